@@ -1,0 +1,40 @@
+// CaptureOptions — what a workspace capture includes, and how it reports progress.
+//
+// Plain struct with documented defaults (config/shadowbox.yaml maps onto it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fsnap {
+
+// Counters a long capture reports through CaptureOptions::on_progress.
+struct CaptureProgress {
+  std::uint64_t entries_seen = 0;  // files, symlinks and directories examined so far
+  std::uint64_t files_hashed = 0;  // files whose content was read (stat cache misses)
+  std::uint64_t bytes_hashed = 0;
+  bool done = false;  // true on the last call of a capture
+};
+
+// Default size limit: files larger than this are skipped (and reported as skipped).
+inline constexpr std::uint64_t kDefaultMaxFileSize = 100ull << 20;
+
+// What a capture takes and leaves out. `.git` directories (and `.git` files of
+// worktrees and submodules), at any depth, are never captured.
+struct CaptureOptions {
+  // gitignore-style patterns, relative to the workspace root ("build/", "*.log",
+  // "/secrets/**", "!keep.log"). Matched paths are neither captured nor touched by
+  // restore.
+  std::vector<std::string> excludes;
+  // Files larger than this many bytes are skipped and reported; 0 means no limit.
+  std::uint64_t max_file_size = kDefaultMaxFileSize;
+  // When true, the workspace's .gitignore files exclude too. Off by default so an
+  // ignored `.env` still comes back after a rollback.
+  bool respect_gitignore = false;
+  // Called now and then during a capture (and once at the end, with done = true).
+  std::function<void(const CaptureProgress&)> on_progress;
+};
+
+}  // namespace fsnap

@@ -1,0 +1,91 @@
+// HostFilesystem — a real workspace directory, confined to its root, with
+// checkpoints in a shadow repository.
+//
+// Every path it is given must stay inside the root: absolute paths, `..` that climbs
+// out, and symlinks that lead out are refused with kPathEscape. Captures use a stat
+// cache (mtime/ctime in ns, size, inode, mode, racy-timestamp guard) so unchanged
+// files are never re-read; restores write only the paths that differ and take a
+// safety checkpoint first. Writers serialise on the store lock, so several processes
+// may share one store.
+//
+// Thread-safety: one thread at a time per object.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+#include "fsnap/capture_options.hpp"
+#include "fsnap/checkpoint.hpp"
+#include "fsnap/filesystem.hpp"
+#include "fsnap/shadow_repo.hpp"
+#include "fsnap/snapshot.hpp"
+#include "fsnap/store.hpp"
+#include "fsnap/tree_change.hpp"
+
+namespace fsnap {
+
+// How restore_checkpoint behaves.
+struct RestoreOptions {
+  bool dry_run = false;  // report the changes, touch nothing, take no safety checkpoint
+  std::string run = std::string(kDefaultRun);  // run that receives the safety checkpoint
+};
+
+// What restore_checkpoint did (or, in a dry run, would do).
+struct RestoreReport {
+  std::vector<TreeChange> changes;   // from the current workspace to the target
+  std::optional<Checkpoint> safety;  // the checkpoint taken before restoring
+  // Directories the target does not have that were kept because uncaptured paths
+  // (excluded, oversize, nested .git) are inside them.
+  std::vector<std::string> kept;
+};
+
+// A workspace on the host, with snapshots in its store's shadow repository.
+class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot> {
+ public:
+  // Opens the workspace described by store (its shadow repository must exist).
+  HostFilesystem(Store store, CaptureOptions options);
+  ~HostFilesystem() override;
+  HostFilesystem(HostFilesystem&&) noexcept;
+  HostFilesystem& operator=(HostFilesystem&&) = delete;
+
+  // The workspace root (real path).
+  const boost::filesystem::path& root() const;
+  const Store& store() const;
+  ShadowRepo& repo();
+  const CaptureOptions& options() const;
+
+  // Filesystem, confined to the root.
+  std::string read(std::string_view path) const override;
+  void write(std::string_view path, std::string_view data) override;
+  void remove(std::string_view path) override;
+  std::vector<DirEntry> list(std::string_view path) const override;
+  EntryStat stat(std::string_view path) const override;
+  void mkdir(std::string_view path) override;
+  bool exists(std::string_view path) const override;
+  void symlink(std::string_view path, std::string_view target) override;
+  std::string readlink(std::string_view path) const override;
+  void set_executable(std::string_view path, bool executable) override;
+
+  // Captures the whole workspace as a new checkpoint described by meta.
+  Checkpoint checkpoint(const CheckpointMeta& meta);
+  // Makes the workspace exactly the target checkpoint (see RestoreOptions).
+  RestoreReport restore_checkpoint(const Checkpoint& target, const RestoreOptions& options);
+  // Changes from the current workspace to target, without touching anything (takes
+  // a capture of the current state, which is not recorded as a checkpoint).
+  std::vector<TreeChange> changes_to(const Checkpoint& target);
+
+  // Snapshotable: a manual checkpoint tagged tag; restore to it.
+  FilesystemSnapshot snapshot(std::string_view tag) override;
+  void restore(const FilesystemSnapshot& snapshot) override;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fsnap
