@@ -162,8 +162,7 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
-CommandResult run_command(const std::vector<std::string>& argv,
-                          const std::optional<fs::path>& cwd,
+CommandResult run_command(const std::vector<std::string>& argv, const std::optional<fs::path>& cwd,
                           const std::vector<std::string>& extra_env, const std::string& stdin_data,
                           std::chrono::seconds timeout) {
   int in_pipe[2], out_pipe[2], err_pipe[2];

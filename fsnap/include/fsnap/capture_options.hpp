@@ -33,7 +33,8 @@ struct CaptureOptions {
   // When true, the workspace's .gitignore files exclude too. Off by default so an
   // ignored `.env` still comes back after a rollback.
   bool respect_gitignore = false;
-  // Called now and then during a capture (and once at the end, with done = true).
+  // Called every 200 ms during a capture, from a reporting thread, and once at the
+  // end (with done = true) from the capturing thread. Must not throw.
   std::function<void(const CaptureProgress&)> on_progress;
 };
 

@@ -74,6 +74,10 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   Checkpoint checkpoint(const CheckpointMeta& meta);
   // Makes the workspace exactly the target checkpoint (see RestoreOptions).
   RestoreReport restore_checkpoint(const Checkpoint& target, const RestoreOptions& options);
+  // Captures the workspace into the shadow repository without recording a checkpoint
+  // (no commit, no ref moves) and returns the tree's hex id — for comparing the live
+  // workspace with a checkpoint. Unreferenced objects are removed by gc.
+  std::string capture_tree();
   // Changes from the current workspace to target, without touching anything (takes
   // a capture of the current state, which is not recorded as a checkpoint).
   std::vector<TreeChange> changes_to(const Checkpoint& target);

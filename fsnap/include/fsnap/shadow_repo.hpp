@@ -28,8 +28,8 @@ namespace fsnap {
 
 // Retention limits applied by ShadowRepo::collect_garbage.
 struct RetentionPolicy {
-  std::size_t keep_last = 0;           // checkpoints kept per run; 0 = no limit
-  std::chrono::seconds max_age{0};     // checkpoints older than this are dropped; 0 = no limit
+  std::size_t keep_last = 0;        // checkpoints kept per run; 0 = no limit
+  std::chrono::seconds max_age{0};  // checkpoints older than this are dropped; 0 = no limit
 };
 
 // What collect_garbage did.
@@ -82,7 +82,8 @@ class ShadowRepo {
   // starts at its oldest kept checkpoint; checkpoint ids stay), removes runs left
   // empty and tags that pointed at dropped checkpoints, then deletes loose objects
   // nothing references any more. The caller holds the store lock.
-  GcReport collect_garbage(const RetentionPolicy& policy, std::chrono::system_clock::time_point now);
+  GcReport collect_garbage(const RetentionPolicy& policy,
+                           std::chrono::system_clock::time_point now);
 
   struct Impl;
   // The implementation, for fsnap's own sources.

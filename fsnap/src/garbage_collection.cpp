@@ -1,0 +1,206 @@
+// ShadowRepo::collect_garbage: retention limits and pruning of unreachable objects.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include <boost/filesystem.hpp>
+
+#include "fsnap/shadow_repo.hpp"
+#include "shadow_repo_impl.hpp"
+
+namespace fsnap {
+
+namespace {
+
+struct OidHash {
+  std::size_t operator()(const git_oid& o) const {
+    std::size_t h;
+    std::memcpy(&h, o.id, sizeof h);
+    return h;
+  }
+};
+struct OidEq {
+  bool operator()(const git_oid& a, const git_oid& b) const { return git_oid_equal(&a, &b); }
+};
+using OidSet = std::unordered_set<git_oid, OidHash, OidEq>;
+
+git::Commit lookup_commit(git_repository* repo, const git_oid& oid) {
+  git_commit* raw = nullptr;
+  git::check(git_commit_lookup(&raw, repo, &oid), "cannot read commit " + git::to_hex(oid));
+  return git::Commit(raw);
+}
+
+// Recreates commit with a new parent (or none), keeping tree, message and signatures.
+git_oid rewrite_commit(git_repository* repo, const git_commit* commit,
+                       const std::optional<git_oid>& parent) {
+  git::Commit parent_commit;
+  if (parent) parent_commit = lookup_commit(repo, *parent);
+  git_tree* raw_tree = nullptr;
+  git::check(git_commit_tree(&raw_tree, commit), "cannot read tree of a checkpoint");
+  git::Tree tree(raw_tree);
+  const git_commit* parents[] = {parent_commit.get()};
+  git_oid out;
+  git::check(git_commit_create(&out, repo, nullptr, git_commit_author(commit),
+                               git_commit_committer(commit), git_commit_message_encoding(commit),
+                               git_commit_message_raw(commit), tree.get(), parent ? 1 : 0, parents),
+             "cannot rewrite checkpoint commit");
+  return out;
+}
+
+void mark_tree(const ShadowRepo::Impl& impl, const git_oid& oid, OidSet& reachable) {
+  if (!reachable.insert(oid).second) return;
+  git::Tree tree = impl.lookup_tree(oid);
+  std::size_t n = git_tree_entrycount(tree.get());
+  for (std::size_t i = 0; i < n; ++i) {
+    const git_tree_entry* e = git_tree_entry_byindex(tree.get(), i);
+    if (git_tree_entry_type(e) == GIT_OBJECT_TREE) {
+      mark_tree(impl, *git_tree_entry_id(e), reachable);
+    } else if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+      reachable.insert(*git_tree_entry_id(e));
+    }
+  }
+}
+
+// Every object reachable from any ref (and from HEAD).
+OidSet reachable_objects(const ShadowRepo::Impl& impl) {
+  OidSet reachable;
+  git_reference_iterator* raw = nullptr;
+  git::check(git_reference_iterator_new(&raw, impl.repo.get()), "cannot list refs");
+  git::ReferenceIterator it(raw);
+  std::vector<git_oid> tips;
+  git_reference* ref = nullptr;
+  while (git_reference_next(&ref, it.get()) == 0) {
+    git::Reference owned(ref);
+    git_reference* resolved = nullptr;
+    if (git_reference_resolve(&resolved, ref) == 0) {
+      tips.push_back(*git_reference_target(resolved));
+      git_reference_free(resolved);
+    }
+  }
+  for (const git_oid& tip : tips) {
+    git_object* obj = nullptr;
+    if (git_object_lookup(&obj, impl.repo.get(), &tip, GIT_OBJECT_ANY) != 0) continue;
+    git_object_t type = git_object_type(obj);
+    git_object_free(obj);
+    if (type == GIT_OBJECT_BLOB) {
+      reachable.insert(tip);
+      continue;
+    }
+    if (type == GIT_OBJECT_TREE) {
+      mark_tree(impl, tip, reachable);
+      continue;
+    }
+    if (type != GIT_OBJECT_COMMIT) continue;
+    std::vector<git_oid> stack{tip};
+    while (!stack.empty()) {
+      git_oid c = stack.back();
+      stack.pop_back();
+      if (!reachable.insert(c).second) continue;
+      git::Commit commit = lookup_commit(impl.repo.get(), c);
+      mark_tree(impl, *git_commit_tree_id(commit.get()), reachable);
+      for (unsigned i = 0; i < git_commit_parentcount(commit.get()); ++i) {
+        stack.push_back(*git_commit_parent_id(commit.get(), i));
+      }
+    }
+  }
+  return reachable;
+}
+
+int collect_oid(const git_oid* oid, void* payload) {
+  static_cast<std::vector<git_oid>*>(payload)->push_back(*oid);
+  return 0;
+}
+
+std::size_t prune_loose(const ShadowRepo::Impl& impl, const OidSet& reachable) {
+  std::vector<git_oid> all;
+  git::check(git_odb_foreach(impl.odb.get(), collect_oid, &all), "cannot list objects");
+  std::size_t pruned = 0;
+  for (const git_oid& oid : all) {
+    if (reachable.count(oid)) continue;
+    std::string hex = git::to_hex(oid);
+    boost::filesystem::path loose = impl.git_dir / "objects" / hex.substr(0, 2) / hex.substr(2);
+    if (::unlink(loose.c_str()) == 0) ++pruned;
+  }
+  return pruned;
+}
+
+}  // namespace
+
+GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
+                                     std::chrono::system_clock::time_point now) {
+  GcReport report;
+  git_repository* repo = impl_->repo.get();
+  std::map<std::string, git_oid> rewritten;  // old commit hex -> new commit
+  std::set<std::string> dropped;             // commit hex
+
+  for (const std::string& run : runs()) {
+    std::vector<Checkpoint> chain = impl_->run_log(run, 0);  // newest first
+    std::size_t keep = 0;
+    while (keep < chain.size() && (policy.keep_last == 0 || keep < policy.keep_last) &&
+           (policy.max_age.count() == 0 || now - chain[keep].created_at <= policy.max_age)) {
+      ++keep;
+    }
+    if (keep == chain.size()) continue;
+    for (std::size_t i = keep; i < chain.size(); ++i) dropped.insert(chain[i].commit);
+    report.checkpoints_dropped += chain.size() - keep;
+    std::string ref_name = std::string(kRunRefPrefix) + run;
+    git_oid old_tip = git::from_hex(chain.front().commit);
+    if (keep == 0) {
+      git_reference* ref = nullptr;
+      git::check(git_reference_lookup(&ref, repo, ref_name.c_str()), "cannot read " + ref_name);
+      git::Reference owned(ref);
+      git::check(git_reference_delete(ref), "cannot delete " + ref_name);
+      ++report.runs_dropped;
+      continue;
+    }
+    std::optional<git_oid> parent;
+    for (std::size_t i = keep; i-- > 0;) {  // oldest kept first
+      git::Commit commit = lookup_commit(repo, git::from_hex(chain[i].commit));
+      git_oid fresh = rewrite_commit(repo, commit.get(), parent);
+      rewritten[chain[i].commit] = fresh;
+      parent = fresh;
+    }
+    git_reference* ref = nullptr;
+    git::check(git_reference_create_matching(&ref, repo, ref_name.c_str(), &*parent, 1, &old_tip,
+                                             "shadowbox: gc"),
+               "cannot move " + ref_name);
+    git_reference_free(ref);
+  }
+
+  // Tags follow their checkpoints, or go with them.
+  if (!dropped.empty()) {
+    git_reference_iterator* raw = nullptr;
+    std::string glob = std::string(kTagRefPrefix) + "*";
+    git::check(git_reference_iterator_glob_new(&raw, repo, glob.c_str()), "cannot list tags");
+    git::ReferenceIterator it(raw);
+    std::vector<std::pair<std::string, std::string>> tags;
+    const char* name = nullptr;
+    while (git_reference_next_name(&name, it.get()) == 0) {
+      auto oid = impl_->ref_target(name);
+      if (oid) tags.emplace_back(name, git::to_hex(*oid));
+    }
+    for (const auto& [tag, target] : tags) {
+      git_reference* ref = nullptr;
+      if (auto r = rewritten.find(target); r != rewritten.end()) {
+        git::check(git_reference_create(&ref, repo, tag.c_str(), &r->second, 1, "shadowbox: gc"),
+                   "cannot move " + tag);
+        git_reference_free(ref);
+      } else if (dropped.count(target)) {
+        git::check(git_reference_lookup(&ref, repo, tag.c_str()), "cannot read " + tag);
+        git::Reference owned(ref);
+        git::check(git_reference_delete(ref), "cannot delete " + tag);
+      }
+    }
+  }
+
+  report.objects_pruned = prune_loose(*impl_, reachable_objects(*impl_));
+  if (report.objects_pruned > 0) impl_->bump_generation();
+  return report;
+}
+
+}  // namespace fsnap

@@ -1,0 +1,343 @@
+#include "fsnap/host_filesystem.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <boost/filesystem.hpp>
+
+#include "fsnap/error.hpp"
+#include "host_paths.hpp"
+#include "shadow_repo_impl.hpp"
+#include "stat_cache.hpp"
+#include "workspace_capture.hpp"
+#include "workspace_restore.hpp"
+
+namespace fsnap {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::string& rel, int err) {
+  ErrorCode code = err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo;
+  throw Error(code, "cannot " + what + " " + (rel.empty() ? "." : rel) + ": " + std::strerror(err));
+}
+
+EntryStat to_entry_stat(const struct stat& st) {
+  EntryStat out;
+  if (S_ISDIR(st.st_mode)) {
+    out.type = EntryType::kDirectory;
+  } else if (S_ISLNK(st.st_mode)) {
+    out.type = EntryType::kSymlink;
+    out.size = static_cast<std::uint64_t>(st.st_size);
+  } else {
+    out.type = EntryType::kFile;
+    out.size = static_cast<std::uint64_t>(st.st_size);
+    out.executable = (st.st_mode & S_IXUSR) != 0;
+  }
+  return out;
+}
+
+std::string read_fd(int fd, const std::string& rel) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("read", rel, errno);
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+void remove_tree(const std::string& abs, const std::string& rel) {
+  boost::system::error_code ec;
+  fs::remove_all(fs::path(abs), ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot remove " + rel + ": " + ec.message());
+}
+
+}  // namespace
+
+struct HostFilesystem::Impl {
+  Store store;
+  CaptureOptions options;
+  ShadowRepo repo;
+  std::string root;
+
+  std::string path(std::string_view rel, bool follow_last,
+                   std::string* normalized = nullptr) const {
+    std::string n = normalize_relative(rel);
+    if (normalized) *normalized = n;
+    return confined_path(root, n, follow_last);
+  }
+
+  // Captures the workspace; the caller holds the store lock. With save_cache, the new
+  // stat cache is written (only after the caller made its objects reachable).
+  CaptureResult capture() {
+    // The cache is bound to this workspace and to the repository's prune generation.
+    std::string key = root + '\0' + std::to_string(repo.impl().generation());
+    StatCache previous = StatCache::load(store.stat_cache_file(), key);
+    return capture_workspace(root, repo.impl(), options, previous);
+  }
+
+  void save_cache(const CaptureResult& result) {
+    if (result.cache_changed) result.cache.save(store.stat_cache_file());
+  }
+
+  Checkpoint record(const CaptureResult& captured, const CheckpointMeta& meta) {
+    Checkpoint draft;
+    draft.meta = meta;
+    draft.skipped = captured.skipped;
+    Checkpoint c = repo.commit_checkpoint(git::to_hex(captured.tree), std::move(draft));
+    save_cache(captured);
+    return c;
+  }
+};
+
+HostFilesystem::HostFilesystem(Store store, CaptureOptions options)
+    : impl_(std::make_unique<Impl>(Impl{store, std::move(options),
+                                        ShadowRepo::open(store.repo_dir(), false),
+                                        store.workspace().string()})) {}
+
+HostFilesystem::~HostFilesystem() = default;
+HostFilesystem::HostFilesystem(HostFilesystem&&) noexcept = default;
+
+const fs::path& HostFilesystem::root() const {
+  return impl_->store.workspace();
+}
+const Store& HostFilesystem::store() const {
+  return impl_->store;
+}
+ShadowRepo& HostFilesystem::repo() {
+  return impl_->repo;
+}
+const CaptureOptions& HostFilesystem::options() const {
+  return impl_->options;
+}
+
+// ---- Filesystem ------------------------------------------------------------------
+
+std::string HostFilesystem::read(std::string_view path) const {
+  std::string rel;
+  std::string abs = impl_->path(path, true, &rel);
+  int fd = ::open(abs.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("read", rel, errno);
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorCode::kInvalidArgument, "cannot read " + rel + ": it is a directory");
+  }
+  std::string data;
+  try {
+    data = read_fd(fd, rel);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return data;
+}
+
+void HostFilesystem::write(std::string_view path, std::string_view data) {
+  std::string rel;
+  std::string abs = impl_->path(path, true, &rel);
+  if (rel.empty()) throw Error(ErrorCode::kInvalidArgument, "cannot write to the workspace root");
+  struct stat st;
+  if (::lstat(abs.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "cannot write " + rel + ": it is a symlink that does not resolve");
+  }
+  fs::path parent = fs::path(abs).parent_path();
+  boost::system::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create the parent of " + rel + ": " + ec.message());
+  mode_t mode = 0666;
+  bool exists = ::stat(abs.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    throw Error(ErrorCode::kInvalidArgument, "cannot write " + rel + ": it is a directory");
+  }
+  int fd = ::open(abs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) fail("write", rel, errno);
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      fail("write", rel, err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) fail("write", rel, errno);
+}
+
+void HostFilesystem::remove(std::string_view path) {
+  std::string rel;
+  std::string abs = impl_->path(path, false, &rel);
+  if (rel.empty()) throw Error(ErrorCode::kInvalidArgument, "cannot remove the workspace root");
+  struct stat st;
+  if (::lstat(abs.c_str(), &st) != 0) fail("remove", rel, errno);
+  if (S_ISDIR(st.st_mode)) {
+    remove_tree(abs, rel);
+  } else if (::unlink(abs.c_str()) != 0) {
+    fail("remove", rel, errno);
+  }
+}
+
+std::vector<DirEntry> HostFilesystem::list(std::string_view path) const {
+  std::string rel;
+  std::string abs = impl_->path(path, true, &rel);
+  DIR* dir = ::opendir(abs.c_str());
+  if (dir == nullptr) fail("list", rel, errno);
+  int dfd = ::dirfd(dir);
+  std::vector<DirEntry> out;
+  while (dirent* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    out.push_back(DirEntry{name, to_entry_stat(st).type});
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+EntryStat HostFilesystem::stat(std::string_view path) const {
+  std::string rel;
+  std::string abs = impl_->path(path, false, &rel);
+  struct stat st;
+  if (::lstat(abs.c_str(), &st) != 0) fail("stat", rel, errno);
+  return to_entry_stat(st);
+}
+
+void HostFilesystem::mkdir(std::string_view path) {
+  std::string rel;
+  std::string abs = impl_->path(path, false, &rel);
+  boost::system::error_code ec;
+  fs::create_directories(fs::path(abs), ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create directory " + rel + ": " + ec.message());
+}
+
+bool HostFilesystem::exists(std::string_view path) const {
+  std::string abs = impl_->path(path, false);
+  struct stat st;
+  return ::lstat(abs.c_str(), &st) == 0;
+}
+
+void HostFilesystem::symlink(std::string_view path, std::string_view target) {
+  std::string rel;
+  std::string abs = impl_->path(path, false, &rel);
+  if (rel.empty()) throw Error(ErrorCode::kInvalidArgument, "cannot replace the workspace root");
+  boost::system::error_code ec;
+  fs::create_directories(fs::path(abs).parent_path(), ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create the parent of " + rel + ": " + ec.message());
+  if (::symlink(std::string(target).c_str(), abs.c_str()) != 0) fail("create symlink", rel, errno);
+}
+
+std::string HostFilesystem::readlink(std::string_view path) const {
+  std::string rel;
+  std::string abs = impl_->path(path, false, &rel);
+  std::string buf(4096, '\0');
+  ssize_t n = ::readlink(abs.c_str(), buf.data(), buf.size());
+  if (n < 0) fail("read link", rel, errno);
+  buf.resize(static_cast<std::size_t>(n));
+  return buf;
+}
+
+void HostFilesystem::set_executable(std::string_view path, bool executable) {
+  std::string rel;
+  std::string abs = impl_->path(path, true, &rel);
+  struct stat st;
+  if (::stat(abs.c_str(), &st) != 0) fail("chmod", rel, errno);
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(ErrorCode::kInvalidArgument, "cannot chmod " + rel + ": not a regular file");
+  }
+  mode_t mode = st.st_mode & 07777;
+  mode = executable ? (mode | ((mode & 0444) >> 2) | S_IXUSR) : (mode & ~0111);
+  if (::chmod(abs.c_str(), mode) != 0) fail("chmod", rel, errno);
+}
+
+// ---- Snapshots -------------------------------------------------------------------
+
+Checkpoint HostFilesystem::checkpoint(const CheckpointMeta& meta) {
+  StoreLock lock = impl_->store.lock();
+  CaptureResult captured = impl_->capture();
+  return impl_->record(captured, meta);
+}
+
+std::string HostFilesystem::capture_tree() {
+  StoreLock lock = impl_->store.lock();
+  // The stat cache is not saved: these objects are not reachable from any ref, and a
+  // later prune must never leave the cache pointing at missing objects.
+  return git::to_hex(impl_->capture().tree);
+}
+
+std::vector<TreeChange> HostFilesystem::changes_to(const Checkpoint& target) {
+  std::string current = capture_tree();
+  return impl_->repo.diff_trees(current, target.tree);
+}
+
+RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
+                                                 const RestoreOptions& options) {
+  StoreLock lock = impl_->store.lock();
+  git_oid target_tree = git::from_hex(target.tree);
+  impl_->repo.impl().lookup_tree(target_tree);  // fails before anything is touched
+
+  CaptureResult current = impl_->capture();
+  RestoreReport report;
+  Untouchable untouchable;
+  untouchable.excludes = exclude_rules(impl_->options);
+  untouchable.paths.insert(current.uncaptured.begin(), current.uncaptured.end());
+  for (const SkippedPath& s : current.skipped) untouchable.paths.insert(s.path);
+  std::vector<TreeChange> all = impl_->repo.diff_trees(git::to_hex(current.tree), target.tree);
+  report.changes = without_untouchable(all, untouchable, report.kept);
+  if (options.dry_run) return report;
+
+  CheckpointMeta meta;
+  meta.phase = Phase::kSafety;
+  meta.run = options.run;
+  report.safety = impl_->record(current, meta);
+  try {
+    apply_changes(impl_->root, impl_->repo.impl(), report.changes, report.kept);
+  } catch (const Error& e) {
+    throw Error(e.code(),
+                std::string(e.what()) +
+                    " (the workspace may be partly restored; undo with: shadowbox restore " +
+                    report.safety->id + ")");
+  }
+  return report;
+}
+
+FilesystemSnapshot HostFilesystem::snapshot(std::string_view tag) {
+  CheckpointMeta meta;
+  meta.tag = std::string(tag);
+  Checkpoint c = checkpoint(meta);
+  FilesystemSnapshot s;
+  s.id = c.id;
+  s.commit = c.commit;
+  s.tag = c.meta.tag;
+  s.created_at = c.created_at;
+  s.skipped = c.skipped;
+  return s;
+}
+
+void HostFilesystem::restore(const FilesystemSnapshot& snapshot) {
+  if (snapshot.commit.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "snapshot " + snapshot.id + " is not a host filesystem snapshot");
+  }
+  Checkpoint target = impl_->repo.read_checkpoint(snapshot.commit);
+  restore_checkpoint(target, RestoreOptions{});
+}
+
+}  // namespace fsnap

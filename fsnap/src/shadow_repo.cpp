@@ -1,0 +1,451 @@
+#include "fsnap/shadow_repo.hpp"
+
+#include <git2/sys/repository.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include <boost/filesystem.hpp>
+
+#include "shadow_repo_impl.hpp"
+
+namespace fsnap {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+// Loose objects are compressed at zlib's fastest level: checkpoints are written far
+// more often than they are read, and `git gc` can repack them tighter later.
+constexpr int kLooseCompressionLevel = 1;
+
+std::string new_checkpoint_id() {
+  static thread_local std::mt19937_64 rng([] {
+    std::random_device rd;
+    std::seed_seq seq{
+        rd(), rd(), static_cast<unsigned>(::getpid()),
+        static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count())};
+    return std::mt19937_64(seq);
+  }());
+  static const char* digits = "0123456789abcdef";
+  std::uint64_t v = rng();
+  std::string id(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) id[static_cast<std::size_t>(i)] = digits[v & 15];
+  return id;
+}
+
+bool is_hex(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+void validate_text(std::string_view kind, std::string_view value) {
+  for (unsigned char c : value) {
+    if (c < 0x20 || c == 0x7f) {
+      throw Error(ErrorCode::kInvalidArgument, std::string(kind) + " must be one line of text");
+    }
+  }
+}
+
+git::Odb open_odb(const fs::path& git_dir) {
+  std::string objects = (git_dir / "objects").string();
+  git_odb* raw = nullptr;
+  git::check(git_odb_new(&raw), "cannot create object database");
+  git::Odb odb(raw);
+  git_odb_backend* loose = nullptr;
+  git::check(git_odb_backend_loose(&loose, objects.c_str(), kLooseCompressionLevel, 0, 0, 0),
+             "cannot open loose objects in " + objects);
+  git::check(git_odb_add_backend(odb.get(), loose, 2), "cannot add loose object backend");
+  git_odb_backend* packs = nullptr;
+  git::check(git_odb_backend_pack(&packs, objects.c_str()), "cannot open packs in " + objects);
+  git::check(git_odb_add_backend(odb.get(), packs, 1), "cannot add pack backend");
+  return odb;
+}
+
+void configure_new_repository(git_repository* repo, const fs::path& git_dir) {
+  git_config* raw = nullptr;
+  git::check(git_repository_config(&raw, repo), "cannot open config of " + git_dir.string());
+  git::Config config(raw);
+  // No reflogs (the run chains are the history) and no automatic gc by anyone who runs
+  // git in the store: retention is `shadowbox gc`'s job.
+  git::check(git_config_set_bool(config.get(), "core.logAllRefUpdates", 0), "config");
+  git::check(git_config_set_int32(config.get(), "gc.auto", 0), "config");
+  git::check(git_config_set_string(config.get(), "gc.reflogExpire", "never"), "config");
+}
+
+}  // namespace
+
+void validate_ref_component(std::string_view kind, std::string_view name) {
+  std::string full = "refs/shadowbox/x/" + std::string(name);
+  int valid = 0;
+  if (name.empty() || name.find('/') != std::string_view::npos ||
+      git_reference_name_is_valid(&valid, full.c_str()) != 0 || !valid) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "invalid " + std::string(kind) + " name '" + std::string(name) +
+                    "': use letters, digits, '-', '_' and '.' (no '/', spaces or '..')");
+  }
+}
+
+// ---- Impl -------------------------------------------------------------------------
+
+git_oid write_object(git_odb* odb, std::string_view data, git_object_t type) {
+  git_oid oid;
+  git::check(git_odb_write(&oid, odb, data.data(), data.size(), type),
+             "cannot write to the shadow repository");
+  return oid;
+}
+
+git::Odb ShadowRepo::Impl::open_odb() const {
+  return fsnap::open_odb(git_dir);
+}
+
+git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
+                           const std::string& path_for_errors) {
+  constexpr std::size_t kChunk = 1 << 20;
+  auto read_fail = [&]() {
+    return Error(ErrorCode::kIo, "cannot read " + path_for_errors + ": " + std::strerror(errno));
+  };
+  if (size <= 8 * kChunk) {
+    std::string data(size, '\0');
+    std::size_t got = 0;
+    while (got < size) {
+      ssize_t n = ::read(fd, data.data() + got, size - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw read_fail();
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    if (got != size) {
+      throw Error(ErrorCode::kConflict, path_for_errors + " changed size while being read");
+    }
+    return write_object(odb, data, GIT_OBJECT_BLOB);
+  }
+  git_odb_stream* raw = nullptr;
+  git::check(git_odb_open_wstream(&raw, odb, size, GIT_OBJECT_BLOB),
+             "cannot open object stream for " + path_for_errors);
+  std::unique_ptr<git_odb_stream, void (*)(git_odb_stream*)> stream(raw, git_odb_stream_free);
+  std::string buf(kChunk, '\0');
+  std::uint64_t left = size;
+  while (left > 0) {
+    ssize_t n = ::read(fd, buf.data(), std::min<std::uint64_t>(left, kChunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw read_fail();
+    if (n == 0) throw Error(ErrorCode::kConflict, path_for_errors + " shrank while being read");
+    git::check(git_odb_stream_write(stream.get(), buf.data(), static_cast<std::size_t>(n)),
+               "cannot write object for " + path_for_errors);
+    left -= static_cast<std::uint64_t>(n);
+  }
+  git_oid oid;
+  git::check(git_odb_stream_finalize_write(&oid, stream.get()),
+             "cannot finish object for " + path_for_errors);
+  return oid;
+}
+
+std::string ShadowRepo::Impl::read(const git_oid& oid, git_object_t expected_type) const {
+  git_odb_object* raw = nullptr;
+  git::check(git_odb_read(&raw, odb.get(), &oid),
+             "cannot read object " + git::to_hex(oid) + " in " + git_dir.string());
+  git::OdbObject object(raw);
+  if (git_odb_object_type(object.get()) != expected_type) {
+    throw Error(ErrorCode::kCorrupt, "object " + git::to_hex(oid) + " has an unexpected type");
+  }
+  return std::string(static_cast<const char*>(git_odb_object_data(object.get())),
+                     git_odb_object_size(object.get()));
+}
+
+git::Tree ShadowRepo::Impl::lookup_tree(const git_oid& oid) const {
+  git_tree* raw = nullptr;
+  git::check(git_tree_lookup(&raw, repo.get(), &oid), "cannot read tree " + git::to_hex(oid));
+  return git::Tree(raw);
+}
+
+std::optional<git_oid> ShadowRepo::Impl::ref_target(const std::string& name) const {
+  git_oid oid;
+  int rc = git_reference_name_to_id(&oid, repo.get(), name.c_str());
+  if (rc == GIT_ENOTFOUND) return std::nullopt;
+  git::check(rc, "cannot read ref " + name);
+  return oid;
+}
+
+Checkpoint ShadowRepo::Impl::checkpoint_of(const git_commit* commit) const {
+  Checkpoint c;
+  const char* message = git_commit_message_raw(commit);
+  if (message == nullptr || !parse_checkpoint_message(message, c)) {
+    throw Error(ErrorCode::kNotFound,
+                "commit " + git::to_hex(*git_commit_id(commit)) + " is not a shadowbox checkpoint");
+  }
+  c.commit = git::to_hex(*git_commit_id(commit));
+  c.tree = git::to_hex(*git_commit_tree_id(commit));
+  if (git_commit_parentcount(commit) > 0) c.parent = git::to_hex(*git_commit_parent_id(commit, 0));
+  if (c.created_at == std::chrono::system_clock::time_point{}) {
+    c.created_at = std::chrono::system_clock::from_time_t(git_commit_time(commit));
+  }
+  return c;
+}
+
+std::vector<Checkpoint> ShadowRepo::Impl::run_log(std::string_view run, std::size_t limit) const {
+  std::vector<Checkpoint> out;
+  auto tip = ref_target(std::string(kRunRefPrefix) + std::string(run));
+  if (!tip) return out;
+  git_oid next = *tip;
+  for (bool more = true; more && (limit == 0 || out.size() < limit);) {
+    git_commit* raw = nullptr;
+    git::check(git_commit_lookup(&raw, repo.get(), &next),
+               "cannot read checkpoint " + git::to_hex(next) + " of run " + std::string(run));
+    git::Commit commit(raw);
+    out.push_back(checkpoint_of(commit.get()));
+    more = git_commit_parentcount(commit.get()) > 0;
+    if (more) next = *git_commit_parent_id(commit.get(), 0);
+  }
+  return out;
+}
+
+git_oid ShadowRepo::Impl::empty_tree() {
+  return write({}, GIT_OBJECT_TREE);
+}
+
+std::int64_t ShadowRepo::Impl::generation() const {
+  git_config* raw = nullptr;
+  git::check(git_repository_config_snapshot(&raw, repo.get()), "cannot read config");
+  git::Config config(raw);
+  std::int64_t value = 0;
+  if (git_config_get_int64(&value, config.get(), "shadowbox.pruneGeneration") != 0) value = 0;
+  git_error_clear();
+  return value;
+}
+
+void ShadowRepo::Impl::bump_generation() {
+  std::int64_t next = generation() + 1;
+  git_config* raw = nullptr;
+  git::check(git_repository_config(&raw, repo.get()), "cannot open config");
+  git::Config config(raw);
+  git::check(git_config_set_int64(config.get(), "shadowbox.pruneGeneration", next),
+             "cannot write config");
+}
+
+// ---- ShadowRepo ----------------------------------------------------------------------
+
+ShadowRepo::ShadowRepo(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ShadowRepo::ShadowRepo(ShadowRepo&&) noexcept = default;
+ShadowRepo& ShadowRepo::operator=(ShadowRepo&&) noexcept = default;
+ShadowRepo::~ShadowRepo() = default;
+
+ShadowRepo ShadowRepo::open(const fs::path& git_dir, bool create) {
+  git::ensure_initialized();
+  auto impl = std::make_unique<Impl>();
+  impl->git_dir = git_dir;
+  git_repository* raw = nullptr;
+  boost::system::error_code ec;
+  bool exists = fs::exists(git_dir / "HEAD", ec);
+  if (!exists && !create) {
+    throw Error(ErrorCode::kNotFound, "no shadow repository at " + git_dir.string());
+  }
+  if (!exists) {
+    git_repository_init_options opts = GIT_REPOSITORY_INIT_OPTIONS_INIT;
+    opts.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH;
+    opts.description = "shadowbox checkpoints (browse with: git log --all)";
+    git::check(git_repository_init_ext(&raw, git_dir.c_str(), &opts),
+               "cannot create shadow repository " + git_dir.string());
+    impl->repo.reset(raw);
+    configure_new_repository(raw, git_dir);
+  } else {
+    git::check(git_repository_open_bare(&raw, git_dir.c_str()),
+               "cannot open shadow repository " + git_dir.string());
+    impl->repo.reset(raw);
+  }
+  impl->odb = open_odb(git_dir);
+  git::check(git_repository_set_odb(impl->repo.get(), impl->odb.get()),
+             "cannot attach object database");
+  return ShadowRepo(std::move(impl));
+}
+
+const fs::path& ShadowRepo::git_dir() const {
+  return impl_->git_dir;
+}
+
+Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft) {
+  validate_ref_component("run", draft.meta.run);
+  if (!draft.meta.tag.empty()) validate_ref_component("tag", draft.meta.tag);
+  validate_text("tool name", draft.meta.tool_name);
+  validate_text("tool call id", draft.meta.tool_call_id);
+  if (draft.meta.tool_call_id.find(' ') != std::string::npos) {
+    throw Error(ErrorCode::kInvalidArgument, "tool call id must not contain spaces");
+  }
+  if (draft.id.empty()) draft.id = new_checkpoint_id();
+  if (draft.created_at == std::chrono::system_clock::time_point{}) {
+    draft.created_at = std::chrono::system_clock::now();
+  }
+
+  git_oid tree_oid = git::from_hex(tree);
+  git::Tree tree_obj = impl_->lookup_tree(tree_oid);
+  std::string run_ref = std::string(kRunRefPrefix) + draft.meta.run;
+  std::optional<git_oid> parent_oid = impl_->ref_target(run_ref);
+  git::Commit parent;
+  if (parent_oid) {
+    git_commit* raw = nullptr;
+    git::check(git_commit_lookup(&raw, impl_->repo.get(), &*parent_oid),
+               "cannot read the tip of " + run_ref);
+    parent.reset(raw);
+  }
+
+  git_signature* raw_sig = nullptr;
+  auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(draft.created_at.time_since_epoch());
+  git::check(git_signature_new(&raw_sig, "shadowbox", "shadowbox@localhost",
+                               static_cast<git_time_t>(seconds.count()), 0),
+             "cannot make signature");
+  git::Signature sig(raw_sig);
+
+  std::string message = format_checkpoint_message(draft);
+  git_oid commit_oid;
+  const git_commit* parents[] = {parent.get()};
+  git::check(git_commit_create(&commit_oid, impl_->repo.get(), nullptr, sig.get(), sig.get(),
+                               nullptr, message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
+             "cannot write checkpoint commit");
+
+  // The commit and everything it references is written; now move the refs.
+  git_reference* raw_ref = nullptr;
+  std::string log = "shadowbox: " + std::string(to_string(draft.meta.phase));
+  if (parent_oid) {
+    git::check(git_reference_create_matching(&raw_ref, impl_->repo.get(), run_ref.c_str(),
+                                             &commit_oid, 1, &*parent_oid, log.c_str()),
+               "cannot move " + run_ref + " (was it moved by another writer?)");
+  } else {
+    git::check(git_reference_create(&raw_ref, impl_->repo.get(), run_ref.c_str(), &commit_oid, 0,
+                                    log.c_str()),
+               "cannot create " + run_ref);
+  }
+  git_reference_free(raw_ref);
+  if (!draft.meta.tag.empty()) {
+    std::string tag_ref = std::string(kTagRefPrefix) + draft.meta.tag;
+    git::check(git_reference_create(&raw_ref, impl_->repo.get(), tag_ref.c_str(), &commit_oid, 1,
+                                    log.c_str()),
+               "cannot create " + tag_ref);
+    git_reference_free(raw_ref);
+  }
+
+  draft.commit = git::to_hex(commit_oid);
+  draft.tree = std::string(tree);
+  draft.parent = parent_oid ? git::to_hex(*parent_oid) : std::string();
+  return draft;
+}
+
+std::vector<std::string> ShadowRepo::runs() const {
+  std::vector<std::string> out;
+  git_reference_iterator* raw = nullptr;
+  std::string glob = std::string(kRunRefPrefix) + "*";
+  git::check(git_reference_iterator_glob_new(&raw, impl_->repo.get(), glob.c_str()),
+             "cannot list runs");
+  git::ReferenceIterator it(raw);
+  const char* name = nullptr;
+  while (git_reference_next_name(&name, it.get()) == 0) {
+    out.emplace_back(std::string_view(name).substr(kRunRefPrefix.size()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Checkpoint> ShadowRepo::log(std::string_view run, std::size_t limit) const {
+  if (!run.empty()) {
+    validate_ref_component("run", run);
+    if (!impl_->ref_target(std::string(kRunRefPrefix) + std::string(run))) {
+      throw Error(ErrorCode::kNotFound, "no run named '" + std::string(run) + "'");
+    }
+    return impl_->run_log(run, limit);
+  }
+  std::vector<Checkpoint> all;
+  for (const std::string& name : runs()) {
+    auto part = impl_->run_log(name, limit);
+    all.insert(all.end(), std::make_move_iterator(part.begin()),
+               std::make_move_iterator(part.end()));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Checkpoint& a, const Checkpoint& b) {
+    return a.created_at > b.created_at;
+  });
+  if (limit != 0 && all.size() > limit) all.resize(limit);
+  return all;
+}
+
+Checkpoint ShadowRepo::read_checkpoint(std::string_view commit) const {
+  git_oid oid = git::from_hex(commit);
+  git_commit* raw = nullptr;
+  int rc = git_commit_lookup(&raw, impl_->repo.get(), &oid);
+  if (rc == GIT_ENOTFOUND) {
+    throw Error(ErrorCode::kNotFound, "no checkpoint commit " + std::string(commit));
+  }
+  git::check(rc, "cannot read commit " + std::string(commit));
+  git::Commit c(raw);
+  return impl_->checkpoint_of(c.get());
+}
+
+Checkpoint ShadowRepo::resolve(std::string_view ref) const {
+  if (ref.empty()) throw Error(ErrorCode::kInvalidArgument, "empty checkpoint reference");
+  auto all_checkpoints = [&] { return log({}, 0); };
+
+  for (auto [prefix, phase] : {std::pair{std::string_view("pre:"), Phase::kPreTool},
+                               std::pair{std::string_view("post:"), Phase::kPostTool}}) {
+    if (ref.substr(0, prefix.size()) != prefix) continue;
+    std::string_view call = ref.substr(prefix.size());
+    if (call.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, "'" + std::string(ref) +
+                                                   "' names no tool call id (use " +
+                                                   std::string(prefix) + "<tool_call_id>)");
+    }
+    for (Checkpoint& c : all_checkpoints()) {
+      if (c.meta.phase == phase && c.meta.tool_call_id == call) return std::move(c);
+    }
+    throw Error(ErrorCode::kNotFound, "no " + std::string(to_string(phase)) +
+                                          " checkpoint for tool call '" + std::string(call) + "'");
+  }
+  if (ref.substr(0, 4) == "run:") {
+    std::string_view run = ref.substr(4);
+    validate_ref_component("run", run);
+    auto tip = impl_->run_log(run, 1);
+    if (tip.empty()) throw Error(ErrorCode::kNotFound, "no run named '" + std::string(run) + "'");
+    return std::move(tip.front());
+  }
+
+  int valid = 0;
+  std::string tag_ref = std::string(kTagRefPrefix) + std::string(ref);
+  if (ref.find('/') == std::string_view::npos &&
+      git_reference_name_is_valid(&valid, tag_ref.c_str()) == 0 && valid) {
+    if (auto oid = impl_->ref_target(tag_ref)) return read_checkpoint(git::to_hex(*oid));
+    if (auto tip = impl_->run_log(ref, 1); !tip.empty()) return std::move(tip.front());
+  }
+
+  if (is_hex(ref)) {
+    if (ref.size() < 4) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "'" + std::string(ref) + "' is too short: give at least 4 hex digits");
+    }
+    std::map<std::string, Checkpoint> matches;  // by commit
+    for (Checkpoint& c : all_checkpoints()) {
+      if (c.id.compare(0, ref.size(), ref) == 0 || c.commit.compare(0, ref.size(), ref) == 0) {
+        matches.emplace(c.commit, std::move(c));
+      }
+    }
+    if (matches.size() == 1) return std::move(matches.begin()->second);
+    if (matches.size() > 1) {
+      std::string list;
+      for (const auto& [commit, c] : matches) {
+        list += (list.empty() ? " " : "; ") + c.id + " (commit " + commit.substr(0, 12) + ", " +
+                std::string(to_string(c.meta.phase)) + ", " + format_timestamp(c.created_at) + ")";
+      }
+      throw Error(ErrorCode::kAmbiguous,
+                  "'" + std::string(ref) + "' is ambiguous; it matches" + list);
+    }
+    if (ref.size() == GIT_OID_HEXSZ) return read_checkpoint(ref);
+  }
+  throw Error(ErrorCode::kNotFound, "unknown checkpoint, tag or run: '" + std::string(ref) + "'");
+}
+
+std::string ShadowRepo::read_blob(std::string_view oid) const {
+  return impl_->read(git::from_hex(oid), GIT_OBJECT_BLOB);
+}
+
+}  // namespace fsnap

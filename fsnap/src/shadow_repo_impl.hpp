@@ -1,0 +1,63 @@
+// ShadowRepo::Impl — the libgit2 state behind a ShadowRepo, shared by fsnap's own
+// sources (capture, restore, diff, gc). Private to fsnap.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+#include "fsnap/shadow_repo.hpp"
+#include "git_handles.hpp"
+
+namespace fsnap {
+
+// Ref namespaces of the shadow repository.
+inline constexpr std::string_view kRunRefPrefix = "refs/shadowbox/runs/";
+inline constexpr std::string_view kTagRefPrefix = "refs/shadowbox/tags/";
+
+// Writes an object to odb (no-op if it exists) and returns its id.
+git_oid write_object(git_odb* odb, std::string_view data, git_object_t type);
+
+struct ShadowRepo::Impl {
+  boost::filesystem::path git_dir;
+  git::Repository repo;
+  git::Odb odb;  // the repository's object database (fast-compression loose backend)
+
+  // Writes an object (no-op if it exists) and returns its id.
+  git_oid write(std::string_view data, git_object_t type) {
+    return write_object(odb.get(), data, type);
+  }
+  // A separate handle on the same object database, for a writer thread of its own.
+  git::Odb open_odb() const;
+  // The raw content of an object of the given type; kNotFound / kCorrupt.
+  std::string read(const git_oid& oid, git_object_t expected_type) const;
+  // The tree with the given id.
+  git::Tree lookup_tree(const git_oid& oid) const;
+  // Tip of a ref, or nullopt if the ref does not exist.
+  std::optional<git_oid> ref_target(const std::string& name) const;
+  // Every checkpoint of one run, newest first (at most limit; 0 = all).
+  std::vector<Checkpoint> run_log(std::string_view run, std::size_t limit) const;
+  // The checkpoint recorded by a commit.
+  Checkpoint checkpoint_of(const git_commit* commit) const;
+  // Id of the empty tree (written on first use).
+  git_oid empty_tree();
+  // A counter bumped whenever objects are pruned (repo config
+  // shadowbox.pruneGeneration); stat caches from another generation are discarded,
+  // since they may name pruned objects.
+  std::int64_t generation() const;
+  void bump_generation();
+};
+
+// Writes a blob read from the file descriptor fd of known size to odb, streaming
+// large files; kConflict if the file changes size meanwhile.
+git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
+                           const std::string& path_for_errors);
+
+// Validates a run or tag name as one ref component; throws kInvalidArgument.
+void validate_ref_component(std::string_view kind, std::string_view name);
+
+}  // namespace fsnap

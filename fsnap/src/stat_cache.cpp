@@ -1,0 +1,214 @@
+#include "stat_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "fsnap/error.hpp"
+
+namespace fsnap {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'B', 'S', 'T', 'A', 'T', '0', '1'};
+
+// A fast 64-bit checksum over the file body (detects truncation and corruption).
+std::uint64_t checksum(std::string_view data) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ data.size();
+  std::size_t i = 0;
+  for (; i + 8 <= data.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, data.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  for (; i < data.size(); ++i)
+    h = (h ^ static_cast<unsigned char>(data[i])) * 0x94D049BB133111EBull;
+  return h ^ (h >> 29);
+}
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void put_bytes(std::string_view s) {
+    put<std::uint32_t>(static_cast<std::uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void put_oid(const git_oid& oid) {
+    out_.append(reinterpret_cast<const char*>(oid.id), GIT_OID_RAWSZ);
+  }
+  std::string& str() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : data_(data) {}
+  template <typename T>
+  bool get(T& v) {
+    if (data_.size() - pos_ < sizeof v) return false;
+    std::memcpy(&v, data_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return true;
+  }
+  bool get_bytes(std::string& s) {
+    std::uint32_t n;
+    if (!get(n) || data_.size() - pos_ < n) return false;
+    s.assign(data_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool get_oid(git_oid& oid) {
+    if (data_.size() - pos_ < GIT_OID_RAWSZ) return false;
+    std::memcpy(oid.id, data_.data() + pos_, GIT_OID_RAWSZ);
+    pos_ += GIT_OID_RAWSZ;
+    return true;
+  }
+  bool at_end() const { return pos_ == data_.size(); }
+
+ private:
+  std::string_view data_;
+  std::size_t pos_ = 0;
+};
+
+bool read_whole_file(const boost::filesystem::path& file, std::string& out) {
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = ::fstat(fd, &st) == 0;
+  if (ok) {
+    out.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (ok && got < out.size()) {
+      ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0;
+      if (ok) got += static_cast<std::size_t>(n);
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+bool parse(std::string_view data, const std::string& workspace, StatCache& cache,
+           std::vector<std::pair<std::string, DirRecord>>& dirs) {
+  if (data.size() < sizeof kMagic + 8 || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
+    return false;
+  }
+  std::string_view body = data.substr(sizeof kMagic, data.size() - sizeof kMagic - 8);
+  std::uint64_t stored;
+  std::memcpy(&stored, data.data() + data.size() - 8, 8);
+  if (stored != checksum(body)) return false;
+
+  Reader r(body);
+  std::string recorded_workspace;
+  std::int64_t started;
+  std::uint64_t dir_count;
+  if (!r.get_bytes(recorded_workspace) || recorded_workspace != workspace || !r.get(started) ||
+      !r.get(dir_count)) {
+    return false;
+  }
+  cache.set_scan_started_ns(started);
+  dirs.reserve(dir_count);
+  for (std::uint64_t d = 0; d < dir_count; ++d) {
+    std::string path;
+    DirRecord record;
+    std::uint32_t n;
+    if (!r.get_bytes(path) || !r.get_oid(record.tree) || !r.get(n)) return false;
+    record.entries.resize(n);
+    for (StatEntry& e : record.entries) {
+      if (!r.get_bytes(e.name) || !r.get(e.mode) || !r.get(e.size) || !r.get(e.mtime_ns) ||
+          !r.get(e.ctime_ns) || !r.get(e.ino) || !r.get_oid(e.oid)) {
+        return false;
+      }
+    }
+    dirs.emplace_back(std::move(path), std::move(record));
+  }
+  return r.at_end();
+}
+
+}  // namespace
+
+StatCache StatCache::load(const boost::filesystem::path& file, const std::string& workspace) {
+  StatCache cache;
+  cache.workspace_ = workspace;
+  std::string data;
+  if (!read_whole_file(file, data)) return cache;
+  std::vector<std::pair<std::string, DirRecord>> dirs;
+  if (!parse(data, workspace, cache, dirs)) {
+    cache.scan_started_ns_ = 0;
+    return cache;
+  }
+  cache.dirs_.reserve(dirs.size());
+  for (auto& [path, record] : dirs) cache.dirs_.emplace(std::move(path), std::move(record));
+  return cache;
+}
+
+void StatCache::save(const boost::filesystem::path& file) const {
+  Writer w;
+  w.str().append(kMagic, sizeof kMagic);
+  w.put_bytes(workspace_);
+  w.put<std::int64_t>(scan_started_ns_);
+  w.put<std::uint64_t>(dirs_.size());
+  for (const auto& [path, record] : dirs_) {
+    w.put_bytes(path);
+    w.put_oid(record.tree);
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(record.entries.size()));
+    for (const StatEntry& e : record.entries) {
+      w.put_bytes(e.name);
+      w.put(e.mode);
+      w.put(e.size);
+      w.put(e.mtime_ns);
+      w.put(e.ctime_ns);
+      w.put(e.ino);
+      w.put_oid(e.oid);
+    }
+  }
+  std::string& data = w.str();
+  std::uint64_t sum = checksum(std::string_view(data).substr(sizeof kMagic));
+  data.append(reinterpret_cast<const char*>(&sum), sizeof sum);
+
+  std::string tmp = file.string() + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(ErrorCode::kIo, "cannot replace " + file.string() + ": " + std::strerror(err));
+  }
+}
+
+const DirRecord* StatCache::find_dir(const std::string& dir) const {
+  auto it = dirs_.find(dir);
+  return it == dirs_.end() ? nullptr : &it->second;
+}
+
+const StatEntry* StatCache::find_entry(const DirRecord& record, std::string_view name) {
+  auto it = std::lower_bound(record.entries.begin(), record.entries.end(), name,
+                             [](const StatEntry& e, std::string_view n) { return e.name < n; });
+  return it != record.entries.end() && it->name == name ? &*it : nullptr;
+}
+
+}  // namespace fsnap

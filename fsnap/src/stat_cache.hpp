@@ -1,0 +1,70 @@
+// StatCache — what the last capture saw of every captured entry (stat data and object
+// id), so the next capture re-reads only files whose stat data changed. Like git's
+// index: an entry is trusted only if size, mtime and ctime (ns), inode and mode all
+// match and its mtime is older than the start of the scan that recorded it (the
+// racy-timestamp guard: a file modified within the same clock tick as the scan is
+// always re-read). Private to fsnap.
+//
+// The file is versioned and checksummed, written atomically, and bound to one
+// workspace; a cache that is missing, corrupt or for another workspace is ignored
+// (everything is re-read), so the cache can make a capture slower but never wrong.
+#pragma once
+
+#include <git2/oid.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+namespace fsnap {
+
+// What the cache knows about one entry of a directory.
+struct StatEntry {
+  std::string name;
+  std::uint32_t mode = 0;  // git file mode: 0100644, 0100755, 0120000 or 040000
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t ino = 0;
+  git_oid oid{};
+};
+
+// The entries of one directory (sorted by name) and the tree id they made.
+struct DirRecord {
+  git_oid tree{};
+  std::vector<StatEntry> entries;
+};
+
+// The stat cache of one workspace.
+class StatCache {
+ public:
+  // Loads the cache for workspace from file; an unusable file gives an empty cache.
+  static StatCache load(const boost::filesystem::path& file, const std::string& workspace);
+  // Writes the cache atomically (temporary file + rename). Throws kIo.
+  void save(const boost::filesystem::path& file) const;
+
+  // The record of directory dir ("" is the root), or nullptr.
+  const DirRecord* find_dir(const std::string& dir) const;
+  // The entry name in a directory record, or nullptr.
+  static const StatEntry* find_entry(const DirRecord& record, std::string_view name);
+
+  // Sets the record of a directory.
+  void put_dir(const std::string& dir, DirRecord record) { dirs_[dir] = std::move(record); }
+  // Start of the scan that recorded this cache (ns since the epoch).
+  std::int64_t scan_started_ns() const { return scan_started_ns_; }
+  void set_scan_started_ns(std::int64_t ns) { scan_started_ns_ = ns; }
+  const std::string& workspace() const { return workspace_; }
+  void set_workspace(std::string w) { workspace_ = std::move(w); }
+  std::size_t dir_count() const { return dirs_.size(); }
+
+ private:
+  std::string workspace_;
+  std::int64_t scan_started_ns_ = 0;
+  std::unordered_map<std::string, DirRecord> dirs_;
+};
+
+}  // namespace fsnap

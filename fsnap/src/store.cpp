@@ -1,0 +1,169 @@
+#include "fsnap/store.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <boost/filesystem.hpp>
+
+#include "fsnap/error.hpp"
+#include "fsnap/shadow_repo.hpp"
+
+namespace fsnap {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+std::string hex64(std::uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = digits[v & 15];
+  return out;
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+fs::path canonical_workspace(const fs::path& workspace) {
+  boost::system::error_code ec;
+  fs::path real = fs::canonical(fs::absolute(workspace), ec);
+  if (ec || !fs::is_directory(real)) {
+    throw Error(ErrorCode::kNotFound, "workspace is not a directory: " + workspace.string());
+  }
+  return real;
+}
+
+bool is_inside(const fs::path& path, const fs::path& root) {
+  auto p = path.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++p) {
+    if (p == path.end() || *p != *r) return false;
+  }
+  return true;
+}
+
+std::string read_small_file(const fs::path& file) {
+  std::ifstream in(file.string(), std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes content to file atomically (temporary file + rename).
+void write_file_atomically(const fs::path& file, const std::string& content) {
+  fs::path tmp = file;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp.string(), std::ios::binary | std::ios::trunc);
+    out << content;
+    if (!out.flush()) {
+      throw Error(ErrorCode::kIo, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+    }
+  }
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    throw Error(ErrorCode::kIo, "cannot rename " + tmp.string() + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+StoreLock::StoreLock(const fs::path& lock_file) {
+  fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw Error(ErrorCode::kIo,
+                "cannot open store lock " + lock_file.string() + ": " + std::strerror(errno));
+  }
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    int err = errno;
+    ::close(fd_);
+    throw Error(ErrorCode::kIo, "cannot lock " + lock_file.string() + ": " + std::strerror(err));
+  }
+}
+
+StoreLock::~StoreLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+}
+
+StoreLock::StoreLock(StoreLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+fs::path Store::default_location(const fs::path& workspace) {
+  if (const char* env = std::getenv("SHADOWBOX_STORE"); env != nullptr && *env != '\0') {
+    return fs::absolute(env);
+  }
+  fs::path base;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && *xdg == '/') {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    base = fs::path(home) / ".local" / "share";
+  } else {
+    throw Error(ErrorCode::kInvalidArgument,
+                "cannot choose a store location: neither XDG_DATA_HOME nor HOME is set "
+                "(use --store or SHADOWBOX_STORE)");
+  }
+  fs::path real = canonical_workspace(workspace);
+  std::string name = real.filename().string();
+  if (name.empty() || name == "/") name = "root";
+  return base / "shadowbox" / (name + "-" + hex64(fnv1a(real.string())));
+}
+
+Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
+  fs::path real_workspace = canonical_workspace(workspace);
+  fs::path store_dir = fs::absolute(dir).lexically_normal();
+  if (store_dir.filename_is_dot()) store_dir = store_dir.parent_path();
+  boost::system::error_code ec;
+  fs::path real_store = fs::weakly_canonical(store_dir, ec);
+  if (!ec && is_inside(real_store, real_workspace)) {
+    throw Error(ErrorCode::kInvalidArgument, "the store " + store_dir.string() +
+                                                 " must be outside the workspace " +
+                                                 real_workspace.string());
+  }
+
+  fs::path repo_dir = store_dir / "repo.git";
+  fs::path marker = store_dir / "workspace";
+  if (!create) {
+    if (!fs::is_directory(repo_dir, ec)) {
+      throw Error(ErrorCode::kNotFound, "no shadowbox store at " + store_dir.string() + " for " +
+                                            real_workspace.string() + " (run 'shadowbox init')");
+    }
+  } else {
+    fs::create_directories(store_dir, ec);
+    if (ec) {
+      throw Error(ErrorCode::kIo,
+                  "cannot create store " + store_dir.string() + ": " + ec.message());
+    }
+  }
+
+  Store store(store_dir, real_workspace);
+  if (fs::exists(marker, ec)) {
+    std::string recorded = read_small_file(marker);
+    if (recorded != real_workspace.string()) {
+      throw Error(ErrorCode::kInvalidArgument, "the store " + store_dir.string() +
+                                                   " belongs to the workspace " + recorded +
+                                                   ", not " + real_workspace.string());
+    }
+  }
+  if (create) {
+    StoreLock lock = store.lock();
+    ShadowRepo::open(repo_dir, /*create=*/true);
+    if (!fs::exists(marker, ec)) write_file_atomically(marker, real_workspace.string());
+  }
+  return store;
+}
+
+}  // namespace fsnap

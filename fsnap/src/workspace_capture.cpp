@@ -1,0 +1,495 @@
+#include "workspace_capture.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "fsnap/error.hpp"
+#include "shadow_repo_impl.hpp"
+
+namespace fsnap {
+
+namespace {
+
+constexpr std::uint32_t kModeTree = 0040000;
+constexpr std::uint32_t kModeFile = 0100644;
+constexpr std::uint32_t kModeExec = 0100755;
+constexpr std::uint32_t kModeLink = 0120000;
+constexpr std::chrono::milliseconds kProgressInterval{200};
+// Files whose mtime/ctime is this close to (or after) the start of the scan that
+// recorded them are re-read next time: file timestamps come from a coarse clock.
+constexpr std::int64_t kRacyMarginNs = 50'000'000;
+
+std::int64_t ns_of(const timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+std::int64_t now_ns() {
+  timespec t;
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &t);
+  return ns_of(t);
+}
+
+// RAII file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string join(const std::string& dir, const std::string& name) {
+  return dir.empty() ? name : dir + "/" + name;
+}
+
+[[noreturn]] void fail_io(const std::string& what, const std::string& path, int err) {
+  std::string hint = err == EACCES || err == EPERM
+                         ? " (exclude it in the config's capture.excludes to skip it)"
+                         : "";
+  throw Error(ErrorCode::kIo, "cannot " + what + " " + path + ": " + std::strerror(err) + hint);
+}
+
+// Names in a directory, sorted bytewise, without "." and "..".
+std::vector<std::string> read_names(int dirfd, const std::string& path) {
+  int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) fail_io("read directory", path, errno);
+  DIR* dir = ::fdopendir(dup);
+  if (dir == nullptr) {
+    int err = errno;
+    ::close(dup);
+    fail_io("read directory", path, err);
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (dirent* e = ::readdir(dir)) {
+    const char* n = e->d_name;
+    if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))) continue;
+    names.emplace_back(n);
+  }
+  int err = errno;
+  ::closedir(dir);
+  if (err != 0) fail_io("read directory", path, err);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A tree entry about to be written.
+struct TreeItem {
+  const std::string* name;
+  std::uint32_t mode;
+  git_oid oid;
+};
+
+// git's tree order: names compare bytewise, a directory as if its name ended in '/'.
+bool git_tree_less(const TreeItem& a, const TreeItem& b) {
+  const std::string& x = *a.name;
+  const std::string& y = *b.name;
+  std::size_t n = std::min(x.size(), y.size());
+  int c = std::memcmp(x.data(), y.data(), n);
+  if (c != 0) return c < 0;
+  auto next = [n](const std::string& s, std::uint32_t mode) -> unsigned char {
+    if (s.size() > n) return static_cast<unsigned char>(s[n]);
+    return mode == kModeTree ? '/' : '\0';
+  };
+  return next(x, a.mode) < next(y, b.mode);
+}
+
+std::string encode_tree(std::vector<TreeItem>& items) {
+  std::sort(items.begin(), items.end(), git_tree_less);
+  std::string out;
+  out.reserve(items.size() * 48);
+  char mode_buf[16];
+  for (const TreeItem& item : items) {
+    int len = std::snprintf(mode_buf, sizeof mode_buf, "%o ", item.mode);
+    out.append(mode_buf, static_cast<std::size_t>(len));
+    out.append(*item.name);
+    out.push_back('\0');
+    out.append(reinterpret_cast<const char*>(item.oid.id), GIT_OID_RAWSZ);
+  }
+  return out;
+}
+
+// State shared by the threads of one capture.
+struct SharedState {
+  const CaptureOptions& options;
+  const StatCache& previous;
+  std::atomic<std::uint64_t> entries_seen{0};
+  std::atomic<std::uint64_t> files_hashed{0};
+  std::atomic<std::uint64_t> bytes_hashed{0};
+  std::atomic<bool> failed{false};
+};
+
+// What one thread found; merged into the CaptureResult at the end.
+struct WalkOutput {
+  std::vector<SkippedPath> skipped;
+  std::vector<std::string> uncaptured;
+  std::vector<std::pair<std::string, DirRecord>> records;
+  bool changed = false;
+};
+
+// A subdirectory of the root, captured by whichever thread takes it.
+struct RootTask {
+  std::string name;
+  std::size_t entry_index;  // its StatEntry in the root's record
+  git_oid tree{};
+};
+
+// Walks directories depth-first for one thread, writing objects through its own odb.
+class Walker {
+ public:
+  Walker(SharedState& shared, git_odb* odb, IgnoreRules rules)
+      : shared_(shared), odb_(odb), rules_(std::move(rules)) {}
+
+  // Captures the directory open at dirfd (path dir). With root_tasks, subdirectories
+  // are not descended into but queued there (their tree ids are filled in later, and
+  // finish_dir must be called).
+  git_oid capture_dir(int dirfd, const std::string& dir, std::vector<RootTask>* root_tasks,
+                      DirRecord* pending_record) {
+    const DirRecord* cached = shared_.previous.find_dir(dir);
+    std::vector<std::string> names = read_names(dirfd, dir.empty() ? "." : dir);
+    if (shared_.options.respect_gitignore) load_gitignore(dirfd, dir, names);
+
+    DirRecord record;
+    record.entries.reserve(names.size());
+    bool changed = cached == nullptr;
+    for (const std::string& name : names) {
+      if (shared_.failed.load(std::memory_order_relaxed)) {
+        throw Error(ErrorCode::kIo, "capture abandoned");
+      }
+      if (name == ".git") continue;  // the user's repositories are never captured
+      shared_.entries_seen.fetch_add(1, std::memory_order_relaxed);
+      std::string path = join(dir, name);
+      struct stat st;
+      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) continue;  // removed while we were looking
+        fail_io("stat", path, errno);
+      }
+      bool is_dir = S_ISDIR(st.st_mode);
+      if (!rules_.empty() && rules_.is_ignored(path, is_dir)) {
+        out_.uncaptured.push_back(path);
+        continue;
+      }
+      const StatEntry* c = cached ? StatCache::find_entry(*cached, name) : nullptr;
+      StatEntry e;
+      e.name = name;
+      if (is_dir) {
+        e.mode = kModeTree;
+        record_stat(e, st);
+        if (root_tasks != nullptr) {
+          root_tasks->push_back(RootTask{name, record.entries.size(), {}});
+          record.entries.push_back(std::move(e));
+          continue;
+        }
+        Fd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (sub.get() < 0) {
+          if (errno == ENOENT) continue;
+          fail_io("open directory", path, errno);
+        }
+        e.oid = capture_dir(sub.get(), path, nullptr, nullptr);
+        if (c == nullptr || c->mode != kModeTree || !git_oid_equal(&c->oid, &e.oid)) changed = true;
+      } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+        if (S_ISREG(st.st_mode) && shared_.options.max_file_size != 0 &&
+            static_cast<std::uint64_t>(st.st_size) > shared_.options.max_file_size) {
+          skip(path, "over-max-file-size", st);
+          continue;
+        }
+        std::uint32_t mode = S_ISLNK(st.st_mode)      ? kModeLink
+                             : (st.st_mode & S_IXUSR) ? kModeExec
+                                                      : kModeFile;
+        if (trusted(c, mode, st)) {
+          e = *c;
+        } else {
+          changed = true;
+          bool present = S_ISLNK(st.st_mode) ? hash_link(dirfd, name, path, st, e)
+                                             : hash_file(dirfd, name, path, e);
+          if (!present) continue;
+        }
+      } else {
+        skip(path, "unsupported-type", st);
+        continue;
+      }
+      record.entries.push_back(std::move(e));
+    }
+    if (root_tasks != nullptr) {
+      *pending_record = std::move(record);
+      pending_changed_ = changed;
+      return git_oid{};
+    }
+    return finish_dir(dir, std::move(record), changed);
+  }
+
+  // Computes (and if new, writes) the tree of a directory and records it.
+  git_oid finish_dir(const std::string& dir, DirRecord record, bool changed) {
+    const DirRecord* cached = shared_.previous.find_dir(dir);
+    // Every entry was found unchanged in the cached record; the same count means the
+    // same set of names.
+    changed = changed || cached == nullptr || cached->entries.size() != record.entries.size();
+    git_oid tree;
+    if (!changed) {
+      // Same names, same modes, same ids: the same tree.
+      tree = cached->tree;
+    } else {
+      std::vector<TreeItem> items;
+      items.reserve(record.entries.size());
+      for (const StatEntry& e : record.entries) items.push_back(TreeItem{&e.name, e.mode, e.oid});
+      std::string encoded = encode_tree(items);
+      tree = write_object(odb_, encoded, GIT_OBJECT_TREE);
+      out_.changed = true;
+    }
+    record.tree = tree;
+    out_.records.emplace_back(dir, std::move(record));
+    return tree;
+  }
+
+  bool pending_changed() const { return pending_changed_; }
+  const IgnoreRules& rules() const { return rules_; }
+  WalkOutput& output() { return out_; }
+
+ private:
+  bool trusted(const StatEntry* c, std::uint32_t mode, const struct stat& st) const {
+    std::int64_t cutoff = shared_.previous.scan_started_ns();
+    return c != nullptr && c->mode == mode && c->size == static_cast<std::uint64_t>(st.st_size) &&
+           c->mtime_ns == ns_of(st.st_mtim) && c->ctime_ns == ns_of(st.st_ctim) &&
+           c->ino == st.st_ino && c->mtime_ns < cutoff && c->ctime_ns < cutoff;
+  }
+
+  static void record_stat(StatEntry& e, const struct stat& st) {
+    e.size = static_cast<std::uint64_t>(st.st_size);
+    e.mtime_ns = ns_of(st.st_mtim);
+    e.ctime_ns = ns_of(st.st_ctim);
+    e.ino = st.st_ino;
+  }
+
+  // Reads and stores a regular file; returns false if it vanished meanwhile.
+  bool hash_file(int dirfd, const std::string& name, const std::string& path, StatEntry& e) {
+    Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (fd.get() < 0) {
+      if (errno == ENOENT) return false;
+      if (errno == ELOOP) {
+        throw Error(ErrorCode::kConflict, path + " changed type while being captured");
+      }
+      fail_io("read", path, errno);
+    }
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) fail_io("stat", path, errno);
+    if (!S_ISREG(st.st_mode)) {
+      throw Error(ErrorCode::kConflict, path + " changed type while being captured");
+    }
+    e.oid = write_blob_from_fd(odb_, fd.get(), static_cast<std::uint64_t>(st.st_size), path);
+    e.mode = (st.st_mode & S_IXUSR) ? kModeExec : kModeFile;
+    record_stat(e, st);
+    shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
+    shared_.bytes_hashed.fetch_add(static_cast<std::uint64_t>(st.st_size),
+                                   std::memory_order_relaxed);
+    return true;
+  }
+
+  // Stores a symlink's target; returns false if it vanished meanwhile.
+  bool hash_link(int dirfd, const std::string& name, const std::string& path, const struct stat& st,
+                 StatEntry& e) {
+    std::string target(static_cast<std::size_t>(st.st_size) + 1, '\0');
+    for (;;) {
+      ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
+      if (n < 0) {
+        if (errno == ENOENT) return false;
+        fail_io("read link", path, errno);
+      }
+      if (static_cast<std::size_t>(n) < target.size()) {
+        target.resize(static_cast<std::size_t>(n));
+        break;
+      }
+      target.resize(target.size() * 2);
+    }
+    e.oid = write_object(odb_, target, GIT_OBJECT_BLOB);
+    e.mode = kModeLink;
+    record_stat(e, st);
+    shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  void skip(const std::string& path, const char* reason, const struct stat& st) {
+    out_.skipped.push_back(SkippedPath{path, reason, static_cast<std::uint64_t>(st.st_size)});
+  }
+
+  void load_gitignore(int dirfd, const std::string& dir, const std::vector<std::string>& names) {
+    if (!std::binary_search(names.begin(), names.end(), std::string(".gitignore"))) return;
+    Fd fd(::openat(dirfd, ".gitignore", O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0) return;
+    std::string text;
+    char buf[8192];
+    for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) > 0;) {
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+    rules_.add_file(dir, text);
+  }
+
+  SharedState& shared_;
+  git_odb* odb_;
+  IgnoreRules rules_;
+  WalkOutput out_;
+  bool pending_changed_ = false;
+};
+
+unsigned capture_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return std::clamp(n, 1u, 8u);
+}
+
+// Captures: the root's own entries on this thread, its subdirectories on a small
+// pool of threads (each with its own object database handle), then the root tree.
+class Capture {
+ public:
+  Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, const StatCache& previous)
+      : repo_(repo), shared_{options, previous} {}
+
+  CaptureResult run(const std::string& root) {
+    CaptureResult result;
+    result.cache.set_workspace(shared_.previous.workspace());
+    result.cache.set_scan_started_ns(now_ns() - kRacyMarginNs);
+    Fd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (root_fd.get() < 0) fail_io("open workspace", root, errno);
+
+    Walker main(shared_, repo_.odb.get(), exclude_rules(shared_.options));
+    std::vector<RootTask> tasks;
+    DirRecord root_record;
+    main.capture_dir(root_fd.get(), "", &tasks, &root_record);
+    bool changed = main.pending_changed();
+
+    run_tasks(root_fd.get(), main, tasks);
+    const DirRecord* cached = shared_.previous.find_dir("");
+    for (const RootTask& t : tasks) {
+      StatEntry& e = root_record.entries[t.entry_index];
+      e.oid = t.tree;
+      const StatEntry* c = cached ? StatCache::find_entry(*cached, t.name) : nullptr;
+      if (c == nullptr || !git_oid_equal(&c->oid, &e.oid)) changed = true;
+    }
+    // Subdirectories that vanished before a thread reached them are dropped.
+    std::erase_if(root_record.entries, [](const StatEntry& e) {
+      return e.mode == kModeTree && git_oid_is_zero(&e.oid);
+    });
+    result.tree = main.finish_dir("", std::move(root_record), changed);
+
+    merge(main.output(), result);
+    for (auto& w : workers_) merge(w->output(), result);
+    std::sort(result.skipped.begin(), result.skipped.end(),
+              [](const SkippedPath& a, const SkippedPath& b) { return a.path < b.path; });
+    std::sort(result.uncaptured.begin(), result.uncaptured.end());
+    result.progress = progress();
+    result.progress.done = true;
+    if (shared_.options.on_progress) shared_.options.on_progress(result.progress);
+    return result;
+  }
+
+ private:
+  CaptureProgress progress() const {
+    CaptureProgress p;
+    p.entries_seen = shared_.entries_seen.load();
+    p.files_hashed = shared_.files_hashed.load();
+    p.bytes_hashed = shared_.bytes_hashed.load();
+    return p;
+  }
+
+  void run_tasks(int root_fd, Walker& main, std::vector<RootTask>& tasks) {
+    std::atomic<std::size_t> next{0};
+    std::mutex error_mutex;
+    std::exception_ptr error;
+    auto work = [&](Walker& walker) {
+      try {
+        for (std::size_t i; (i = next.fetch_add(1)) < tasks.size();) {
+          RootTask& t = tasks[i];
+          Fd sub(
+              ::openat(root_fd, t.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+          if (sub.get() < 0) {
+            if (errno == ENOENT) continue;  // left with a zero id, dropped
+            fail_io("open directory", t.name, errno);
+          }
+          t.tree = walker.capture_dir(sub.get(), t.name, nullptr, nullptr);
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        shared_.failed = true;
+      }
+    };
+
+    unsigned extra = std::min<std::size_t>(capture_threads(), tasks.size());
+    extra = extra > 0 ? extra - 1 : 0;
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < extra; ++i) {
+      odbs_.push_back(repo_.open_odb());
+      workers_.push_back(std::make_unique<Walker>(shared_, odbs_.back().get(), main.rules()));
+    }
+    for (unsigned i = 0; i < extra; ++i) threads.emplace_back(work, std::ref(*workers_[i]));
+    // A reporter thread calls on_progress every kProgressInterval while this thread
+    // works too.
+    std::mutex done_mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    std::thread reporter;
+    if (shared_.options.on_progress) {
+      reporter = std::thread([&] {
+        std::unique_lock<std::mutex> lock(done_mutex);
+        while (!done_cv.wait_for(lock, kProgressInterval, [&] { return done; })) {
+          shared_.options.on_progress(progress());
+        }
+      });
+    }
+    work(main);
+    for (std::thread& t : threads) t.join();
+    {
+      std::lock_guard<std::mutex> lock(done_mutex);
+      done = true;
+    }
+    done_cv.notify_all();
+    if (reporter.joinable()) reporter.join();
+    if (error) std::rethrow_exception(error);
+  }
+
+  static void merge(WalkOutput& from, CaptureResult& into) {
+    into.skipped.insert(into.skipped.end(), std::make_move_iterator(from.skipped.begin()),
+                        std::make_move_iterator(from.skipped.end()));
+    into.uncaptured.insert(into.uncaptured.end(), std::make_move_iterator(from.uncaptured.begin()),
+                           std::make_move_iterator(from.uncaptured.end()));
+    for (auto& [dir, record] : from.records) into.cache.put_dir(dir, std::move(record));
+    into.cache_changed = into.cache_changed || from.changed;
+  }
+
+  ShadowRepo::Impl& repo_;
+  SharedState shared_;
+  std::vector<git::Odb> odbs_;
+  std::vector<std::unique_ptr<Walker>> workers_;
+};
+
+}  // namespace
+
+IgnoreRules exclude_rules(const CaptureOptions& options) {
+  IgnoreRules rules;
+  if (!options.excludes.empty()) rules.add("", options.excludes);
+  return rules;
+}
+
+CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
+                                const CaptureOptions& options, const StatCache& previous) {
+  return Capture(repo, options, previous).run(root);
+}
+
+}  // namespace fsnap

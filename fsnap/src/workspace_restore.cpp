@@ -1,0 +1,272 @@
+#include "workspace_restore.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "fsnap/error.hpp"
+
+namespace fsnap {
+
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
+  throw Error(ErrorCode::kIo, "cannot " + what + " " + path + ": " + std::strerror(err));
+}
+
+std::pair<std::string, std::string> split_parent(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+mode_t current_umask() {
+  mode_t m = ::umask(0);
+  ::umask(m);
+  return m;
+}
+
+// Opens directories below the root without following symlinks, remembering the last.
+class DirOpener {
+ public:
+  explicit DirOpener(const std::string& root)
+      : root_(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (root_.get() < 0) fail("open workspace", root, errno);
+  }
+
+  // A descriptor of directory dir ("" = root), valid until the next call.
+  int open(const std::string& dir) {
+    if (dir.empty()) return root_.get();
+    if (last_.get() >= 0 && last_path_ == dir) return last_.get();
+    Fd fd(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0));
+    std::size_t start = 0;
+    while (start <= dir.size()) {
+      std::size_t end = dir.find('/', start);
+      if (end == std::string::npos) end = dir.size();
+      std::string component = dir.substr(start, end - start);
+      int next =
+          ::openat(fd.get(), component.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (next < 0) {
+        if (errno == ELOOP || errno == ENOTDIR) {
+          throw Error(ErrorCode::kConflict, "workspace changed during restore: " +
+                                                dir.substr(0, end) + " is no longer a directory");
+        }
+        fail("open directory", dir.substr(0, end), errno);
+      }
+      fd.reset(next);
+      start = end + 1;
+    }
+    last_path_ = dir;
+    last_.reset(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
+    return last_.get();
+  }
+
+  void forget() {
+    last_.reset();
+    last_path_.clear();
+  }
+
+ private:
+  Fd root_;
+  Fd last_;
+  std::string last_path_;
+};
+
+class Applier {
+ public:
+  Applier(const std::string& root, const ShadowRepo::Impl& repo, std::vector<std::string>& kept)
+      : dirs_(root), repo_(repo), kept_(kept), umask_(current_umask()) {}
+
+  void apply(const std::vector<TreeChange>& changes) {
+    // Removals deepest first (changes come directory before contents).
+    for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
+      if (it->kind == TreeChange::Kind::kDeleted || it->kind == TreeChange::Kind::kTypeChanged) {
+        remove(it->path, *it->before);
+      }
+    }
+    dirs_.forget();
+    // Creations and rewrites, parents first.
+    for (const TreeChange& c : changes) {
+      if (c.kind == TreeChange::Kind::kDeleted || blocked(c.path)) continue;
+      create(c);
+    }
+  }
+
+ private:
+  bool blocked(const std::string& path) const {
+    for (const std::string& b : blocked_) {
+      if (path == b ||
+          (path.size() > b.size() && path.compare(0, b.size(), b) == 0 && path[b.size()] == '/')) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void remove(const std::string& path, const TreeEntryInfo& before) {
+    if (blocked(path)) return;
+    auto [dir, name] = split_parent(path);
+    int dirfd = dirs_.open(dir);
+    bool is_dir = before.type == EntryType::kDirectory;
+    if (::unlinkat(dirfd, name.c_str(), is_dir ? AT_REMOVEDIR : 0) == 0) return;
+    if (errno == ENOENT) return;
+    if (is_dir && (errno == ENOTEMPTY || errno == EEXIST)) {
+      kept_.push_back(path);
+      blocked_.push_back(path);
+      return;
+    }
+    fail("remove", path, errno);
+  }
+
+  void create(const TreeChange& c) {
+    const TreeEntryInfo& after = *c.after;
+    auto [dir, name] = split_parent(c.path);
+    int dirfd = dirs_.open(dir);
+    switch (after.type) {
+      case EntryType::kDirectory:
+        if (::mkdirat(dirfd, name.c_str(), 0777) != 0) {
+          struct stat st;
+          if (errno != EEXIST || ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+              !S_ISDIR(st.st_mode)) {
+            fail("create directory", c.path, errno);
+          }
+        }
+        break;
+      case EntryType::kSymlink: {
+        std::string target = repo_.read(git::from_hex(after.oid), GIT_OBJECT_BLOB);
+        std::string tmp = temp_name();
+        if (::symlinkat(target.c_str(), dirfd, tmp.c_str()) != 0)
+          fail("create link", c.path, errno);
+        rename_into_place(dirfd, tmp, name, c.path);
+        break;
+      }
+      case EntryType::kFile:
+        write_file(dirfd, name, c);
+        break;
+    }
+  }
+
+  void write_file(int dirfd, const std::string& name, const TreeChange& c) {
+    const TreeEntryInfo& after = *c.after;
+    bool was_file = c.before && c.before->type == EntryType::kFile;
+    mode_t mode = (after.executable ? 0777 : 0666) & ~umask_;
+    if (was_file) {
+      struct stat st;
+      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+        mode = st.st_mode & 07777;
+        mode = after.executable ? (mode | ((mode & 0444) >> 2)) : (mode & ~0111);
+        if (c.before->oid == after.oid) {  // only the executable bit changed
+          if (::fchmodat(dirfd, name.c_str(), mode, 0) != 0) fail("chmod", c.path, errno);
+          return;
+        }
+      }
+    }
+    std::string data = repo_.read(git::from_hex(after.oid), GIT_OBJECT_BLOB);
+    std::string tmp = temp_name();
+    Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (fd.get() < 0) fail("write", c.path, errno);
+    std::size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        int err = errno;
+        ::unlinkat(dirfd, tmp.c_str(), 0);
+        fail("write", c.path, err);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (::fchmod(fd.get(), mode) != 0) fail("chmod", c.path, errno);
+    fd.reset();
+    rename_into_place(dirfd, tmp, name, c.path);
+  }
+
+  void rename_into_place(int dirfd, const std::string& tmp, const std::string& name,
+                         const std::string& path) {
+    if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
+      int err = errno;
+      ::unlinkat(dirfd, tmp.c_str(), 0);
+      if (err == EISDIR || err == ENOTEMPTY || err == EEXIST) {
+        kept_.push_back(path);
+        return;
+      }
+      fail("replace", path, err);
+    }
+  }
+
+  std::string temp_name() {
+    return ".shadowbox-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
+  }
+
+  DirOpener dirs_;
+  const ShadowRepo::Impl& repo_;
+  std::vector<std::string>& kept_;
+  std::vector<std::string> blocked_;
+  mode_t umask_;
+  unsigned counter_ = 0;
+};
+
+bool under(const std::string& path, const std::string& top) {
+  return path.size() > top.size() && path.compare(0, top.size(), top) == 0 &&
+         path[top.size()] == '/';
+}
+
+}  // namespace
+
+bool Untouchable::covers(const std::string& path, bool is_dir) const {
+  if (paths.count(path)) return true;
+  for (std::size_t slash = path.find('/'); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    std::string parent = path.substr(0, slash);
+    if (paths.count(parent)) return true;
+    if (!excludes.empty() && excludes.is_ignored(parent, true)) return true;
+  }
+  return !excludes.empty() && excludes.is_ignored(path, is_dir);
+}
+
+std::vector<TreeChange> without_untouchable(const std::vector<TreeChange>& changes,
+                                            const Untouchable& untouchable,
+                                            std::vector<std::string>& kept) {
+  std::vector<TreeChange> out;
+  out.reserve(changes.size());
+  std::string last_kept;
+  for (const TreeChange& c : changes) {
+    bool is_dir = (c.after && c.after->type == EntryType::kDirectory) ||
+                  (c.before && c.before->type == EntryType::kDirectory);
+    if (!untouchable.covers(c.path, is_dir)) {
+      out.push_back(c);
+      continue;
+    }
+    if (last_kept.empty() || !under(c.path, last_kept)) {
+      kept.push_back(c.path);
+      last_kept = c.path;
+    }
+  }
+  return out;
+}
+
+void apply_changes(const std::string& root, const ShadowRepo::Impl& repo,
+                   const std::vector<TreeChange>& changes, std::vector<std::string>& kept) {
+  Applier(root, repo, kept).apply(changes);
+}
+
+}  // namespace fsnap

@@ -1,0 +1,39 @@
+// Applying a list of TreeChanges to the workspace on disk. Private to fsnap.
+//
+// Every path is reached component by component from the workspace's root directory
+// with O_NOFOLLOW, so a restore never writes through a symlink. Files are written to
+// a temporary name and renamed into place, so each file is either old or new, never
+// half-written.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fsnap/ignore_rules.hpp"
+#include "fsnap/tree_change.hpp"
+#include "shadow_repo_impl.hpp"
+
+namespace fsnap {
+
+// Paths a restore must not touch: what the current capture left out.
+struct Untouchable {
+  std::set<std::string> paths;  // skipped or excluded paths that exist now
+  IgnoreRules excludes;         // the configured excludes (for paths that do not exist yet)
+
+  // True if path, or a directory above it, must not be touched.
+  bool covers(const std::string& path, bool is_dir) const;
+};
+
+// Drops the changes that would touch an untouchable path; adds their top paths to kept.
+std::vector<TreeChange> without_untouchable(const std::vector<TreeChange>& changes,
+                                            const Untouchable& untouchable,
+                                            std::vector<std::string>& kept);
+
+// Makes the workspace at root match the changes' "after" sides. Directories that
+// cannot be removed because uncaptured entries are inside are left, and reported in
+// kept (with everything that would have gone where they are). Throws on I/O errors.
+void apply_changes(const std::string& root, const ShadowRepo::Impl& repo,
+                   const std::vector<TreeChange>& changes, std::vector<std::string>& kept);
+
+}  // namespace fsnap
