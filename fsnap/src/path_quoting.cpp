@@ -58,7 +58,7 @@ std::string quote_path(std::string_view path) {
   bool plain = !path.empty() && path.front() != '"';
   for (std::size_t i = 0; plain && i < path.size();) {
     unsigned char c = static_cast<unsigned char>(path[i]);
-    if (c < 0x20 || c == 0x7f || c == '\\') plain = false;
+    if (c < 0x20 || c == 0x7f || c == '\\' || c == '"') plain = false;
     std::size_t n = utf8_sequence_length(path, i);
     if (n == 0) plain = false;
     i += n == 0 ? 1 : n;

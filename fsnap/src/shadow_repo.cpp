@@ -76,6 +76,12 @@ void configure_new_repository(git_repository* repo, const fs::path& git_dir) {
   git::check(git_config_set_bool(config.get(), "core.logAllRefUpdates", 0), "config");
   git::check(git_config_set_int32(config.get(), "gc.auto", 0), "config");
   git::check(git_config_set_string(config.get(), "gc.reflogExpire", "never"), "config");
+  // Plain `git log` in the store shows the default run.
+  git_reference* head = nullptr;
+  std::string target = std::string(kRunRefPrefix) + std::string(kDefaultRun);
+  git::check(git_reference_symbolic_create(&head, repo, "HEAD", target.c_str(), 1, nullptr),
+             "cannot set HEAD of " + git_dir.string());
+  git_reference_free(head);
 }
 
 }  // namespace
