@@ -18,15 +18,12 @@
 
 #include "fsnap/error.hpp"
 #include "shadow_repo_impl.hpp"
+#include "tree_encoding.hpp"
 
 namespace fsnap {
 
 namespace {
 
-constexpr std::uint32_t kModeTree = 0040000;
-constexpr std::uint32_t kModeFile = 0100644;
-constexpr std::uint32_t kModeExec = 0100755;
-constexpr std::uint32_t kModeLink = 0120000;
 constexpr std::chrono::milliseconds kProgressInterval{200};
 // Files whose mtime/ctime is this close to (or after) the start of the scan that
 // recorded them are re-read next time: file timestamps come from a coarse clock.
@@ -90,42 +87,6 @@ std::vector<std::string> read_names(int dirfd, const std::string& path) {
   if (err != 0) fail_io("read directory", path, err);
   std::sort(names.begin(), names.end());
   return names;
-}
-
-// A tree entry about to be written.
-struct TreeItem {
-  const std::string* name;
-  std::uint32_t mode;
-  git_oid oid;
-};
-
-// git's tree order: names compare bytewise, a directory as if its name ended in '/'.
-bool git_tree_less(const TreeItem& a, const TreeItem& b) {
-  const std::string& x = *a.name;
-  const std::string& y = *b.name;
-  std::size_t n = std::min(x.size(), y.size());
-  int c = std::memcmp(x.data(), y.data(), n);
-  if (c != 0) return c < 0;
-  auto next = [n](const std::string& s, std::uint32_t mode) -> unsigned char {
-    if (s.size() > n) return static_cast<unsigned char>(s[n]);
-    return mode == kModeTree ? '/' : '\0';
-  };
-  return next(x, a.mode) < next(y, b.mode);
-}
-
-std::string encode_tree(std::vector<TreeItem>& items) {
-  std::sort(items.begin(), items.end(), git_tree_less);
-  std::string out;
-  out.reserve(items.size() * 48);
-  char mode_buf[16];
-  for (const TreeItem& item : items) {
-    int len = std::snprintf(mode_buf, sizeof mode_buf, "%o ", item.mode);
-    out.append(mode_buf, static_cast<std::size_t>(len));
-    out.append(*item.name);
-    out.push_back('\0');
-    out.append(reinterpret_cast<const char*>(item.oid.id), GIT_OID_RAWSZ);
-  }
-  return out;
 }
 
 // State shared by the threads of one capture.

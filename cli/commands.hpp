@@ -1,0 +1,36 @@
+// The commands of the shadowbox executable (DESIGN.md §10). Each takes the resolved
+// global options and its own arguments, writes its result to stdout (JSON with
+// --json), and returns the exit status; errors are thrown (fsnap::Error,
+// sandbox::ConfigError, UsageError) and reported by main.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+
+namespace cli {
+
+using Args = std::vector<std::string>;
+
+int cmd_init(const Context& context, const Args& args);
+int cmd_path(const Context& context, const Args& args);
+int cmd_snapshot(const Context& context, const Args& args);
+int cmd_restore(const Context& context, const Args& args);
+int cmd_log(const Context& context, const Args& args);
+int cmd_show(const Context& context, const Args& args);
+int cmd_diff(const Context& context, const Args& args);
+int cmd_gc(const Context& context, const Args& args);
+
+// One command: its name, synopsis (for usage errors and --help) and summary.
+struct Command {
+  const char* name;
+  const char* synopsis;
+  const char* summary;
+  int (*run)(const Context&, const Args&);
+};
+
+// Every command, in the order --help lists them.
+const std::vector<Command>& all_commands();
+
+}  // namespace cli

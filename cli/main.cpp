@@ -1,0 +1,116 @@
+// shadowbox — make every step of a coding agent atomic, reversible and inspectable.
+//
+// Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error.
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "context.hpp"
+#include "fsnap/error.hpp"
+#include "sandbox/config.hpp"
+
+namespace cli {
+
+const std::vector<Command>& all_commands() {
+  static const std::vector<Command> commands = {
+      {"init", "init", "create or open the workspace's store; print its path", cmd_init},
+      {"snapshot",
+       "snapshot [--tag T] [--phase pre_tool|post_tool|checkpoint|manual] [--tool-call-id ID] "
+       "[--tool-name NAME] [--run RUN]",
+       "checkpoint the whole workspace", cmd_snapshot},
+      {"restore", "restore REF [--dry-run] [--run RUN]",
+       "make the workspace exactly REF (after a safety checkpoint)", cmd_restore},
+      {"log", "log [--run RUN] [-n N]", "list checkpoints, newest first", cmd_log},
+      {"show", "show REF", "metadata and changed paths of a checkpoint", cmd_show},
+      {"diff", "diff REF [REF2] [--name-status]",
+       "unified diff from REF to REF2 (default: the live workspace)", cmd_diff},
+      {"path", "path", "print the shadow repository's git directory", cmd_path},
+      {"gc", "gc", "apply the config's retention limits and prune unreferenced objects", cmd_gc},
+  };
+  return commands;
+}
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+void print_help(std::ostream& out) {
+  out << "usage: shadowbox [--workspace DIR] [--store DIR] [--config FILE] [--json] COMMAND "
+         "[ARGS]\n\n"
+         "Checkpoints a workspace into a shadow git repository outside it, so every step\n"
+         "can be inspected with plain git and undone exactly.\n\ncommands:\n";
+  for (const Command& c : all_commands()) {
+    out << "  " << c.synopsis << "\n      " << c.summary << '\n';
+  }
+  out << "\nREF: a checkpoint id or commit id (or a unique prefix of 4+ hex digits), a tag,\n"
+         "pre:<tool_call_id>, post:<tool_call_id>, or run:<run> for a run's newest.\n\n"
+         "global options:\n"
+         "  --workspace DIR  the workspace (default: the current directory)\n"
+         "  --store DIR      the store (default: $SHADOWBOX_STORE, else\n"
+         "                   $XDG_DATA_HOME/shadowbox/<name>-<hash>)\n"
+         "  --config FILE    settings (default: $SHADOWBOX_CONFIG, else\n"
+         "                   <workspace>/.shadowbox.yaml)\n"
+         "  --json           machine-readable output\n\n"
+         "exit status: 0 success, 1 error, 2 usage error\n";
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << "shadowbox: " << message << "\nTry 'shadowbox --help'.\n";
+  return 2;
+}
+
+int error(const std::string& message) {
+  std::cerr << "shadowbox: error: " << message << '\n';
+  return 1;
+}
+
+int run(const std::vector<std::string>& argv) {
+  GlobalOptions options = parse_global_options(argv);
+  if (options.help || options.command == "help") {
+    print_help(std::cout);
+    return 0;
+  }
+  if (options.version) {
+    std::cout << "shadowbox " << kVersion << '\n';
+    return 0;
+  }
+  if (options.command.empty()) throw UsageError("no command given");
+  for (const Command& command : all_commands()) {
+    if (options.command != command.name) continue;
+    for (const std::string& arg : options.args) {
+      if (arg == "--help" || arg == "-h") {
+        std::cout << "usage: shadowbox " << command.synopsis << "\n  " << command.summary << '\n';
+        return 0;
+      }
+      if (arg == "--") break;
+    }
+    Context context = make_context(options);
+    return command.run(context, options.args);
+  }
+  throw UsageError("unknown command '" + options.command + "'");
+}
+
+}  // namespace
+
+}  // namespace cli
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    int status = cli::run(args);
+    std::cout.flush();
+    if (!std::cout) return cli::error("cannot write the output");
+    return status;
+  } catch (const cli::UsageError& e) {
+    return cli::usage_error(e.what());
+  } catch (const fsnap::Error& e) {
+    return cli::error(e.what());
+  } catch (const sandbox::ConfigError& e) {
+    return cli::error(e.what());
+  } catch (const std::exception& e) {
+    return cli::error(e.what());
+  }
+}

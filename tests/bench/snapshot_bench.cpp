@@ -1,0 +1,287 @@
+// snapshot_bench — shadowbox's snapshot engine against the git CLI, in one run.
+//
+// Builds a synthetic workspace (default: 100,000 files in 2,000 directories, ~400 MB)
+// and times, for the fsnap library in-process, the `shadowbox` CLI and the git CLI
+// baseline (`git add -A && git commit` into a separate git dir with the same work
+// tree):
+//   first snapshot, snapshot after one file changed, snapshot with nothing changed,
+//   restore of one changed file (shadowbox restore, which also takes a safety
+//   checkpoint, vs `git reset --hard`).
+// Prints the median of --repeat runs per case and the ratios git / shadowbox.
+//
+//   snapshot_bench [--files N] [--dirs N] [--file-size BYTES] [--repeat N] [--dir PATH]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/filesystem.hpp>
+
+#include "fsnap/host_filesystem.hpp"
+#include "fsnap/store.hpp"
+#include "test_support.hpp"
+
+namespace fs = boost::filesystem;
+using testing_support::run_command;
+
+namespace {
+
+struct Settings {
+  std::size_t files = 100000;
+  std::size_t dirs = 2000;
+  std::size_t file_size = 4096;  // average bytes per file
+  std::size_t repeat = 5;
+  std::string dir;  // where to build the workspace (default: a temporary directory)
+};
+
+Settings parse_settings(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--files") {
+      s.files = std::stoul(value());
+    } else if (arg == "--dirs") {
+      s.dirs = std::stoul(value());
+    } else if (arg == "--file-size") {
+      s.file_size = std::stoul(value());
+    } else if (arg == "--repeat") {
+      s.repeat = std::max<std::size_t>(1, std::stoul(value()));
+    } else if (arg == "--dir") {
+      s.dir = value();
+    } else {
+      throw std::invalid_argument("unknown option " + arg +
+                                  " (use --files, --dirs, --file-size, --repeat, --dir)");
+    }
+  }
+  if (s.dirs == 0 || s.files == 0) throw std::invalid_argument("--files and --dirs must be > 0");
+  return s;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_of(const std::function<void()>& f) {
+  auto start = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Source-like text: lines of pseudo-random words, so it compresses like code does.
+std::string text_of_size(std::mt19937_64& rng, std::size_t size) {
+  static const char* words[] = {"int",    "return", "if",    "for",   "value", "const",
+                                "auto",   "std",    "void",  "class", "while", "struct",
+                                "string", "vector", "count", "index", "data",  "size"};
+  std::string out;
+  out.reserve(size + 16);
+  while (out.size() < size) {
+    out += words[rng() % (sizeof words / sizeof *words)];
+    out.push_back(rng() % 8 == 0 ? '\n' : ' ');
+    if (rng() % 16 == 0) out += std::to_string(rng() % 100000);
+  }
+  out.resize(size);
+  return out;
+}
+
+// Directories nested two levels (d0042/s07) so the tree has depth.
+std::vector<std::string> build_workspace(const fs::path& root, const Settings& s) {
+  std::mt19937_64 rng(42);
+  std::vector<std::string> dirs;
+  std::size_t top = std::max<std::size_t>(1, s.dirs / 20);
+  for (std::size_t i = 0; i < s.dirs; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof name, "d%04zu/s%03zu", i % top, i / top);
+    dirs.push_back(name);
+    fs::create_directories(root / name);
+  }
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < s.files; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/f%06zu.txt", i);
+    std::string rel = dirs[i % dirs.size()] + name;
+    std::size_t size = s.file_size / 2 + rng() % (s.file_size + 1);
+    testing_support::write_file(root / rel, text_of_size(rng, size));
+    files.push_back(rel);
+  }
+  return files;
+}
+
+void check(const testing_support::CommandResult& r, const std::string& what) {
+  if (r.exit_code != 0) {
+    throw std::runtime_error(what + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
+  }
+}
+
+// The git CLI baseline: a git dir outside the work tree, no auto-gc, no hooks.
+struct GitBaseline {
+  fs::path git_dir;
+  fs::path work_tree;
+  int commits = 0;
+
+  testing_support::CommandResult git(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {"git",
+                                     "--git-dir=" + git_dir.string(),
+                                     "--work-tree=" + work_tree.string(),
+                                     "-c",
+                                     "gc.auto=0",
+                                     "-c",
+                                     "user.name=bench",
+                                     "-c",
+                                     "user.email=bench@localhost",
+                                     "-c",
+                                     "core.hooksPath=/dev/null"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv, work_tree, {}, "", std::chrono::seconds(3600));
+  }
+  void snapshot() {
+    check(git({"add", "-A"}), "git add -A");
+    check(git({"commit", "-q", "--allow-empty", "-m", "snapshot " + std::to_string(++commits)}),
+          "git commit");
+  }
+  void restore_head() { check(git({"reset", "-q", "--hard", "HEAD"}), "git reset --hard"); }
+};
+
+// The shadowbox CLI with its own store.
+struct CliRunner {
+  fs::path store;
+  fs::path workspace;
+
+  testing_support::CommandResult run(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", workspace.string(), "--store",
+                                     store.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv, workspace, {"SHADOWBOX_CONFIG="}, "", std::chrono::seconds(3600));
+  }
+  std::string snapshot() {
+    testing_support::CommandResult r = run({"snapshot"});
+    check(r, "shadowbox snapshot");
+    return r.out.substr(0, r.out.find(' '));
+  }
+};
+
+struct Row {
+  std::string name;
+  double lib = 0;
+  double cli = 0;
+  double git = 0;
+};
+
+void print_rows(const std::vector<Row>& rows) {
+  std::printf("\n%-28s %12s %12s %12s %9s %9s\n", "case", "fsnap lib", "shadowbox", "git CLI",
+              "git/lib", "git/cli");
+  for (const Row& r : rows) {
+    std::printf("%-28s %10.1fms %10.1fms %10.1fms %8.1fx %8.1fx\n", r.name.c_str(), r.lib * 1000,
+                r.cli * 1000, r.git * 1000, r.git / r.lib, r.git / r.cli);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Settings s = parse_settings(argc, argv);
+    std::optional<testing_support::TempDir> temp;
+    fs::path base;
+    if (s.dir.empty()) {
+      temp.emplace("shadowbox-bench");
+      base = temp->path();
+    } else {
+      base = fs::absolute(s.dir);
+      if (fs::exists(base)) throw std::runtime_error(base.string() + " exists; give a new path");
+      fs::create_directories(base);
+    }
+    fs::path workspace = base / "workspace";
+    fs::create_directories(workspace);
+
+    std::vector<std::string> files;
+    double gen = seconds_of([&] { files = build_workspace(workspace, s); });
+    std::uintmax_t bytes = 0;
+    for (const std::string& f : files) bytes += fs::file_size(workspace / f);
+    std::printf("workspace: %zu files in %zu directories, %.1f MB (generated in %.1f s)\n",
+                files.size(), s.dirs, static_cast<double>(bytes) / 1e6, gen);
+    std::printf("median of %zu run(s) per case; %u hardware threads\n", s.repeat,
+                std::thread::hardware_concurrency());
+    std::fflush(stdout);
+
+    fsnap::HostFilesystem lib(fsnap::Store::open(base / "store-lib", workspace, true),
+                              fsnap::CaptureOptions{});
+    CliRunner cli{base / "store-cli", workspace};
+    GitBaseline git{base / "baseline.git", workspace};
+    check(run_command({"git", "init", "-q", "--bare", git.git_dir.string()}), "git init");
+
+    std::vector<Row> rows;
+    Row first{"first snapshot"};
+    first.lib = seconds_of([&] { lib.checkpoint({}); });
+    first.cli = seconds_of([&] { cli.snapshot(); });
+    first.git = seconds_of([&] { git.snapshot(); });
+    rows.push_back(first);
+
+    std::mt19937_64 rng(7);
+    auto change_one = [&](const std::string& rel) {
+      testing_support::write_file(workspace / rel, text_of_size(rng, s.file_size));
+    };
+
+    std::vector<double> lib_t, cli_t, git_t;
+    for (std::size_t i = 0; i < s.repeat; ++i) {
+      change_one(files[rng() % files.size()]);
+      lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
+      cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
+      git_t.push_back(seconds_of([&] { git.snapshot(); }));
+    }
+    rows.push_back({"snapshot, one file changed", median(lib_t), median(cli_t), median(git_t)});
+
+    lib_t.clear(), cli_t.clear(), git_t.clear();
+    for (std::size_t i = 0; i < s.repeat; ++i) {
+      lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
+      cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
+      git_t.push_back(seconds_of([&] { git.snapshot(); }));
+    }
+    rows.push_back({"snapshot, nothing changed", median(lib_t), median(cli_t), median(git_t)});
+
+    // Every side has the current state as its latest snapshot; change one file and
+    // put it back, once per side.
+    fsnap::Checkpoint lib_target = lib.checkpoint({});
+    std::string cli_target = cli.snapshot();
+    git.snapshot();
+    lib_t.clear(), cli_t.clear(), git_t.clear();
+    for (std::size_t i = 0; i < s.repeat; ++i) {
+      const std::string& victim = files[rng() % files.size()];
+      std::string original = testing_support::read_file(workspace / victim);
+      change_one(victim);
+      lib_t.push_back(seconds_of([&] { lib.restore_checkpoint(lib_target, {}); }));
+      change_one(victim);
+      cli_t.push_back(seconds_of([&] { check(cli.run({"restore", cli_target}), "restore"); }));
+      change_one(victim);
+      git_t.push_back(seconds_of([&] { git.restore_head(); }));
+      if (testing_support::read_file(workspace / victim) != original) {
+        throw std::runtime_error("restore did not bring back " + victim);
+      }
+    }
+    rows.push_back({"restore one changed file", median(lib_t), median(cli_t), median(git_t)});
+
+    print_rows(rows);
+    std::printf(
+        "\nfsnap lib: HostFilesystem in-process; shadowbox: the CLI, one process per "
+        "snapshot;\ngit CLI: `git add -A && git commit` / `git reset --hard` with a separate "
+        "git dir.\nshadowbox's restore also takes a safety checkpoint first; git's does not.\n");
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "snapshot_bench: %s\n", e.what());
+    return 1;
+  }
+}
