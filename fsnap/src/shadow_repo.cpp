@@ -76,10 +76,11 @@ void configure_new_repository(git_repository* repo, const fs::path& git_dir) {
   git::check(git_config_set_bool(config.get(), "core.logAllRefUpdates", 0), "config");
   git::check(git_config_set_int32(config.get(), "gc.auto", 0), "config");
   git::check(git_config_set_string(config.get(), "gc.reflogExpire", "never"), "config");
-  // Plain `git log` in the store shows the default run.
+  // HEAD must name a branch for git to call the repository valid (`git fsck`), but
+  // checkpoints live under refs/shadowbox/, so HEAD is an unborn branch that nothing
+  // ever moves: browse with `git log --all` or a run's ref.
   git_reference* head = nullptr;
-  std::string target = std::string(kRunRefPrefix) + std::string(kDefaultRun);
-  git::check(git_reference_symbolic_create(&head, repo, "HEAD", target.c_str(), 1, nullptr),
+  git::check(git_reference_symbolic_create(&head, repo, "HEAD", "refs/heads/main", 1, nullptr),
              "cannot set HEAD of " + git_dir.string());
   git_reference_free(head);
 }

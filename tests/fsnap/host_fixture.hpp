@@ -1,0 +1,54 @@
+// A workspace and its store in temporary directories, for HostFilesystem tests.
+#pragma once
+
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "fsnap/host_filesystem.hpp"
+#include "fsnap/store.hpp"
+#include "test_support.hpp"
+
+namespace fsnap_test {
+
+namespace fs = boost::filesystem;
+using testing_support::Manifest;
+using testing_support::take_manifest;
+
+// Creates <tmp>/ws and <tmp>/store; open() returns a HostFilesystem on them.
+class HostTest : public ::testing::Test {
+ protected:
+  HostTest() : ws_(temp_.path() / "ws"), store_dir_(temp_.path() / "store") {
+    fs::create_directories(ws_);
+  }
+
+  fsnap::HostFilesystem open(fsnap::CaptureOptions options = {}) {
+    return fsnap::HostFilesystem(fsnap::Store::open(store_dir_, ws_, true), std::move(options));
+  }
+
+  // Absolute path of rel in the workspace.
+  std::string at(const std::string& rel) const { return (ws_ / rel).string(); }
+  void write(const std::string& rel, const std::string& data, bool exec = false) {
+    testing_support::write_file(ws_ / rel, data, exec);
+  }
+  void link(const std::string& target, const std::string& rel) {
+    fs::create_directories((ws_ / rel).parent_path());
+    ASSERT_EQ(::symlink(target.c_str(), at(rel).c_str()), 0) << rel;
+  }
+  void mkdir(const std::string& rel) { fs::create_directories(ws_ / rel); }
+  void remove(const std::string& rel) { fs::remove_all(ws_ / rel); }
+  Manifest manifest(bool include_git = false) const { return take_manifest(ws_, include_git); }
+
+  testing_support::TempDir temp_;
+  fs::path ws_;
+  fs::path store_dir_;
+};
+
+// Asserts that the workspace matches the manifest exactly.
+#define EXPECT_WORKSPACE(expected) \
+  EXPECT_EQ(testing_support::describe_difference((expected), manifest()), "")
+
+}  // namespace fsnap_test

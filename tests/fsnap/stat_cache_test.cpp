@@ -1,0 +1,160 @@
+// The stat cache (DESIGN.md §8, issue 2): an unchanged workspace is not re-read,
+// files modified within the timestamp granularity are (racy guard), and a damaged or
+// missing cache costs time, never correctness.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <thread>
+
+#include "host_fixture.hpp"
+
+namespace fsnap_test {
+namespace {
+
+// A HostTest whose captures record their final progress counters.
+class StatCacheTest : public HostTest {
+ protected:
+  fsnap::CaptureOptions counting() {
+    return {.on_progress = [this](const fsnap::CaptureProgress& p) {
+      if (p.done) last_ = p;
+    }};
+  }
+  // Files read by the last capture.
+  std::uint64_t hashed() const { return last_.files_hashed; }
+
+  // Waits until files written so far are older than the racy margin of a capture.
+  static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
+
+  void populate(int files) {
+    for (int i = 0; i < files; ++i) {
+      write("d" + std::to_string(i % 7) + "/f" + std::to_string(i), "content " + std::to_string(i));
+    }
+  }
+
+  fsnap::CaptureProgress last_;
+};
+
+TEST_F(StatCacheTest, UnchangedWorkspaceIsNotReread) {
+  populate(200);
+  settle();
+  fsnap::HostFilesystem fs = open(counting());
+  fsnap::Checkpoint first = fs.checkpoint({});
+  EXPECT_EQ(hashed(), 200u);
+  fsnap::Checkpoint second = fs.checkpoint({});
+  EXPECT_EQ(hashed(), 0u);
+  EXPECT_EQ(second.tree, first.tree);
+  EXPECT_GE(last_.entries_seen, 200u);
+}
+
+TEST_F(StatCacheTest, CacheIsSharedBetweenProcessesThroughTheStore) {
+  populate(50);
+  settle();
+  open().checkpoint({});
+  fsnap::HostFilesystem again = open(counting());  // a new object, as a new process would
+  again.checkpoint({});
+  EXPECT_EQ(hashed(), 0u);
+}
+
+TEST_F(StatCacheTest, OnlyChangedFilesAreReread) {
+  populate(100);
+  settle();
+  fsnap::HostFilesystem fs = open(counting());
+  fs.checkpoint({});
+  write("d3/f3", "changed");
+  write("d4/new", "new file");
+  settle();
+  fsnap::Checkpoint cp = fs.checkpoint({});
+  EXPECT_EQ(hashed(), 2u);
+  EXPECT_EQ(fs.read("d3/f3"), "changed");
+  std::vector<fsnap::TreeChange> changes = fs.repo().diff_trees(
+      cp.parent.empty() ? "" : fs.repo().read_checkpoint(cp.parent).tree, cp.tree);
+  ASSERT_EQ(changes.size(), 2u);
+}
+
+TEST_F(StatCacheTest, FilesWrittenJustBeforeACaptureAreRereadNextTime) {
+  populate(20);  // no settle: every file is "racy" for this capture
+  fsnap::HostFilesystem fs = open(counting());
+  fs.checkpoint({});
+  EXPECT_EQ(hashed(), 20u);
+  settle();
+  fs.checkpoint({});
+  EXPECT_EQ(hashed(), 20u) << "racy entries must not be trusted by the next capture";
+  fs.checkpoint({});
+  EXPECT_EQ(hashed(), 0u) << "once old enough, entries are trusted";
+}
+
+TEST_F(StatCacheTest, SameSizeChangeWithRestoredMtimeIsDetected) {
+  write("f", "aaaa");
+  settle();
+  fsnap::HostFilesystem fs = open(counting());
+  fsnap::Checkpoint before = fs.checkpoint({});
+  struct stat st;
+  ASSERT_EQ(::stat(at("f").c_str(), &st), 0);
+  write("f", "bbbb");
+  timespec times[2] = {st.st_atim, st.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, at("f").c_str(), times, 0), 0);
+  fsnap::Checkpoint after = fs.checkpoint({});
+  EXPECT_NE(after.tree, before.tree);
+  fs.restore_checkpoint(before, {});
+  EXPECT_EQ(testing_support::read_file(ws_ / "f"), "aaaa");
+}
+
+TEST_F(StatCacheTest, ModeChangeIsDetectedWithoutRereading) {
+  write("s.sh", "echo\n");
+  settle();
+  fsnap::HostFilesystem fs = open(counting());
+  fsnap::Checkpoint before = fs.checkpoint({});
+  ASSERT_EQ(::chmod(at("s.sh").c_str(), 0755), 0);
+  fsnap::Checkpoint after = fs.checkpoint({});
+  ASSERT_NE(after.tree, before.tree);
+  std::vector<fsnap::TreeChange> changes = fs.repo().diff_trees(before.tree, after.tree);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_TRUE(changes[0].after->executable);
+}
+
+TEST_F(StatCacheTest, CorruptOrMissingCacheOnlyCostsTime) {
+  populate(60);
+  settle();
+  fsnap::Checkpoint reference = open().checkpoint({});
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
+  std::string good = testing_support::read_file(store.stat_cache_file());
+  ASSERT_FALSE(good.empty());
+
+  const std::vector<std::string> damaged = {
+      "", "garbage", good.substr(0, good.size() / 2),
+      good.substr(0, good.size() - 1) + static_cast<char>(good.back() ^ 0x5a)};
+  for (const std::string& bytes : damaged) {
+    SCOPED_TRACE("cache of " + std::to_string(bytes.size()) + " bytes");
+    testing_support::write_file(store.stat_cache_file(), bytes);
+    write("d1/f1", "edited " + std::to_string(bytes.size()));
+    settle();
+    fsnap::HostFilesystem fs = open(counting());
+    fsnap::Checkpoint cp = fs.checkpoint({});
+    EXPECT_EQ(hashed(), 60u) << "a damaged cache must not be trusted";
+    EXPECT_EQ(fs.repo().read_blob(fs.repo().diff_trees(reference.tree, cp.tree).at(0).after->oid),
+              "edited " + std::to_string(bytes.size()));
+  }
+  fs::remove(store.stat_cache_file());
+  fsnap::HostFilesystem fs = open(counting());
+  fs.checkpoint({});
+  EXPECT_EQ(hashed(), 60u);
+}
+
+TEST_F(StatCacheTest, RestoredFilesAreTrustedAfterwards) {
+  populate(30);
+  settle();
+  fsnap::HostFilesystem fs = open(counting());
+  fsnap::Checkpoint cp = fs.checkpoint({});
+  write("d2/f2", "changed");
+  remove("d5");
+  fs.restore_checkpoint(cp, {});
+  settle();
+  fs.checkpoint({});
+  fsnap::Checkpoint again = fs.checkpoint({});
+  EXPECT_EQ(hashed(), 0u);
+  EXPECT_EQ(again.tree, cp.tree);
+}
+
+}  // namespace
+}  // namespace fsnap_test
