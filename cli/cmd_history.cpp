@@ -25,9 +25,9 @@ std::string parent_tree(const fsnap::ShadowRepo& repo, const fsnap::Checkpoint& 
 int cmd_log(const Context& context, const Args& args) {
   CommandArgs parsed("log", args, {"--run", "-n"}, {}, {{"--max-count", "-n"}});
   parsed.expect_operands(0, 0, "log [--run RUN] [-n N]");
+  std::size_t limit = parsed.count("-n").value_or(0);  // usage errors before any I/O
   fsnap::ShadowRepo repo = open_repo(context);
-  std::vector<fsnap::Checkpoint> checkpoints =
-      repo.log(parsed.value_or("--run", ""), parsed.count("-n").value_or(0));
+  std::vector<fsnap::Checkpoint> checkpoints = repo.log(parsed.value_or("--run", ""), limit);
   if (context.options.json) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
     for (const fsnap::Checkpoint& c : checkpoints) out->add(checkpoint_json(c));

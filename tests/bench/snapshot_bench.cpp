@@ -23,6 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <boost/filesystem.hpp>
 
 #include "fsnap/host_filesystem.hpp"
@@ -174,6 +179,46 @@ struct CliRunner {
   }
 };
 
+// Stats every entry below the directory fd (closes it); returns how many.
+std::size_t stat_tree(int dfd) {
+  DIR* dir = ::fdopendir(dfd);
+  if (dir == nullptr) return 0;
+  std::size_t n = 0;
+  std::vector<std::string> subdirs;
+  while (dirent* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    ++n;
+    if (S_ISDIR(st.st_mode)) subdirs.push_back(name);
+  }
+  for (const std::string& sub : subdirs) {
+    n += stat_tree(::openat(::dirfd(dir), sub.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  }
+  ::closedir(dir);
+  return n;
+}
+
+// The floor of any stat-based capture: one fstatat per entry, top-level directories
+// spread over all hardware threads, nothing else.
+double stat_floor(const fs::path& root) {
+  std::vector<std::string> tops;
+  for (fs::directory_iterator it(root), end; it != end; ++it) tops.push_back(it->path().string());
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  return seconds_of([&] {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        for (std::size_t i = t; i < tops.size(); i += threads) {
+          stat_tree(::open(tops[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        }
+      });
+    }
+    for (std::thread& th : pool) th.join();
+  });
+}
+
 struct Row {
   std::string name;
   double lib = 0;
@@ -275,6 +320,10 @@ int main(int argc, char** argv) {
     rows.push_back({"restore one changed file", median(lib_t), median(cli_t), median(git_t)});
 
     print_rows(rows);
+    std::vector<double> floor_t;
+    for (std::size_t i = 0; i < s.repeat; ++i) floor_t.push_back(stat_floor(workspace));
+    std::printf("\nreference: one fstatat per entry on %u threads, nothing else: %.1fms\n",
+                std::thread::hardware_concurrency(), median(floor_t) * 1000);
     std::printf(
         "\nfsnap lib: HostFilesystem in-process; shadowbox: the CLI, one process per "
         "snapshot;\ngit CLI: `git add -A && git commit` / `git reset --hard` with a separate "

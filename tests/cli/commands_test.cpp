@@ -1,0 +1,358 @@
+// The shadowbox executable end to end (DESIGN.md §10): every command in human and
+// JSON form, references, exit codes and one-line errors, quoting of unusual names,
+// and the result browsed with plain git.
+#include <unistd.h>
+
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using testing_support::CommandResult;
+using testing_support::Manifest;
+using testing_support::run_command;
+using testing_support::take_manifest;
+using testing_support::TempDir;
+using testing_support::write_file;
+
+Poco::Dynamic::Var parse_json(const std::string& text) {
+  Poco::JSON::Parser parser;
+  return parser.parse(text);
+}
+
+Poco::JSON::Object::Ptr object_of(const std::string& text) {
+  return parse_json(text).extract<Poco::JSON::Object::Ptr>();
+}
+
+// A workspace and store in a temporary directory, and a way to run shadowbox on them.
+class CliTest : public ::testing::Test {
+ protected:
+  CliTest() : ws_(temp_ / "ws"), store_(temp_ / "store") { fs::create_directories(ws_); }
+
+  CommandResult shadowbox(std::vector<std::string> args, const std::string& config = "") {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store_.string()};
+    if (!config.empty()) {
+      write_file(temp_ / "config.yaml", config);
+      argv.push_back("--config");
+      argv.push_back((temp_ / "config.yaml").string());
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv, ws_, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+  }
+
+  // Runs a command that must succeed and returns its stdout.
+  std::string ok(std::vector<std::string> args, const std::string& config = "") {
+    CommandResult r = shadowbox(args, config);
+    EXPECT_EQ(r.exit_code, 0) << "shadowbox " << args.at(0) << ": " << r.err;
+    return r.out;
+  }
+
+  Poco::JSON::Object::Ptr snapshot_json(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--json", "snapshot"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return object_of(ok(args));
+  }
+
+  void write(const std::string& rel, const std::string& data) { write_file(ws_ / rel, data); }
+  Manifest manifest() const { return take_manifest(ws_); }
+
+  TempDir temp_;
+  fs::path ws_;
+  fs::path store_;
+};
+
+// Expects a one-line "shadowbox: error: ..." on stderr containing text, and exit 1.
+void expect_error(const CommandResult& r, const std::string& text) {
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("shadowbox: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+}
+
+void expect_usage_error(const CommandResult& r, const std::string& text) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Try 'shadowbox --help'"), std::string::npos) << r.err;
+}
+
+TEST_F(CliTest, InitAndPath) {
+  std::string out = ok({"init"});
+  EXPECT_EQ(out, store_.string() + "\n");
+  EXPECT_TRUE(fs::is_directory(store_ / "repo.git"));
+  Poco::JSON::Object::Ptr json = object_of(ok({"--json", "init"}));
+  EXPECT_EQ(json->getValue<std::string>("store"), store_.string());
+  EXPECT_EQ(json->getValue<std::string>("repo"), (store_ / "repo.git").string());
+  EXPECT_EQ(json->getValue<std::string>("workspace"), fs::canonical(ws_).string());
+  EXPECT_EQ(ok({"path"}), (store_ / "repo.git").string() + "\n");
+}
+
+TEST_F(CliTest, SnapshotJsonHasTheDocumentedShape) {
+  write("a.txt", "a");
+  Poco::JSON::Object::Ptr s = snapshot_json({"--tag", "t1", "--phase", "pre_tool", "--tool-call-id",
+                                             "toolu_1", "--tool-name", "Bash", "--run", "r1"});
+  for (const char* key : {"id", "commit", "tag", "phase", "tool_call_id", "tool_name", "run",
+                          "created_at", "skipped"}) {
+    EXPECT_TRUE(s->has(key)) << key;
+  }
+  EXPECT_EQ(s->getValue<std::string>("id").size(), 16u);
+  EXPECT_EQ(s->getValue<std::string>("commit").size(), 40u);
+  EXPECT_EQ(s->getValue<std::string>("tag"), "t1");
+  EXPECT_EQ(s->getValue<std::string>("phase"), "pre_tool");
+  EXPECT_EQ(s->getValue<std::string>("tool_call_id"), "toolu_1");
+  EXPECT_EQ(s->getValue<std::string>("tool_name"), "Bash");
+  EXPECT_EQ(s->getValue<std::string>("run"), "r1");
+  EXPECT_EQ(s->getArray("skipped")->size(), 0u);
+  // Human form: one line naming the id, phase, tool and tag.
+  std::string line = ok({"snapshot", "--tag", "t2"});
+  EXPECT_NE(line.find("manual"), std::string::npos) << line;
+  EXPECT_NE(line.find("tag:t2"), std::string::npos) << line;
+}
+
+TEST_F(CliTest, OversizeFilesAreReportedSkippedAndLeftAlone) {
+  const std::string config = "capture:\n  max_file_size: 10\n";
+  write("small", "s");
+  write("big.bin", std::string(64, 'b'));
+  Poco::JSON::Object::Ptr s = object_of(ok({"--json", "snapshot", "--tag", "t"}, config));
+  Poco::JSON::Array::Ptr skipped = s->getArray("skipped");
+  ASSERT_EQ(skipped->size(), 1u);
+  Poco::JSON::Object::Ptr item = skipped->getObject(0);
+  EXPECT_EQ(item->getValue<std::string>("path"), "big.bin");
+  EXPECT_EQ(item->getValue<std::uint64_t>("size"), 64u);
+  EXPECT_FALSE(item->getValue<std::string>("reason").empty());
+  std::string human = ok({"snapshot"}, config);
+  EXPECT_NE(human.find("skipped: big.bin"), std::string::npos) << human;
+
+  write("big.bin", std::string(80, 'c'));
+  write("small", "changed");
+  ok({"restore", "t"}, config);
+  EXPECT_EQ(testing_support::read_file(ws_ / "big.bin"), std::string(80, 'c'));
+  EXPECT_EQ(testing_support::read_file(ws_ / "small"), "s");
+}
+
+TEST_F(CliTest, LogShowDiffRestore) {
+  write("a.txt", "one\n");
+  write("dir/b.txt", "b\n");
+  Manifest first = manifest();
+  std::string first_id = snapshot_json({"--tag", "first"})->getValue<std::string>("id");
+  write("a.txt", "two\n");
+  fs::remove_all(ws_ / "dir");
+  write("new.txt", "new\n");
+  Manifest second = manifest();
+  std::string second_id =
+      snapshot_json({"--tag", "second", "--run", "other"})->getValue<std::string>("id");
+
+  // log: newest first, -n, --run, --json.
+  std::string log = ok({"log"});
+  ASSERT_NE(log.find(second_id), std::string::npos);
+  EXPECT_LT(log.find(second_id), log.find(first_id));
+  std::string newest = ok({"log", "-n", "1"});
+  EXPECT_EQ(std::count(newest.begin(), newest.end(), '\n'), 1) << newest;
+  Poco::JSON::Array::Ptr runs =
+      parse_json(ok({"--json", "log", "--run", "other"})).extract<Poco::JSON::Array::Ptr>();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->getObject(0)->getValue<std::string>("id"), second_id);
+
+  // show: changes against the previous checkpoint of the run (none: whole tree).
+  Poco::JSON::Object::Ptr shown = object_of(ok({"--json", "show", "first"}));
+  EXPECT_EQ(shown->getValue<std::string>("id"), first_id);
+  Poco::JSON::Array::Ptr changes = shown->getArray("changes");
+  ASSERT_EQ(changes->size(), 3u);  // a.txt, dir, dir/b.txt
+  EXPECT_EQ(changes->getObject(0)->getValue<std::string>("status"), "A");
+  EXPECT_EQ(changes->getObject(0)->getValue<std::string>("path"), "a.txt");
+  EXPECT_TRUE(changes->getObject(0)->isNull("before"));
+  EXPECT_EQ(changes->getObject(0)->getObject("after")->getValue<std::string>("type"), "file");
+  EXPECT_NE(ok({"show", "first"}).find("A  dir/b.txt"), std::string::npos);
+
+  // diff between checkpoints, and against the live workspace.
+  std::string patch = ok({"diff", "first", "second"});
+  EXPECT_NE(patch.find("-one"), std::string::npos) << patch;
+  EXPECT_NE(patch.find("+two"), std::string::npos) << patch;
+  std::string names = ok({"diff", "first", "second", "--name-status"});
+  EXPECT_NE(names.find("M  a.txt"), std::string::npos) << names;
+  EXPECT_NE(names.find("D  dir/b.txt"), std::string::npos) << names;
+  EXPECT_NE(names.find("A  new.txt"), std::string::npos) << names;
+  write("a.txt", "live\n");
+  EXPECT_NE(ok({"diff", "second"}).find("+live"), std::string::npos);
+
+  // restore --dry-run changes nothing; restore makes the workspace exact.
+  Manifest live = manifest();
+  std::string dry = ok({"restore", "first", "--dry-run"});
+  EXPECT_NE(dry.find("would restore " + first_id), std::string::npos) << dry;
+  EXPECT_EQ(testing_support::describe_difference(live, manifest()), "");
+  Poco::JSON::Object::Ptr restored = object_of(ok({"--json", "restore", "first"}));
+  EXPECT_EQ(testing_support::describe_difference(first, manifest()), "");
+  EXPECT_FALSE(restored->getValue<bool>("dry_run"));
+  std::string safety = restored->getObject("safety")->getValue<std::string>("id");
+  EXPECT_EQ(restored->getObject("safety")->getValue<std::string>("phase"), "safety");
+  // The safety checkpoint undoes the restore exactly.
+  ok({"restore", safety});
+  EXPECT_EQ(testing_support::describe_difference(live, manifest()), "");
+  ok({"restore", "second"});
+  EXPECT_EQ(testing_support::describe_difference(second, manifest()), "");
+}
+
+TEST_F(CliTest, EveryKindOfReferenceResolves) {
+  write("f", "1");
+  Poco::JSON::Object::Ptr pre = snapshot_json(
+      {"--phase", "pre_tool", "--tool-call-id", "toolu_9", "--run", "agent", "--tag", "tagged"});
+  write("f", "2");
+  Poco::JSON::Object::Ptr post =
+      snapshot_json({"--phase", "post_tool", "--tool-call-id", "toolu_9", "--run", "agent"});
+  std::string pre_id = pre->getValue<std::string>("id");
+  std::string post_id = post->getValue<std::string>("id");
+  std::string pre_commit = pre->getValue<std::string>("commit");
+  auto resolves_to = [&](const std::string& ref) {
+    return object_of(ok({"--json", "show", ref}))->getValue<std::string>("id");
+  };
+  EXPECT_EQ(resolves_to(pre_id), pre_id);
+  EXPECT_EQ(resolves_to(pre_id.substr(0, 10)), pre_id);
+  EXPECT_EQ(resolves_to(pre_commit), pre_id);
+  EXPECT_EQ(resolves_to(pre_commit.substr(0, 12)), pre_id);
+  EXPECT_EQ(resolves_to("tagged"), pre_id);
+  EXPECT_EQ(resolves_to("pre:toolu_9"), pre_id);
+  EXPECT_EQ(resolves_to("post:toolu_9"), post_id);
+  EXPECT_EQ(resolves_to("run:agent"), post_id);
+  ok({"restore", "pre:toolu_9"});
+  EXPECT_EQ(testing_support::read_file(ws_ / "f"), "1");
+}
+
+TEST_F(CliTest, UnusualNamesAreQuotedAndRoundTrip) {
+  const std::string newline = "new\nline.txt";
+  const std::string latin1 = "caf\xe9.txt";
+  write(newline, "n");
+  write(latin1, "l");
+  Manifest before = manifest();
+  ok({"snapshot", "--tag", "names"});
+  std::string human = ok({"show", "names"});
+  EXPECT_NE(human.find("A  \"new\\nline.txt\""), std::string::npos) << human;
+  EXPECT_NE(human.find("A  \"caf\\351.txt\""), std::string::npos) << human;
+
+  Poco::JSON::Array::Ptr changes = object_of(ok({"--json", "show", "names"}))->getArray("changes");
+  bool saw_hex = false;
+  for (std::size_t i = 0; i < changes->size(); ++i) {
+    Poco::JSON::Object::Ptr c = changes->getObject(i);
+    if (c->has("path_hex")) {
+      saw_hex = true;
+      EXPECT_EQ(c->getValue<std::string>("path_hex"), "636166e92e747874");  // caf\xe9.txt
+      EXPECT_EQ(c->getValue<std::string>("path"), "caf\xef\xbf\xbd.txt");
+    }
+  }
+  EXPECT_TRUE(saw_hex);
+
+  fs::remove(ws_ / newline);
+  write(latin1, "changed");
+  ok({"restore", "names"});
+  EXPECT_EQ(testing_support::describe_difference(before, manifest()), "");
+}
+
+TEST_F(CliTest, UsageErrorsExitWithTwo) {
+  expect_usage_error(shadowbox({"frobnicate"}), "unknown command 'frobnicate'");
+  expect_usage_error(shadowbox({"snapshot", "--bogus"}), "--bogus");
+  expect_usage_error(shadowbox({"restore"}), "restore REF");
+  expect_usage_error(shadowbox({"show", "a", "b"}), "unexpected argument 'b'");
+  expect_usage_error(shadowbox({"snapshot", "--phase", "sometimes"}), "--phase");
+  expect_usage_error(shadowbox({"log", "-n", "many"}), "-n");
+  expect_usage_error(shadowbox({}), "no command");
+  CommandResult help = shadowbox({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("restore REF"), std::string::npos);
+}
+
+TEST_F(CliTest, ErrorsExitWithOneAndChangeNothing) {
+  write("a", "a");
+  expect_error(shadowbox({"log"}), "shadowbox init");  // no store yet
+  EXPECT_FALSE(fs::exists(store_));
+  ok({"snapshot", "--tag", "t"});
+  Manifest before = manifest();
+  expect_error(shadowbox({"restore", "no-such-ref"}), "no-such-ref");
+  expect_error(shadowbox({"show", "pre:missing"}), "missing");
+  expect_error(shadowbox({"snapshot", "--tag", "bad tag with spaces/.."}), "tag");
+  EXPECT_EQ(testing_support::describe_difference(before, manifest()), "");
+
+  CommandResult missing_ws =
+      run_command({SHADOWBOX_BIN, "--workspace", (temp_ / "nowhere").string(), "log"});
+  expect_error(missing_ws, "nowhere");
+
+  // A store that cannot be created (below a regular file, which fails even for root).
+  write_file(temp_ / "plain-file", "x");
+  CommandResult bad_store = run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                         (temp_ / "plain-file" / "store").string(), "snapshot"},
+                                        ws_, {"SHADOWBOX_CONFIG="});
+  expect_error(bad_store, "plain-file/store");
+  EXPECT_EQ(testing_support::describe_difference(before, manifest()), "");
+
+  expect_error(shadowbox({"snapshot"}, "capture:\n  exclude: [x]\n"), "capture.exclude");
+  expect_error(shadowbox({"snapshot"}, "retention:\n  max_age: forever\n"), "retention.max_age");
+}
+
+TEST_F(CliTest, PlainGitCanBrowseTheStoreAndTheUsersRepositoryIsUntouched) {
+  auto git = [&](const fs::path& dir, std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git", "-c", "user.name=t", "-c", "user.email=t@localhost"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = run_command(argv, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  write("src.c", "int x;\n");
+  git(ws_, {"init", "-q", "-b", "main"});
+  git(ws_, {"add", "-A"});
+  git(ws_, {"commit", "-q", "-m", "user's own commit"});
+  Manifest user_git = take_manifest(ws_ / ".git", true);
+  std::string user_head = git(ws_, {"rev-parse", "HEAD"});
+
+  ok({"snapshot", "--phase", "pre_tool", "--tool-name", "Edit", "--tool-call-id", "toolu_a",
+      "--tag", "before-edit"});
+  write("src.c", "int y;\n");
+  ok({"snapshot", "--phase", "post_tool", "--tool-name", "Edit", "--tool-call-id", "toolu_a"});
+  ok({"restore", "before-edit"});
+
+  std::string repo = ok({"path"});
+  repo.pop_back();
+  std::string log =
+      git(temp_.path(), {"--git-dir", repo, "log", "--all", "--format=%s%n%(trailers)"});
+  EXPECT_NE(log.find("pre_tool Edit toolu_a"), std::string::npos) << log;
+  EXPECT_NE(log.find("post_tool Edit toolu_a"), std::string::npos) << log;
+  for (const char* trailer : {"Checkpoint-Id: ", "Phase: post_tool", "Run-Id: default",
+                              "Tool-Name: Edit", "Tool-Call-Id: toolu_a", "Tag: before-edit"}) {
+    EXPECT_NE(log.find(trailer), std::string::npos) << trailer << "\n" << log;
+  }
+  std::string refs = git(temp_.path(), {"--git-dir", repo, "for-each-ref", "--format=%(refname)"});
+  EXPECT_NE(refs.find("refs/shadowbox/runs/default"), std::string::npos) << refs;
+  EXPECT_NE(refs.find("refs/shadowbox/tags/before-edit"), std::string::npos) << refs;
+  EXPECT_NE(git(temp_.path(), {"--git-dir", repo, "show", "refs/shadowbox/tags/before-edit:src.c"})
+                .find("int x;"),
+            std::string::npos);
+  git(temp_.path(), {"--git-dir", repo, "fsck", "--strict", "--no-dangling"});
+
+  EXPECT_EQ(testing_support::describe_difference(user_git, take_manifest(ws_ / ".git", true)), "");
+  EXPECT_EQ(git(ws_, {"rev-parse", "HEAD"}), user_head);
+}
+
+TEST_F(CliTest, GcKeepsTheNewestCheckpointsOfEachRun) {
+  const std::string config = "retention:\n  keep_last: 2\n";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    write("f", std::to_string(i));
+    ids.push_back(snapshot_json()->getValue<std::string>("id"));
+  }
+  write("dropped-only", "only in dropped checkpoints");
+  std::string out = ok({"gc"}, config);
+  EXPECT_NE(out.find("dropped 3 checkpoint(s)"), std::string::npos) << out;
+  Poco::JSON::Array::Ptr log = parse_json(ok({"--json", "log"})).extract<Poco::JSON::Array::Ptr>();
+  ASSERT_EQ(log->size(), 2u);
+  EXPECT_EQ(log->getObject(0)->getValue<std::string>("id"), ids[4]);
+  EXPECT_EQ(log->getObject(1)->getValue<std::string>("id"), ids[3]);
+  expect_error(shadowbox({"show", ids[0]}), ids[0]);
+  ok({"restore", ids[3]});
+  EXPECT_EQ(testing_support::read_file(ws_ / "f"), "3");
+  Poco::JSON::Object::Ptr json = object_of(ok({"--json", "gc"}, config));
+  EXPECT_EQ(json->getValue<std::size_t>("keep_last"), 2u);
+}
+
+}  // namespace
