@@ -1,0 +1,141 @@
+// sandbox::Config: every key of config/shadowbox.yaml, units, the lookup order, and
+// errors that name the file, line and key instead of being ignored.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem/operations.hpp>
+
+#include "sandbox/config.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using sandbox::Config;
+using sandbox::ConfigError;
+
+// Expects parse to fail with a message containing every part.
+void expect_config_error(const std::string& yaml, const std::vector<std::string>& parts) {
+  try {
+    Config::parse(yaml, "test.yaml");
+    ADD_FAILURE() << "accepted:\n" << yaml;
+  } catch (const ConfigError& e) {
+    for (const std::string& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << e.what() << "' lacks '" << part << "'";
+    }
+  }
+}
+
+TEST(ConfigTest, DefaultsMatchTheDocumentation) {
+  Config c = Config::parse("", "empty.yaml");
+  EXPECT_TRUE(c.capture.excludes.empty());
+  EXPECT_EQ(c.capture.max_file_size, 100ull << 20);
+  EXPECT_FALSE(c.capture.respect_gitignore);
+  EXPECT_EQ(c.retention.keep_last, 0u);
+  EXPECT_EQ(c.retention.max_age.count(), 0);
+}
+
+TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
+  Config shipped = Config::load_file(SHADOWBOX_SOURCE_DIR "/config/shadowbox.yaml");
+  Config defaults;
+  EXPECT_EQ(shipped.capture.excludes, defaults.capture.excludes);
+  EXPECT_EQ(shipped.capture.max_file_size, defaults.capture.max_file_size);
+  EXPECT_EQ(shipped.capture.respect_gitignore, defaults.capture.respect_gitignore);
+  EXPECT_EQ(shipped.retention.keep_last, defaults.retention.keep_last);
+  EXPECT_EQ(shipped.retention.max_age, defaults.retention.max_age);
+}
+
+TEST(ConfigTest, EveryKeyIsRead) {
+  Config c = Config::parse(
+      "capture:\n"
+      "  excludes: [node_modules/, '*.log', '!keep.log']\n"
+      "  max_file_size: 2MiB\n"
+      "  respect_gitignore: true\n"
+      "retention:\n"
+      "  keep_last: 50\n"
+      "  max_age: 30d\n",
+      "full.yaml");
+  EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
+  EXPECT_EQ(c.capture.max_file_size, 2u << 20);
+  EXPECT_TRUE(c.capture.respect_gitignore);
+  EXPECT_EQ(c.retention.keep_last, 50u);
+  EXPECT_EQ(c.retention.max_age, std::chrono::hours(24 * 30));
+}
+
+TEST(ConfigTest, SizesAndDurations) {
+  EXPECT_EQ(sandbox::parse_size("0"), 0u);
+  EXPECT_EQ(sandbox::parse_size("1048576"), 1048576u);
+  EXPECT_EQ(sandbox::parse_size("512k"), 512u << 10);
+  EXPECT_EQ(sandbox::parse_size("100MiB"), 100u << 20);
+  EXPECT_EQ(sandbox::parse_size("2 GB"), 2ull << 30);
+  EXPECT_EQ(sandbox::parse_size("1TiB"), 1ull << 40);
+  for (const char* bad :
+       {"", "MiB", "-1", "1.5MiB", "12 parsecs", "99999999999999999999", "20000000TiB"}) {
+    EXPECT_THROW(sandbox::parse_size(bad), ConfigError) << bad;
+  }
+  EXPECT_EQ(sandbox::parse_duration("45"), std::chrono::seconds(45));
+  EXPECT_EQ(sandbox::parse_duration("90m"), std::chrono::minutes(90));
+  EXPECT_EQ(sandbox::parse_duration("12h"), std::chrono::hours(12));
+  EXPECT_EQ(sandbox::parse_duration("2w"), std::chrono::hours(24 * 14));
+  for (const char* bad : {"", "d", "3y", "1.5h", "-2d"}) {
+    EXPECT_THROW(sandbox::parse_duration(bad), ConfigError) << bad;
+  }
+}
+
+TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
+  expect_config_error("capture:\n  exclude: [x]\n", {"test.yaml", "capture.exclude", "unknown"});
+  expect_config_error("retention:\n  keep: 3\n", {"retention.keep", "retention.keep_last"});
+  expect_config_error("captures: {}\n", {"captures"});
+  expect_config_error("capture:\n  max_file_size: huge\n", {"capture.max_file_size", "huge"});
+  expect_config_error("capture:\n  respect_gitignore: maybe\n", {"capture.respect_gitignore"});
+  expect_config_error("capture:\n  excludes: node_modules\n", {"capture.excludes", "list"});
+  expect_config_error("retention:\n  keep_last: -1\n", {"retention.keep_last"});
+  expect_config_error("retention:\n  max_age: [1]\n", {"retention.max_age"});
+  expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
+  expect_config_error("- just\n- a list\n", {"test.yaml", "mapping"});
+  expect_config_error("capture:\n  excludes: [a\n", {"test.yaml", "invalid YAML"});
+  // Line numbers point at the mistake.
+  expect_config_error("capture:\n  max_file_size: 1MiB\n  oops: 1\n", {"test.yaml:3"});
+}
+
+// Sets or clears $SHADOWBOX_CONFIG for one test.
+class ConfigLookupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* old = std::getenv("SHADOWBOX_CONFIG")) saved_ = old;
+    ::unsetenv("SHADOWBOX_CONFIG");
+  }
+  void TearDown() override {
+    if (saved_) {
+      ::setenv("SHADOWBOX_CONFIG", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("SHADOWBOX_CONFIG");
+    }
+  }
+  std::optional<std::string> saved_;
+  testing_support::TempDir dir_;
+};
+
+TEST_F(ConfigLookupTest, ExplicitThenEnvironmentThenWorkspaceThenDefaults) {
+  boost::filesystem::path ws = dir_ / "ws";
+  boost::filesystem::create_directories(ws);
+  EXPECT_TRUE(Config::load(std::nullopt, ws).source.empty());
+
+  testing_support::write_file(ws / ".shadowbox.yaml", "retention: {keep_last: 1}\n");
+  EXPECT_EQ(Config::load(std::nullopt, ws).retention.keep_last, 1u);
+  EXPECT_EQ(Config::load(std::nullopt, ws).source, ws / ".shadowbox.yaml");
+
+  testing_support::write_file(dir_ / "env.yaml", "retention: {keep_last: 2}\n");
+  ::setenv("SHADOWBOX_CONFIG", (dir_ / "env.yaml").c_str(), 1);
+  EXPECT_EQ(Config::load(std::nullopt, ws).retention.keep_last, 2u);
+
+  testing_support::write_file(dir_ / "explicit.yaml", "retention: {keep_last: 3}\n");
+  EXPECT_EQ(Config::load(dir_ / "explicit.yaml", ws).retention.keep_last, 3u);
+
+  // A named file that does not exist is an error, never a silent fallback.
+  EXPECT_THROW(Config::load(dir_ / "missing.yaml", ws), ConfigError);
+  ::setenv("SHADOWBOX_CONFIG", (dir_ / "missing.yaml").c_str(), 1);
+  EXPECT_THROW(Config::load(std::nullopt, ws), ConfigError);
+}
+
+}  // namespace
