@@ -26,9 +26,9 @@ class ConfigError : public std::runtime_error {
 
 // All of shadowbox's settings, with their defaults.
 struct Config {
-  fsnap::CaptureOptions capture;      // capture.excludes, .max_file_size, .respect_gitignore
-  fsnap::RetentionPolicy retention;   // retention.keep_last, .max_age
-  boost::filesystem::path source;     // the file it came from; empty for the defaults
+  fsnap::CaptureOptions capture;     // capture.excludes, .max_file_size, .respect_gitignore
+  fsnap::RetentionPolicy retention;  // retention.keep_last, .max_age
+  boost::filesystem::path source;    // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).
   static Config parse(const std::string& yaml_text, const std::string& origin);

@@ -1,0 +1,224 @@
+// Session — typed, immutable slices of agent state, changed only by reducers.
+//
+// Each slice holds the values of one C++ type S as a PersistentVector, so a snapshot
+// copies a pointer per slice (never the items) and appending to a LOG slice copies one
+// trie path. Events of type E change slices through reducers registered per (S, E):
+// a reducer receives the slice and the event and returns the new slice. `dispatch`
+// applies the reducers of one event in this session; `broadcast` also applies them in
+// every child session. Every slice has a policy (STATE, LOG, CACHE; the default comes
+// from SliceTypes) that decides what snapshots include and what rollbacks keep.
+//
+// Thread-safety: every method may be called from any thread. Dispatches are
+// serialised, so a reducer always sees the newest slice and no update is lost.
+// Reducers must not call back into the session.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <typeindex>
+#include <vector>
+
+#include "sandbox/errors.hpp"
+#include "sandbox/persistent_vector.hpp"
+#include "sandbox/slice_types.hpp"
+
+namespace sandbox {
+
+using SliceItems = PersistentVector<Item>;
+
+// A typed, immutable view of one slice. Cheap to copy.
+template <typename T>
+class Slice {
+ public:
+  Slice() = default;
+  explicit Slice(SliceItems items) : items_(std::move(items)) {}
+
+  std::size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  const T& operator[](std::size_t i) const { return *static_cast<const T*>(items_[i].get()); }
+  // The newest value, or nullptr for an empty slice.
+  const T* latest() const { return empty() ? nullptr : &(*this)[size() - 1]; }
+
+  // New slices (this one is unchanged).
+  Slice append(T value) const {
+    return Slice(items_.push_back(std::make_shared<const T>(std::move(value))));
+  }
+  Slice replace(std::size_t i, T value) const {
+    return Slice(items_.set(i, std::make_shared<const T>(std::move(value))));
+  }
+  // A slice holding only value (for "replace latest" reducers).
+  static Slice of(T value) { return Slice().append(std::move(value)); }
+
+  std::vector<T> to_vector() const {
+    std::vector<T> out;
+    out.reserve(size());
+    for (std::size_t i = 0; i < size(); ++i) out.push_back((*this)[i]);
+    return out;
+  }
+  const SliceItems& items() const { return items_; }
+
+ private:
+  SliceItems items_;
+};
+
+// A reducer: the slice before the event and the event -> the slice after it.
+template <typename S, typename E>
+using Reducer = std::function<Slice<S>(const Slice<S>&, const E&)>;
+
+// Ready-made reducers.
+namespace reducers {
+// Appends the event itself (S == E), the usual reducer of a LOG slice.
+template <typename S>
+Slice<S> append_all(const Slice<S>& slice, const S& event) {
+  return slice.append(event);
+}
+// Keeps only the newest value (S == E).
+template <typename S>
+Slice<S> replace_latest(const Slice<S>&, const S& event) {
+  return Slice<S>::of(event);
+}
+}  // namespace reducers
+
+// The captured state of a session's slices. Immutable and cheap to copy.
+struct SessionSnapshot {
+  std::string id;          // unique per snapshot
+  std::string session_id;  // the session it was taken of
+  std::chrono::system_clock::time_point created_at;
+  std::string parent_id;                  // the parent session's id, or ""
+  std::vector<std::string> children_ids;  // child sessions at the time
+  std::map<std::string, std::string> tags;
+  std::map<std::type_index, SliceItems> slices;     // the slices included
+  std::map<std::type_index, SlicePolicy> policies;  // policy of each included slice
+
+  // Typed access to an included slice (empty if it is not included).
+  template <typename T>
+  Slice<T> slice() const {
+    auto it = slices.find(typeid(T));
+    return it == slices.end() ? Slice<T>() : Slice<T>(it->second);
+  }
+
+  // JSON with every slice encoded by its registered codec. A slice type without a
+  // codec is std::invalid_argument naming it.
+  std::string to_json() const;
+  // Parses to_json's output. A slice type name this process has not registered is a
+  // SnapshotMismatchError; malformed JSON is std::invalid_argument.
+  static SessionSnapshot from_json(const std::string& json);
+
+  // True if both hold the same slices with equal encoded contents and policies.
+  bool equivalent(const SessionSnapshot& other) const;
+};
+
+// The policies of STATE slices only: what a transaction snapshot takes by default.
+inline const std::set<SlicePolicy> kStatePolicies = {SlicePolicy::kState};
+
+// Typed slices of state with reducers, snapshots and rollback.
+class Session {
+ public:
+  // A clock for snapshot timestamps; the system clock if not given.
+  using Now = std::function<std::chrono::system_clock::time_point()>;
+  explicit Session(Now now = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::string& id() const { return id_; }
+
+  // Declares slice S (with its registered default policy unless policy is given).
+  // Declaring again may change the policy.
+  template <typename S>
+  void register_slice(std::optional<SlicePolicy> policy = std::nullopt) {
+    declare(typeid(S), policy);
+  }
+
+  // Registers a reducer of slice S for events E (declaring S).
+  template <typename S, typename E>
+  void register_reducer(Reducer<S, E> reducer, std::optional<SlicePolicy> policy = std::nullopt) {
+    add_reducer(typeid(S), typeid(E), policy,
+                [reducer = std::move(reducer)](const SliceItems& items, const void* event) {
+                  return reducer(Slice<S>(items), *static_cast<const E*>(event)).items();
+                });
+  }
+
+  // Applies every reducer registered for E, atomically; returns how many ran.
+  template <typename E>
+  std::size_t dispatch(const E& event) {
+    return apply(typeid(E), &event, false);
+  }
+  // dispatch in this session and in every child session.
+  template <typename E>
+  std::size_t broadcast(const E& event) {
+    return apply(typeid(E), &event, true);
+  }
+
+  // The values of slice S (empty if S is unknown).
+  template <typename S>
+  Slice<S> all() const {
+    return Slice<S>(items(typeid(S)));
+  }
+  // The newest value of S, or nullopt.
+  template <typename S>
+  std::optional<S> latest() const {
+    Slice<S> s = all<S>();
+    return s.empty() ? std::nullopt : std::optional<S>(*s.latest());
+  }
+  // Replaces the values of S (declaring it).
+  template <typename S>
+  void seed(std::vector<S> values) {
+    Slice<S> s;
+    for (S& v : values) s = s.append(std::move(v));
+    set_items(typeid(S), s.items());
+  }
+  // The policy of slice S (its default if S is not declared).
+  template <typename S>
+  SlicePolicy policy() const {
+    return policy_of(typeid(S));
+  }
+
+  // Captures the slices whose policy is in policies (all slices with include_all).
+  // O(number of slices): items are shared, never copied.
+  SessionSnapshot snapshot(const std::set<SlicePolicy>& policies = kStatePolicies,
+                           bool include_all = false,
+                           std::map<std::string, std::string> tags = {}) const;
+  // Makes the included slices exactly as captured; with preserve_logs, LOG slices keep
+  // their current values. A snapshot naming a slice this session has not declared is
+  // a SnapshotMismatchError and changes nothing.
+  void rollback(const SessionSnapshot& snapshot, bool preserve_logs = true);
+
+  // A new session whose parent is this one; broadcasts reach it.
+  std::shared_ptr<Session> create_child();
+  const std::string& parent_id() const { return parent_id_; }
+
+ private:
+  using ErasedReducer = std::function<SliceItems(const SliceItems&, const void*)>;
+  struct SliceState {
+    SlicePolicy policy = SlicePolicy::kState;
+    SliceItems items;
+  };
+
+  void declare(std::type_index slice, std::optional<SlicePolicy> policy);
+  void add_reducer(std::type_index slice, std::type_index event, std::optional<SlicePolicy> policy,
+                   ErasedReducer reducer);
+  std::size_t apply(std::type_index event, const void* value, bool to_children);
+  SliceItems items(std::type_index slice) const;
+  void set_items(std::type_index slice, SliceItems items);
+  SlicePolicy policy_of(std::type_index slice) const;
+
+  std::string id_;
+  std::string parent_id_;
+  Now now_;
+  mutable std::mutex mutex_;
+  std::map<std::type_index, SliceState> slices_;
+  std::multimap<std::type_index, std::pair<std::type_index, ErasedReducer>> reducers_;  // event ->
+  std::vector<std::weak_ptr<Session>> children_;
+};
+
+// A fresh random identifier (32 hex digits).
+std::string new_id();
+
+}  // namespace sandbox

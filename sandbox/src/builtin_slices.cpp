@@ -1,0 +1,138 @@
+#include "sandbox/builtin_slices.hpp"
+
+#include <mutex>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+
+#include "sandbox/slice_types.hpp"
+
+namespace sandbox {
+
+namespace {
+
+using Poco::Dynamic::Var;
+using Poco::JSON::Array;
+using Poco::JSON::Object;
+
+Object::Ptr object_of(const Var& v) {
+  Object::Ptr o = v.extract<Object::Ptr>();
+  if (o == nullptr) throw std::invalid_argument("expected a JSON object");
+  return o;
+}
+
+std::string text(const Object::Ptr& o, const std::string& key) {
+  return o->has(key) ? o->getValue<std::string>(key) : std::string();
+}
+
+Var encode_plan(const Plan& p) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("objective", p.objective);
+  o->set("status", p.status);
+  Array::Ptr steps = new Array;
+  for (const PlanStep& s : p.steps) {
+    Object::Ptr step = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    step->set("title", s.title);
+    step->set("done", s.done);
+    steps->add(step);
+  }
+  o->set("steps", steps);
+  return o;
+}
+
+Plan decode_plan(const Var& v) {
+  Object::Ptr o = object_of(v);
+  Plan p{text(o, "objective"), text(o, "status"), {}};
+  if (Array::Ptr steps = o->getArray("steps")) {
+    for (std::size_t i = 0; i < steps->size(); ++i) {
+      Object::Ptr s = steps->getObject(static_cast<unsigned>(i));
+      p.steps.push_back(PlanStep{text(s, "title"), s->getValue<bool>("done")});
+    }
+  }
+  return p;
+}
+
+Var encode_visibility(const VisibilityOverrides& v) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  for (const auto& [k, value] : v.overrides) o->set(k, value);
+  return o;
+}
+
+VisibilityOverrides decode_visibility(const Var& v) {
+  VisibilityOverrides out;
+  for (const auto& [k, value] : *object_of(v)) out.overrides[k] = value.toString();
+  return out;
+}
+
+Var encode_digest(const WorkspaceDigest& d) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("section", d.section);
+  o->set("digest", d.digest);
+  return o;
+}
+
+WorkspaceDigest decode_digest(const Var& v) {
+  Object::Ptr o = object_of(v);
+  return WorkspaceDigest{text(o, "section"), text(o, "digest")};
+}
+
+Var encode_tool(const ToolInvoked& t) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("tool_call_id", t.tool_call_id);
+  o->set("tool_name", t.tool_name);
+  o->set("params", t.params);
+  o->set("success", t.success);
+  o->set("result_summary", t.result_summary);
+  o->set("elapsed_ms", t.elapsed_ms);
+  return o;
+}
+
+ToolInvoked decode_tool(const Var& v) {
+  Object::Ptr o = object_of(v);
+  ToolInvoked t;
+  t.tool_call_id = text(o, "tool_call_id");
+  t.tool_name = text(o, "tool_name");
+  t.params = text(o, "params");
+  t.success = o->getValue<bool>("success");
+  t.result_summary = text(o, "result_summary");
+  t.elapsed_ms = o->getValue<std::int64_t>("elapsed_ms");
+  return t;
+}
+
+template <typename T>
+Var encode_pair(const T& p, const char* second, const std::string& value) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("prompt_name", p.prompt_name);
+  o->set(second, value);
+  return o;
+}
+
+}  // namespace
+
+void register_builtin_slice_types() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    SliceTypes::add<Plan>("plan", SlicePolicy::kState, encode_plan, decode_plan);
+    SliceTypes::add<VisibilityOverrides>("visibility_overrides", SlicePolicy::kState,
+                                         encode_visibility, decode_visibility);
+    SliceTypes::add<WorkspaceDigest>("workspace_digest", SlicePolicy::kCache, encode_digest,
+                                     decode_digest);
+    SliceTypes::add<ToolInvoked>("tool_invoked", SlicePolicy::kLog, encode_tool, decode_tool);
+    SliceTypes::add<PromptRendered>(
+        "prompt_rendered", SlicePolicy::kLog,
+        [](const PromptRendered& p) { return encode_pair(p, "text", p.text); },
+        [](const Var& v) {
+          Object::Ptr o = object_of(v);
+          return PromptRendered{text(o, "prompt_name"), text(o, "text")};
+        });
+    SliceTypes::add<PromptExecuted>(
+        "prompt_executed", SlicePolicy::kLog,
+        [](const PromptExecuted& p) { return encode_pair(p, "output", p.output); },
+        [](const Var& v) {
+          Object::Ptr o = object_of(v);
+          return PromptExecuted{text(o, "prompt_name"), text(o, "output")};
+        });
+  });
+}
+
+}  // namespace sandbox

@@ -1,0 +1,276 @@
+#include "sandbox/session.hpp"
+
+#include <random>
+#include <sstream>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include "fsnap/checkpoint.hpp"
+#include "sandbox/builtin_slices.hpp"
+
+namespace sandbox {
+
+std::string new_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* digits = "0123456789abcdef";
+  std::string out(32, '0');
+  for (int half = 0; half < 2; ++half) {
+    std::uint64_t v = rng();
+    for (int i = 0; i < 16; ++i, v >>= 4)
+      out[static_cast<std::size_t>(half * 16 + i)] = digits[v & 15];
+  }
+  return out;
+}
+
+Session::Session(Now now) : id_(new_id()), now_(std::move(now)) {
+  if (!now_) now_ = [] { return std::chrono::system_clock::now(); };
+  register_builtin_slice_types();
+}
+
+Session::~Session() = default;
+
+void Session::declare(std::type_index slice, std::optional<SlicePolicy> policy) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, inserted] = slices_.try_emplace(slice);
+  if (inserted) it->second.policy = SliceTypes::default_policy(slice);
+  if (policy) it->second.policy = *policy;
+}
+
+void Session::add_reducer(std::type_index slice, std::type_index event,
+                          std::optional<SlicePolicy> policy, ErasedReducer reducer) {
+  declare(slice, policy);
+  std::lock_guard<std::mutex> lock(mutex_);
+  reducers_.emplace(event, std::make_pair(slice, std::move(reducer)));
+}
+
+std::size_t Session::apply(std::type_index event, const void* value, bool to_children) {
+  std::size_t applied = 0;
+  std::vector<std::shared_ptr<Session>> children;
+  {
+    // Reducers run under the lock: each sees the newest slice, and the results of one
+    // event land together. A reducer that throws leaves every slice as it was.
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [first, last] = reducers_.equal_range(event);
+    std::map<std::type_index, SliceItems> results;
+    for (auto it = first; it != last; ++it) {
+      const auto& [slice, reducer] = it->second;
+      auto pending = results.find(slice);
+      const SliceItems& before =
+          pending != results.end() ? pending->second : slices_.at(slice).items;
+      results[slice] = reducer(before, value);
+      ++applied;
+    }
+    for (auto& [slice, items] : results) slices_.at(slice).items = std::move(items);
+    if (to_children) {
+      for (const std::weak_ptr<Session>& weak : children_) {
+        if (std::shared_ptr<Session> child = weak.lock()) children.push_back(std::move(child));
+      }
+    }
+  }
+  for (const std::shared_ptr<Session>& child : children) {
+    applied += child->apply(event, value, true);
+  }
+  return applied;
+}
+
+SliceItems Session::items(std::type_index slice) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = slices_.find(slice);
+  return it == slices_.end() ? SliceItems() : it->second.items;
+}
+
+void Session::set_items(std::type_index slice, SliceItems items) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, inserted] = slices_.try_emplace(slice);
+  if (inserted) it->second.policy = SliceTypes::default_policy(slice);
+  it->second.items = std::move(items);
+}
+
+SlicePolicy Session::policy_of(std::type_index slice) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = slices_.find(slice);
+  return it == slices_.end() ? SliceTypes::default_policy(slice) : it->second.policy;
+}
+
+SessionSnapshot Session::snapshot(const std::set<SlicePolicy>& policies, bool include_all,
+                                  std::map<std::string, std::string> tags) const {
+  SessionSnapshot snap;
+  snap.id = new_id();
+  snap.session_id = id_;
+  snap.created_at = now_();
+  snap.parent_id = parent_id_;
+  snap.tags = std::move(tags);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [type, state] : slices_) {
+    if (!include_all && policies.count(state.policy) == 0) continue;
+    snap.slices.emplace(type, state.items);
+    snap.policies.emplace(type, state.policy);
+  }
+  for (const std::weak_ptr<Session>& weak : children_) {
+    if (std::shared_ptr<Session> child = weak.lock()) snap.children_ids.push_back(child->id());
+  }
+  return snap;
+}
+
+void Session::rollback(const SessionSnapshot& snapshot, bool preserve_logs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Check everything first, so a mismatch changes nothing.
+  for (const auto& [type, items] : snapshot.slices) {
+    if (slices_.count(type) == 0) {
+      throw SnapshotMismatchError("snapshot " + snapshot.id + " holds slice '" +
+                                  SliceTypes::name_of(type) +
+                                  "', which this session has not registered");
+    }
+  }
+  for (const auto& [type, items] : snapshot.slices) {
+    SliceState& state = slices_.at(type);
+    if (preserve_logs && state.policy == SlicePolicy::kLog) continue;
+    state.items = items;
+  }
+}
+
+std::shared_ptr<Session> Session::create_child() {
+  auto child = std::make_shared<Session>(now_);
+  child->parent_id_ = id_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  children_.push_back(child);
+  return child;
+}
+
+// ---- JSON ------------------------------------------------------------------------
+
+namespace {
+
+std::shared_ptr<const SliceType> codec_for(std::type_index type) {
+  std::shared_ptr<const SliceType> entry = SliceTypes::find(type);
+  if (entry == nullptr || !entry->encode) {
+    throw std::invalid_argument("slice type " + SliceTypes::name_of(type) +
+                                " has no registered JSON codec (see SliceTypes::add)");
+  }
+  return entry;
+}
+
+Poco::JSON::Object::Ptr ordered_object() {
+  return new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+}
+
+std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& key) {
+  if (!o->has(key) || o->isNull(key)) return "";
+  return o->getValue<std::string>(key);
+}
+
+}  // namespace
+
+std::string SessionSnapshot::to_json() const {
+  Poco::JSON::Object::Ptr root = ordered_object();
+  root->set("format", "shadowbox.session-snapshot.v1");
+  root->set("id", id);
+  root->set("session_id", session_id);
+  root->set("created_at", fsnap::format_timestamp(created_at));
+  root->set("parent_id", parent_id.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(parent_id));
+  Poco::JSON::Array::Ptr children = new Poco::JSON::Array;
+  for (const std::string& c : children_ids) children->add(c);
+  root->set("children_ids", children);
+  Poco::JSON::Object::Ptr tag_object = ordered_object();
+  for (const auto& [k, v] : tags) tag_object->set(k, v);
+  root->set("tags", tag_object);
+  // Slices in name order, so equal snapshots give equal text.
+  std::map<std::string, std::type_index> by_name;
+  for (const auto& [type, items] : slices) by_name.emplace(codec_for(type)->name, type);
+  Poco::JSON::Array::Ptr slice_array = new Poco::JSON::Array;
+  for (const auto& [name, type] : by_name) {
+    std::shared_ptr<const SliceType> codec = codec_for(type);
+    Poco::JSON::Object::Ptr slice = ordered_object();
+    slice->set("type", name);
+    auto policy = policies.find(type);
+    slice->set("policy", std::string(to_string(policy == policies.end() ? SlicePolicy::kState
+                                                                        : policy->second)));
+    Poco::JSON::Array::Ptr values = new Poco::JSON::Array;
+    for (const Item& item : slices.at(type)) values->add(codec->encode(item.get()));
+    slice->set("items", values);
+    slice_array->add(slice);
+  }
+  root->set("slices", slice_array);
+  std::ostringstream out;
+  root->stringify(out);
+  return out.str();
+}
+
+SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
+  Poco::JSON::Object::Ptr root;
+  try {
+    Poco::JSON::Parser parser;
+    root = parser.parse(json).extract<Poco::JSON::Object::Ptr>();
+  } catch (const Poco::Exception& e) {
+    throw std::invalid_argument("session snapshot: not a JSON object: " + e.displayText());
+  }
+  if (string_field(root, "format") != "shadowbox.session-snapshot.v1") {
+    throw std::invalid_argument("session snapshot: unknown format '" +
+                                string_field(root, "format") + "'");
+  }
+  SessionSnapshot snap;
+  try {
+    snap.id = string_field(root, "id");
+    snap.session_id = string_field(root, "session_id");
+    std::optional<std::chrono::system_clock::time_point> created =
+        fsnap::parse_timestamp(string_field(root, "created_at"));
+    if (!created) throw std::invalid_argument("session snapshot: bad created_at");
+    snap.created_at = *created;
+    snap.parent_id = string_field(root, "parent_id");
+    if (Poco::JSON::Array::Ptr children = root->getArray("children_ids")) {
+      for (std::size_t i = 0; i < children->size(); ++i) {
+        snap.children_ids.push_back(children->getElement<std::string>(static_cast<unsigned>(i)));
+      }
+    }
+    if (Poco::JSON::Object::Ptr tags = root->getObject("tags")) {
+      for (const auto& [k, v] : *tags) snap.tags[k] = v.toString();
+    }
+    Poco::JSON::Array::Ptr slice_array = root->getArray("slices");
+    if (slice_array == nullptr) throw std::invalid_argument("session snapshot: no slices");
+    for (std::size_t i = 0; i < slice_array->size(); ++i) {
+      Poco::JSON::Object::Ptr slice = slice_array->getObject(static_cast<unsigned>(i));
+      if (slice == nullptr) throw std::invalid_argument("session snapshot: bad slice entry");
+      std::string name = string_field(slice, "type");
+      std::shared_ptr<const SliceType> codec = SliceTypes::find(name);
+      if (codec == nullptr || !codec->decode) {
+        throw SnapshotMismatchError("session snapshot " + snap.id + " holds slice type '" + name +
+                                    "', which this process has not registered");
+      }
+      std::optional<SlicePolicy> policy = parse_slice_policy(string_field(slice, "policy"));
+      if (!policy) throw std::invalid_argument("session snapshot: bad policy of " + name);
+      SliceItems items;
+      Poco::JSON::Array::Ptr values = slice->getArray("items");
+      if (values == nullptr) throw std::invalid_argument("session snapshot: no items in " + name);
+      for (std::size_t k = 0; k < values->size(); ++k) {
+        items = items.push_back(codec->decode(values->get(static_cast<unsigned>(k))));
+      }
+      snap.slices.emplace(codec->type, std::move(items));
+      snap.policies.emplace(codec->type, *policy);
+    }
+  } catch (const Poco::Exception& e) {
+    throw std::invalid_argument("session snapshot: " + e.displayText());
+  }
+  return snap;
+}
+
+bool SessionSnapshot::equivalent(const SessionSnapshot& other) const {
+  if (policies != other.policies || slices.size() != other.slices.size()) return false;
+  for (const auto& [type, items] : slices) {
+    auto it = other.slices.find(type);
+    if (it == other.slices.end() || it->second.size() != items.size()) return false;
+    if (it->second.shares_root_with(items)) continue;
+    std::shared_ptr<const SliceType> codec = codec_for(type);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i] == it->second[i]) continue;
+      if (codec->encode(items[i].get()).toString() !=
+          codec->encode(it->second[i].get()).toString()) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace sandbox

@@ -1,0 +1,85 @@
+#include "sandbox/slice_types.hpp"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+namespace sandbox {
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::type_index, std::shared_ptr<const SliceType>> by_type;
+  std::map<std::string, std::shared_ptr<const SliceType>, std::less<>> by_name;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: used until exit
+  return *r;
+}
+
+}  // namespace
+
+std::string_view to_string(SlicePolicy policy) {
+  switch (policy) {
+    case SlicePolicy::kState:
+      return "state";
+    case SlicePolicy::kLog:
+      return "log";
+    case SlicePolicy::kCache:
+      return "cache";
+  }
+  return "state";
+}
+
+std::optional<SlicePolicy> parse_slice_policy(std::string_view text) {
+  if (text == "state") return SlicePolicy::kState;
+  if (text == "log") return SlicePolicy::kLog;
+  if (text == "cache") return SlicePolicy::kCache;
+  return std::nullopt;
+}
+
+void SliceTypes::add_entry(SliceType entry) {
+  if (entry.name.empty()) throw std::invalid_argument("a slice type needs a name");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (auto it = r.by_name.find(entry.name);
+      it != r.by_name.end() && it->second->type != entry.type) {
+    throw std::invalid_argument("slice type name '" + entry.name + "' is taken by another type");
+  }
+  if (auto it = r.by_type.find(entry.type);
+      it != r.by_type.end() && it->second->name != entry.name) {
+    throw std::invalid_argument("slice type '" + it->second->name + "' cannot also be named '" +
+                                entry.name + "'");
+  }
+  auto shared = std::make_shared<const SliceType>(std::move(entry));
+  r.by_type[shared->type] = shared;
+  r.by_name[shared->name] = shared;
+}
+
+std::shared_ptr<const SliceType> SliceTypes::find(std::type_index type) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.by_type.find(type);
+  return it == r.by_type.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const SliceType> SliceTypes::find(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.by_name.find(name);
+  return it == r.by_name.end() ? nullptr : it->second;
+}
+
+SlicePolicy SliceTypes::default_policy(std::type_index type) {
+  std::shared_ptr<const SliceType> entry = find(type);
+  return entry ? entry->default_policy : SlicePolicy::kState;
+}
+
+std::string SliceTypes::name_of(std::type_index type) {
+  std::shared_ptr<const SliceType> entry = find(type);
+  return entry ? entry->name : type.name();
+}
+
+}  // namespace sandbox
