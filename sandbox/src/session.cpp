@@ -75,6 +75,15 @@ std::size_t Session::apply(std::type_index event, const void* value, bool to_chi
   return applied;
 }
 
+bool Session::has_reducer(std::type_index slice, std::type_index event) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [first, last] = reducers_.equal_range(event);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.first == slice) return true;
+  }
+  return false;
+}
+
 SliceItems Session::items(std::type_index slice) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = slices_.find(slice);

@@ -145,6 +145,12 @@ class Session {
                 });
   }
 
+  // True if a reducer of slice S for events E is registered.
+  template <typename S, typename E>
+  bool has_reducer() const {
+    return has_reducer(typeid(S), typeid(E));
+  }
+
   // Applies every reducer registered for E, atomically; returns how many ran.
   template <typename E>
   std::size_t dispatch(const E& event) {
@@ -205,6 +211,7 @@ class Session {
   void add_reducer(std::type_index slice, std::type_index event, std::optional<SlicePolicy> policy,
                    ErasedReducer reducer);
   std::size_t apply(std::type_index event, const void* value, bool to_children);
+  bool has_reducer(std::type_index slice, std::type_index event) const;
   SliceItems items(std::type_index slice) const;
   void set_items(std::type_index slice, SliceItems items);
   SlicePolicy policy_of(std::type_index slice) const;

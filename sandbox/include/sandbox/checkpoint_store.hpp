@@ -1,0 +1,67 @@
+// CheckpointStore — the pre- and post-tool composite snapshots of recent tool calls
+// (EXECUTION_STATE.md, Checkpoint Store), in a ring buffer, so state can be put back
+// to any tool boundary: `rollback_to_tool(state, "call_b")` restores files and STATE
+// slices exactly as before call_b, while LOG slices keep everything.
+//
+// A sink, if set, receives every record as it is made (the ledger persists them in
+// the shadow repository).
+//
+// Thread-safety: all methods may be called concurrently.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sandbox/execution_state.hpp"
+
+namespace sandbox {
+
+// The record of one tool call.
+struct ToolCheckpoint {
+  std::string tool_call_id;
+  std::string tool_name;
+  CompositeSnapshot pre_snapshot;
+  std::optional<CompositeSnapshot> post_snapshot;  // absent when the call was rolled back
+  std::string result_summary;
+  bool success = false;
+  std::optional<std::chrono::milliseconds> elapsed;
+  TimePoint recorded_at;
+};
+
+// Recent tool checkpoints, newest last.
+class CheckpointStore {
+ public:
+  // Keeps the newest `capacity` calls (at least 1).
+  explicit CheckpointStore(std::size_t capacity = 100);
+
+  // Records (or replaces) the checkpoint of a call and hands it to the sink.
+  void record(ToolCheckpoint checkpoint);
+  std::optional<CompositeSnapshot> get_pre_snapshot(const std::string& tool_call_id) const;
+  std::optional<CompositeSnapshot> get_post_snapshot(const std::string& tool_call_id) const;
+  std::optional<ToolCheckpoint> get(const std::string& tool_call_id) const;
+  // Every kept checkpoint, oldest first.
+  std::vector<ToolCheckpoint> list_checkpoints() const;
+  std::size_t capacity() const { return capacity_; }
+
+  // Restores state to before the call. An unknown call id is std::out_of_range.
+  void rollback_to_tool(ExecutionState& state, const std::string& tool_call_id) const;
+
+  // Called with every record, outside the store's lock. Exceptions propagate to the
+  // caller of record().
+  void set_sink(std::function<void(const ToolCheckpoint&)> sink);
+
+ private:
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::deque<std::string> order_;  // call ids, oldest first
+  std::map<std::string, ToolCheckpoint> by_id_;
+  std::function<void(const ToolCheckpoint&)> sink_;
+};
+
+}  // namespace sandbox

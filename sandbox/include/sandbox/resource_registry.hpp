@@ -1,0 +1,168 @@
+// ResourceRegistry — the typed runtime resources of an ExecutionState (filesystem,
+// budget, …), looked up by a key type. Resources that implement
+// fsnap::Snapshotable<S> are captured and restored with every composite snapshot.
+//
+// ResourceSnapshot is one resource's captured state, type-erased; the codecs in
+// ResourceSnapshotCodecs turn it into JSON and back (FilesystemSnapshot and
+// BudgetSnapshot are built in; register more with ResourceSnapshotCodecs::add).
+//
+// Thread-safety: fill the registry before sharing it; lookups may then run
+// concurrently.
+#pragma once
+
+#include <concepts>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <typeindex>
+#include <vector>
+
+#include <Poco/Dynamic/Var.h>
+
+#include "fsnap/checkpoint.hpp"
+#include "fsnap/snapshot.hpp"
+#include "sandbox/errors.hpp"
+
+namespace sandbox {
+
+// One resource's captured state.
+struct ResourceSnapshot {
+  std::type_index type = typeid(void);  // the C++ type of the value
+  std::shared_ptr<const void> value;
+
+  template <typename S>
+  static ResourceSnapshot of(S snapshot) {
+    return ResourceSnapshot{typeid(S), std::make_shared<const S>(std::move(snapshot))};
+  }
+  // The value as S, or nullptr if it is not an S.
+  template <typename S>
+  const S* get() const {
+    return type == typeid(S) ? static_cast<const S*>(value.get()) : nullptr;
+  }
+};
+
+namespace detail {
+template <typename S>
+S snapshot_type_of(const fsnap::Snapshotable<S>*);
+template <typename T>
+concept SnapshotableResource = requires(T* t) {
+  snapshot_type_of(t);
+};
+// Resources that record checkpoints with full metadata (fsnap::HostFilesystem).
+template <typename T>
+concept CheckpointingResource = requires(T* t, const fsnap::CheckpointMeta& meta) {
+  { t->checkpoint(meta) } -> std::same_as<fsnap::Checkpoint>;
+};
+}  // namespace detail
+
+// Typed container of runtime resources.
+class ResourceRegistry {
+ public:
+  // A registered resource and, if it is snapshotable, how to capture and restore it.
+  struct Entry {
+    std::string name;  // stable name, used in JSON
+    std::type_index key = typeid(void);
+    std::shared_ptr<void> object;
+    std::type_index snapshot_type = typeid(void);  // typeid(void) if not snapshotable
+    // Captures the resource; meta says why (a host filesystem records it in the
+    // checkpoint commit, other resources use the tag).
+    std::function<ResourceSnapshot(const fsnap::CheckpointMeta& meta)> snapshot;
+    std::function<void(const ResourceSnapshot&)> restore;
+  };
+
+  // Registers resource under the key type Key (a base of Impl, or Impl itself) and a
+  // stable name. A second resource for the same key or name is std::invalid_argument.
+  template <typename Key, typename Impl>
+  void put(std::shared_ptr<Impl> resource, std::string name) {
+    static_assert(std::is_base_of_v<Key, Impl> || std::is_same_v<Key, Impl>);
+    Entry entry;
+    entry.name = std::move(name);
+    entry.key = typeid(Key);
+    entry.object = std::static_pointer_cast<void>(std::shared_ptr<Key>(resource));
+    if constexpr (detail::SnapshotableResource<Impl>) {
+      using S = decltype(detail::snapshot_type_of(static_cast<Impl*>(nullptr)));
+      fsnap::Snapshotable<S>* target = resource.get();
+      entry.snapshot_type = typeid(S);
+      if constexpr (detail::CheckpointingResource<Impl> &&
+                    std::is_same_v<S, fsnap::FilesystemSnapshot>) {
+        Impl* host = resource.get();
+        entry.snapshot = [host](const fsnap::CheckpointMeta& meta) {
+          fsnap::Checkpoint c = host->checkpoint(meta);
+          fsnap::FilesystemSnapshot s;
+          s.id = c.id;
+          s.commit = c.commit;
+          s.tag = c.meta.tag;
+          s.created_at = c.created_at;
+          s.skipped = c.skipped;
+          return ResourceSnapshot::of<S>(std::move(s));
+        };
+      } else {
+        entry.snapshot = [target](const fsnap::CheckpointMeta& meta) {
+          return ResourceSnapshot::of<S>(target->snapshot(meta.tag));
+        };
+      }
+      entry.restore = [target, name = entry.name](const ResourceSnapshot& snap) {
+        const S* value = snap.get<S>();
+        if (value == nullptr) {
+          throw SnapshotMismatchError("resource '" + name + "' cannot restore a snapshot of " +
+                                      "another kind");
+        }
+        target->restore(*value);
+      };
+    }
+    add(std::move(entry));
+  }
+
+  // The resource registered under Key, or nullptr.
+  template <typename Key>
+  std::shared_ptr<Key> get() const {
+    const Entry* e = find(typeid(Key));
+    return e ? std::static_pointer_cast<Key>(e->object) : nullptr;
+  }
+
+  const Entry* find(std::type_index key) const;
+  const Entry* find(std::string_view name) const;
+  // Snapshotable resources, in registration order.
+  std::vector<const Entry*> snapshotable() const;
+
+ private:
+  void add(Entry entry);
+  std::vector<Entry> entries_;
+};
+
+// JSON codecs for resource snapshot types.
+class ResourceSnapshotCodecs {
+ public:
+  struct Codec {
+    std::string name;
+    std::type_index type = typeid(void);
+    std::function<Poco::Dynamic::Var(const ResourceSnapshot&)> encode;
+    std::function<ResourceSnapshot(const Poco::Dynamic::Var&)> decode;
+  };
+  template <typename S>
+  static void add(std::string name, std::function<Poco::Dynamic::Var(const S&)> encode,
+                  std::function<S(const Poco::Dynamic::Var&)> decode) {
+    Codec codec;
+    codec.name = std::move(name);
+    codec.type = typeid(S);
+    codec.encode = [encode](const ResourceSnapshot& s) { return encode(*s.get<S>()); };
+    codec.decode = [decode](const Poco::Dynamic::Var& v) {
+      return ResourceSnapshot::of<S>(decode(v));
+    };
+    add_codec(std::move(codec));
+  }
+  static std::shared_ptr<const Codec> find(std::type_index type);
+  static std::shared_ptr<const Codec> find(std::string_view name);
+
+ private:
+  static void add_codec(Codec codec);
+};
+
+// Registers the codecs of fsnap::FilesystemSnapshot and BudgetSnapshot. Idempotent.
+// An in-memory filesystem snapshot is encoded by its id only: it can be listed after
+// a JSON round trip, not restored.
+void register_builtin_resource_codecs();
+
+}  // namespace sandbox
