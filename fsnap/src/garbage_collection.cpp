@@ -129,6 +129,58 @@ std::size_t prune_loose(const ShadowRepo::Impl& impl, const OidSet& reachable) {
   return pruned;
 }
 
+struct NoteEntry {
+  git_oid annotated;
+  std::string text;
+};
+
+int collect_note(const git_oid* blob, const git_oid* annotated, void* payload) {
+  auto* ctx = static_cast<std::pair<git_repository*, std::vector<NoteEntry>*>*>(payload);
+  git_blob* raw = nullptr;
+  if (git_blob_lookup(&raw, ctx->first, blob) != 0) return -1;
+  git::Blob owned(raw);
+  ctx->second->push_back(
+      NoteEntry{*annotated, std::string(static_cast<const char*>(git_blob_rawcontent(raw)),
+                                        static_cast<std::size_t>(git_blob_rawsize(raw)))});
+  return 0;
+}
+
+// Rebuilds the notes ref so that notes follow rewritten commits and notes of dropped
+// commits go. The new notes history starts afresh (one commit per note).
+void migrate_notes(git_repository* repo, const std::map<std::string, git_oid>& rewritten,
+                   const std::set<std::string>& dropped) {
+  std::vector<NoteEntry> notes;
+  std::pair<git_repository*, std::vector<NoteEntry>*> ctx{repo, &notes};
+  int rc = git_note_foreach(repo, kNotesRef, collect_note, &ctx);
+  if (rc == GIT_ENOTFOUND || notes.empty()) return;
+  git::check(rc, "cannot read the ledger notes");
+  git::Signature sig = shadowbox_signature(std::chrono::system_clock::now());
+  git::Commit parent;
+  git_oid tip{};
+  bool any = false;
+  for (const NoteEntry& n : notes) {
+    std::string hex = git::to_hex(n.annotated);
+    if (dropped.count(hex)) continue;
+    auto r = rewritten.find(hex);
+    git_oid target = r != rewritten.end() ? r->second : n.annotated;
+    git_oid blob;
+    git::check(git_note_commit_create(&tip, &blob, repo, parent.get(), sig.get(), sig.get(),
+                                      &target, n.text.c_str(), 1),
+               "cannot rewrite the ledger notes");
+    parent = lookup_commit(repo, tip);
+    any = true;
+  }
+  git_reference* ref = nullptr;
+  if (any) {
+    git::check(git_reference_create(&ref, repo, kNotesRef, &tip, 1, "shadowbox: gc"),
+               "cannot move the ledger notes");
+    git_reference_free(ref);
+  } else if (git_reference_lookup(&ref, repo, kNotesRef) == 0) {
+    git::Reference owned(ref);
+    git::check(git_reference_delete(ref), "cannot delete the ledger notes");
+  }
+}
+
 }  // namespace
 
 GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
@@ -197,6 +249,8 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
       }
     }
   }
+
+  if (!dropped.empty()) migrate_notes(repo, rewritten, dropped);
 
   report.objects_pruned = prune_loose(*impl_, reachable_objects(*impl_));
   if (report.objects_pruned > 0) impl_->bump_generation();

@@ -300,13 +300,7 @@ Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft
     parent.reset(raw);
   }
 
-  git_signature* raw_sig = nullptr;
-  auto seconds =
-      std::chrono::duration_cast<std::chrono::seconds>(draft.created_at.time_since_epoch());
-  git::check(git_signature_new(&raw_sig, "shadowbox", "shadowbox@localhost",
-                               static_cast<git_time_t>(seconds.count()), 0),
-             "cannot make signature");
-  git::Signature sig(raw_sig);
+  git::Signature sig = shadowbox_signature(draft.created_at);
 
   std::string message = format_checkpoint_message(draft);
   git_oid commit_oid;
@@ -453,6 +447,36 @@ Checkpoint ShadowRepo::resolve(std::string_view ref) const {
 
 std::string ShadowRepo::read_blob(std::string_view oid) const {
   return impl_->read(git::from_hex(oid), GIT_OBJECT_BLOB);
+}
+
+git::Signature shadowbox_signature(std::chrono::system_clock::time_point t) {
+  git_signature* raw = nullptr;
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch());
+  git::check(git_signature_new(&raw, "shadowbox", "shadowbox@localhost",
+                               static_cast<git_time_t>(seconds.count()), 0),
+             "cannot make signature");
+  return git::Signature(raw);
+}
+
+void ShadowRepo::set_note(std::string_view commit, std::string_view text) {
+  git_oid target = git::from_hex(commit);
+  git::Signature sig = shadowbox_signature(std::chrono::system_clock::now());
+  git_oid note_oid;
+  std::string body(text);
+  git::check(git_note_create(&note_oid, impl_->repo.get(), kNotesRef, sig.get(), sig.get(), &target,
+                             body.c_str(), /*force=*/1),
+             "cannot write the ledger note of " + std::string(commit));
+}
+
+std::optional<std::string> ShadowRepo::note(std::string_view commit) const {
+  git_oid target = git::from_hex(commit);
+  git_note* raw = nullptr;
+  int rc = git_note_read(&raw, impl_->repo.get(), kNotesRef, &target);
+  if (rc == GIT_ENOTFOUND) return std::nullopt;
+  git::check(rc, "cannot read the ledger note of " + std::string(commit));
+  std::string text = git_note_message(raw);
+  git_note_free(raw);
+  return text;
 }
 
 }  // namespace fsnap

@@ -2,6 +2,7 @@
 // sources (capture, restore, diff, gc). Private to fsnap.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,10 @@ namespace fsnap {
 // Ref namespaces of the shadow repository.
 inline constexpr std::string_view kRunRefPrefix = "refs/shadowbox/runs/";
 inline constexpr std::string_view kTagRefPrefix = "refs/shadowbox/tags/";
+inline constexpr const char* kNotesRef = "refs/notes/shadowbox";
+
+// The signature of everything shadowbox writes, dated at t.
+git::Signature shadowbox_signature(std::chrono::system_clock::time_point t);
 
 // Writes an object to odb (no-op if it exists) and returns its id.
 git_oid write_object(git_odb* odb, std::string_view data, git_object_t type);

@@ -65,13 +65,18 @@ void ExecutionState::restore(const CompositeSnapshot& snapshot) {
 
   // 2. Resources, each with a way back.
   std::vector<std::pair<const ResourceRegistry::Entry*, ResourceSnapshot>> undo;
-  for (const auto& [entry, value] : parts) {
+  // The last part needs no way back of its own: if it fails, it is the only one
+  // that can have been left changed, and a resource's restore is its own to make
+  // atomic (a HostFilesystem restore keeps a safety checkpoint).
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& [entry, value] = parts[i];
     try {
-      fsnap::CheckpointMeta safety;
-      safety.phase = fsnap::Phase::kSafety;
-      safety.run = snapshot.metadata.run;
-      ResourceSnapshot before = entry->snapshot(safety);
-      undo.emplace_back(entry, std::move(before));
+      if (i + 1 < parts.size()) {
+        fsnap::CheckpointMeta safety;
+        safety.phase = fsnap::Phase::kSafety;
+        safety.run = snapshot.metadata.run;
+        undo.emplace_back(entry, entry->snapshot(safety));
+      }
       entry->restore(*value);
     } catch (const std::exception& e) {
       std::string failure = "cannot restore resource '" + entry->name + "' of snapshot " +

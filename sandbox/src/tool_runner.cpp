@@ -48,39 +48,36 @@ ToolResult ToolRunner::execute(const ToolCall& call, std::optional<TimePoint> de
       throw DeadlineExceededError("tool " + call.name + " (" + call.id + ") ran past the deadline");
     }
   } catch (const VisibilityExpansionRequired& e) {
+    // As if the call never ran: nothing logged or recorded; the caller retries.
     state_.restore(pre);
-    finish(call, pre, std::nullopt,
-           failed(std::string("visibility expansion required: ") + e.what()), start);
     throw;
   } catch (const DeadlineExceededError& e) {
     state_.restore(pre);
-    finish(call, pre, std::nullopt, failed(e.what()), start);
+    finish(call, pre, failed(e.what()), start);
     throw PromptEvaluationError(std::string("deadline exceeded in prompt '") + prompt_name_ +
                                 "': " + e.what());
   } catch (const ToolValidationError& e) {
     state_.restore(pre);
     result = failed(std::string("invalid call: ") + e.what());
-    finish(call, pre, std::nullopt, result, start);
+    finish(call, pre, result, start);
     return result;
   } catch (const std::exception& e) {
     state_.restore(pre);
     result = failed(std::string("tool ") + call.name + " failed: " + e.what());
-    finish(call, pre, std::nullopt, result, start);
+    finish(call, pre, result, start);
     return result;
   }
   if (!result.success) {
     state_.restore(pre);
-    finish(call, pre, std::nullopt, result, start);
+    finish(call, pre, result, start);
     return result;
   }
-  CompositeSnapshot post = state_.snapshot(metadata_for(call, fsnap::Phase::kPostTool, run_));
-  finish(call, pre, std::move(post), result, start);
+  finish(call, pre, result, start);
   return result;
 }
 
 void ToolRunner::finish(const ToolCall& call, const CompositeSnapshot& pre,
-                        std::optional<CompositeSnapshot> post, const ToolResult& result,
-                        TimePoint start) {
+                        const ToolResult& result, TimePoint start) {
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(state_.clock().now() - start);
   ToolInvoked event{call.id,        call.name,      call.params,
@@ -93,12 +90,20 @@ void ToolRunner::finish(const ToolCall& call, const CompositeSnapshot& pre,
     std::cerr << "shadowbox: warning: could not publish the invocation of " << call.name << " ("
               << call.id << "): " << e.what() << '\n';
   }
+  // The checkpoint that ends the call: after it (post_tool), or after its rollback.
+  CompositeSnapshot end = state_.snapshot(metadata_for(
+      call, result.success ? fsnap::Phase::kPostTool : fsnap::Phase::kCheckpoint, run_));
   if (CheckpointStore* store = state_.checkpoints()) {
     ToolCheckpoint record;
     record.tool_call_id = call.id;
     record.tool_name = call.name;
+    record.params = call.params;
     record.pre_snapshot = pre;
-    record.post_snapshot = std::move(post);
+    if (result.success) {
+      record.post_snapshot = std::move(end);
+    } else {
+      record.rollback_snapshot = std::move(end);
+    }
     record.result_summary = result.message;
     record.success = result.success;
     record.elapsed = elapsed;

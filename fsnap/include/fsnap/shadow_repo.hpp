@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,9 +79,17 @@ class ShadowRepo {
   // Contents of the blob with the given hex id.
   std::string read_blob(std::string_view oid) const;
 
+  // Attaches text to a checkpoint commit as a git note under refs/notes/shadowbox
+  // (readable with `git log --notes=shadowbox`), replacing an earlier note. The caller
+  // holds the store lock.
+  void set_note(std::string_view commit, std::string_view text);
+  // The note of a commit, or nullopt.
+  std::optional<std::string> note(std::string_view commit) const;
+
   // Drops checkpoints beyond the retention limits (rewriting each run's chain so it
   // starts at its oldest kept checkpoint; checkpoint ids stay), removes runs left
-  // empty and tags that pointed at dropped checkpoints, then deletes loose objects
+  // empty and tags that pointed at dropped checkpoints, moves notes to the rewritten
+  // commits (and drops those of dropped ones), then deletes loose objects
   // nothing references any more. The caller holds the store lock.
   GcReport collect_garbage(const RetentionPolicy& policy,
                            std::chrono::system_clock::time_point now);

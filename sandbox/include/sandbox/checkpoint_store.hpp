@@ -26,8 +26,12 @@ namespace sandbox {
 struct ToolCheckpoint {
   std::string tool_call_id;
   std::string tool_name;
+  std::string params;  // the call's parameters (JSON text)
   CompositeSnapshot pre_snapshot;
   std::optional<CompositeSnapshot> post_snapshot;  // absent when the call was rolled back
+  // When the call was rolled back: the state right after the rollback (phase
+  // checkpoint), so the run's newest checkpoint is always its current state.
+  std::optional<CompositeSnapshot> rollback_snapshot;
   std::string result_summary;
   bool success = false;
   std::optional<std::chrono::milliseconds> elapsed;

@@ -7,9 +7,12 @@
 //   VisibilityExpansionRequired    -> rollback, re-thrown for the caller to retry
 //   deadline exceeded              -> rollback, PromptEvaluationError
 //
+// Every call ends with a checkpoint of its own — post_tool after a success, phase
+// checkpoint after a rollback — so the newest checkpoint is always the current state.
 // Every call is recorded in the state's CheckpointStore (if any) and as a ToolInvoked
-// event in the session's LOG slice. Telemetry failures (the ToolInvoked dispatch, a
-// publish callback) are reported on stderr and never roll anything back.
+// event in the session's LOG slice (before the ending checkpoint, which includes it). Telemetry
+// failures (the ToolInvoked dispatch, a publish callback) are reported on stderr and never roll
+// anything back.
 //
 // Thread-safety: one call at a time per ExecutionState.
 #pragma once
@@ -88,8 +91,9 @@ class ToolRunner {
   }
 
  private:
-  void finish(const ToolCall& call, const CompositeSnapshot& pre,
-              std::optional<CompositeSnapshot> post, const ToolResult& result, TimePoint start);
+  // Logs the call, takes the checkpoint that ends it and records both.
+  void finish(const ToolCall& call, const CompositeSnapshot& pre, const ToolResult& result,
+              TimePoint start);
 
   ExecutionState& state_;
   std::map<std::string, Tool> tools_;

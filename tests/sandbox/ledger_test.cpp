@@ -1,0 +1,197 @@
+// The composite ledger: records of every tool call persisted as git notes on the
+// checkpoint commits, read back by a fresh reader (and by plain git), the session
+// rebuilt at any checkpoint, rollback to a tool boundary from the ledger alone, gc
+// that keeps records with their checkpoints, and a latest-state lookup that does not
+// read the run's history.
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "fsnap/host_filesystem.hpp"
+#include "sandbox/checkpoint_store.hpp"
+#include "sandbox/ledger.hpp"
+#include "sandbox/tool_runner.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using namespace sandbox;
+
+struct SetObjective {
+  std::string objective;
+};
+
+std::shared_ptr<Session> make_session() {
+  auto session = std::make_shared<Session>();
+  session->register_reducer<Plan, SetObjective>([](const Slice<Plan>& s, const SetObjective& e) {
+    Plan p = s.latest() ? *s.latest() : Plan{};
+    p.objective = e.objective;
+    return Slice<Plan>::of(p);
+  });
+  return session;
+}
+
+// A host workspace with an execution state whose checkpoints go to the ledger.
+class LedgerTest : public ::testing::Test {
+ protected:
+  LedgerTest() {
+    fs::create_directories(ws_);
+    testing_support::write_file(ws_ / "file.txt", "original");
+    store_ = std::make_unique<fsnap::Store>(fsnap::Store::open(temp_ / "store", ws_, true));
+    host_ = std::make_shared<fsnap::HostFilesystem>(*store_, fsnap::CaptureOptions{});
+    ledger_ = std::make_unique<Ledger>(*store_);
+    checkpoints_ = std::make_shared<CheckpointStore>(100);
+    checkpoints_->set_sink(ledger_->sink());
+    state_ = make_state(host_, checkpoints_);
+    state_->session().seed<Plan>({Plan{"start", "active", {}}});
+  }
+
+  static std::unique_ptr<ExecutionState> make_state(std::shared_ptr<fsnap::HostFilesystem> host,
+                                                    std::shared_ptr<CheckpointStore> store) {
+    ResourceRegistry r;
+    r.put<fsnap::Filesystem>(host, "filesystem");
+    return std::make_unique<ExecutionState>(make_session(), std::move(r),
+                                            std::make_shared<SystemClock>(), 1, store);
+  }
+
+  // Tool "step" writes file.txt and <call>.txt, sets the objective; "fail" does the
+  // same, then fails.
+  std::map<std::string, Tool> tools() {
+    auto body = [](const ToolCall& call, ToolContext& ctx, bool ok) {
+      auto fs = ctx.state.resources().get<fsnap::Filesystem>();
+      fs->write("file.txt", "after " + call.id);
+      fs->write(call.id + ".txt", call.id);
+      ctx.state.session().dispatch(SetObjective{"after " + call.id});
+      return ToolResult{ok, ok ? "wrote " + call.id : "exit 1", ""};
+    };
+    return {{"step",
+             Tool{nullptr, [body](const ToolCall& c, ToolContext& x) { return body(c, x, true); }}},
+            {"fail", Tool{nullptr, [body](const ToolCall& c, ToolContext& x) {
+                            return body(c, x, false);
+                          }}}};
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  std::unique_ptr<fsnap::Store> store_;
+  std::shared_ptr<fsnap::HostFilesystem> host_;
+  std::unique_ptr<Ledger> ledger_;
+  std::shared_ptr<CheckpointStore> checkpoints_;
+  std::unique_ptr<ExecutionState> state_;
+};
+
+TEST_F(LedgerTest, EveryToolCallIsRecordedAndReadBackByAFreshReader) {
+  ToolRunner runner(*state_, tools(), "prompt");
+  runner.execute({"call_a", "step", "{\"n\":1}"});
+  runner.execute({"call_b", "fail", "{\"n\":2}"});
+  runner.execute({"call_c", "step", "{\"n\":3}"});
+
+  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
+  std::vector<LedgerRecord> records = fresh.records("default");
+  std::vector<std::string> shape;
+  for (const LedgerRecord& r : records) {
+    shape.push_back(std::string(fsnap::to_string(r.phase)) + " " + r.tool_call_id + " " +
+                    (r.success.value_or(false) ? "ok" : "failed"));
+  }
+  EXPECT_EQ(shape, (std::vector<std::string>{"pre_tool call_a ok", "post_tool call_a ok",
+                                             "pre_tool call_b failed", "checkpoint call_b failed",
+                                             "pre_tool call_c ok", "post_tool call_c ok"}));
+  EXPECT_EQ(records[2].result_summary, "exit 1");
+  EXPECT_EQ(records[2].input_summary, "{\"n\":2}");
+  EXPECT_TRUE(records[2].elapsed_ms.has_value());
+  EXPECT_EQ(records[1].tool_name, "step");
+
+  // The session at each checkpoint: STATE as it was, LOG as it had grown.
+  EXPECT_EQ(records[2].session().slice<Plan>()[0].objective, "after call_a");
+  EXPECT_EQ(records[3].session().slice<Plan>()[0].objective, "after call_a") << "rolled back";
+  EXPECT_EQ(records[3].session().slice<ToolInvoked>().size(), 2u);
+  std::optional<LedgerRecord> latest = fresh.latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->phase, fsnap::Phase::kPostTool);
+  EXPECT_EQ(latest->session().slice<ToolInvoked>().size(), 3u);
+  EXPECT_EQ(latest->session().slice<Plan>()[0].objective, "after call_c");
+
+  // Plain git shows the records.
+  testing_support::CommandResult git =
+      testing_support::run_command({"git", "--git-dir", store_->repo_dir().string(), "log",
+                                    "--notes=shadowbox", "refs/shadowbox/runs/default"});
+  ASSERT_EQ(git.exit_code, 0) << git.err;
+  EXPECT_NE(git.out.find("Notes (shadowbox):"), std::string::npos);
+  EXPECT_NE(git.out.find("\"tool_call_id\": \"call_b\""), std::string::npos) << git.out;
+  EXPECT_NE(git.out.find("\"result_summary\": \"exit 1\""), std::string::npos);
+}
+
+TEST_F(LedgerTest, RollbackToAToolBoundaryFromTheLedgerAlone) {
+  ToolRunner runner(*state_, tools(), "prompt");
+  for (const char* id : {"call_a", "call_b", "call_c"}) runner.execute({id, "step", "{}"});
+
+  // A new process: a new state on the same workspace, whose session is rebuilt from
+  // the ledger's latest record.
+  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
+  auto host = std::make_shared<fsnap::HostFilesystem>(
+      fsnap::Store::open(temp_ / "store", ws_, false), fsnap::CaptureOptions{});
+  std::unique_ptr<ExecutionState> state = make_state(host, nullptr);
+  state->session().register_slice<Plan>();
+  state->session().rollback(fresh.latest("default")->session(), /*preserve_logs=*/false);
+  EXPECT_EQ(state->session().latest<Plan>()->objective, "after call_c");
+
+  fresh.rollback_to_tool(*state, "call_b");
+  EXPECT_EQ(testing_support::read_file(ws_ / "file.txt"), "after call_a");
+  EXPECT_TRUE(fs::exists(ws_ / "call_a.txt"));
+  EXPECT_FALSE(fs::exists(ws_ / "call_b.txt"));
+  EXPECT_FALSE(fs::exists(ws_ / "call_c.txt"));
+  EXPECT_EQ(state->session().latest<Plan>()->objective, "after call_a");
+  EXPECT_EQ(state->session().all<ToolInvoked>().size(), 3u) << "LOG keeps everything";
+  EXPECT_THROW(fresh.rollback_to_tool(*state, "call_nope"), std::out_of_range);
+}
+
+TEST_F(LedgerTest, GcMovesRecordsWithTheirCheckpoints) {
+  ToolRunner runner(*state_, tools(), "prompt");
+  for (int i = 0; i < 4; ++i) runner.execute({"call_" + std::to_string(i), "step", "{}"});
+  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store_->repo_dir(), false);
+  {
+    fsnap::StoreLock lock = store_->lock();
+    repo.collect_garbage({.keep_last = 3}, std::chrono::system_clock::now());
+  }
+  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
+  std::vector<LedgerRecord> records = fresh.records("default");
+  ASSERT_EQ(records.size(), 3u) << "every kept checkpoint keeps its record";
+  EXPECT_EQ(records.back().tool_call_id, "call_3");
+  EXPECT_EQ(records.back().phase, fsnap::Phase::kPostTool);
+  // Records now sit on the rewritten commits.
+  for (const fsnap::Checkpoint& c : repo.log("default", 0)) {
+    ASSERT_TRUE(fresh.read(c).has_value()) << c.commit;
+    EXPECT_EQ(fresh.read(c)->checkpoint_id, c.id);
+  }
+  testing_support::CommandResult fsck = testing_support::run_command(
+      {"git", "--git-dir", store_->repo_dir().string(), "fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
+TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {
+  // 1,000 checkpoints with records; then the oldest record is made unreadable. The
+  // latest state is still found (only the newest note is read), while reading every
+  // record fails on the damaged one.
+  constexpr int kCheckpoints = 1000;
+  SessionSnapshot session = state_->session().snapshot({}, true);
+  std::string first_commit;
+  for (int i = 0; i < kCheckpoints; ++i) {
+    fsnap::Checkpoint c = host_->checkpoint(
+        {.phase = fsnap::Phase::kCheckpoint, .tool_call_id = "c" + std::to_string(i)});
+    LedgerRecord r = LedgerRecord::for_checkpoint(c, session);
+    r.result_summary = std::to_string(i);
+    ledger_->write(r);
+    if (i == 0) first_commit = c.commit;
+  }
+  {
+    fsnap::StoreLock lock = store_->lock();
+    fsnap::ShadowRepo::open(store_->repo_dir(), false).set_note(first_commit, "damaged");
+  }
+  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
+  std::optional<LedgerRecord> latest = fresh.latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->result_summary, std::to_string(kCheckpoints - 1));
+  EXPECT_THROW(fresh.records("default"), std::invalid_argument);
+}
+
+}  // namespace
