@@ -1,9 +1,12 @@
 // `shadowbox log`, `show` and `diff`: read the history.
 #include <iostream>
 
+#include <Poco/JSON/Parser.h>
+
 #include "commands.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
+#include "sandbox/ledger.hpp"
 
 namespace cli {
 
@@ -12,6 +15,38 @@ namespace {
 fsnap::ShadowRepo open_repo(const Context& context) {
   fsnap::Store store = context.open_store(false);
   return fsnap::ShadowRepo::open(store.repo_dir(), false);
+}
+
+// The ledger record of a checkpoint, or nullopt (also for a note that is not one).
+std::optional<sandbox::LedgerRecord> record_of(const fsnap::ShadowRepo& repo,
+                                               const fsnap::Checkpoint& c) {
+  std::optional<std::string> note = repo.note(c.commit);
+  if (!note) return std::nullopt;
+  try {
+    return sandbox::LedgerRecord::from_json(*note);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+// " ok 12ms: summary" / " failed: summary" for a record with an outcome.
+std::string outcome_text(const sandbox::LedgerRecord& r) {
+  if (!r.success) return "";
+  std::string text = *r.success ? " ok" : " failed";
+  if (r.elapsed_ms) text += " " + std::to_string(*r.elapsed_ms) + "ms";
+  if (!r.result_summary.empty()) {
+    std::string summary = r.result_summary.substr(0, 60);
+    for (char& ch : summary) {
+      if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+    }
+    text += ": " + summary + (r.result_summary.size() > 60 ? "..." : "");
+  }
+  return text;
+}
+
+Poco::JSON::Object::Ptr record_json(const sandbox::LedgerRecord& r) {
+  Poco::JSON::Parser parser;
+  return parser.parse(r.to_json()).extract<Poco::JSON::Object::Ptr>();
 }
 
 // The tree of a checkpoint's parent, or "" (the empty tree) for the first of a run.
@@ -30,10 +65,20 @@ int cmd_log(const Context& context, const Args& args) {
   std::vector<fsnap::Checkpoint> checkpoints = repo.log(parsed.value_or("--run", ""), limit);
   if (context.options.json) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
-    for (const fsnap::Checkpoint& c : checkpoints) out->add(checkpoint_json(c));
+    for (const fsnap::Checkpoint& c : checkpoints) {
+      Poco::JSON::Object::Ptr item = checkpoint_json(c);
+      std::optional<sandbox::LedgerRecord> r = record_of(repo, c);
+      item->set("success",
+                r && r->success ? Poco::Dynamic::Var(*r->success) : Poco::Dynamic::Var());
+      item->set("result_summary", r ? r->result_summary : std::string());
+      out->add(item);
+    }
     print_json(std::cout, out);
   } else {
-    for (const fsnap::Checkpoint& c : checkpoints) std::cout << checkpoint_line(c) << '\n';
+    for (const fsnap::Checkpoint& c : checkpoints) {
+      std::optional<sandbox::LedgerRecord> r = record_of(repo, c);
+      std::cout << checkpoint_line(c) << (r ? outcome_text(*r) : "") << '\n';
+    }
   }
   return 0;
 }
@@ -45,9 +90,11 @@ int cmd_show(const Context& context, const Args& args) {
   fsnap::Checkpoint checkpoint = repo.resolve(parsed.operands()[0]);
   std::vector<fsnap::TreeChange> changes =
       repo.diff_trees(parent_tree(repo, checkpoint), checkpoint.tree);
+  std::optional<sandbox::LedgerRecord> record = record_of(repo, checkpoint);
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = checkpoint_json(checkpoint);
     out->set("changes", changes_json(changes));
+    out->set("ledger", record ? Poco::Dynamic::Var(record_json(*record)) : Poco::Dynamic::Var());
     print_json(std::cout, out);
     return 0;
   }
@@ -66,6 +113,20 @@ int cmd_show(const Context& context, const Args& args) {
             << "parent       "
             << (checkpoint.parent.empty() ? "(first of its run)" : checkpoint.parent) << '\n';
   print_skipped(std::cout, checkpoint);
+  if (record) {
+    if (record->success) std::cout << "outcome     " << outcome_text(*record) << '\n';
+    if (!record->input_summary.empty()) {
+      std::cout << "input        " << record->input_summary.substr(0, 200) << '\n';
+    }
+    if (!record->session_json.empty()) {
+      sandbox::SessionSnapshot session = record->session();
+      std::cout << "session      " << session.slices.size() << " slice(s):";
+      for (const auto& [type, items] : session.slices) {
+        std::cout << ' ' << sandbox::SliceTypes::name_of(type) << '(' << items.size() << ')';
+      }
+      std::cout << '\n';
+    }
+  }
   std::cout << '\n'
             << changes.size() << " change" << (changes.size() == 1 ? "" : "s")
             << (checkpoint.parent.empty() ? " (whole tree)" : " since the previous checkpoint")

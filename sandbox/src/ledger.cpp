@@ -131,7 +131,13 @@ std::optional<LedgerRecord> Ledger::latest(const std::string& run) const {
   // one note is read.
   std::size_t seen = 0;
   for (std::size_t window = 1;; window *= 8) {
-    std::vector<fsnap::Checkpoint> chain = repo_.log(run, window);
+    std::vector<fsnap::Checkpoint> chain;
+    try {
+      chain = repo_.log(run, window);
+    } catch (const fsnap::Error& e) {
+      if (e.code() == fsnap::ErrorCode::kNotFound) return std::nullopt;  // no such run yet
+      throw;
+    }
     for (std::size_t i = seen; i < chain.size(); ++i) {
       if (std::optional<LedgerRecord> r = read(chain[i])) return r;
     }

@@ -140,6 +140,34 @@ void Session::rollback(const SessionSnapshot& snapshot, bool preserve_logs) {
   }
 }
 
+void Session::rollback_declaring(const SessionSnapshot& snapshot, bool preserve_logs) {
+  for (const auto& [type, items] : snapshot.slices) {
+    bool known = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      known = slices_.count(type) != 0;
+    }
+    if (!known) {
+      auto policy = snapshot.policies.find(type);
+      declare(type, policy == snapshot.policies.end() ? std::nullopt
+                                                      : std::optional<SlicePolicy>(policy->second));
+    }
+  }
+  rollback(snapshot, preserve_logs);
+}
+
+std::shared_ptr<Session> Session::from_snapshot(const SessionSnapshot& snapshot, Now now) {
+  auto session = std::make_shared<Session>(std::move(now));
+  for (const auto& [type, items] : snapshot.slices) {
+    auto policy = snapshot.policies.find(type);
+    session->declare(type, policy == snapshot.policies.end()
+                               ? std::nullopt
+                               : std::optional<SlicePolicy>(policy->second));
+    session->set_items(type, items);
+  }
+  return session;
+}
+
 std::shared_ptr<Session> Session::create_child() {
   auto child = std::make_shared<Session>(now_);
   child->parent_id_ = id_;
@@ -173,6 +201,7 @@ std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& ke
 }  // namespace
 
 std::string SessionSnapshot::to_json() const {
+  register_builtin_slice_types();
   Poco::JSON::Object::Ptr root = ordered_object();
   root->set("format", "shadowbox.session-snapshot.v1");
   root->set("id", id);
@@ -208,6 +237,7 @@ std::string SessionSnapshot::to_json() const {
 }
 
 SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
+  register_builtin_slice_types();
   Poco::JSON::Object::Ptr root;
   try {
     Poco::JSON::Parser parser;

@@ -196,6 +196,14 @@ class Session {
   // a SnapshotMismatchError and changes nothing.
   void rollback(const SessionSnapshot& snapshot, bool preserve_logs = true);
 
+  // Like rollback, but slices this session does not have yet are declared (with the
+  // snapshot's policies) instead of being a mismatch.
+  void rollback_declaring(const SessionSnapshot& snapshot, bool preserve_logs = true);
+
+  // A session holding exactly the slices of snapshot, with their recorded policies
+  // (for rebuilding a run's session from the ledger).
+  static std::shared_ptr<Session> from_snapshot(const SessionSnapshot& snapshot, Now now = {});
+
   // A new session whose parent is this one; broadcasts reach it.
   std::shared_ptr<Session> create_child();
   const std::string& parent_id() const { return parent_id_; }

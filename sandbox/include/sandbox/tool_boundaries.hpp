@@ -1,0 +1,67 @@
+// ToolBoundaries — the transaction of a tool that runs outside this process (a
+// Claude Code tool, a shell command), driven step by step: pre_tool before it runs,
+// then post_tool if it succeeded or rollback_tool if it failed. Each step is a
+// checkpoint of the workspace with a ledger record, exactly as ToolRunner records an
+// in-process call, so both paths leave identical files, STATE slices and records.
+//
+// The run's session lives in the ledger: each step starts from the newest record of
+// the run and records the session it leaves.
+//
+// Thread-safety: one step at a time per workspace (the CLI and hooks serialise on
+// the store lock for each write).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "fsnap/host_filesystem.hpp"
+#include "sandbox/ledger.hpp"
+#include "sandbox/session.hpp"
+
+namespace sandbox {
+
+// What a step did.
+struct BoundaryResult {
+  fsnap::Checkpoint checkpoint;                 // the checkpoint the step recorded
+  LedgerRecord record;                          // its ledger record
+  std::optional<fsnap::RestoreReport> restore;  // for rollback_tool and restore
+};
+
+// Steps of externally run tool calls on one workspace and run.
+class ToolBoundaries {
+ public:
+  ToolBoundaries(fsnap::HostFilesystem& workspace, Ledger& ledger, std::string run);
+
+  // Checkpoint before tool call `call_id` runs.
+  BoundaryResult pre_tool(const std::string& call_id, const std::string& tool_name,
+                          const std::string& input, const std::string& tag = "");
+  // Checkpoint after the call succeeded: logs ToolInvoked and records the outcome on
+  // the pre-tool record too.
+  BoundaryResult post_tool(const std::string& call_id, const std::string& result_summary,
+                           const std::string& tag = "");
+  // The call failed: restores the files of its pre-tool checkpoint and the STATE
+  // slices recorded there (LOG slices keep everything), logs the failure, and
+  // checkpoints the result (phase checkpoint).
+  BoundaryResult rollback_tool(const std::string& call_id, const std::string& result_summary);
+  // A checkpoint not tied to a tool call (manual, checkpoint, …) with the run's
+  // current session.
+  BoundaryResult checkpoint(const fsnap::CheckpointMeta& meta);
+  // Restores target (files, and STATE slices if target has a record), then
+  // checkpoints the result. A dry run changes and records nothing.
+  BoundaryResult restore(const fsnap::Checkpoint& target, bool dry_run);
+
+  // The run's current session (rebuilt from its newest record; empty if none).
+  std::shared_ptr<Session> current_session() const;
+
+ private:
+  std::optional<LedgerRecord> pre_record(const std::string& call_id, fsnap::Checkpoint* pre) const;
+  BoundaryResult record(const fsnap::CheckpointMeta& meta, const Session& session,
+                        std::optional<bool> success, const std::string& result,
+                        std::optional<std::int64_t> elapsed_ms, const std::string& input);
+
+  fsnap::HostFilesystem& workspace_;
+  Ledger& ledger_;
+  std::string run_;
+};
+
+}  // namespace sandbox
