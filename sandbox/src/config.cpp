@@ -185,12 +185,21 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   Config config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
-  check_keys(origin, root, "", {"capture", "retention"});
+  check_keys(origin, root, "", {"capture", "retention", "session"});
   if (YAML::Node capture = root["capture"]; capture && !capture.IsNull()) {
     parse_capture(origin, capture, config);
   }
   if (YAML::Node retention = root["retention"]; retention && !retention.IsNull()) {
     parse_retention(origin, retention, config);
+  }
+  if (YAML::Node session = root["session"]; session && !session.IsNull()) {
+    if (!session.IsMap()) fail(origin, session, "session", "expected a mapping");
+    check_keys(origin, session, "session.", {"checkpoint_ring"});
+    if (YAML::Node ring = session["checkpoint_ring"]; ring) {
+      std::uint64_t n = as_count(origin, ring, "session.checkpoint_ring");
+      if (n == 0) fail(origin, ring, "session.checkpoint_ring", "must be at least 1");
+      config.checkpoint_ring = static_cast<std::size_t>(n);
+    }
   }
   return config;
 }

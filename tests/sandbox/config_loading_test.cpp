@@ -43,6 +43,7 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.capture.respect_gitignore, defaults.capture.respect_gitignore);
   EXPECT_EQ(shipped.retention.keep_last, defaults.retention.keep_last);
   EXPECT_EQ(shipped.retention.max_age, defaults.retention.max_age);
+  EXPECT_EQ(shipped.checkpoint_ring, defaults.checkpoint_ring);
 }
 
 TEST(ConfigTest, EveryKeyIsRead) {
@@ -53,13 +54,16 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  respect_gitignore: true\n"
       "retention:\n"
       "  keep_last: 50\n"
-      "  max_age: 30d\n",
+      "  max_age: 30d\n"
+      "session:\n"
+      "  checkpoint_ring: 7\n",
       "full.yaml");
   EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
   EXPECT_EQ(c.capture.max_file_size, 2u << 20);
   EXPECT_TRUE(c.capture.respect_gitignore);
   EXPECT_EQ(c.retention.keep_last, 50u);
   EXPECT_EQ(c.retention.max_age, std::chrono::hours(24 * 30));
+  EXPECT_EQ(c.checkpoint_ring, 7u);
 }
 
 TEST(ConfigTest, SizesAndDurations) {
@@ -91,6 +95,7 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("capture:\n  excludes: node_modules\n", {"capture.excludes", "list"});
   expect_config_error("retention:\n  keep_last: -1\n", {"retention.keep_last"});
   expect_config_error("retention:\n  max_age: [1]\n", {"retention.max_age"});
+  expect_config_error("session:\n  checkpoint_ring: 0\n", {"session.checkpoint_ring"});
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
   expect_config_error("- just\n- a list\n", {"test.yaml", "mapping"});
   expect_config_error("capture:\n  excludes: [a\n", {"test.yaml", "invalid YAML"});

@@ -277,6 +277,27 @@ TEST(ExecutionStateTest, MismatchedSnapshotsChangeNothing) {
   EXPECT_EQ(other_fs->current().input_tokens, 1u);
 }
 
+TEST(ExecutionStateTest, InMemorySnapshotsCrossJsonAsIdsOnly) {
+  MemoryState m;
+  m.fs->write("a", "1");
+  m.budget->consume(5, 5, 0);
+  CompositeSnapshot snap = m.state.snapshot();
+  CompositeSnapshot back = CompositeSnapshot::from_json(snap.to_json());
+  EXPECT_EQ(back.resources.at("filesystem").get<fsnap::FilesystemSnapshot>()->id,
+            snap.resources.at("filesystem").get<fsnap::FilesystemSnapshot>()->id);
+  EXPECT_EQ(*back.resources.at("budget").get<BudgetSnapshot>(), m.budget->current());
+  // The tree itself lives only in memory: restoring it from JSON is refused as a
+  // whole, and the budget restored before the failure is put back.
+  m.fs->write("a", "2");
+  m.budget->consume(1, 0, 0);
+  EXPECT_THROW(m.state.restore(back), RestoreFailedError);
+  EXPECT_EQ(m.fs->read("a"), "2");
+  EXPECT_EQ(m.budget->current().input_tokens, 6u);
+  m.state.restore(snap);  // the live snapshot still works
+  EXPECT_EQ(m.fs->read("a"), "1");
+  EXPECT_EQ(m.budget->current().input_tokens, 5u);
+}
+
 TEST(ExecutionStateTest, CompositeJsonRoundTripWithAHostWorkspace) {
   testing_support::TempDir dir;
   fs::create_directories(dir / "ws");

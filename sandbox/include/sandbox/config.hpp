@@ -26,9 +26,10 @@ class ConfigError : public std::runtime_error {
 
 // All of shadowbox's settings, with their defaults.
 struct Config {
-  fsnap::CaptureOptions capture;     // capture.excludes, .max_file_size, .respect_gitignore
-  fsnap::RetentionPolicy retention;  // retention.keep_last, .max_age
-  boost::filesystem::path source;    // the file it came from; empty for the defaults
+  fsnap::CaptureOptions capture;      // capture.excludes, .max_file_size, .respect_gitignore
+  fsnap::RetentionPolicy retention;   // retention.keep_last, .max_age
+  std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
+  boost::filesystem::path source;     // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).
   static Config parse(const std::string& yaml_text, const std::string& origin);
