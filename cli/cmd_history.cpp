@@ -31,8 +31,8 @@ std::optional<sandbox::LedgerRecord> record_of(const fsnap::ShadowRepo& repo,
 
 // " ok 12ms: summary" / " failed: summary" for a record with an outcome.
 std::string outcome_text(const sandbox::LedgerRecord& r) {
-  if (!r.success) return "";
-  std::string text = *r.success ? " ok" : " failed";
+  if (!r.success && r.result_summary.empty()) return "";
+  std::string text = !r.success ? " --" : *r.success ? " ok" : " failed";
   if (r.elapsed_ms) text += " " + std::to_string(*r.elapsed_ms) + "ms";
   if (!r.result_summary.empty()) {
     std::string summary = r.result_summary.substr(0, 60);
@@ -114,17 +114,23 @@ int cmd_show(const Context& context, const Args& args) {
             << (checkpoint.parent.empty() ? "(first of its run)" : checkpoint.parent) << '\n';
   print_skipped(std::cout, checkpoint);
   if (record) {
-    if (record->success) std::cout << "outcome     " << outcome_text(*record) << '\n';
+    if (record->success || !record->result_summary.empty()) {
+      std::cout << "outcome     " << outcome_text(*record) << '\n';
+    }
     if (!record->input_summary.empty()) {
       std::cout << "input        " << record->input_summary.substr(0, 200) << '\n';
     }
     if (!record->session_json.empty()) {
-      sandbox::SessionSnapshot session = record->session();
-      std::cout << "session      " << session.slices.size() << " slice(s):";
-      for (const auto& [type, items] : session.slices) {
-        std::cout << ' ' << sandbox::SliceTypes::name_of(type) << '(' << items.size() << ')';
+      try {
+        sandbox::SessionSnapshot session = record->session();
+        std::cout << "session      " << session.slices.size() << " slice(s):";
+        for (const auto& [type, items] : session.slices) {
+          std::cout << ' ' << sandbox::SliceTypes::name_of(type) << '(' << items.size() << ')';
+        }
+        std::cout << '\n';
+      } catch (const std::exception& e) {
+        std::cout << "session      (cannot be decoded here: " << e.what() << ")\n";
       }
-      std::cout << '\n';
     }
   }
   std::cout << '\n'

@@ -21,6 +21,8 @@ int cmd_log(const Context& context, const Args& args);
 int cmd_show(const Context& context, const Args& args);
 int cmd_diff(const Context& context, const Args& args);
 int cmd_gc(const Context& context, const Args& args);
+int cmd_hook(const Context& context, const Args& args);
+int cmd_hooks(const Context& context, const Args& args);
 
 // One command: its name, synopsis (for usage errors and --help) and summary.
 struct Command {

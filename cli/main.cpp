@@ -1,6 +1,7 @@
 // shadowbox — make every step of a coding agent atomic, reversible and inspectable.
 //
 // Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error.
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "commands.hpp"
 #include "context.hpp"
 #include "fsnap/error.hpp"
+#include "hooks/claude_code_state.hpp"
 #include "sandbox/config.hpp"
 
 namespace cli {
@@ -29,6 +31,12 @@ const std::vector<Command>& all_commands() {
        "unified diff from REF to REF2 (default: the live workspace)", cmd_diff},
       {"path", "path", "print the shadow repository's git directory", cmd_path},
       {"gc", "gc", "apply the config's retention limits and prune unreferenced objects", cmd_gc},
+      {"hook", "hook claude-code [--run RUN]",
+       "handle one Claude Code hook event (JSON on stdin); the workspace is --workspace, "
+       "else $CLAUDE_PROJECT_DIR",
+       cmd_hook},
+      {"hooks", "hooks install|uninstall [--scope project|user]",
+       "add shadowbox's hooks to Claude Code's settings, or remove only those", cmd_hooks},
   };
   return commands;
 }
@@ -68,6 +76,7 @@ int error(const std::string& message) {
 }
 
 int run(const std::vector<std::string>& argv) {
+  hooks::register_claude_code_slice_types();  // so ledger sessions of agent runs decode
   GlobalOptions options = parse_global_options(argv);
   if (options.help || options.command == "help") {
     print_help(std::cout);
@@ -86,6 +95,11 @@ int run(const std::vector<std::string>& argv) {
         return 0;
       }
       if (arg == "--") break;
+    }
+    if (options.command == "hook" && !options.workspace) {
+      // Claude Code runs hooks with the project directory in $CLAUDE_PROJECT_DIR.
+      const char* project = std::getenv("CLAUDE_PROJECT_DIR");
+      if (project != nullptr && *project != '\0') options.workspace = project;
     }
     Context context = make_context(options);
     return command.run(context, options.args);

@@ -111,11 +111,28 @@ BoundaryResult ToolBoundaries::rollback_tool(const std::string& call_id,
   return out;
 }
 
-BoundaryResult ToolBoundaries::checkpoint(const fsnap::CheckpointMeta& meta) {
+BoundaryResult ToolBoundaries::checkpoint(const fsnap::CheckpointMeta& meta,
+                                          const std::function<void(Session&)>& change,
+                                          const std::string& summary) {
   std::shared_ptr<Session> session = current_session();
+  if (change) change(*session);
   fsnap::CheckpointMeta m = meta;
   m.run = run_;
-  return record(m, *session, std::nullopt, "", std::nullopt, "");
+  return record(m, *session, std::nullopt, summary, std::nullopt, "");
+}
+
+std::optional<BoundaryResult> ToolBoundaries::record_outside_changes() {
+  std::vector<fsnap::Checkpoint> tip;
+  try {
+    tip = workspace_.repo().log(run_, 1);
+  } catch (const fsnap::Error& e) {
+    if (e.code() != fsnap::ErrorCode::kNotFound) throw;
+  }
+  if (tip.empty()) return std::nullopt;  // a new run: its first checkpoint is the baseline
+  if (workspace_.capture_tree() == tip.front().tree) return std::nullopt;
+  fsnap::CheckpointMeta meta;
+  meta.phase = fsnap::Phase::kCheckpoint;
+  return checkpoint(meta, nullptr, "changes made outside any tool call");
 }
 
 BoundaryResult ToolBoundaries::restore(const fsnap::Checkpoint& target, bool dry_run) {

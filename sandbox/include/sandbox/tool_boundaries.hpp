@@ -11,6 +11,7 @@
 // the store lock for each write).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -44,8 +45,13 @@ class ToolBoundaries {
   // checkpoints the result (phase checkpoint).
   BoundaryResult rollback_tool(const std::string& call_id, const std::string& result_summary);
   // A checkpoint not tied to a tool call (manual, checkpoint, …) with the run's
-  // current session.
-  BoundaryResult checkpoint(const fsnap::CheckpointMeta& meta);
+  // current session, after change (if given) has dispatched events to it.
+  BoundaryResult checkpoint(const fsnap::CheckpointMeta& meta,
+                            const std::function<void(Session&)>& change = nullptr,
+                            const std::string& summary = "");
+  // If the workspace differs from the run's newest checkpoint (someone edited files
+  // between tool calls), records that state as a checkpoint attributed to no tool.
+  std::optional<BoundaryResult> record_outside_changes();
   // Restores target (files, and STATE slices if target has a record), then
   // checkpoints the result. A dry run changes and records nothing.
   BoundaryResult restore(const fsnap::Checkpoint& target, bool dry_run);

@@ -1,0 +1,30 @@
+// Slices the Claude Code integration keeps in a run's session (ADAPTER_STATE.md):
+// the agent's session as SessionStart reported it (LOG: every session a run had,
+// newest last), and the run's status (STATE).
+#pragma once
+
+#include <string>
+
+namespace hooks {
+
+// One Claude Code session of a run, as its SessionStart hook reported it.
+struct ClaudeCodeSession {
+  std::string session_id;
+  std::string transcript_path;
+  std::string source;  // startup, resume, clear, compact, fork
+  std::string cwd;
+  std::string captured_at;  // ISO-8601 UTC
+  friend bool operator==(const ClaudeCodeSession&, const ClaudeCodeSession&) = default;
+};
+
+// Where a run stands: "running" or "complete" (and why it ended).
+struct RunStatus {
+  std::string status;
+  std::string reason;
+  friend bool operator==(const RunStatus&, const RunStatus&) = default;
+};
+
+// Registers both types in sandbox::SliceTypes. Idempotent.
+void register_claude_code_slice_types();
+
+}  // namespace hooks

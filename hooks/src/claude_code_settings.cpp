@@ -1,0 +1,178 @@
+#include "hooks/claude_code_settings.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+#include <boost/filesystem/operations.hpp>
+
+namespace hooks {
+
+namespace {
+
+using Poco::JSON::Array;
+using Poco::JSON::Object;
+
+Object::Ptr parse_settings(const std::string& text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  }
+  try {
+    Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
+    Poco::Dynamic::Var v = parser.parse(text);
+    if (v.type() != typeid(Object::Ptr))
+      throw std::invalid_argument("settings are not a JSON object");
+    return v.extract<Object::Ptr>();
+  } catch (const Poco::Exception& e) {
+    throw std::invalid_argument("settings are not valid JSON: " + e.displayText());
+  }
+}
+
+std::string render(const Object::Ptr& settings) {
+  std::ostringstream out;
+  settings->stringify(out, 2);
+  out << '\n';
+  return out.str();
+}
+
+bool is_ours(const Poco::Dynamic::Var& hook) {
+  if (hook.type() != typeid(Object::Ptr)) return false;
+  Object::Ptr h = hook.extract<Object::Ptr>();
+  if (!h->has("command") || !h->get("command").isString()) return false;
+  std::string command = h->getValue<std::string>("command");
+  const std::string marker = " hook claude-code";
+  return command.find(marker) != std::string::npos;
+}
+
+// Removes our hooks from one event's matcher groups; returns the groups left.
+Array::Ptr without_ours(const Array::Ptr& groups) {
+  Array::Ptr kept = new Array;
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    Poco::Dynamic::Var group = groups->get(static_cast<unsigned>(i));
+    if (group.type() != typeid(Object::Ptr)) {
+      kept->add(group);
+      continue;
+    }
+    Object::Ptr g = group.extract<Object::Ptr>();
+    Array::Ptr list = g->getArray("hooks");
+    if (list.isNull()) {
+      kept->add(group);
+      continue;
+    }
+    Array::Ptr remaining = new Array;
+    for (std::size_t k = 0; k < list->size(); ++k) {
+      Poco::Dynamic::Var hook = list->get(static_cast<unsigned>(k));
+      if (!is_ours(hook)) remaining->add(hook);
+    }
+    if (remaining->size() == 0) continue;  // the group held only ours
+    g->set("hooks", remaining);
+    kept->add(g);
+  }
+  return kept;
+}
+
+std::string read_file(const boost::filesystem::path& file) {
+  std::ifstream in(file.string(), std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_atomically(const boost::filesystem::path& file, const std::string& text) {
+  boost::filesystem::path tmp = file;
+  tmp += ".shadowbox-tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp.string(), std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  if (std::rename(tmp.c_str(), file.c_str()) != 0) {
+    throw std::runtime_error("cannot replace " + file.string());
+  }
+}
+
+}  // namespace
+
+std::string install_hooks(const std::string& settings_text, const std::string& command) {
+  Object::Ptr settings = parse_settings(settings_text);
+  Object::Ptr hooks_object = settings->getObject("hooks");
+  if (settings->has("hooks") && hooks_object.isNull()) {
+    throw std::invalid_argument("\"hooks\" in the settings is not an object");
+  }
+  if (hooks_object.isNull()) {
+    hooks_object = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    settings->set("hooks", hooks_object);
+  }
+  for (const char* event : kHookEvents) {
+    Array::Ptr groups = hooks_object->getArray(event);
+    groups = groups.isNull() ? Array::Ptr(new Array) : without_ours(groups);
+    Object::Ptr hook = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    hook->set("type", "command");
+    hook->set("command", command);
+    hook->set("timeout", 600);
+    Array::Ptr list = new Array;
+    list->add(hook);
+    Object::Ptr group = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    group->set("matcher", "*");
+    group->set("hooks", list);
+    groups->add(group);
+    hooks_object->set(event, groups);
+  }
+  return render(settings);
+}
+
+std::string uninstall_hooks(const std::string& settings_text) {
+  Object::Ptr settings = parse_settings(settings_text);
+  Object::Ptr hooks_object = settings->getObject("hooks");
+  if (hooks_object.isNull()) return render(settings);
+  std::vector<std::string> names;
+  hooks_object->getNames(names);
+  for (const std::string& event : names) {
+    Array::Ptr groups = hooks_object->getArray(event);
+    if (groups.isNull()) continue;
+    Array::Ptr kept = without_ours(groups);
+    if (kept->size() == 0) {
+      hooks_object->remove(event);
+    } else {
+      hooks_object->set(event, kept);
+    }
+  }
+  if (hooks_object->size() == 0) settings->remove("hooks");
+  return render(settings);
+}
+
+void install_hooks_in_file(const boost::filesystem::path& file, const std::string& command) {
+  boost::system::error_code ec;
+  boost::filesystem::create_directories(file.parent_path(), ec);
+  if (ec)
+    throw std::runtime_error("cannot create " + file.parent_path().string() + ": " + ec.message());
+  std::string text = boost::filesystem::exists(file) ? read_file(file) : "";
+  std::string updated;
+  try {
+    updated = install_hooks(text, command);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(file.string() + ": " + e.what() + " (left unchanged)");
+  }
+  write_atomically(file, updated);
+}
+
+bool uninstall_hooks_in_file(const boost::filesystem::path& file) {
+  if (!boost::filesystem::exists(file)) return false;
+  std::string updated;
+  try {
+    updated = uninstall_hooks(read_file(file));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(file.string() + ": " + e.what() + " (left unchanged)");
+  }
+  write_atomically(file, updated);
+  return true;
+}
+
+}  // namespace hooks

@@ -1,0 +1,257 @@
+// `shadowbox hook claude-code` fed hook events as Claude Code sends them, and
+// `shadowbox hooks install|uninstall` on Claude Code settings files.
+#include <Poco/JSON/Parser.h>
+
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "fsnap/shadow_repo.hpp"
+#include "hooks/claude_code_state.hpp"
+#include "sandbox/builtin_slices.hpp"
+#include "sandbox/ledger.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using testing_support::CommandResult;
+using testing_support::run_command;
+using testing_support::write_file;
+
+class HookTest : public ::testing::Test {
+ protected:
+  HookTest() {
+    fs::create_directories(ws_);
+    write_file(ws_ / "a.txt", "a\n");
+    hooks::register_claude_code_slice_types();
+  }
+
+  // Sends one event (built from fields) to the hook, as Claude Code would.
+  CommandResult send(const std::string& event_name, const std::string& extra_json = "") {
+    std::string event = "{\"hook_event_name\":\"" + event_name +
+                        "\",\"session_id\":\"sess-1\",\"transcript_path\":\"/nowhere/t.jsonl\","
+                        "\"cwd\":\"" +
+                        ws_.string() + "\"" + extra_json + "}";
+    return raw(event);
+  }
+  CommandResult raw(const std::string& stdin_data) {
+    return run_command({SHADOWBOX_BIN, "--store", store_.string(), "hook", "claude-code"}, ws_,
+                       {"SHADOWBOX_CONFIG=", "CLAUDE_PROJECT_DIR=" + ws_.string()}, stdin_data);
+  }
+  static std::string tool(const std::string& name, const std::string& id,
+                          const std::string& more = "") {
+    return ",\"tool_name\":\"" + name + "\",\"tool_use_id\":\"" + id +
+           "\",\"tool_input\":{\"command\":\"x\"}" + more;
+  }
+
+  fsnap::ShadowRepo repo() const { return fsnap::ShadowRepo::open(store_ / "repo.git", false); }
+  sandbox::Ledger ledger() const { return sandbox::Ledger(fsnap::Store::open(store_, ws_, false)); }
+  std::vector<fsnap::Checkpoint> chain() const {
+    std::vector<fsnap::Checkpoint> log = repo().log("default", 0);
+    return {log.rbegin(), log.rend()};  // oldest first
+  }
+  std::vector<std::string> shape() const {
+    std::vector<std::string> out;
+    for (const fsnap::Checkpoint& c : chain()) {
+      out.push_back(std::string(fsnap::to_string(c.meta.phase)) +
+                    (c.meta.tool_call_id.empty() ? "" : " " + c.meta.tool_call_id));
+    }
+    return out;
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path store_ = temp_ / "store";
+};
+
+TEST_F(HookTest, PreAndPostToolCheckpointsWithTheToolsDiff) {
+  ASSERT_EQ(send("PreToolUse", tool("Write", "toolu_1")).exit_code, 0);
+  write_file(ws_ / "new.txt", "written by the tool\n");
+  CommandResult post =
+      send("PostToolUse", tool("Write", "toolu_1", ",\"tool_response\":{\"ok\":1}"));
+  ASSERT_EQ(post.exit_code, 0) << post.err;
+  EXPECT_EQ(shape(), (std::vector<std::string>{"pre_tool toolu_1", "post_tool toolu_1"}));
+  std::vector<fsnap::Checkpoint> c = chain();
+  std::vector<fsnap::TreeChange> diff = repo().diff_trees(c[0].tree, c[1].tree);
+  ASSERT_EQ(diff.size(), 1u);
+  EXPECT_EQ(diff[0].path, "new.txt");
+  EXPECT_EQ(c[1].meta.tool_name, "Write");
+  std::optional<sandbox::LedgerRecord> post_record = ledger().read(c[1]);
+  ASSERT_TRUE(post_record.has_value());
+  EXPECT_TRUE(post_record->success.value_or(false));
+  EXPECT_EQ(post_record->input_summary, "{\"command\":\"x\"}");
+}
+
+TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
+  send("PreToolUse", tool("Bash", "toolu_f"));
+  fs::remove(ws_ / "a.txt");
+  write_file(ws_ / "junk.txt", "junk");
+  CommandResult r = send("PostToolUseFailure", tool("Bash", "toolu_f", ",\"error\":\"exit 1\""));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "a\n");
+  EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
+  Poco::JSON::Parser parser;
+  auto out = parser.parse(r.out).extract<Poco::JSON::Object::Ptr>();
+  auto specific = out->getObject("hookSpecificOutput");
+  EXPECT_EQ(specific->getValue<std::string>("hookEventName"), "PostToolUseFailure");
+  std::string context = specific->getValue<std::string>("additionalContext");
+  EXPECT_NE(context.find("rolled back"), std::string::npos) << context;
+  EXPECT_NE(context.find("restored a.txt"), std::string::npos) << context;
+  EXPECT_NE(context.find("removed junk.txt"), std::string::npos) << context;
+  // Recorded: the pre-tool record carries the failure, and the session logs it.
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->tool_call_id, "toolu_f");
+  EXPECT_FALSE(latest->success.value_or(true));
+  EXPECT_EQ(latest->result_summary, "exit 1");
+  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(), 1u);
+}
+
+TEST_F(HookTest, EditsBetweenToolCallsAreTheirOwnCheckpoint) {
+  send("PreToolUse", tool("Write", "toolu_1"));
+  write_file(ws_ / "tool.txt", "tool");
+  send("PostToolUse", tool("Write", "toolu_1"));
+  write_file(ws_ / "human.txt", "a person typed this");  // between calls
+  send("PreToolUse", tool("Bash", "toolu_2"));
+  EXPECT_EQ(shape(), (std::vector<std::string>{"pre_tool toolu_1", "post_tool toolu_1",
+                                               "checkpoint", "pre_tool toolu_2"}));
+  std::vector<fsnap::Checkpoint> c = chain();
+  EXPECT_TRUE(c[2].meta.tool_name.empty()) << "attributed to no tool";
+  std::vector<fsnap::TreeChange> human = repo().diff_trees(c[1].tree, c[2].tree);
+  ASSERT_EQ(human.size(), 1u);
+  EXPECT_EQ(human[0].path, "human.txt");
+  EXPECT_EQ(c[3].tree, c[2].tree) << "the next tool's pre-tool checkpoint starts clean";
+  // With nothing changed in between, no extra checkpoint.
+  send("PostToolUse", tool("Bash", "toolu_2"));
+  send("PreToolUse", tool("Bash", "toolu_3"));
+  EXPECT_EQ(shape().back(), "pre_tool toolu_3");
+  EXPECT_EQ(shape().size(), 6u);
+}
+
+TEST_F(HookTest, ParallelCallsAreNotUndoneByAnotherCallsRollback) {
+  send("PreToolUse", tool("Bash", "toolu_a"));
+  send("PreToolUse", tool("Write", "toolu_b"));
+  write_file(ws_ / "b.txt", "from b");
+  write_file(ws_ / "a-partial.txt", "from a");
+  send("PostToolUse", tool("Write", "toolu_b"));
+  CommandResult r = send("PostToolUseFailure", tool("Bash", "toolu_a", ",\"error\":\"boom\""));
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(fs::exists(ws_ / "b.txt")) << "another call's committed change was undone";
+  EXPECT_NE(r.out.find("did NOT roll back"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("rollback refused"), std::string::npos) << r.err;
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_NE(latest->result_summary.find("rollback refused"), std::string::npos);
+}
+
+TEST_F(HookTest, ConcurrentHookProcessesSerialise) {
+  // Claude Code runs the hooks of parallel calls at the same time.
+  std::vector<std::thread> threads;
+  std::vector<int> codes(6, -1);
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      codes[i] = send("PreToolUse", tool("Read", "toolu_p" + std::to_string(i))).exit_code;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int code : codes) EXPECT_EQ(code, 0);
+  EXPECT_EQ(chain().size(), 6u);
+  CommandResult fsck = run_command(
+      {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.err;
+}
+
+TEST_F(HookTest, SessionStartAndStopAreRecorded) {
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  std::optional<sandbox::LedgerRecord> start = ledger().latest("default");
+  ASSERT_TRUE(start.has_value());
+  sandbox::SessionSnapshot session = start->session();
+  ASSERT_EQ(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
+  EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].session_id, "sess-1");
+  EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].transcript_path, "/nowhere/t.jsonl");
+  EXPECT_EQ(session.policies.at(typeid(hooks::ClaudeCodeSession)), sandbox::SlicePolicy::kLog);
+  EXPECT_EQ(session.slice<hooks::RunStatus>()[0].status, "running");
+  ASSERT_EQ(send("Stop", ",\"stop_hook_active\":false").exit_code, 0);
+  EXPECT_EQ(ledger().latest("default")->session().slice<hooks::RunStatus>()[0].status, "complete");
+}
+
+TEST_F(HookTest, MalformedInputChangesNothing) {
+  for (const std::string& bad :
+       {std::string("not json"), std::string("[1,2]"), std::string("{\"no\":\"name\"}"),
+        std::string("{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\"}"),
+        std::string("{\"hook_event_name\":5}")}) {
+    CommandResult r = raw(bad);
+    EXPECT_EQ(r.exit_code, 1) << bad;  // non-blocking for the agent
+    EXPECT_NE(r.err.find("malformed"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(store_)) << "nothing was created";
+  // Events shadowbox does not act on pass through.
+  EXPECT_EQ(send("Notification", ",\"message\":\"hi\"").exit_code, 0);
+}
+
+TEST_F(HookTest, AFailureToCheckpointIsLoud) {
+  send("PreToolUse", tool("Write", "toolu_1"));
+  // Break the store: the run's ref becomes a directory, so no checkpoint can be recorded.
+  fs::path ref = store_ / "repo.git/refs/shadowbox/runs/default";
+  fs::remove(ref);
+  write_file(ref / "blocker", "not a ref");
+  write_file(ws_ / "x", "x");
+  CommandResult r = send("PreToolUse", tool("Bash", "toolu_2"));
+  EXPECT_EQ(r.exit_code, 2) << "the agent must see it";
+  EXPECT_NE(r.err.find("checkpointing failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("blocked"), std::string::npos) << r.err;
+  std::string log = testing_support::read_file(store_ / "runs/default/log");
+  EXPECT_NE(log.find("checkpointing failed on PreToolUse"), std::string::npos) << log;
+}
+
+TEST_F(HookTest, InstallAndUninstallKeepEverythingElse) {
+  fs::path settings = ws_ / ".claude/settings.json";
+  write_file(settings,
+             "{\"model\":\"opus\",\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":"
+             "[{\"type\":\"command\",\"command\":\"my-linter\"}]}]}}");
+  auto shadowbox = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv, ws_, {"SHADOWBOX_CONFIG="});
+  };
+  ASSERT_EQ(shadowbox({"hooks", "install"}).exit_code, 0);
+  ASSERT_EQ(shadowbox({"hooks", "install"}).exit_code, 0);  // idempotent
+  Poco::JSON::Parser parser;
+  auto root = parser.parse(testing_support::read_file(settings)).extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(root->getValue<std::string>("model"), "opus");
+  auto hooks_object = root->getObject("hooks");
+  for (const char* event :
+       {"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "Stop", "SessionEnd"}) {
+    ASSERT_TRUE(hooks_object->has(event)) << event;
+    std::string text;
+    std::ostringstream s;
+    hooks_object->getArray(event)->stringify(s);
+    text = s.str();
+    std::size_t ours = 0;
+    for (std::size_t p = text.find("hook claude-code"); p != std::string::npos;
+         p = text.find("hook claude-code", p + 1)) {
+      ++ours;
+    }
+    EXPECT_EQ(ours, 1u) << event << ": " << text;
+  }
+  EXPECT_NE(testing_support::read_file(settings).find("my-linter"), std::string::npos);
+
+  ASSERT_EQ(shadowbox({"hooks", "uninstall"}).exit_code, 0);
+  std::string after = testing_support::read_file(settings);
+  EXPECT_EQ(after.find("hook claude-code"), std::string::npos) << after;
+  EXPECT_NE(after.find("my-linter"), std::string::npos) << after;
+  EXPECT_NE(after.find("opus"), std::string::npos);
+
+  write_file(settings, "{broken");
+  CommandResult bad = shadowbox({"hooks", "install"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("settings.json"), std::string::npos) << bad.err;
+  EXPECT_EQ(testing_support::read_file(settings), "{broken") << "left unchanged";
+  EXPECT_EQ(shadowbox({"hooks", "install", "--scope", "galaxy"}).exit_code, 2);
+}
+
+}  // namespace
