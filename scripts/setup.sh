@@ -22,3 +22,24 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The end-to-end tests drive the real Claude Code CLI, pinned, installed from npm into
+# ./.tools (not globally). Node.js also runs the mock Messages API server.
+claude_version="2.1.330"
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing nodejs npm" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
+installed=""
+[ -f "$tools/node_modules/@anthropic-ai/claude-code/package.json" ] &&
+  installed="$(node -p "require('$tools/node_modules/@anthropic-ai/claude-code/package.json').version")"
+if [ "$installed" != "$claude_version" ]; then
+  echo "setup: installing @anthropic-ai/claude-code@$claude_version into $tools" >&2
+  mkdir -p "$tools"
+  npm install --prefix "$tools" --no-audit --no-fund --loglevel=error \
+    "@anthropic-ai/claude-code@$claude_version" >&2
+fi

@@ -1,0 +1,122 @@
+// Harness for end-to-end tests with the real Claude Code CLI: the scripted mock of
+// the Messages API (fixtures/mock-anthropic/server.mjs) on 127.0.0.1, and the `claude`
+// binary the setup script installs into .tools/.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+#include <boost/filesystem.hpp>
+
+#include "test_support.hpp"
+
+namespace e2e {
+
+namespace fs = boost::filesystem;
+
+// The pinned Claude Code CLI: $SHADOWBOX_CLAUDE, else <source>/.tools/node_modules/.bin/claude.
+inline std::string claude_binary() {
+  if (const char* env = std::getenv("SHADOWBOX_CLAUDE"); env != nullptr && *env != '\0') return env;
+  return std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin/claude";
+}
+
+// The mock Messages API server, running for the lifetime of the object.
+class MockServer {
+ public:
+  MockServer(const fs::path& scenario, const fs::path& log) : log_(log) {
+    int out[2];
+    if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      std::string server =
+          std::string(SHADOWBOX_SOURCE_DIR) + "/fixtures/mock-anthropic/server.mjs";
+      ::execlp("node", "node", server.c_str(), "--scenario", scenario.c_str(), "--log", log.c_str(),
+               static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (line.find('\n') == std::string::npos) {
+      int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      deadline - std::chrono::steady_clock::now())
+                                      .count());
+      pollfd p{out[0], POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, left) <= 0) break;
+      char buf[256];
+      ssize_t n = ::read(out[0], buf, sizeof buf);
+      if (n <= 0) break;
+      line.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    if (line.rfind("listening ", 0) != 0) {
+      stop();
+      throw std::runtime_error("the mock server did not start (is node installed?): " + line);
+    }
+    port_ = std::stoi(line.substr(10));
+  }
+  ~MockServer() { stop(); }
+  MockServer(const MockServer&) = delete;
+  MockServer& operator=(const MockServer&) = delete;
+
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  // The logged requests, in order.
+  std::vector<Poco::JSON::Object::Ptr> requests() const {
+    std::vector<Poco::JSON::Object::Ptr> out;
+    if (!fs::exists(log_)) return out;
+    std::string text = testing_support::read_file(log_);
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) {
+        Poco::JSON::Parser parser;
+        out.push_back(
+            parser.parse(text.substr(start, end - start)).extract<Poco::JSON::Object::Ptr>());
+      }
+      start = end + 1;
+    }
+    return out;
+  }
+
+ private:
+  void stop() {
+    if (pid_ > 0) {
+      ::kill(-pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+  fs::path log_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// The environment Claude Code needs to talk to the mock, with home as HOME.
+inline std::vector<std::string> claude_env(const MockServer& server, const fs::path& home) {
+  return {"HOME=" + home.string(),
+          "ANTHROPIC_BASE_URL=" + server.base_url(),
+          "ANTHROPIC_API_KEY=sk-ant-test-dummy-key",
+          "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+          "IS_SANDBOX=1",
+          "SHADOWBOX_CONFIG=",
+          "SHADOWBOX_NO_PROGRESS=1"};
+}
+
+}  // namespace e2e

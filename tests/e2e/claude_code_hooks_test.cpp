@@ -1,0 +1,166 @@
+// End to end with the real Claude Code CLI (pinned by scripts/setup.sh) and the mock
+// Messages API: shadowbox's hooks installed with `shadowbox hooks install --scope
+// user` into a temporary HOME, then scripted tool calls, checked on the shadow
+// repository (plain-git-equivalent reads) and on the ledger.
+#include <gtest/gtest.h>
+
+#include "agent_harness.hpp"
+#include "fsnap/shadow_repo.hpp"
+#include "hooks/claude_code_state.hpp"
+#include "sandbox/builtin_slices.hpp"
+#include "sandbox/ledger.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using testing_support::CommandResult;
+using testing_support::run_command;
+
+class ClaudeCodeHooksTest : public ::testing::Test {
+ protected:
+  ClaudeCodeHooksTest() {
+    fs::create_directories(ws_);
+    fs::create_directories(home_);
+    hooks::register_claude_code_slice_types();
+    ws_ = fs::canonical(ws_);
+  }
+
+  // Installs the hooks, runs claude -p on the scenario, returns its result.
+  CommandResult run_agent(const std::string& scenario_json) {
+    testing_support::write_file(temp_ / "scenario.json", scenario_json);
+    server_ = std::make_unique<e2e::MockServer>(temp_ / "scenario.json", temp_ / "requests.log");
+    std::vector<std::string> env = e2e::claude_env(*server_, home_);
+    CommandResult install = run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                         store_.string(), "hooks", "install", "--scope", "user"},
+                                        ws_, env);
+    EXPECT_EQ(install.exit_code, 0) << install.err;
+    CommandResult r = run_command({e2e::claude_binary(), "-p", "do the task",
+                                   "--dangerously-skip-permissions", "--output-format", "json"},
+                                  ws_, env, "", std::chrono::seconds(180));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return r;
+  }
+
+  std::vector<fsnap::Checkpoint> chain() const {
+    std::vector<fsnap::Checkpoint> log =
+        fsnap::ShadowRepo::open(store_ / "repo.git", false).log("default", 0);
+    return {log.rbegin(), log.rend()};
+  }
+  // The checkpoints of one tool call, by phase.
+  std::vector<fsnap::Checkpoint> of_call(const std::string& id) const {
+    std::vector<fsnap::Checkpoint> out;
+    for (const fsnap::Checkpoint& c : chain()) {
+      if (c.meta.tool_call_id == id) out.push_back(c);
+    }
+    return out;
+  }
+  std::vector<fsnap::TreeChange> diff(const fsnap::Checkpoint& a,
+                                      const fsnap::Checkpoint& b) const {
+    return fsnap::ShadowRepo::open(store_ / "repo.git", false).diff_trees(a.tree, b.tree);
+  }
+  sandbox::Ledger ledger() const { return sandbox::Ledger(fsnap::Store::open(store_, ws_, false)); }
+  std::string path(const std::string& rel) const { return (ws_ / rel).string(); }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path home_ = temp_ / "home";
+  fs::path store_ = temp_ / "store";
+  std::unique_ptr<e2e::MockServer> server_;
+};
+
+TEST_F(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  run_agent(R"({"steps":[
+    {"tool":"Write","id":"toolu_w","input":{"file_path":")" +
+            path("notes.txt") +
+            R"(","content":"first line\n"}},
+    {"tool":"Edit","id":"toolu_e","input":{"file_path":")" +
+            path("notes.txt") +
+            R"(","old_string":"first line","new_string":"edited line"}},
+    {"tool":"Bash","id":"toolu_b","input":{"command":"echo made by bash > bash.txt","description":"write"}},
+    {"text":"finished"}]})");
+  EXPECT_EQ(testing_support::read_file(ws_ / "notes.txt"), "edited line\n");
+  EXPECT_EQ(testing_support::read_file(ws_ / "bash.txt"), "made by bash\n");
+
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"toolu_w", "Write"}, {"toolu_e", "Edit"}, {"toolu_b", "Bash"}};
+  const std::vector<std::pair<std::string, char>> expected_change = {
+      {"notes.txt", 'A'}, {"notes.txt", 'M'}, {"bash.txt", 'A'}};
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    SCOPED_TRACE(calls[i].second);
+    std::vector<fsnap::Checkpoint> c = of_call(calls[i].first);
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0].meta.phase, fsnap::Phase::kPreTool);
+    EXPECT_EQ(c[1].meta.phase, fsnap::Phase::kPostTool);
+    EXPECT_EQ(c[1].meta.tool_name, calls[i].second);
+    std::vector<fsnap::TreeChange> changes = diff(c[0], c[1]);
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].path, expected_change[i].first);
+    EXPECT_EQ(fsnap::status_letter(changes[0].kind), expected_change[i].second);
+    std::optional<sandbox::LedgerRecord> post = ledger().read(c[1]);
+    ASSERT_TRUE(post.has_value());
+    EXPECT_TRUE(post->success.value_or(false));
+  }
+  // The agent's session was captured, and the run is complete.
+  sandbox::SessionSnapshot session = ledger().latest("default")->session();
+  ASSERT_GE(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
+  EXPECT_FALSE(session.slice<hooks::ClaudeCodeSession>()[0].session_id.empty());
+  EXPECT_EQ(session.slice<hooks::RunStatus>()[0].status, "complete");
+  EXPECT_EQ(session.slice<sandbox::ToolInvoked>().size(), 3u);
+}
+
+TEST_F(ClaudeCodeHooksTest, AFailingBashCallIsRolledBackAndTheAgentIsTold) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  testing_support::write_file(ws_ / "keep.txt", "original\n");
+  run_agent(R"({"steps":[
+    {"tool":"Bash","id":"toolu_fail","input":{"command":"echo junk > junk.txt; echo more >> keep.txt; exit 3","description":"fails"}},
+    {"text":"finished"}]})");
+  EXPECT_EQ(testing_support::read_file(ws_ / "keep.txt"), "original\n");
+  EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
+  std::vector<fsnap::Checkpoint> c = of_call("toolu_fail");
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[1].meta.phase, fsnap::Phase::kCheckpoint) << "the state after the rollback";
+  EXPECT_EQ(c[1].tree, c[0].tree);
+  std::optional<sandbox::LedgerRecord> rec = ledger().read(c[0]);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_FALSE(rec->success.value_or(true));
+  // The next request to the model carried shadowbox's explanation.
+  bool told = false;
+  for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+    std::ostringstream s;
+    req->stringify(s);
+    if (s.str().find("shadowbox rolled back") != std::string::npos) told = true;
+  }
+  EXPECT_TRUE(told) << "the agent never saw the rollback";
+}
+
+TEST_F(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  run_agent(R"({"steps":[
+    {"tool":"Bash","id":"toolu_1","input":{"command":"echo one > one.txt","description":"one"}},
+    {"tool":"Bash","id":"toolu_2","input":{"command":"echo two > two.txt","description":"two"},
+     "before":{"write":{"path":")" +
+            path("human.txt") + R"(","content":"typed by a person\n"}}},
+    {"text":"finished"}]})");
+  std::vector<fsnap::Checkpoint> all = chain();
+  std::size_t post1 = 0, pre2 = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].meta.tool_call_id == "toolu_1" && all[i].meta.phase == fsnap::Phase::kPostTool)
+      post1 = i;
+    if (all[i].meta.tool_call_id == "toolu_2" && all[i].meta.phase == fsnap::Phase::kPreTool)
+      pre2 = i;
+  }
+  ASSERT_EQ(pre2, post1 + 2) << "one checkpoint between the calls";
+  const fsnap::Checkpoint& between = all[post1 + 1];
+  EXPECT_TRUE(between.meta.tool_call_id.empty());
+  EXPECT_TRUE(between.meta.tool_name.empty());
+  std::vector<fsnap::TreeChange> human = diff(all[post1], between);
+  ASSERT_EQ(human.size(), 1u);
+  EXPECT_EQ(human[0].path, "human.txt");
+  std::vector<fsnap::Checkpoint> second = of_call("toolu_2");
+  std::vector<fsnap::TreeChange> tool2 = diff(second[0], second[1]);
+  ASSERT_EQ(tool2.size(), 1u) << "the person's edit is not in the tool's diff";
+  EXPECT_EQ(tool2[0].path, "two.txt");
+}
+
+}  // namespace
