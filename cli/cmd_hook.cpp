@@ -10,6 +10,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "commands.hpp"
+#include "hooks/agent_home.hpp"
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
 
@@ -50,7 +51,19 @@ int cmd_hook(const Context& context, const Args& args) {
   options.run = parsed.value_or("--run", env_run != nullptr && *env_run ? env_run : "default");
   fsnap::HostFilesystem workspace = context.open_workspace(true);
   sandbox::Ledger ledger(workspace.store());
+  options.secrets = hooks::secret_values(context.config.run.secrets);
   hooks::HookAnswer answer = hooks::handle_claude_code_event(event, workspace, ledger, options);
+  // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
+  // a crash loses at most the step in flight.
+  const char* run_home = std::getenv("SHADOWBOX_RUN_HOME");
+  if (run_home != nullptr && *run_home != '\0') {
+    try {
+      hooks::preserve_home(workspace.store(), options.run, run_home, options.secrets);
+    } catch (const std::exception& e) {
+      std::cerr << "shadowbox: warning: could not preserve the agent's session data: " << e.what()
+                << '\n';
+    }
+  }
   if (!answer.stdout_json.empty()) std::cout << answer.stdout_json << '\n';
   if (!answer.stderr_text.empty()) std::cerr << answer.stderr_text << '\n';
   return answer.exit_code;

@@ -23,6 +23,9 @@ int cmd_diff(const Context& context, const Args& args);
 int cmd_gc(const Context& context, const Args& args);
 int cmd_hook(const Context& context, const Args& args);
 int cmd_hooks(const Context& context, const Args& args);
+int cmd_run(const Context& context, const Args& args);
+int cmd_runs(const Context& context, const Args& args);
+int cmd_resume(const Context& context, const Args& args);
 
 // One command: its name, synopsis (for usage errors and --help) and summary.
 struct Command {

@@ -37,6 +37,12 @@ const std::vector<Command>& all_commands() {
        cmd_hook},
       {"hooks", "hooks install|uninstall [--scope project|user]",
        "add shadowbox's hooks to Claude Code's settings, or remove only those", cmd_hooks},
+      {"run", "run [--run-id ID] -- CMD [ARGS...]",
+       "run an agent under shadowbox with an ephemeral HOME whose session data is preserved",
+       cmd_run},
+      {"runs", "runs", "runs with status, agent session id, resumable, checkpoints", cmd_runs},
+      {"resume", "resume RUN [--continue] [--validation strict|relaxed|none] [-- ARGS...]",
+       "start the agent of a run again from its preserved session (forked by default)", cmd_resume},
   };
   return commands;
 }

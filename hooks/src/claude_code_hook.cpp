@@ -9,6 +9,7 @@
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "hooks/agent_home.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/tool_boundaries.hpp"
 
@@ -108,7 +109,7 @@ HookAnswer on_failure(const Object::Ptr& event, sandbox::ToolBoundaries& boundar
                       fsnap::HostFilesystem& workspace, const ClaudeCodeHookOptions& options) {
   std::string call_id = field(event, "tool_use_id", true);
   std::string tool = field(event, "tool_name", true);
-  std::string error = summary_of(event->get("error"), kResultSummaryLimit);
+  std::string error = redact(summary_of(event->get("error"), kResultSummaryLimit), options.secrets);
   HookAnswer answer;
   fsnap::Checkpoint pre = workspace.repo().resolve("pre:" + call_id);
   if (!options.rollback_on_failure || options.keep_failed_tools.count(tool) != 0) {
@@ -194,7 +195,8 @@ HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFi
     if (name == "PreToolUse") {
       std::string call_id = field(event, "tool_use_id", true);
       std::string tool = field(event, "tool_name", true);
-      std::string input = summary_of(event->get("tool_input"), kInputSummaryLimit);
+      std::string input =
+          redact(summary_of(event->get("tool_input"), kInputSummaryLimit), options.secrets);
       boundaries.record_outside_changes();
       boundaries.pre_tool(call_id, tool, input);
       return HookAnswer{};
@@ -202,7 +204,9 @@ HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFi
     if (name == "PostToolUse") {
       std::string call_id = field(event, "tool_use_id", true);
       field(event, "tool_name", true);
-      boundaries.post_tool(call_id, summary_of(event->get("tool_response"), kResultSummaryLimit));
+      boundaries.post_tool(
+          call_id,
+          redact(summary_of(event->get("tool_response"), kResultSummaryLimit), options.secrets));
       return HookAnswer{};
     }
     if (name == "PostToolUseFailure") return on_failure(event, boundaries, workspace, options);

@@ -102,6 +102,32 @@ void parse_retention(const std::string& origin, const YAML::Node& node, Config& 
   }
 }
 
+std::vector<std::string> names(const std::string& origin, const YAML::Node& node,
+                               const std::string& key) {
+  if (!node.IsSequence()) fail(origin, node, key, "expected a list of variable names");
+  std::vector<std::string> out;
+  for (const YAML::Node& item : node) {
+    std::string name = scalar(origin, item, key);
+    if (name.empty() || name.find_first_of("= \t") != std::string::npos) {
+      fail(origin, item, key, "'" + name + "' is not an environment variable name");
+    }
+    out.push_back(name);
+  }
+  return out;
+}
+
+void parse_run(const std::string& origin, const YAML::Node& node, Config& config) {
+  if (!node.IsMap()) fail(origin, node, "run", "expected a mapping");
+  check_keys(origin, node, "run.", {"env", "secrets", "resume_max_age"});
+  if (YAML::Node env = node["env"]; env) config.run.env = names(origin, env, "run.env");
+  if (YAML::Node secrets = node["secrets"]; secrets) {
+    config.run.secrets = names(origin, secrets, "run.secrets");
+  }
+  if (YAML::Node age = node["resume_max_age"]; age) {
+    config.run.resume_max_age = parse_with(origin, age, "run.resume_max_age", parse_duration);
+  }
+}
+
 // Splits "12.5MiB" into its number and unit; the number must be a whole number.
 std::pair<std::uint64_t, std::string> split_quantity(const std::string& text, const char* what) {
   std::size_t i = 0;
@@ -185,13 +211,14 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   Config config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
-  check_keys(origin, root, "", {"capture", "retention", "session"});
+  check_keys(origin, root, "", {"capture", "retention", "session", "run"});
   if (YAML::Node capture = root["capture"]; capture && !capture.IsNull()) {
     parse_capture(origin, capture, config);
   }
   if (YAML::Node retention = root["retention"]; retention && !retention.IsNull()) {
     parse_retention(origin, retention, config);
   }
+  if (YAML::Node run = root["run"]; run && !run.IsNull()) parse_run(origin, run, config);
   if (YAML::Node session = root["session"]; session && !session.IsNull()) {
     if (!session.IsMap()) fail(origin, session, "session", "expected a mapping");
     check_keys(origin, session, "session.", {"checkpoint_ring"});

@@ -44,6 +44,9 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.retention.keep_last, defaults.retention.keep_last);
   EXPECT_EQ(shipped.retention.max_age, defaults.retention.max_age);
   EXPECT_EQ(shipped.checkpoint_ring, defaults.checkpoint_ring);
+  EXPECT_EQ(shipped.run.env, defaults.run.env);
+  EXPECT_EQ(shipped.run.secrets, defaults.run.secrets);
+  EXPECT_EQ(shipped.run.resume_max_age, defaults.run.resume_max_age);
 }
 
 TEST(ConfigTest, EveryKeyIsRead) {
@@ -56,7 +59,11 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  keep_last: 50\n"
       "  max_age: 30d\n"
       "session:\n"
-      "  checkpoint_ring: 7\n",
+      "  checkpoint_ring: 7\n"
+      "run:\n"
+      "  env: [PATH, MY_TOKEN]\n"
+      "  secrets: [MY_TOKEN]\n"
+      "  resume_max_age: 2h\n",
       "full.yaml");
   EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
   EXPECT_EQ(c.capture.max_file_size, 2u << 20);
@@ -64,6 +71,9 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.retention.keep_last, 50u);
   EXPECT_EQ(c.retention.max_age, std::chrono::hours(24 * 30));
   EXPECT_EQ(c.checkpoint_ring, 7u);
+  EXPECT_EQ(c.run.env, (std::vector<std::string>{"PATH", "MY_TOKEN"}));
+  EXPECT_EQ(c.run.secrets, (std::vector<std::string>{"MY_TOKEN"}));
+  EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));
 }
 
 TEST(ConfigTest, SizesAndDurations) {
@@ -96,6 +106,8 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("retention:\n  keep_last: -1\n", {"retention.keep_last"});
   expect_config_error("retention:\n  max_age: [1]\n", {"retention.max_age"});
   expect_config_error("session:\n  checkpoint_ring: 0\n", {"session.checkpoint_ring"});
+  expect_config_error("run:\n  env: [\"A=B\"]\n", {"run.env"});
+  expect_config_error("run:\n  envs: []\n", {"run.envs"});
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
   expect_config_error("- just\n- a list\n", {"test.yaml", "mapping"});
   expect_config_error("capture:\n  excludes: [a\n", {"test.yaml", "invalid YAML"});

@@ -22,6 +22,7 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "fsnap/capture_options.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/tree_change.hpp"
 
@@ -78,6 +79,22 @@ class ShadowRepo {
   std::string unified_diff(std::string_view from, std::string_view to) const;
   // Contents of the blob with the given hex id.
   std::string read_blob(std::string_view oid) const;
+
+  // Captures the directory dir (not a workspace: no stat cache, no checkpoint) as a
+  // tree in this repository and returns its hex id. Same rules as a workspace
+  // capture (options' excludes, size limit; `.git` left out). The caller holds the
+  // store lock.
+  std::string capture_directory(const boost::filesystem::path& dir, const CaptureOptions& options);
+  // Records tree as a new commit on ref (a full ref name outside refs/shadowbox/runs/,
+  // e.g. refs/shadowbox/home/<run>), parented on the ref's current commit, and moves
+  // the ref. Returns the commit's hex id. The caller holds the store lock.
+  std::string commit_to_ref(const std::string& ref, std::string_view tree,
+                            const std::string& message);
+  // The tree of the commit a ref points to, or nullopt if the ref does not exist.
+  std::optional<std::string> ref_tree(const std::string& ref) const;
+  // Writes the contents of tree into dir, which must not exist yet (files, modes,
+  // symlinks, empty directories).
+  void materialize(std::string_view tree, const boost::filesystem::path& dir) const;
 
   // Attaches text to a checkpoint commit as a git note under refs/notes/shadowbox
   // (readable with `git log --notes=shadowbox`), replacing an earlier note. The caller

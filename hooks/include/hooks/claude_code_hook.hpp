@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "fsnap/host_filesystem.hpp"
 #include "sandbox/ledger.hpp"
@@ -33,6 +34,7 @@ struct ClaudeCodeHookOptions {
   std::string run = "default";
   bool rollback_on_failure = true;
   std::set<std::string> keep_failed_tools;  // tools whose failures are not rolled back
+  std::vector<std::string> secrets;         // values redacted from everything recorded
 };
 
 // What to answer Claude Code.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <boost/filesystem/path.hpp>
 
@@ -24,11 +25,46 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How `shadowbox run` and `resume` treat the agent.
+struct RunSettings {
+  // Environment variables passed through to the agent (HOME is always the run's own).
+  std::vector<std::string> env = {"PATH",
+                                  "TERM",
+                                  "LANG",
+                                  "LC_ALL",
+                                  "LC_CTYPE",
+                                  "TZ",
+                                  "TMPDIR",
+                                  "USER",
+                                  "LOGNAME",
+                                  "SHELL",
+                                  "ANTHROPIC_API_KEY",
+                                  "ANTHROPIC_AUTH_TOKEN",
+                                  "ANTHROPIC_BASE_URL",
+                                  "ANTHROPIC_MODEL",
+                                  "CLAUDE_CODE_OAUTH_TOKEN",
+                                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+                                  "IS_SANDBOX",
+                                  "HTTP_PROXY",
+                                  "HTTPS_PROXY",
+                                  "NO_PROXY",
+                                  "http_proxy",
+                                  "https_proxy",
+                                  "no_proxy"};
+  // Of the variables, those holding credentials: their values never enter the store
+  // (found in captured agent data or ledger records, they are replaced by [REDACTED]).
+  std::vector<std::string> secrets = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+                                      "CLAUDE_CODE_OAUTH_TOKEN"};
+  // Strict resume validation refuses agent sessions older than this.
+  std::chrono::seconds resume_max_age{7 * 24 * 3600};
+};
+
 // All of shadowbox's settings, with their defaults.
 struct Config {
   fsnap::CaptureOptions capture;      // capture.excludes, .max_file_size, .respect_gitignore
   fsnap::RetentionPolicy retention;   // retention.keep_last, .max_age
   std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
+  RunSettings run;                    // run.env, run.secrets, run.resume_max_age
   boost::filesystem::path source;     // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).

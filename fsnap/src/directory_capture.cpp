@@ -1,0 +1,136 @@
+// ShadowRepo::capture_directory, commit_to_ref, ref_tree and materialize: storing a
+// directory that is not the workspace (an agent's HOME) and writing it back out.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/error.hpp"
+#include "fsnap/shadow_repo.hpp"
+#include "shadow_repo_impl.hpp"
+#include "stat_cache.hpp"
+#include "workspace_capture.hpp"
+
+namespace fsnap {
+
+namespace fs = boost::filesystem;
+
+std::string ShadowRepo::capture_directory(const fs::path& dir, const CaptureOptions& options) {
+  boost::system::error_code ec;
+  fs::path real = fs::canonical(dir, ec);
+  if (ec || !fs::is_directory(real)) {
+    throw Error(ErrorCode::kNotFound, "not a directory: " + dir.string());
+  }
+  CaptureResult result = capture_workspace(real.string(), *impl_, options, StatCache());
+  return git::to_hex(result.tree);
+}
+
+std::string ShadowRepo::commit_to_ref(const std::string& ref, std::string_view tree,
+                                      const std::string& message) {
+  if (ref.rfind(kRunRefPrefix, 0) == 0) {
+    throw Error(ErrorCode::kInvalidArgument, "runs hold checkpoints only: " + ref);
+  }
+  git_repository* repo = impl_->repo.get();
+  git_oid tree_oid = git::from_hex(tree);
+  git_tree* raw_tree = nullptr;
+  git::check(git_tree_lookup(&raw_tree, repo, &tree_oid), "cannot read tree " + std::string(tree));
+  git::Tree tree_obj(raw_tree);
+  std::optional<git_oid> parent_oid = impl_->ref_target(ref);
+  git::Commit parent;
+  if (parent_oid) {
+    git_commit* raw = nullptr;
+    git::check(git_commit_lookup(&raw, repo, &*parent_oid), "cannot read the tip of " + ref);
+    parent.reset(raw);
+  }
+  git::Signature sig = shadowbox_signature(std::chrono::system_clock::now());
+  const git_commit* parents[] = {parent.get()};
+  git_oid commit;
+  git::check(git_commit_create(&commit, repo, nullptr, sig.get(), sig.get(), nullptr,
+                               message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
+             "cannot commit to " + ref);
+  git_reference* out = nullptr;
+  if (parent_oid) {
+    git::check(git_reference_create_matching(&out, repo, ref.c_str(), &commit, 1, &*parent_oid,
+                                             "shadowbox"),
+               "cannot move " + ref);
+  } else {
+    git::check(git_reference_create(&out, repo, ref.c_str(), &commit, 0, "shadowbox"),
+               "cannot create " + ref);
+  }
+  git_reference_free(out);
+  return git::to_hex(commit);
+}
+
+std::optional<std::string> ShadowRepo::ref_tree(const std::string& ref) const {
+  std::optional<git_oid> tip = impl_->ref_target(ref);
+  if (!tip) return std::nullopt;
+  git_commit* raw = nullptr;
+  git::check(git_commit_lookup(&raw, impl_->repo.get(), &*tip), "cannot read " + ref);
+  git::Commit commit(raw);
+  return git::to_hex(*git_commit_tree_id(commit.get()));
+}
+
+namespace {
+
+void write_all(int fd, const char* data, std::size_t size, const fs::path& path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorCode::kIo, "cannot write " + path.string() + ": " + std::strerror(errno));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void materialize_tree(const ShadowRepo::Impl& impl, const git_oid& tree_oid, const fs::path& dir) {
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + std::strerror(errno));
+  }
+  git::Tree tree = impl.lookup_tree(tree_oid);
+  std::size_t n = git_tree_entrycount(tree.get());
+  for (std::size_t i = 0; i < n; ++i) {
+    const git_tree_entry* e = git_tree_entry_byindex(tree.get(), i);
+    fs::path path = dir / git_tree_entry_name(e);
+    git_filemode_t mode = git_tree_entry_filemode(e);
+    if (mode == GIT_FILEMODE_TREE) {
+      materialize_tree(impl, *git_tree_entry_id(e), path);
+      continue;
+    }
+    std::string data = impl.read(*git_tree_entry_id(e), GIT_OBJECT_BLOB);
+    if (mode == GIT_FILEMODE_LINK) {
+      if (::symlink(data.c_str(), path.c_str()) != 0) {
+        throw Error(ErrorCode::kIo, "cannot create " + path.string() + ": " + std::strerror(errno));
+      }
+      continue;
+    }
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                    mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
+    if (fd < 0) {
+      throw Error(ErrorCode::kIo, "cannot create " + path.string() + ": " + std::strerror(errno));
+    }
+    try {
+      write_all(fd, data.data(), data.size(), path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+void ShadowRepo::materialize(std::string_view tree, const fs::path& dir) const {
+  if (fs::exists(fs::symlink_status(dir))) {
+    throw Error(ErrorCode::kInvalidArgument, "refusing to write into existing " + dir.string());
+  }
+  materialize_tree(*impl_, git::from_hex(tree), dir);
+}
+
+}  // namespace fsnap

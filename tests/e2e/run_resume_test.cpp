@@ -1,0 +1,212 @@
+// `shadowbox run`, `runs` and `resume` with the real Claude Code CLI: the ephemeral
+// HOME, the environment filter, no secret in any git object, the agent's exit status,
+// `kill -9` of agent and shadowbox followed by a resume that continues the
+// conversation, and resumes that must fail clearly.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "agent_harness.hpp"
+#include "fsnap/shadow_repo.hpp"
+#include "hooks/claude_code_state.hpp"
+#include "sandbox/ledger.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using testing_support::CommandResult;
+using testing_support::run_command;
+
+class RunTest : public ::testing::Test {
+ protected:
+  RunTest() {
+    fs::create_directories(ws_);
+    ws_ = fs::canonical(ws_);
+    hooks::register_claude_code_slice_types();
+    std::random_device rd;
+    secret_ = "sk-ant-test-" + std::to_string(rd()) + std::to_string(rd());
+  }
+
+  void start_mock(const std::string& name, const std::string& scenario) {
+    testing_support::write_file(temp_ / (name + ".json"), scenario);
+    server_ = std::make_unique<e2e::MockServer>(temp_ / (name + ".json"), temp_ / (name + ".log"));
+  }
+  // The environment of the person running shadowbox: credentials, and a private
+  // variable the agent must not see.
+  std::vector<std::string> env() const {
+    std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
+    const char* path = std::getenv("PATH");
+    return {"ANTHROPIC_BASE_URL=" + server_->base_url(),
+            "ANTHROPIC_API_KEY=" + secret_,
+            "MY_PRIVATE_TOKEN=private-" + secret_,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+            "IS_SANDBOX=1",
+            "SHADOWBOX_CONFIG=",
+            "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")};
+  }
+  std::vector<std::string> shadowbox_argv(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  CommandResult shadowbox(std::vector<std::string> args) {
+    return run_command(shadowbox_argv(std::move(args)), ws_, env(), "", std::chrono::seconds(180));
+  }
+  Poco::JSON::Object::Ptr run_info(const std::string& run) {
+    CommandResult r = shadowbox({"--json", "runs"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Poco::JSON::Parser parser;
+    auto runs = parser.parse(r.out).extract<Poco::JSON::Array::Ptr>();
+    for (std::size_t i = 0; i < runs->size(); ++i) {
+      if (runs->getObject(static_cast<unsigned>(i))->getValue<std::string>("run") == run) {
+        return runs->getObject(static_cast<unsigned>(i));
+      }
+    }
+    ADD_FAILURE() << "no run " << run << " in " << r.out;
+    return nullptr;
+  }
+  std::string path(const std::string& rel) const { return (ws_ / rel).string(); }
+  std::string git(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git", "--git-dir", (store_ / "repo.git").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = run_command(argv, temp_.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path store_ = temp_ / "store";
+  std::string secret_;
+  std::unique_ptr<e2e::MockServer> server_;
+};
+
+TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  start_mock("s", R"({"steps":[
+    {"tool":"Write","id":"toolu_1","input":{"file_path":")" +
+                      path("a.txt") + R"(","content":"one\n"}},
+    {"tool":"Bash","id":"toolu_2","input":{"command":"echo key=$ANTHROPIC_API_KEY; echo tok=$MY_PRIVATE_TOKEN > tok.txt; echo home=$HOME > home.txt","description":"env"}},
+    {"text":"done"}]})");
+  CommandResult r = shadowbox(
+      {"run", "--run-id", "r1", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Only configured variables reach the agent, and HOME is the run's own.
+  EXPECT_EQ(testing_support::read_file(ws_ / "tok.txt"), "tok=\n");
+  std::string home = testing_support::read_file(ws_ / "home.txt");
+  EXPECT_NE(home.find((store_ / "runs/r1/home").string()), std::string::npos) << home;
+
+  Poco::JSON::Object::Ptr info = run_info("r1");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("status"), "complete");
+  EXPECT_TRUE(info->getValue<bool>("resumable"));
+  EXPECT_FALSE(info->isNull("session_id"));
+  EXPECT_NE(git({"for-each-ref", "--format=%(refname)"}).find("refs/shadowbox/home/r1"),
+            std::string::npos);
+  std::string home_files = git({"ls-tree", "-r", "--name-only", "refs/shadowbox/home/r1"});
+  EXPECT_NE(home_files.find(".claude/projects/"), std::string::npos) << home_files;
+  EXPECT_EQ(home_files.find("settings.json"), std::string::npos) << home_files;
+
+  // No git object holds the API key (the agent printed it; it was redacted).
+  CommandResult all = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "cat-file",
+                                   "--batch-all-objects", "--batch"},
+                                  temp_.path());
+  ASSERT_EQ(all.exit_code, 0);
+  EXPECT_GT(all.out.size(), 1000u);
+  EXPECT_EQ(all.out.find(secret_), std::string::npos) << "a secret entered the store";
+  EXPECT_NE(all.out.find("[REDACTED]"), std::string::npos);
+}
+
+TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
+  start_mock("s", R"({"steps":[]})");
+  CommandResult r =
+      shadowbox({"run", "--run-id", "sh", "--", "sh", "-c", "echo hi > hi.txt; exit 7"});
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_TRUE(fs::exists(ws_ / "hi.txt"));
+  // The change the command made is checkpointed even without hooks.
+  EXPECT_NE(git({"ls-tree", "--name-only", "refs/shadowbox/runs/sh"}).find("hi.txt"),
+            std::string::npos);
+  EXPECT_EQ(shadowbox({"run", "--run-id", "sh", "--", "true"}).exit_code, 1)
+      << "run ids are unique";
+  EXPECT_EQ(shadowbox({"run", "--run-id", "x", "--", "no-such-command-here"}).exit_code, 1);
+  EXPECT_EQ(shadowbox({"run"}).exit_code, 2);
+}
+
+TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  start_mock("first", R"({"steps":[
+    {"tool":"Write","id":"toolu_before_crash","input":{"file_path":")" +
+                          path("a.txt") +
+                          R"(","content":"before the crash\n"}},
+    {"hang":true}]})");
+  // shadowbox and the agent in a process group of their own, so kill -9 gets both.
+  std::vector<std::string> argv = shadowbox_argv(
+      {"run", "--run-id", "crash", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  std::vector<std::string> environment = env();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    for (const std::string& e : environment) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (::chdir(ws_.c_str()) == 0) ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  bool hung = false;
+  for (int i = 0; i < 240 && !hung; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+      if (req->getValue<bool>("main") && !req->isNull("step") && req->getValue<int>("step") == 1) {
+        hung = true;
+      }
+    }
+  }
+  ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+  ::kill(-pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+
+  Poco::JSON::Object::Ptr info = run_info("crash");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
+  EXPECT_TRUE(info->getValue<bool>("resumable"));
+  std::string first_session = info->getValue<std::string>("session_id");
+
+  start_mock("second", R"({"steps":[
+    {"tool":"Bash","id":"toolu_after","input":{"command":"echo after > b.txt","description":"b"}},
+    {"text":"resumed"}]})");
+  CommandResult resumed =
+      shadowbox({"resume", "crash", "--", "-p", "continue", "--dangerously-skip-permissions"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "b.txt"), "after\n");
+  // The model saw the calls made before the crash.
+  std::vector<Poco::JSON::Object::Ptr> requests = server_->requests();
+  ASSERT_FALSE(requests.empty());
+  std::ostringstream first_request;
+  requests.front()->stringify(first_request);
+  EXPECT_NE(first_request.str().find("toolu_before_crash"), std::string::npos)
+      << first_request.str();
+  // The resumed (forked) session supersedes the old one as adapter state.
+  Poco::JSON::Object::Ptr after = run_info("crash");
+  EXPECT_NE(after->getValue<std::string>("session_id"), first_session);
+  EXPECT_EQ(after->getValue<std::string>("status"), "complete");
+
+  // A complete run does not pass strict validation...
+  CommandResult strict = shadowbox({"resume", "crash", "--", "-p", "again"});
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find("the run is complete"), std::string::npos) << strict.err;
+  // ...and without its preserved data no run can be resumed.
+  git({"update-ref", "-d", "refs/shadowbox/home/crash"});
+  CommandResult gone = shadowbox({"resume", "crash", "--validation", "none", "--", "-p", "again"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("preserved"), std::string::npos) << gone.err;
+  EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+}
+
+}  // namespace
