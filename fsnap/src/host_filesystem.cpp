@@ -275,6 +275,26 @@ Checkpoint HostFilesystem::checkpoint(const CheckpointMeta& meta) {
   return impl_->record(captured, meta);
 }
 
+std::vector<Checkpoint> HostFilesystem::checkpoint_after_outside_changes(
+    const CheckpointMeta& outside, const CheckpointMeta& meta) {
+  StoreLock lock = impl_->store.lock();
+  CaptureResult captured = impl_->capture();
+  std::vector<Checkpoint> out;
+  std::vector<Checkpoint> tip;
+  try {
+    tip = impl_->repo.log(meta.run, 1);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kNotFound) throw;
+  }
+  if (!tip.empty() && tip.front().tree != git::to_hex(captured.tree)) {
+    CheckpointMeta first = outside;
+    first.run = meta.run;
+    out.push_back(impl_->record(captured, first));
+  }
+  out.push_back(impl_->record(captured, meta));
+  return out;
+}
+
 std::string HostFilesystem::capture_tree() {
   StoreLock lock = impl_->store.lock();
   // The stat cache is not saved: these objects are not reachable from any ref, and a

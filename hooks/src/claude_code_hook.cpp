@@ -197,8 +197,7 @@ HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFi
       std::string tool = field(event, "tool_name", true);
       std::string input =
           redact(summary_of(event->get("tool_input"), kInputSummaryLimit), options.secrets);
-      boundaries.record_outside_changes();
-      boundaries.pre_tool(call_id, tool, input);
+      boundaries.pre_tool(call_id, tool, input, "", /*separate_outside_changes=*/true);
       return HookAnswer{};
     }
     if (name == "PostToolUse") {

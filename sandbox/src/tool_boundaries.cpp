@@ -51,16 +51,54 @@ BoundaryResult ToolBoundaries::record(const fsnap::CheckpointMeta& meta, const S
 
 std::optional<LedgerRecord> ToolBoundaries::pre_record(const std::string& call_id,
                                                        fsnap::Checkpoint* pre) const {
-  *pre = workspace_.repo().resolve("pre:" + call_id);
+  // The call's pre-tool checkpoint is near the tip of its run: look there first, in
+  // growing windows, rather than through every checkpoint of the store.
+  std::size_t seen = 0;
+  for (std::size_t window = 8;; window *= 8) {
+    std::vector<fsnap::Checkpoint> chain;
+    try {
+      chain = workspace_.repo().log(run_, window);
+    } catch (const fsnap::Error& e) {
+      if (e.code() != fsnap::ErrorCode::kNotFound) throw;
+    }
+    for (std::size_t i = seen; i < chain.size(); ++i) {
+      if (chain[i].meta.phase == fsnap::Phase::kPreTool && chain[i].meta.tool_call_id == call_id) {
+        *pre = chain[i];
+        return ledger_.read(*pre);
+      }
+    }
+    if (chain.size() < window) break;
+    seen = chain.size();
+  }
+  *pre = workspace_.repo().resolve("pre:" + call_id);  // another run, or a clear error
   return ledger_.read(*pre);
 }
 
 BoundaryResult ToolBoundaries::pre_tool(const std::string& call_id, const std::string& tool_name,
-                                        const std::string& input, const std::string& tag) {
+                                        const std::string& input, const std::string& tag,
+                                        bool separate_outside_changes) {
   if (call_id.empty()) throw std::invalid_argument("a pre_tool checkpoint needs a tool call id");
   std::shared_ptr<Session> session = current_session();
-  return record({tag, fsnap::Phase::kPreTool, call_id, tool_name, run_}, *session, std::nullopt, "",
-                std::nullopt, input);
+  fsnap::CheckpointMeta meta{tag, fsnap::Phase::kPreTool, call_id, tool_name, run_};
+  if (!separate_outside_changes) {
+    return record(meta, *session, std::nullopt, "", std::nullopt, input);
+  }
+  fsnap::CheckpointMeta outside;
+  outside.phase = fsnap::Phase::kCheckpoint;
+  std::vector<fsnap::Checkpoint> recorded =
+      workspace_.checkpoint_after_outside_changes(outside, meta);
+  SessionSnapshot snapshot = session->snapshot(kStatePolicies, true);
+  if (recorded.size() == 2) {
+    LedgerRecord r = LedgerRecord::for_checkpoint(recorded[0], snapshot);
+    r.result_summary = "changes made outside any tool call";
+    ledger_.write(r);
+  }
+  BoundaryResult out;
+  out.checkpoint = recorded.back();
+  out.record = LedgerRecord::for_checkpoint(out.checkpoint, snapshot);
+  out.record.input_summary = input;
+  ledger_.write(out.record);
+  return out;
 }
 
 BoundaryResult ToolBoundaries::post_tool(const std::string& call_id,

@@ -72,6 +72,11 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
 
   // Captures the whole workspace as a new checkpoint described by meta.
   Checkpoint checkpoint(const CheckpointMeta& meta);
+  // Captures the workspace once. If it differs from the newest checkpoint of
+  // meta.run (someone changed files since), records that state first as `outside`,
+  // then records meta on the same capture. Returns the checkpoints recorded, in order.
+  std::vector<Checkpoint> checkpoint_after_outside_changes(const CheckpointMeta& outside,
+                                                           const CheckpointMeta& meta);
   // Makes the workspace exactly the target checkpoint (see RestoreOptions).
   RestoreReport restore_checkpoint(const Checkpoint& target, const RestoreOptions& options);
   // Captures the workspace into the shadow repository without recording a checkpoint

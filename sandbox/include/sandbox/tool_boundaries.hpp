@@ -33,9 +33,12 @@ class ToolBoundaries {
  public:
   ToolBoundaries(fsnap::HostFilesystem& workspace, Ledger& ledger, std::string run);
 
-  // Checkpoint before tool call `call_id` runs.
+  // Checkpoint before tool call `call_id` runs. With separate_outside_changes, files
+  // changed since the run's newest checkpoint are first recorded as a checkpoint of
+  // their own (attributed to no tool) — from the same single capture.
   BoundaryResult pre_tool(const std::string& call_id, const std::string& tool_name,
-                          const std::string& input, const std::string& tag = "");
+                          const std::string& input, const std::string& tag = "",
+                          bool separate_outside_changes = false);
   // Checkpoint after the call succeeded: logs ToolInvoked and records the outcome on
   // the pre-tool record too.
   BoundaryResult post_tool(const std::string& call_id, const std::string& result_summary,

@@ -1,0 +1,120 @@
+// hook_overhead_bench — what shadowbox's hooks add to each tool call of the real
+// Claude Code CLI. Runs the same scripted scenario (N Bash calls against the mock
+// Messages API) twice on a workspace of F files: without hooks, then with
+// `shadowbox hooks install`. The time between consecutive model requests is one tool
+// call's round trip; the bench prints the median and 90th percentile of both runs and
+// the median overhead per call.
+//
+//   hook_overhead_bench [--calls N] [--files F]     (defaults: 50 calls, 10,000 files)
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <Poco/JSON/Object.h>
+
+#include "../e2e/agent_harness.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+struct Figures {
+  double median = 0;
+  double p90 = 0;
+};
+
+Figures percentiles(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return {};
+  return {v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 9 / 10)]};
+}
+
+// Gaps between consecutive requests of the agent's main loop, in ms.
+std::vector<double> round_trips(const e2e::MockServer& server) {
+  std::vector<double> times;
+  for (const Poco::JSON::Object::Ptr& r : server.requests()) {
+    if (r->getValue<bool>("main")) times.push_back(r->getValue<double>("t_ms"));
+  }
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < times.size(); ++i) gaps.push_back(times[i] - times[i - 1]);
+  return gaps;
+}
+
+std::vector<double> run_scenario(const fs::path& base, const std::string& name, const fs::path& ws,
+                                 int calls, bool with_hooks) {
+  std::string steps;
+  for (int i = 0; i < calls; ++i) {
+    steps += "{\"tool\":\"Bash\",\"id\":\"toolu_" + name + std::to_string(i) +
+             "\",\"input\":{\"command\":\"echo " + std::to_string(i) +
+             " > step.txt\",\"description\":\"step\"}},";
+  }
+  steps += "{\"text\":\"done\"}";
+  testing_support::write_file(base / (name + ".json"), "{\"steps\":[" + steps + "]}");
+  e2e::MockServer server(base / (name + ".json"), base / (name + ".log"));
+  fs::path home = base / (name + "-home");
+  fs::create_directories(home);
+  std::vector<std::string> env = e2e::claude_env(server, home);
+  if (with_hooks) {
+    fs::path store = base / "store";
+    auto sb = [&](std::vector<std::string> args) {
+      std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws.string(), "--store",
+                                       store.string()};
+      argv.insert(argv.end(), args.begin(), args.end());
+      testing_support::CommandResult r = testing_support::run_command(argv, ws, env);
+      if (r.exit_code != 0) throw std::runtime_error("shadowbox failed: " + r.err);
+    };
+    sb({"hooks", "install", "--scope", "user"});
+    sb({"snapshot", "--tag", "baseline"});  // the first capture of the workspace is not per call
+  }
+  testing_support::CommandResult r = testing_support::run_command(
+      {e2e::claude_binary(), "-p", "go", "--dangerously-skip-permissions"}, ws, env, "",
+      std::chrono::seconds(1800));
+  if (r.exit_code != 0) throw std::runtime_error("claude failed: " + r.out + r.err);
+  return round_trips(server);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int calls = 50;
+  int files = 10000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string arg = argv[i];
+    if (arg == "--calls") {
+      calls = std::atoi(argv[i + 1]);
+    } else if (arg == "--files") {
+      files = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "usage: hook_overhead_bench [--calls N] [--files F]\n");
+      return 2;
+    }
+  }
+  try {
+    if (!fs::exists(e2e::claude_binary())) {
+      throw std::runtime_error("no Claude Code CLI at " + e2e::claude_binary() +
+                               " (run scripts/setup.sh)");
+    }
+    testing_support::TempDir base("shadowbox-hook-bench");
+    fs::path ws = base / "ws";
+    for (int i = 0; i < files; ++i) {
+      testing_support::write_file(ws / ("d" + std::to_string(i % 100)) / ("f" + std::to_string(i)),
+                                  "file " + std::to_string(i) + "\n");
+    }
+    std::vector<double> plain = run_scenario(base.path(), "plain", ws, calls, false);
+    std::vector<double> hooked = run_scenario(base.path(), "hooked", ws, calls, true);
+    Figures p = percentiles(plain);
+    Figures h = percentiles(hooked);
+    std::printf("workspace: %d files; %d Bash calls per run; real Claude Code CLI, mock API\n",
+                files, calls);
+    std::printf("%-22s %10s %10s\n", "per tool call", "median", "p90");
+    std::printf("%-22s %8.1fms %8.1fms\n", "without hooks", p.median, p.p90);
+    std::printf("%-22s %8.1fms %8.1fms\n", "with shadowbox hooks", h.median, h.p90);
+    std::printf("overhead per call (median): %.1f ms (goal: <= 20 ms)\n", h.median - p.median);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hook_overhead_bench: %s\n", e.what());
+    return 1;
+  }
+}
