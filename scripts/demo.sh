@@ -18,18 +18,18 @@ cd "$ws"
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 show() { printf '$ %s\n' "$*"; "$@"; }
 
-step "create the store (outside the workspace) and take a checkpoint"
+step "create the store (outside the workspace) and checkpoint before a tool call"
 show "$shadowbox" init
-show "$shadowbox" snapshot --tag before
+show "$shadowbox" snapshot --tag before --phase pre_tool --tool-name Edit --tool-call-id toolu_demo_1
 
-step "an agent edits, deletes, creates, chmods and replaces files"
+step "the tool edits, deletes, creates, chmods and replaces files; checkpoint after it"
 printf 'int main(void) { return 1; }\n' >src/main.c
 rm src/greet.h .env
 printf 'scratch\n' >"new file.txt"
 chmod +x README.md
 rm ABOUT.md && mkdir ABOUT.md
 rmdir notes
-show "$shadowbox" snapshot --tag after --phase post_tool --tool-name Edit --tool-call-id toolu_demo_1
+show "$shadowbox" snapshot --tag after --phase post_tool --tool-call-id toolu_demo_1 --result "edited 6 paths"
 
 step "what changed"
 show "$shadowbox" diff before after --name-status
@@ -50,6 +50,7 @@ show "$shadowbox" log
 repo="$("$shadowbox" path)"
 step "browse it with plain git"
 show git --git-dir "$repo" log --all --format='%h %s%n%(trailers)'
+show git --git-dir "$repo" log --notes=shadowbox -1 --format='%h %s%n%N' refs/shadowbox/tags/after
 cat <<MSG
 Try it yourself:
   git --git-dir $repo log --all --stat

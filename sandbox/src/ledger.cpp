@@ -60,7 +60,7 @@ std::string LedgerRecord::to_json() const {
   o->set("success", success ? Poco::Dynamic::Var(*success) : Poco::Dynamic::Var());
   o->set("result_summary", result_summary);
   o->set("elapsed_ms", elapsed_ms ? Poco::Dynamic::Var(*elapsed_ms) : Poco::Dynamic::Var());
-  Poco::JSON::Parser parser;
+  Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
   o->set("session", session_json.empty() ? Poco::Dynamic::Var() : parser.parse(session_json));
   std::ostringstream out;
   o->stringify(out, 1);  // one key per line: readable in `git log --notes=shadowbox`
