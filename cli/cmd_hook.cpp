@@ -13,26 +13,9 @@
 #include "hooks/agent_home.hpp"
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
+#include "shell.hpp"
 
 namespace cli {
-
-namespace {
-
-// The absolute path of this executable.
-std::string self_path() {
-  boost::system::error_code ec;
-  boost::filesystem::path p = boost::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find the shadowbox executable: " + ec.message());
-  return p.string();
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-}  // namespace
 
 int cmd_hook(const Context& context, const Args& args) {
   CommandArgs parsed("hook", args, {"--run"}, {});

@@ -18,6 +18,7 @@
 #include "hooks/agent_runs.hpp"
 #include "output.hpp"
 #include "sandbox/tool_boundaries.hpp"
+#include "shell.hpp"
 
 namespace cli {
 
@@ -27,19 +28,6 @@ namespace {
 
 std::string now_text() {
   return fsnap::format_timestamp(std::chrono::system_clock::now());
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string self_path() {
-  boost::system::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find the shadowbox executable: " + ec.message());
-  return p.string();
 }
 
 void check_run_id(const std::string& id) {
