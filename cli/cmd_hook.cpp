@@ -35,6 +35,9 @@ int cmd_hook(const Context& context, const Args& args) {
   fsnap::HostFilesystem workspace = context.open_workspace(true);
   sandbox::Ledger ledger(workspace.store());
   options.secrets = hooks::secret_values(context.config.run.secrets);
+  options.rollback_on_failure = context.config.hooks.rollback_on_failure;
+  options.keep_failed_tools.insert(context.config.hooks.keep_failed_tools.begin(),
+                                   context.config.hooks.keep_failed_tools.end());
   hooks::HookAnswer answer = hooks::handle_claude_code_event(event, workspace, ledger, options);
   // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
   // a crash loses at most the step in flight.

@@ -113,7 +113,8 @@ HookAnswer on_failure(const Object::Ptr& event, sandbox::ToolBoundaries& boundar
   HookAnswer answer;
   fsnap::Checkpoint pre = workspace.repo().resolve("pre:" + call_id);
   if (!options.rollback_on_failure || options.keep_failed_tools.count(tool) != 0) {
-    boundaries.post_tool(call_id, "failed (not rolled back by configuration): " + error);
+    boundaries.post_tool(call_id, "failed (not rolled back by configuration): " + error, "",
+                         /*success=*/false);
     return answer;
   }
   std::vector<fsnap::Checkpoint> others =
@@ -126,7 +127,7 @@ HookAnswer on_failure(const Object::Ptr& event, sandbox::ToolBoundaries& boundar
     std::string warning = "rollback refused: " + names +
                           " changed files after this call started, and restoring its "
                           "pre-tool checkpoint would undo them";
-    boundaries.post_tool(call_id, "failed; " + warning + ": " + error);
+    boundaries.post_tool(call_id, "failed; " + warning + ": " + error, "", /*success=*/false);
     answer.stdout_json =
         hook_output("PostToolUseFailure", "shadowbox did NOT roll back this failed " + tool +
                                               " call (" + call_id + "): " + warning +

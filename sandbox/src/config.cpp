@@ -211,7 +211,7 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   Config config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
-  check_keys(origin, root, "", {"capture", "retention", "session", "run"});
+  check_keys(origin, root, "", {"capture", "retention", "session", "run", "hooks"});
   if (YAML::Node capture = root["capture"]; capture && !capture.IsNull()) {
     parse_capture(origin, capture, config);
   }
@@ -219,6 +219,19 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
     parse_retention(origin, retention, config);
   }
   if (YAML::Node run = root["run"]; run && !run.IsNull()) parse_run(origin, run, config);
+  if (YAML::Node hooks = root["hooks"]; hooks && !hooks.IsNull()) {
+    if (!hooks.IsMap()) fail(origin, hooks, "hooks", "expected a mapping");
+    check_keys(origin, hooks, "hooks.", {"rollback_on_failure", "keep_failed_tools"});
+    if (YAML::Node flag = hooks["rollback_on_failure"]; flag) {
+      config.hooks.rollback_on_failure = as_bool(origin, flag, "hooks.rollback_on_failure");
+    }
+    if (YAML::Node tools = hooks["keep_failed_tools"]; tools) {
+      if (!tools.IsSequence()) fail(origin, tools, "hooks.keep_failed_tools", "expected a list");
+      for (const YAML::Node& t : tools) {
+        config.hooks.keep_failed_tools.push_back(scalar(origin, t, "hooks.keep_failed_tools"));
+      }
+    }
+  }
   if (YAML::Node session = root["session"]; session && !session.IsNull()) {
     if (!session.IsMap()) fail(origin, session, "session", "expected a mapping");
     check_keys(origin, session, "session.", {"checkpoint_ring"});

@@ -102,19 +102,19 @@ BoundaryResult ToolBoundaries::pre_tool(const std::string& call_id, const std::s
 }
 
 BoundaryResult ToolBoundaries::post_tool(const std::string& call_id,
-                                         const std::string& result_summary,
-                                         const std::string& tag) {
+                                         const std::string& result_summary, const std::string& tag,
+                                         bool success) {
   fsnap::Checkpoint pre;
   std::optional<LedgerRecord> pre_rec = pre_record(call_id, &pre);
   std::int64_t elapsed = elapsed_since(pre);
   std::string tool_name = pre.meta.tool_name;
   std::string input = pre_rec ? pre_rec->input_summary : "";
   std::shared_ptr<Session> session = current_session();
-  session->dispatch(ToolInvoked{call_id, tool_name, input, true, result_summary, elapsed});
+  session->dispatch(ToolInvoked{call_id, tool_name, input, success, result_summary, elapsed});
   BoundaryResult out = record({tag, fsnap::Phase::kPostTool, call_id, tool_name, run_}, *session,
-                              true, result_summary, elapsed, input);
+                              success, result_summary, elapsed, input);
   if (pre_rec) {
-    pre_rec->success = true;
+    pre_rec->success = success;
     pre_rec->result_summary = result_summary;
     pre_rec->elapsed_ms = elapsed;
     ledger_.write(*pre_rec);

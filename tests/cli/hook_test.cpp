@@ -110,6 +110,20 @@ TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
   EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(), 1u);
 }
 
+TEST_F(HookTest, ToolsConfiguredToKeepFailuresAreNotRolledBack) {
+  write_file(ws_ / ".shadowbox.yaml", "hooks:\n  keep_failed_tools: [Bash]\n");
+  send("PreToolUse", tool("Bash", "toolu_k"));
+  write_file(ws_ / "partial.txt", "kept");
+  CommandResult r = send("PostToolUseFailure", tool("Bash", "toolu_k", ",\"error\":\"exit 2\""));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(ws_ / "partial.txt"));
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_NE(latest->result_summary.find("not rolled back by configuration"), std::string::npos);
+  EXPECT_FALSE(latest->success.value_or(true)) << "recorded as a failure";
+  EXPECT_FALSE(latest->session().slice<sandbox::ToolInvoked>()[0].success);
+}
+
 TEST_F(HookTest, EditsBetweenToolCallsAreTheirOwnCheckpoint) {
   send("PreToolUse", tool("Write", "toolu_1"));
   write_file(ws_ / "tool.txt", "tool");
@@ -145,6 +159,7 @@ TEST_F(HookTest, ParallelCallsAreNotUndoneByAnotherCallsRollback) {
   std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
   EXPECT_NE(latest->result_summary.find("rollback refused"), std::string::npos);
+  EXPECT_FALSE(latest->success.value_or(true));
 }
 
 TEST_F(HookTest, ConcurrentHookProcessesSerialise) {

@@ -137,6 +137,35 @@ TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
   EXPECT_EQ(shadowbox({"run"}).exit_code, 2);
 }
 
+TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
+  start_mock("s", R"({"steps":[]})");
+  std::vector<std::string> argv =
+      shadowbox_argv({"run", "--run-id", "sig", "--", "sh", "-c",
+                      "trap 'echo got-term > sig.txt; exit 5' TERM; echo up > started.txt; "
+                      "while :; do sleep 0.1; done"});
+  std::vector<std::string> environment = env();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    for (const std::string& e : environment) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (::chdir(ws_.c_str()) == 0) ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  for (int i = 0; i < 200 && !fs::exists(ws_ / "started.txt"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(ws_ / "started.txt"));
+  ::kill(pid, SIGTERM);  // to shadowbox only: it must pass it on
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 5) << "the agent's exit status";
+  EXPECT_EQ(testing_support::read_file(ws_ / "sig.txt"), "got-term\n");
+}
+
 TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   start_mock("first", R"({"steps":[
@@ -196,6 +225,14 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   Poco::JSON::Object::Ptr after = run_info("crash");
   EXPECT_NE(after->getValue<std::string>("session_id"), first_session);
   EXPECT_EQ(after->getValue<std::string>("status"), "complete");
+
+  // --continue appends to the resumed session instead of forking it.
+  std::string forked = after->getValue<std::string>("session_id");
+  start_mock("third", R"({"steps":[{"text":"continued"}]})");
+  CommandResult continued = shadowbox({"resume", "crash", "--continue", "--validation", "relaxed",
+                                       "--", "-p", "more", "--dangerously-skip-permissions"});
+  ASSERT_EQ(continued.exit_code, 0) << continued.err;
+  EXPECT_EQ(run_info("crash")->getValue<std::string>("session_id"), forked);
 
   // A complete run does not pass strict validation...
   CommandResult strict = shadowbox({"resume", "crash", "--", "-p", "again"});

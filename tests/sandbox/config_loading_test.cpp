@@ -47,6 +47,8 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.run.env, defaults.run.env);
   EXPECT_EQ(shipped.run.secrets, defaults.run.secrets);
   EXPECT_EQ(shipped.run.resume_max_age, defaults.run.resume_max_age);
+  EXPECT_EQ(shipped.hooks.rollback_on_failure, defaults.hooks.rollback_on_failure);
+  EXPECT_EQ(shipped.hooks.keep_failed_tools, defaults.hooks.keep_failed_tools);
 }
 
 TEST(ConfigTest, EveryKeyIsRead) {
@@ -63,7 +65,10 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "run:\n"
       "  env: [PATH, MY_TOKEN]\n"
       "  secrets: [MY_TOKEN]\n"
-      "  resume_max_age: 2h\n",
+      "  resume_max_age: 2h\n"
+      "hooks:\n"
+      "  rollback_on_failure: false\n"
+      "  keep_failed_tools: [Bash]\n",
       "full.yaml");
   EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
   EXPECT_EQ(c.capture.max_file_size, 2u << 20);
@@ -74,6 +79,8 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.run.env, (std::vector<std::string>{"PATH", "MY_TOKEN"}));
   EXPECT_EQ(c.run.secrets, (std::vector<std::string>{"MY_TOKEN"}));
   EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));
+  EXPECT_FALSE(c.hooks.rollback_on_failure);
+  EXPECT_EQ(c.hooks.keep_failed_tools, (std::vector<std::string>{"Bash"}));
 }
 
 TEST(ConfigTest, SizesAndDurations) {

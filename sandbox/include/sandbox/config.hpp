@@ -59,12 +59,19 @@ struct RunSettings {
   std::chrono::seconds resume_max_age{7 * 24 * 3600};
 };
 
+// How the agent hooks treat failed tool calls.
+struct HookSettings {
+  bool rollback_on_failure = true;             // hooks.rollback_on_failure
+  std::vector<std::string> keep_failed_tools;  // hooks.keep_failed_tools: never rolled back
+};
+
 // All of shadowbox's settings, with their defaults.
 struct Config {
   fsnap::CaptureOptions capture;      // capture.excludes, .max_file_size, .respect_gitignore
   fsnap::RetentionPolicy retention;   // retention.keep_last, .max_age
   std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
   RunSettings run;                    // run.env, run.secrets, run.resume_max_age
+  HookSettings hooks;                 // hooks.rollback_on_failure, hooks.keep_failed_tools
   boost::filesystem::path source;     // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).

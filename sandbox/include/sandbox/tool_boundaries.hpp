@@ -41,8 +41,9 @@ class ToolBoundaries {
                           bool separate_outside_changes = false);
   // Checkpoint after the call succeeded: logs ToolInvoked and records the outcome on
   // the pre-tool record too.
+  // With success false: the call failed and its changes are kept (not rolled back).
   BoundaryResult post_tool(const std::string& call_id, const std::string& result_summary,
-                           const std::string& tag = "");
+                           const std::string& tag = "", bool success = true);
   // The call failed: restores the files of its pre-tool checkpoint and the STATE
   // slices recorded there (LOG slices keep everything), logs the failure, and
   // checkpoints the result (phase checkpoint).
