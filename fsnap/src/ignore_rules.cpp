@@ -1,5 +1,8 @@
 #include "fsnap/ignore_rules.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace fsnap {
 
 namespace {
@@ -117,9 +120,23 @@ std::string_view trim_trailing_spaces(std::string_view line) {
   return line;
 }
 
+// Number of components in a base directory ("" = 0).
+std::size_t depth_of(std::string_view base) {
+  if (base.empty()) return 0;
+  std::size_t depth = 1;
+  for (char c : base) depth += c == '/' ? 1 : 0;
+  return depth;
+}
+
 }  // namespace
 
 void IgnoreRules::add(std::string_view base, const std::vector<std::string>& patterns) {
+  // Rules stay ordered by the depth of their base (stable within one depth), so a
+  // deeper directory's patterns are consulted first whatever order files came in.
+  std::size_t depth = depth_of(base);
+  auto insert_at = std::find_if(rules_.begin(), rules_.end(),
+                                [&](const Rule& r) { return depth_of(r.base) > depth; });
+  std::vector<Rule> added;
   for (const std::string& raw : patterns) {
     std::string_view line = raw;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -142,8 +159,10 @@ void IgnoreRules::add(std::string_view base, const std::vector<std::string>& pat
     if (line.empty()) continue;
     if (line.find('/') != std::string_view::npos) rule.anchored = true;
     rule.pattern = std::string(line);
-    rules_.push_back(std::move(rule));
+    added.push_back(std::move(rule));
   }
+  rules_.insert(insert_at, std::make_move_iterator(added.begin()),
+                std::make_move_iterator(added.end()));
 }
 
 void IgnoreRules::add_file(std::string_view base, std::string_view text) {

@@ -117,8 +117,9 @@ struct Resolved {
 
 // Follows symlinks in every component but the last (and in the last too when
 // follow_last). Links must stay inside the tree. Missing components are allowed: the
-// result then names a path that does not exist yet.
-Resolved resolve(const Node* root, std::string_view path, bool follow_last) {
+// result then names a path that does not exist yet. A component below a
+// non-directory is an error, unless probing: then the result is "not found".
+Resolved resolve(const Node* root, std::string_view path, bool follow_last, bool probing = false) {
   Resolved out;
   out.rel = normalize_relative(path);
   std::deque<std::string> pending;
@@ -152,6 +153,11 @@ Resolved resolve(const Node* root, std::string_view path, bool follow_last) {
       continue;
     }
     if (!last && node != nullptr && node->type != EntryType::kDirectory) {
+      if (probing) {
+        out.parts.push_back(std::move(name));
+        out.node = nullptr;
+        return out;
+      }
       throw Error(ErrorCode::kInvalidArgument, out.rel + ": " + join(out.parts) +
                                                    (out.parts.empty() ? "" : "/") + name +
                                                    " is not a directory");
@@ -271,7 +277,7 @@ void InMemoryFilesystem::mkdir(std::string_view path) {
 }
 
 bool InMemoryFilesystem::exists(std::string_view path) const {
-  return resolve(root_.get(), path, false).node != nullptr;
+  return resolve(root_.get(), path, false, /*probing=*/true).node != nullptr;
 }
 
 void InMemoryFilesystem::symlink(std::string_view path, std::string_view target) {

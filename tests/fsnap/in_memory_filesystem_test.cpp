@@ -300,7 +300,7 @@ TEST(InMemoryFilesystemTest, ExistsSeesDanglingLinksAndNotMissingPaths) {
   // Nothing is below a regular file: exists answers false (as HostFilesystem's lstat
   // does with ENOTDIR) rather than throwing.
   fs.write("file", "");
-  bool below_file = true;
+  bool below_file = false;
   EXPECT_NO_THROW(below_file = fs.exists("file/child"));
   EXPECT_FALSE(below_file);
 }

@@ -5,7 +5,7 @@
 // or in the middle anchors the pattern to its base directory, `*`, `?` and `[...]`
 // match within one component, `**` matches across components (`**/x`, `x/**`,
 // `a/**/b`), and `\` escapes. The last matching pattern wins; patterns added for a
-// deeper base directory come after (and so override) those of its parents.
+// deeper base directory override those of shallower ones, whatever order they came in.
 //
 // Thread-safety: const methods may be called concurrently; adding needs exclusion.
 #pragma once
