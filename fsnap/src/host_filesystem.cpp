@@ -17,6 +17,7 @@
 #include "stat_cache.hpp"
 #include "workspace_capture.hpp"
 #include "workspace_restore.hpp"
+#include "workspace_watcher.hpp"
 
 namespace fsnap {
 
@@ -65,11 +66,39 @@ void remove_tree(const std::string& abs, const std::string& rel) {
 
 }  // namespace
 
+// What a watched workspace keeps between captures.
+struct WatchState {
+  explicit WatchState(std::unique_ptr<WorkspaceWatcher> w) : watcher(std::move(w)) {}
+  std::unique_ptr<WorkspaceWatcher> watcher;
+  std::optional<StatCache> cache;    // after the last capture; unset = walk everything
+  std::string cache_key;             // workspace and prune generation cache belongs to
+  ChangedDirs pending;               // changes not yet in cache
+  std::vector<SkippedPath> skipped;  // what the last capture reported
+  std::vector<std::string> uncaptured;
+};
+
 struct HostFilesystem::Impl {
   Store store;
   CaptureOptions options;
   ShadowRepo repo;
   std::string root;
+  std::unique_ptr<WatchState> watch;
+
+  ~Impl() {
+    // A watched workspace writes its stat cache once, here, for the processes after it.
+    if (watch && watch->cache) {
+      try {
+        watch->cache->save(store.stat_cache_file());
+      } catch (const std::exception&) {
+        // The cache only saves time.
+      }
+    }
+  }
+
+  std::string cache_key() const {
+    // The cache is bound to this workspace and to the repository's prune generation.
+    return root + '\0' + std::to_string(repo.impl().generation());
+  }
 
   std::string path(std::string_view rel, bool follow_last,
                    std::string* normalized = nullptr) const {
@@ -81,10 +110,30 @@ struct HostFilesystem::Impl {
   // Captures the workspace; the caller holds the store lock. With save_cache, the new
   // stat cache is written (only after the caller made its objects reachable).
   CaptureResult capture() {
-    // The cache is bound to this workspace and to the repository's prune generation.
-    std::string key = root + '\0' + std::to_string(repo.impl().generation());
-    StatCache previous = StatCache::load(store.stat_cache_file(), key);
-    return capture_workspace(root, repo.impl(), options, previous);
+    std::string key = cache_key();
+    if (!watch) {
+      return capture_workspace(root, repo.impl(), options,
+                               StatCache::load(store.stat_cache_file(), key));
+    }
+    watch->pending.merge(watch->watcher->take_changes());
+    std::optional<CaptureScope> scope;
+    StatCache previous;
+    if (watch->cache && watch->cache_key == key && !watch->pending.everything) {
+      scope.emplace(watch->pending, watch->skipped, watch->uncaptured);
+      previous = std::move(*watch->cache);
+    } else {
+      previous = StatCache::load(store.stat_cache_file(), key);
+    }
+    watch->cache.reset();  // if this capture fails, the next one walks everything
+    CaptureResult result = capture_workspace(root, repo.impl(), options, std::move(previous),
+                                             scope ? &*scope : nullptr);
+    watch->cache = std::move(result.cache);
+    watch->cache_key = key;
+    watch->pending = ChangedDirs{};
+    watch->skipped = result.skipped;
+    watch->uncaptured = result.uncaptured;
+    result.cache_changed = false;  // kept in memory, saved when this object goes
+    return result;
   }
 
   void save_cache(const CaptureResult& result) {
@@ -102,9 +151,8 @@ struct HostFilesystem::Impl {
 };
 
 HostFilesystem::HostFilesystem(Store store, CaptureOptions options)
-    : impl_(std::make_unique<Impl>(Impl{store, std::move(options),
-                                        ShadowRepo::open(store.repo_dir(), false),
-                                        store.workspace().string()})) {}
+    : impl_(new Impl{store, std::move(options), ShadowRepo::open(store.repo_dir(), false),
+                     store.workspace().string(), nullptr}) {}
 
 HostFilesystem::~HostFilesystem() = default;
 HostFilesystem::HostFilesystem(HostFilesystem&&) noexcept = default;
@@ -120,6 +168,16 @@ ShadowRepo& HostFilesystem::repo() {
 }
 const CaptureOptions& HostFilesystem::options() const {
   return impl_->options;
+}
+
+void HostFilesystem::watch() {
+  if (impl_->watch) return;
+  impl_->watch = std::make_unique<WatchState>(
+      std::make_unique<WorkspaceWatcher>(impl_->root, exclude_rules(impl_->options)));
+}
+
+bool HostFilesystem::watching() const {
+  return impl_->watch != nullptr;
 }
 
 // ---- Filesystem ------------------------------------------------------------------

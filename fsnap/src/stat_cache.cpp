@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "fsnap/error.hpp"
+#include "tree_encoding.hpp"
 
 namespace fsnap {
 
@@ -209,6 +210,22 @@ const StatEntry* StatCache::find_entry(const DirRecord& record, std::string_view
   auto it = std::lower_bound(record.entries.begin(), record.entries.end(), name,
                              [](const StatEntry& e, std::string_view n) { return e.name < n; });
   return it != record.entries.end() && it->name == name ? &*it : nullptr;
+}
+
+void StatCache::retain_reachable() {
+  std::unordered_map<std::string, DirRecord> kept;
+  std::vector<std::string> pending{""};
+  while (!pending.empty()) {
+    std::string dir = std::move(pending.back());
+    pending.pop_back();
+    auto it = dirs_.find(dir);
+    if (it == dirs_.end()) continue;
+    for (const StatEntry& e : it->second.entries) {
+      if (e.mode == kModeTree) pending.push_back(dir.empty() ? e.name : dir + "/" + e.name);
+    }
+    kept.emplace(dir, std::move(it->second));
+  }
+  dirs_ = std::move(kept);
 }
 
 }  // namespace fsnap

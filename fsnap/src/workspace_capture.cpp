@@ -15,6 +15,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "fsnap/error.hpp"
 #include "shadow_repo_impl.hpp"
@@ -28,6 +29,9 @@ constexpr std::chrono::milliseconds kProgressInterval{200};
 // Files whose mtime/ctime is this close to (or after) the start of the scan that
 // recorded them are re-read next time: file timestamps come from a coarse clock.
 constexpr std::int64_t kRacyMarginNs = 50'000'000;
+// The mtime of an entry recorded too close to its scan ("racy", as git calls it): it
+// matches no file, so the entry is re-read whenever its directory is next looked at.
+constexpr std::int64_t kSmudgedNs = -1;
 
 std::int64_t ns_of(const timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
@@ -56,6 +60,11 @@ class Fd {
 
 std::string join(const std::string& dir, const std::string& name) {
   return dir.empty() ? name : dir + "/" + name;
+}
+
+std::string parent_of(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
 [[noreturn]] void fail_io(const std::string& what, const std::string& path, int err) {
@@ -93,6 +102,8 @@ std::vector<std::string> read_names(int dirfd, const std::string& path) {
 struct SharedState {
   const CaptureOptions& options;
   const StatCache& previous;
+  const CaptureScope* scope;  // null: walk everything
+  std::int64_t cutoff_ns;     // entries modified after this are recorded smudged
   std::atomic<std::uint64_t> entries_seen{0};
   std::atomic<std::uint64_t> files_hashed{0};
   std::atomic<std::uint64_t> bytes_hashed{0};
@@ -155,6 +166,12 @@ class Walker {
       if (is_dir) {
         e.mode = kModeTree;
         record_stat(e, st);
+        if (shared_.scope != nullptr && c != nullptr && c->mode == kModeTree &&
+            !shared_.scope->must_walk(path) && shared_.previous.find_dir(path) != nullptr) {
+          e.oid = c->oid;  // nothing changed below: the cached subtree stands
+          record.entries.push_back(std::move(e));
+          continue;
+        }
         if (root_tasks != nullptr) {
           root_tasks->push_back(RootTask{name, record.entries.size(), {}});
           record.entries.push_back(std::move(e));
@@ -233,11 +250,12 @@ class Walker {
            c->ino == st.st_ino && c->mtime_ns < cutoff && c->ctime_ns < cutoff;
   }
 
-  static void record_stat(StatEntry& e, const struct stat& st) {
+  void record_stat(StatEntry& e, const struct stat& st) const {
     e.size = static_cast<std::uint64_t>(st.st_size);
     e.mtime_ns = ns_of(st.st_mtim);
     e.ctime_ns = ns_of(st.st_ctim);
     e.ino = st.st_ino;
+    if (e.mtime_ns >= shared_.cutoff_ns || e.ctime_ns >= shared_.cutoff_ns) e.mtime_ns = kSmudgedNs;
   }
 
   // Reads and stores a regular file; returns false if it vanished meanwhile.
@@ -319,13 +337,16 @@ unsigned capture_threads() {
 // pool of threads (each with its own object database handle), then the root tree.
 class Capture {
  public:
-  Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, const StatCache& previous)
-      : repo_(repo), shared_{options, previous} {}
+  Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, StatCache previous,
+          const CaptureScope* scope)
+      : repo_(repo),
+        previous_(std::move(previous)),
+        shared_{options, previous_, scope, now_ns() - kRacyMarginNs} {}
 
   CaptureResult run(const std::string& root) {
     CaptureResult result;
-    result.cache.set_workspace(shared_.previous.workspace());
-    result.cache.set_scan_started_ns(now_ns() - kRacyMarginNs);
+    result.cache.set_workspace(previous_.workspace());
+    result.cache.set_scan_started_ns(shared_.cutoff_ns);
     Fd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (root_fd.get() < 0) fail_io("open workspace", root, errno);
 
@@ -349,8 +370,19 @@ class Capture {
     });
     result.tree = main.finish_dir("", std::move(root_record), changed);
 
+    std::unordered_set<std::string> walked;
+    if (shared_.scope != nullptr) {
+      // The directories not walked keep their records: start from the old cache.
+      for (const auto& [dir, record] : main.output().records) walked.insert(dir);
+      for (auto& w : workers_) {
+        for (const auto& [dir, record] : w->output().records) walked.insert(dir);
+      }
+      previous_.set_scan_started_ns(shared_.cutoff_ns);
+      result.cache = std::move(previous_);
+    }
     merge(main.output(), result);
     for (auto& w : workers_) merge(w->output(), result);
+    if (shared_.scope != nullptr) carry_over(*shared_.scope, walked, result);
     std::sort(result.skipped.begin(), result.skipped.end(),
               [](const SkippedPath& a, const SkippedPath& b) { return a.path < b.path; });
     std::sort(result.uncaptured.begin(), result.uncaptured.end());
@@ -425,6 +457,24 @@ class Capture {
     if (error) std::rethrow_exception(error);
   }
 
+  // After a scoped capture: drops the records of directories that are gone, and keeps
+  // what the last capture reported in the directories not walked this time.
+  static void carry_over(const CaptureScope& scope, const std::unordered_set<std::string>& walked,
+                         CaptureResult& result) {
+    result.cache.retain_reachable();
+    auto kept = [&](const std::string& path) {
+      std::string dir = parent_of(path);
+      return walked.count(dir) == 0 && result.cache.find_dir(dir) != nullptr;
+    };
+    for (const SkippedPath& s : scope.skipped()) {
+      if (kept(s.path)) result.skipped.push_back(s);
+    }
+    for (const std::string& u : scope.uncaptured()) {
+      if (kept(u)) result.uncaptured.push_back(u);
+    }
+    result.cache_changed = true;
+  }
+
   static void merge(WalkOutput& from, CaptureResult& into) {
     into.skipped.insert(into.skipped.end(), std::make_move_iterator(from.skipped.begin()),
                         std::make_move_iterator(from.skipped.end()));
@@ -435,6 +485,7 @@ class Capture {
   }
 
   ShadowRepo::Impl& repo_;
+  StatCache previous_;
   SharedState shared_;
   std::vector<git::Odb> odbs_;
   std::vector<std::unique_ptr<Walker>> workers_;
@@ -448,9 +499,32 @@ IgnoreRules exclude_rules(const CaptureOptions& options) {
   return rules;
 }
 
+CaptureScope::CaptureScope(const ChangedDirs& changes, std::vector<SkippedPath> skipped,
+                           std::vector<std::string> uncaptured)
+    : everything_(changes.everything),
+      subtrees_(changes.subtrees),
+      skipped_(std::move(skipped)),
+      uncaptured_(std::move(uncaptured)) {
+  walk_.insert("");
+  auto add_with_ancestors = [&](std::string dir) {
+    while (walk_.insert(dir).second && !dir.empty()) dir = parent_of(dir);
+  };
+  for (const std::string& d : changes.dirs) add_with_ancestors(d);
+  for (const std::string& d : changes.subtrees) add_with_ancestors(d);
+}
+
+bool CaptureScope::must_walk(const std::string& dir) const {
+  if (everything_ || walk_.count(dir) != 0) return true;
+  for (std::string d = dir;; d = parent_of(d)) {
+    if (subtrees_.count(d) != 0) return true;
+    if (d.empty()) return false;
+  }
+}
+
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
-                                const CaptureOptions& options, const StatCache& previous) {
-  return Capture(repo, options, previous).run(root);
+                                const CaptureOptions& options, StatCache previous,
+                                const CaptureScope* scope) {
+  return Capture(repo, options, std::move(previous), scope).run(root);
 }
 
 }  // namespace fsnap

@@ -4,7 +4,9 @@
 
 #include <git2/oid.h>
 
+#include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "fsnap/capture_options.hpp"
@@ -12,6 +14,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/snapshot.hpp"
 #include "stat_cache.hpp"
+#include "workspace_watcher.hpp"
 
 namespace fsnap {
 
@@ -25,10 +28,36 @@ struct CaptureResult {
   bool cache_changed = false;  // whether cache differs from the one loaded
 };
 
-// Captures the workspace at root (a real directory path) into repo.
+// Which directories a capture reads again when a watcher says what changed; every
+// other directory is taken as the stat cache recorded it.
+class CaptureScope {
+ public:
+  // A scope covering changes, which happened since the capture that produced the
+  // stat cache; skipped and uncaptured are what that capture reported.
+  CaptureScope(const ChangedDirs& changes, std::vector<SkippedPath> skipped,
+               std::vector<std::string> uncaptured);
+  // True if dir must be read again: it changed, holds a change below it, or is new.
+  bool must_walk(const std::string& dir) const;
+  // What the previous capture reported.
+  const std::vector<SkippedPath>& skipped() const { return skipped_; }
+  const std::vector<std::string>& uncaptured() const { return uncaptured_; }
+
+ private:
+  bool everything_;
+  std::unordered_set<std::string> walk_;  // changed directories and their ancestors
+  std::set<std::string> subtrees_;        // new directories: everything below is walked
+  std::vector<SkippedPath> skipped_;
+  std::vector<std::string> uncaptured_;
+};
+
+// Captures the workspace at root (a real directory path) into repo. previous is the
+// stat cache of the last capture; with a scope, only the directories it names are
+// read and the rest of the tree comes from previous (which must then describe the
+// whole workspace as it was at that capture).
 // Throws kIo for an unreadable entry (naming it) — never returns a partial tree.
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
-                                const CaptureOptions& options, const StatCache& previous);
+                                const CaptureOptions& options, StatCache previous,
+                                const CaptureScope* scope = nullptr);
 
 // The exclude rules of options (config excludes only; .gitignore files are read
 // during a capture when options.respect_gitignore is set).

@@ -370,13 +370,26 @@ std::uint64_t test_seed() {
   return std::random_device{}();
 }
 
-TEST_F(HostTest, RandomizedOperationsAndRestores) {
+// N rounds of random operations with a checkpoint after each, then restores to random
+// earlier checkpoints. With watched, the workspace is watched (inotify) and every
+// capture is also compared with a full walk of a fresh, unwatched HostFilesystem.
+class RandomizedTest : public HostTest {
+ protected:
+  void run(bool watched);
+};
+
+void RandomizedTest::run(bool watched) {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) +
                " (rerun with SHADOWBOX_TEST_SEED=" + std::to_string(seed) + ")");
   RandomWorkspace random(ws_, seed);
   std::mt19937_64 pick(seed ^ 0x9e3779b97f4a7c15ull);
   fsnap::HostFilesystem fs = open();
+  if (watched) fs.watch();
+  auto full_walk = [&] {
+    fs::remove(store_dir_ / "stat-cache");
+    return open().capture_tree();
+  };
 
   std::vector<std::pair<fsnap::Checkpoint, Manifest>> history;
   constexpr int kRounds = 60;
@@ -385,15 +398,33 @@ TEST_F(HostTest, RandomizedOperationsAndRestores) {
     for (int i = 0; i < ops; ++i) random.step();
     Manifest m = manifest();
     history.emplace_back(fs.checkpoint({}), m);
+    if (watched) {
+      std::string full = full_walk();
+      ASSERT_EQ(history.back().first.tree, full) << "round " << round;
+    }
   }
   for (int i = 0; i < 25; ++i) {
     std::size_t k = pick() % history.size();
     SCOPED_TRACE("restore to snapshot " + std::to_string(k));
     fs.restore_checkpoint(history[k].first, {});
     ASSERT_EQ(testing_support::describe_difference(history[k].second, manifest()), "");
+    if (watched) {
+      ASSERT_EQ(fs.capture_tree(), history[k].first.tree);
+    }
     // Mutate between restores too, so restores start from states never captured.
     if (i % 3 == 0) random.step();
+    if (watched) {
+      ASSERT_EQ(fs.capture_tree(), full_walk());
+    }
   }
+}
+
+TEST_F(RandomizedTest, OperationsAndRestores) {
+  run(false);
+}
+
+TEST_F(RandomizedTest, OperationsAndRestoresWhileWatching) {
+  run(true);
 }
 
 }  // namespace

@@ -70,6 +70,16 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   std::string readlink(std::string_view path) const override;
   void set_executable(std::string_view path, bool executable) override;
 
+  // Watches the workspace (inotify) from now on, so that captures read only the
+  // directories that changed since the one before, not the whole tree — for a
+  // long-lived process such as `shadowbox run`. The stat cache is then kept in memory
+  // and written when this object is destroyed. Not seen by the watch: writes through
+  // a shared mmap or a hard link from outside the workspace, and mounts inside it.
+  // Throws kIo if the workspace cannot be watched (no inotify, watch limit reached).
+  void watch();
+  // Whether watch() is in effect.
+  bool watching() const;
+
   // Captures the whole workspace as a new checkpoint described by meta.
   Checkpoint checkpoint(const CheckpointMeta& meta);
   // Captures the workspace once. If it differs from the newest checkpoint of

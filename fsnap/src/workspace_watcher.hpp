@@ -1,0 +1,71 @@
+// WorkspaceWatcher — which directories of a workspace changed, learned from inotify
+// instead of walking the tree (like git's fsmonitor). Private to fsnap.
+//
+// Every directory under the root (except `.git` ones and those the config excludes)
+// carries an inotify watch. An event on a directory's entries marks that directory
+// changed; a directory created or moved in marks its whole subtree new (and is
+// watched from then on); a queue overflow, a failed watch or the root itself moving
+// marks everything changed. The kernel queues events while the writing system call
+// runs, so everything written before take_changes() is in its answer.
+//
+// Not seen, as with any inotify watcher: writes through a shared mmap, writes through
+// a hard link from outside the workspace, and mounts inside it.
+//
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "fsnap/ignore_rules.hpp"
+
+namespace fsnap {
+
+// What changed since the last look (paths relative to the root, "" is the root).
+struct ChangedDirs {
+  bool everything = false;         // walk the whole tree
+  std::set<std::string> dirs;      // the entries of these directories changed
+  std::set<std::string> subtrees;  // these directories are new: walk all below them
+
+  // Adds other's changes to these.
+  void merge(const ChangedDirs& other);
+  bool empty() const { return !everything && dirs.empty() && subtrees.empty(); }
+};
+
+// An inotify watch over a workspace's directories.
+class WorkspaceWatcher {
+ public:
+  // Starts watching root. The first take_changes() reports everything. Throws kIo if
+  // inotify is unavailable or the per-user watch limit is reached.
+  WorkspaceWatcher(std::string root, IgnoreRules excludes);
+  ~WorkspaceWatcher();
+  WorkspaceWatcher(const WorkspaceWatcher&) = delete;
+  WorkspaceWatcher& operator=(const WorkspaceWatcher&) = delete;
+
+  // Reads the events queued so far and returns what they changed since the last call.
+  ChangedDirs take_changes();
+  // Number of directories watched.
+  std::size_t watched() const { return dirs_.size(); }
+
+ private:
+  // Watches dir and every directory below it; false if a watch could not be added.
+  bool watch_tree(const std::string& dir);
+  // Forgets the watches of dir and everything below it.
+  void forget_tree(const std::string& dir);
+  // Drops every watch and watches the whole tree again (after an overflow).
+  void rewatch_all();
+  void handle(int wd, std::uint32_t mask, const std::string& name);
+
+  std::string root_;
+  IgnoreRules excludes_;
+  int fd_ = -1;
+  bool broken_ = false;  // a watch could not be added: every answer is "everything"
+  std::unordered_map<int, std::string> dirs_;  // watch descriptor -> directory
+  std::map<std::string, int> wds_;             // directory -> watch descriptor
+  ChangedDirs pending_;
+};
+
+}  // namespace fsnap

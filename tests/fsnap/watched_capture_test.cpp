@@ -1,0 +1,176 @@
+// A watched workspace (HostFilesystem::watch): captures read only the directories
+// inotify saw change, and still capture exactly what a full walk would.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "host_fixture.hpp"
+
+namespace fsnap_test {
+namespace {
+
+class WatchedTest : public HostTest {
+ protected:
+  // Options whose progress callback records the last capture's counters.
+  fsnap::CaptureOptions counting() {
+    fsnap::CaptureOptions options;
+    options.on_progress = [this](const fsnap::CaptureProgress& p) {
+      if (p.done) last_ = p;
+    };
+    return options;
+  }
+
+  // The tree a fresh, unwatched HostFilesystem captures with no stat cache.
+  std::string full_walk(fsnap::CaptureOptions options = {}) {
+    fs::remove(store_dir_ / "stat-cache");
+    return open(std::move(options)).capture_tree();
+  }
+
+  // 20 directories of 50 files each.
+  void populate() {
+    for (int d = 0; d < 20; ++d) {
+      for (int f = 0; f < 50; ++f) {
+        write("dir" + std::to_string(d) + "/sub/file" + std::to_string(f), std::to_string(d * f));
+      }
+    }
+  }
+
+  fsnap::CaptureProgress last_;
+};
+
+TEST_F(WatchedTest, OnlyChangedDirectoriesAreRead) {
+  populate();
+  fsnap::HostFilesystem fs = open(counting());
+  fs.watch();
+  ASSERT_TRUE(fs.watching());
+  fs.checkpoint({});
+  EXPECT_GT(last_.entries_seen, 1000u) << "the first capture walks everything";
+
+  write("dir7/sub/file3", "changed");
+  fsnap::Checkpoint changed = fs.checkpoint({});
+  EXPECT_EQ(last_.files_hashed, 1u);
+  // The root's 20 entries, dir7's one and dir7/sub's 50: nothing else is looked at.
+  EXPECT_LE(last_.entries_seen, 71u);
+  EXPECT_EQ(changed.tree, full_walk());
+
+  fsnap::Checkpoint same = fs.checkpoint({});
+  EXPECT_EQ(last_.entries_seen, 20u) << "nothing changed: only the root is listed";
+  EXPECT_EQ(same.tree, changed.tree);
+}
+
+TEST_F(WatchedTest, NewDeletedAndMovedDirectories) {
+  populate();
+  testing_support::TempDir outside;
+  testing_support::write_file(outside.path() / "brought/in/deep.txt", "from outside");
+  fsnap::HostFilesystem fs = open();
+  fs.watch();
+  fs.checkpoint({});
+
+  write("new/a/b/c/file", "created below a new directory");
+  mkdir("new/empty");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+
+  remove("dir3");
+  fs::rename(ws_ / "dir4", ws_ / "new/a/dir4-moved");
+  write("new/a/dir4-moved/sub/file9", "changed after the move");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+
+  fs::rename(ws_ / "dir5", outside.path() / "dir5");
+  fs::rename(outside.path() / "brought", ws_ / "brought");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+
+  // Changes inside directories that moved are still seen: their watches moved along.
+  write("brought/in/deep.txt", "changed in place");
+  write("new/a/dir4-moved/sub/file1", "changed again");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+}
+
+TEST_F(WatchedTest, TypeChangesAndModes) {
+  populate();
+  fsnap::HostFilesystem fs = open();
+  fs.watch();
+  fs.checkpoint({});
+
+  remove("dir1/sub/file1");
+  link("file2", "dir1/sub/file1");
+  remove("dir2");
+  write("dir2", "a directory became a file");
+  ASSERT_EQ(::chmod(at("dir6/sub/file6").c_str(), 0755), 0);
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+}
+
+TEST_F(WatchedTest, SkippedAndExcludedPathsAreStillReportedWhenNotReread) {
+  fsnap::CaptureOptions options;
+  options.max_file_size = 10;
+  options.excludes = {"build/"};
+  write("big/large.bin", std::string(100, 'x'));
+  write("build/out.o", "object");
+  write("src/main.c", "int main;");
+  fsnap::HostFilesystem fs = open(options);
+  fs.watch();
+  fsnap::Checkpoint first = fs.checkpoint({});
+  ASSERT_EQ(first.skipped.size(), 1u);
+
+  write("src/main.c", "int main2;");
+  write("build/out.o", "changed, but excluded");
+  fsnap::Checkpoint second = fs.checkpoint({});
+  ASSERT_EQ(second.skipped.size(), 1u) << "big/ was not read again, its report stands";
+  EXPECT_EQ(second.skipped[0].path, "big/large.bin");
+  EXPECT_EQ(second.tree, full_walk(options));
+
+  remove("big");
+  EXPECT_TRUE(fs.checkpoint({}).skipped.empty());
+}
+
+TEST_F(WatchedTest, ChangedGitignoreIsAppliedBelowIt) {
+  fsnap::CaptureOptions options;
+  options.respect_gitignore = true;
+  write("pkg/.gitignore", "");
+  write("pkg/deep/er/app.log", "log");
+  write("pkg/deep/er/app.c", "code");
+  fsnap::HostFilesystem fs = open(options);
+  fs.watch();
+  fs.checkpoint({});
+
+  write("pkg/.gitignore", "*.log\n");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk(options));
+  write("pkg/.gitignore", "");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk(options));
+}
+
+TEST_F(WatchedTest, RestoresAreSeen) {
+  populate();
+  fsnap::HostFilesystem fs = open();
+  fs.watch();
+  fsnap::Checkpoint before = fs.checkpoint({});
+  write("dir0/sub/file0", "changed");
+  remove("dir9");
+  fsnap::Checkpoint after = fs.checkpoint({});
+  fs.restore_checkpoint(before, {});
+  EXPECT_EQ(fs.capture_tree(), before.tree);
+  fs.restore_checkpoint(after, {});
+  EXPECT_EQ(fs.capture_tree(), after.tree);
+}
+
+TEST_F(WatchedTest, StatCacheIsWrittenForTheProcessesAfter) {
+  populate();
+  // Files written within the racy margin of a capture are re-read by the next one that
+  // looks at them; let the clock move past it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    fsnap::HostFilesystem fs = open();
+    fs.watch();
+    fs.checkpoint({});
+    write("dir0/sub/file0", "changed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    fs.checkpoint({});
+  }
+  fsnap::HostFilesystem later = open(counting());
+  later.checkpoint({});
+  EXPECT_EQ(last_.files_hashed, 0u) << "the watched object left its stat cache behind";
+}
+
+}  // namespace
+}  // namespace fsnap_test
