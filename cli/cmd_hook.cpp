@@ -29,15 +29,11 @@ int cmd_hook(const Context& context, const Args& args) {
     std::cerr << "shadowbox: ignoring a malformed hook event: " << *problem << '\n';
     return 1;
   }
-  hooks::ClaudeCodeHookOptions options;
   const char* env_run = std::getenv("SHADOWBOX_RUN");
-  options.run = parsed.value_or("--run", env_run != nullptr && *env_run ? env_run : "default");
+  hooks::ClaudeCodeHookOptions options = context.hook_options(
+      parsed.value_or("--run", env_run != nullptr && *env_run ? env_run : "default"));
   fsnap::HostFilesystem workspace = context.open_workspace(true);
   sandbox::Ledger ledger(workspace.store());
-  options.secrets = hooks::secret_values(context.config.run.secrets);
-  options.rollback_on_failure = context.config.hooks.rollback_on_failure;
-  options.keep_failed_tools.insert(context.config.hooks.keep_failed_tools.begin(),
-                                   context.config.hooks.keep_failed_tools.end());
   hooks::HookAnswer answer = hooks::handle_claude_code_event(event, workspace, ledger, options);
   // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
   // a crash loses at most the step in flight.

@@ -4,8 +4,11 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include <boost/filesystem/operations.hpp>
 
@@ -16,6 +19,8 @@
 #include "hooks/agent_home.hpp"
 #include "hooks/agent_process.hpp"
 #include "hooks/agent_runs.hpp"
+#include "hooks/claude_code_hook.hpp"
+#include "hooks/hook_server.hpp"
 #include "output.hpp"
 #include "sandbox/tool_boundaries.hpp"
 #include "shell.hpp"
@@ -53,14 +58,96 @@ std::string hook_command(const Context& context, const std::string& run) {
   return command + " hook claude-code --run " + shell_quote(run);
 }
 
+// The environment variables that must let a loopback hook request bypass a proxy.
+std::vector<std::string> loopback_without_proxy() {
+  std::vector<std::string> out;
+  bool proxied = false;
+  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) {
+    const char* value = std::getenv(name);
+    proxied = proxied || (value != nullptr && *value != '\0');
+  }
+  if (!proxied) return out;
+  for (const char* name : {"NO_PROXY", "no_proxy"}) {
+    const char* value = std::getenv(name);
+    std::string list = value != nullptr ? value : "";
+    out.push_back(std::string(name) + "=" + list + (list.empty() ? "" : ",") + "127.0.0.1");
+  }
+  return out;
+}
+
+// Answers hook events inside this process (hooks.transport: http): the workspace stays
+// open and watched between events, and each event costs one loopback request.
+class InProcessHooks {
+ public:
+  InProcessHooks(const Context& context, const fsnap::Store& store, const std::string& run,
+                 const fs::path& home)
+      : store_(store),
+        run_(run),
+        home_(home),
+        options_(context.hook_options(run)),
+        workspace_(store, context.config.capture),
+        ledger_(store),
+        server_([this](const std::string& event) { return answer(event); }) {
+    try {
+      workspace_.watch();
+    } catch (const fsnap::Error& e) {
+      std::cerr << "shadowbox: warning: " << e.what()
+                << "; every tool boundary will look at the whole workspace\n";
+    }
+  }
+
+  const std::string& url() const { return server_.url(); }
+  // Answers no more events (the agent is gone); waits for one being answered.
+  void stop() { server_.stop(); }
+  fsnap::HostFilesystem& workspace() { return workspace_; }
+  sandbox::Ledger& ledger() { return ledger_; }
+
+ private:
+  hooks::HttpHookReply answer(const std::string& event) {
+    if (std::optional<std::string> problem = hooks::event_problem(event)) {
+      std::string message = "shadowbox: ignoring a malformed hook event: " + *problem;
+      hooks::append_run_log(store_, run_, message);
+      return hooks::HttpHookReply{400, "text/plain; charset=utf-8", message};
+    }
+    hooks::HookAnswer answer =
+        hooks::handle_claude_code_event(event, workspace_, ledger_, options_);
+    try {
+      hooks::preserve_home(store_, run_, home_, options_.secrets);
+    } catch (const std::exception& e) {
+      hooks::append_run_log(
+          store_, run_,
+          std::string("warning: could not preserve the agent's session data: ") + e.what());
+    }
+    return hooks::to_http_reply(answer);
+  }
+
+  const fsnap::Store& store_;
+  std::string run_;
+  fs::path home_;
+  hooks::ClaudeCodeHookOptions options_;
+  fsnap::HostFilesystem workspace_;
+  sandbox::Ledger ledger_;
+  hooks::HookServer server_;  // last: stops before what it uses goes
+};
+
 // Runs the agent with home as HOME, supervising it; records the outcome.
 int supervise(const Context& context, const fsnap::Store& store, const std::string& run,
               const fs::path& home, hooks::RunMeta meta, const std::vector<std::string>& argv) {
   fs::path dir = hooks::run_dir(store, run);
-  hooks::write_home_settings(home, hook_command(context, run));
-  std::vector<std::string> env = hooks::agent_environment(
-      context.config.run.env, {"HOME=" + home.string(), "SHADOWBOX_RUN=" + run,
-                               "SHADOWBOX_RUN_HOME=" + home.string(), "SHADOWBOX_NO_PROGRESS=1"});
+  std::unique_ptr<InProcessHooks> in_process;
+  if (context.config.hooks.transport == "http") {
+    in_process = std::make_unique<InProcessHooks>(context, store, run, home);
+    hooks::write_home_http_settings(home, in_process->url(), hook_command(context, run));
+  } else {
+    hooks::write_home_settings(home, hook_command(context, run));
+  }
+  std::vector<std::string> extra = {"HOME=" + home.string(), "SHADOWBOX_RUN=" + run,
+                                    "SHADOWBOX_RUN_HOME=" + home.string(),
+                                    "SHADOWBOX_NO_PROGRESS=1"};
+  if (in_process) {
+    for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
+  }
+  std::vector<std::string> env = hooks::agent_environment(context.config.run.env, extra);
   meta.pid = ::getpid();
   meta.home = home.string();
   meta.exit_code.reset();
@@ -77,10 +164,15 @@ int supervise(const Context& context, const fsnap::Store& store, const std::stri
   // Whatever happened: keep the agent's session data, and the files as they are now.
   std::vector<std::string> secrets = hooks::secret_values(context.config.run.secrets);
   hooks::preserve_home(store, run, home, secrets);
-  fsnap::CaptureOptions capture = context.config.capture;
-  fsnap::HostFilesystem workspace(store, capture);
-  sandbox::Ledger ledger(store);
-  sandbox::ToolBoundaries(workspace, ledger, run).record_outside_changes();
+  if (in_process) {
+    in_process->stop();
+    sandbox::ToolBoundaries(in_process->workspace(), in_process->ledger(), run)
+        .record_outside_changes();
+  } else {
+    fsnap::HostFilesystem workspace(store, context.config.capture);
+    sandbox::Ledger ledger(store);
+    sandbox::ToolBoundaries(workspace, ledger, run).record_outside_changes();
+  }
   meta.exit_code = code;
   meta.ended_at = now_text();
   meta.save(dir);

@@ -3,6 +3,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
+#include "hooks/agent_home.hpp"
 #include "progress.hpp"
 
 namespace cli {
@@ -36,6 +37,16 @@ fsnap::Store Context::open_store(bool create) const {
                                                         " at " + store_dir.string() +
                                                         " (run 'shadowbox init' first)");
   }
+}
+
+hooks::ClaudeCodeHookOptions Context::hook_options(const std::string& run) const {
+  hooks::ClaudeCodeHookOptions options;
+  options.run = run;
+  options.secrets = hooks::secret_values(config.run.secrets);
+  options.rollback_on_failure = config.hooks.rollback_on_failure;
+  options.keep_failed_tools.insert(config.hooks.keep_failed_tools.begin(),
+                                   config.hooks.keep_failed_tools.end());
+  return options;
 }
 
 fsnap::HostFilesystem Context::open_workspace(bool create) const {

@@ -9,6 +9,7 @@
 #include "arguments.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store.hpp"
+#include "hooks/claude_code_hook.hpp"
 #include "sandbox/config.hpp"
 
 namespace cli {
@@ -26,6 +27,8 @@ struct Context {
   // The workspace as a HostFilesystem, with the config's capture options and, on a
   // terminal, a progress line for long captures.
   fsnap::HostFilesystem open_workspace(bool create) const;
+  // How the Claude Code hook behaves for run, from the config.
+  hooks::ClaudeCodeHookOptions hook_options(const std::string& run) const;
 };
 
 // Resolves the global options (reads the config). Throws fsnap::Error or ConfigError.

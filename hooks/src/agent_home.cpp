@@ -28,6 +28,11 @@ void write_home_settings(const fs::path& home, const std::string& hook_command) 
   install_hooks_in_file(home / ".claude" / "settings.json", hook_command);
 }
 
+void write_home_http_settings(const fs::path& home, const std::string& url,
+                              const std::string& hook_command) {
+  install_http_hooks_in_file(home / ".claude" / "settings.json", url, hook_command);
+}
+
 std::string redact(std::string text, const std::vector<std::string>& secrets) {
   static const std::string kMark = "[REDACTED]";
   for (const std::string& secret : secrets) {

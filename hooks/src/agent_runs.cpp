@@ -210,4 +210,12 @@ std::string new_run_id() {
   return std::string("run-") + stamp + "-" + suffix;
 }
 
+void append_run_log(const fsnap::Store& store, const std::string& run, const std::string& line) {
+  boost::system::error_code ec;
+  boost::filesystem::path dir = run_dir(store, run);
+  boost::filesystem::create_directories(dir, ec);
+  std::ofstream out((dir / "log").string(), std::ios::app);
+  out << fsnap::format_timestamp(std::chrono::system_clock::now()) << ' ' << line << '\n';
+}
+
 }  // namespace hooks

@@ -10,6 +10,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "hooks/agent_home.hpp"
+#include "hooks/agent_runs.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/tool_boundaries.hpp"
 
@@ -61,15 +62,6 @@ std::string hook_output(const std::string& event_name, const std::string& contex
   std::ostringstream text;
   out->stringify(text);
   return text.str();
-}
-
-// Appends a line to the run's log in the store.
-void log_line(const fsnap::Store& store, const std::string& run, const std::string& line) {
-  boost::system::error_code ec;
-  boost::filesystem::path dir = store.dir() / "runs" / run;
-  boost::filesystem::create_directories(dir, ec);
-  std::ofstream out((dir / "log").string(), std::ios::app);
-  out << fsnap::format_timestamp(std::chrono::system_clock::now()) << ' ' << line << '\n';
 }
 
 // Checkpoints of other tool calls that changed files after `pre` in the run.
@@ -172,11 +164,14 @@ std::optional<std::string> event_problem(const std::string& event_json) {
   }
 }
 
-HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFilesystem& workspace,
-                                    sandbox::Ledger& ledger, const ClaudeCodeHookOptions& options) {
+namespace {
+
+// Answers one event; name receives its hook_event_name as soon as it is known.
+HookAnswer answer_event(const std::string& event_json, fsnap::HostFilesystem& workspace,
+                        sandbox::Ledger& ledger, const ClaudeCodeHookOptions& options,
+                        std::string& name) {
   register_claude_code_slice_types();
   Object::Ptr event;
-  std::string name;
   try {
     Poco::JSON::Parser parser;
     Poco::Dynamic::Var parsed = parser.parse(event_json);
@@ -244,7 +239,7 @@ HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFi
     return HookAnswer{1, "", "shadowbox: ignoring a malformed " + name + " event: " + e.what()};
   } catch (const std::exception& e) {
     std::string message = "shadowbox: checkpointing failed on " + name + ": " + e.what();
-    log_line(workspace.store(), options.run, message);
+    append_run_log(workspace.store(), options.run, message);
     if (name == "PreToolUse") {
       message +=
           " (the tool call is blocked so that it cannot make a change shadowbox could not "
@@ -252,6 +247,44 @@ HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFi
     }
     return HookAnswer{2, "", message};
   }
+}
+
+}  // namespace
+
+HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFilesystem& workspace,
+                                    sandbox::Ledger& ledger, const ClaudeCodeHookOptions& options) {
+  std::string name;
+  HookAnswer answer = answer_event(event_json, workspace, ledger, options, name);
+  answer.event = name;
+  return answer;
+}
+
+HttpHookReply to_http_reply(const HookAnswer& answer) {
+  if (answer.exit_code == 0) {
+    return HttpHookReply{200, "application/json",
+                         answer.stdout_json.empty() ? "{}" : answer.stdout_json};
+  }
+  if (answer.exit_code != 2) {
+    // Not blocking: Claude Code reports a non-2xx answer and goes on.
+    return HttpHookReply{400, "text/plain; charset=utf-8", answer.stderr_text};
+  }
+  // Blocking: said in the JSON Claude Code reads from a 2xx answer.
+  Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  if (answer.event == "PreToolUse") {
+    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    specific->set("hookEventName", "PreToolUse");
+    specific->set("permissionDecision", "deny");
+    specific->set("permissionDecisionReason", answer.stderr_text);
+    out->set("hookSpecificOutput", specific);
+  } else if (answer.event == "PostToolUse" || answer.event == "PostToolUseFailure") {
+    out->set("decision", "block");
+    out->set("reason", answer.stderr_text);
+  } else {
+    out->set("systemMessage", answer.stderr_text);
+  }
+  std::ostringstream text;
+  out->stringify(text);
+  return HttpHookReply{200, "application/json", text.str()};
 }
 
 }  // namespace hooks

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -44,6 +45,10 @@ std::string render(const Object::Ptr& settings) {
 bool is_ours(const Poco::Dynamic::Var& hook) {
   if (hook.type() != typeid(Object::Ptr)) return false;
   Object::Ptr h = hook.extract<Object::Ptr>();
+  if (h->has("url") && h->get("url").isString()) {
+    std::string url = h->getValue<std::string>("url");
+    return url.rfind(kHookUrlPrefix, 0) == 0 && url.find("/hook/") != std::string::npos;
+  }
   if (!h->has("command") || !h->get("command").isString()) return false;
   std::string command = h->getValue<std::string>("command");
   const std::string marker = " hook claude-code";
@@ -98,9 +103,25 @@ void write_atomically(const boost::filesystem::path& file, const std::string& te
   }
 }
 
-}  // namespace
+bool http_unsupported(const std::string& event) {
+  for (const char* e : kCommandOnlyEvents) {
+    if (event == e) return true;
+  }
+  return false;
+}
 
-std::string install_hooks(const std::string& settings_text, const std::string& command) {
+Object::Ptr command_hook(const std::string& command) {
+  Object::Ptr hook = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  hook->set("type", "command");
+  hook->set("command", command);
+  hook->set("timeout", 600);
+  return hook;
+}
+
+// The settings with one hook entry per event, ours replaced: a copy of hook, or of
+// fallback (if set) for the events hook's type cannot serve.
+std::string install_hook_entries(const std::string& settings_text, const Object::Ptr& hook,
+                                 const Object::Ptr& fallback) {
   Object::Ptr settings = parse_settings(settings_text);
   Object::Ptr hooks_object = settings->getObject("hooks");
   if (settings->has("hooks") && hooks_object.isNull()) {
@@ -113,12 +134,9 @@ std::string install_hooks(const std::string& settings_text, const std::string& c
   for (const char* event : kHookEvents) {
     Array::Ptr groups = hooks_object->getArray(event);
     groups = groups.isNull() ? Array::Ptr(new Array) : without_ours(groups);
-    Object::Ptr hook = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    hook->set("type", "command");
-    hook->set("command", command);
-    hook->set("timeout", 600);
     Array::Ptr list = new Array;
-    list->add(hook);
+    const Object::Ptr& chosen = !fallback.isNull() && http_unsupported(event) ? fallback : hook;
+    list->add(Object::Ptr(new Object(*chosen)));
     Object::Ptr group = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
     group->set("matcher", "*");
     group->set("hooks", list);
@@ -126,6 +144,24 @@ std::string install_hooks(const std::string& settings_text, const std::string& c
     hooks_object->set(event, groups);
   }
   return render(settings);
+}
+
+}  // namespace
+
+std::string install_hooks(const std::string& settings_text, const std::string& command) {
+  return install_hook_entries(settings_text, command_hook(command), nullptr);
+}
+
+std::string install_http_hooks(const std::string& settings_text, const std::string& url,
+                               const std::string& command) {
+  if (url.rfind(kHookUrlPrefix, 0) != 0) {
+    throw std::invalid_argument("hook URL " + url + " is not on " + kHookUrlPrefix);
+  }
+  Object::Ptr hook = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  hook->set("type", "http");
+  hook->set("url", url);
+  hook->set("timeout", 600);
+  return install_hook_entries(settings_text, hook, command_hook(command));
 }
 
 std::string uninstall_hooks(const std::string& settings_text) {
@@ -148,7 +184,11 @@ std::string uninstall_hooks(const std::string& settings_text) {
   return render(settings);
 }
 
-void install_hooks_in_file(const boost::filesystem::path& file, const std::string& command) {
+namespace {
+
+// Rewrites file (created with its directory if missing) with change applied to it.
+void change_settings_file(const boost::filesystem::path& file,
+                          const std::function<std::string(const std::string&)>& change) {
   boost::system::error_code ec;
   boost::filesystem::create_directories(file.parent_path(), ec);
   if (ec)
@@ -156,11 +196,23 @@ void install_hooks_in_file(const boost::filesystem::path& file, const std::strin
   std::string text = boost::filesystem::exists(file) ? read_file(file) : "";
   std::string updated;
   try {
-    updated = install_hooks(text, command);
+    updated = change(text);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(file.string() + ": " + e.what() + " (left unchanged)");
   }
   write_atomically(file, updated);
+}
+
+}  // namespace
+
+void install_hooks_in_file(const boost::filesystem::path& file, const std::string& command) {
+  change_settings_file(file, [&](const std::string& text) { return install_hooks(text, command); });
+}
+
+void install_http_hooks_in_file(const boost::filesystem::path& file, const std::string& url,
+                                const std::string& command) {
+  change_settings_file(
+      file, [&](const std::string& text) { return install_http_hooks(text, url, command); });
 }
 
 bool uninstall_hooks_in_file(const boost::filesystem::path& file) {

@@ -221,7 +221,13 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   if (YAML::Node run = root["run"]; run && !run.IsNull()) parse_run(origin, run, config);
   if (YAML::Node hooks = root["hooks"]; hooks && !hooks.IsNull()) {
     if (!hooks.IsMap()) fail(origin, hooks, "hooks", "expected a mapping");
-    check_keys(origin, hooks, "hooks.", {"rollback_on_failure", "keep_failed_tools"});
+    check_keys(origin, hooks, "hooks.", {"rollback_on_failure", "keep_failed_tools", "transport"});
+    if (YAML::Node transport = hooks["transport"]; transport) {
+      config.hooks.transport = scalar(origin, transport, "hooks.transport");
+      if (config.hooks.transport != "http" && config.hooks.transport != "command") {
+        fail(origin, transport, "hooks.transport", "expected http or command");
+      }
+    }
     if (YAML::Node flag = hooks["rollback_on_failure"]; flag) {
       config.hooks.rollback_on_failure = as_bool(origin, flag, "hooks.rollback_on_failure");
     }

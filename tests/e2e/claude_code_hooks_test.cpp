@@ -1,7 +1,9 @@
 // End to end with the real Claude Code CLI (pinned by scripts/setup.sh) and the mock
-// Messages API: shadowbox's hooks installed with `shadowbox hooks install --scope
-// user` into a temporary HOME, then scripted tool calls, checked on the shadow
-// repository (plain-git-equivalent reads) and on the ledger.
+// Messages API, once per way of receiving hook events: "command" (shadowbox's hooks
+// installed with `shadowbox hooks install --scope user` into a temporary HOME, one
+// process per event) and "http" (the agent under `shadowbox run`, posting its events
+// to the run's loopback server). Scripted tool calls, checked on the shadow repository
+// (plain-git-equivalent reads) and on the ledger.
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
@@ -16,7 +18,7 @@ namespace fs = boost::filesystem;
 using testing_support::CommandResult;
 using testing_support::run_command;
 
-class ClaudeCodeHooksTest : public ::testing::Test {
+class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
  protected:
   ClaudeCodeHooksTest() {
     fs::create_directories(ws_);
@@ -30,13 +32,21 @@ class ClaudeCodeHooksTest : public ::testing::Test {
     testing_support::write_file(temp_ / "scenario.json", scenario_json);
     server_ = std::make_unique<e2e::MockServer>(temp_ / "scenario.json", temp_ / "requests.log");
     std::vector<std::string> env = e2e::claude_env(*server_, home_);
-    CommandResult install = run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
-                                         store_.string(), "hooks", "install", "--scope", "user"},
-                                        ws_, env);
-    EXPECT_EQ(install.exit_code, 0) << install.err;
-    CommandResult r = run_command({e2e::claude_binary(), "-p", "do the task",
-                                   "--dangerously-skip-permissions", "--output-format", "json"},
-                                  ws_, env, "", std::chrono::seconds(180));
+    std::vector<std::string> agent = {e2e::claude_binary(), "-p",
+                                      "do the task",        "--dangerously-skip-permissions",
+                                      "--output-format",    "json"};
+    if (GetParam() == "command") {
+      CommandResult install = run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                           store_.string(), "hooks", "install", "--scope", "user"},
+                                          ws_, env);
+      EXPECT_EQ(install.exit_code, 0) << install.err;
+    } else {
+      std::vector<std::string> run = {SHADOWBOX_BIN, "--workspace",   ws_.string(),
+                                      "--store",     store_.string(), "run",
+                                      "--run-id",    "default",       "--"};
+      agent.insert(agent.begin(), run.begin(), run.end());
+    }
+    CommandResult r = run_command(agent, ws_, env, "", std::chrono::seconds(180));
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     return r;
   }
@@ -68,7 +78,7 @@ class ClaudeCodeHooksTest : public ::testing::Test {
   std::unique_ptr<e2e::MockServer> server_;
 };
 
-TEST_F(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
+TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   run_agent(R"({"steps":[
     {"tool":"Write","id":"toolu_w","input":{"file_path":")" +
@@ -109,7 +119,7 @@ TEST_F(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
   EXPECT_EQ(session.slice<sandbox::ToolInvoked>().size(), 3u);
 }
 
-TEST_F(ClaudeCodeHooksTest, AFailingBashCallIsRolledBackAndTheAgentIsTold) {
+TEST_P(ClaudeCodeHooksTest, AFailingBashCallIsRolledBackAndTheAgentIsTold) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   testing_support::write_file(ws_ / "keep.txt", "original\n");
   run_agent(R"({"steps":[
@@ -134,7 +144,7 @@ TEST_F(ClaudeCodeHooksTest, AFailingBashCallIsRolledBackAndTheAgentIsTold) {
   EXPECT_TRUE(told) << "the agent never saw the rollback";
 }
 
-TEST_F(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {
+TEST_P(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   run_agent(R"({"steps":[
     {"tool":"Bash","id":"toolu_1","input":{"command":"echo one > one.txt","description":"one"}},
@@ -162,5 +172,10 @@ TEST_F(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {
   ASSERT_EQ(tool2.size(), 1u) << "the person's edit is not in the tool's diff";
   EXPECT_EQ(tool2[0].path, "two.txt");
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, ClaudeCodeHooksTest, ::testing::Values("command", "http"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace

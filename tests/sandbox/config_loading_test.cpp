@@ -49,6 +49,7 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.run.resume_max_age, defaults.run.resume_max_age);
   EXPECT_EQ(shipped.hooks.rollback_on_failure, defaults.hooks.rollback_on_failure);
   EXPECT_EQ(shipped.hooks.keep_failed_tools, defaults.hooks.keep_failed_tools);
+  EXPECT_EQ(shipped.hooks.transport, defaults.hooks.transport);
 }
 
 TEST(ConfigTest, EveryKeyIsRead) {
@@ -68,7 +69,8 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  resume_max_age: 2h\n"
       "hooks:\n"
       "  rollback_on_failure: false\n"
-      "  keep_failed_tools: [Bash]\n",
+      "  keep_failed_tools: [Bash]\n"
+      "  transport: command\n",
       "full.yaml");
   EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
   EXPECT_EQ(c.capture.max_file_size, 2u << 20);
@@ -81,6 +83,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));
   EXPECT_FALSE(c.hooks.rollback_on_failure);
   EXPECT_EQ(c.hooks.keep_failed_tools, (std::vector<std::string>{"Bash"}));
+  EXPECT_EQ(c.hooks.transport, "command");
 }
 
 TEST(ConfigTest, SizesAndDurations) {
@@ -115,6 +118,7 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("session:\n  checkpoint_ring: 0\n", {"session.checkpoint_ring"});
   expect_config_error("run:\n  env: [\"A=B\"]\n", {"run.env"});
   expect_config_error("run:\n  envs: []\n", {"run.envs"});
+  expect_config_error("hooks:\n  transport: pigeon\n", {"hooks.transport", "http or command"});
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
   expect_config_error("- just\n- a list\n", {"test.yaml", "mapping"});
   expect_config_error("capture:\n  excludes: [a\n", {"test.yaml", "invalid YAML"});

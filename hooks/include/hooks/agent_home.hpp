@@ -27,6 +27,10 @@ boost::filesystem::path run_dir(const fsnap::Store& store, const std::string& ru
 
 // Writes <home>/.claude/settings.json installing the hooks with hook_command.
 void write_home_settings(const boost::filesystem::path& home, const std::string& hook_command);
+// Writes <home>/.claude/settings.json installing HTTP hooks that post to url (and
+// hook_command for the events HTTP hooks cannot serve).
+void write_home_http_settings(const boost::filesystem::path& home, const std::string& url,
+                              const std::string& hook_command);
 
 // Replaces every occurrence of each secret (values shorter than 8 bytes are ignored)
 // by "[REDACTED]".

@@ -72,4 +72,7 @@ std::vector<std::string> resume_problems(const ResumableState& state, ResumeVali
 // A new run id: run-YYYYMMDD-HHMMSS-xxxx.
 std::string new_run_id();
 
+// Appends a timestamped line to the run's log (<store>/runs/<run>/log). Never throws.
+void append_run_log(const fsnap::Store& store, const std::string& run, const std::string& line);
+
 }  // namespace hooks

@@ -42,6 +42,17 @@ struct HookAnswer {
   int exit_code = 0;        // 0 proceed, 2 blocking error (stderr to the agent), else warning
   std::string stdout_json;  // hook-specific output, or empty
   std::string stderr_text;  // shown to the agent on exit 2, to the user otherwise
+  std::string event;        // the event's hook_event_name, if it had one
+};
+
+// The same answer for an HTTP hook (Claude Code's `"type": "http"` hooks): a blocking
+// answer is a 2xx reply whose JSON blocks (PreToolUse: permissionDecision "deny";
+// PostToolUse and PostToolUseFailure: decision "block"; others: a systemMessage), a
+// non-blocking error is a 400 reply with the message.
+struct HttpHookReply {
+  int status = 200;
+  std::string content_type;
+  std::string body;
 };
 
 // Why event_json is not a hook event shadowbox can act on (not JSON, not an object,
@@ -51,5 +62,8 @@ std::optional<std::string> event_problem(const std::string& event_json);
 // Handles one event for the workspace. Never throws: every failure becomes an answer.
 HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFilesystem& workspace,
                                     sandbox::Ledger& ledger, const ClaudeCodeHookOptions& options);
+
+// The HTTP reply that says what answer says.
+HttpHookReply to_http_reply(const HookAnswer& answer);
 
 }  // namespace hooks

@@ -1,6 +1,7 @@
 // Installing shadowbox's hooks into a Claude Code settings file, and taking them out
 // again. Every other setting and every other hook in the file is kept as it was;
-// shadowbox's entries are recognised by their command (`<binary> hook claude-code`).
+// shadowbox's entries are recognised by their command (`<binary> hook claude-code`) or,
+// for HTTP hooks, by their URL (a loopback `/hook/<token>` address).
 #pragma once
 
 #include <string>
@@ -13,17 +14,29 @@ namespace hooks {
 inline constexpr const char* kHookEvents[] = {"PreToolUse",   "PostToolUse", "PostToolUseFailure",
                                               "SessionStart", "Stop",        "SessionEnd"};
 
+// The events Claude Code serves no HTTP hook for: these keep a command hook.
+inline constexpr const char* kCommandOnlyEvents[] = {"SessionStart"};
+
+// Where shadowbox's HTTP hook entries post to (a run's own loopback server).
+inline constexpr const char* kHookUrlPrefix = "http://127.0.0.1:";
+
 // The settings JSON text with shadowbox's hook entries (running `command`) added, or
 // replaced if present. Throws std::invalid_argument if text is not a JSON object
 // (empty text counts as {}).
 std::string install_hooks(const std::string& settings_text, const std::string& command);
-// The settings JSON text without shadowbox's hook entries. Empty matcher groups and
-// event lists that only held ours are removed too.
+// The same with HTTP hook entries posting to url (which must be on kHookUrlPrefix),
+// except for kCommandOnlyEvents, which run command.
+std::string install_http_hooks(const std::string& settings_text, const std::string& url,
+                               const std::string& command);
+// The settings JSON text without shadowbox's hook entries (command or HTTP). Empty matcher groups
+// and event lists that only held ours are removed too.
 std::string uninstall_hooks(const std::string& settings_text);
 
 // Reads, changes and atomically rewrites a settings file (creating it and its
 // directory for install). Throws std::runtime_error naming the file.
 void install_hooks_in_file(const boost::filesystem::path& file, const std::string& command);
+void install_http_hooks_in_file(const boost::filesystem::path& file, const std::string& url,
+                                const std::string& command);
 // Returns false if the file does not exist (nothing to do).
 bool uninstall_hooks_in_file(const boost::filesystem::path& file);
 

@@ -63,6 +63,9 @@ struct RunSettings {
 struct HookSettings {
   bool rollback_on_failure = true;             // hooks.rollback_on_failure
   std::vector<std::string> keep_failed_tools;  // hooks.keep_failed_tools: never rolled back
+  // hooks.transport: how `shadowbox run` receives hook events — "http" (posted to the
+  // run's own loopback server) or "command" (one `shadowbox hook` process per event).
+  std::string transport = "http";
 };
 
 // All of shadowbox's settings, with their defaults.
@@ -71,7 +74,7 @@ struct Config {
   fsnap::RetentionPolicy retention;   // retention.keep_last, .max_age
   std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
   RunSettings run;                    // run.env, run.secrets, run.resume_max_age
-  HookSettings hooks;                 // hooks.rollback_on_failure, hooks.keep_failed_tools
+  HookSettings hooks;                 // hooks.rollback_on_failure, .keep_failed_tools, .transport
   boost::filesystem::path source;     // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).

@@ -1,0 +1,42 @@
+// HookServer — receives Claude Code's HTTP hooks (`"type": "http"`) in the process
+// that supervises the agent, so a tool boundary costs a loopback request instead of
+// starting a process, and the workspace's watch and caches stay warm between calls.
+//
+// Listens on 127.0.0.1 only, on a port the system picks, at a path holding a random
+// token: another local process cannot drive it without reading the agent's settings.
+// Requests are answered one at a time (parallel tool calls serialise here as they do
+// on the store lock).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "hooks/claude_code_hook.hpp"
+
+namespace hooks {
+
+// A loopback HTTP server for hook events.
+class HookServer {
+ public:
+  // Answers the JSON body of one hook request.
+  using Handler = std::function<HttpHookReply(const std::string& event_json)>;
+
+  // Starts listening. Throws std::runtime_error if no loopback port can be bound.
+  explicit HookServer(Handler handler);
+  // Stops listening (as stop() does).
+  ~HookServer();
+  HookServer(const HookServer&) = delete;
+  HookServer& operator=(const HookServer&) = delete;
+
+  // The URL hooks post to: http://127.0.0.1:<port>/hook/<token>.
+  const std::string& url() const;
+  // Stops listening and waits for the request being answered, if any. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hooks
