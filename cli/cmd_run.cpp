@@ -83,11 +83,12 @@ class InProcessHooks {
                  const fs::path& home)
       : store_(store),
         run_(run),
-        home_(home),
         options_(context.hook_options(run)),
+        home_preserver_(store, run, home, options_.secrets),
         workspace_(store, context.config.capture),
         ledger_(store),
-        server_([this](const std::string& event) { return answer(event); }) {
+        server_([this](const std::string& event) { return answer(event); },
+                [this](const hooks::HttpHookReply&) { preserve(); }) {
     try {
       workspace_.watch();
     } catch (const fsnap::Error& e) {
@@ -109,30 +110,36 @@ class InProcessHooks {
       hooks::append_run_log(store_, run_, message);
       return hooks::HttpHookReply{400, "text/plain; charset=utf-8", message};
     }
-    hooks::HookAnswer answer =
-        hooks::handle_claude_code_event(event, workspace_, ledger_, options_);
+    return hooks::to_http_reply(
+        hooks::handle_claude_code_event(event, workspace_, ledger_, options_));
+  }
+
+  // The agent's session data, preserved at every boundary (after the reply: the agent
+  // need not wait for it, and the next event waits until it is done).
+  void preserve() {
     try {
-      hooks::preserve_home(store_, run_, home_, options_.secrets);
+      home_preserver_.preserve();
     } catch (const std::exception& e) {
       hooks::append_run_log(
           store_, run_,
           std::string("warning: could not preserve the agent's session data: ") + e.what());
     }
-    return hooks::to_http_reply(answer);
   }
 
   const fsnap::Store& store_;
   std::string run_;
-  fs::path home_;
   hooks::ClaudeCodeHookOptions options_;
+  hooks::HomePreserver home_preserver_;
   fsnap::HostFilesystem workspace_;
   sandbox::Ledger ledger_;
   hooks::HookServer server_;  // last: stops before what it uses goes
 };
 
-// Runs the agent with home as HOME, supervising it; records the outcome.
+// Runs the agent with home as HOME, supervising it; records the outcome. A non-empty
+// baseline is recorded first as the run's opening checkpoint.
 int supervise(const Context& context, const fsnap::Store& store, const std::string& run,
-              const fs::path& home, hooks::RunMeta meta, const std::vector<std::string>& argv) {
+              const fs::path& home, hooks::RunMeta meta, const std::vector<std::string>& argv,
+              const std::string& baseline) {
   fs::path dir = hooks::run_dir(store, run);
   std::unique_ptr<InProcessHooks> in_process;
   if (context.config.hooks.transport == "http") {
@@ -140,6 +147,18 @@ int supervise(const Context& context, const fsnap::Store& store, const std::stri
     hooks::write_home_http_settings(home, in_process->url(), hook_command(context, run));
   } else {
     hooks::write_home_settings(home, hook_command(context, run));
+  }
+  if (!baseline.empty()) {
+    // Through the watched workspace when there is one: its first capture walks the tree.
+    std::optional<fsnap::HostFilesystem> own;
+    std::optional<sandbox::Ledger> own_ledger;
+    if (!in_process) {
+      own.emplace(store, context.config.capture);
+      own_ledger.emplace(store);
+    }
+    sandbox::ToolBoundaries(in_process ? in_process->workspace() : *own,
+                            in_process ? in_process->ledger() : *own_ledger, run)
+        .checkpoint({"", fsnap::Phase::kCheckpoint, "", "", run}, nullptr, baseline);
   }
   std::vector<std::string> extra = {"HOME=" + home.string(), "SHADOWBOX_RUN=" + run,
                                     "SHADOWBOX_RUN_HOME=" + home.string(),
@@ -200,23 +219,17 @@ int cmd_run(const Context& context, const Args& args) {
                              run + ")");
   }
   fs::create_directories(dir / "home");
-  // The run's baseline: the workspace as the agent found it.
-  {
-    fsnap::HostFilesystem workspace(store, context.config.capture);
-    sandbox::Ledger ledger(store);
-    std::string command;
-    for (const std::string& a : parsed.operands()) command += (command.empty() ? "" : " ") + a;
-    sandbox::ToolBoundaries(workspace, ledger, run)
-        .checkpoint({"", fsnap::Phase::kCheckpoint, "", "", run}, nullptr,
-                    "run started: " + command.substr(0, 200));
-  }
+  std::string command;
+  for (const std::string& a : parsed.operands()) command += (command.empty() ? "" : " ") + a;
   std::cerr << "shadowbox: run " << run << " (store " << store.dir().string() << ")\n";
   hooks::RunMeta meta;
   meta.run = run;
   meta.workspace = context.workspace.string();
   meta.command = parsed.operands();
   meta.started_at = now_text();
-  return supervise(context, store, run, dir / "home", meta, parsed.operands());
+  // The run's baseline: the workspace as the agent found it.
+  return supervise(context, store, run, dir / "home", meta, parsed.operands(),
+                   "run started: " + command.substr(0, 200));
 }
 
 int cmd_runs(const Context& context, const Args& args) {
@@ -304,7 +317,7 @@ int cmd_resume(const Context& context, const Args& args) {
   argv.insert(argv.end(), extra.begin(), extra.end());
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
             << state->session.session_id << (parsed.has("--continue") ? "" : " (forked)") << '\n';
-  int code = supervise(context, store, run, home, meta, argv);
+  int code = supervise(context, store, run, home, meta, argv, "");
   if (code != 0) {
     std::cerr << "shadowbox: error: the agent exited with status " << code
               << " while resuming session " << state->session.session_id << '\n';

@@ -1,5 +1,6 @@
 #include "hooks/agent_home.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -106,6 +107,38 @@ std::string preserve_home(const fsnap::Store& store, const std::string& run, con
     fs::remove_all(staging, ec);
     throw;
   }
+}
+
+HomePreserver::HomePreserver(fsnap::Store store, std::string run, fs::path home,
+                             std::vector<std::string> secrets)
+    : store_(std::move(store)),
+      run_(std::move(run)),
+      home_(std::move(home)),
+      secrets_(std::move(secrets)) {}
+
+std::string HomePreserver::signature() const {
+  std::string out;
+  for (const char* part : kPreservedHomeParts) {
+    boost::system::error_code ec;
+    for (fs::recursive_directory_iterator it(home_ / part, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      struct stat st;
+      if (::lstat(it->path().c_str(), &st) != 0) continue;
+      out += it->path().string();
+      out += '\0' + std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
+             std::to_string(st.st_mtim.tv_nsec) + ':' + std::to_string(st.st_ino) + '\n';
+    }
+  }
+  return out;
+}
+
+bool HomePreserver::preserve() {
+  std::string now = signature();
+  if (!last_.empty() && now == last_) return false;
+  last_.clear();
+  preserve_home(store_, run_, home_, secrets_);
+  last_ = std::move(now);
+  return true;
 }
 
 void rebuild_home(const fsnap::Store& store, const std::string& run, const fs::path& dir) {

@@ -39,6 +39,7 @@ std::string random_token() {
 
 struct Shared {
   HookServer::Handler handler;
+  HookServer::AfterReply after_reply;
   std::string path;
   std::mutex mutex;  // one event at a time
 };
@@ -69,14 +70,25 @@ class EventHandler : public HTTPRequestHandler {
     }
     std::string body;
     Poco::StreamCopier::copyToString(request.stream(), body);
+    std::lock_guard<std::mutex> lock(shared_.mutex);
     HttpHookReply answer;
     try {
-      std::lock_guard<std::mutex> lock(shared_.mutex);
       answer = shared_.handler(body);
     } catch (const std::exception& e) {
       answer = HttpHookReply{500, "text/plain", std::string("shadowbox: ") + e.what()};
     }
-    reply(response, answer.status, answer.content_type, answer.body);
+    try {
+      reply(response, answer.status, answer.content_type, answer.body);
+    } catch (const Poco::Exception&) {
+      // The agent went away; what follows is still done.
+    }
+    if (shared_.after_reply) {
+      try {
+        shared_.after_reply(answer);
+      } catch (const std::exception&) {
+        // after_reply reports its own failures.
+      }
+    }
   }
 
  private:
@@ -102,8 +114,9 @@ struct HookServer::Impl {
   std::unique_ptr<Poco::Net::HTTPServer> server;
 };
 
-HookServer::HookServer(Handler handler) : impl_(std::make_unique<Impl>()) {
+HookServer::HookServer(Handler handler, AfterReply after_reply) : impl_(std::make_unique<Impl>()) {
   impl_->shared.handler = std::move(handler);
+  impl_->shared.after_reply = std::move(after_reply);
   impl_->shared.path = "/hook/" + random_token();
   try {
     Poco::Net::ServerSocket socket(Poco::Net::SocketAddress("127.0.0.1", 0));

@@ -44,6 +44,27 @@ std::vector<std::string> secret_values(const std::vector<std::string>& names);
 std::string preserve_home(const fsnap::Store& store, const std::string& run,
                           const boost::filesystem::path& home,
                           const std::vector<std::string>& secrets);
+// Preserves one HOME again and again (as preserve_home does), skipping the work when
+// no file of its preserved parts changed (path, size, mtime in ns, inode) since the
+// last time — for a process that preserves at every tool boundary.
+class HomePreserver {
+ public:
+  HomePreserver(fsnap::Store store, std::string run, boost::filesystem::path home,
+                std::vector<std::string> secrets);
+  // Preserves the HOME unless unchanged; returns whether it did. Throws as
+  // preserve_home does (and then tries again next time).
+  bool preserve();
+
+ private:
+  std::string signature() const;
+
+  fsnap::Store store_;
+  std::string run_;
+  boost::filesystem::path home_;
+  std::vector<std::string> secrets_;
+  std::string last_;  // signature of the last preserved state
+};
+
 // Rebuilds a HOME from the preserved data of run into dir (which must not exist).
 // Throws std::runtime_error if the run has no preserved data.
 void rebuild_home(const fsnap::Store& store, const std::string& run,

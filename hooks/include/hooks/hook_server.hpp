@@ -5,7 +5,7 @@
 // Listens on 127.0.0.1 only, on a port the system picks, at a path holding a random
 // token: another local process cannot drive it without reading the agent's settings.
 // Requests are answered one at a time (parallel tool calls serialise here as they do
-// on the store lock).
+// on the store lock); work that the agent need not wait for can follow each reply.
 #pragma once
 
 #include <functional>
@@ -22,8 +22,11 @@ class HookServer {
   // Answers the JSON body of one hook request.
   using Handler = std::function<HttpHookReply(const std::string& event_json)>;
 
+  // Work done after a reply is sent, before the next event is answered.
+  using AfterReply = std::function<void(const HttpHookReply& reply)>;
+
   // Starts listening. Throws std::runtime_error if no loopback port can be bound.
-  explicit HookServer(Handler handler);
+  explicit HookServer(Handler handler, AfterReply after_reply = {});
   // Stops listening (as stop() does).
   ~HookServer();
   HookServer(const HookServer&) = delete;
