@@ -1,9 +1,9 @@
 // snapshot_bench — shadowbox's snapshot engine against the git CLI, in one run.
 //
 // Builds a synthetic workspace (default: 100,000 files in 2,000 directories, ~400 MB)
-// and times, for the fsnap library in-process, the `shadowbox` CLI and the git CLI
-// baseline (`git add -A && git commit` into a separate git dir with the same work
-// tree):
+// and times, for the fsnap library in-process (scanning, and watched with inotify as
+// `shadowbox run` uses it), the `shadowbox` CLI and the git CLI baseline (`git add -A
+// && git commit` into a separate git dir with the same work tree):
 //   first snapshot, snapshot after one file changed, snapshot with nothing changed,
 //   restore of one changed file (shadowbox restore, which also takes a safety
 //   checkpoint, vs `git reset --hard`).
@@ -222,16 +222,18 @@ double stat_floor(const fs::path& root) {
 struct Row {
   std::string name;
   double lib = 0;
+  double watched = 0;
   double cli = 0;
   double git = 0;
 };
 
 void print_rows(const std::vector<Row>& rows) {
-  std::printf("\n%-28s %12s %12s %12s %9s %9s\n", "case", "fsnap lib", "shadowbox", "git CLI",
-              "git/lib", "git/cli");
+  std::printf("\n%-28s %12s %12s %12s %12s %9s %9s %9s\n", "case", "fsnap lib", "lib watched",
+              "shadowbox", "git CLI", "git/lib", "git/watch", "git/cli");
   for (const Row& r : rows) {
-    std::printf("%-28s %10.1fms %10.1fms %10.1fms %8.1fx %8.1fx\n", r.name.c_str(), r.lib * 1000,
-                r.cli * 1000, r.git * 1000, r.git / r.lib, r.git / r.cli);
+    std::printf("%-28s %10.1fms %10.1fms %10.1fms %10.1fms %8.1fx %8.1fx %8.1fx\n", r.name.c_str(),
+                r.lib * 1000, r.watched * 1000, r.cli * 1000, r.git * 1000, r.git / r.lib,
+                r.git / r.watched, r.git / r.cli);
   }
 }
 
@@ -265,6 +267,9 @@ int main(int argc, char** argv) {
 
     fsnap::HostFilesystem lib(fsnap::Store::open(base / "store-lib", workspace, true),
                               fsnap::CaptureOptions{});
+    fsnap::HostFilesystem watched(fsnap::Store::open(base / "store-watched", workspace, true),
+                                  fsnap::CaptureOptions{});
+    watched.watch();
     CliRunner cli{base / "store-cli", workspace};
     GitBaseline git{base / "baseline.git", workspace};
     check(run_command({"git", "init", "-q", "--bare", git.git_dir.string()}), "git init");
@@ -272,6 +277,7 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     Row first{"first snapshot"};
     first.lib = seconds_of([&] { lib.checkpoint({}); });
+    first.watched = seconds_of([&] { watched.checkpoint({}); });
     first.cli = seconds_of([&] { cli.snapshot(); });
     first.git = seconds_of([&] { git.snapshot(); });
     rows.push_back(first);
@@ -281,34 +287,41 @@ int main(int argc, char** argv) {
       testing_support::write_file(workspace / rel, text_of_size(rng, s.file_size));
     };
 
-    std::vector<double> lib_t, cli_t, git_t;
+    std::vector<double> lib_t, watched_t, cli_t, git_t;
     for (std::size_t i = 0; i < s.repeat; ++i) {
       change_one(files[rng() % files.size()]);
       lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
+      watched_t.push_back(seconds_of([&] { watched.checkpoint({}); }));
       cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
       git_t.push_back(seconds_of([&] { git.snapshot(); }));
     }
-    rows.push_back({"snapshot, one file changed", median(lib_t), median(cli_t), median(git_t)});
+    rows.push_back({"snapshot, one file changed", median(lib_t), median(watched_t), median(cli_t),
+                    median(git_t)});
 
-    lib_t.clear(), cli_t.clear(), git_t.clear();
+    lib_t.clear(), watched_t.clear(), cli_t.clear(), git_t.clear();
     for (std::size_t i = 0; i < s.repeat; ++i) {
       lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
+      watched_t.push_back(seconds_of([&] { watched.checkpoint({}); }));
       cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
       git_t.push_back(seconds_of([&] { git.snapshot(); }));
     }
-    rows.push_back({"snapshot, nothing changed", median(lib_t), median(cli_t), median(git_t)});
+    rows.push_back({"snapshot, nothing changed", median(lib_t), median(watched_t), median(cli_t),
+                    median(git_t)});
 
     // Every side has the current state as its latest snapshot; change one file and
     // put it back, once per side.
     fsnap::Checkpoint lib_target = lib.checkpoint({});
+    fsnap::Checkpoint watched_target = watched.checkpoint({});
     std::string cli_target = cli.snapshot();
     git.snapshot();
-    lib_t.clear(), cli_t.clear(), git_t.clear();
+    lib_t.clear(), watched_t.clear(), cli_t.clear(), git_t.clear();
     for (std::size_t i = 0; i < s.repeat; ++i) {
       const std::string& victim = files[rng() % files.size()];
       std::string original = testing_support::read_file(workspace / victim);
       change_one(victim);
       lib_t.push_back(seconds_of([&] { lib.restore_checkpoint(lib_target, {}); }));
+      change_one(victim);
+      watched_t.push_back(seconds_of([&] { watched.restore_checkpoint(watched_target, {}); }));
       change_one(victim);
       cli_t.push_back(seconds_of([&] { check(cli.run({"restore", cli_target}), "restore"); }));
       change_one(victim);
@@ -317,7 +330,8 @@ int main(int argc, char** argv) {
         throw std::runtime_error("restore did not bring back " + victim);
       }
     }
-    rows.push_back({"restore one changed file", median(lib_t), median(cli_t), median(git_t)});
+    rows.push_back({"restore one changed file", median(lib_t), median(watched_t), median(cli_t),
+                    median(git_t)});
 
     print_rows(rows);
     std::vector<double> floor_t;
@@ -325,8 +339,9 @@ int main(int argc, char** argv) {
     std::printf("\nreference: one fstatat per entry on %u threads, nothing else: %.1fms\n",
                 std::thread::hardware_concurrency(), median(floor_t) * 1000);
     std::printf(
-        "\nfsnap lib: HostFilesystem in-process; shadowbox: the CLI, one process per "
-        "snapshot;\ngit CLI: `git add -A && git commit` / `git reset --hard` with a separate "
+        "\nfsnap lib: HostFilesystem in-process; lib watched: the same after watch() (inotify), "
+        "as in\n`shadowbox run`; shadowbox: the CLI, one process per snapshot;\ngit CLI: `git add "
+        "-A && git commit` / `git reset --hard` with a separate "
         "git dir.\nshadowbox's restore also takes a safety checkpoint first; git's does not.\n");
     return 0;
   } catch (const std::exception& e) {
