@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +60,17 @@ int run_agent_process(const std::vector<std::string>& argv, const boost::filesys
     for (int sig : kLeftToChild) ::sigaction(sig, &saved[k++], nullptr);
   };
 
+  // Everything the child needs is made before fork: this process may have other
+  // threads (the hook server), so the child must not allocate.
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const std::string dir = cwd.string();
+  pid_t parent = ::getpid();
+
   pid_t pid = ::fork();
   if (pid < 0) {
     restore_signals();
@@ -68,13 +80,11 @@ int run_agent_process(const std::vector<std::string>& argv, const boost::filesys
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
     for (int sig : kLeftToChild) ::signal(sig, SIG_DFL);
     ::close(report[0]);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    std::vector<char*> envp;
-    for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-    if (::chdir(cwd.c_str()) == 0) ::execvpe(args[0], args.data(), envp.data());
+    // The agent does not outlive its supervisor: without it, its tool calls would go
+    // unrecorded and could not be rolled back.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);
+    if (::chdir(dir.c_str()) == 0) ::execvpe(args[0], args.data(), envp.data());
     int err = errno;
     ssize_t ignored = ::write(report[1], &err, sizeof err);
     (void)ignored;

@@ -137,13 +137,10 @@ TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
   EXPECT_EQ(shadowbox({"run"}).exit_code, 2);
 }
 
-TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
-  start_mock("s", R"({"steps":[]})");
-  std::vector<std::string> argv =
-      shadowbox_argv({"run", "--run-id", "sig", "--", "sh", "-c",
-                      "trap 'echo got-term > sig.txt; exit 5' TERM; echo up > started.txt; "
-                      "while :; do sleep 0.1; done"});
-  std::vector<std::string> environment = env();
+// Starts `shadowbox run` with an agent that writes sig.txt when it gets SIGTERM, and
+// waits until the agent is up. Returns shadowbox's pid.
+pid_t start_trapping_run(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& environment, const fs::path& ws) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
@@ -151,12 +148,23 @@ TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    if (::chdir(ws_.c_str()) == 0) ::execv(args[0], args.data());
+    if (::chdir(ws.c_str()) == 0) ::execv(args[0], args.data());
     ::_exit(127);
   }
-  for (int i = 0; i < 200 && !fs::exists(ws_ / "started.txt"); ++i) {
+  for (int i = 0; i < 200 && !fs::exists(ws / "started.txt"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  return pid;
+}
+
+constexpr const char* kTrappingAgent =
+    "trap 'echo got-term > sig.txt; exit 5' TERM; echo up > started.txt; "
+    "while :; do sleep 0.1; done";
+
+TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
+  start_mock("s", R"({"steps":[]})");
+  pid_t pid = start_trapping_run(
+      shadowbox_argv({"run", "--run-id", "sig", "--", "sh", "-c", kTrappingAgent}), env(), ws_);
   ASSERT_TRUE(fs::exists(ws_ / "started.txt"));
   ::kill(pid, SIGTERM);  // to shadowbox only: it must pass it on
   int status = 0;
@@ -164,6 +172,21 @@ TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 5) << "the agent's exit status";
   EXPECT_EQ(testing_support::read_file(ws_ / "sig.txt"), "got-term\n");
+}
+
+TEST_F(RunTest, TheAgentDoesNotOutliveShadowbox) {
+  start_mock("s", R"({"steps":[]})");
+  pid_t pid = start_trapping_run(
+      shadowbox_argv({"run", "--run-id", "orphan", "--", "sh", "-c", kTrappingAgent}), env(), ws_);
+  ASSERT_TRUE(fs::exists(ws_ / "started.txt"));
+  ::kill(pid, SIGKILL);  // shadowbox cannot pass anything on
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  for (int i = 0; i < 100 && !fs::exists(ws_ / "sig.txt"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(testing_support::read_file(ws_ / "sig.txt"), "got-term\n")
+      << "an agent left without its supervisor would run tools nobody records";
 }
 
 TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {

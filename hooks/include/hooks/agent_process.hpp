@@ -20,7 +20,8 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& names
 // child's pid, then waits for it. SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to this
 // process are forwarded to the child; SIGINT and SIGQUIT are left to the child (a
 // terminal sends them to both). Returns the child's exit status, or 128 + the signal
-// that killed it. Throws std::runtime_error if the command cannot be started.
+// that killed it. The child is sent SIGTERM if this process dies. Throws
+// std::runtime_error if the command cannot be started.
 int run_agent_process(const std::vector<std::string>& argv, const boost::filesystem::path& cwd,
                       const std::vector<std::string>& env,
                       const std::function<void(pid_t)>& on_start);
