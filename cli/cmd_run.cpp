@@ -75,22 +75,29 @@ std::vector<std::string> loopback_without_proxy() {
   return out;
 }
 
+// The workspace and ledger `run` records into while it supervises the agent.
+struct RunWorkspace {
+  RunWorkspace(const Context& context, const fsnap::Store& store)
+      : files(store, context.config.capture), ledger(store) {}
+  fsnap::HostFilesystem files;
+  sandbox::Ledger ledger;
+};
+
 // Answers hook events inside this process (hooks.transport: http): the workspace stays
 // open and watched between events, and each event costs one loopback request.
 class InProcessHooks {
  public:
   InProcessHooks(const Context& context, const fsnap::Store& store, const std::string& run,
-                 const fs::path& home)
+                 const fs::path& home, RunWorkspace& workspace)
       : store_(store),
         run_(run),
         options_(context.hook_options(run)),
         home_preserver_(store, run, home, options_.secrets),
-        workspace_(store, context.config.capture),
-        ledger_(store),
+        workspace_(workspace),
         server_([this](const std::string& event) { return answer(event); },
                 [this](const hooks::HttpHookReply&) { preserve(); }) {
     try {
-      workspace_.watch();
+      workspace_.files.watch();
     } catch (const fsnap::Error& e) {
       std::cerr << "shadowbox: warning: " << e.what()
                 << "; every tool boundary will look at the whole workspace\n";
@@ -100,8 +107,6 @@ class InProcessHooks {
   const std::string& url() const { return server_.url(); }
   // Answers no more events (the agent is gone); waits for one being answered.
   void stop() { server_.stop(); }
-  fsnap::HostFilesystem& workspace() { return workspace_; }
-  sandbox::Ledger& ledger() { return ledger_; }
 
  private:
   hooks::HttpHookReply answer(const std::string& event) {
@@ -111,7 +116,7 @@ class InProcessHooks {
       return hooks::HttpHookReply{400, "text/plain; charset=utf-8", message};
     }
     return hooks::to_http_reply(
-        hooks::handle_claude_code_event(event, workspace_, ledger_, options_));
+        hooks::handle_claude_code_event(event, workspace_.files, workspace_.ledger, options_));
   }
 
   // The agent's session data, preserved at every boundary (after the reply: the agent
@@ -130,8 +135,7 @@ class InProcessHooks {
   std::string run_;
   hooks::ClaudeCodeHookOptions options_;
   hooks::HomePreserver home_preserver_;
-  fsnap::HostFilesystem workspace_;
-  sandbox::Ledger ledger_;
+  RunWorkspace& workspace_;
   hooks::HookServer server_;  // last: stops before what it uses goes
 };
 
@@ -141,23 +145,17 @@ int supervise(const Context& context, const fsnap::Store& store, const std::stri
               const fs::path& home, hooks::RunMeta meta, const std::vector<std::string>& argv,
               const std::string& baseline) {
   fs::path dir = hooks::run_dir(store, run);
+  RunWorkspace workspace(context, store);
   std::unique_ptr<InProcessHooks> in_process;
   if (context.config.hooks.transport == "http") {
-    in_process = std::make_unique<InProcessHooks>(context, store, run, home);
+    in_process = std::make_unique<InProcessHooks>(context, store, run, home, workspace);
     hooks::write_home_http_settings(home, in_process->url(), hook_command(context, run));
   } else {
     hooks::write_home_settings(home, hook_command(context, run));
   }
   if (!baseline.empty()) {
-    // Through the watched workspace when there is one: its first capture walks the tree.
-    std::optional<fsnap::HostFilesystem> own;
-    std::optional<sandbox::Ledger> own_ledger;
-    if (!in_process) {
-      own.emplace(store, context.config.capture);
-      own_ledger.emplace(store);
-    }
-    sandbox::ToolBoundaries(in_process ? in_process->workspace() : *own,
-                            in_process ? in_process->ledger() : *own_ledger, run)
+    // When watched, this first capture walks the tree; the ones at tool boundaries don't.
+    sandbox::ToolBoundaries(workspace.files, workspace.ledger, run)
         .checkpoint({"", fsnap::Phase::kCheckpoint, "", "", run}, nullptr, baseline);
   }
   std::vector<std::string> extra = {"HOME=" + home.string(), "SHADOWBOX_RUN=" + run,
@@ -183,15 +181,8 @@ int supervise(const Context& context, const fsnap::Store& store, const std::stri
   // Whatever happened: keep the agent's session data, and the files as they are now.
   std::vector<std::string> secrets = hooks::secret_values(context.config.run.secrets);
   hooks::preserve_home(store, run, home, secrets);
-  if (in_process) {
-    in_process->stop();
-    sandbox::ToolBoundaries(in_process->workspace(), in_process->ledger(), run)
-        .record_outside_changes();
-  } else {
-    fsnap::HostFilesystem workspace(store, context.config.capture);
-    sandbox::Ledger ledger(store);
-    sandbox::ToolBoundaries(workspace, ledger, run).record_outside_changes();
-  }
+  if (in_process) in_process->stop();
+  sandbox::ToolBoundaries(workspace.files, workspace.ledger, run).record_outside_changes();
   meta.exit_code = code;
   meta.ended_at = now_text();
   meta.save(dir);

@@ -1,6 +1,5 @@
 #include "hooks/claude_code_hook.hpp"
 
-#include <fstream>
 #include <sstream>
 
 #include <Poco/JSON/Object.h>

@@ -217,13 +217,7 @@ void install_http_hooks_in_file(const boost::filesystem::path& file, const std::
 
 bool uninstall_hooks_in_file(const boost::filesystem::path& file) {
   if (!boost::filesystem::exists(file)) return false;
-  std::string updated;
-  try {
-    updated = uninstall_hooks(read_file(file));
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(file.string() + ": " + e.what() + " (left unchanged)");
-  }
-  write_atomically(file, updated);
+  change_settings_file(file, uninstall_hooks);
   return true;
 }
 
