@@ -1,8 +1,8 @@
 // fsnap::IgnoreRules against gitignore(5): comments and blank lines, trailing-space
 // trimming, `!` negation with last-match-wins, `/` for directories only, anchoring by a
 // leading or inner `/`, unanchored patterns at any depth, `*`, `?`, bracket expressions,
-// the three forms of `**`, backslash escapes, base-directory scoping (add / add_file)
-// and CRLF line endings.
+// `**` leading, trailing, inner and alone, backslash escapes, base-directory scoping
+// (add / add_file) and CRLF line endings.
 #include <string>
 #include <vector>
 
@@ -128,6 +128,7 @@ TEST(IgnoreRulesTest, UnanchoredPatternMatchesTheBasenameAtAnyDepth) {
   EXPECT_FALSE(rules.is_ignored("barfoo", kFile));
   EXPECT_FALSE(rules.is_ignored("foo.c", kFile));
   EXPECT_FALSE(rules.is_ignored("foo/bar", kFile)) << "the basename is bar";
+  EXPECT_FALSE(rules.is_ignored("a.tmp.txt", kFile)) << "the whole basename must match";
   EXPECT_TRUE(rules.is_ignored("x/y/z.tmp", kFile));
   EXPECT_TRUE(rules.is_ignored(".tmp", kFile)) << "* matches the empty string, dotfiles too";
 }
@@ -195,6 +196,10 @@ TEST(IgnoreRulesTest, BracketExpressions) {
   EXPECT_FALSE(negated.is_ignored("xy", kFile));
   EXPECT_FALSE(negated.is_ignored("y", kFile)) << "a bracket consumes exactly one character";
 
+  IgnoreRules negated_range = rules_of({"[!0-9]y"});
+  EXPECT_TRUE(negated_range.is_ignored("zy", kFile));
+  EXPECT_FALSE(negated_range.is_ignored("5y", kFile));
+
   IgnoreRules caret = rules_of({"[^x]y"});
   EXPECT_TRUE(caret.is_ignored("ay", kFile));
   EXPECT_FALSE(caret.is_ignored("xy", kFile));
@@ -250,6 +255,10 @@ TEST(IgnoreRulesTest, InnerDoubleStarMatchesZeroOrMoreDirectories) {
   EXPECT_TRUE(with_star.is_ignored("src/x.gen.h", kFile));
   EXPECT_TRUE(with_star.is_ignored("src/a/b/x.gen.h", kFile));
   EXPECT_FALSE(with_star.is_ignored("src/a/b/x.h", kFile));
+}
+
+TEST(IgnoreRulesTest, LoneDoubleStarMatchesEverything) {
+  EXPECT_TRUE(rules_of({"**"}).is_ignored("any/thing", kFile));
 }
 
 TEST(IgnoreRulesTest, BackslashEscapes) {
@@ -311,6 +320,7 @@ TEST(IgnoreRulesTest, DeeperBaseOverridesItsParents) {
   EXPECT_TRUE(rules.is_ignored("sub/other.log", kFile)) << "root rules still apply below sub";
   EXPECT_TRUE(rules.is_ignored("vendor", kDir));
   EXPECT_FALSE(rules.is_ignored("sub/vendor", kDir)) << "anchored to the root's base";
+  EXPECT_TRUE(rules.is_ignored("subway/keep.log", kFile)) << "'subway' is not below 'sub'";
 }
 
 // gitignore(5): patterns of a lower-level file override those of higher levels. The
@@ -333,6 +343,11 @@ TEST(IgnoreRulesTest, AddFileSplitsLinesAndHandlesCrlf) {
   EXPECT_FALSE(rules.is_ignored("keep.bak", kFile)) << "spaces before the CR are trimmed";
   EXPECT_TRUE(rules.is_ignored("last", kFile)) << "a last line without newline counts";
   EXPECT_FALSE(rules.is_ignored("# comment", kFile));
+
+  IgnoreRules escaped;
+  escaped.add_file("", "escaped\\ \r\n");
+  EXPECT_TRUE(escaped.is_ignored("escaped ", kFile)) << "an escaped space before the CR is kept";
+  EXPECT_FALSE(escaped.is_ignored("escaped", kFile));
 
   IgnoreRules only_comments;
   only_comments.add_file("", "# a\r\n\r\n   \n#b");

@@ -2,7 +2,7 @@
 // names, implicit parents, executable bits, sorted listings, stat sizes, error codes,
 // confinement of paths and symlinks), snapshot/restore round trips, content ids that
 // equal the git tree id of the same content (checked against libgit2's treebuilder),
-// structure sharing across many snapshots, and refusal of foreign snapshots.
+// structure sharing across many snapshots, and refusal of foreign or tampered snapshots.
 #include <git2.h>
 
 #include <chrono>
@@ -442,6 +442,7 @@ TEST(InMemoryFilesystemTest, SymlinksThatClimbOutAreRefused) {
   expect_error(ErrorCode::kPathEscape, "list", [&] { fs.list("inside/rootup"); });
   expect_error(ErrorCode::kPathEscape, "write below", [&] { fs.write("up/child", "y"); });
   expect_error(ErrorCode::kPathEscape, "mkdir below", [&] { fs.mkdir("abs/child"); });
+  expect_error(ErrorCode::kPathEscape, "read below", [&] { fs.read("abs/passwd"); });
 
   // A link that climbs to the root but not above it is fine.
   EXPECT_EQ(fs.read("inside/root/inside/file"), "x");
@@ -567,12 +568,15 @@ TEST(InMemorySnapshotTest, IdenticalContentHasIdenticalIds) {
   ASSERT_EQ(dump(a), dump(b));
   EXPECT_EQ(a.snapshot("one").id, b.snapshot("other tag").id) << "the tag is not content";
 
-  // The same filesystem, unchanged, twice; and after a change that is undone.
+  // The same filesystem, unchanged, twice; and after changes that are undone.
   FilesystemSnapshot first = a.snapshot("1");
   EXPECT_EQ(a.snapshot("2").id, first.id);
   a.write("README", "changed");
   a.write("README", "hello\n");
   EXPECT_EQ(a.snapshot("3").id, first.id);
+  a.set_executable("README", true);
+  a.set_executable("README", false);
+  EXPECT_EQ(a.snapshot("4").id, first.id) << "exec bit set and cleared again";
 
   InMemoryFilesystem empty1;
   InMemoryFilesystem empty2;
@@ -762,6 +766,7 @@ TEST(InMemorySnapshotTest, ManySnapshotsOfALargeTreeAreCheapAndIndependent) {
   // sharing makes each snapshot cost one path of directories.
   EXPECT_LT(seconds, 2.0) << "1000 write+snapshot rounds over 10,000 files took " << seconds
                           << " s";
+  EXPECT_EQ(initial.state.use_count(), 1) << "held only by the snapshot, not copied";
 
   std::set<std::string> ids;
   for (const FilesystemSnapshot& s : snaps) ids.insert(s.id);
@@ -830,6 +835,10 @@ TEST(InMemorySnapshotTest, RestoreRefusesSnapshotsOfAnotherKind) {
 
   FilesystemSnapshot default_constructed;
   expect_error(ErrorCode::kInvalidArgument, "empty", [&] { fs.restore(default_constructed); });
+
+  FilesystemSnapshot tampered = good;
+  tampered.id = std::string(40, '0');  // an id that is not that of the tree it holds
+  expect_error(ErrorCode::kInvalidArgument, "tampered id", [&] { fs.restore(tampered); });
 
   EXPECT_EQ(dump(fs), current) << "a refused restore changes nothing";
   fs.restore(good);
