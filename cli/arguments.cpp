@@ -1,5 +1,7 @@
 #include "arguments.hpp"
 
+#include "fsnap/error.hpp"
+
 namespace cli {
 
 namespace {
@@ -34,7 +36,8 @@ GlobalOptions parse_global_options(const std::vector<std::string>& argv) {
     } else if (arg == "--version") {
       options.version = true;
     } else if (starts_with(arg, "-") && arg != "-") {
-      throw UsageError("unknown option '" + arg + "' (global options go before the command)");
+      throw UsageError("unknown option " + fsnap::quote_input(arg) +
+                       " (global options go before the command)");
     } else {
       options.command = arg;
       options.args.assign(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
@@ -73,7 +76,7 @@ CommandArgs::CommandArgs(const std::string& command, const std::vector<std::stri
     }
     if (auto alias = aliases.find(arg); alias != aliases.end()) arg = alias->second;
     if (flags.count(arg) != 0) {
-      if (inline_value) throw UsageError(command_ + ": option " + arg + " takes no value");
+      if (inline_value) throw usage_error("option " + arg + " takes no value");
       values_[arg] = "";
     } else if (value_options.count(arg) != 0) {
       if (inline_value) {
@@ -81,10 +84,10 @@ CommandArgs::CommandArgs(const std::string& command, const std::vector<std::stri
       } else if (i + 1 < args.size()) {
         values_[arg] = args[++i];
       } else {
-        throw UsageError(command_ + ": option " + arg + " needs a value");
+        throw usage_error("option " + arg + " needs a value");
       }
     } else {
-      throw UsageError(command_ + ": unknown option '" + args[i] + "'");
+      throw usage_error("unknown option " + fsnap::quote_input(args[i]));
     }
   }
 }
@@ -104,19 +107,22 @@ std::optional<std::size_t> CommandArgs::count(const std::string& name) const {
   if (!text) return std::nullopt;
   if (text->empty() || text->size() > 18 ||
       text->find_first_not_of("0123456789") != std::string::npos) {
-    throw UsageError(command_ + ": option " + name + " needs a non-negative number, got '" + *text +
-                     "'");
+    throw usage_error("option " + name + " needs a non-negative number, got " +
+                      fsnap::quote_input(*text));
   }
   return static_cast<std::size_t>(std::stoull(*text));
 }
 
-void CommandArgs::expect_operands(std::size_t min, std::size_t max,
-                                  const std::string& synopsis) const {
-  if (operands_.size() < min) throw UsageError("usage: shadowbox " + synopsis);
+void CommandArgs::expect_operands(std::size_t min, std::size_t max) const {
+  if (operands_.size() < min) throw UsageError("usage: shadowbox " + synopsis_of(command_));
   if (operands_.size() > max) {
-    throw UsageError(command_ + ": unexpected argument '" + operands_[max] +
-                     "' (usage: shadowbox " + synopsis + ")");
+    throw usage_error("unexpected argument " + fsnap::quote_input(operands_[max]));
   }
+}
+
+UsageError CommandArgs::usage_error(const std::string& message) const {
+  return UsageError(command_ + ": " + message + " (usage: shadowbox " + synopsis_of(command_) +
+                    ")");
 }
 
 }  // namespace cli

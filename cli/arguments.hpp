@@ -33,6 +33,9 @@ struct GlobalOptions {
 // Parses argv (without argv[0]) into the global options and the command.
 GlobalOptions parse_global_options(const std::vector<std::string>& argv);
 
+// The synopsis of a command as the command table declares it ("restore REF [--dry-run]…").
+std::string synopsis_of(const std::string& command);
+
 // The options and operands of one command, parsed against a declared set of options.
 // Accepts "--name VALUE", "--name=VALUE", short aliases ("-n 5"), and "--" to end
 // options.
@@ -49,8 +52,10 @@ class CommandArgs {
   // A non-negative integer option; throws UsageError when it is not one.
   std::optional<std::size_t> count(const std::string& name) const;
   const std::vector<std::string>& operands() const { return operands_; }
-  // Requires between min and max operands (names them in the error).
-  void expect_operands(std::size_t min, std::size_t max, const std::string& synopsis) const;
+  // Requires between min and max operands (the error shows the command's synopsis).
+  void expect_operands(std::size_t min, std::size_t max) const;
+  // A UsageError with message, followed by the command's synopsis.
+  UsageError usage_error(const std::string& message) const;
 
  private:
   std::string command_;

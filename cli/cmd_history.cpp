@@ -4,6 +4,7 @@
 #include <Poco/JSON/Parser.h>
 
 #include "commands.hpp"
+#include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
 #include "sandbox/ledger.hpp"
@@ -12,19 +13,17 @@ namespace cli {
 
 namespace {
 
-fsnap::ShadowRepo open_repo(const Context& context) {
-  fsnap::Store store = context.open_store(false);
-  return fsnap::ShadowRepo::open(store.repo_dir(), false);
+std::shared_ptr<fsnap::ShadowRepo> open_repo(const Context& context) {
+  return context.open_repo(context.open_store(false));
 }
 
-// The ledger record of a checkpoint, or nullopt (also for a note that is not one).
-std::optional<sandbox::LedgerRecord> record_of(const fsnap::ShadowRepo& repo,
+// The ledger record of a checkpoint, or nullopt (also for a damaged one: the history
+// is still shown).
+std::optional<sandbox::LedgerRecord> record_of(const sandbox::Ledger& ledger,
                                                const fsnap::Checkpoint& c) {
-  std::optional<std::string> note = repo.note(c.commit);
-  if (!note) return std::nullopt;
   try {
-    return sandbox::LedgerRecord::from_json(*note);
-  } catch (const std::invalid_argument&) {
+    return ledger.read(c);
+  } catch (const fsnap::Error&) {
     return std::nullopt;
   }
 }
@@ -59,15 +58,20 @@ std::string parent_tree(const fsnap::ShadowRepo& repo, const fsnap::Checkpoint& 
 
 int cmd_log(const Context& context, const Args& args) {
   CommandArgs parsed("log", args, {"--run", "-n"}, {}, {{"--max-count", "-n"}});
-  parsed.expect_operands(0, 0, "log [--run RUN] [-n N]");
+  parsed.expect_operands(0, 0);
   std::size_t limit = parsed.count("-n").value_or(0);  // usage errors before any I/O
-  fsnap::ShadowRepo repo = open_repo(context);
-  std::vector<fsnap::Checkpoint> checkpoints = repo.log(parsed.value_or("--run", ""), limit);
+  std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
+  sandbox::Ledger ledger(repo);
+  std::string run = parsed.value_or("--run", "");
+  if (!run.empty() && !repo->has_run(run)) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound, "no run named " + fsnap::quote_input(run));
+  }
+  std::vector<fsnap::Checkpoint> checkpoints = repo->log(run, limit);
   if (context.options.json) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
     for (const fsnap::Checkpoint& c : checkpoints) {
       Poco::JSON::Object::Ptr item = checkpoint_json(c);
-      std::optional<sandbox::LedgerRecord> r = record_of(repo, c);
+      std::optional<sandbox::LedgerRecord> r = record_of(ledger, c);
       item->set("success",
                 r && r->success ? Poco::Dynamic::Var(*r->success) : Poco::Dynamic::Var());
       item->set("result_summary", r ? r->result_summary : std::string());
@@ -76,7 +80,7 @@ int cmd_log(const Context& context, const Args& args) {
     print_json(std::cout, out);
   } else {
     for (const fsnap::Checkpoint& c : checkpoints) {
-      std::optional<sandbox::LedgerRecord> r = record_of(repo, c);
+      std::optional<sandbox::LedgerRecord> r = record_of(ledger, c);
       std::cout << checkpoint_line(c) << (r ? outcome_text(*r) : "") << '\n';
     }
   }
@@ -85,12 +89,13 @@ int cmd_log(const Context& context, const Args& args) {
 
 int cmd_show(const Context& context, const Args& args) {
   CommandArgs parsed("show", args, {}, {});
-  parsed.expect_operands(1, 1, "show REF");
-  fsnap::ShadowRepo repo = open_repo(context);
-  fsnap::Checkpoint checkpoint = repo.resolve(parsed.operands()[0]);
+  parsed.expect_operands(1, 1);
+  std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
+  sandbox::Ledger ledger(repo);
+  fsnap::Checkpoint checkpoint = repo->resolve(parsed.operands()[0]);
   std::vector<fsnap::TreeChange> changes =
-      repo.diff_trees(parent_tree(repo, checkpoint), checkpoint.tree);
-  std::optional<sandbox::LedgerRecord> record = record_of(repo, checkpoint);
+      repo->diff_trees(parent_tree(*repo, checkpoint), checkpoint.tree);
+  std::optional<sandbox::LedgerRecord> record = record_of(ledger, checkpoint);
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = checkpoint_json(checkpoint);
     out->set("changes", changes_json(changes));
@@ -143,18 +148,18 @@ int cmd_show(const Context& context, const Args& args) {
 
 int cmd_diff(const Context& context, const Args& args) {
   CommandArgs parsed("diff", args, {}, {"--name-status"});
-  parsed.expect_operands(1, 2, "diff REF [REF2] [--name-status]");
+  parsed.expect_operands(1, 2);
   std::string from_tree;
   std::string to_tree;
   Poco::JSON::Object::Ptr out = make_object();
   if (parsed.operands().size() == 2) {
-    fsnap::ShadowRepo repo = open_repo(context);
-    fsnap::Checkpoint from = repo.resolve(parsed.operands()[0]);
-    fsnap::Checkpoint to = repo.resolve(parsed.operands()[1]);
-    std::vector<fsnap::TreeChange> changes = repo.diff_trees(from.tree, to.tree);
+    std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
+    fsnap::Checkpoint from = repo->resolve(parsed.operands()[0]);
+    fsnap::Checkpoint to = repo->resolve(parsed.operands()[1]);
+    std::vector<fsnap::TreeChange> changes = repo->diff_trees(from.tree, to.tree);
     std::string patch = parsed.has("--name-status") && !context.options.json
                             ? std::string()
-                            : repo.unified_diff(from.tree, to.tree);
+                            : repo->unified_diff(from.tree, to.tree);
     out->set("from", checkpoint_json(from));
     out->set("to", checkpoint_json(to));
     out->set("changes", changes_json(changes));
@@ -169,7 +174,9 @@ int cmd_diff(const Context& context, const Args& args) {
     return 0;
   }
   // One REF: compare it with the live workspace (captured, not recorded).
-  fsnap::HostFilesystem workspace = context.open_workspace(false);
+  std::unique_ptr<sandbox::LedgerRun> run =
+      context.open_run(std::string(fsnap::kDefaultRun), false);
+  fsnap::HostFilesystem& workspace = run->workspace();
   fsnap::Checkpoint from = workspace.repo().resolve(parsed.operands()[0]);
   std::string live = workspace.capture_tree();
   std::vector<fsnap::TreeChange> changes = workspace.repo().diff_trees(from.tree, live);

@@ -1,7 +1,5 @@
 // `shadowbox hook claude-code` (one hook event on stdin) and
 // `shadowbox hooks install|uninstall [--scope project|user]`.
-#include <unistd.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
@@ -10,18 +8,22 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "commands.hpp"
-#include "hooks/agent_home.hpp"
+#include "hooks/claude_code_event.hpp"
+#include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
+#include "sandbox/home_preservation.hpp"
+#include "sandbox/redaction.hpp"
 #include "shell.hpp"
 
 namespace cli {
 
 int cmd_hook(const Context& context, const Args& args) {
   CommandArgs parsed("hook", args, {"--run"}, {});
-  parsed.expect_operands(1, 1, "hook claude-code [--run RUN]");
+  parsed.expect_operands(1, 1);
   if (parsed.operands()[0] != "claude-code") {
-    throw UsageError("hook: unknown agent '" + parsed.operands()[0] + "' (supported: claude-code)");
+    throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
+                             " (supported: claude-code)");
   }
   std::string event((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   // Malformed input is answered before anything is opened or created.
@@ -30,17 +32,19 @@ int cmd_hook(const Context& context, const Args& args) {
     return 1;
   }
   const char* env_run = std::getenv("SHADOWBOX_RUN");
-  hooks::ClaudeCodeHookOptions options = context.hook_options(
-      parsed.value_or("--run", env_run != nullptr && *env_run ? env_run : "default"));
-  fsnap::HostFilesystem workspace = context.open_workspace(true);
-  sandbox::Ledger ledger(workspace.store());
-  hooks::HookAnswer answer = hooks::handle_claude_code_event(event, workspace, ledger, options);
+  std::string run_name =
+      parsed.value_or("--run", env_run != nullptr && *env_run ? env_run : "default");
+  std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true);
+  std::vector<std::string> secrets = sandbox::secret_values(context.config.run.secrets);
+  hooks::HookAnswer answer = hooks::handle_claude_code_event(event, *run, {secrets});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
   // a crash loses at most the step in flight.
   const char* run_home = std::getenv("SHADOWBOX_RUN_HOME");
   if (run_home != nullptr && *run_home != '\0') {
     try {
-      hooks::preserve_home(workspace.store(), options.run, run_home, options.secrets);
+      sandbox::HomePreserver(run->store(), run->repo(), run_name, run_home,
+                             hooks::claude_code_preserved_parts(), secrets)
+          .preserve_now();
     } catch (const std::exception& e) {
       std::cerr << "shadowbox: warning: could not preserve the agent's session data: " << e.what()
                 << '\n';
@@ -53,10 +57,10 @@ int cmd_hook(const Context& context, const Args& args) {
 
 int cmd_hooks(const Context& context, const Args& args) {
   CommandArgs parsed("hooks", args, {"--scope"}, {});
-  parsed.expect_operands(1, 1, "hooks install|uninstall [--scope project|user]");
+  parsed.expect_operands(1, 1);
   const std::string& action = parsed.operands()[0];
   if (action != "install" && action != "uninstall") {
-    throw UsageError("hooks: expected install or uninstall, not '" + action + "'");
+    throw parsed.usage_error("expected install or uninstall, not " + fsnap::quote_input(action));
   }
   std::string scope = parsed.value_or("--scope", "project");
   boost::filesystem::path file;
@@ -64,10 +68,12 @@ int cmd_hooks(const Context& context, const Args& args) {
     file = context.workspace / ".claude" / "settings.json";
   } else if (scope == "user") {
     const char* home = std::getenv("HOME");
-    if (home == nullptr || *home == '\0') throw std::runtime_error("HOME is not set");
-    file = boost::filesystem::path(home) / ".claude" / "settings.json";
+    if (home == nullptr || *home == '\0') {
+      throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "HOME is not set");
+    }
+    file = hooks::claude_code_settings_file(home);
   } else {
-    throw UsageError("hooks: --scope must be project or user, not '" + scope + "'");
+    throw parsed.usage_error("--scope must be project or user, not " + fsnap::quote_input(scope));
   }
   if (action == "install") {
     // The hook finds the workspace through $CLAUDE_PROJECT_DIR; the store is fixed now.

@@ -1,36 +1,57 @@
-// `shadowbox restore REF [--dry-run]`: make the workspace exactly a checkpoint.
-//
-// With a ledger record at REF, the run's STATE slices go back too (LOG slices keep
-// everything), and the result is recorded as a new checkpoint. `restore
-// pre:<call id>` of a call that has no outcome yet is that call's rollback: the
-// failure is logged, as the in-process ToolRunner logs it.
+// `shadowbox restore REF [--dry-run]`: make the workspace, and the run's STATE slices,
+// exactly a checkpoint — always, whatever REF names. And `shadowbox rollback CALL_ID`:
+// the failure transaction of an external tool call.
 #include <iostream>
 
 #include "commands.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
-#include "sandbox/tool_boundaries.hpp"
 
 namespace cli {
 
+namespace {
+
+Poco::JSON::Array::Ptr kept_json(const fsnap::RestoreReport& report) {
+  Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
+  for (const std::string& path : report.kept) kept->add(sanitize_utf8(path));
+  return kept;
+}
+
+void print_report(const fsnap::RestoreReport& report) {
+  for (const fsnap::TreeChange& change : report.changes) std::cout << change_line(change) << '\n';
+  for (const std::string& dir : report.kept) {
+    std::cout << "kept " << fsnap::quote_path(dir) << "/ (it holds paths that are not captured)\n";
+  }
+}
+
+void print_safety(const fsnap::RestoreReport& report) {
+  if (report.safety) {
+    std::cout << "safety checkpoint " << report.safety->id
+              << " taken first; undo with: shadowbox restore " << report.safety->id << '\n';
+  }
+}
+
+}  // namespace
+
 int cmd_restore(const Context& context, const Args& args) {
-  CommandArgs parsed("restore", args, {"--run", "--result"}, {"--dry-run"});
-  parsed.expect_operands(1, 1, "restore REF [--dry-run] [--run RUN] [--result TEXT]");
+  CommandArgs parsed("restore", args, {"--run"}, {"--dry-run"});
+  parsed.expect_operands(1, 1);
   const std::string& ref = parsed.operands()[0];
   bool dry_run = parsed.has("--dry-run");
-  fsnap::HostFilesystem workspace = context.open_workspace(false);
-  fsnap::Checkpoint target = workspace.repo().resolve(ref);
-  sandbox::Ledger ledger(workspace.store());
-  sandbox::ToolBoundaries boundaries(workspace, ledger, parsed.value_or("--run", target.meta.run));
-  std::optional<sandbox::LedgerRecord> target_record = ledger.read(target);
-  bool tool_rollback =
-      !dry_run && ref.rfind("pre:", 0) == 0 && target_record && !target_record->success.has_value();
-  sandbox::BoundaryResult result =
-      tool_rollback ? boundaries.rollback_tool(
-                          target.meta.tool_call_id,
-                          parsed.value_or("--result", "rolled back by shadowbox restore"))
-                    : boundaries.restore(target, dry_run);
-  const fsnap::RestoreReport& report = *result.restore;
+  fsnap::Store store = context.open_store(false);
+  fsnap::Checkpoint target = context.open_repo(store)->resolve(ref);
+  std::unique_ptr<sandbox::LedgerRun> run =
+      context.open_run(parsed.value_or("--run", target.meta.run), false);
+  fsnap::RestoreReport report;
+  std::optional<fsnap::Checkpoint> recorded;
+  if (dry_run) {
+    report = run->workspace().restore_checkpoint(target, {.dry_run = true});
+  } else {
+    sandbox::StepResult result =
+        run->transactions().restore(run->log().boundary_at(target), "restored " + target.id);
+    if (result.restore) report = std::move(*result.restore);
+    recorded = run->repo()->read_checkpoint(result.boundary.record.commit);
+  }
 
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
@@ -39,30 +60,72 @@ int cmd_restore(const Context& context, const Args& args) {
     out->set("changes", changes_json(report.changes));
     out->set("safety", report.safety ? Poco::Dynamic::Var(checkpoint_json(*report.safety))
                                      : Poco::Dynamic::Var());
-    Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
-    for (const std::string& path : report.kept) kept->add(sanitize_utf8(path));
-    out->set("kept", kept);
-    out->set("recorded", dry_run ? Poco::Dynamic::Var()
-                                 : Poco::Dynamic::Var(checkpoint_json(result.checkpoint)));
-    out->set("tool_rollback", tool_rollback);
+    out->set("kept", kept_json(report));
+    out->set("recorded",
+             recorded ? Poco::Dynamic::Var(checkpoint_json(*recorded)) : Poco::Dynamic::Var());
     print_json(std::cout, out);
     return 0;
   }
   std::cout << (dry_run ? "would restore " : "restored ") << target.id << " ("
             << report.changes.size() << " change" << (report.changes.size() == 1 ? "" : "s")
             << ")\n";
-  for (const fsnap::TreeChange& change : report.changes) std::cout << change_line(change) << '\n';
-  for (const std::string& dir : report.kept) {
-    std::cout << "kept " << fsnap::quote_path(dir) << "/ (it holds paths that are not captured)\n";
+  print_report(report);
+  print_safety(report);
+  return 0;
+}
+
+int cmd_rollback(const Context& context, const Args& args) {
+  CommandArgs parsed("rollback", args, {"--result", "--run"}, {});
+  parsed.expect_operands(1, 1);
+  const std::string& call_id = parsed.operands()[0];
+  std::unique_ptr<sandbox::LedgerRun> run =
+      context.open_run(parsed.value_or("--run", std::string(fsnap::kDefaultRun)), false);
+  sandbox::FailureResult failure =
+      run->transactions().fail(call_id, parsed.value_or("--result", "failed"));
+  fsnap::Checkpoint recorded = run->repo()->read_checkpoint(failure.step.boundary.record.commit);
+  const std::optional<fsnap::RestoreReport>& report = failure.step.restore;
+
+  if (context.options.json) {
+    Poco::JSON::Object::Ptr out = make_object();
+    out->set("tool_call_id", call_id);
+    out->set("outcome", std::string(sandbox::to_string(failure.decision.kind)));
+    out->set("reason", failure.decision.reason.empty()
+                           ? Poco::Dynamic::Var()
+                           : Poco::Dynamic::Var(failure.decision.reason));
+    Poco::JSON::Array::Ptr refused_by = new Poco::JSON::Array;
+    for (const sandbox::BoundaryFact& fact : failure.decision.refused_by) {
+      Poco::JSON::Object::Ptr item = make_object();
+      item->set("tool_call_id", fact.call_id);
+      item->set("tool_name", fact.tool_name);
+      item->set("checkpoint", fact.checkpoint_id);
+      refused_by->add(item);
+    }
+    out->set("refused_by", refused_by);
+    out->set("changes", changes_json(report ? report->changes : std::vector<fsnap::TreeChange>{}));
+    out->set("safety", report && report->safety
+                           ? Poco::Dynamic::Var(checkpoint_json(*report->safety))
+                           : Poco::Dynamic::Var());
+    out->set("recorded", checkpoint_json(recorded));
+    print_json(std::cout, out);
+    return 0;
   }
-  if (tool_rollback) {
-    std::cout << "rolled back tool call " << target.meta.tool_call_id
-              << "; its failure is logged\n";
+  switch (failure.decision.kind) {
+    case sandbox::RollbackDecision::Kind::kRollBack:
+      std::cout << "rolled back tool call " << call_id << " ("
+                << (report ? report->changes.size() : 0) << " change"
+                << (report && report->changes.size() == 1 ? "" : "s") << ")\n";
+      if (report) {
+        print_report(*report);
+        print_safety(*report);
+      }
+      break;
+    case sandbox::RollbackDecision::Kind::kRefuse:
+    case sandbox::RollbackDecision::Kind::kKeep:
+      std::cerr << "shadowbox: warning: tool call " << call_id
+                << " was not rolled back: " << failure.decision.reason << '\n';
+      break;
   }
-  if (report.safety) {
-    std::cout << "safety checkpoint " << report.safety->id
-              << " taken first; undo with: shadowbox restore " << report.safety->id << '\n';
-  }
+  std::cout << "the failure is recorded as checkpoint " << recorded.id << '\n';
   return 0;
 }
 

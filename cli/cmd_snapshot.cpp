@@ -1,9 +1,10 @@
-// `shadowbox snapshot`: checkpoint the workspace, with a ledger record.
+// `shadowbox snapshot`: checkpoint the workspace, with a ledger record. With --phase
+// pre_tool / post_tool it is a boundary of an external tool call (the transaction core's
+// begin and succeed).
 #include <iostream>
 
 #include "commands.hpp"
 #include "output.hpp"
-#include "sandbox/tool_boundaries.hpp"
 
 namespace cli {
 
@@ -11,10 +12,7 @@ int cmd_snapshot(const Context& context, const Args& args) {
   CommandArgs parsed(
       "snapshot", args,
       {"--tag", "--phase", "--tool-call-id", "--tool-name", "--run", "--input", "--result"}, {});
-  const char* synopsis =
-      "snapshot [--tag T] [--phase pre_tool|post_tool|checkpoint|manual] [--tool-call-id ID] "
-      "[--tool-name NAME] [--run RUN] [--input TEXT] [--result TEXT]";
-  parsed.expect_operands(0, 0, synopsis);
+  parsed.expect_operands(0, 0);
   fsnap::CheckpointMeta meta;
   meta.tag = parsed.value_or("--tag", "");
   meta.tool_call_id = parsed.value_or("--tool-call-id", "");
@@ -23,39 +21,38 @@ int cmd_snapshot(const Context& context, const Args& args) {
   if (std::optional<std::string> phase = parsed.value("--phase")) {
     std::optional<fsnap::Phase> p = fsnap::parse_phase(*phase);
     if (!p || *p == fsnap::Phase::kSafety) {
-      throw UsageError(
-          "snapshot: --phase must be pre_tool, post_tool, checkpoint or manual, not '" + *phase +
-          "'");
+      throw parsed.usage_error("--phase must be pre_tool, post_tool, checkpoint or manual, not " +
+                               fsnap::quote_input(*phase));
     }
     meta.phase = *p;
   }
   bool tool_phase = meta.phase == fsnap::Phase::kPreTool || meta.phase == fsnap::Phase::kPostTool;
   if (tool_phase && meta.tool_call_id.empty()) {
-    throw UsageError("snapshot: --phase " + std::string(fsnap::to_string(meta.phase)) +
-                     " needs --tool-call-id");
+    throw parsed.usage_error("--phase " + std::string(fsnap::to_string(meta.phase)) +
+                             " needs --tool-call-id");
   }
 
-  fsnap::HostFilesystem workspace = context.open_workspace(true);
-  sandbox::Ledger ledger(workspace.store());
-  sandbox::ToolBoundaries boundaries(workspace, ledger, meta.run);
-  sandbox::BoundaryResult result;
+  std::unique_ptr<sandbox::LedgerRun> run = context.open_run(meta.run, true);
+  sandbox::ToolTransactions& tx = run->transactions();
+  sandbox::StepResult result;
   switch (meta.phase) {
     case fsnap::Phase::kPreTool:
-      result = boundaries.pre_tool(meta.tool_call_id, meta.tool_name,
-                                   parsed.value_or("--input", ""), meta.tag);
+      result = tx.begin({meta.tool_call_id, meta.tool_name, parsed.value_or("--input", "")},
+                        {.tag = meta.tag});
       break;
     case fsnap::Phase::kPostTool:
-      result = boundaries.post_tool(meta.tool_call_id, parsed.value_or("--result", ""), meta.tag);
+      result = tx.succeed(meta.tool_call_id, parsed.value_or("--result", ""), meta.tag);
       break;
     default:
-      result = boundaries.checkpoint(meta);
+      result = tx.checkpoint(meta, nullptr, parsed.value_or("--result", ""));
       break;
   }
+  fsnap::Checkpoint checkpoint = run->repo()->read_checkpoint(result.boundary.record.commit);
   if (context.options.json) {
-    print_json(std::cout, checkpoint_json(result.checkpoint));
+    print_json(std::cout, checkpoint_json(checkpoint));
   } else {
-    std::cout << checkpoint_line(result.checkpoint) << '\n';
-    print_skipped(std::cout, result.checkpoint);
+    std::cout << checkpoint_line(checkpoint) << '\n';
+    print_skipped(std::cout, checkpoint);
   }
   return 0;
 }

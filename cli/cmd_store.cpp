@@ -10,7 +10,7 @@ namespace cli {
 
 int cmd_init(const Context& context, const Args& args) {
   CommandArgs parsed("init", args, {}, {});
-  parsed.expect_operands(0, 0, "init");
+  parsed.expect_operands(0, 0);
   fsnap::Store store = context.open_store(true);
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
@@ -26,7 +26,7 @@ int cmd_init(const Context& context, const Args& args) {
 
 int cmd_path(const Context& context, const Args& args) {
   CommandArgs parsed("path", args, {}, {});
-  parsed.expect_operands(0, 0, "path");
+  parsed.expect_operands(0, 0);
   fsnap::Store store = context.open_store(false);
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
@@ -40,7 +40,7 @@ int cmd_path(const Context& context, const Args& args) {
 
 int cmd_gc(const Context& context, const Args& args) {
   CommandArgs parsed("gc", args, {}, {});
-  parsed.expect_operands(0, 0, "gc");
+  parsed.expect_operands(0, 0);
   fsnap::Store store = context.open_store(false);
   fsnap::StoreLock lock = store.lock();
   fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store.repo_dir(), false);

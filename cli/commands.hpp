@@ -1,7 +1,8 @@
-// The commands of the shadowbox executable (DESIGN.md §10). Each takes the resolved
-// global options and its own arguments, writes its result to stdout (JSON with
-// --json), and returns the exit status; errors are thrown (fsnap::Error,
-// sandbox::ConfigError, UsageError) and reported by main.
+// The commands of the shadowbox executable (docs/architecture.md, "CLI contract"). Each
+// takes the resolved global options and its own arguments, writes its result to
+// stdout (JSON with --json), and returns the exit status; errors are thrown
+// (fsnap::Error, the one error type of the libraries, or UsageError) and main maps
+// them to exit statuses in one place.
 #pragma once
 
 #include <string>
@@ -17,6 +18,7 @@ int cmd_init(const Context& context, const Args& args);
 int cmd_path(const Context& context, const Args& args);
 int cmd_snapshot(const Context& context, const Args& args);
 int cmd_restore(const Context& context, const Args& args);
+int cmd_rollback(const Context& context, const Args& args);
 int cmd_log(const Context& context, const Args& args);
 int cmd_show(const Context& context, const Args& args);
 int cmd_diff(const Context& context, const Args& args);
@@ -27,7 +29,8 @@ int cmd_run(const Context& context, const Args& args);
 int cmd_runs(const Context& context, const Args& args);
 int cmd_resume(const Context& context, const Args& args);
 
-// One command: its name, synopsis (for usage errors and --help) and summary.
+// One command: its name, synopsis (for usage errors, `COMMAND --help` and --help) and
+// summary — declared once, in the table of all_commands().
 struct Command {
   const char* name;
   const char* synopsis;

@@ -3,7 +3,6 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
-#include "hooks/agent_home.hpp"
 #include "progress.hpp"
 
 namespace cli {
@@ -39,20 +38,17 @@ fsnap::Store Context::open_store(bool create) const {
   }
 }
 
-hooks::ClaudeCodeHookOptions Context::hook_options(const std::string& run) const {
-  hooks::ClaudeCodeHookOptions options;
-  options.run = run;
-  options.secrets = hooks::secret_values(config.run.secrets);
-  options.rollback_on_failure = config.hooks.rollback_on_failure;
-  options.keep_failed_tools.insert(config.hooks.keep_failed_tools.begin(),
-                                   config.hooks.keep_failed_tools.end());
-  return options;
+std::shared_ptr<fsnap::ShadowRepo> Context::open_repo(const fsnap::Store& store) const {
+  return std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store.repo_dir(), false));
 }
 
-fsnap::HostFilesystem Context::open_workspace(bool create) const {
-  fsnap::CaptureOptions capture = config.capture;
-  capture.on_progress = terminal_progress();
-  return fsnap::HostFilesystem(open_store(create), std::move(capture));
+std::unique_ptr<sandbox::LedgerRun> Context::open_run(const std::string& run, bool create) const {
+  sandbox::LedgerRunOptions run_options;
+  run_options.capture = config.capture;
+  run_options.capture.on_progress = terminal_progress();
+  run_options.policy = config.hooks.policy();
+  run_options.run = run;
+  return std::make_unique<sandbox::LedgerRun>(open_store(create), std::move(run_options));
 }
 
 }  // namespace cli

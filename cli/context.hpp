@@ -2,15 +2,17 @@
 // its store, opened the same way for all commands.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 
 #include <boost/filesystem/path.hpp>
 
 #include "arguments.hpp"
-#include "fsnap/host_filesystem.hpp"
+#include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
-#include "hooks/claude_code_hook.hpp"
 #include "sandbox/config.hpp"
+#include "sandbox/ledger_run.hpp"
 
 namespace cli {
 
@@ -24,11 +26,11 @@ struct Context {
   // Opens the store; with create, makes it if missing. Without, a missing store is an
   // error telling the user to run `shadowbox init`.
   fsnap::Store open_store(bool create) const;
-  // The workspace as a HostFilesystem, with the config's capture options and, on a
-  // terminal, a progress line for long captures.
-  fsnap::HostFilesystem open_workspace(bool create) const;
-  // How the Claude Code hook behaves for run, from the config.
-  hooks::ClaudeCodeHookOptions hook_options(const std::string& run) const;
+  // The store's repository (one per process).
+  std::shared_ptr<fsnap::ShadowRepo> open_repo(const fsnap::Store& store) const;
+  // A run of the workspace, with the config's capture options (and, on a terminal, a
+  // progress line for long captures) and rollback policy.
+  std::unique_ptr<sandbox::LedgerRun> open_run(const std::string& run, bool create) const;
 };
 
 // Resolves the global options (reads the config). Throws fsnap::Error or ConfigError.

@@ -12,7 +12,6 @@
 #include "context.hpp"
 #include "fsnap/error.hpp"
 #include "hooks/claude_code_state.hpp"
-#include "sandbox/config.hpp"
 
 namespace cli {
 
@@ -21,12 +20,18 @@ const std::vector<Command>& all_commands() {
       {"init", "init", "create or open the workspace's store; print its path", cmd_init},
       {"snapshot",
        "snapshot [--tag T] [--phase pre_tool|post_tool|checkpoint|manual] [--tool-call-id ID] "
-       "[--tool-name NAME] [--run RUN]",
-       "checkpoint the whole workspace", cmd_snapshot},
+       "[--tool-name NAME] [--run RUN] [--input TEXT] [--result TEXT]",
+       "checkpoint the whole workspace (pre_tool/post_tool: a boundary of an external tool call)",
+       cmd_snapshot},
       {"restore", "restore REF [--dry-run] [--run RUN]",
-       "make the workspace exactly REF (after a safety checkpoint)", cmd_restore},
+       "make the workspace (and the run's STATE slices) exactly REF, after a safety checkpoint",
+       cmd_restore},
+      {"rollback", "rollback CALL_ID [--result TEXT] [--run RUN]",
+       "the failure of an external tool call: roll it back to its pre_tool checkpoint (unless "
+       "the config keeps it, or a later change would be undone) and record the failure",
+       cmd_rollback},
       {"log", "log [--run RUN] [-n N]", "list checkpoints, newest first", cmd_log},
-      {"show", "show REF", "metadata and changed paths of a checkpoint", cmd_show},
+      {"show", "show REF", "metadata, changed paths and ledger record of a checkpoint", cmd_show},
       {"diff", "diff REF [REF2] [--name-status]",
        "unified diff from REF to REF2 (default: the live workspace)", cmd_diff},
       {"path", "path", "print the shadow repository's git directory", cmd_path},
@@ -47,6 +52,13 @@ const std::vector<Command>& all_commands() {
   return commands;
 }
 
+std::string synopsis_of(const std::string& command) {
+  for (const Command& c : all_commands()) {
+    if (command == c.name) return c.synopsis;
+  }
+  return command;
+}
+
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
@@ -60,7 +72,9 @@ void print_help(std::ostream& out) {
     out << "  " << c.synopsis << "\n      " << c.summary << '\n';
   }
   out << "\nREF: a checkpoint id or commit id (or a unique prefix of 4+ hex digits), a tag,\n"
-         "pre:<tool_call_id>, post:<tool_call_id>, or run:<run> for a run's newest.\n\n"
+         "pre:<tool_call_id>, post:<tool_call_id>, or run:<run> for a run's newest.\n"
+         "`restore REF` always makes the workspace exactly REF; the failure of a tool call\n"
+         "is `rollback CALL_ID`.\n\n"
          "global options:\n"
          "  --workspace DIR  the workspace (default: the current directory)\n"
          "  --store DIR      the store (default: $SHADOWBOX_STORE, else\n"
@@ -110,13 +124,15 @@ int run(const std::vector<std::string>& argv) {
     Context context = make_context(options);
     return command.run(context, options.args);
   }
-  throw UsageError("unknown command '" + options.command + "'");
+  throw UsageError("unknown command " + fsnap::quote_input(options.command));
 }
 
 }  // namespace
 
 }  // namespace cli
 
+// Every failure ends here, and here only is it turned into an exit status: 2 for a
+// command line that does not follow the syntax, 1 for any other error.
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
@@ -127,8 +143,6 @@ int main(int argc, char** argv) {
   } catch (const cli::UsageError& e) {
     return cli::usage_error(e.what());
   } catch (const fsnap::Error& e) {
-    return cli::error(e.what());
-  } catch (const sandbox::ConfigError& e) {
     return cli::error(e.what());
   } catch (const std::exception& e) {
     return cli::error(e.what());

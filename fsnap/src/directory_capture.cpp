@@ -25,13 +25,15 @@ std::string ShadowRepo::capture_directory(const fs::path& dir, const CaptureOpti
   if (ec || !fs::is_directory(real)) {
     throw Error(ErrorCode::kNotFound, "not a directory: " + dir.string());
   }
-  CaptureResult result = capture_workspace(real.string(), *impl_, options, StatCache());
+  // No stat cache is kept for such a directory, so the racy-timestamp time is unused.
+  CaptureResult result = capture_workspace(real.string(), *impl_, options, StatCache(),
+                                           /*now_ns=*/0);
   return git::to_hex(result.tree);
 }
 
 std::string ShadowRepo::commit_to_ref(const std::string& ref, std::string_view tree,
                                       const std::string& message) {
-  if (ref.rfind(kRunRefPrefix, 0) == 0) {
+  if (ref.rfind(layout::kRunRefPrefix, 0) == 0) {
     throw Error(ErrorCode::kInvalidArgument, "runs hold checkpoints only: " + ref);
   }
   git_repository* repo = impl_->repo.get();
@@ -72,6 +74,16 @@ std::optional<std::string> ShadowRepo::ref_tree(const std::string& ref) const {
   git::check(git_commit_lookup(&raw, impl_->repo.get(), &*tip), "cannot read " + ref);
   git::Commit commit(raw);
   return git::to_hex(*git_commit_tree_id(commit.get()));
+}
+
+std::optional<std::chrono::system_clock::time_point> ShadowRepo::ref_time(
+    const std::string& ref) const {
+  std::optional<git_oid> tip = impl_->ref_target(ref);
+  if (!tip) return std::nullopt;
+  git_commit* raw = nullptr;
+  git::check(git_commit_lookup(&raw, impl_->repo.get(), &*tip), "cannot read " + ref);
+  git::Commit commit(raw);
+  return std::chrono::system_clock::from_time_t(git_commit_time(commit.get()));
 }
 
 namespace {

@@ -151,7 +151,7 @@ void migrate_notes(git_repository* repo, const std::map<std::string, git_oid>& r
                    const std::set<std::string>& dropped) {
   std::vector<NoteEntry> notes;
   std::pair<git_repository*, std::vector<NoteEntry>*> ctx{repo, &notes};
-  int rc = git_note_foreach(repo, kNotesRef, collect_note, &ctx);
+  int rc = git_note_foreach(repo, layout::kNotesRef, collect_note, &ctx);
   if (rc == GIT_ENOTFOUND || notes.empty()) return;
   git::check(rc, "cannot read the ledger notes");
   git::Signature sig = shadowbox_signature(std::chrono::system_clock::now());
@@ -172,10 +172,10 @@ void migrate_notes(git_repository* repo, const std::map<std::string, git_oid>& r
   }
   git_reference* ref = nullptr;
   if (any) {
-    git::check(git_reference_create(&ref, repo, kNotesRef, &tip, 1, "shadowbox: gc"),
+    git::check(git_reference_create(&ref, repo, layout::kNotesRef, &tip, 1, "shadowbox: gc"),
                "cannot move the ledger notes");
     git_reference_free(ref);
-  } else if (git_reference_lookup(&ref, repo, kNotesRef) == 0) {
+  } else if (git_reference_lookup(&ref, repo, layout::kNotesRef) == 0) {
     git::Reference owned(ref);
     git::check(git_reference_delete(ref), "cannot delete the ledger notes");
   }
@@ -200,7 +200,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
     if (keep == chain.size()) continue;
     for (std::size_t i = keep; i < chain.size(); ++i) dropped.insert(chain[i].commit);
     report.checkpoints_dropped += chain.size() - keep;
-    std::string ref_name = std::string(kRunRefPrefix) + run;
+    std::string ref_name = layout::run_ref(run);
     git_oid old_tip = git::from_hex(chain.front().commit);
     if (keep == 0) {
       git_reference* ref = nullptr;
@@ -227,7 +227,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
   // Tags follow their checkpoints, or go with them.
   if (!dropped.empty()) {
     git_reference_iterator* raw = nullptr;
-    std::string glob = std::string(kTagRefPrefix) + "*";
+    std::string glob = std::string(layout::kTagRefPrefix) + "*";
     git::check(git_reference_iterator_glob_new(&raw, repo, glob.c_str()), "cannot list tags");
     git::ReferenceIterator it(raw);
     std::vector<std::pair<std::string, std::string>> tags;

@@ -80,9 +80,23 @@ struct WatchState {
 struct HostFilesystem::Impl {
   Store store;
   CaptureOptions options;
-  ShadowRepo repo;
+  std::shared_ptr<ShadowRepo> shared_repo;
+  ShadowRepo& repo;
+  std::shared_ptr<const Clock> clock;
+  std::shared_ptr<IdSource> ids;
   std::string root;
   std::unique_ptr<WatchState> watch;
+
+  Impl(Store s, CaptureOptions o, HostEnv env)
+      : store(std::move(s)),
+        options(std::move(o)),
+        shared_repo(env.repo
+                        ? std::move(env.repo)
+                        : std::make_shared<ShadowRepo>(ShadowRepo::open(store.repo_dir(), false))),
+        repo(*shared_repo),
+        clock(env.clock ? std::move(env.clock) : std::make_shared<SystemClock>()),
+        ids(env.ids ? std::move(env.ids) : IdSource::shared_random()),
+        root(store.workspace().string()) {}
 
   ~Impl() {
     // A watched workspace writes its stat cache once, here, for the processes after it.
@@ -109,11 +123,16 @@ struct HostFilesystem::Impl {
 
   // Captures the workspace; the caller holds the store lock. With save_cache, the new
   // stat cache is written (only after the caller made its objects reachable).
+  std::int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(clock->now().time_since_epoch())
+        .count();
+  }
+
   CaptureResult capture() {
     std::string key = cache_key();
     if (!watch) {
       return capture_workspace(root, repo.impl(), options,
-                               StatCache::load(store.stat_cache_file(), key));
+                               StatCache::load(store.stat_cache_file(), key), now_ns());
     }
     watch->pending.merge(watch->watcher->take_changes());
     std::optional<CaptureScope> scope;
@@ -126,7 +145,7 @@ struct HostFilesystem::Impl {
     }
     watch->cache.reset();  // if this capture fails, the next one walks everything
     CaptureResult result = capture_workspace(root, repo.impl(), options, std::move(previous),
-                                             scope ? &*scope : nullptr);
+                                             now_ns(), scope ? &*scope : nullptr);
     watch->cache = std::move(result.cache);
     watch->cache_key = key;
     watch->pending = ChangedDirs{};
@@ -140,19 +159,48 @@ struct HostFilesystem::Impl {
     if (result.cache_changed) result.cache.save(store.stat_cache_file());
   }
 
-  Checkpoint record(const CaptureResult& captured, const CheckpointMeta& meta) {
+  Checkpoint record(const CaptureResult& captured, const CheckpointMeta& meta,
+                    const NotesFor& notes) {
     Checkpoint draft;
+    draft.id = ids->hex(16);
+    draft.created_at = clock->now();
     draft.meta = meta;
     draft.skipped = captured.skipped;
-    Checkpoint c = repo.commit_checkpoint(git::to_hex(captured.tree), std::move(draft));
+    Checkpoint c = repo.commit_checkpoint(git::to_hex(captured.tree), std::move(draft), notes);
     save_cache(captured);
     return c;
   }
+
+  // The paths of the workspace a restore must leave alone, and the changes from
+  // current to target without them.
+  std::vector<TreeChange> restorable_changes(const CaptureResult& current,
+                                             const std::string& target,
+                                             std::vector<std::string>& kept) {
+    Untouchable untouchable;
+    untouchable.excludes = exclude_rules(options);
+    untouchable.paths.insert(current.uncaptured.begin(), current.uncaptured.end());
+    for (const SkippedPath& s : current.skipped) untouchable.paths.insert(s.path);
+    std::vector<TreeChange> all = repo.diff_trees(git::to_hex(current.tree), target);
+    return without_untouchable(all, untouchable, kept);
+  }
+
+  // After a restore failed part-way: makes the workspace the safety checkpoint again.
+  // Returns "" on success, else why it could not.
+  std::string put_back(const Checkpoint& safety) {
+    try {
+      CaptureResult now = capture();
+      std::vector<std::string> kept;
+      std::vector<TreeChange> back = restorable_changes(now, safety.tree, kept);
+      apply_changes(root, repo.impl(), back, kept);
+      return "";
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
 };
 
-HostFilesystem::HostFilesystem(Store store, CaptureOptions options)
-    : impl_(new Impl{store, std::move(options), ShadowRepo::open(store.repo_dir(), false),
-                     store.workspace().string(), nullptr}) {}
+HostFilesystem::HostFilesystem(Store store, CaptureOptions options, HostEnv env)
+    : impl_(std::make_unique<Impl>(std::move(store), std::move(options), std::move(env))) {}
 
 HostFilesystem::~HostFilesystem() = default;
 HostFilesystem::HostFilesystem(HostFilesystem&&) noexcept = default;
@@ -165,6 +213,12 @@ const Store& HostFilesystem::store() const {
 }
 ShadowRepo& HostFilesystem::repo() {
   return impl_->repo;
+}
+const std::shared_ptr<ShadowRepo>& HostFilesystem::shared_repo() const {
+  return impl_->shared_repo;
+}
+const Clock& HostFilesystem::clock() const {
+  return *impl_->clock;
 }
 const CaptureOptions& HostFilesystem::options() const {
   return impl_->options;
@@ -327,29 +381,25 @@ void HostFilesystem::set_executable(std::string_view path, bool executable) {
 
 // ---- Snapshots -------------------------------------------------------------------
 
-Checkpoint HostFilesystem::checkpoint(const CheckpointMeta& meta) {
+Checkpoint HostFilesystem::checkpoint(const CheckpointMeta& meta, const NotesFor& notes) {
   StoreLock lock = impl_->store.lock();
   CaptureResult captured = impl_->capture();
-  return impl_->record(captured, meta);
+  return impl_->record(captured, meta, notes);
 }
 
 std::vector<Checkpoint> HostFilesystem::checkpoint_after_outside_changes(
-    const CheckpointMeta& outside, const CheckpointMeta& meta) {
+    const CheckpointMeta& outside, const CheckpointMeta& meta, const NotesFor& notes,
+    const NotesFor& outside_notes) {
   StoreLock lock = impl_->store.lock();
   CaptureResult captured = impl_->capture();
   std::vector<Checkpoint> out;
-  std::vector<Checkpoint> tip;
-  try {
-    tip = impl_->repo.log(meta.run, 1);
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::kNotFound) throw;
-  }
+  std::vector<Checkpoint> tip = impl_->repo.log(meta.run, 1);
   if (!tip.empty() && tip.front().tree != git::to_hex(captured.tree)) {
     CheckpointMeta first = outside;
     first.run = meta.run;
-    out.push_back(impl_->record(captured, first));
+    out.push_back(impl_->record(captured, first, outside_notes));
   }
-  out.push_back(impl_->record(captured, meta));
+  out.push_back(impl_->record(captured, meta, notes));
   return out;
 }
 
@@ -373,40 +423,45 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
 
   CaptureResult current = impl_->capture();
   RestoreReport report;
-  Untouchable untouchable;
-  untouchable.excludes = exclude_rules(impl_->options);
-  untouchable.paths.insert(current.uncaptured.begin(), current.uncaptured.end());
-  for (const SkippedPath& s : current.skipped) untouchable.paths.insert(s.path);
-  std::vector<TreeChange> all = impl_->repo.diff_trees(git::to_hex(current.tree), target.tree);
-  report.changes = without_untouchable(all, untouchable, report.kept);
+  report.changes = impl_->restorable_changes(current, target.tree, report.kept);
   if (options.dry_run) return report;
 
   CheckpointMeta meta;
   meta.phase = Phase::kSafety;
   meta.run = options.run;
-  report.safety = impl_->record(current, meta);
+  report.safety = impl_->record(current, meta, options.safety_notes);
   try {
     apply_changes(impl_->root, impl_->repo.impl(), report.changes, report.kept);
   } catch (const Error& e) {
-    throw Error(e.code(),
-                std::string(e.what()) +
-                    " (the workspace may be partly restored; undo with: shadowbox restore " +
-                    report.safety->id + ")");
+    std::string failure = e.what();
+    std::string put_back = impl_->put_back(*report.safety);
+    if (put_back.empty()) {
+      throw Error(e.code(), "cannot restore " + target.id + ": " + failure +
+                                " (nothing changed: the workspace was put back as it was)");
+    }
+    throw Error(e.code(), "cannot restore " + target.id + ": " + failure +
+                              "; putting the workspace back failed too (" + put_back +
+                              "): it may be partly restored; undo with: shadowbox restore " +
+                              report.safety->id);
   }
   return report;
+}
+
+FilesystemSnapshot to_snapshot(const Checkpoint& c) {
+  FilesystemSnapshot s;
+  s.id = c.id;
+  s.commit = c.commit;
+  s.tree = c.tree;
+  s.tag = c.meta.tag;
+  s.created_at = c.created_at;
+  s.skipped = c.skipped;
+  return s;
 }
 
 FilesystemSnapshot HostFilesystem::snapshot(std::string_view tag) {
   CheckpointMeta meta;
   meta.tag = std::string(tag);
-  Checkpoint c = checkpoint(meta);
-  FilesystemSnapshot s;
-  s.id = c.id;
-  s.commit = c.commit;
-  s.tag = c.meta.tag;
-  s.created_at = c.created_at;
-  s.skipped = c.skipped;
-  return s;
+  return to_snapshot(checkpoint(meta));
 }
 
 void HostFilesystem::restore(const FilesystemSnapshot& snapshot) {

@@ -212,7 +212,8 @@ struct FrozenTree {
 
 }  // namespace
 
-InMemoryFilesystem::InMemoryFilesystem() : root_(make_dir()) {
+InMemoryFilesystem::InMemoryFilesystem(std::shared_ptr<const Clock> clock)
+    : root_(make_dir()), clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()) {
   git::ensure_initialized();
 }
 
@@ -317,8 +318,9 @@ void InMemoryFilesystem::set_executable(std::string_view path, bool executable) 
 FilesystemSnapshot InMemoryFilesystem::snapshot(std::string_view tag) {
   FilesystemSnapshot snap;
   snap.id = git::to_hex(root_->id());
+  snap.tree = snap.id;
   snap.tag = std::string(tag);
-  snap.created_at = std::chrono::system_clock::now();
+  snap.created_at = clock_->now();
   snap.state = std::make_shared<const FrozenTree>(FrozenTree{root_});
   return snap;
 }

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <random>
 
 #include <boost/filesystem.hpp>
 
@@ -23,21 +22,6 @@ namespace {
 // more often than they are read, and `git gc` can repack them tighter later.
 constexpr int kLooseCompressionLevel = 1;
 
-std::string new_checkpoint_id() {
-  static thread_local std::mt19937_64 rng([] {
-    std::random_device rd;
-    std::seed_seq seq{
-        rd(), rd(), static_cast<unsigned>(::getpid()),
-        static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count())};
-    return std::mt19937_64(seq);
-  }());
-  static const char* digits = "0123456789abcdef";
-  std::uint64_t v = rng();
-  std::string id(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) id[static_cast<std::size_t>(i)] = digits[v & 15];
-  return id;
-}
-
 bool is_hex(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -47,7 +31,8 @@ bool is_hex(std::string_view s) {
 void validate_text(std::string_view kind, std::string_view value) {
   for (unsigned char c : value) {
     if (c < 0x20 || c == 0x7f) {
-      throw Error(ErrorCode::kInvalidArgument, std::string(kind) + " must be one line of text");
+      throw Error(ErrorCode::kInvalidArgument,
+                  std::string(kind) + " " + quote_input(value) + " must be one line of text");
     }
   }
 }
@@ -88,13 +73,18 @@ void configure_new_repository(git_repository* repo, const fs::path& git_dir) {
 }  // namespace
 
 void validate_ref_component(std::string_view kind, std::string_view name) {
+  if (name.size() > kMaxTagBytes) {
+    throw Error(ErrorCode::kInvalidArgument, "invalid " + std::string(kind) + " name " +
+                                                 quote_input(name) + ": longer than " +
+                                                 std::to_string(kMaxTagBytes) + " bytes");
+  }
   std::string full = "refs/shadowbox/x/" + std::string(name);
   int valid = 0;
   if (name.empty() || name.find('/') != std::string_view::npos ||
       git_reference_name_is_valid(&valid, full.c_str()) != 0 || !valid) {
     throw Error(ErrorCode::kInvalidArgument,
-                "invalid " + std::string(kind) + " name '" + std::string(name) +
-                    "': use letters, digits, '-', '_' and '.' (no '/', spaces or '..')");
+                "invalid " + std::string(kind) + " name " + quote_input(name) +
+                    ": use letters, digits, '-', '_' and '.' (no '/', spaces or '..')");
   }
 }
 
@@ -197,7 +187,7 @@ Checkpoint ShadowRepo::Impl::checkpoint_of(const git_commit* commit) const {
 
 std::vector<Checkpoint> ShadowRepo::Impl::run_log(std::string_view run, std::size_t limit) const {
   std::vector<Checkpoint> out;
-  auto tip = ref_target(std::string(kRunRefPrefix) + std::string(run));
+  auto tip = ref_target(layout::run_ref(run));
   if (!tip) return out;
   git_oid next = *tip;
   for (bool more = true; more && (limit == 0 || out.size() < limit);) {
@@ -275,88 +265,154 @@ const fs::path& ShadowRepo::git_dir() const {
   return impl_->git_dir;
 }
 
-Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft) {
+namespace {
+
+// Moves ref to target: from expected by compare-and-swap, or creates it when expected is
+// absent (and it must not exist yet).
+void move_ref(git_repository* repo, const std::string& ref, const git_oid& target,
+              const std::optional<git_oid>& expected, const std::string& log) {
+  git_reference* raw = nullptr;
+  if (expected) {
+    git::check(
+        git_reference_create_matching(&raw, repo, ref.c_str(), &target, 1, &*expected, log.c_str()),
+        "cannot move " + ref + " (was it moved by another writer?)");
+  } else {
+    git::check(git_reference_create(&raw, repo, ref.c_str(), &target, 0, log.c_str()),
+               "cannot create " + ref);
+  }
+  git_reference_free(raw);
+}
+
+// Puts ref back to what it was before move_ref(…, target, previous, …), or deletes it if
+// it did not exist. Best effort: the caller is already failing.
+void move_ref_back(git_repository* repo, const std::string& ref, const git_oid& target,
+                   const std::optional<git_oid>& previous) {
+  git_reference* raw = nullptr;
+  if (previous) {
+    if (git_reference_create_matching(&raw, repo, ref.c_str(), &*previous, 1, &target,
+                                      "shadowbox: undo") == 0) {
+      git_reference_free(raw);
+    }
+  } else if (git_reference_lookup(&raw, repo, ref.c_str()) == 0) {
+    git_reference_delete(raw);
+    git_reference_free(raw);
+  }
+  git_error_clear();
+}
+
+// Writes notes as a chain of notes commits on top of the notes ref, then moves the ref
+// once. The caller holds the store lock.
+void write_notes_at(ShadowRepo::Impl& impl, const std::vector<Note>& notes,
+                    std::chrono::system_clock::time_point when) {
+  if (notes.empty()) return;
+  git_repository* repo = impl.repo.get();
+  git::Signature sig = shadowbox_signature(when);
+  std::optional<git_oid> old_tip = impl.ref_target(layout::kNotesRef);
+  std::optional<git_oid> tip = old_tip;
+  for (const Note& note : notes) {
+    git::Commit parent;
+    if (tip) {
+      git_commit* raw = nullptr;
+      git::check(git_commit_lookup(&raw, repo, &*tip), "cannot read the ledger's notes");
+      parent.reset(raw);
+    }
+    git_oid target = git::from_hex(note.commit);
+    git_oid commit;
+    git_oid blob;
+    git::check(git_note_commit_create(&commit, &blob, repo, parent.get(), sig.get(), sig.get(),
+                                      &target, note.text.c_str(), /*allow_note_overwrite=*/1),
+               "cannot write the ledger note of " + note.commit);
+    tip = commit;
+  }
+  move_ref(repo, layout::kNotesRef, *tip, old_tip, "shadowbox: ledger");
+}
+
+}  // namespace
+
+Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft,
+                                         const NotesFor& notes) {
+  // Everything is checked before anything is written.
   validate_ref_component("run", draft.meta.run);
   if (!draft.meta.tag.empty()) validate_ref_component("tag", draft.meta.tag);
   validate_text("tool name", draft.meta.tool_name);
   validate_text("tool call id", draft.meta.tool_call_id);
   if (draft.meta.tool_call_id.find(' ') != std::string::npos) {
-    throw Error(ErrorCode::kInvalidArgument, "tool call id must not contain spaces");
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        "tool call id " + quote_input(draft.meta.tool_call_id) + " must not contain spaces");
   }
-  if (draft.id.empty()) draft.id = new_checkpoint_id();
-  if (draft.created_at == std::chrono::system_clock::time_point{}) {
-    draft.created_at = std::chrono::system_clock::now();
+  if (draft.id.empty() || draft.created_at == std::chrono::system_clock::time_point{}) {
+    throw Error(ErrorCode::kInvalidArgument, "a checkpoint needs an id and a time");
   }
 
+  git_repository* repo = impl_->repo.get();
   git_oid tree_oid = git::from_hex(tree);
   git::Tree tree_obj = impl_->lookup_tree(tree_oid);
-  std::string run_ref = std::string(kRunRefPrefix) + draft.meta.run;
+  std::string run_ref = layout::run_ref(draft.meta.run);
   std::optional<git_oid> parent_oid = impl_->ref_target(run_ref);
   git::Commit parent;
   if (parent_oid) {
     git_commit* raw = nullptr;
-    git::check(git_commit_lookup(&raw, impl_->repo.get(), &*parent_oid),
-               "cannot read the tip of " + run_ref);
+    git::check(git_commit_lookup(&raw, repo, &*parent_oid), "cannot read the tip of " + run_ref);
     parent.reset(raw);
   }
 
   git::Signature sig = shadowbox_signature(draft.created_at);
-
   std::string message = format_checkpoint_message(draft);
   git_oid commit_oid;
   const git_commit* parents[] = {parent.get()};
-  git::check(git_commit_create(&commit_oid, impl_->repo.get(), nullptr, sig.get(), sig.get(),
-                               nullptr, message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
+  git::check(git_commit_create(&commit_oid, repo, nullptr, sig.get(), sig.get(), nullptr,
+                               message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
              "cannot write checkpoint commit");
-
-  // The commit and everything it references is written; now move the refs.
-  git_reference* raw_ref = nullptr;
-  std::string log = "shadowbox: " + std::string(to_string(draft.meta.phase));
-  if (parent_oid) {
-    git::check(git_reference_create_matching(&raw_ref, impl_->repo.get(), run_ref.c_str(),
-                                             &commit_oid, 1, &*parent_oid, log.c_str()),
-               "cannot move " + run_ref + " (was it moved by another writer?)");
-  } else {
-    git::check(git_reference_create(&raw_ref, impl_->repo.get(), run_ref.c_str(), &commit_oid, 0,
-                                    log.c_str()),
-               "cannot create " + run_ref);
-  }
-  git_reference_free(raw_ref);
-  if (!draft.meta.tag.empty()) {
-    std::string tag_ref = std::string(kTagRefPrefix) + draft.meta.tag;
-    git::check(git_reference_create(&raw_ref, impl_->repo.get(), tag_ref.c_str(), &commit_oid, 1,
-                                    log.c_str()),
-               "cannot create " + tag_ref);
-    git_reference_free(raw_ref);
-  }
-
   draft.commit = git::to_hex(commit_oid);
   draft.tree = std::string(tree);
   draft.parent = parent_oid ? git::to_hex(*parent_oid) : std::string();
+
+  // The commit and everything it references is written; its notes next, so that the
+  // run never shows a checkpoint without its record. A crash before the run ref moves
+  // leaves an unreferenced commit (and its note), which gc removes.
+  if (notes) write_notes_at(*impl_, notes(draft), draft.created_at);
+
+  std::string log = "shadowbox: " + std::string(to_string(draft.meta.phase));
+  move_ref(repo, run_ref, commit_oid, parent_oid, log);
+  if (!draft.meta.tag.empty()) {
+    std::string tag_ref = layout::tag_ref(draft.meta.tag);
+    git_reference* raw_ref = nullptr;
+    int rc = git_reference_create(&raw_ref, repo, tag_ref.c_str(), &commit_oid, 1, log.c_str());
+    if (rc < 0) {
+      std::string why = git::last_error_message();
+      move_ref_back(repo, run_ref, commit_oid, parent_oid);
+      throw Error(ErrorCode::kIo, "cannot create " + quote_input(tag_ref) + ": " + why +
+                                      " (the checkpoint was not recorded)");
+    }
+    git_reference_free(raw_ref);
+  }
   return draft;
 }
 
 std::vector<std::string> ShadowRepo::runs() const {
   std::vector<std::string> out;
   git_reference_iterator* raw = nullptr;
-  std::string glob = std::string(kRunRefPrefix) + "*";
+  std::string glob = std::string(layout::kRunRefPrefix) + "*";
   git::check(git_reference_iterator_glob_new(&raw, impl_->repo.get(), glob.c_str()),
              "cannot list runs");
   git::ReferenceIterator it(raw);
   const char* name = nullptr;
   while (git_reference_next_name(&name, it.get()) == 0) {
-    out.emplace_back(std::string_view(name).substr(kRunRefPrefix.size()));
+    out.emplace_back(std::string_view(name).substr(layout::kRunRefPrefix.size()));
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
+bool ShadowRepo::has_run(std::string_view run) const {
+  validate_ref_component("run", run);
+  return impl_->ref_target(layout::run_ref(run)).has_value();
+}
+
 std::vector<Checkpoint> ShadowRepo::log(std::string_view run, std::size_t limit) const {
   if (!run.empty()) {
     validate_ref_component("run", run);
-    if (!impl_->ref_target(std::string(kRunRefPrefix) + std::string(run))) {
-      throw Error(ErrorCode::kNotFound, "no run named '" + std::string(run) + "'");
-    }
     return impl_->run_log(run, limit);
   }
   std::vector<Checkpoint> all;
@@ -393,26 +449,25 @@ Checkpoint ShadowRepo::resolve(std::string_view ref) const {
     if (ref.substr(0, prefix.size()) != prefix) continue;
     std::string_view call = ref.substr(prefix.size());
     if (call.empty()) {
-      throw Error(ErrorCode::kInvalidArgument, "'" + std::string(ref) +
-                                                   "' names no tool call id (use " +
+      throw Error(ErrorCode::kInvalidArgument, quote_input(ref) + " names no tool call id (use " +
                                                    std::string(prefix) + "<tool_call_id>)");
     }
     for (Checkpoint& c : all_checkpoints()) {
       if (c.meta.phase == phase && c.meta.tool_call_id == call) return std::move(c);
     }
     throw Error(ErrorCode::kNotFound, "no " + std::string(to_string(phase)) +
-                                          " checkpoint for tool call '" + std::string(call) + "'");
+                                          " checkpoint for tool call " + quote_input(call));
   }
   if (ref.substr(0, 4) == "run:") {
     std::string_view run = ref.substr(4);
     validate_ref_component("run", run);
     auto tip = impl_->run_log(run, 1);
-    if (tip.empty()) throw Error(ErrorCode::kNotFound, "no run named '" + std::string(run) + "'");
+    if (tip.empty()) throw Error(ErrorCode::kNotFound, "no run named " + quote_input(run));
     return std::move(tip.front());
   }
 
   int valid = 0;
-  std::string tag_ref = std::string(kTagRefPrefix) + std::string(ref);
+  std::string tag_ref = layout::tag_ref(ref);
   if (ref.find('/') == std::string_view::npos &&
       git_reference_name_is_valid(&valid, tag_ref.c_str()) == 0 && valid) {
     if (auto oid = impl_->ref_target(tag_ref)) return read_checkpoint(git::to_hex(*oid));
@@ -422,7 +477,7 @@ Checkpoint ShadowRepo::resolve(std::string_view ref) const {
   if (is_hex(ref)) {
     if (ref.size() < 4) {
       throw Error(ErrorCode::kInvalidArgument,
-                  "'" + std::string(ref) + "' is too short: give at least 4 hex digits");
+                  quote_input(ref) + " is too short: give at least 4 hex digits");
     }
     std::map<std::string, Checkpoint> matches;  // by commit
     for (Checkpoint& c : all_checkpoints()) {
@@ -437,12 +492,11 @@ Checkpoint ShadowRepo::resolve(std::string_view ref) const {
         list += (list.empty() ? " " : "; ") + c.id + " (commit " + commit.substr(0, 12) + ", " +
                 std::string(to_string(c.meta.phase)) + ", " + format_timestamp(c.created_at) + ")";
       }
-      throw Error(ErrorCode::kAmbiguous,
-                  "'" + std::string(ref) + "' is ambiguous; it matches" + list);
+      throw Error(ErrorCode::kAmbiguous, quote_input(ref) + " is ambiguous; it matches" + list);
     }
     if (ref.size() == GIT_OID_HEXSZ) return read_checkpoint(ref);
   }
-  throw Error(ErrorCode::kNotFound, "unknown checkpoint, tag or run: '" + std::string(ref) + "'");
+  throw Error(ErrorCode::kNotFound, "unknown checkpoint, tag or run: " + quote_input(ref));
 }
 
 std::string ShadowRepo::read_blob(std::string_view oid) const {
@@ -458,20 +512,14 @@ git::Signature shadowbox_signature(std::chrono::system_clock::time_point t) {
   return git::Signature(raw);
 }
 
-void ShadowRepo::set_note(std::string_view commit, std::string_view text) {
-  git_oid target = git::from_hex(commit);
-  git::Signature sig = shadowbox_signature(std::chrono::system_clock::now());
-  git_oid note_oid;
-  std::string body(text);
-  git::check(git_note_create(&note_oid, impl_->repo.get(), kNotesRef, sig.get(), sig.get(), &target,
-                             body.c_str(), /*force=*/1),
-             "cannot write the ledger note of " + std::string(commit));
+void ShadowRepo::write_notes(const std::vector<Note>& notes) {
+  write_notes_at(*impl_, notes, std::chrono::system_clock::now());
 }
 
 std::optional<std::string> ShadowRepo::note(std::string_view commit) const {
   git_oid target = git::from_hex(commit);
   git_note* raw = nullptr;
-  int rc = git_note_read(&raw, impl_->repo.get(), kNotesRef, &target);
+  int rc = git_note_read(&raw, impl_->repo.get(), layout::kNotesRef, &target);
   if (rc == GIT_ENOTFOUND) return std::nullopt;
   git::check(rc, "cannot read the ledger note of " + std::string(commit));
   std::string text = git_note_message(raw);

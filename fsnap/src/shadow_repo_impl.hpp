@@ -12,14 +12,10 @@
 #include <boost/filesystem/path.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "fsnap/store_layout.hpp"
 #include "git_handles.hpp"
 
 namespace fsnap {
-
-// Ref namespaces of the shadow repository.
-inline constexpr std::string_view kRunRefPrefix = "refs/shadowbox/runs/";
-inline constexpr std::string_view kTagRefPrefix = "refs/shadowbox/tags/";
-inline constexpr const char* kNotesRef = "refs/notes/shadowbox";
 
 // The signature of everything shadowbox writes, dated at t.
 git::Signature shadowbox_signature(std::chrono::system_clock::time_point t);

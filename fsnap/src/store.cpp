@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include <boost/filesystem.hpp>
@@ -80,27 +82,64 @@ void write_file_atomically(const fs::path& file, const std::string& content) {
 
 }  // namespace
 
-StoreLock::StoreLock(const fs::path& lock_file) {
-  fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    throw Error(ErrorCode::kIo,
-                "cannot open store lock " + lock_file.string() + ": " + std::strerror(errno));
+// One lock file as this process holds it: threads take turns on the mutex, and the
+// outermost hold of the owning thread holds the flock.
+struct StoreLock::Shared {
+  std::recursive_mutex mutex;
+  int depth = 0;  // guarded by mutex
+  int fd = -1;
+};
+
+namespace {
+
+std::shared_ptr<StoreLock::Shared> shared_lock_for(const fs::path& lock_file) {
+  static std::mutex registry_mutex;
+  static std::map<std::string, std::weak_ptr<StoreLock::Shared>> registry;
+  boost::system::error_code ec;
+  fs::path key = fs::weakly_canonical(fs::absolute(lock_file), ec);
+  if (ec) key = fs::absolute(lock_file);
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  std::weak_ptr<StoreLock::Shared>& slot = registry[key.string()];
+  std::shared_ptr<StoreLock::Shared> shared = slot.lock();
+  if (!shared) {
+    shared = std::make_shared<StoreLock::Shared>();
+    slot = shared;
   }
-  while (::flock(fd_, LOCK_EX) != 0) {
-    if (errno == EINTR) continue;
-    int err = errno;
-    ::close(fd_);
-    throw Error(ErrorCode::kIo, "cannot lock " + lock_file.string() + ": " + std::strerror(err));
+  return shared;
+}
+
+}  // namespace
+
+StoreLock::StoreLock(const fs::path& lock_file) : shared_(shared_lock_for(lock_file)) {
+  std::unique_lock<std::recursive_mutex> hold(shared_->mutex);
+  if (shared_->depth == 0) {
+    int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      throw Error(ErrorCode::kIo,
+                  "cannot open store lock " + lock_file.string() + ": " + std::strerror(errno));
+    }
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      throw Error(ErrorCode::kIo, "cannot lock " + lock_file.string() + ": " + std::strerror(err));
+    }
+    shared_->fd = fd;
   }
+  ++shared_->depth;
+  hold.release();  // held until the destructor
 }
 
 StoreLock::~StoreLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+  if (!shared_) return;
+  if (--shared_->depth == 0) {
+    ::close(shared_->fd);  // closing the descriptor releases the flock
+    shared_->fd = -1;
+  }
+  shared_->mutex.unlock();
 }
 
-StoreLock::StoreLock(StoreLock&& other) noexcept : fd_(other.fd_) {
-  other.fd_ = -1;
-}
+StoreLock::StoreLock(StoreLock&& other) noexcept : shared_(std::move(other.shared_)) {}
 
 fs::path Store::default_location(const fs::path& workspace) {
   if (const char* env = std::getenv("SHADOWBOX_STORE"); env != nullptr && *env != '\0') {
@@ -134,8 +173,8 @@ Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
                                                  real_workspace.string());
   }
 
-  fs::path repo_dir = store_dir / "repo.git";
-  fs::path marker = store_dir / "workspace";
+  fs::path repo_dir = layout::repo_dir(store_dir);
+  fs::path marker = layout::workspace_marker(store_dir);
   if (!create) {
     if (!fs::is_directory(repo_dir, ec)) {
       throw Error(ErrorCode::kNotFound, "no shadowbox store at " + store_dir.string() + " for " +

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,12 +34,6 @@ constexpr std::int64_t kSmudgedNs = -1;
 
 std::int64_t ns_of(const timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-std::int64_t now_ns() {
-  timespec t;
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &t);
-  return ns_of(t);
 }
 
 // RAII file descriptor.
@@ -338,10 +331,10 @@ unsigned capture_threads() {
 class Capture {
  public:
   Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, StatCache previous,
-          const CaptureScope* scope)
+          std::int64_t now_ns, const CaptureScope* scope)
       : repo_(repo),
         previous_(std::move(previous)),
-        shared_{options, previous_, scope, now_ns() - kRacyMarginNs} {}
+        shared_{options, previous_, scope, now_ns - kRacyMarginNs} {}
 
   CaptureResult run(const std::string& root) {
     CaptureResult result;
@@ -523,8 +516,8 @@ bool CaptureScope::must_walk(const std::string& dir) const {
 
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,
-                                const CaptureScope* scope) {
-  return Capture(repo, options, std::move(previous), scope).run(root);
+                                std::int64_t now_ns, const CaptureScope* scope) {
+  return Capture(repo, options, std::move(previous), now_ns, scope).run(root);
 }
 
 }  // namespace fsnap

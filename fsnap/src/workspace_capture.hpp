@@ -53,11 +53,13 @@ class CaptureScope {
 // Captures the workspace at root (a real directory path) into repo. previous is the
 // stat cache of the last capture; with a scope, only the directories it names are
 // read and the rest of the tree comes from previous (which must then describe the
-// whole workspace as it was at that capture).
+// whole workspace as it was at that capture). now_ns is the time the capture starts
+// (ns since the epoch, from the injected clock): entries modified within the racy
+// margin before it are recorded so that the next capture reads them again.
 // Throws kIo for an unreadable entry (naming it) — never returns a partial tree.
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,
-                                const CaptureScope* scope = nullptr);
+                                std::int64_t now_ns, const CaptureScope* scope = nullptr);
 
 // The exclude rules of options (config excludes only; .gitignore files are read
 // during a capture when options.respect_gitignore is set).

@@ -9,9 +9,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
+
+#include "sandbox/errors.hpp"
 
 namespace hooks {
+
+using sandbox::Error;
+using sandbox::ErrorCode;
 
 namespace {
 
@@ -36,13 +40,15 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& names
   return env;
 }
 
-int run_agent_process(const std::vector<std::string>& argv, const boost::filesystem::path& cwd,
-                      const std::vector<std::string>& env,
-                      const std::function<void(pid_t)>& on_start) {
-  if (argv.empty()) throw std::runtime_error("no command to run");
+AgentExit run_agent_process(const std::vector<std::string>& argv,
+                            const boost::filesystem::path& cwd, const std::vector<std::string>& env,
+                            const std::function<void(pid_t)>& on_start) {
+  if (argv.empty()) throw Error(ErrorCode::kInvalidArgument, "no command to run");
   // Report exec failures through a close-on-exec pipe.
   int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    throw Error(ErrorCode::kIo, std::string("pipe failed: ") + std::strerror(errno));
+  }
 
   struct sigaction forward_action {};
   forward_action.sa_handler = forward;
@@ -74,7 +80,7 @@ int run_agent_process(const std::vector<std::string>& argv, const boost::filesys
   pid_t pid = ::fork();
   if (pid < 0) {
     restore_signals();
-    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+    throw Error(ErrorCode::kIo, std::string("fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
@@ -100,7 +106,8 @@ int run_agent_process(const std::vector<std::string>& argv, const boost::filesys
   if (n == static_cast<ssize_t>(sizeof exec_error)) {
     ::waitpid(pid, nullptr, 0);
     restore_signals();
-    throw std::runtime_error("cannot run " + argv[0] + ": " + std::strerror(exec_error));
+    throw Error(exec_error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                "cannot run " + fsnap::quote_input(argv[0]) + ": " + std::strerror(exec_error));
   }
   g_child = pid;
   if (on_start) on_start(pid);
@@ -113,9 +120,9 @@ int run_agent_process(const std::vector<std::string>& argv, const boost::filesys
   }
   g_child = 0;
   restore_signals();
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  if (WIFEXITED(status)) return AgentExit{WEXITSTATUS(status), 0};
+  if (WIFSIGNALED(status)) return AgentExit{0, WTERMSIG(status)};
+  return AgentExit{1, 0};
 }
 
 }  // namespace hooks

@@ -3,54 +3,20 @@
 #include <sstream>
 
 #include <Poco/JSON/Object.h>
-#include <Poco/JSON/Parser.h>
-#include <boost/filesystem/operations.hpp>
 
-#include "fsnap/error.hpp"
+#include "fsnap/checkpoint.hpp"
 #include "fsnap/path_quoting.hpp"
-#include "hooks/agent_home.hpp"
-#include "hooks/agent_runs.hpp"
+#include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_state.hpp"
-#include "sandbox/tool_boundaries.hpp"
+#include "sandbox/builtin_slices.hpp"
+#include "sandbox/redaction.hpp"
+#include "sandbox/run_meta.hpp"
 
 namespace hooks {
 
 namespace {
 
 using Poco::JSON::Object;
-
-constexpr std::size_t kInputSummaryLimit = 4000;
-constexpr std::size_t kResultSummaryLimit = 1000;
-
-// A hook event that does not follow the protocol.
-class BadEvent : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-std::string field(const Object::Ptr& event, const std::string& key, bool required) {
-  if (!event->has(key) || event->isNull(key)) {
-    if (required) throw BadEvent("the event has no \"" + key + "\"");
-    return "";
-  }
-  Poco::Dynamic::Var v = event->get(key);
-  if (!v.isString()) throw BadEvent("\"" + key + "\" is not a string");
-  return v.extract<std::string>();
-}
-
-std::string summary_of(const Poco::Dynamic::Var& value, std::size_t limit) {
-  std::string text;
-  if (value.isEmpty()) return text;
-  if (value.isString()) {
-    text = value.extract<std::string>();
-  } else {
-    std::ostringstream out;
-    Poco::JSON::Stringifier::stringify(value, out);
-    text = out.str();
-  }
-  if (text.size() > limit) text = text.substr(0, limit) + "...";
-  return text;
-}
 
 std::string hook_output(const std::string& event_name, const std::string& context) {
   Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
@@ -61,22 +27,6 @@ std::string hook_output(const std::string& event_name, const std::string& contex
   std::ostringstream text;
   out->stringify(text);
   return text.str();
-}
-
-// Checkpoints of other tool calls that changed files after `pre` in the run.
-std::vector<fsnap::Checkpoint> later_changes_by_others(fsnap::ShadowRepo& repo,
-                                                       const std::string& run,
-                                                       const fsnap::Checkpoint& pre) {
-  std::vector<fsnap::Checkpoint> out;
-  std::vector<fsnap::Checkpoint> chain = repo.log(run, 0);
-  for (std::size_t i = 0; i < chain.size() && chain[i].commit != pre.commit; ++i) {
-    const fsnap::Checkpoint& c = chain[i];
-    bool other_tool =
-        c.meta.phase == fsnap::Phase::kPostTool && c.meta.tool_call_id != pre.meta.tool_call_id;
-    bool changed = i + 1 < chain.size() && chain[i + 1].tree != c.tree;
-    if (other_tool && changed) out.push_back(c);
-  }
-  return out;
 }
 
 std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
@@ -96,149 +46,98 @@ std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
   return text;
 }
 
-HookAnswer on_failure(const Object::Ptr& event, sandbox::ToolBoundaries& boundaries,
-                      fsnap::HostFilesystem& workspace, const ClaudeCodeHookOptions& options) {
-  std::string call_id = field(event, "tool_use_id", true);
-  std::string tool = field(event, "tool_name", true);
-  std::string error = redact(summary_of(event->get("error"), kResultSummaryLimit), options.secrets);
+HookAnswer on_failure(const ClaudeCodeEvent& event, sandbox::ToolTransactions& tx,
+                      const ClaudeCodeHookOptions& options) {
+  std::string error = sandbox::redact(event.error, options.secrets);
+  sandbox::FailureResult failure = tx.fail(event.tool_use_id, error);
+  const std::string& tool = event.tool_name;
+  const std::string& call = event.tool_use_id;
   HookAnswer answer;
-  fsnap::Checkpoint pre = workspace.repo().resolve("pre:" + call_id);
-  if (!options.rollback_on_failure || options.keep_failed_tools.count(tool) != 0) {
-    boundaries.post_tool(call_id, "failed (not rolled back by configuration): " + error, "",
-                         /*success=*/false);
-    return answer;
+  switch (failure.decision.kind) {
+    case sandbox::RollbackDecision::Kind::kKeep:
+      return answer;
+    case sandbox::RollbackDecision::Kind::kRefuse:
+      answer.stdout_json =
+          hook_output("PostToolUseFailure", "shadowbox did NOT roll back this failed " + tool +
+                                                " call (" + call + "): " + failure.decision.reason +
+                                                ". Its changes are still in the workspace.");
+      answer.stderr_text = "shadowbox: warning: " + failure.decision.reason;
+      return answer;
+    case sandbox::RollbackDecision::Kind::kRollBack:
+      break;
   }
-  std::vector<fsnap::Checkpoint> others =
-      later_changes_by_others(workspace.repo(), options.run, pre);
-  if (!others.empty()) {
-    std::string names;
-    for (const fsnap::Checkpoint& c : others) {
-      names += (names.empty() ? "" : ", ") + c.meta.tool_name + " " + c.meta.tool_call_id;
-    }
-    std::string warning = "rollback refused: " + names +
-                          " changed files after this call started, and restoring its "
-                          "pre-tool checkpoint would undo them";
-    boundaries.post_tool(call_id, "failed; " + warning + ": " + error, "", /*success=*/false);
-    answer.stdout_json =
-        hook_output("PostToolUseFailure", "shadowbox did NOT roll back this failed " + tool +
-                                              " call (" + call_id + "): " + warning +
-                                              ". Its changes are still in the "
-                                              "workspace.");
-    answer.stderr_text = "shadowbox: warning: " + warning;
-    return answer;
+  const std::optional<fsnap::RestoreReport>& report = failure.step.restore;
+  std::string context;
+  if (!report || report->changes.empty()) {
+    context = "shadowbox checked the workspace after this failed " + tool + " call (" + call +
+              "): it had changed nothing.";
+  } else {
+    context = "shadowbox rolled back the workspace to before this failed " + tool + " call (" +
+              call + "): " + describe_changes(report->changes) + ". The failed state is kept as " +
+              "checkpoint " + report->safety->id + " (shadowbox restore " + report->safety->id +
+              " brings it back).";
   }
-  sandbox::BoundaryResult result = boundaries.rollback_tool(call_id, error);
-  const std::vector<fsnap::TreeChange>& changes = result.restore->changes;
-  std::string context = changes.empty()
-                            ? "shadowbox checked the workspace after this failed " + tool +
-                                  " call (" + call_id + "): it had changed nothing."
-                            : "shadowbox rolled back the workspace to before this failed " + tool +
-                                  " call (" + call_id + "): " + describe_changes(changes) +
-                                  ". The failed state is kept as " + "checkpoint " +
-                                  result.restore->safety->id + " (shadowbox restore " +
-                                  result.restore->safety->id + " brings it back).";
   answer.stdout_json = hook_output("PostToolUseFailure", context);
   return answer;
 }
 
-}  // namespace
-
-std::optional<std::string> event_problem(const std::string& event_json) {
-  try {
-    Poco::JSON::Parser parser;
-    Poco::Dynamic::Var parsed = parser.parse(event_json);
-    if (parsed.type() != typeid(Object::Ptr)) return "the event is not a JSON object";
-    Object::Ptr event = parsed.extract<Object::Ptr>();
-    std::string name = field(event, "hook_event_name", true);
-    if (name == "PreToolUse" || name == "PostToolUse" || name == "PostToolUseFailure") {
-      field(event, "tool_name", true);
-      field(event, "tool_use_id", true);
-    }
-    if (name == "SessionStart") field(event, "session_id", true);
-    return std::nullopt;
-  } catch (const BadEvent& e) {
-    return std::string(e.what());
-  } catch (const Poco::Exception& e) {
-    return "not JSON: " + e.displayText();
-  }
-}
-
-namespace {
-
 // Answers one event; name receives its hook_event_name as soon as it is known.
-HookAnswer answer_event(const std::string& event_json, fsnap::HostFilesystem& workspace,
-                        sandbox::Ledger& ledger, const ClaudeCodeHookOptions& options,
-                        std::string& name) {
+HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
+                        const ClaudeCodeHookOptions& options, std::string& name) {
   register_claude_code_slice_types();
-  Object::Ptr event;
+  ClaudeCodeEvent event;
   try {
-    Poco::JSON::Parser parser;
-    Poco::Dynamic::Var parsed = parser.parse(event_json);
-    if (parsed.type() != typeid(Object::Ptr)) throw BadEvent("the event is not a JSON object");
-    event = parsed.extract<Object::Ptr>();
-    name = field(event, "hook_event_name", true);
-  } catch (const BadEvent& e) {
+    event = parse_claude_code_event(event_json);
+  } catch (const sandbox::Error& e) {
     return HookAnswer{1, "",
                       std::string("shadowbox: ignoring a malformed hook event: ") + e.what()};
-  } catch (const Poco::Exception& e) {
-    return HookAnswer{1, "",
-                      "shadowbox: ignoring a hook event that is not JSON: " + e.displayText()};
   }
-
-  sandbox::ToolBoundaries boundaries(workspace, ledger, options.run);
+  name = event.name;
+  sandbox::ToolTransactions& tx = run.transactions();
+  auto redacted = [&](const std::string& text) { return sandbox::redact(text, options.secrets); };
   try {
     if (name == "PreToolUse") {
-      std::string call_id = field(event, "tool_use_id", true);
-      std::string tool = field(event, "tool_name", true);
-      std::string input =
-          redact(summary_of(event->get("tool_input"), kInputSummaryLimit), options.secrets);
-      boundaries.pre_tool(call_id, tool, input, "", /*separate_outside_changes=*/true);
+      tx.begin({event.tool_use_id, event.tool_name, redacted(event.tool_input)},
+               {.separate_outside_changes = true});
       return HookAnswer{};
     }
     if (name == "PostToolUse") {
-      std::string call_id = field(event, "tool_use_id", true);
-      field(event, "tool_name", true);
-      boundaries.post_tool(
-          call_id,
-          redact(summary_of(event->get("tool_response"), kResultSummaryLimit), options.secrets));
+      tx.succeed(event.tool_use_id, redacted(event.tool_response));
       return HookAnswer{};
     }
-    if (name == "PostToolUseFailure") return on_failure(event, boundaries, workspace, options);
+    if (name == "PostToolUseFailure") return on_failure(event, tx, options);
     if (name == "SessionStart") {
-      ClaudeCodeSession session{field(event, "session_id", true),
-                                field(event, "transcript_path", false),
-                                field(event, "source", false), field(event, "cwd", false),
-                                fsnap::format_timestamp(std::chrono::system_clock::now())};
-      boundaries.checkpoint(
-          {"", fsnap::Phase::kCheckpoint, "", "", options.run},
+      ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
+                                fsnap::format_timestamp(run.state().clock().now())};
+      tx.checkpoint(
+          {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
           [&](sandbox::Session& s) {
             if (!s.has_reducer<ClaudeCodeSession, ClaudeCodeSession>()) {
               s.register_reducer<ClaudeCodeSession, ClaudeCodeSession>(
                   sandbox::reducers::append_all<ClaudeCodeSession>);
             }
             s.dispatch(session);
-            s.seed<RunStatus>({RunStatus{"running", ""}});
+            record_run_status(s, {"running", "agent session " + session.session_id});
           },
           "agent session " + session.session_id + " (" + session.source + ")");
       return HookAnswer{};
     }
-    if (name == "Stop" || name == "SessionEnd") {
-      std::string reason = name == "Stop" ? "stop" : field(event, "reason", false);
-      boundaries.checkpoint(
-          {"", fsnap::Phase::kCheckpoint, "", "", options.run},
+    if (name == "SessionEnd" && event.reason != "clear") {
+      // /clear ends one agent session and starts the next: the run goes on.
+      std::string reason = "agent session ended (" + event.reason + ")";
+      tx.checkpoint(
+          {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
           [&](sandbox::Session& s) {
-            s.seed<RunStatus>({RunStatus{"complete", reason}});
+            record_run_status(s, {"complete", reason});
           },
-          "run complete (" + name + ")");
+          reason);
       return HookAnswer{};
     }
-    // Events shadowbox does not act on pass through untouched.
+    // Stop ends a turn, not the session; other events pass through untouched.
     return HookAnswer{};
-  } catch (const BadEvent& e) {
-    return HookAnswer{1, "", "shadowbox: ignoring a malformed " + name + " event: " + e.what()};
   } catch (const std::exception& e) {
     std::string message = "shadowbox: checkpointing failed on " + name + ": " + e.what();
-    append_run_log(workspace.store(), options.run, message);
+    sandbox::append_run_log(run.store(), run.run(), message);
     if (name == "PreToolUse") {
       message +=
           " (the tool call is blocked so that it cannot make a change shadowbox could not "
@@ -250,10 +149,10 @@ HookAnswer answer_event(const std::string& event_json, fsnap::HostFilesystem& wo
 
 }  // namespace
 
-HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFilesystem& workspace,
-                                    sandbox::Ledger& ledger, const ClaudeCodeHookOptions& options) {
+HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
+                                    const ClaudeCodeHookOptions& options) {
   std::string name;
-  HookAnswer answer = answer_event(event_json, workspace, ledger, options, name);
+  HookAnswer answer = answer_event(event_json, run, options, name);
   answer.event = name;
   return answer;
 }

@@ -6,14 +6,18 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
-#include <stdexcept>
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "sandbox/errors.hpp"
+
 namespace hooks {
+
+using sandbox::Error;
+using sandbox::ErrorCode;
 
 namespace {
 
@@ -28,10 +32,10 @@ Object::Ptr parse_settings(const std::string& text) {
     Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
     Poco::Dynamic::Var v = parser.parse(text);
     if (v.type() != typeid(Object::Ptr))
-      throw std::invalid_argument("settings are not a JSON object");
+      throw Error(ErrorCode::kInvalidArgument, "settings are not a JSON object");
     return v.extract<Object::Ptr>();
   } catch (const Poco::Exception& e) {
-    throw std::invalid_argument("settings are not valid JSON: " + e.displayText());
+    throw Error(ErrorCode::kInvalidArgument, "settings are not valid JSON: " + e.displayText());
   }
 }
 
@@ -84,7 +88,7 @@ Array::Ptr without_ours(const Array::Ptr& groups) {
 
 std::string read_file(const boost::filesystem::path& file) {
   std::ifstream in(file.string(), std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
+  if (!in) throw Error(ErrorCode::kIo, "cannot read " + file.string());
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -96,10 +100,10 @@ void write_atomically(const boost::filesystem::path& file, const std::string& te
   {
     std::ofstream out(tmp.string(), std::ios::binary | std::ios::trunc);
     out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + tmp.string());
   }
   if (std::rename(tmp.c_str(), file.c_str()) != 0) {
-    throw std::runtime_error("cannot replace " + file.string());
+    throw Error(ErrorCode::kIo, "cannot replace " + file.string());
   }
 }
 
@@ -125,7 +129,7 @@ std::string install_hook_entries(const std::string& settings_text, const Object:
   Object::Ptr settings = parse_settings(settings_text);
   Object::Ptr hooks_object = settings->getObject("hooks");
   if (settings->has("hooks") && hooks_object.isNull()) {
-    throw std::invalid_argument("\"hooks\" in the settings is not an object");
+    throw Error(ErrorCode::kInvalidArgument, "\"hooks\" in the settings is not an object");
   }
   if (hooks_object.isNull()) {
     hooks_object = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
@@ -155,7 +159,7 @@ std::string install_hooks(const std::string& settings_text, const std::string& c
 std::string install_http_hooks(const std::string& settings_text, const std::string& url,
                                const std::string& command) {
   if (url.rfind(kHookUrlPrefix, 0) != 0) {
-    throw std::invalid_argument("hook URL " + url + " is not on " + kHookUrlPrefix);
+    throw Error(ErrorCode::kInvalidArgument, "hook URL " + url + " is not on " + kHookUrlPrefix);
   }
   Object::Ptr hook = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
   hook->set("type", "http");
@@ -192,13 +196,14 @@ void change_settings_file(const boost::filesystem::path& file,
   boost::system::error_code ec;
   boost::filesystem::create_directories(file.parent_path(), ec);
   if (ec)
-    throw std::runtime_error("cannot create " + file.parent_path().string() + ": " + ec.message());
+    throw Error(ErrorCode::kIo,
+                "cannot create " + file.parent_path().string() + ": " + ec.message());
   std::string text = boost::filesystem::exists(file) ? read_file(file) : "";
   std::string updated;
   try {
     updated = change(text);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(file.string() + ": " + e.what() + " (left unchanged)");
+  } catch (const Error& e) {
+    throw Error(e.code(), file.string() + ": " + e.what() + " (left unchanged)");
   }
   write_atomically(file, updated);
 }

@@ -38,18 +38,6 @@ void register_claude_code_slice_types() {
           return ClaudeCodeSession{text(o, "session_id"), text(o, "transcript_path"),
                                    text(o, "source"), text(o, "cwd"), text(o, "captured_at")};
         });
-    sandbox::SliceTypes::add<RunStatus>(
-        "run.status", sandbox::SlicePolicy::kState,
-        [](const RunStatus& s) -> Var {
-          Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-          o->set("status", s.status);
-          o->set("reason", s.reason);
-          return o;
-        },
-        [](const Var& v) {
-          Object::Ptr o = v.extract<Object::Ptr>();
-          return RunStatus{text(o, "status"), text(o, "reason")};
-        });
   });
 }
 

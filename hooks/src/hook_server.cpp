@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <mutex>
 #include <random>
-#include <stdexcept>
 
 #include <Poco/Exception.h>
 #include <Poco/Net/HTTPRequestHandler.h>
@@ -14,6 +13,8 @@
 #include <Poco/Net/HTTPServerResponse.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/StreamCopier.h>
+
+#include "sandbox/errors.hpp"
 
 namespace hooks {
 
@@ -128,7 +129,8 @@ HookServer::HookServer(Handler handler, AfterReply after_reply) : impl_(std::mak
         std::make_unique<Poco::Net::HTTPServer>(new Factory(impl_->shared), socket, params);
     impl_->server->start();
   } catch (const Poco::Exception& e) {
-    throw std::runtime_error("cannot listen for hook events on 127.0.0.1: " + e.displayText());
+    throw sandbox::Error(sandbox::ErrorCode::kIo,
+                         "cannot listen for hook events on 127.0.0.1: " + e.displayText());
   }
 }
 

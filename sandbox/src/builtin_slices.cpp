@@ -5,6 +5,7 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 
+#include "sandbox/errors.hpp"
 #include "sandbox/slice_types.hpp"
 
 namespace sandbox {
@@ -17,7 +18,7 @@ using Poco::JSON::Object;
 
 Object::Ptr object_of(const Var& v) {
   Object::Ptr o = v.extract<Object::Ptr>();
-  if (o == nullptr) throw std::invalid_argument("expected a JSON object");
+  if (o == nullptr) throw Error(ErrorCode::kInvalidArgument, "expected a JSON object");
   return o;
 }
 
@@ -131,6 +132,18 @@ void register_builtin_slice_types() {
         [](const Var& v) {
           Object::Ptr o = object_of(v);
           return PromptExecuted{text(o, "prompt_name"), text(o, "output")};
+        });
+    SliceTypes::add<RunStatus>(
+        "run.status", SlicePolicy::kLog,
+        [](const RunStatus& s) -> Var {
+          Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+          o->set("status", s.status);
+          o->set("reason", s.reason);
+          return o;
+        },
+        [](const Var& v) {
+          Object::Ptr o = object_of(v);
+          return RunStatus{text(o, "status"), text(o, "reason")};
         });
   });
 }

@@ -1,7 +1,8 @@
 #include "sandbox/checkpoint_store.hpp"
 
 #include <algorithm>
-#include <stdexcept>
+
+#include "sandbox/errors.hpp"
 
 namespace sandbox {
 
@@ -9,24 +10,18 @@ CheckpointStore::CheckpointStore(std::size_t capacity)
     : capacity_(std::max<std::size_t>(1, capacity)) {}
 
 void CheckpointStore::record(ToolCheckpoint checkpoint) {
-  std::function<void(const ToolCheckpoint&)> sink;
-  ToolCheckpoint copy = checkpoint;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::string id = checkpoint.tool_call_id;
-    auto existing = by_id_.find(id);
-    if (existing != by_id_.end()) {
-      order_.erase(std::find(order_.begin(), order_.end(), id));
-    }
-    by_id_[id] = std::move(checkpoint);
-    order_.push_back(id);
-    while (order_.size() > capacity_) {
-      by_id_.erase(order_.front());
-      order_.pop_front();
-    }
-    sink = sink_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string id = checkpoint.tool_call_id;
+  auto existing = by_id_.find(id);
+  if (existing != by_id_.end()) {
+    order_.erase(std::find(order_.begin(), order_.end(), id));
   }
-  if (sink) sink(copy);
+  by_id_[id] = std::move(checkpoint);
+  order_.push_back(id);
+  while (order_.size() > capacity_) {
+    by_id_.erase(order_.front());
+    order_.pop_front();
+  }
 }
 
 std::optional<ToolCheckpoint> CheckpointStore::get(const std::string& tool_call_id) const {
@@ -61,13 +56,11 @@ std::vector<ToolCheckpoint> CheckpointStore::list_checkpoints() const {
 void CheckpointStore::rollback_to_tool(ExecutionState& state,
                                        const std::string& tool_call_id) const {
   std::optional<CompositeSnapshot> pre = get_pre_snapshot(tool_call_id);
-  if (!pre) throw std::out_of_range("no checkpoint for tool call '" + tool_call_id + "'");
+  if (!pre) {
+    throw Error(ErrorCode::kNotFound,
+                "no checkpoint for tool call " + fsnap::quote_input(tool_call_id));
+  }
   state.restore(*pre);
-}
-
-void CheckpointStore::set_sink(std::function<void(const ToolCheckpoint&)> sink) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  sink_ = std::move(sink);
 }
 
 }  // namespace sandbox

@@ -1,5 +1,6 @@
 #include "sandbox/execution_state.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -19,32 +20,71 @@ ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistr
       resources_(std::move(resources)),
       clock_(std::move(clock)),
       rng_(seed ? *seed : std::random_device{}()),
+      ids_(std::make_shared<fsnap::IdSource>(seed ? std::optional<std::uint64_t>(*seed + 1)
+                                                  : std::nullopt)),
       checkpoints_(std::move(checkpoints)) {
-  if (session_ == nullptr) throw std::invalid_argument("ExecutionState needs a session");
+  if (session_ == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument, "an ExecutionState needs a session");
+  }
   if (clock_ == nullptr) clock_ = std::make_shared<SystemClock>();
   register_builtin_resource_codecs();
-  // Tool calls are always logged (ToolRunner dispatches ToolInvoked).
-  if (!session_->has_reducer<ToolInvoked, ToolInvoked>()) {
-    session_->register_reducer<ToolInvoked, ToolInvoked>(reducers::append_all<ToolInvoked>);
-  }
 }
+
+namespace {
+
+// The session's JSON, made once, when the first host checkpoint needs it.
+class SessionJson {
+ public:
+  explicit SessionJson(const SessionSnapshot& session) : session_(session) {}
+  const std::string& get() {
+    if (!json_) json_ = session_.to_json();
+    return *json_;
+  }
+
+ private:
+  const SessionSnapshot& session_;
+  std::optional<std::string> json_;
+};
+
+}  // namespace
 
 CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   CompositeSnapshot snap;
-  snap.id = new_id();
+  snap.id = ids_->hex(32);
   snap.created_at = clock_->now();
   snap.metadata = metadata;
   std::map<std::string, std::string> tags;
   if (!metadata.tag.empty()) tags["tag"] = metadata.tag;
   snap.session = session_->snapshot(kStatePolicies, /*include_all=*/true, std::move(tags));
+
+  SessionJson session_json(snap.session);
+  CaptureRequest request;
+  request.meta = metadata.checkpoint_meta();
+  request.separate_outside_changes = metadata.separate_outside_changes;
+  request.notes = [&](const fsnap::Checkpoint& c) {
+    LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
+    record.set_outcome(metadata.outcome);
+    std::vector<fsnap::Note> notes = {record.note()};
+    for (const LedgerRecord& amended : metadata.amends) {
+      if (!amended.commit.empty()) notes.push_back(amended.note());
+    }
+    return notes;
+  };
+  request.outside_notes = [&](const fsnap::Checkpoint& c) {
+    LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
+    record.result_summary = "changes made outside any tool call";
+    return std::vector<fsnap::Note>{record.note()};
+  };
   for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
-    snap.resources.emplace(entry->name, entry->snapshot(metadata.checkpoint_meta()));
+    snap.resources.emplace(entry->name, entry->snapshot(request));
   }
   return snap;
 }
 
-void ExecutionState::restore(const CompositeSnapshot& snapshot) {
-  // 1. Everything must fit before anything changes.
+StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
+                                     const RestoreRequest& request) {
+  // 1. Everything must fit before anything changes. Host filesystems go first: they
+  // are the parts that can fail half-way, and they put themselves back when they do.
   std::vector<std::pair<const ResourceRegistry::Entry*, const ResourceSnapshot*>> parts;
   for (const auto& [name, value] : snapshot.resources) {
     const ResourceRegistry::Entry* entry = resources_.find(std::string_view(name));
@@ -54,45 +94,76 @@ void ExecutionState::restore(const CompositeSnapshot& snapshot) {
     }
     if (entry->snapshot_type != value.type) {
       throw SnapshotMismatchError("snapshot " + snapshot.id +
-                                  " holds a snapshot of another kind "
-                                  "for resource '" +
-                                  name + "'");
+                                  " holds a snapshot of another kind for resource '" + name + "'");
     }
     parts.emplace_back(entry, &value);
   }
-  SessionSnapshot session_before = session_->snapshot(kStatePolicies, /*include_all=*/true);
-  session_->rollback(snapshot.session, /*preserve_logs=*/true);  // checks before changing
+  std::stable_partition(parts.begin(), parts.end(),
+                        [](const auto& part) { return part.first->host != nullptr; });
 
   // 2. Resources, each with a way back.
+  SessionSnapshot session_before = session_->snapshot(kStatePolicies, /*include_all=*/true);
+  SessionJson before_json(session_before);
+  RestoreContext context;
+  context.run = request.run.empty() ? snapshot.metadata.run : request.run;
+  context.safety_notes = [&](const fsnap::Checkpoint& c) {
+    LedgerRecord record = LedgerRecord::for_checkpoint(c, before_json.get());
+    record.result_summary =
+        request.summary.empty() ? "before restoring " + snapshot.id : request.summary;
+    return std::vector<fsnap::Note>{record.note()};
+  };
+  StateRestore out;
   std::vector<std::pair<const ResourceRegistry::Entry*, ResourceSnapshot>> undo;
-  // The last part needs no way back of its own: if it fails, it is the only one
-  // that can have been left changed, and a resource's restore is its own to make
-  // atomic (a HostFilesystem restore keeps a safety checkpoint).
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const auto& [entry, value] = parts[i];
+  for (const auto& [entry, value] : parts) {
     try {
-      if (i + 1 < parts.size()) {
-        fsnap::CheckpointMeta safety;
-        safety.phase = fsnap::Phase::kSafety;
-        safety.run = snapshot.metadata.run;
-        undo.emplace_back(entry, entry->snapshot(safety));
+      if (entry->host == nullptr) {
+        CaptureRequest before;
+        before.meta.phase = fsnap::Phase::kSafety;
+        before.meta.run = context.run;
+        undo.emplace_back(entry, entry->snapshot(before));
       }
-      entry->restore(*value);
+      std::optional<fsnap::RestoreReport> report = entry->restore(*value, context);
+      if (report) {
+        if (report->safety) {
+          undo.emplace_back(entry, ResourceSnapshot::of(fsnap::to_snapshot(*report->safety)));
+        }
+        out.filesystems.emplace(entry->name, std::move(*report));
+      }
     } catch (const std::exception& e) {
       std::string failure = "cannot restore resource '" + entry->name + "' of snapshot " +
                             snapshot.id + ": " + e.what();
       std::string leftover;
       for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
         try {
-          it->first->restore(it->second);
+          it->first->restore(it->second, context);
         } catch (const std::exception& undo_error) {
           leftover += "; and could not put back '" + it->first->name + "': " + undo_error.what();
         }
       }
-      session_->rollback(session_before, /*preserve_logs=*/true);
       throw RestoreFailedError(failure + leftover);
     }
   }
+  // 3. The session last: it cannot fail once the parts fit.
+  session_->rollback(snapshot.session, /*preserve_logs=*/true);
+  return out;
+}
+
+std::map<std::string, fsnap::FilesystemSnapshot> CompositeSnapshot::host_checkpoints() const {
+  std::map<std::string, fsnap::FilesystemSnapshot> out;
+  for (const auto& [name, value] : resources) {
+    const fsnap::FilesystemSnapshot* fs = value.get<fsnap::FilesystemSnapshot>();
+    if (fs != nullptr && !fs->commit.empty()) out.emplace(name, *fs);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> CompositeSnapshot::file_trees() const {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : resources) {
+    const fsnap::FilesystemSnapshot* fs = value.get<fsnap::FilesystemSnapshot>();
+    if (fs != nullptr) out.emplace(name, fs->tree.empty() ? fs->id : fs->tree);
+  }
+  return out;
 }
 
 // ---- JSON ------------------------------------------------------------------------
@@ -108,6 +179,15 @@ std::string CompositeSnapshot::to_json() const {
   meta->set("tool_name", metadata.tool_name);
   meta->set("phase", std::string(fsnap::to_string(metadata.phase)));
   meta->set("run", metadata.run);
+  const CallOutcome& outcome = metadata.outcome;
+  if (!(outcome == CallOutcome{})) {
+    meta->set("input_summary", outcome.input_summary);
+    meta->set("success",
+              outcome.success ? Poco::Dynamic::Var(*outcome.success) : Poco::Dynamic::Var());
+    meta->set("result_summary", outcome.result_summary);
+    meta->set("elapsed_ms",
+              outcome.elapsed_ms ? Poco::Dynamic::Var(*outcome.elapsed_ms) : Poco::Dynamic::Var());
+  }
   root->set("metadata", meta);
   Poco::JSON::Parser parser;
   root->set("session", parser.parse(session.to_json()));
@@ -116,7 +196,8 @@ std::string CompositeSnapshot::to_json() const {
     std::shared_ptr<const ResourceSnapshotCodecs::Codec> codec =
         ResourceSnapshotCodecs::find(value.type);
     if (codec == nullptr) {
-      throw std::invalid_argument("resource '" + name + "' has a snapshot type with no codec");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "resource '" + name + "' has a snapshot type with no codec");
     }
     Poco::JSON::Object::Ptr item = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
     item->set("type", codec->name);
@@ -137,23 +218,36 @@ CompositeSnapshot CompositeSnapshot::from_json(const std::string& json) {
     Poco::JSON::Object::Ptr root = parser.parse(json).extract<Poco::JSON::Object::Ptr>();
     if (!root->has("format") ||
         root->getValue<std::string>("format") != "shadowbox.composite-snapshot.v1") {
-      throw std::invalid_argument("composite snapshot: unknown format");
+      throw Error(ErrorCode::kInvalidArgument, "composite snapshot: unknown format");
     }
     snap.id = root->getValue<std::string>("id");
     auto created = fsnap::parse_timestamp(root->getValue<std::string>("created_at"));
-    if (!created) throw std::invalid_argument("composite snapshot: bad created_at");
+    if (!created) throw Error(ErrorCode::kInvalidArgument, "composite snapshot: bad created_at");
     snap.created_at = *created;
     Poco::JSON::Object::Ptr meta = root->getObject("metadata");
-    if (meta == nullptr) throw std::invalid_argument("composite snapshot: no metadata");
+    if (meta == nullptr)
+      throw Error(ErrorCode::kInvalidArgument, "composite snapshot: no metadata");
     snap.metadata.tag = meta->getValue<std::string>("tag");
     snap.metadata.tool_call_id = meta->getValue<std::string>("tool_call_id");
     snap.metadata.tool_name = meta->getValue<std::string>("tool_name");
     std::optional<fsnap::Phase> phase = fsnap::parse_phase(meta->getValue<std::string>("phase"));
-    if (!phase) throw std::invalid_argument("composite snapshot: bad phase");
+    if (!phase) throw Error(ErrorCode::kInvalidArgument, "composite snapshot: bad phase");
     snap.metadata.phase = *phase;
     if (meta->has("run")) snap.metadata.run = meta->getValue<std::string>("run");
+    CallOutcome& outcome = snap.metadata.outcome;
+    if (meta->has("input_summary"))
+      outcome.input_summary = meta->getValue<std::string>("input_summary");
+    if (meta->has("success") && !meta->isNull("success"))
+      outcome.success = meta->getValue<bool>("success");
+    if (meta->has("result_summary")) {
+      outcome.result_summary = meta->getValue<std::string>("result_summary");
+    }
+    if (meta->has("elapsed_ms") && !meta->isNull("elapsed_ms")) {
+      outcome.elapsed_ms = meta->getValue<std::int64_t>("elapsed_ms");
+    }
     Poco::JSON::Object::Ptr session = root->getObject("session");
-    if (session == nullptr) throw std::invalid_argument("composite snapshot: no session");
+    if (session == nullptr)
+      throw Error(ErrorCode::kInvalidArgument, "composite snapshot: no session");
     std::ostringstream session_text;
     session->stringify(session_text);
     snap.session = SessionSnapshot::from_json(session_text.str());
@@ -171,7 +265,7 @@ CompositeSnapshot CompositeSnapshot::from_json(const std::string& json) {
       }
     }
   } catch (const Poco::Exception& e) {
-    throw std::invalid_argument("composite snapshot: " + e.displayText());
+    throw Error(ErrorCode::kInvalidArgument, "composite snapshot: " + e.displayText());
   }
   return snap;
 }

@@ -1,143 +1,42 @@
 #include "sandbox/ledger.hpp"
 
-#include <sstream>
-
-#include <Poco/JSON/Object.h>
-#include <Poco/JSON/Parser.h>
+#include <algorithm>
 
 #include "fsnap/error.hpp"
-#include "sandbox/checkpoint_store.hpp"
-#include "sandbox/execution_state.hpp"
+#include "fsnap/host_filesystem.hpp"
+#include "sandbox/errors.hpp"
 
 namespace sandbox {
 
-namespace {
+// ---- Ledger ---------------------------------------------------------------------
 
-constexpr const char* kFormat = "shadowbox.ledger.v1";
-
-std::string text(const Poco::JSON::Object::Ptr& o, const std::string& key) {
-  return o->has(key) && !o->isNull(key) ? o->getValue<std::string>(key) : std::string();
+Ledger::Ledger(std::shared_ptr<fsnap::ShadowRepo> repo) : repo_(std::move(repo)) {
+  if (repo_ == nullptr) throw Error(ErrorCode::kInvalidArgument, "a Ledger needs a repository");
 }
 
-// The filesystem checkpoint a composite snapshot recorded, if it has one.
-const fsnap::FilesystemSnapshot* host_snapshot(const CompositeSnapshot& snap) {
-  for (const auto& [name, value] : snap.resources) {
-    const fsnap::FilesystemSnapshot* fs = value.get<fsnap::FilesystemSnapshot>();
-    if (fs != nullptr && !fs->commit.empty()) return fs;
-  }
-  return nullptr;
-}
-
-LedgerRecord record_of(const ToolCheckpoint& c, const CompositeSnapshot& snap,
-                       const fsnap::FilesystemSnapshot& fs) {
-  LedgerRecord r;
-  r.checkpoint_id = fs.id;
-  r.commit = fs.commit;
-  r.run = snap.metadata.run;
-  r.phase = snap.metadata.phase;
-  r.tool_call_id = c.tool_call_id;
-  r.tool_name = c.tool_name;
-  r.input_summary = c.params;
-  r.success = c.success;
-  r.result_summary = c.result_summary;
-  if (c.elapsed) r.elapsed_ms = c.elapsed->count();
-  r.session_json = snap.session.to_json();
-  return r;
-}
-
-}  // namespace
-
-std::string LedgerRecord::to_json() const {
-  Poco::JSON::Object::Ptr o = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  o->set("format", kFormat);
-  o->set("checkpoint_id", checkpoint_id);
-  o->set("commit", commit);
-  o->set("run", run);
-  o->set("phase", std::string(fsnap::to_string(phase)));
-  o->set("tool_call_id", tool_call_id);
-  o->set("tool_name", tool_name);
-  o->set("input_summary", input_summary);
-  o->set("success", success ? Poco::Dynamic::Var(*success) : Poco::Dynamic::Var());
-  o->set("result_summary", result_summary);
-  o->set("elapsed_ms", elapsed_ms ? Poco::Dynamic::Var(*elapsed_ms) : Poco::Dynamic::Var());
-  Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
-  o->set("session", session_json.empty() ? Poco::Dynamic::Var() : parser.parse(session_json));
-  std::ostringstream out;
-  o->stringify(out, 1);  // one key per line: readable in `git log --notes=shadowbox`
-  out << '\n';
-  return out.str();
-}
-
-LedgerRecord LedgerRecord::from_json(const std::string& json) {
-  LedgerRecord r;
-  try {
-    Poco::JSON::Parser parser;
-    Poco::JSON::Object::Ptr o = parser.parse(json).extract<Poco::JSON::Object::Ptr>();
-    if (text(o, "format") != kFormat) throw std::invalid_argument("not a shadowbox ledger record");
-    r.checkpoint_id = text(o, "checkpoint_id");
-    r.commit = text(o, "commit");
-    r.run = text(o, "run");
-    std::optional<fsnap::Phase> phase = fsnap::parse_phase(text(o, "phase"));
-    if (!phase) throw std::invalid_argument("ledger record: bad phase");
-    r.phase = *phase;
-    r.tool_call_id = text(o, "tool_call_id");
-    r.tool_name = text(o, "tool_name");
-    r.input_summary = text(o, "input_summary");
-    if (o->has("success") && !o->isNull("success")) r.success = o->getValue<bool>("success");
-    r.result_summary = text(o, "result_summary");
-    if (o->has("elapsed_ms") && !o->isNull("elapsed_ms")) {
-      r.elapsed_ms = o->getValue<std::int64_t>("elapsed_ms");
-    }
-    if (Poco::JSON::Object::Ptr session = o->getObject("session")) {
-      std::ostringstream s;
-      session->stringify(s);
-      r.session_json = s.str();
-    }
-  } catch (const Poco::Exception& e) {
-    throw std::invalid_argument("ledger record: " + e.displayText());
-  }
-  return r;
-}
-
-LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c,
-                                          const SessionSnapshot& session) {
-  LedgerRecord r;
-  r.checkpoint_id = c.id;
-  r.commit = c.commit;
-  r.run = c.meta.run;
-  r.phase = c.meta.phase;
-  r.tool_call_id = c.meta.tool_call_id;
-  r.tool_name = c.meta.tool_name;
-  r.session_json = session.to_json();
-  return r;
-}
-
-Ledger::Ledger(fsnap::Store store)
-    : store_(std::move(store)), repo_(fsnap::ShadowRepo::open(store_.repo_dir(), false)) {}
-
-void Ledger::write(const LedgerRecord& record) {
-  fsnap::StoreLock lock = store_.lock();
-  repo_.set_note(record.commit, record.to_json());
+Ledger Ledger::of(const fsnap::Store& store) {
+  return Ledger(
+      std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store.repo_dir(), false)));
 }
 
 std::optional<LedgerRecord> Ledger::read(const fsnap::Checkpoint& checkpoint) const {
-  std::optional<std::string> note = repo_.note(checkpoint.commit);
+  std::optional<std::string> note = repo_->note(checkpoint.commit);
   if (!note) return std::nullopt;
-  return LedgerRecord::from_json(*note);
+  try {
+    return LedgerRecord::from_json(*note);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kCorrupt, "the ledger note of checkpoint " + checkpoint.id +
+                                         " (commit " + checkpoint.commit +
+                                         ") is damaged: " + e.what());
+  }
 }
 
 std::optional<LedgerRecord> Ledger::latest(const std::string& run) const {
-  // Newest first, in growing windows: usually the tip has a record, and only that
-  // one note is read.
+  // Newest first, in growing windows: the tip has a record (a checkpoint and its record
+  // land together), so usually only that one note is read.
   std::size_t seen = 0;
   for (std::size_t window = 1;; window *= 8) {
-    std::vector<fsnap::Checkpoint> chain;
-    try {
-      chain = repo_.log(run, window);
-    } catch (const fsnap::Error& e) {
-      if (e.code() == fsnap::ErrorCode::kNotFound) return std::nullopt;  // no such run yet
-      throw;
-    }
+    std::vector<fsnap::Checkpoint> chain = repo_->log(run, window);
     for (std::size_t i = seen; i < chain.size(); ++i) {
       if (std::optional<LedgerRecord> r = read(chain[i])) return r;
     }
@@ -147,7 +46,7 @@ std::optional<LedgerRecord> Ledger::latest(const std::string& run) const {
 }
 
 std::vector<LedgerRecord> Ledger::records(const std::string& run) const {
-  std::vector<fsnap::Checkpoint> chain = repo_.log(run, 0);
+  std::vector<fsnap::Checkpoint> chain = repo_->log(run, 0);
   std::vector<LedgerRecord> out;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     if (std::optional<LedgerRecord> r = read(*it)) out.push_back(std::move(*r));
@@ -155,51 +54,104 @@ std::vector<LedgerRecord> Ledger::records(const std::string& run) const {
   return out;
 }
 
-void Ledger::rollback_to_tool(ExecutionState& state, const std::string& tool_call_id) {
-  fsnap::Checkpoint pre;
-  try {
-    pre = repo_.resolve("pre:" + tool_call_id);
-  } catch (const fsnap::Error& e) {
-    throw std::out_of_range("no pre-tool checkpoint for tool call '" + tool_call_id +
-                            "': " + e.what());
-  }
-  std::optional<LedgerRecord> record = read(pre);
-  if (!record) {
-    throw std::out_of_range("the pre-tool checkpoint of '" + tool_call_id +
-                            "' has no ledger record");
-  }
-  CompositeSnapshot target;
-  target.id = record->checkpoint_id;
-  target.session = record->session();
-  target.metadata.phase = fsnap::Phase::kPreTool;
-  target.metadata.tool_call_id = record->tool_call_id;
-  target.metadata.tool_name = record->tool_name;
-  target.metadata.run = record->run;
-  for (const ResourceRegistry::Entry* entry : state.resources().snapshotable()) {
-    if (entry->snapshot_type != typeid(fsnap::FilesystemSnapshot)) continue;
-    fsnap::FilesystemSnapshot fs;
-    fs.id = pre.id;
-    fs.commit = pre.commit;
-    fs.tag = pre.meta.tag;
-    fs.created_at = pre.created_at;
-    fs.skipped = pre.skipped;
-    target.resources.emplace(entry->name, ResourceSnapshot::of(std::move(fs)));
-    break;
-  }
-  state.restore(target);
+// ---- LedgerBoundaryLog ------------------------------------------------------------
+
+namespace {
+
+// A step of a ledger run: the store lock.
+class LockedStep : public StepHold {
+ public:
+  explicit LockedStep(fsnap::StoreLock lock) : lock_(std::move(lock)) {}
+
+ private:
+  fsnap::StoreLock lock_;
+};
+
+}  // namespace
+
+LedgerBoundaryLog::LedgerBoundaryLog(fsnap::Store store, std::shared_ptr<Ledger> ledger,
+                                     std::string run, std::string resource)
+    : store_(std::move(store)),
+      ledger_(std::move(ledger)),
+      run_(std::move(run)),
+      resource_(std::move(resource)) {}
+
+std::unique_ptr<StepHold> LedgerBoundaryLog::begin_step(ExecutionState& state) {
+  auto step = std::make_unique<LockedStep>(store_.lock());
+  // The run's session is the one its newest record holds; other processes may have
+  // added records since this one last looked.
+  std::optional<LedgerRecord> latest = ledger_->latest(run_);
+  SessionSnapshot session;
+  if (latest && !latest->session_json.empty()) session = latest->session();
+  state.session().rollback(session, /*preserve_logs=*/false);
+  return step;
 }
 
-std::function<void(const ToolCheckpoint&)> Ledger::sink() {
-  return [this](const ToolCheckpoint& c) {
-    const fsnap::FilesystemSnapshot* pre = host_snapshot(c.pre_snapshot);
-    if (pre == nullptr) return;  // nothing on disk to attach records to
-    write(record_of(c, c.pre_snapshot, *pre));
-    const std::optional<CompositeSnapshot>& end =
-        c.post_snapshot ? c.post_snapshot : c.rollback_snapshot;
-    if (end) {
-      if (const fsnap::FilesystemSnapshot* fs = host_snapshot(*end)) write(record_of(c, *end, *fs));
+void LedgerBoundaryLog::remember(const Boundary&) {
+  // The boundary and its record are in the store already.
+}
+
+void LedgerBoundaryLog::forget(const std::string&) {
+  // The call's pre-tool record stays, without an outcome, as the ledger's account of
+  // a call that was begun and discarded.
+}
+
+Boundary LedgerBoundaryLog::boundary_at(const fsnap::Checkpoint& c) const {
+  Boundary b;
+  b.snapshot.id = c.id;
+  b.snapshot.created_at = c.created_at;
+  b.snapshot.resources.emplace(resource_, ResourceSnapshot::of(fsnap::to_snapshot(c)));
+  b.snapshot.metadata.tag = c.meta.tag;
+  b.snapshot.metadata.tool_call_id = c.meta.tool_call_id;
+  b.snapshot.metadata.tool_name = c.meta.tool_name;
+  b.snapshot.metadata.phase = c.meta.phase;
+  b.snapshot.metadata.run = c.meta.run;
+  if (std::optional<LedgerRecord> record = ledger_->read(c)) {
+    b.record = std::move(*record);
+    if (!b.record.session_json.empty()) b.snapshot.session = b.record.session();
+    b.snapshot.metadata.outcome = CallOutcome{b.record.input_summary, b.record.success,
+                                              b.record.result_summary, b.record.elapsed_ms};
+  } else {
+    // Files only: a snapshot that covers no slice leaves the session as it is.
+    b.snapshot.session.covered.clear();
+    b.record = LedgerRecord::for_checkpoint(c, std::string());
+  }
+  return b;
+}
+
+std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) const {
+  // The call's pre-tool checkpoint is near the tip of its run: look there first, in
+  // growing windows, rather than through the whole chain.
+  std::size_t seen = 0;
+  for (std::size_t window = 8;; window *= 8) {
+    std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, window);
+    for (std::size_t i = seen; i < chain.size(); ++i) {
+      if (chain[i].meta.phase == fsnap::Phase::kPreTool && chain[i].meta.tool_call_id == call_id) {
+        return boundary_at(chain[i]);
+      }
     }
-  };
+    if (chain.size() < window) return std::nullopt;
+    seen = chain.size();
+  }
+}
+
+std::vector<BoundaryFact> LedgerBoundaryLog::since(const Boundary& pre) const {
+  std::string pre_commit = pre.record.commit;
+  std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, 0);  // newest first
+  std::vector<BoundaryFact> out;
+  for (std::size_t i = 0; i < chain.size() && chain[i].commit != pre_commit; ++i) {
+    const fsnap::Checkpoint& c = chain[i];
+    if (c.meta.phase == fsnap::Phase::kSafety) continue;  // not a change, a record of one
+    BoundaryFact fact;
+    fact.phase = c.meta.phase;
+    fact.call_id = c.meta.tool_call_id;
+    fact.tool_name = c.meta.tool_name;
+    fact.checkpoint_id = c.id;
+    fact.changed_files = i + 1 < chain.size() && chain[i + 1].tree != c.tree;
+    out.push_back(std::move(fact));
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace sandbox

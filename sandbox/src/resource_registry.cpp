@@ -15,7 +15,8 @@ namespace sandbox {
 void ResourceRegistry::add(Entry entry) {
   for (const Entry& e : entries_) {
     if (e.key == entry.key || e.name == entry.name) {
-      throw std::invalid_argument("resource '" + entry.name + "' is already registered");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "resource '" + entry.name + "' is already registered");
     }
   }
   entries_.push_back(std::move(entry));
@@ -33,6 +34,30 @@ const ResourceRegistry::Entry* ResourceRegistry::find(std::string_view name) con
     if (e.name == name) return &e;
   }
   return nullptr;
+}
+
+fsnap::CheckpointMeta ResourceRegistry::outside_meta(const fsnap::CheckpointMeta& meta) {
+  fsnap::CheckpointMeta outside;
+  outside.phase = fsnap::Phase::kCheckpoint;
+  outside.run = meta.run;
+  return outside;
+}
+
+fsnap::RestoreReport ResourceRegistry::restore_host(fsnap::HostFilesystem& host,
+                                                    const std::string& name,
+                                                    const ResourceSnapshot& snap,
+                                                    const RestoreContext& context) {
+  const fsnap::FilesystemSnapshot* value = snap.get<fsnap::FilesystemSnapshot>();
+  if (value == nullptr || value->commit.empty()) {
+    throw SnapshotMismatchError("resource '" + name +
+                                "' (a host workspace) cannot restore a snapshot that names no "
+                                "checkpoint commit");
+  }
+  fsnap::Checkpoint target = host.repo().read_checkpoint(value->commit);
+  fsnap::RestoreOptions options;
+  options.run = context.run.empty() ? target.meta.run : context.run;
+  options.safety_notes = context.safety_notes;
+  return host.restore_checkpoint(target, options);
 }
 
 std::vector<const ResourceRegistry::Entry*> ResourceRegistry::snapshotable() const {
@@ -64,6 +89,7 @@ Var encode_fs(const fsnap::FilesystemSnapshot& s) {
   Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
   o->set("id", s.id);
   o->set("commit", s.commit);
+  o->set("tree", s.tree);
   o->set("tag", s.tag);
   o->set("created_at", fsnap::format_timestamp(s.created_at));
   Array::Ptr skipped = new Array;
@@ -83,9 +109,10 @@ fsnap::FilesystemSnapshot decode_fs(const Var& v) {
   fsnap::FilesystemSnapshot s;
   s.id = o->getValue<std::string>("id");
   s.commit = o->getValue<std::string>("commit");
+  if (o->has("tree")) s.tree = o->getValue<std::string>("tree");
   s.tag = o->getValue<std::string>("tag");
   auto created = fsnap::parse_timestamp(o->getValue<std::string>("created_at"));
-  if (!created) throw std::invalid_argument("filesystem snapshot: bad created_at");
+  if (!created) throw Error(ErrorCode::kInvalidArgument, "filesystem snapshot: bad created_at");
   s.created_at = *created;
   if (Array::Ptr skipped = o->getArray("skipped")) {
     for (std::size_t i = 0; i < skipped->size(); ++i) {

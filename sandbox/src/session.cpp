@@ -1,6 +1,5 @@
 #include "sandbox/session.hpp"
 
-#include <random>
 #include <sstream>
 
 #include <Poco/JSON/Array.h>
@@ -12,20 +11,10 @@
 
 namespace sandbox {
 
-std::string new_id() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* digits = "0123456789abcdef";
-  std::string out(32, '0');
-  for (int half = 0; half < 2; ++half) {
-    std::uint64_t v = rng();
-    for (int i = 0; i < 16; ++i, v >>= 4)
-      out[static_cast<std::size_t>(half * 16 + i)] = digits[v & 15];
-  }
-  return out;
-}
-
-Session::Session(Now now) : id_(new_id()), now_(std::move(now)) {
-  if (!now_) now_ = [] { return std::chrono::system_clock::now(); };
+Session::Session(std::shared_ptr<const fsnap::Clock> clock, std::shared_ptr<fsnap::IdSource> ids)
+    : clock_(clock ? std::move(clock) : std::make_shared<fsnap::SystemClock>()),
+      ids_(ids ? std::move(ids) : fsnap::IdSource::shared_random()),
+      id_(ids_->hex(32)) {
   register_builtin_slice_types();
 }
 
@@ -42,7 +31,18 @@ void Session::add_reducer(std::type_index slice, std::type_index event,
                           std::optional<SlicePolicy> policy, ErasedReducer reducer) {
   declare(slice, policy);
   std::lock_guard<std::mutex> lock(mutex_);
-  reducers_.emplace(event, std::make_pair(slice, std::move(reducer)));
+  reducers_.emplace(event, ReducerEntry{slice, policy, std::move(reducer)});
+}
+
+Session::SliceState& Session::slice_state(std::type_index slice) {
+  auto [it, inserted] = slices_.try_emplace(slice);
+  if (inserted) {
+    it->second.policy = SliceTypes::default_policy(slice);
+    for (const auto& [event, entry] : reducers_) {
+      if (entry.slice == slice && entry.policy) it->second.policy = *entry.policy;
+    }
+  }
+  return it->second;
 }
 
 std::size_t Session::apply(std::type_index event, const void* value, bool to_children) {
@@ -55,14 +55,14 @@ std::size_t Session::apply(std::type_index event, const void* value, bool to_chi
     auto [first, last] = reducers_.equal_range(event);
     std::map<std::type_index, SliceItems> results;
     for (auto it = first; it != last; ++it) {
-      const auto& [slice, reducer] = it->second;
-      auto pending = results.find(slice);
-      const SliceItems& before =
-          pending != results.end() ? pending->second : slices_.at(slice).items;
-      results[slice] = reducer(before, value);
+      const ReducerEntry& entry = it->second;
+      auto pending = results.find(entry.slice);
+      const SliceItems before =
+          pending != results.end() ? pending->second : items_locked(entry.slice);
+      results[entry.slice] = entry.reducer(before, value);
       ++applied;
     }
-    for (auto& [slice, items] : results) slices_.at(slice).items = std::move(items);
+    for (auto& [slice, items] : results) slice_state(slice).items = std::move(items);
     if (to_children) {
       for (const std::weak_ptr<Session>& weak : children_) {
         if (std::shared_ptr<Session> child = weak.lock()) children.push_back(std::move(child));
@@ -79,22 +79,24 @@ bool Session::has_reducer(std::type_index slice, std::type_index event) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto [first, last] = reducers_.equal_range(event);
   for (auto it = first; it != last; ++it) {
-    if (it->second.first == slice) return true;
+    if (it->second.slice == slice) return true;
   }
   return false;
 }
 
 SliceItems Session::items(std::type_index slice) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  return items_locked(slice);
+}
+
+SliceItems Session::items_locked(std::type_index slice) const {
   auto it = slices_.find(slice);
   return it == slices_.end() ? SliceItems() : it->second.items;
 }
 
 void Session::set_items(std::type_index slice, SliceItems items) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto [it, inserted] = slices_.try_emplace(slice);
-  if (inserted) it->second.policy = SliceTypes::default_policy(slice);
-  it->second.items = std::move(items);
+  slice_state(slice).items = std::move(items);
 }
 
 SlicePolicy Session::policy_of(std::type_index slice) const {
@@ -106,11 +108,14 @@ SlicePolicy Session::policy_of(std::type_index slice) const {
 SessionSnapshot Session::snapshot(const std::set<SlicePolicy>& policies, bool include_all,
                                   std::map<std::string, std::string> tags) const {
   SessionSnapshot snap;
-  snap.id = new_id();
+  snap.id = ids_->hex(32);
   snap.session_id = id_;
-  snap.created_at = now_();
+  snap.created_at = clock_->now();
   snap.parent_id = parent_id_;
   snap.tags = std::move(tags);
+  snap.covered = include_all ? std::set<SlicePolicy>{SlicePolicy::kState, SlicePolicy::kLog,
+                                                     SlicePolicy::kCache}
+                             : policies;
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [type, state] : slices_) {
     if (!include_all && policies.count(state.policy) == 0) continue;
@@ -125,51 +130,39 @@ SessionSnapshot Session::snapshot(const std::set<SlicePolicy>& policies, bool in
 
 void Session::rollback(const SessionSnapshot& snapshot, bool preserve_logs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Check everything first, so a mismatch changes nothing.
-  for (const auto& [type, items] : snapshot.slices) {
-    if (slices_.count(type) == 0) {
-      throw SnapshotMismatchError("snapshot " + snapshot.id + " holds slice '" +
-                                  SliceTypes::name_of(type) +
-                                  "', which this session has not registered");
+  auto kept = [&](SlicePolicy policy) {
+    return snapshot.covered.count(policy) == 0 || (preserve_logs && policy == SlicePolicy::kLog);
+  };
+  // Slices of the covered policies that the snapshot does not hold did not exist then.
+  for (auto it = slices_.begin(); it != slices_.end();) {
+    if (!kept(it->second.policy) && snapshot.slices.count(it->first) == 0) {
+      it = slices_.erase(it);
+    } else {
+      ++it;
     }
   }
   for (const auto& [type, items] : snapshot.slices) {
-    SliceState& state = slices_.at(type);
-    if (preserve_logs && state.policy == SlicePolicy::kLog) continue;
-    state.items = items;
+    auto recorded = snapshot.policies.find(type);
+    SlicePolicy policy =
+        recorded != snapshot.policies.end() ? recorded->second : SliceTypes::default_policy(type);
+    auto [it, inserted] = slices_.try_emplace(type);
+    // A kept slice keeps its values, unless this session did not have it at all.
+    if (!inserted && kept(it->second.policy)) continue;
+    it->second.policy = policy;
+    it->second.items = items;
   }
 }
 
-void Session::rollback_declaring(const SessionSnapshot& snapshot, bool preserve_logs) {
-  for (const auto& [type, items] : snapshot.slices) {
-    bool known = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      known = slices_.count(type) != 0;
-    }
-    if (!known) {
-      auto policy = snapshot.policies.find(type);
-      declare(type, policy == snapshot.policies.end() ? std::nullopt
-                                                      : std::optional<SlicePolicy>(policy->second));
-    }
-  }
-  rollback(snapshot, preserve_logs);
-}
-
-std::shared_ptr<Session> Session::from_snapshot(const SessionSnapshot& snapshot, Now now) {
-  auto session = std::make_shared<Session>(std::move(now));
-  for (const auto& [type, items] : snapshot.slices) {
-    auto policy = snapshot.policies.find(type);
-    session->declare(type, policy == snapshot.policies.end()
-                               ? std::nullopt
-                               : std::optional<SlicePolicy>(policy->second));
-    session->set_items(type, items);
-  }
+std::shared_ptr<Session> Session::from_snapshot(const SessionSnapshot& snapshot,
+                                                std::shared_ptr<const fsnap::Clock> clock,
+                                                std::shared_ptr<fsnap::IdSource> ids) {
+  auto session = std::make_shared<Session>(std::move(clock), std::move(ids));
+  session->rollback(snapshot, /*preserve_logs=*/false);
   return session;
 }
 
 std::shared_ptr<Session> Session::create_child() {
-  auto child = std::make_shared<Session>(now_);
+  auto child = std::make_shared<Session>(clock_, ids_);
   child->parent_id_ = id_;
   std::lock_guard<std::mutex> lock(mutex_);
   children_.push_back(child);
@@ -183,8 +176,9 @@ namespace {
 std::shared_ptr<const SliceType> codec_for(std::type_index type) {
   std::shared_ptr<const SliceType> entry = SliceTypes::find(type);
   if (entry == nullptr || !entry->encode) {
-    throw std::invalid_argument("slice type " + SliceTypes::name_of(type) +
-                                " has no registered JSON codec (see SliceTypes::add)");
+    throw Error(ErrorCode::kInvalidArgument,
+                "slice type " + SliceTypes::name_of(type) +
+                    " has no registered JSON codec (see SliceTypes::add)");
   }
   return entry;
 }
@@ -231,6 +225,11 @@ std::string SessionSnapshot::to_json() const {
     slice_array->add(slice);
   }
   root->set("slices", slice_array);
+  if (covered.size() < 3) {
+    Poco::JSON::Array::Ptr covers = new Poco::JSON::Array;
+    for (SlicePolicy p : covered) covers->add(std::string(to_string(p)));
+    root->set("covers", covers);
+  }
   std::ostringstream out;
   root->stringify(out);
   return out.str();
@@ -243,11 +242,12 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
     Poco::JSON::Parser parser;
     root = parser.parse(json).extract<Poco::JSON::Object::Ptr>();
   } catch (const Poco::Exception& e) {
-    throw std::invalid_argument("session snapshot: not a JSON object: " + e.displayText());
+    throw Error(ErrorCode::kInvalidArgument,
+                "session snapshot: not a JSON object: " + e.displayText());
   }
   if (string_field(root, "format") != "shadowbox.session-snapshot.v1") {
-    throw std::invalid_argument("session snapshot: unknown format '" +
-                                string_field(root, "format") + "'");
+    throw Error(ErrorCode::kInvalidArgument,
+                "session snapshot: unknown format '" + string_field(root, "format") + "'");
   }
   SessionSnapshot snap;
   try {
@@ -255,7 +255,7 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
     snap.session_id = string_field(root, "session_id");
     std::optional<std::chrono::system_clock::time_point> created =
         fsnap::parse_timestamp(string_field(root, "created_at"));
-    if (!created) throw std::invalid_argument("session snapshot: bad created_at");
+    if (!created) throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad created_at");
     snap.created_at = *created;
     snap.parent_id = string_field(root, "parent_id");
     if (Poco::JSON::Array::Ptr children = root->getArray("children_ids")) {
@@ -266,11 +266,22 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
     if (Poco::JSON::Object::Ptr tags = root->getObject("tags")) {
       for (const auto& [k, v] : *tags) snap.tags[k] = v.toString();
     }
+    if (Poco::JSON::Array::Ptr covers = root->getArray("covers")) {
+      snap.covered.clear();
+      for (std::size_t i = 0; i < covers->size(); ++i) {
+        std::optional<SlicePolicy> p =
+            parse_slice_policy(covers->getElement<std::string>(static_cast<unsigned>(i)));
+        if (!p) throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad \"covers\"");
+        snap.covered.insert(*p);
+      }
+    }
     Poco::JSON::Array::Ptr slice_array = root->getArray("slices");
-    if (slice_array == nullptr) throw std::invalid_argument("session snapshot: no slices");
+    if (slice_array == nullptr)
+      throw Error(ErrorCode::kInvalidArgument, "session snapshot: no slices");
     for (std::size_t i = 0; i < slice_array->size(); ++i) {
       Poco::JSON::Object::Ptr slice = slice_array->getObject(static_cast<unsigned>(i));
-      if (slice == nullptr) throw std::invalid_argument("session snapshot: bad slice entry");
+      if (slice == nullptr)
+        throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad slice entry");
       std::string name = string_field(slice, "type");
       std::shared_ptr<const SliceType> codec = SliceTypes::find(name);
       if (codec == nullptr || !codec->decode) {
@@ -278,10 +289,12 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
                                     "', which this process has not registered");
       }
       std::optional<SlicePolicy> policy = parse_slice_policy(string_field(slice, "policy"));
-      if (!policy) throw std::invalid_argument("session snapshot: bad policy of " + name);
+      if (!policy)
+        throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad policy of " + name);
       SliceItems items;
       Poco::JSON::Array::Ptr values = slice->getArray("items");
-      if (values == nullptr) throw std::invalid_argument("session snapshot: no items in " + name);
+      if (values == nullptr)
+        throw Error(ErrorCode::kInvalidArgument, "session snapshot: no items in " + name);
       for (std::size_t k = 0; k < values->size(); ++k) {
         items = items.push_back(codec->decode(values->get(static_cast<unsigned>(k))));
       }
@@ -289,7 +302,7 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
       snap.policies.emplace(codec->type, *policy);
     }
   } catch (const Poco::Exception& e) {
-    throw std::invalid_argument("session snapshot: " + e.displayText());
+    throw Error(ErrorCode::kInvalidArgument, "session snapshot: " + e.displayText());
   }
   return snap;
 }

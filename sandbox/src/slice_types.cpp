@@ -2,7 +2,8 @@
 
 #include <map>
 #include <mutex>
-#include <stdexcept>
+
+#include "sandbox/errors.hpp"
 
 namespace sandbox {
 
@@ -41,17 +42,18 @@ std::optional<SlicePolicy> parse_slice_policy(std::string_view text) {
 }
 
 void SliceTypes::add_entry(SliceType entry) {
-  if (entry.name.empty()) throw std::invalid_argument("a slice type needs a name");
+  if (entry.name.empty()) throw Error(ErrorCode::kInvalidArgument, "a slice type needs a name");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (auto it = r.by_name.find(entry.name);
       it != r.by_name.end() && it->second->type != entry.type) {
-    throw std::invalid_argument("slice type name '" + entry.name + "' is taken by another type");
+    throw Error(ErrorCode::kInvalidArgument,
+                "slice type name '" + entry.name + "' is taken by another type");
   }
   if (auto it = r.by_type.find(entry.type);
       it != r.by_type.end() && it->second->name != entry.name) {
-    throw std::invalid_argument("slice type '" + it->second->name + "' cannot also be named '" +
-                                entry.name + "'");
+    throw Error(ErrorCode::kInvalidArgument,
+                "slice type '" + it->second->name + "' cannot also be named '" + entry.name + "'");
   }
   auto shared = std::make_shared<const SliceType>(std::move(entry));
   r.by_type[shared->type] = shared;

@@ -2,37 +2,37 @@
 
 #include <iostream>
 
-#include "sandbox/checkpoint_store.hpp"
-
 namespace sandbox {
 
-namespace {
-
-SnapshotMetadata metadata_for(const ToolCall& call, fsnap::Phase phase, const std::string& run) {
-  SnapshotMetadata meta;
-  meta.tag = "";  // tags are for people; tool boundaries are found by call id
-  meta.tool_call_id = call.id;
-  meta.tool_name = call.name;
-  meta.phase = phase;
-  meta.run = run;
-  return meta;
-}
-
-ToolResult failed(std::string message) {
-  return ToolResult{false, std::move(message), ""};
-}
-
-}  // namespace
-
 ToolRunner::ToolRunner(ExecutionState& state, std::map<std::string, Tool> tools,
-                       std::string prompt_name, std::string run)
+                       std::string prompt_name, std::string run, RollbackPolicy policy)
     : state_(state),
       tools_(std::move(tools)),
       prompt_name_(std::move(prompt_name)),
-      run_(std::move(run)) {}
+      transactions_(state, log_, std::move(policy), std::move(run)) {}
+
+ToolResult ToolRunner::fail(const ToolCall& call, const ToolResult& result) {
+  FailureResult failure = transactions_.fail(call.id, result.message);
+  last_decision_ = failure.decision;
+  return result;
+}
+
+void ToolRunner::publish(const ToolCall& call, const ToolResult& result, TimePoint start) {
+  if (!publish_) return;
+  auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(state_.clock().now() - start);
+  ToolInvoked event{call.id,        call.name,      call.params,
+                    result.success, result.message, elapsed.count()};
+  try {
+    publish_(event);  // telemetry: best effort, never a rollback
+  } catch (const std::exception& e) {
+    std::cerr << "shadowbox: warning: could not publish the invocation of " << call.name << " ("
+              << call.id << "): " << e.what() << '\n';
+  }
+}
 
 ToolResult ToolRunner::execute(const ToolCall& call, std::optional<TimePoint> deadline) {
-  CompositeSnapshot pre = state_.snapshot(metadata_for(call, fsnap::Phase::kPreTool, run_));
+  transactions_.begin(call);
   TimePoint start = state_.clock().now();
   ToolResult result;
   try {
@@ -42,74 +42,42 @@ ToolResult ToolRunner::execute(const ToolCall& call, std::optional<TimePoint> de
       throw DeadlineExceededError("deadline passed before tool " + call.name + " started");
     }
     if (tool->second.validate) tool->second.validate(call);
-    ToolContext context{state_, call, deadline};
+    ToolContext context{state_, call, deadline, *this};
     result = tool->second.handler(call, context);
     if (deadline && state_.clock().now() > *deadline) {
       throw DeadlineExceededError("tool " + call.name + " (" + call.id + ") ran past the deadline");
     }
-  } catch (const VisibilityExpansionRequired& e) {
+  } catch (const VisibilityExpansionRequired&) {
     // As if the call never ran: nothing logged or recorded; the caller retries.
-    state_.restore(pre);
+    transactions_.discard(call.id);
     throw;
   } catch (const DeadlineExceededError& e) {
-    state_.restore(pre);
-    finish(call, pre, failed(e.what()), start);
+    result = fail(call, ToolResult{false, e.what(), ""});
+    publish(call, result, start);
     throw PromptEvaluationError(std::string("deadline exceeded in prompt '") + prompt_name_ +
                                 "': " + e.what());
   } catch (const ToolValidationError& e) {
-    state_.restore(pre);
-    result = failed(std::string("invalid call: ") + e.what());
-    finish(call, pre, result, start);
+    result = fail(call, ToolResult{false, std::string("invalid call: ") + e.what(), ""});
+    publish(call, result, start);
     return result;
   } catch (const std::exception& e) {
-    state_.restore(pre);
-    result = failed(std::string("tool ") + call.name + " failed: " + e.what());
-    finish(call, pre, result, start);
+    result = fail(call, ToolResult{false, "tool " + call.name + " failed: " + e.what(), ""});
+    publish(call, result, start);
     return result;
+  } catch (...) {
+    // Not a std::exception: still a failure of this call, recorded as one; the caller
+    // gets the exception back.
+    result = fail(call, ToolResult{false, "tool " + call.name + " failed: unknown exception", ""});
+    publish(call, result, start);
+    throw;
   }
   if (!result.success) {
-    state_.restore(pre);
-    finish(call, pre, result, start);
-    return result;
+    fail(call, result);
+  } else {
+    transactions_.succeed(call.id, result.message);
   }
-  finish(call, pre, result, start);
+  publish(call, result, start);
   return result;
-}
-
-void ToolRunner::finish(const ToolCall& call, const CompositeSnapshot& pre,
-                        const ToolResult& result, TimePoint start) {
-  auto elapsed =
-      std::chrono::duration_cast<std::chrono::milliseconds>(state_.clock().now() - start);
-  ToolInvoked event{call.id,        call.name,      call.params,
-                    result.success, result.message, elapsed.count()};
-  // Telemetry: best effort, never a rollback.
-  try {
-    state_.session().dispatch(event);
-    if (publish_) publish_(event);
-  } catch (const std::exception& e) {
-    std::cerr << "shadowbox: warning: could not publish the invocation of " << call.name << " ("
-              << call.id << "): " << e.what() << '\n';
-  }
-  // The checkpoint that ends the call: after it (post_tool), or after its rollback.
-  CompositeSnapshot end = state_.snapshot(metadata_for(
-      call, result.success ? fsnap::Phase::kPostTool : fsnap::Phase::kCheckpoint, run_));
-  if (CheckpointStore* store = state_.checkpoints()) {
-    ToolCheckpoint record;
-    record.tool_call_id = call.id;
-    record.tool_name = call.name;
-    record.params = call.params;
-    record.pre_snapshot = pre;
-    if (result.success) {
-      record.post_snapshot = std::move(end);
-    } else {
-      record.rollback_snapshot = std::move(end);
-    }
-    record.result_summary = result.message;
-    record.success = result.success;
-    record.elapsed = elapsed;
-    record.recorded_at = state_.clock().now();
-    store->record(std::move(record));
-  }
 }
 
 }  // namespace sandbox

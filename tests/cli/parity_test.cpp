@@ -1,15 +1,18 @@
-// Parity (issue 3): the same tool outcomes through the in-process ToolRunner and
-// through the CLI path — a tool run as an external process between
-// `snapshot --phase pre_tool` and `snapshot --phase post_tool` / `restore pre:<id>` —
-// leave identical files, identical STATE slices and identical ledger records.
+// Parity: the same tool calls through the in-process ToolRunner and through the CLI
+// path — each tool run as an external process between `snapshot --phase pre_tool` and
+// `snapshot --phase post_tool` / `rollback CALL_ID` — go through the one transaction
+// core and leave identical files, identical STATE and LOG slices and identical ledger
+// records: for a success, a failure rolled back, a failure kept by configuration
+// (hooks.keep_failed_tools) and a failure whose rollback is refused because a call
+// that ran meanwhile (nested in it) changed files.
 #include <Poco/JSON/Parser.h>
 
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
 #include "fsnap/host_filesystem.hpp"
-#include "sandbox/checkpoint_store.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/ledger_run.hpp"
 #include "sandbox/tool_runner.hpp"
 #include "test_support.hpp"
 
@@ -19,27 +22,34 @@ namespace fs = boost::filesystem;
 using namespace sandbox;
 using testing_support::run_command;
 
-// One side of the comparison: a workspace and its store.
+const std::string kWriteParams = "{\"file_path\":\"out.txt\"}";
+const std::string kBashParams = "{\"command\":\"break things\"}";
+const std::string kLintParams = "{\"command\":\"lint --fix\"}";
+const std::string kOuterParams = "{\"prompt\":\"delegate\"}";
+const std::string kNestedParams = "{\"file_path\":\"nested.txt\"}";
+
+// One side of the comparison: a workspace, its store and a config that keeps the
+// failures of Lint.
 struct Side {
   testing_support::TempDir dir;
   fs::path ws = dir / "ws";
   fs::path store_dir = dir / "store";
+  fs::path config = dir / "shadowbox.yaml";
 
   Side() {
     fs::create_directories(ws);
     testing_support::write_file(ws / "file.txt", "original\n");
     testing_support::write_file(ws / "src/main.c", "int main(void) { return 0; }\n");
+    testing_support::write_file(config, "hooks:\n  keep_failed_tools: [Lint]\n");
   }
   fsnap::Store store() const { return fsnap::Store::open(store_dir, ws, true); }
 
   // The starting point both sides share: a checkpoint whose record holds a Plan.
   void seed_session(const Plan& plan) const {
-    fsnap::HostFilesystem host(store(), {});
-    Session session;
-    session.seed<Plan>({plan});
-    session.register_slice<ToolInvoked>();
-    fsnap::Checkpoint c = host.checkpoint({.tag = "start"});
-    Ledger(store()).write(LedgerRecord::for_checkpoint(c, session.snapshot({}, true)));
+    LedgerRun run(store(), {});
+    run.transactions().checkpoint(
+        {.tag = "start", .phase = fsnap::Phase::kManual},
+        [&](Session& session) { session.seed<Plan>({plan}); }, "");
   }
 };
 
@@ -65,18 +75,18 @@ std::string describe(const LedgerRecord& r, const fsnap::ShadowRepo& repo) {
 std::vector<std::string> describe_ledger(const Side& side) {
   fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(side.store_dir / "repo.git", false);
   std::vector<std::string> out;
-  for (const LedgerRecord& r : Ledger(side.store()).records("default")) {
+  for (const LedgerRecord& r : Ledger::of(side.store()).records("default")) {
     out.push_back(describe(r, repo));
   }
   return out;
 }
 
 testing_support::CommandResult shadowbox(const Side& side, std::vector<std::string> args) {
-  std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", side.ws.string(), "--store",
-                                   side.store_dir.string()};
+  std::vector<std::string> argv = {SHADOWBOX_BIN,       "--workspace",           side.ws.string(),
+                                   "--store",           side.store_dir.string(), "--config",
+                                   side.config.string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  testing_support::CommandResult r =
-      run_command(argv, side.ws, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+  testing_support::CommandResult r = run_command(argv, side.ws, {"SHADOWBOX_NO_PROGRESS=1"});
   EXPECT_EQ(r.exit_code, 0) << args.at(0) << ": " << r.err;
   return r;
 }
@@ -88,71 +98,119 @@ int external_tool(const Side& side, const std::string& script) {
 
 TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
   const Plan plan{"parity", "active", {PlanStep{"write", false}}};
-  const std::string write_params = "{\"file_path\":\"out.txt\"}";
-  const std::string bash_params = "{\"command\":\"break things\"}";
 
-  // In process.
+  // In process: the policy the config file states.
   Side a;
   a.seed_session(plan);
+  std::vector<RollbackDecision::Kind> decisions;
   {
     auto host = std::make_shared<fsnap::HostFilesystem>(a.store(), fsnap::CaptureOptions{});
-    Ledger ledger(a.store());
-    auto checkpoints = std::make_shared<CheckpointStore>();
-    checkpoints->set_sink(ledger.sink());
     ResourceRegistry resources;
     resources.put<fsnap::Filesystem>(host, "filesystem");
-    auto session = Session::from_snapshot(ledger.latest("default")->session());
-    ExecutionState state(session, std::move(resources), std::make_shared<SystemClock>(), 7,
-                         checkpoints);
+    auto session = Session::from_snapshot(Ledger::of(a.store()).latest("default")->session());
+    ExecutionState state(session, std::move(resources), std::make_shared<SystemClock>(), 7);
+    auto write = [](const std::string& path, const std::string& text) {
+      return [path, text](const ToolCall&, ToolContext& ctx) {
+        ctx.state.resources().get<fsnap::Filesystem>()->write(path, text);
+        return ToolResult{true, "wrote " + path, ""};
+      };
+    };
     std::map<std::string, Tool> tools = {
-        {"Write", Tool{nullptr,
-                       [](const ToolCall&, ToolContext& ctx) {
-                         ctx.state.resources().get<fsnap::Filesystem>()->write("out.txt", "hello");
-                         return ToolResult{true, "wrote out.txt", ""};
-                       }}},
-        {"Bash", Tool{nullptr, [](const ToolCall&, ToolContext& ctx) {
+        {"Write", Tool{nullptr, write("out.txt", "hello")}},
+        {"Nested", Tool{nullptr, write("nested.txt", "nested\n")}},
+        {"Bash", Tool{nullptr,
+                      [](const ToolCall&, ToolContext& ctx) {
                         auto fs = ctx.state.resources().get<fsnap::Filesystem>();
                         fs->write("junk.txt", "junk\n");
                         fs->write("file.txt", "broken\n");
                         return ToolResult{false, "exit 1", ""};
+                      }}},
+        {"Lint", Tool{nullptr,
+                      [](const ToolCall&, ToolContext& ctx) {
+                        ctx.state.resources().get<fsnap::Filesystem>()->write("lint.log",
+                                                                              "2 errors\n");
+                        return ToolResult{false, "exit 2", ""};
+                      }}},
+        {"Task", Tool{nullptr, [](const ToolCall&, ToolContext& ctx) {
+                        ctx.runner.execute({"call_5", "Nested", kNestedParams});
+                        ctx.state.resources().get<fsnap::Filesystem>()->write("outer.txt", "x\n");
+                        return ToolResult{false, "exit 4", ""};
                       }}}};
-    ToolRunner runner(state, tools, "parity");
-    EXPECT_TRUE(runner.execute({"call_1", "Write", write_params}).success);
-    EXPECT_FALSE(runner.execute({"call_2", "Bash", bash_params}).success);
+    ToolRunner runner(state, tools, "parity", "default", RollbackPolicy{true, {"Lint"}});
+    for (const ToolCall& call :
+         {ToolCall{"call_1", "Write", kWriteParams}, ToolCall{"call_2", "Bash", kBashParams},
+          ToolCall{"call_3", "Lint", kLintParams}, ToolCall{"call_4", "Task", kOuterParams}}) {
+      runner.execute(call);
+      if (runner.last_decision()) decisions.push_back(runner.last_decision()->kind);
+    }
   }
+  EXPECT_EQ(decisions, (std::vector<RollbackDecision::Kind>{RollbackDecision::Kind::kRollBack,
+                                                            RollbackDecision::Kind::kKeep,
+                                                            RollbackDecision::Kind::kRefuse}));
 
   // Through the CLI, with the tools as external processes.
   Side b;
   b.seed_session(plan);
-  shadowbox(b, {"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_1", "--tool-name",
-                "Write", "--input", write_params});
+  auto pre = [&](const std::string& id, const std::string& tool, const std::string& input) {
+    shadowbox(b, {"snapshot", "--phase", "pre_tool", "--tool-call-id", id, "--tool-name", tool,
+                  "--input", input});
+  };
+  pre("call_1", "Write", kWriteParams);
   ASSERT_EQ(external_tool(b, "printf hello > out.txt"), 0);
   shadowbox(b, {"snapshot", "--phase", "post_tool", "--tool-call-id", "call_1", "--result",
                 "wrote out.txt"});
-  shadowbox(b, {"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_2", "--tool-name",
-                "Bash", "--input", bash_params});
+  pre("call_2", "Bash", kBashParams);
   ASSERT_NE(external_tool(b, "echo junk > junk.txt; echo broken > file.txt; exit 1"), 0);
-  shadowbox(b, {"restore", "pre:call_2", "--result", "exit 1"});
+  std::string rolled = shadowbox(b, {"rollback", "call_2", "--result", "exit 1"}).out;
+  EXPECT_NE(rolled.find("rolled back tool call call_2"), std::string::npos) << rolled;
+  pre("call_3", "Lint", kLintParams);
+  ASSERT_NE(external_tool(b, "echo '2 errors' > lint.log; exit 2"), 0);
+  testing_support::CommandResult kept = shadowbox(b, {"rollback", "call_3", "--result", "exit 2"});
+  EXPECT_NE(kept.err.find("not rolled back by configuration"), std::string::npos) << kept.err;
+  pre("call_4", "Task", kOuterParams);
+  pre("call_5", "Nested", kNestedParams);
+  ASSERT_EQ(external_tool(b, "echo nested > nested.txt"), 0);
+  shadowbox(b, {"snapshot", "--phase", "post_tool", "--tool-call-id", "call_5", "--result",
+                "wrote nested.txt"});
+  ASSERT_EQ(external_tool(b, "echo x > outer.txt"), 0);
+  Poco::JSON::Parser parser;
+  auto refused =
+      parser.parse(shadowbox(b, {"--json", "rollback", "call_4", "--result", "exit 4"}).out)
+          .extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(refused->getValue<std::string>("outcome"), "refused");
+  EXPECT_EQ(refused->getArray("refused_by")->getObject(0)->getValue<std::string>("tool_call_id"),
+            "call_5");
 
-  // Identical files...
+  // Identical files: call_2 rolled back; call_3's and call_4's changes kept.
   EXPECT_EQ(testing_support::describe_difference(testing_support::take_manifest(a.ws),
                                                  testing_support::take_manifest(b.ws)),
             "");
   EXPECT_EQ(testing_support::read_file(b.ws / "file.txt"), "original\n");
   EXPECT_FALSE(fs::exists(b.ws / "junk.txt"));
+  EXPECT_TRUE(fs::exists(b.ws / "lint.log"));
+  EXPECT_TRUE(fs::exists(b.ws / "nested.txt"));
+  EXPECT_TRUE(fs::exists(b.ws / "outer.txt"));
   // ...and identical ledger records, session (STATE and LOG slices) included.
   std::vector<std::string> ledger_a = describe_ledger(a);
   std::vector<std::string> ledger_b = describe_ledger(b);
-  ASSERT_EQ(ledger_a.size(), 5u);  // start, pre/post call_1, pre/checkpoint call_2
+  // start, pre/post call_1, pre/safety/checkpoint call_2 (the safety checkpoint before the
+  // rollback has its record too), pre/post call_3, pre call_4, pre/post call_5, post call_4
+  ASSERT_EQ(ledger_a.size(), 12u);
+  ASSERT_EQ(ledger_b.size(), ledger_a.size());
   for (std::size_t i = 0; i < ledger_a.size(); ++i) {
     EXPECT_EQ(ledger_a[i], ledger_b.at(i)) << "record " << i;
   }
-  EXPECT_NE(ledger_b.back().find("log=call_2/Bash/" + bash_params + "/failed/exit 1"),
+  EXPECT_NE(ledger_b[5].find("log=call_2/Bash/" + kBashParams + "/failed/exit 1"),
             std::string::npos)
-      << ledger_b.back();
+      << ledger_b[5];
+  EXPECT_NE(ledger_b[7].find("result=not rolled back by configuration: exit 2"), std::string::npos)
+      << ledger_b[7];
+  EXPECT_NE(ledger_b[11].find("result=rollback refused: since this call started, files were "
+                              "changed by Nested call_5"),
+            std::string::npos)
+      << ledger_b[11];
 
   // `show --json` exposes the record with its session.
-  Poco::JSON::Parser parser;
   auto shown = parser.parse(shadowbox(b, {"--json", "show", "post:call_1"}).out)
                    .extract<Poco::JSON::Object::Ptr>();
   Poco::JSON::Object::Ptr ledger = shown->getObject("ledger");

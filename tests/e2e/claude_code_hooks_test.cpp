@@ -68,7 +68,9 @@ class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
                                       const fsnap::Checkpoint& b) const {
     return fsnap::ShadowRepo::open(store_ / "repo.git", false).diff_trees(a.tree, b.tree);
   }
-  sandbox::Ledger ledger() const { return sandbox::Ledger(fsnap::Store::open(store_, ws_, false)); }
+  sandbox::Ledger ledger() const {
+    return sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
+  }
   std::string path(const std::string& rel) const { return (ws_ / rel).string(); }
 
   testing_support::TempDir temp_;
@@ -115,7 +117,7 @@ TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
   sandbox::SessionSnapshot session = ledger().latest("default")->session();
   ASSERT_GE(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
   EXPECT_FALSE(session.slice<hooks::ClaudeCodeSession>()[0].session_id.empty());
-  EXPECT_EQ(session.slice<hooks::RunStatus>()[0].status, "complete");
+  EXPECT_EQ(session.slice<sandbox::RunStatus>().latest()->status, "complete");
   EXPECT_EQ(session.slice<sandbox::ToolInvoked>().size(), 3u);
 }
 

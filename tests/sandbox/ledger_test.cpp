@@ -1,14 +1,15 @@
-// The composite ledger: records of every tool call persisted as git notes on the
-// checkpoint commits, read back by a fresh reader (and by plain git), the session
-// rebuilt at any checkpoint, rollback to a tool boundary from the ledger alone, gc
-// that keeps records with their checkpoints, and a latest-state lookup that does not
-// read the run's history.
+// The composite ledger: records of every tool call written with the checkpoint commits
+// as git notes, read back by a fresh reader (and by plain git), the session rebuilt at
+// any checkpoint, restore to a tool boundary from the ledger alone (as a new process
+// does), gc that keeps records with their checkpoints, and a latest-state lookup that
+// does not read the run's history.
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
 #include "fsnap/host_filesystem.hpp"
 #include "sandbox/checkpoint_store.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/ledger_run.hpp"
 #include "sandbox/tool_runner.hpp"
 #include "test_support.hpp"
 
@@ -39,9 +40,7 @@ class LedgerTest : public ::testing::Test {
     testing_support::write_file(ws_ / "file.txt", "original");
     store_ = std::make_unique<fsnap::Store>(fsnap::Store::open(temp_ / "store", ws_, true));
     host_ = std::make_shared<fsnap::HostFilesystem>(*store_, fsnap::CaptureOptions{});
-    ledger_ = std::make_unique<Ledger>(*store_);
     checkpoints_ = std::make_shared<CheckpointStore>(100);
-    checkpoints_->set_sink(ledger_->sink());
     state_ = make_state(host_, checkpoints_);
     state_->session().seed<Plan>({Plan{"start", "active", {}}});
   }
@@ -75,7 +74,6 @@ class LedgerTest : public ::testing::Test {
   fs::path ws_ = temp_ / "ws";
   std::unique_ptr<fsnap::Store> store_;
   std::shared_ptr<fsnap::HostFilesystem> host_;
-  std::unique_ptr<Ledger> ledger_;
   std::shared_ptr<CheckpointStore> checkpoints_;
   std::unique_ptr<ExecutionState> state_;
 };
@@ -86,16 +84,18 @@ TEST_F(LedgerTest, EveryToolCallIsRecordedAndReadBackByAFreshReader) {
   runner.execute({"call_b", "fail", "{\"n\":2}"});
   runner.execute({"call_c", "step", "{\"n\":3}"});
 
-  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
+  Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
   std::vector<LedgerRecord> records = fresh.records("default");
   std::vector<std::string> shape;
   for (const LedgerRecord& r : records) {
     shape.push_back(std::string(fsnap::to_string(r.phase)) + " " + r.tool_call_id + " " +
                     (r.success.value_or(false) ? "ok" : "failed"));
   }
+  // Every checkpoint has its record, the safety checkpoint of call_b's rollback too.
   EXPECT_EQ(shape, (std::vector<std::string>{"pre_tool call_a ok", "post_tool call_a ok",
-                                             "pre_tool call_b failed", "checkpoint call_b failed",
-                                             "pre_tool call_c ok", "post_tool call_c ok"}));
+                                             "pre_tool call_b failed", "safety  failed",
+                                             "checkpoint call_b failed", "pre_tool call_c ok",
+                                             "post_tool call_c ok"}));
   EXPECT_EQ(records[2].result_summary, "exit 1");
   EXPECT_EQ(records[2].input_summary, "{\"n\":2}");
   EXPECT_TRUE(records[2].elapsed_ms.has_value());
@@ -103,8 +103,10 @@ TEST_F(LedgerTest, EveryToolCallIsRecordedAndReadBackByAFreshReader) {
 
   // The session at each checkpoint: STATE as it was, LOG as it had grown.
   EXPECT_EQ(records[2].session().slice<Plan>()[0].objective, "after call_a");
-  EXPECT_EQ(records[3].session().slice<Plan>()[0].objective, "after call_a") << "rolled back";
-  EXPECT_EQ(records[3].session().slice<ToolInvoked>().size(), 2u);
+  EXPECT_EQ(records[3].session().slice<Plan>()[0].objective, "after call_b")
+      << "the safety checkpoint keeps the failed state";
+  EXPECT_EQ(records[4].session().slice<Plan>()[0].objective, "after call_a") << "rolled back";
+  EXPECT_EQ(records[4].session().slice<ToolInvoked>().size(), 2u);
   std::optional<LedgerRecord> latest = fresh.latest("default");
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->phase, fsnap::Phase::kPostTool);
@@ -121,28 +123,38 @@ TEST_F(LedgerTest, EveryToolCallIsRecordedAndReadBackByAFreshReader) {
   EXPECT_NE(git.out.find("\"result_summary\": \"exit 1\""), std::string::npos);
 }
 
-TEST_F(LedgerTest, RollbackToAToolBoundaryFromTheLedgerAlone) {
+TEST_F(LedgerTest, RestoreToAToolBoundaryFromTheLedgerAlone) {
   ToolRunner runner(*state_, tools(), "prompt");
   for (const char* id : {"call_a", "call_b", "call_c"}) runner.execute({id, "step", "{}"});
 
-  // A new process: a new state on the same workspace, whose session is rebuilt from
-  // the ledger's latest record.
-  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
-  auto host = std::make_shared<fsnap::HostFilesystem>(
-      fsnap::Store::open(temp_ / "store", ws_, false), fsnap::CaptureOptions{});
-  std::unique_ptr<ExecutionState> state = make_state(host, nullptr);
-  state->session().register_slice<Plan>();
-  state->session().rollback(fresh.latest("default")->session(), /*preserve_logs=*/false);
-  EXPECT_EQ(state->session().latest<Plan>()->objective, "after call_c");
-
-  fresh.rollback_to_tool(*state, "call_b");
+  // A new process: the run's state is rebuilt from the ledger's newest record.
+  LedgerRun fresh(fsnap::Store::open(temp_ / "store", ws_, false), {});
+  fresh.state().session().register_reducer<Plan, SetObjective>(
+      [](const Slice<Plan>& s, const SetObjective& e) {
+        Plan p = s.latest() ? *s.latest() : Plan{};
+        p.objective = e.objective;
+        return Slice<Plan>::of(p);
+      });
+  fsnap::Checkpoint pre_b = fresh.repo()->resolve("pre:call_b");
+  StepResult result =
+      fresh.transactions().restore(fresh.log().boundary_at(pre_b), "back to before call_b");
   EXPECT_EQ(testing_support::read_file(ws_ / "file.txt"), "after call_a");
   EXPECT_TRUE(fs::exists(ws_ / "call_a.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "call_b.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "call_c.txt"));
-  EXPECT_EQ(state->session().latest<Plan>()->objective, "after call_a");
-  EXPECT_EQ(state->session().all<ToolInvoked>().size(), 3u) << "LOG keeps everything";
-  EXPECT_THROW(fresh.rollback_to_tool(*state, "call_nope"), std::out_of_range);
+  ASSERT_TRUE(result.restore.has_value());
+  ASSERT_TRUE(result.restore->safety.has_value()) << "a safety checkpoint came first";
+  EXPECT_EQ(fresh.state().session().latest<Plan>()->objective, "after call_a");
+  EXPECT_EQ(fresh.state().session().all<ToolInvoked>().size(), 3u) << "LOG keeps everything";
+  // The result is recorded, session and all, so the next process starts from it.
+  std::optional<LedgerRecord> latest = fresh.ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->result_summary, "back to before call_b");
+  EXPECT_EQ(latest->session().slice<Plan>()[0].objective, "after call_a");
+  // The safety checkpoint has a record too: the state it keeps can be restored whole.
+  std::optional<LedgerRecord> safety = fresh.ledger().read(*result.restore->safety);
+  ASSERT_TRUE(safety.has_value());
+  EXPECT_EQ(safety->session().slice<Plan>()[0].objective, "after call_c");
 }
 
 TEST_F(LedgerTest, GcMovesRecordsWithTheirCheckpoints) {
@@ -153,7 +165,7 @@ TEST_F(LedgerTest, GcMovesRecordsWithTheirCheckpoints) {
     fsnap::StoreLock lock = store_->lock();
     repo.collect_garbage({.keep_last = 3}, std::chrono::system_clock::now());
   }
-  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
+  Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
   std::vector<LedgerRecord> records = fresh.records("default");
   ASSERT_EQ(records.size(), 3u) << "every kept checkpoint keeps its record";
   EXPECT_EQ(records.back().tool_call_id, "call_3");
@@ -175,23 +187,32 @@ TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {
   constexpr int kCheckpoints = 1000;
   SessionSnapshot session = state_->session().snapshot({}, true);
   std::string first_commit;
+  std::string session_json = session.to_json();
   for (int i = 0; i < kCheckpoints; ++i) {
     fsnap::Checkpoint c = host_->checkpoint(
-        {.phase = fsnap::Phase::kCheckpoint, .tool_call_id = "c" + std::to_string(i)});
-    LedgerRecord r = LedgerRecord::for_checkpoint(c, session);
-    r.result_summary = std::to_string(i);
-    ledger_->write(r);
+        {.phase = fsnap::Phase::kCheckpoint, .tool_call_id = "c" + std::to_string(i)},
+        [&](const fsnap::Checkpoint& checkpoint) {
+          LedgerRecord r = LedgerRecord::for_checkpoint(checkpoint, session_json);
+          r.result_summary = std::to_string(i);
+          return std::vector<fsnap::Note>{r.note()};
+        });
     if (i == 0) first_commit = c.commit;
   }
   {
     fsnap::StoreLock lock = store_->lock();
-    fsnap::ShadowRepo::open(store_->repo_dir(), false).set_note(first_commit, "damaged");
+    fsnap::ShadowRepo::open(store_->repo_dir(), false).write_notes({{first_commit, "damaged"}});
   }
-  Ledger fresh(fsnap::Store::open(temp_ / "store", ws_, false));
+  Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
   std::optional<LedgerRecord> latest = fresh.latest("default");
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->result_summary, std::to_string(kCheckpoints - 1));
-  EXPECT_THROW(fresh.records("default"), std::invalid_argument);
+  try {
+    fresh.records("default");
+    FAIL() << "a damaged record was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -195,14 +195,12 @@ TEST_F(ToolRunnerTest, RollbackToAToolBoundary) {
   EXPECT_EQ(all[1].pre_snapshot.metadata.phase, fsnap::Phase::kPreTool);
   EXPECT_EQ(all[1].post_snapshot->metadata.phase, fsnap::Phase::kPostTool);
   EXPECT_EQ(all[1].pre_snapshot.metadata.tool_call_id, "call_b");
-  EXPECT_THROW(m.checkpoints->rollback_to_tool(m.state, "call_zzz"), std::out_of_range);
+  EXPECT_THROW(m.checkpoints->rollback_to_tool(m.state, "call_zzz"), Error);
 }
 
 TEST(CheckpointStoreTest, RingBufferKeepsTheNewest) {
   MemoryState m;
   CheckpointStore store(3);
-  std::vector<std::string> sunk;
-  store.set_sink([&](const ToolCheckpoint& c) { sunk.push_back(c.tool_call_id); });
   for (int i = 0; i < 5; ++i) {
     ToolCheckpoint c;
     c.tool_call_id = "call_" + std::to_string(i);
@@ -213,7 +211,6 @@ TEST(CheckpointStoreTest, RingBufferKeepsTheNewest) {
   ASSERT_EQ(kept.size(), 3u);
   EXPECT_EQ(kept[0].tool_call_id, "call_2");
   EXPECT_FALSE(store.get("call_0").has_value());
-  EXPECT_EQ(sunk.size(), 5u);
 }
 
 TEST(ExecutionStateTest, SeededRandomnessAndInjectedClock) {

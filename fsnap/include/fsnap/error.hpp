@@ -1,11 +1,17 @@
 // fsnap::Error — the one error type of the snapshot engine.
 //
 // Every failure in fsnap is thrown as an Error carrying a code (what kind of failure)
-// and a message that names the path, ref or object involved. Expected outcomes ("no
-// such checkpoint") are errors too: the engine never returns a stale or partial result
-// in their place. Thread-safety: an Error is an immutable value.
+// and a message that names the path, ref or object involved. The engine never returns a
+// stale or partial result in place of an error. Absence that callers expect is a value,
+// not an error (an unknown run has an empty log); absence of what the caller named (a
+// checkpoint reference that resolves to nothing) is kNotFound.
+//
+// The libraries above fsnap (sandbox, hooks) throw the same Error, so the executable
+// maps every failure to its exit status in one place. Thread-safety: an Error is an
+// immutable value.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,6 +31,11 @@ enum class ErrorCode {
 
 // Short lowercase name of a code ("not found").
 std::string_view to_string(ErrorCode code);
+
+// User input as an error message may quote it: in single quotes, on one line (newlines,
+// tabs, NUL and other control bytes as C escapes), shortened to about max_bytes with
+// the full length said ("'aaaa…' (5000 bytes)").
+std::string quote_input(std::string_view input, std::size_t max_bytes = 60);
 
 // The exception thrown by every fsnap operation that fails.
 class Error : public std::runtime_error {

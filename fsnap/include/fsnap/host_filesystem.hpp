@@ -8,7 +8,11 @@
 // safety checkpoint first. Writers serialise on the store lock, so several processes
 // may share one store.
 //
-// Thread-safety: one thread at a time per object.
+// This is where a snapshot of the workspace is taken: checkpoint() captures the tree
+// (workspace_capture.cpp) and commits it, with the notes the caller records with it,
+// through ShadowRepo::commit_checkpoint.
+//
+// Thread-safety: one thread at a time per object, and per ShadowRepo it shares.
 #pragma once
 
 #include <optional>
@@ -20,7 +24,9 @@
 
 #include "fsnap/capture_options.hpp"
 #include "fsnap/checkpoint.hpp"
+#include "fsnap/clock.hpp"
 #include "fsnap/filesystem.hpp"
+#include "fsnap/id_source.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/snapshot.hpp"
 #include "fsnap/store.hpp"
@@ -28,10 +34,20 @@
 
 namespace fsnap {
 
+// What a HostFilesystem shares with the rest of its process. A member left empty gets
+// its default: the store's repository opened for this object alone, the system clock,
+// random ids.
+struct HostEnv {
+  std::shared_ptr<ShadowRepo> repo;    // the store's open repository (one per process)
+  std::shared_ptr<const Clock> clock;  // checkpoint times, and "now" of the racy-timestamp rule
+  std::shared_ptr<IdSource> ids;       // checkpoint ids
+};
+
 // How restore_checkpoint behaves.
 struct RestoreOptions {
   bool dry_run = false;  // report the changes, touch nothing, take no safety checkpoint
   std::string run = std::string(kDefaultRun);  // run that receives the safety checkpoint
+  NotesFor safety_notes;  // notes recorded with the safety checkpoint (its ledger record)
 };
 
 // What restore_checkpoint did (or, in a dry run, would do).
@@ -47,7 +63,7 @@ struct RestoreReport {
 class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot> {
  public:
   // Opens the workspace described by store (its shadow repository must exist).
-  HostFilesystem(Store store, CaptureOptions options);
+  HostFilesystem(Store store, CaptureOptions options, HostEnv env = {});
   ~HostFilesystem() override;
   HostFilesystem(HostFilesystem&&) noexcept;
   HostFilesystem& operator=(HostFilesystem&&) = delete;
@@ -56,6 +72,9 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   const boost::filesystem::path& root() const;
   const Store& store() const;
   ShadowRepo& repo();
+  // The repository, for the other objects of this process that need it.
+  const std::shared_ptr<ShadowRepo>& shared_repo() const;
+  const Clock& clock() const;
   const CaptureOptions& options() const;
 
   // Filesystem, confined to the root.
@@ -80,14 +99,22 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   // Whether watch() is in effect.
   bool watching() const;
 
-  // Captures the whole workspace as a new checkpoint described by meta.
-  Checkpoint checkpoint(const CheckpointMeta& meta);
+  // Captures the whole workspace as a new checkpoint described by meta, recorded
+  // together with the notes that notes returns for it (see ShadowRepo::commit_checkpoint).
+  // Takes the store lock.
+  Checkpoint checkpoint(const CheckpointMeta& meta, const NotesFor& notes = {});
   // Captures the workspace once. If it differs from the newest checkpoint of
-  // meta.run (someone changed files since), records that state first as `outside`,
-  // then records meta on the same capture. Returns the checkpoints recorded, in order.
+  // meta.run (someone changed files since), records that state first as `outside`
+  // (with outside_notes), then records meta (with notes) on the same capture. Returns
+  // the checkpoints recorded, in order.
   std::vector<Checkpoint> checkpoint_after_outside_changes(const CheckpointMeta& outside,
-                                                           const CheckpointMeta& meta);
-  // Makes the workspace exactly the target checkpoint (see RestoreOptions).
+                                                           const CheckpointMeta& meta,
+                                                           const NotesFor& notes = {},
+                                                           const NotesFor& outside_notes = {});
+  // Makes the workspace exactly the target checkpoint (see RestoreOptions), after a
+  // safety checkpoint of the current state. If writing fails part-way (an immutable
+  // file, a full disk), the files are put back from the safety checkpoint before the
+  // error is thrown; its message says whether that worked.
   RestoreReport restore_checkpoint(const Checkpoint& target, const RestoreOptions& options);
   // Captures the workspace into the shadow repository without recording a checkpoint
   // (no commit, no ref moves) and returns the tree's hex id — for comparing the live
@@ -106,5 +133,8 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// The FilesystemSnapshot that names checkpoint c.
+FilesystemSnapshot to_snapshot(const Checkpoint& c);
 
 }  // namespace fsnap

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fsnap/clock.hpp"
 #include "fsnap/filesystem.hpp"
 #include "fsnap/snapshot.hpp"
 
@@ -23,7 +24,8 @@ namespace fsnap {
 // A filesystem in memory whose snapshots share structure with the live state.
 class InMemoryFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot> {
  public:
-  InMemoryFilesystem();
+  // Snapshot times come from clock (the system clock if not given).
+  explicit InMemoryFilesystem(std::shared_ptr<const Clock> clock = nullptr);
   ~InMemoryFilesystem() override;
 
   std::string read(std::string_view path) const override;
@@ -47,6 +49,7 @@ class InMemoryFilesystem : public Filesystem, public Snapshotable<FilesystemSnap
 
  private:
   std::shared_ptr<const Node> root_;
+  std::shared_ptr<const Clock> clock_;
 };
 
 }  // namespace fsnap

@@ -2,11 +2,16 @@
 //
 // Written with libgit2 only. The repository is isolated from the user's git: no
 // `git` executable, no GIT_* environment variables, no global/system/XDG config, no
-// hooks. Refs (all browsable with plain git):
+// hooks. Refs (all browsable with plain git; store_layout.hpp names them):
 //   refs/shadowbox/runs/<run>   chain of checkpoint commits of one run, newest at tip
 //   refs/shadowbox/tags/<tag>   the newest checkpoint taken with that tag
+//   refs/notes/shadowbox        notes on checkpoint commits (the ledger's records)
 // Objects are written before any ref moves, and refs move by compare-and-swap, so a
-// crash at any instant leaves a consistent repository.
+// crash at any instant leaves a consistent repository. A checkpoint and the notes
+// recorded with it land together: its notes are written before its run ref moves.
+//
+// One ShadowRepo per store per process: the types that need the repository borrow it
+// (std::shared_ptr) instead of opening their own.
 //
 // Thread-safety: a ShadowRepo must not be used from two threads at once. Writers in
 // different processes must hold the Store's lock (HostFilesystem does).
@@ -14,6 +19,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +39,19 @@ struct RetentionPolicy {
   std::size_t keep_last = 0;        // checkpoints kept per run; 0 = no limit
   std::chrono::seconds max_age{0};  // checkpoints older than this are dropped; 0 = no limit
 };
+
+// A note to attach to a commit under refs/notes/shadowbox.
+struct Note {
+  std::string commit;  // full hex id of the annotated commit
+  std::string text;
+};
+
+// The notes to record together with a checkpoint, given the checkpoint (its commit
+// id known, its refs not moved yet).
+using NotesFor = std::function<std::vector<Note>(const Checkpoint&)>;
+
+// Longest tag accepted (bytes): a tag is a ref name, and so a file name in the store.
+inline constexpr std::size_t kMaxTagBytes = 200;
 
 // What collect_garbage did.
 struct GcReport {
@@ -55,16 +74,21 @@ class ShadowRepo {
   // The repository's git directory.
   const boost::filesystem::path& git_dir() const;
 
-  // Records a checkpoint whose tree (hex id) is already written: creates the commit
-  // on top of draft.meta.run's chain, then moves the run ref (and the tag ref).
-  // Fills in id (if empty), commit, tree, parent and created_at (if unset).
-  Checkpoint commit_checkpoint(std::string_view tree, Checkpoint draft);
+  // Records a checkpoint whose tree (hex id) is already written: validates draft
+  // (run, tag, tool name and call id; kInvalidArgument, nothing written), creates the
+  // commit on top of draft.meta.run's chain, writes the notes that notes returns for it,
+  // then moves the run ref and the tag ref. If a ref cannot move, the run is left as it
+  // was. Fills in commit, tree and parent; id and created_at must be set (kInvalidArgument).
+  // The caller holds the store lock.
+  Checkpoint commit_checkpoint(std::string_view tree, Checkpoint draft, const NotesFor& notes = {});
 
-  // Checkpoints newest first: of one run, or of every run (merged by time) when run is
-  // empty; at most limit of them (0 = all).
+  // Checkpoints newest first: of one run (none for a run that does not exist), or of
+  // every run (merged by time) when run is empty; at most limit of them (0 = all).
   std::vector<Checkpoint> log(std::string_view run, std::size_t limit) const;
   // Names of all runs, sorted.
   std::vector<std::string> runs() const;
+  // Whether run has a checkpoint.
+  bool has_run(std::string_view run) const;
   // The checkpoint a REF names: a checkpoint id or unique prefix of one, a commit id
   // or unique prefix (4+ hex digits), a tag, `pre:<tool_call_id>` or
   // `post:<tool_call_id>`, or `<run>` / `run:<run>` for the run's newest checkpoint.
@@ -92,14 +116,16 @@ class ShadowRepo {
                             const std::string& message);
   // The tree of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::string> ref_tree(const std::string& ref) const;
+  // The commit time of the commit a ref points to, or nullopt if the ref does not exist.
+  std::optional<std::chrono::system_clock::time_point> ref_time(const std::string& ref) const;
   // Writes the contents of tree into dir, which must not exist yet (files, modes,
   // symlinks, empty directories).
   void materialize(std::string_view tree, const boost::filesystem::path& dir) const;
 
-  // Attaches text to a checkpoint commit as a git note under refs/notes/shadowbox
-  // (readable with `git log --notes=shadowbox`), replacing an earlier note. The caller
-  // holds the store lock.
-  void set_note(std::string_view commit, std::string_view text);
+  // Attaches notes to commits under refs/notes/shadowbox (readable with `git log
+  // --notes=shadowbox`), replacing earlier notes, in one move of the notes ref. The
+  // caller holds the store lock.
+  void write_notes(const std::vector<Note>& notes);
   // The note of a commit, or nullopt.
   std::optional<std::string> note(std::string_view commit) const;
 

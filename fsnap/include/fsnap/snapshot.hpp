@@ -28,6 +28,7 @@ struct SkippedPath {
 struct FilesystemSnapshot {
   std::string id;      // checkpoint id (host) or content id (in memory)
   std::string commit;  // the shadow commit (host); empty for an in-memory snapshot
+  std::string tree;    // git tree id of the content: equal trees, equal files
   std::string tag;
   std::chrono::system_clock::time_point created_at;
   std::vector<SkippedPath> skipped;

@@ -1,21 +1,23 @@
 // Store — the directory, outside the workspace, where shadowbox keeps one workspace's
 // history: the bare shadow repository, the stat cache, the writer lock and the run
-// directories.
+// directories. store_layout.hpp names every file and ref in it.
 //
-//   <store>/repo.git      bare shadow repository (what `shadowbox path` prints)
-//   <store>/workspace     the real path of the workspace this store belongs to
-//   <store>/stat-cache    stat data and object ids of the last capture
-//   <store>/lock          flock(2) target serialising writers
-//
-// Thread-safety: a Store is an immutable description; StoreLock is per holder.
+// Thread-safety: a Store is an immutable description. StoreLock is re-entrant within a
+// thread and exclusive between threads and processes.
 #pragma once
+
+#include <memory>
 
 #include <boost/filesystem/path.hpp>
 
+#include "fsnap/store_layout.hpp"
+
 namespace fsnap {
 
-// Exclusive hold on a store's writer lock; released on destruction. Other processes
-// (and other StoreLock objects in this process) block until it is released.
+// Exclusive hold on a store's writer lock; released on destruction. Other processes and
+// other threads of this one block until it is released. The thread holding it may take
+// it again (a step that takes the lock can call operations that take it too); the lock
+// is released when the outermost hold ends. Must be released by the thread that took it.
 class StoreLock {
  public:
   explicit StoreLock(const boost::filesystem::path& lock_file);
@@ -25,8 +27,10 @@ class StoreLock {
   StoreLock(const StoreLock&) = delete;
   StoreLock& operator=(const StoreLock&) = delete;
 
+  struct Shared;
+
  private:
-  int fd_ = -1;
+  std::shared_ptr<Shared> shared_;  // null once moved from
 };
 
 // The store of one workspace.
@@ -46,9 +50,9 @@ class Store {
   const boost::filesystem::path& dir() const { return dir_; }
   // The workspace's real (canonical) path.
   const boost::filesystem::path& workspace() const { return workspace_; }
-  boost::filesystem::path repo_dir() const { return dir_ / "repo.git"; }
-  boost::filesystem::path stat_cache_file() const { return dir_ / "stat-cache"; }
-  boost::filesystem::path lock_file() const { return dir_ / "lock"; }
+  boost::filesystem::path repo_dir() const { return layout::repo_dir(dir_); }
+  boost::filesystem::path stat_cache_file() const { return layout::stat_cache_file(dir_); }
+  boost::filesystem::path lock_file() const { return layout::lock_file(dir_); }
 
   // Takes the writer lock (blocking).
   StoreLock lock() const { return StoreLock(lock_file()); }

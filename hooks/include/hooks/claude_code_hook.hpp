@@ -1,40 +1,37 @@
-// The Claude Code hook: one hook event (JSON on stdin) in, an answer in Claude
-// Code's hook protocol out (exit status, optional JSON on stdout, text on stderr).
+// The Claude Code hook: one hook event (parsed by claude_code_event.hpp) in, the
+// transaction core's step for it, and an answer in Claude Code's hook protocol out
+// (exit status, optional JSON on stdout, text on stderr — or the same as an HTTP reply).
 //
-//   PreToolUse          pre-tool checkpoint; changes made since the last checkpoint
+//   PreToolUse          pre-tool boundary; changes made since the run's newest boundary
 //                       (a person, a background process) are first recorded as a
-//                       checkpoint of their own, attributed to no tool
-//   PostToolUse         post-tool checkpoint with the tool's result
-//   PostToolUseFailure  rollback to the call's pre-tool checkpoint (unless disabled for
-//                       the tool, or another call committed changes since: then the
-//                       rollback is refused and the refusal recorded), and the agent is
-//                       told what happened through additionalContext
+//                       boundary of their own, attributed to no tool
+//   PostToolUse         post-tool boundary with the tool's result
+//   PostToolUseFailure  the failure transaction (ToolTransactions::fail, whose
+//                       RollbackPolicy decides): rolled back, refused or kept; the agent
+//                       is told what happened through additionalContext
 //   SessionStart        the agent's session id, transcript path and source, as adapter
-//                       state in a LOG slice
-//   Stop, SessionEnd    the run is marked complete
+//                       state in a LOG slice; the run is running
+//   Stop                nothing: it ends a turn, and interactive sessions have many
+//   SessionEnd          the run is complete (unless the session was only cleared)
 //
-// Malformed input is reported on stderr with a non-blocking exit status and changes
-// nothing. A checkpoint that cannot be taken is loud: the tool call is blocked
-// (PreToolUse) or the agent is shown the error (exit 2), and it is written to the
-// run's log.
+// Malformed input is reported with a non-blocking exit status and changes nothing. A
+// boundary that cannot be recorded is loud: the tool call is blocked (PreToolUse) or
+// the agent is shown the error (exit 2), and it is written to the run's log.
+//
+// Thread-safety: one event at a time per LedgerRun (events of other processes
+// serialise on the store lock).
 #pragma once
 
-#include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "fsnap/host_filesystem.hpp"
-#include "sandbox/ledger.hpp"
+#include "sandbox/ledger_run.hpp"
 
 namespace hooks {
 
-// How the hook behaves.
+// How the hook behaves besides the run's rollback policy.
 struct ClaudeCodeHookOptions {
-  std::string run = "default";
-  bool rollback_on_failure = true;
-  std::set<std::string> keep_failed_tools;  // tools whose failures are not rolled back
-  std::vector<std::string> secrets;         // values redacted from everything recorded
+  std::vector<std::string> secrets;  // values redacted from everything recorded
 };
 
 // What to answer Claude Code.
@@ -55,13 +52,9 @@ struct HttpHookReply {
   std::string body;
 };
 
-// Why event_json is not a hook event shadowbox can act on (not JSON, not an object,
-// no hook_event_name, a tool event without tool_name or tool_use_id), or nullopt.
-std::optional<std::string> event_problem(const std::string& event_json);
-
-// Handles one event for the workspace. Never throws: every failure becomes an answer.
-HookAnswer handle_claude_code_event(const std::string& event_json, fsnap::HostFilesystem& workspace,
-                                    sandbox::Ledger& ledger, const ClaudeCodeHookOptions& options);
+// Handles one event for the run. Never throws: every failure becomes an answer.
+HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
+                                    const ClaudeCodeHookOptions& options);
 
 // The HTTP reply that says what answer says.
 HttpHookReply to_http_reply(const HookAnswer& answer);

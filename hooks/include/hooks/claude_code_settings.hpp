@@ -21,8 +21,8 @@ inline constexpr const char* kCommandOnlyEvents[] = {"SessionStart"};
 inline constexpr const char* kHookUrlPrefix = "http://127.0.0.1:";
 
 // The settings JSON text with shadowbox's hook entries (running `command`) added, or
-// replaced if present. Throws std::invalid_argument if text is not a JSON object
-// (empty text counts as {}).
+// replaced if present. Error kInvalidArgument if text is not a JSON object (empty text
+// counts as {}).
 std::string install_hooks(const std::string& settings_text, const std::string& command);
 // The same with HTTP hook entries posting to url (which must be on kHookUrlPrefix),
 // except for kCommandOnlyEvents, which run command.
@@ -33,7 +33,8 @@ std::string install_http_hooks(const std::string& settings_text, const std::stri
 std::string uninstall_hooks(const std::string& settings_text);
 
 // Reads, changes and atomically rewrites a settings file (creating it and its
-// directory for install). Throws std::runtime_error naming the file.
+// directory for install). Error naming the file; a file that is not valid JSON is
+// left unchanged.
 void install_hooks_in_file(const boost::filesystem::path& file, const std::string& command);
 void install_http_hooks_in_file(const boost::filesystem::path& file, const std::string& url,
                                 const std::string& command);

@@ -1,6 +1,6 @@
-// Slices the Claude Code integration keeps in a run's session (ADAPTER_STATE.md):
+// The slice the Claude Code integration keeps in a run's session (ADAPTER_STATE.md):
 // the agent's session as SessionStart reported it (LOG: every session a run had,
-// newest last), and the run's status (STATE).
+// newest last), what `resume` finds the session to resume in.
 #pragma once
 
 #include <string>
@@ -17,14 +17,7 @@ struct ClaudeCodeSession {
   friend bool operator==(const ClaudeCodeSession&, const ClaudeCodeSession&) = default;
 };
 
-// Where a run stands: "running" or "complete" (and why it ended).
-struct RunStatus {
-  std::string status;
-  std::string reason;
-  friend bool operator==(const RunStatus&, const RunStatus&) = default;
-};
-
-// Registers both types in sandbox::SliceTypes. Idempotent.
+// Registers the type in sandbox::SliceTypes. Idempotent.
 void register_claude_code_slice_types();
 
 }  // namespace hooks

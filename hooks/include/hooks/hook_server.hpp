@@ -25,7 +25,7 @@ class HookServer {
   // Work done after a reply is sent, before the next event is answered.
   using AfterReply = std::function<void(const HttpHookReply& reply)>;
 
-  // Starts listening. Throws std::runtime_error if no loopback port can be bound.
+  // Starts listening. Error kIo if no loopback port can be bound.
   explicit HookServer(Handler handler, AfterReply after_reply = {});
   // Stops listening (as stop() does).
   ~HookServer();

@@ -1,8 +1,9 @@
 // The slice types the runtime itself uses, with the default policies of
 // EXECUTION_STATE.md: Plan and VisibilityOverrides are STATE, WorkspaceDigest is
-// CACHE, ToolInvoked, PromptRendered and PromptExecuted are LOG. Each is registered
-// in SliceTypes (name, policy, JSON codec) by register_builtin_slice_types(), which
-// every Session calls.
+// CACHE, ToolInvoked, PromptRendered and PromptExecuted are LOG — and RunStatus, the
+// lifecycle of an agent run, LOG too (a tool's rollback never changes where the run
+// stands). Each is registered in SliceTypes (name, policy, JSON codec) by
+// register_builtin_slice_types(), which every Session calls.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +64,15 @@ struct PromptExecuted {
   std::string prompt_name;
   std::string output;
   friend bool operator==(const PromptExecuted&, const PromptExecuted&) = default;
+};
+
+// Where an agent run stands (LOG: the newest item is the current status).
+struct RunStatus {
+  // "running", "complete" (the agent exited with status 0, or its session ended),
+  // "failed" (it exited with another status), "killed" (by a signal).
+  std::string status;
+  std::string reason;
+  friend bool operator==(const RunStatus&, const RunStatus&) = default;
 };
 
 // Registers the types above in SliceTypes. Idempotent and thread-safe.

@@ -1,17 +1,15 @@
 // CheckpointStore — the pre- and post-tool composite snapshots of recent tool calls
 // (EXECUTION_STATE.md, Checkpoint Store), in a ring buffer, so state can be put back
 // to any tool boundary: `rollback_to_tool(state, "call_b")` restores files and STATE
-// slices exactly as before call_b, while LOG slices keep everything.
-//
-// A sink, if set, receives every record as it is made (the ledger persists them in
-// the shadow repository).
+// slices exactly as before call_b, while LOG slices keep everything. The transaction
+// core records every finished call here (when the ExecutionState has a store); the
+// ledger, not this ring, is what persists them.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
 #include <chrono>
 #include <deque>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -44,7 +42,7 @@ class CheckpointStore {
   // Keeps the newest `capacity` calls (at least 1).
   explicit CheckpointStore(std::size_t capacity = 100);
 
-  // Records (or replaces) the checkpoint of a call and hands it to the sink.
+  // Records (or replaces) the checkpoint of a call.
   void record(ToolCheckpoint checkpoint);
   std::optional<CompositeSnapshot> get_pre_snapshot(const std::string& tool_call_id) const;
   std::optional<CompositeSnapshot> get_post_snapshot(const std::string& tool_call_id) const;
@@ -53,19 +51,14 @@ class CheckpointStore {
   std::vector<ToolCheckpoint> list_checkpoints() const;
   std::size_t capacity() const { return capacity_; }
 
-  // Restores state to before the call. An unknown call id is std::out_of_range.
+  // Restores state to before the call. An unknown call id is Error kNotFound.
   void rollback_to_tool(ExecutionState& state, const std::string& tool_call_id) const;
-
-  // Called with every record, outside the store's lock. Exceptions propagate to the
-  // caller of record().
-  void set_sink(std::function<void(const ToolCheckpoint&)> sink);
 
  private:
   std::size_t capacity_;
   mutable std::mutex mutex_;
   std::deque<std::string> order_;  // call ids, oldest first
   std::map<std::string, ToolCheckpoint> by_id_;
-  std::function<void(const ToolCheckpoint&)> sink_;
 };
 
 }  // namespace sandbox

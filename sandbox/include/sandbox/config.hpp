@@ -16,13 +16,15 @@
 
 #include "fsnap/capture_options.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "sandbox/errors.hpp"
+#include "sandbox/rollback_policy.hpp"
 
 namespace sandbox {
 
 // A configuration file that cannot be read or does not validate.
-class ConfigError : public std::runtime_error {
+class ConfigError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& message) : Error(ErrorCode::kInvalidArgument, message) {}
 };
 
 // How `shadowbox run` and `resume` treat the agent.
@@ -61,11 +63,19 @@ struct RunSettings {
 
 // How the agent hooks treat failed tool calls.
 struct HookSettings {
+  // What becomes of failed tool calls: of agents (hook events) and of external tools
+  // (`shadowbox rollback`) alike.
   bool rollback_on_failure = true;             // hooks.rollback_on_failure
   std::vector<std::string> keep_failed_tools;  // hooks.keep_failed_tools: never rolled back
   // hooks.transport: how `shadowbox run` receives hook events — "http" (posted to the
   // run's own loopback server) or "command" (one `shadowbox hook` process per event).
   std::string transport = "http";
+
+  // The rollback policy these settings describe.
+  RollbackPolicy policy() const {
+    return RollbackPolicy{rollback_on_failure,
+                          {keep_failed_tools.begin(), keep_failed_tools.end()}};
+  }
 };
 
 // All of shadowbox's settings, with their defaults.

@@ -1,28 +1,40 @@
-// Errors of the transaction runtime (EXECUTION_STATE.md, "Error Handling").
+// Errors of the runtime. sandbox throws fsnap::Error, the project's one error type
+// (a code and a message naming what failed), so the executable maps every failure to
+// its exit status in one place; the errors EXECUTION_STATE.md names ("Error Handling")
+// are kinds of it that callers can catch by type.
+//
+// Thread-safety: errors are immutable values.
 #pragma once
 
-#include <stdexcept>
 #include <string>
+
+#include "fsnap/error.hpp"
 
 namespace sandbox {
 
+using Error = fsnap::Error;
+using ErrorCode = fsnap::ErrorCode;
+
 // Base of every error about snapshots and restores of execution state.
-class ExecutionStateError : public std::runtime_error {
+class ExecutionStateError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  ExecutionStateError(ErrorCode code, const std::string& message) : Error(code, message) {}
 };
 
-// A snapshot that does not fit the state it is applied to (a slice type this session
-// does not know, a snapshot of another kind of resource). Nothing was changed.
+// A snapshot that does not fit the state it is applied to (a resource this state does
+// not have, a snapshot of another kind of resource, a slice type this process has not
+// registered). Nothing was changed.
 class SnapshotMismatchError : public ExecutionStateError {
  public:
-  using ExecutionStateError::ExecutionStateError;
+  explicit SnapshotMismatchError(const std::string& message)
+      : ExecutionStateError(ErrorCode::kInvalidArgument, message) {}
 };
 
 // A restore that failed part-way; the state is as it was before the restore.
 class RestoreFailedError : public ExecutionStateError {
  public:
-  using ExecutionStateError::ExecutionStateError;
+  explicit RestoreFailedError(const std::string& message)
+      : ExecutionStateError(ErrorCode::kIo, message) {}
 };
 
 }  // namespace sandbox

@@ -1,8 +1,15 @@
 // ExecutionState — the single root of all mutable state of a run
 // (EXECUTION_STATE.md): the session, the resource registry, an injectable clock and
-// a seeded random generator, and optionally a CheckpointStore. A CompositeSnapshot
-// captures the session and every snapshotable resource together; restore puts all of
-// them back or, if any part fails, none (RestoreFailedError, state as before).
+// a seeded id source and random generator, and optionally a CheckpointStore.
+//
+// A CompositeSnapshot captures the session and every snapshotable resource together.
+// A host filesystem's part is a checkpoint commit, and the ledger record of the
+// snapshot (its metadata, outcome and session) is written with it in one step, so a
+// checkpoint never lands without its record.
+//
+// restore() puts every part back or, if any part fails, none (RestoreFailedError,
+// state as before): host filesystems first (a host restore that fails part-way puts
+// its files back itself), then the other resources, then the session.
 //
 // Thread-safety: snapshot and restore must not run concurrently with each other or
 // with tool handlers; the session itself may be dispatched to from any thread.
@@ -14,9 +21,13 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "fsnap/checkpoint.hpp"
+#include "fsnap/host_filesystem.hpp"
+#include "fsnap/id_source.hpp"
 #include "sandbox/clock.hpp"
+#include "sandbox/ledger_record.hpp"
 #include "sandbox/resource_registry.hpp"
 #include "sandbox/session.hpp"
 
@@ -24,13 +35,22 @@ namespace sandbox {
 
 class CheckpointStore;
 
-// When and why a composite snapshot was taken.
+// When and why a composite snapshot was taken, and what its ledger record says.
 struct SnapshotMetadata {
   std::string tag;
   std::string tool_call_id;
   std::string tool_name;
   fsnap::Phase phase = fsnap::Phase::kManual;
   std::string run = std::string(fsnap::kDefaultRun);  // the run checkpoints go to
+  // The call's input and outcome as the record states them.
+  CallOutcome outcome;
+  // Earlier records rewritten in the same step (a call's pre-tool record once its
+  // outcome is known); they land with this snapshot's own record.
+  std::vector<LedgerRecord> amends;
+  // Host filesystems: files changed since the run's newest checkpoint are first
+  // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
+  bool separate_outside_changes = false;
+
   friend bool operator==(const SnapshotMetadata&, const SnapshotMetadata&) = default;
 
   fsnap::CheckpointMeta checkpoint_meta() const {
@@ -46,15 +66,35 @@ struct CompositeSnapshot {
   std::map<std::string, ResourceSnapshot> resources;  // by resource name
   SnapshotMetadata metadata;
 
-  // JSON through the slice and resource codecs; std::invalid_argument if a part has
-  // no codec, SnapshotMismatchError (from_json) for a type this process lacks.
+  // The host checkpoints among the resources (those with a commit), by resource name.
+  std::map<std::string, fsnap::FilesystemSnapshot> host_checkpoints() const;
+  // The git tree of each filesystem resource, by name (to tell whether files differ).
+  std::map<std::string, std::string> file_trees() const;
+
+  // JSON through the slice and resource codecs; Error kInvalidArgument if a part has
+  // no codec or the text is malformed, SnapshotMismatchError (from_json) for a type
+  // this process lacks.
   std::string to_json() const;
   static CompositeSnapshot from_json(const std::string& json);
+};
+
+// How restore treats what it replaces.
+struct RestoreRequest {
+  // The run that receives host filesystems' safety checkpoints ("" = the snapshot's).
+  std::string run;
+  // Said in the ledger record of each safety checkpoint.
+  std::string summary;
+};
+
+// What a restore did to each host filesystem, by resource name.
+struct StateRestore {
+  std::map<std::string, fsnap::RestoreReport> filesystems;
 };
 
 // The root of a run's mutable state.
 class ExecutionState {
  public:
+  // Snapshot times come from clock; snapshot ids (and rng()) from seed, when given.
   ExecutionState(std::shared_ptr<Session> session, ResourceRegistry resources,
                  std::shared_ptr<const Clock> clock = std::make_shared<SystemClock>(),
                  std::optional<std::uint64_t> seed = std::nullopt,
@@ -64,22 +104,28 @@ class ExecutionState {
   const std::shared_ptr<Session>& session_ptr() const { return session_; }
   ResourceRegistry& resources() { return resources_; }
   const Clock& clock() const { return *clock_; }
+  const std::shared_ptr<const Clock>& shared_clock() const { return clock_; }
   // The run's random generator, seeded for replay when a seed was given.
   std::mt19937_64& rng() { return rng_; }
+  // The source of snapshot ids (seeded like rng()).
+  const std::shared_ptr<fsnap::IdSource>& ids() const { return ids_; }
   CheckpointStore* checkpoints() const { return checkpoints_.get(); }
 
-  // Captures the session (all slices) and every snapshotable resource.
+  // Captures the session (all slices) and every snapshotable resource; a host
+  // filesystem records a checkpoint with the snapshot's ledger record.
   CompositeSnapshot snapshot(const SnapshotMetadata& metadata = {});
-  // Restores every part. Checks that every part fits first (SnapshotMismatchError,
+  // Restores every part (files, other resources, STATE and CACHE slices; LOG slices
+  // keep everything). Checks that every part fits first (SnapshotMismatchError,
   // nothing changed); if a part fails while restoring, puts back the parts already
   // restored and throws RestoreFailedError.
-  void restore(const CompositeSnapshot& snapshot);
+  StateRestore restore(const CompositeSnapshot& snapshot, const RestoreRequest& request = {});
 
  private:
   std::shared_ptr<Session> session_;
   ResourceRegistry resources_;
   std::shared_ptr<const Clock> clock_;
   std::mt19937_64 rng_;
+  std::shared_ptr<fsnap::IdSource> ids_;
   std::shared_ptr<CheckpointStore> checkpoints_;
 };
 

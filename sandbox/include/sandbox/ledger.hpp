@@ -1,19 +1,18 @@
-// Ledger — the composite ledger persisted in the shadow repository: one JSON record
-// per checkpoint, stored as a git note on the checkpoint commit under
-// refs/notes/shadowbox, so `git log --notes=shadowbox` shows it and a new process can
-// list a run's tool calls, rebuild the session at any checkpoint and roll back to any
-// tool boundary.
+// Ledger — reads the composite ledger of a store: one LedgerRecord per checkpoint,
+// stored as a git note on the checkpoint commit under refs/notes/shadowbox. Records
+// are written by the checkpoints themselves (ExecutionState::snapshot), so a
+// checkpoint never lands without its record.
 //
-// A record holds the checkpoint's phase, tool and call id, the call's outcome
-// (success, result summary, elapsed time) once known, and the full session snapshot
-// at that checkpoint. The latest state of a run is the record of the newest
-// checkpoint that has one: reading it touches one note, not the run's history.
+// LedgerBoundaryLog is the BoundaryLog of a run kept in a store: the CLI, the hooks and
+// `shadowbox run` drive a run's tool calls through it, from several processes. A step
+// holds the store lock and starts from the session of the run's newest record;
+// reading it touches one note, not the run's history.
 //
-// Thread-safety: writes take the store lock, so several processes may share a ledger.
+// Thread-safety: a Ledger borrows the process's ShadowRepo and shares its contract
+// (one thread at a time). Steps of several processes serialise on the store lock.
 #pragma once
 
-#include <cstdint>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,68 +20,58 @@
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
-#include "sandbox/session.hpp"
+#include "sandbox/boundary_log.hpp"
+#include "sandbox/ledger_record.hpp"
 
 namespace sandbox {
 
-struct ToolCheckpoint;
-class ExecutionState;
-
-// The ledger record of one checkpoint.
-struct LedgerRecord {
-  std::string checkpoint_id;
-  std::string commit;
-  std::string run;
-  fsnap::Phase phase = fsnap::Phase::kManual;
-  std::string tool_call_id;
-  std::string tool_name;
-  std::string input_summary;    // what the tool was asked to do, if known
-  std::optional<bool> success;  // the call's outcome, once known
-  std::string result_summary;
-  std::optional<std::int64_t> elapsed_ms;
-  std::string session_json;  // SessionSnapshot::to_json() at this checkpoint
-
-  // The session snapshot (decoded through the slice type registry).
-  SessionSnapshot session() const { return SessionSnapshot::from_json(session_json); }
-
-  std::string to_json() const;
-  // std::invalid_argument for a note that is not a ledger record.
-  static LedgerRecord from_json(const std::string& json);
-  // The record of a checkpoint with the given session, before any outcome.
-  static LedgerRecord for_checkpoint(const fsnap::Checkpoint& c, const SessionSnapshot& session);
-};
-
-// Reads and writes the ledger of one store.
+// Reads the ledger of one store.
 class Ledger {
  public:
-  explicit Ledger(fsnap::Store store);
+  explicit Ledger(std::shared_ptr<fsnap::ShadowRepo> repo);
+  // A reader of store's ledger with a repository handle of its own (for a process that
+  // has none open yet).
+  static Ledger of(const fsnap::Store& store);
 
-  // Writes (or replaces) the record of record.commit.
-  void write(const LedgerRecord& record);
-  // The record of a checkpoint, or nullopt if it has none.
+  // The record of a checkpoint, or nullopt if it has none. Error kCorrupt for a note
+  // that is not a ledger record.
   std::optional<LedgerRecord> read(const fsnap::Checkpoint& checkpoint) const;
-  // The record of the newest checkpoint of run that has one, or nullopt.
+  // The record of the newest checkpoint of run that has one, or nullopt (also for a
+  // run that does not exist).
   std::optional<LedgerRecord> latest(const std::string& run) const;
-  // Every record of a run, oldest first.
+  // Every record of a run, oldest first (none for a run that does not exist).
   std::vector<LedgerRecord> records(const std::string& run) const;
 
-  // A CheckpointStore sink that persists the records of each tool call: the pre
-  // checkpoint's record (with the outcome) and the record of the checkpoint that
-  // ended the call (post, or the one taken after a rollback).
-  std::function<void(const ToolCheckpoint&)> sink();
+  fsnap::ShadowRepo& repo() const { return *repo_; }
 
-  // Puts state back to before tool call tool_call_id from the ledger alone (as a new
-  // process would): the files of its pre-tool checkpoint and the STATE slices of the
-  // session recorded there; LOG slices keep everything. std::out_of_range if the call
-  // has no pre-tool record.
-  void rollback_to_tool(ExecutionState& state, const std::string& tool_call_id);
+ private:
+  std::shared_ptr<fsnap::ShadowRepo> repo_;
+};
 
-  const fsnap::Store& store() const { return store_; }
-  fsnap::ShadowRepo& repo() { return repo_; }
+// The boundaries of one run, kept in a store's ledger.
+class LedgerBoundaryLog : public BoundaryLog {
+ public:
+  // resource is the name under which the ExecutionState holds the store's workspace.
+  LedgerBoundaryLog(fsnap::Store store, std::shared_ptr<Ledger> ledger, std::string run,
+                    std::string resource);
+
+  // Takes the store lock and makes the state's session the one of the run's newest
+  // record (empty for a new run).
+  std::unique_ptr<StepHold> begin_step(ExecutionState& state) override;
+  void remember(const Boundary& boundary) override;
+  void forget(const std::string& call_id) override;
+  std::optional<Boundary> pre_tool(const std::string& call_id) const override;
+  std::vector<BoundaryFact> since(const Boundary& pre) const override;
+
+  // The boundary at checkpoint c: its files, and the session and outcome of its record
+  // (a checkpoint without a record restores files only).
+  Boundary boundary_at(const fsnap::Checkpoint& c) const;
 
  private:
   fsnap::Store store_;
-  fsnap::ShadowRepo repo_;
+  std::shared_ptr<Ledger> ledger_;
+  std::string run_;
+  std::string resource_;
 };
 
 }  // namespace sandbox

@@ -22,6 +22,7 @@
 #include <Poco/Dynamic/Var.h>
 
 #include "fsnap/checkpoint.hpp"
+#include "fsnap/host_filesystem.hpp"
 #include "fsnap/snapshot.hpp"
 #include "sandbox/errors.hpp"
 
@@ -43,6 +44,24 @@ struct ResourceSnapshot {
   }
 };
 
+// Why a resource is captured, and — for a host filesystem, which records a checkpoint
+// in its store — the notes to record with it.
+struct CaptureRequest {
+  fsnap::CheckpointMeta meta;
+  fsnap::NotesFor notes;  // recorded with the checkpoint of meta
+  // Record files changed since the run's newest checkpoint first, as their own
+  // checkpoint (attributed to no tool), with outside_notes.
+  bool separate_outside_changes = false;
+  fsnap::NotesFor outside_notes;
+};
+
+// How a resource restore treats what it replaces (a host filesystem takes a safety
+// checkpoint first).
+struct RestoreContext {
+  std::string run;               // the run that receives the safety checkpoint
+  fsnap::NotesFor safety_notes;  // recorded with it
+};
+
 namespace detail {
 template <typename S>
 S snapshot_type_of(const fsnap::Snapshotable<S>*);
@@ -50,14 +69,11 @@ template <typename T>
 concept SnapshotableResource = requires(T* t) {
   snapshot_type_of(t);
 };
-// Resources that record checkpoints with full metadata (fsnap::HostFilesystem).
-template <typename T>
-concept CheckpointingResource = requires(T* t, const fsnap::CheckpointMeta& meta) {
-  { t->checkpoint(meta) } -> std::same_as<fsnap::Checkpoint>;
-};
 }  // namespace detail
 
-// Typed container of runtime resources.
+// Typed container of runtime resources. A fsnap::HostFilesystem (or a type derived from
+// it) is captured as a checkpoint with metadata and ledger notes, and restored with a
+// safety checkpoint; any other fsnap::Snapshotable<S> through snapshot(tag)/restore.
 class ResourceRegistry {
  public:
   // A registered resource and, if it is snapshotable, how to capture and restore it.
@@ -66,14 +82,20 @@ class ResourceRegistry {
     std::type_index key = typeid(void);
     std::shared_ptr<void> object;
     std::type_index snapshot_type = typeid(void);  // typeid(void) if not snapshotable
-    // Captures the resource; meta says why (a host filesystem records it in the
-    // checkpoint commit, other resources use the tag).
-    std::function<ResourceSnapshot(const fsnap::CheckpointMeta& meta)> snapshot;
-    std::function<void(const ResourceSnapshot&)> restore;
+    // A host filesystem (checkpoints in a store, restored first, reports its restores),
+    // or null. Owned by object.
+    fsnap::HostFilesystem* host = nullptr;
+    // Captures the resource (a host filesystem records a checkpoint with the request's
+    // notes; other resources use the tag).
+    std::function<ResourceSnapshot(const CaptureRequest&)> snapshot;
+    // Restores it; a host filesystem says what it did.
+    std::function<std::optional<fsnap::RestoreReport>(const ResourceSnapshot&,
+                                                      const RestoreContext&)>
+        restore;
   };
 
   // Registers resource under the key type Key (a base of Impl, or Impl itself) and a
-  // stable name. A second resource for the same key or name is std::invalid_argument.
+  // stable name. A second resource for the same key or name is Error kInvalidArgument.
   template <typename Key, typename Impl>
   void put(std::shared_ptr<Impl> resource, std::string name) {
     static_assert(std::is_base_of_v<Key, Impl> || std::is_same_v<Key, Impl>);
@@ -81,35 +103,39 @@ class ResourceRegistry {
     entry.name = std::move(name);
     entry.key = typeid(Key);
     entry.object = std::static_pointer_cast<void>(std::shared_ptr<Key>(resource));
-    if constexpr (detail::SnapshotableResource<Impl>) {
+    if constexpr (std::is_base_of_v<fsnap::HostFilesystem, Impl>) {
+      fsnap::HostFilesystem* host = resource.get();
+      entry.snapshot_type = typeid(fsnap::FilesystemSnapshot);
+      entry.host = host;
+      entry.snapshot = [host](const CaptureRequest& request) {
+        fsnap::Checkpoint c =
+            request.separate_outside_changes
+                ? host->checkpoint_after_outside_changes(outside_meta(request.meta), request.meta,
+                                                         request.notes, request.outside_notes)
+                      .back()
+                : host->checkpoint(request.meta, request.notes);
+        return ResourceSnapshot::of(fsnap::to_snapshot(c));
+      };
+      entry.restore = [host, name = entry.name](const ResourceSnapshot& snap,
+                                                const RestoreContext& context) {
+        return std::optional<fsnap::RestoreReport>(restore_host(*host, name, snap, context));
+      };
+    } else if constexpr (detail::SnapshotableResource<Impl>) {
       using S = decltype(detail::snapshot_type_of(static_cast<Impl*>(nullptr)));
       fsnap::Snapshotable<S>* target = resource.get();
       entry.snapshot_type = typeid(S);
-      if constexpr (detail::CheckpointingResource<Impl> &&
-                    std::is_same_v<S, fsnap::FilesystemSnapshot>) {
-        Impl* host = resource.get();
-        entry.snapshot = [host](const fsnap::CheckpointMeta& meta) {
-          fsnap::Checkpoint c = host->checkpoint(meta);
-          fsnap::FilesystemSnapshot s;
-          s.id = c.id;
-          s.commit = c.commit;
-          s.tag = c.meta.tag;
-          s.created_at = c.created_at;
-          s.skipped = c.skipped;
-          return ResourceSnapshot::of<S>(std::move(s));
-        };
-      } else {
-        entry.snapshot = [target](const fsnap::CheckpointMeta& meta) {
-          return ResourceSnapshot::of<S>(target->snapshot(meta.tag));
-        };
-      }
-      entry.restore = [target, name = entry.name](const ResourceSnapshot& snap) {
+      entry.snapshot = [target](const CaptureRequest& request) {
+        return ResourceSnapshot::of<S>(target->snapshot(request.meta.tag));
+      };
+      entry.restore = [target, name = entry.name](const ResourceSnapshot& snap,
+                                                  const RestoreContext&) {
         const S* value = snap.get<S>();
         if (value == nullptr) {
           throw SnapshotMismatchError("resource '" + name + "' cannot restore a snapshot of " +
                                       "another kind");
         }
         target->restore(*value);
+        return std::optional<fsnap::RestoreReport>();
       };
     }
     add(std::move(entry));
@@ -128,6 +154,12 @@ class ResourceRegistry {
   std::vector<const Entry*> snapshotable() const;
 
  private:
+  // The checkpoint meta of changes made outside any tool call, before meta.
+  static fsnap::CheckpointMeta outside_meta(const fsnap::CheckpointMeta& meta);
+  // Makes host the checkpoint snap names (a safety checkpoint first).
+  static fsnap::RestoreReport restore_host(fsnap::HostFilesystem& host, const std::string& name,
+                                           const ResourceSnapshot& snap,
+                                           const RestoreContext& context);
   void add(Entry entry);
   std::vector<Entry> entries_;
 };

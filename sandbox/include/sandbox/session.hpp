@@ -8,6 +8,9 @@
 // every child session. Every slice has a policy (STATE, LOG, CACHE; the default comes
 // from SliceTypes) that decides what snapshots include and what rollbacks keep.
 //
+// Snapshot times and ids come from the injected clock and id source, so a seeded run
+// gives the same ids every time.
+//
 // Thread-safety: every method may be called from any thread. Dispatches are
 // serialised, so a reducer always sees the newest slice and no update is lost.
 // Reducers must not call back into the session.
@@ -24,6 +27,8 @@
 #include <typeindex>
 #include <vector>
 
+#include "fsnap/clock.hpp"
+#include "fsnap/id_source.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/persistent_vector.hpp"
 #include "sandbox/slice_types.hpp"
@@ -95,6 +100,9 @@ struct SessionSnapshot {
   std::map<std::string, std::string> tags;
   std::map<std::type_index, SliceItems> slices;     // the slices included
   std::map<std::type_index, SlicePolicy> policies;  // policy of each included slice
+  // The policies the snapshot captured: every slice of these policies the session had
+  // is in slices, so a slice of them that is not there did not exist.
+  std::set<SlicePolicy> covered = {SlicePolicy::kState, SlicePolicy::kLog, SlicePolicy::kCache};
 
   // Typed access to an included slice (empty if it is not included).
   template <typename T>
@@ -104,10 +112,10 @@ struct SessionSnapshot {
   }
 
   // JSON with every slice encoded by its registered codec. A slice type without a
-  // codec is std::invalid_argument naming it.
+  // codec is Error kInvalidArgument naming it.
   std::string to_json() const;
   // Parses to_json's output. A slice type name this process has not registered is a
-  // SnapshotMismatchError; malformed JSON is std::invalid_argument.
+  // SnapshotMismatchError; malformed JSON is Error kInvalidArgument.
   static SessionSnapshot from_json(const std::string& json);
 
   // True if both hold the same slices with equal encoded contents and policies.
@@ -120,9 +128,10 @@ inline const std::set<SlicePolicy> kStatePolicies = {SlicePolicy::kState};
 // Typed slices of state with reducers, snapshots and rollback.
 class Session {
  public:
-  // A clock for snapshot timestamps; the system clock if not given.
-  using Now = std::function<std::chrono::system_clock::time_point()>;
-  explicit Session(Now now = {});
+  // Snapshot times come from clock, ids from ids (the system clock and random ids if
+  // not given).
+  explicit Session(std::shared_ptr<const fsnap::Clock> clock = nullptr,
+                   std::shared_ptr<fsnap::IdSource> ids = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -191,18 +200,17 @@ class Session {
   SessionSnapshot snapshot(const std::set<SlicePolicy>& policies = kStatePolicies,
                            bool include_all = false,
                            std::map<std::string, std::string> tags = {}) const;
-  // Makes the included slices exactly as captured; with preserve_logs, LOG slices keep
-  // their current values. A snapshot naming a slice this session has not declared is
-  // a SnapshotMismatchError and changes nothing.
+  // Makes every slice of the policies the snapshot covers exactly as captured: the
+  // slices it holds get its items (and its policies; slices this session lacks are
+  // declared), and the slices it lacks are removed, so what happened since leaves no
+  // trace. With preserve_logs, LOG slices keep their current values. Atomic.
   void rollback(const SessionSnapshot& snapshot, bool preserve_logs = true);
-
-  // Like rollback, but slices this session does not have yet are declared (with the
-  // snapshot's policies) instead of being a mismatch.
-  void rollback_declaring(const SessionSnapshot& snapshot, bool preserve_logs = true);
 
   // A session holding exactly the slices of snapshot, with their recorded policies
   // (for rebuilding a run's session from the ledger).
-  static std::shared_ptr<Session> from_snapshot(const SessionSnapshot& snapshot, Now now = {});
+  static std::shared_ptr<Session> from_snapshot(const SessionSnapshot& snapshot,
+                                                std::shared_ptr<const fsnap::Clock> clock = nullptr,
+                                                std::shared_ptr<fsnap::IdSource> ids = nullptr);
 
   // A new session whose parent is this one; broadcasts reach it.
   std::shared_ptr<Session> create_child();
@@ -218,22 +226,30 @@ class Session {
   void declare(std::type_index slice, std::optional<SlicePolicy> policy);
   void add_reducer(std::type_index slice, std::type_index event, std::optional<SlicePolicy> policy,
                    ErasedReducer reducer);
+  // The state of slice, declared (with its reducers' policy, else its default) if a
+  // rollback removed it. Called with mutex_ held.
+  SliceState& slice_state(std::type_index slice);
   std::size_t apply(std::type_index event, const void* value, bool to_children);
   bool has_reducer(std::type_index slice, std::type_index event) const;
   SliceItems items(std::type_index slice) const;
+  SliceItems items_locked(std::type_index slice) const;  // with mutex_ held
   void set_items(std::type_index slice, SliceItems items);
   SlicePolicy policy_of(std::type_index slice) const;
 
+  struct ReducerEntry {
+    std::type_index slice;
+    std::optional<SlicePolicy> policy;  // as registered
+    ErasedReducer reducer;
+  };
+
+  std::shared_ptr<const fsnap::Clock> clock_;
+  std::shared_ptr<fsnap::IdSource> ids_;
   std::string id_;
   std::string parent_id_;
-  Now now_;
   mutable std::mutex mutex_;
   std::map<std::type_index, SliceState> slices_;
-  std::multimap<std::type_index, std::pair<std::type_index, ErasedReducer>> reducers_;  // event ->
+  std::multimap<std::type_index, ReducerEntry> reducers_;  // by event type
   std::vector<std::weak_ptr<Session>> children_;
 };
-
-// A fresh random identifier (32 hex digits).
-std::string new_id();
 
 }  // namespace sandbox

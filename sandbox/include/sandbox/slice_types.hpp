@@ -45,7 +45,7 @@ class SliceTypes {
  public:
   // Registers T under name with its default policy and codec. Re-registering the same
   // type under the same name replaces the entry; a name taken by another type, or a
-  // second name for one type, is std::invalid_argument.
+  // second name for one type, is Error kInvalidArgument.
   template <typename T>
   static void add(std::string name, SlicePolicy default_policy,
                   std::function<Poco::Dynamic::Var(const T&)> encode,

@@ -1,20 +1,26 @@
-// ToolRunner — every tool call as a transaction (EXECUTION_STATE.md, Tool Transaction
-// Semantics): a pre-tool composite snapshot, the handler, then commit or roll back:
+// ToolRunner — every in-process tool call as a transaction (EXECUTION_STATE.md, Tool
+// Transaction Semantics), through the transaction core (ToolTransactions) that the
+// hook path and the CLI use too:
 //
-//   handler throws                 -> rollback, failed ToolResult with the message
-//   ToolResult.success == false    -> rollback, the result as returned
-//   ToolValidationError            -> rollback, failed ToolResult
-//   VisibilityExpansionRequired    -> rollback, re-thrown for the caller to retry
-//   deadline exceeded              -> rollback, PromptEvaluationError
+//   handler throws                 -> failed ToolResult with the message
+//   ToolResult.success == false    -> the result as returned
+//   ToolValidationError            -> failed ToolResult
+//   a non-standard exception       -> recorded as a failure, then re-thrown
+//   VisibilityExpansionRequired    -> as if never run (nothing logged), re-thrown for the
+//                                     caller to retry
+//   deadline exceeded              -> PromptEvaluationError
 //
-// Every call ends with a checkpoint of its own — post_tool after a success, phase
-// checkpoint after a rollback — so the newest checkpoint is always the current state.
-// Every call is recorded in the state's CheckpointStore (if any) and as a ToolInvoked
-// event in the session's LOG slice (before the ending checkpoint, which includes it). Telemetry
-// failures (the ToolInvoked dispatch, a publish callback) are reported on stderr and never roll
+// Every failure goes to the core's one rollback decision (RollbackPolicy): rolled back
+// to the pre-tool boundary, refused (a call nested in this one changed files since it
+// began) or kept by configuration. Every call ends with a boundary of its own —
+// post_tool after a success, phase checkpoint after a rollback — so the newest
+// boundary is always the current state. Every call is recorded in the state's
+// CheckpointStore (if any) and as a ToolInvoked event in the session's LOG slice.
+// Telemetry failures (a publish callback) are reported on stderr and never roll
 // anything back.
 //
-// Thread-safety: one call at a time per ExecutionState.
+// Thread-safety: one call at a time per ExecutionState (a handler may call execute for
+// a nested call).
 #pragma once
 
 #include <functional>
@@ -25,15 +31,11 @@
 
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/execution_state.hpp"
+#include "sandbox/memory_boundary_log.hpp"
+#include "sandbox/rollback_policy.hpp"
+#include "sandbox/tool_transactions.hpp"
 
 namespace sandbox {
-
-// A tool call as the model made it.
-struct ToolCall {
-  std::string id;
-  std::string name;
-  std::string params;  // JSON text
-};
 
 // What a tool returns.
 struct ToolResult {
@@ -63,11 +65,14 @@ class PromptEvaluationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class ToolRunner;
+
 // What a handler gets besides its call.
 struct ToolContext {
   ExecutionState& state;
   const ToolCall& call;
   std::optional<TimePoint> deadline;
+  ToolRunner& runner;  // for nested calls
 };
 
 // A tool: an optional parameter check and the handler.
@@ -80,10 +85,13 @@ struct Tool {
 class ToolRunner {
  public:
   ToolRunner(ExecutionState& state, std::map<std::string, Tool> tools, std::string prompt_name,
-             std::string run = std::string(fsnap::kDefaultRun));
+             std::string run = std::string(fsnap::kDefaultRun), RollbackPolicy policy = {});
 
   // Executes call; see the table above.
   ToolResult execute(const ToolCall& call, std::optional<TimePoint> deadline = std::nullopt);
+
+  // What became of the last failed call (rolled back, refused, kept), or nullopt.
+  const std::optional<RollbackDecision>& last_decision() const { return last_decision_; }
 
   // Best-effort observer of every ToolInvoked event.
   void set_publisher(std::function<void(const ToolInvoked&)> publish) {
@@ -91,14 +99,15 @@ class ToolRunner {
   }
 
  private:
-  // Logs the call, takes the checkpoint that ends it and records both.
-  void finish(const ToolCall& call, const CompositeSnapshot& pre, const ToolResult& result,
-              TimePoint start);
+  ToolResult fail(const ToolCall& call, const ToolResult& result);
+  void publish(const ToolCall& call, const ToolResult& result, TimePoint start);
 
   ExecutionState& state_;
   std::map<std::string, Tool> tools_;
   std::string prompt_name_;
-  std::string run_;
+  MemoryBoundaryLog log_;
+  ToolTransactions transactions_;
+  std::optional<RollbackDecision> last_decision_;
   std::function<void(const ToolInvoked&)> publish_;
 };
 

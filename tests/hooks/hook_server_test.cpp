@@ -18,6 +18,7 @@
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/hook_server.hpp"
+#include "sandbox/errors.hpp"
 
 namespace {
 
@@ -173,8 +174,7 @@ TEST(HttpSettingsTest, ToolEventsPostAndSessionStartRunsTheCommand) {
   EXPECT_EQ(removed.find("hook claude-code"), std::string::npos) << removed;
   EXPECT_NE(removed.find("opus"), std::string::npos);
 
-  EXPECT_THROW(hooks::install_http_hooks("{}", "http://example.com/hook/x", "c"),
-               std::invalid_argument)
+  EXPECT_THROW(hooks::install_http_hooks("{}", "http://example.com/hook/x", "c"), sandbox::Error)
       << "hooks only ever post to loopback";
 }
 

@@ -1,5 +1,6 @@
-// `shadowbox hook claude-code` fed hook events as Claude Code sends them, and
-// `shadowbox hooks install|uninstall` on Claude Code settings files.
+// The Claude Code hook path end to end: `shadowbox hook claude-code` fed hook events as
+// Claude Code sends them (one process per event, in parallel too), and `shadowbox hooks
+// install|uninstall` on Claude Code settings files.
 #include <Poco/JSON/Parser.h>
 
 #include <sstream>
@@ -48,7 +49,9 @@ class HookTest : public ::testing::Test {
   }
 
   fsnap::ShadowRepo repo() const { return fsnap::ShadowRepo::open(store_ / "repo.git", false); }
-  sandbox::Ledger ledger() const { return sandbox::Ledger(fsnap::Store::open(store_, ws_, false)); }
+  sandbox::Ledger ledger() const {
+    return sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
+  }
   std::vector<fsnap::Checkpoint> chain() const {
     std::vector<fsnap::Checkpoint> log = repo().log("default", 0);
     return {log.rbegin(), log.rend()};  // oldest first
@@ -179,7 +182,7 @@ TEST_F(HookTest, ConcurrentHookProcessesSerialise) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.err;
 }
 
-TEST_F(HookTest, SessionStartAndStopAreRecorded) {
+TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
   std::optional<sandbox::LedgerRecord> start = ledger().latest("default");
   ASSERT_TRUE(start.has_value());
@@ -188,9 +191,20 @@ TEST_F(HookTest, SessionStartAndStopAreRecorded) {
   EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].session_id, "sess-1");
   EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].transcript_path, "/nowhere/t.jsonl");
   EXPECT_EQ(session.policies.at(typeid(hooks::ClaudeCodeSession)), sandbox::SlicePolicy::kLog);
-  EXPECT_EQ(session.slice<hooks::RunStatus>()[0].status, "running");
+  EXPECT_EQ(session.slice<sandbox::RunStatus>().latest()->status, "running");
+  EXPECT_EQ(session.policies.at(typeid(sandbox::RunStatus)), sandbox::SlicePolicy::kLog)
+      << "a tool's rollback never changes where the run stands";
+  auto status = [&] {
+    return ledger().latest("default")->session().slice<sandbox::RunStatus>().latest()->status;
+  };
+  // Stop ends a turn; an interactive session has many.
   ASSERT_EQ(send("Stop", ",\"stop_hook_active\":false").exit_code, 0);
-  EXPECT_EQ(ledger().latest("default")->session().slice<hooks::RunStatus>()[0].status, "complete");
+  EXPECT_EQ(status(), "running");
+  // /clear ends one agent session and starts the next: the run goes on.
+  ASSERT_EQ(send("SessionEnd", ",\"reason\":\"clear\"").exit_code, 0);
+  EXPECT_EQ(status(), "running");
+  ASSERT_EQ(send("SessionEnd", ",\"reason\":\"prompt_input_exit\"").exit_code, 0);
+  EXPECT_EQ(status(), "complete");
 }
 
 TEST_F(HookTest, MalformedInputChangesNothing) {

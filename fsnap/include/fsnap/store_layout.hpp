@@ -1,0 +1,83 @@
+// The name of every file, directory and ref of a store, in one place (as LevelDB's
+// db/filename.h names every file of a database). Nothing else spells these out.
+//
+//   <store>/repo.git                    bare shadow repository (`shadowbox path`)
+//   <store>/workspace                   real path of the workspace the store belongs to
+//   <store>/stat-cache                  stat data of the last capture (a cache)
+//   <store>/lock                        flock(2) target serialising writers
+//   <store>/runs/<run>/                 one run of an agent:
+//       home/                           the agent's ephemeral HOME
+//       home-resumed-<stamp>/           HOMEs rebuilt by `resume`
+//       run.json                        what was started, and how it ended
+//       log                             hook warnings and errors
+//       staging.<pid>/                  HOME data on its way into the store (transient)
+//
+//   refs/shadowbox/runs/<run>           chain of checkpoint commits of one run
+//   refs/shadowbox/tags/<tag>           the newest checkpoint taken with a tag
+//   refs/shadowbox/home/<run>           the preserved agent HOME data of a run
+//   refs/notes/shadowbox                the ledger: one record per checkpoint
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <boost/filesystem/path.hpp>
+
+namespace fsnap::layout {
+
+using Path = boost::filesystem::path;
+
+inline constexpr std::string_view kRunRefPrefix = "refs/shadowbox/runs/";
+inline constexpr std::string_view kTagRefPrefix = "refs/shadowbox/tags/";
+inline constexpr std::string_view kHomeRefPrefix = "refs/shadowbox/home/";
+inline constexpr const char* kNotesRef = "refs/notes/shadowbox";
+
+// Files and directories of the store at store.
+inline Path repo_dir(const Path& store) {
+  return store / "repo.git";
+}
+inline Path workspace_marker(const Path& store) {
+  return store / "workspace";
+}
+inline Path stat_cache_file(const Path& store) {
+  return store / "stat-cache";
+}
+inline Path lock_file(const Path& store) {
+  return store / "lock";
+}
+inline Path runs_dir(const Path& store) {
+  return store / "runs";
+}
+inline Path run_dir(const Path& store, const std::string& run) {
+  return runs_dir(store) / run;
+}
+inline Path run_home_dir(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "home";
+}
+inline Path resumed_home_dir(const Path& store, const std::string& run, const std::string& stamp) {
+  return run_dir(store, run) / ("home-resumed-" + stamp);
+}
+inline Path run_meta_file(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "run.json";
+}
+inline Path run_log_file(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "log";
+}
+inline Path staging_dir(const Path& store, const std::string& run, long pid) {
+  return run_dir(store, run) / ("staging." + std::to_string(pid));
+}
+
+// Refs of the shadow repository.
+inline std::string run_ref(std::string_view run) {
+  return std::string(kRunRefPrefix) + std::string(run);
+}
+inline std::string tag_ref(std::string_view tag) {
+  return std::string(kTagRefPrefix) + std::string(tag);
+}
+inline std::string home_ref(std::string_view run) {
+  return std::string(kHomeRefPrefix) + std::string(run);
+}
+
+}  // namespace fsnap::layout

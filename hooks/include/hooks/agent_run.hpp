@@ -1,0 +1,48 @@
+// An agent run under shadowbox (`shadowbox run`, `shadowbox resume`): the run's ledger
+// and workspace (watched), Claude Code's hooks installed in the agent's ephemeral HOME
+// (HTTP hooks answered by a loopback server in this process, or one `shadowbox hook`
+// process per event), the agent started with only the configured environment, its
+// session data preserved at every tool boundary and on exit, and how it ended recorded
+// in the run's session (RunStatus) and in run.json.
+//
+// Thread-safety: run_agent is called from one thread; hook events are answered on the
+// server's thread, one at a time, while that thread waits for the agent, and never
+// after the agent has exited.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+#include "fsnap/store.hpp"
+#include "hooks/agent_process.hpp"
+#include "sandbox/config.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace hooks {
+
+// What run_agent runs, and how.
+struct AgentRunSpec {
+  fsnap::Store store;
+  sandbox::Config config;
+  std::string run;
+  boost::filesystem::path workspace;
+  boost::filesystem::path home;   // the agent's HOME (exists)
+  std::vector<std::string> argv;  // the agent command
+  std::string hook_command;       // what a command hook runs: this executable, bound to the run
+  std::string start_summary;      // said in the record of the run's opening boundary
+  sandbox::RunMeta meta;          // run.json as the run starts
+  std::function<void(const std::string&)> warn;  // warnings for the person running it
+};
+
+// Runs the agent to its end under shadowbox and returns how it ended. Error if it
+// cannot be started (the run's opening boundary is recorded even then).
+AgentExit run_agent(AgentRunSpec spec);
+
+// The NO_PROXY / no_proxy entries that let a loopback hook request bypass a proxy set in
+// the environment (none when no proxy is set).
+std::vector<std::string> loopback_without_proxy();
+
+}  // namespace hooks

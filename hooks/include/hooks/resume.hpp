@@ -1,0 +1,68 @@
+// Resuming an agent run (ADAPTER_STATE.md: find_resumable_state and its validation):
+// the newest agent session a run recorded, the checks a resume makes, and the command
+// and fresh HOME it starts the agent with.
+//
+// Thread-safety: functions of the store; they borrow the process's ShadowRepo.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+#include "fsnap/shadow_repo.hpp"
+#include "fsnap/store.hpp"
+#include "hooks/claude_code_state.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace hooks {
+
+// The agent session a run can be resumed from, and what validation looks at.
+struct ResumableState {
+  ClaudeCodeSession session;    // the newest agent session the run recorded
+  std::string run_status;       // the newest RunStatus ("" if none was recorded)
+  bool home_preserved = false;  // the session's transcript is in the preserved HOME
+  // The run's last activity: its newest checkpoint or the last preservation of its
+  // HOME (a transcript change), whichever is newer.
+  std::optional<std::chrono::system_clock::time_point> last_activity;
+  long running_pid = 0;  // the supervising process, if it is alive
+};
+
+// The newest agent session recorded in the run's ledger, or nullopt.
+std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
+                                                   const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                                                   const std::string& run);
+
+// How strictly resume checks the state.
+enum class ResumeValidation { kStrict, kRelaxed, kNone };
+// "strict", "relaxed", "none" -> the mode, else nullopt.
+std::optional<ResumeValidation> parse_resume_validation(std::string_view text);
+
+// The reasons state may not be resumed under validation (empty: it may).
+//   strict:  same workspace path, last activity within max_age, run not complete,
+//            plus relaxed
+//   relaxed: a session id, its preserved transcript, the run not running right now
+std::vector<std::string> resume_problems(const ResumableState& state, ResumeValidation validation,
+                                         const std::string& workspace, std::chrono::seconds max_age,
+                                         std::chrono::system_clock::time_point now);
+
+// What a resume starts.
+struct ResumePlan {
+  ClaudeCodeSession session;      // the agent session resumed
+  boost::filesystem::path home;   // a fresh HOME rebuilt from the preserved data
+  std::vector<std::string> argv;  // <agent> --resume <id> [--fork-session] ARGS...
+  sandbox::RunMeta meta;          // run.json as the resume starts
+};
+
+// Finds, validates and prepares the resume of run: rebuilds a fresh HOME and builds
+// the command. Error kNotFound / kConflict saying why the run cannot be resumed.
+ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                          const std::string& run, ResumeValidation validation,
+                          const std::string& workspace, std::chrono::seconds max_age, bool fork,
+                          const std::vector<std::string>& extra_args);
+
+}  // namespace hooks

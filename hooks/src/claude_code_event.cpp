@@ -1,0 +1,91 @@
+#include "hooks/claude_code_event.hpp"
+
+#include <sstream>
+
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include "sandbox/errors.hpp"
+
+namespace hooks {
+
+namespace {
+
+using Poco::JSON::Object;
+using sandbox::Error;
+using sandbox::ErrorCode;
+
+std::string field(const Object::Ptr& event, const std::string& key, bool required) {
+  if (!event->has(key) || event->isNull(key)) {
+    if (required) throw Error(ErrorCode::kInvalidArgument, "the event has no \"" + key + "\"");
+    return "";
+  }
+  Poco::Dynamic::Var v = event->get(key);
+  if (!v.isString()) {
+    // A field shadowbox only reads when present is ignored in another shape.
+    if (!required) return "";
+    throw Error(ErrorCode::kInvalidArgument, "\"" + key + "\" is not a string");
+  }
+  return v.extract<std::string>();
+}
+
+std::string summary_of(const Object::Ptr& event, const std::string& key, std::size_t limit) {
+  if (!event->has(key)) return "";
+  Poco::Dynamic::Var value = event->get(key);
+  std::string text;
+  if (value.isEmpty()) return text;
+  if (value.isString()) {
+    text = value.extract<std::string>();
+  } else {
+    std::ostringstream out;
+    Poco::JSON::Stringifier::stringify(value, out);
+    text = out.str();
+  }
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return text;
+}
+
+}  // namespace
+
+bool ClaudeCodeEvent::is_tool_event() const {
+  return name == "PreToolUse" || name == "PostToolUse" || name == "PostToolUseFailure";
+}
+
+ClaudeCodeEvent parse_claude_code_event(const std::string& event_json) {
+  Object::Ptr o;
+  try {
+    Poco::JSON::Parser parser;
+    Poco::Dynamic::Var parsed = parser.parse(event_json);
+    if (parsed.type() != typeid(Object::Ptr)) {
+      throw Error(ErrorCode::kInvalidArgument, "the event is not a JSON object");
+    }
+    o = parsed.extract<Object::Ptr>();
+  } catch (const Poco::Exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, "not JSON: " + e.displayText());
+  }
+  ClaudeCodeEvent event;
+  event.name = field(o, "hook_event_name", true);
+  event.session_id = field(o, "session_id", event.name == "SessionStart");
+  event.transcript_path = field(o, "transcript_path", false);
+  event.cwd = field(o, "cwd", false);
+  event.source = field(o, "source", false);
+  event.reason = field(o, "reason", false);
+  bool tool = event.is_tool_event();
+  event.tool_name = field(o, "tool_name", tool);
+  event.tool_use_id = field(o, "tool_use_id", tool);
+  event.tool_input = summary_of(o, "tool_input", kInputSummaryLimit);
+  event.tool_response = summary_of(o, "tool_response", kResultSummaryLimit);
+  event.error = summary_of(o, "error", kResultSummaryLimit);
+  return event;
+}
+
+std::optional<std::string> event_problem(const std::string& event_json) {
+  try {
+    parse_claude_code_event(event_json);
+    return std::nullopt;
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+}
+
+}  // namespace hooks

@@ -1,0 +1,134 @@
+#include "hooks/resume.hpp"
+
+#include <unistd.h>
+
+#include <ctime>
+
+#include "fsnap/store_layout.hpp"
+#include "hooks/claude_code_home.hpp"
+#include "sandbox/errors.hpp"
+#include "sandbox/home_preservation.hpp"
+#include "sandbox/ledger.hpp"
+
+namespace hooks {
+
+using sandbox::Error;
+using sandbox::ErrorCode;
+
+std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
+                                                   const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                                                   const std::string& run) {
+  register_claude_code_slice_types();
+  sandbox::Ledger ledger(repo);
+  std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
+  if (!latest || latest->session_json.empty()) return std::nullopt;
+  sandbox::SessionSnapshot session = latest->session();
+  sandbox::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
+  std::optional<ResumableState> state;
+  for (std::size_t i = sessions.size(); i-- > 0;) {
+    if (!sessions[i].session_id.empty()) {
+      state = ResumableState{sessions[i], "", false, std::nullopt, 0};
+      break;
+    }
+  }
+  if (!state) return std::nullopt;
+  if (std::optional<sandbox::RunStatus> status = sandbox::latest_run_status(session)) {
+    state->run_status = status->status;
+  }
+  if (std::optional<std::string> tree = sandbox::preserved_home(*repo, run)) {
+    for (const fsnap::TreeChange& c : repo->diff_trees("", *tree)) {
+      if (is_transcript_path(c.path, state->session.session_id)) {
+        state->home_preserved = true;
+        break;
+      }
+    }
+  }
+  std::vector<fsnap::Checkpoint> tip = repo->log(run, 1);
+  if (!tip.empty()) state->last_activity = tip.front().created_at;
+  if (auto preserved = sandbox::home_preserved_at(*repo, run)) {
+    if (!state->last_activity || *preserved > *state->last_activity) {
+      state->last_activity = preserved;
+    }
+  }
+  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  if (meta && !meta->exit_code && sandbox::process_alive(meta->pid) && meta->pid != ::getpid()) {
+    state->running_pid = meta->pid;
+  }
+  return state;
+}
+
+std::optional<ResumeValidation> parse_resume_validation(std::string_view text) {
+  if (text == "strict") return ResumeValidation::kStrict;
+  if (text == "relaxed") return ResumeValidation::kRelaxed;
+  if (text == "none") return ResumeValidation::kNone;
+  return std::nullopt;
+}
+
+std::vector<std::string> resume_problems(const ResumableState& state, ResumeValidation validation,
+                                         const std::string& workspace, std::chrono::seconds max_age,
+                                         std::chrono::system_clock::time_point now) {
+  std::vector<std::string> problems;
+  if (validation == ResumeValidation::kNone) return problems;
+  if (state.session.session_id.empty()) problems.push_back("no agent session id was recorded");
+  if (!state.home_preserved) {
+    problems.push_back("the transcript of agent session " + state.session.session_id +
+                       " is not in the preserved data");
+  }
+  if (state.running_pid != 0) {
+    problems.push_back("the run is still running (shadowbox process " +
+                       std::to_string(state.running_pid) + ")");
+  }
+  if (validation == ResumeValidation::kRelaxed) return problems;
+  if (!state.session.cwd.empty() && state.session.cwd != workspace) {
+    problems.push_back("the agent session ran in " + state.session.cwd + ", not in " + workspace);
+  }
+  if (state.last_activity && max_age.count() > 0 && now - *state.last_activity > max_age) {
+    problems.push_back("the run's last activity (" + fsnap::format_timestamp(*state.last_activity) +
+                       ") is older than run.resume_max_age");
+  }
+  if (state.run_status == "complete") problems.push_back("the run is complete");
+  return problems;
+}
+
+ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                          const std::string& run, ResumeValidation validation,
+                          const std::string& workspace, std::chrono::seconds max_age, bool fork,
+                          const std::vector<std::string>& extra_args) {
+  std::string quoted = fsnap::quote_input(run);
+  std::optional<ResumableState> state = find_resumable_state(store, repo, run);
+  if (!state) {
+    throw Error(ErrorCode::kNotFound,
+                "cannot resume run " + quoted + ": it recorded no agent session");
+  }
+  std::vector<std::string> problems =
+      resume_problems(*state, validation, workspace, max_age, std::chrono::system_clock::now());
+  if (!problems.empty()) {
+    std::string text;
+    for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
+    throw Error(ErrorCode::kConflict, "cannot resume run " + quoted + ": " + text);
+  }
+  ResumePlan plan;
+  plan.session = state->session;
+  plan.home = fsnap::layout::resumed_home_dir(
+      store.dir(), run, std::to_string(::time(nullptr)) + "-" + std::to_string(::getpid()));
+  try {
+    sandbox::rebuild_home(*repo, run, plan.home);
+  } catch (const Error& e) {
+    throw Error(e.code(), "cannot resume run " + quoted + ": " + e.what());
+  }
+  if (!has_transcript(plan.home, state->session.session_id)) {
+    throw Error(ErrorCode::kNotFound,
+                "cannot resume run " + quoted + ": the transcript of agent session " +
+                    state->session.session_id + " is not in its preserved data");
+  }
+  plan.meta = sandbox::RunMeta::load(store, run).value_or(sandbox::RunMeta{});
+  plan.meta.run = run;
+  plan.meta.workspace = workspace;
+  if (plan.meta.command.empty()) plan.meta.command = {"claude"};
+  plan.argv = {plan.meta.command.front(), "--resume", state->session.session_id};
+  if (fork) plan.argv.push_back("--fork-session");
+  plan.argv.insert(plan.argv.end(), extra_args.begin(), extra_args.end());
+  return plan;
+}
+
+}  // namespace hooks

@@ -1,0 +1,71 @@
+#include "hooks/run_list.hpp"
+
+#include <set>
+
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/store_layout.hpp"
+#include "hooks/resume.hpp"
+#include "sandbox/ledger.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace hooks {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+// The status of a run from what it recorded.
+std::string status_of(const std::optional<sandbox::RunMeta>& meta,
+                      const std::optional<ResumableState>& state, const std::string& recorded) {
+  if (meta && !meta->exit_code && sandbox::process_alive(meta->pid)) return "running";
+  if (recorded == "complete" || recorded == "failed" || recorded == "killed") return recorded;
+  if (meta && meta->exit_code) {
+    // Recorded before run statuses were: from the exit status alone.
+    return *meta->exit_code == 0 ? "complete" : *meta->exit_code > 128 ? "killed" : "failed";
+  }
+  if (meta || state || !recorded.empty()) return "crashed";
+  return "-";
+}
+
+}  // namespace
+
+std::vector<RunInfo> list_runs(const fsnap::Store& store,
+                               const std::shared_ptr<fsnap::ShadowRepo>& repo) {
+  std::set<std::string> names;
+  for (const std::string& r : repo->runs()) names.insert(r);
+  boost::system::error_code ec;
+  fs::path runs = fsnap::layout::runs_dir(store.dir());
+  if (fs::is_directory(runs, ec)) {
+    for (fs::directory_iterator it(runs, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (fs::exists(fsnap::layout::run_meta_file(store.dir(), name))) names.insert(name);
+    }
+  }
+  sandbox::Ledger ledger(repo);
+  std::vector<RunInfo> out;
+  for (const std::string& name : names) {
+    RunInfo info;
+    info.run = name;
+    std::vector<fsnap::Checkpoint> chain = repo->log(name, 0);
+    info.checkpoints = chain.size();
+    if (!chain.empty()) info.last_activity = fsnap::format_timestamp(chain.front().created_at);
+    std::optional<ResumableState> state = find_resumable_state(store, repo, name);
+    std::string recorded;
+    if (state) {
+      info.session_id = state->session.session_id;
+      info.resumable = state->home_preserved;
+      recorded = state->run_status;
+    } else if (std::optional<sandbox::LedgerRecord> latest = ledger.latest(name);
+               latest && !latest->session_json.empty()) {
+      if (auto status = sandbox::latest_run_status(latest->session())) recorded = status->status;
+    }
+    std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
+    if (meta) info.exit_code = meta->exit_code;
+    info.status = status_of(meta, state, recorded);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace hooks

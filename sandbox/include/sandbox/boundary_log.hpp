@@ -1,0 +1,54 @@
+// BoundaryLog — where the transaction core (ToolTransactions) keeps and finds the tool
+// boundaries of a run. Two kinds exist: the ledger of a store (LedgerBoundaryLog: the
+// CLI, hooks and `shadowbox run`, whose steps come from several processes) and memory
+// (MemoryBoundaryLog: the in-process ToolRunner).
+//
+// Thread-safety: implementations say; ToolTransactions calls a log only inside a step.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sandbox/execution_state.hpp"
+#include "sandbox/ledger_record.hpp"
+#include "sandbox/rollback_policy.hpp"
+
+namespace sandbox {
+
+// A tool boundary as a step recorded it.
+struct Boundary {
+  CompositeSnapshot snapshot;  // the state at the boundary
+  LedgerRecord record;         // what the ledger says of it (no commit without a host workspace)
+
+  // Whether the call it begins has ended (its record states an outcome).
+  bool ended() const { return record.success.has_value(); }
+};
+
+// Held while a step runs; the step ends when it is destroyed.
+class StepHold {
+ public:
+  virtual ~StepHold() = default;
+};
+
+// The tool boundaries of one run.
+class BoundaryLog {
+ public:
+  virtual ~BoundaryLog() = default;
+
+  // Starts a step: holds the run so that no other step runs meanwhile (in any process),
+  // and brings state's session up to the run's newest record. Null if there is nothing
+  // to hold.
+  virtual std::unique_ptr<StepHold> begin_step(ExecutionState& state) = 0;
+  // Remembers a boundary the step just recorded.
+  virtual void remember(const Boundary& boundary) = 0;
+  // Forgets the open call call_id (it was discarded: as if it never ran).
+  virtual void forget(const std::string& call_id) = 0;
+  // The newest pre-tool boundary of call_id, or nullopt.
+  virtual std::optional<Boundary> pre_tool(const std::string& call_id) const = 0;
+  // The boundaries recorded after pre, oldest first.
+  virtual std::vector<BoundaryFact> since(const Boundary& pre) const = 0;
+};
+
+}  // namespace sandbox

@@ -1,0 +1,60 @@
+// LedgerRecord — what the composite ledger says about one checkpoint: its phase, tool
+// and call id, the call's input and outcome once known, and the whole session at that
+// checkpoint. Stored as JSON in a git note on the checkpoint commit (refs/notes/
+// shadowbox), written together with the checkpoint, so `git log --notes=shadowbox`
+// shows it and a later process reads the same history.
+//
+// Thread-safety: a plain value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "fsnap/checkpoint.hpp"
+#include "fsnap/shadow_repo.hpp"
+#include "sandbox/session.hpp"
+
+namespace sandbox {
+
+// A tool call's input and outcome, as its records state them.
+struct CallOutcome {
+  std::string input_summary;    // what the tool was asked to do, if known
+  std::optional<bool> success;  // the call's outcome, once known
+  std::string result_summary;
+  std::optional<std::int64_t> elapsed_ms;
+  friend bool operator==(const CallOutcome&, const CallOutcome&) = default;
+};
+
+// The ledger record of one checkpoint.
+struct LedgerRecord {
+  std::string checkpoint_id;
+  std::string commit;
+  std::string run;
+  fsnap::Phase phase = fsnap::Phase::kManual;
+  std::string tool_call_id;
+  std::string tool_name;
+  std::string input_summary;    // what the tool was asked to do, if known
+  std::optional<bool> success;  // the call's outcome, once known
+  std::string result_summary;
+  std::optional<std::int64_t> elapsed_ms;
+  std::string session_json;  // SessionSnapshot::to_json() at this checkpoint
+
+  friend bool operator==(const LedgerRecord&, const LedgerRecord&) = default;
+
+  // The session snapshot (decoded through the slice type registry).
+  SessionSnapshot session() const { return SessionSnapshot::from_json(session_json); }
+  // Sets the input and outcome fields.
+  void set_outcome(const CallOutcome& outcome);
+
+  std::string to_json() const;
+  // Error kCorrupt for a note that is not a ledger record.
+  static LedgerRecord from_json(const std::string& json);
+  // The record of checkpoint c with the session, before any outcome.
+  static LedgerRecord for_checkpoint(const fsnap::Checkpoint& c, const SessionSnapshot& session);
+  static LedgerRecord for_checkpoint(const fsnap::Checkpoint& c, std::string session_json);
+  // The note that stores this record on its commit.
+  fsnap::Note note() const { return fsnap::Note{commit, to_json()}; }
+};
+
+}  // namespace sandbox

@@ -1,0 +1,53 @@
+// What shadowbox records about an agent run: run.json outside the repository
+// (<store>/runs/<run>/run.json: the command, the processes, how it ended, the HOME it
+// ran with), the run's status in its session (RunStatus), the run's log of hook
+// warnings and errors, and run ids.
+//
+// Thread-safety: plain values and functions; run.json is replaced atomically.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fsnap/store.hpp"
+#include "sandbox/builtin_slices.hpp"
+#include "sandbox/session.hpp"
+
+namespace sandbox {
+
+// What `shadowbox run` (or `resume`) started, and how it ended.
+struct RunMeta {
+  std::string run;
+  std::string workspace;
+  std::vector<std::string> command;  // the agent command as given to `run`
+  std::string started_at;
+  long pid = 0;                  // the shadowbox process supervising the agent
+  long agent_pid = 0;            // the agent
+  std::optional<int> exit_code;  // 128 + N when a signal N ended it
+  std::string ended_at;
+  std::string home;  // the HOME the agent runs (ran) with
+
+  // The run.json of run, or nullopt if there is none. Error kCorrupt if unreadable.
+  static std::optional<RunMeta> load(const fsnap::Store& store, const std::string& run);
+  // Writes the run.json of this->run atomically.
+  void save(const fsnap::Store& store) const;
+};
+
+// Appends status to the session's RunStatus slice (a LOG slice: rollbacks keep it).
+void record_run_status(Session& session, RunStatus status);
+// The newest RunStatus of a session snapshot, or nullopt.
+std::optional<RunStatus> latest_run_status(const SessionSnapshot& session);
+
+// Whether process pid is alive (a zombie is not).
+bool process_alive(long pid);
+
+// A new run id: run-YYYYMMDD-HHMMSS-xxxx (UTC).
+std::string new_run_id();
+// Checks a run id given by a person; Error kInvalidArgument naming the problem.
+void check_run_id(const std::string& id);
+
+// Appends a timestamped line to the run's log (<store>/runs/<run>/log). Never throws.
+void append_run_log(const fsnap::Store& store, const std::string& run, const std::string& line);
+
+}  // namespace sandbox

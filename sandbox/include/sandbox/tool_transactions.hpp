@@ -1,0 +1,126 @@
+// ToolTransactions — the transaction core (EXECUTION_STATE.md, Tool Transaction
+// Semantics): every tool boundary of one run, on one ExecutionState, recorded in one
+// BoundaryLog. The in-process ToolRunner, the hook path and the CLI all go through it,
+// so a tool call is the same transaction whichever way it comes.
+//
+//   begin(call)             pre-tool boundary: files and session, and a record with the
+//                           call's input
+//   succeed(id, result)     logs ToolInvoked, then the post-tool boundary; the pre-tool
+//                           record gets the outcome too
+//   fail(id, error)         the one rollback decision (RollbackPolicy::decide), then:
+//                             rolled back: the files and STATE slices of the pre-tool
+//                               boundary come back (LOG slices keep everything)
+//                             refused / kept: nothing is put back
+//                           logs ToolInvoked (failed) and records the boundary that ends
+//                           the call (phase checkpoint after a rollback, post_tool
+//                           otherwise); the pre-tool record gets the outcome too
+//   discard(id)             as if the call never ran: files and STATE back, nothing logged
+//   checkpoint(...)         a boundary of no tool call
+//   restore(target)         makes files and STATE slices exactly target's (LOG slices keep
+//                           everything), then a boundary of the result
+//   record_outside_changes  a boundary for files changed since the run's newest one
+//
+// Each step holds the run for its whole duration (BoundaryLog::begin_step: the store
+// lock for a ledger), starts from the run's newest session, and writes its checkpoint
+// and ledger record together, so steps of parallel tool calls serialise and lose
+// nothing. Every step ends with a boundary of its own, so the run's newest boundary is
+// always its current state.
+//
+// Thread-safety: one step at a time per object (the log serialises steps of different
+// objects and processes).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "fsnap/host_filesystem.hpp"
+#include "sandbox/boundary_log.hpp"
+#include "sandbox/execution_state.hpp"
+#include "sandbox/rollback_policy.hpp"
+
+namespace sandbox {
+
+// A tool call as the model made it.
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string params;  // JSON text (or a summary of it)
+};
+
+// What a step did.
+struct StepResult {
+  Boundary boundary;  // the boundary the step recorded
+  std::optional<fsnap::RestoreReport>
+      restore;  // a rollback's or restore's work on the host workspace
+};
+
+// What became of a failed call.
+struct FailureResult {
+  RollbackDecision decision;
+  std::string result_summary;  // as recorded: the error, with the reason when not rolled back
+  StepResult step;
+};
+
+// How a pre-tool boundary is taken.
+struct BeginOptions {
+  std::string tag;
+  // Record files changed since the run's newest boundary (by a person, a background
+  // process) as a boundary of their own first, attributed to no tool.
+  bool separate_outside_changes = false;
+};
+
+// The transaction core of one run.
+class ToolTransactions {
+ public:
+  ToolTransactions(ExecutionState& state, BoundaryLog& log, RollbackPolicy policy,
+                   std::string run = std::string(fsnap::kDefaultRun));
+
+  // The pre-tool boundary of call. Error kInvalidArgument for a call without an id.
+  StepResult begin(const ToolCall& call, const BeginOptions& options = {});
+  // The call succeeded. Error kNotFound if it has no pre-tool boundary, kConflict if it
+  // ended already.
+  StepResult succeed(const std::string& call_id, const std::string& result_summary,
+                     const std::string& tag = "");
+  // The call failed (errors as succeed).
+  FailureResult fail(const std::string& call_id, const std::string& error);
+  // Puts files and STATE slices back to before the open call, records nothing, and
+  // forgets the call (errors as succeed).
+  void discard(const std::string& call_id);
+  // A boundary of no tool call (phase, tag from meta), after change (if given) has
+  // changed the run's session; summary goes into its record.
+  StepResult checkpoint(const fsnap::CheckpointMeta& meta,
+                        const std::function<void(Session&)>& change = nullptr,
+                        const std::string& summary = "");
+  // Makes files and STATE slices exactly target's, then records the result.
+  StepResult restore(const Boundary& target, const std::string& summary);
+  // If the files differ from the run's newest host checkpoint, records them as a
+  // boundary of no tool call. Needs a host workspace; nullopt when nothing changed.
+  std::optional<StepResult> record_outside_changes(const std::string& summary);
+
+  ExecutionState& state() { return state_; }
+  const RollbackPolicy& policy() const { return policy_; }
+  const std::string& run() const { return run_; }
+
+ private:
+  // The open call call_id (under a step): its pre-tool boundary.
+  Boundary open_call(const std::string& call_id) const;
+  // Logs the call in the session's ToolInvoked slice (best effort, as telemetry).
+  void log_invocation(const Boundary& pre, bool success, const std::string& summary,
+                      std::int64_t elapsed_ms);
+  // Records the boundary of meta and remembers it.
+  Boundary record(SnapshotMetadata meta);
+  // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint).
+  Boundary end_call(const Boundary& pre, fsnap::Phase phase, bool success,
+                    const std::string& summary, std::int64_t elapsed_ms, const std::string& tag);
+  // Hands the finished call to the state's CheckpointStore, if it has one.
+  void keep_in_store(const Boundary& pre, const Boundary& end, bool success,
+                     const std::string& summary, std::int64_t elapsed_ms);
+
+  ExecutionState& state_;
+  BoundaryLog& log_;
+  RollbackPolicy policy_;
+  std::string run_;
+};
+
+}  // namespace sandbox

@@ -1,0 +1,104 @@
+#include "sandbox/ledger_record.hpp"
+
+#include <sstream>
+
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include "sandbox/errors.hpp"
+
+namespace sandbox {
+
+namespace {
+
+constexpr const char* kFormat = "shadowbox.ledger.v1";
+
+std::string text(const Poco::JSON::Object::Ptr& o, const std::string& key) {
+  return o->has(key) && !o->isNull(key) ? o->getValue<std::string>(key) : std::string();
+}
+
+}  // namespace
+
+void LedgerRecord::set_outcome(const CallOutcome& outcome) {
+  input_summary = outcome.input_summary;
+  success = outcome.success;
+  result_summary = outcome.result_summary;
+  elapsed_ms = outcome.elapsed_ms;
+}
+
+std::string LedgerRecord::to_json() const {
+  Poco::JSON::Object::Ptr o = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("format", kFormat);
+  o->set("checkpoint_id", checkpoint_id);
+  o->set("commit", commit);
+  o->set("run", run);
+  o->set("phase", std::string(fsnap::to_string(phase)));
+  o->set("tool_call_id", tool_call_id);
+  o->set("tool_name", tool_name);
+  o->set("input_summary", input_summary);
+  o->set("success", success ? Poco::Dynamic::Var(*success) : Poco::Dynamic::Var());
+  o->set("result_summary", result_summary);
+  o->set("elapsed_ms", elapsed_ms ? Poco::Dynamic::Var(*elapsed_ms) : Poco::Dynamic::Var());
+  Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
+  o->set("session", session_json.empty() ? Poco::Dynamic::Var() : parser.parse(session_json));
+  std::ostringstream out;
+  o->stringify(out, 1);  // one key per line: readable in `git log --notes=shadowbox`
+  out << '\n';
+  return out.str();
+}
+
+LedgerRecord LedgerRecord::from_json(const std::string& json) {
+  LedgerRecord r;
+  try {
+    Poco::JSON::Parser parser;
+    Poco::Dynamic::Var parsed = parser.parse(json);
+    if (parsed.type() != typeid(Poco::JSON::Object::Ptr)) {
+      throw Error(ErrorCode::kCorrupt, "not a shadowbox ledger record");
+    }
+    Poco::JSON::Object::Ptr o = parsed.extract<Poco::JSON::Object::Ptr>();
+    if (text(o, "format") != kFormat) {
+      throw Error(ErrorCode::kCorrupt, "not a shadowbox ledger record");
+    }
+    r.checkpoint_id = text(o, "checkpoint_id");
+    r.commit = text(o, "commit");
+    r.run = text(o, "run");
+    std::optional<fsnap::Phase> phase = fsnap::parse_phase(text(o, "phase"));
+    if (!phase) throw Error(ErrorCode::kCorrupt, "ledger record: bad phase");
+    r.phase = *phase;
+    r.tool_call_id = text(o, "tool_call_id");
+    r.tool_name = text(o, "tool_name");
+    r.input_summary = text(o, "input_summary");
+    if (o->has("success") && !o->isNull("success")) r.success = o->getValue<bool>("success");
+    r.result_summary = text(o, "result_summary");
+    if (o->has("elapsed_ms") && !o->isNull("elapsed_ms")) {
+      r.elapsed_ms = o->getValue<std::int64_t>("elapsed_ms");
+    }
+    if (Poco::JSON::Object::Ptr session = o->getObject("session")) {
+      std::ostringstream s;
+      session->stringify(s);
+      r.session_json = s.str();
+    }
+  } catch (const Poco::Exception& e) {
+    throw Error(ErrorCode::kCorrupt, "ledger record: " + e.displayText());
+  }
+  return r;
+}
+
+LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c,
+                                          const SessionSnapshot& session) {
+  return for_checkpoint(c, session.to_json());
+}
+
+LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c, std::string session_json) {
+  LedgerRecord r;
+  r.checkpoint_id = c.id;
+  r.commit = c.commit;
+  r.run = c.meta.run;
+  r.phase = c.meta.phase;
+  r.tool_call_id = c.meta.tool_call_id;
+  r.tool_name = c.meta.tool_name;
+  r.session_json = std::move(session_json);
+  return r;
+}
+
+}  // namespace sandbox

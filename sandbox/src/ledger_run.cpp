@@ -1,0 +1,27 @@
+#include "sandbox/ledger_run.hpp"
+
+#include "fsnap/shadow_repo.hpp"
+
+namespace sandbox {
+
+LedgerRun::LedgerRun(fsnap::Store store, LedgerRunOptions options) : run_(options.run) {
+  fsnap::HostEnv env = options.env;
+  if (!env.repo) {
+    env.repo =
+        std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store.repo_dir(), false));
+  }
+  if (!env.clock) env.clock = std::make_shared<SystemClock>();
+  workspace_ = std::make_shared<fsnap::HostFilesystem>(store, std::move(options.capture), env);
+  ledger_ = std::make_shared<Ledger>(env.repo);
+  log_ = std::make_unique<LedgerBoundaryLog>(store, ledger_, run_, kWorkspaceResource);
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(workspace_, kWorkspaceResource);
+  state_ = std::make_unique<ExecutionState>(std::make_shared<Session>(env.clock, env.ids),
+                                            std::move(resources), env.clock);
+  transactions_ =
+      std::make_unique<ToolTransactions>(*state_, *log_, std::move(options.policy), run_);
+}
+
+LedgerRun::~LedgerRun() = default;
+
+}  // namespace sandbox

@@ -1,0 +1,87 @@
+#include "sandbox/memory_boundary_log.hpp"
+
+#include <algorithm>
+
+namespace sandbox {
+
+namespace {
+
+// The call a boundary ends: a post-tool boundary, or the one recorded after a rollback.
+bool ends_call(const Boundary& b) {
+  const SnapshotMetadata& m = b.snapshot.metadata;
+  return !m.tool_call_id.empty() && m.outcome.success.has_value() &&
+         (m.phase == fsnap::Phase::kPostTool || m.phase == fsnap::Phase::kCheckpoint);
+}
+
+}  // namespace
+
+MemoryBoundaryLog::MemoryBoundaryLog(std::size_t capacity)
+    : capacity_(std::max<std::size_t>(1, capacity)) {}
+
+std::unique_ptr<StepHold> MemoryBoundaryLog::begin_step(ExecutionState&) {
+  return nullptr;  // the state is this process's own: nothing to hold or reload
+}
+
+void MemoryBoundaryLog::remember(const Boundary& boundary) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const SnapshotMetadata& m = boundary.snapshot.metadata;
+  std::map<std::string, std::string> trees = boundary.snapshot.file_trees();
+  Fact fact;
+  fact.sequence = next_sequence_++;
+  fact.fact.phase = m.phase;
+  fact.fact.call_id = m.tool_call_id;
+  fact.fact.tool_name = m.tool_name;
+  fact.fact.checkpoint_id = boundary.record.checkpoint_id;
+  fact.fact.changed_files = trees != last_trees_;
+  last_trees_ = std::move(trees);
+  facts_.push_back(std::move(fact));
+
+  if (m.phase == fsnap::Phase::kPreTool) {
+    calls_[m.tool_call_id] = Call{boundary, facts_.back().sequence};
+  } else if (ends_call(boundary)) {
+    auto call = calls_.find(m.tool_call_id);
+    if (call != calls_.end() && !call->second.pre.ended()) {
+      call->second.pre.record.success = m.outcome.success;
+      call->second.pre.record.result_summary = m.outcome.result_summary;
+      call->second.pre.record.elapsed_ms = m.outcome.elapsed_ms;
+      ended_.push_back(m.tool_call_id);
+    }
+  }
+
+  // Bounded: the oldest ended calls go, and facts older than every open call.
+  while (ended_.size() > capacity_) {
+    auto old = calls_.find(ended_.front());
+    if (old != calls_.end() && old->second.pre.ended()) calls_.erase(old);
+    ended_.pop_front();
+  }
+  std::uint64_t oldest_open = next_sequence_;
+  for (const auto& [id, call] : calls_) {
+    if (!call.pre.ended()) oldest_open = std::min(oldest_open, call.sequence);
+  }
+  while (facts_.size() > capacity_ && facts_.front().sequence < oldest_open) facts_.pop_front();
+}
+
+void MemoryBoundaryLog::forget(const std::string& call_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  calls_.erase(call_id);
+}
+
+std::optional<Boundary> MemoryBoundaryLog::pre_tool(const std::string& call_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = calls_.find(call_id);
+  if (it == calls_.end()) return std::nullopt;
+  return it->second.pre;
+}
+
+std::vector<BoundaryFact> MemoryBoundaryLog::since(const Boundary& pre) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto call = calls_.find(pre.snapshot.metadata.tool_call_id);
+  std::uint64_t after = call != calls_.end() ? call->second.sequence : next_sequence_;
+  std::vector<BoundaryFact> out;
+  for (const Fact& f : facts_) {
+    if (f.sequence > after) out.push_back(f.fact);
+  }
+  return out;
+}
+
+}  // namespace sandbox

@@ -1,0 +1,142 @@
+#include "sandbox/run_meta.hpp"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/checkpoint.hpp"
+#include "fsnap/id_source.hpp"
+#include "fsnap/store_layout.hpp"
+#include "sandbox/errors.hpp"
+
+namespace sandbox {
+
+namespace fs = boost::filesystem;
+using Poco::JSON::Object;
+
+std::optional<RunMeta> RunMeta::load(const fsnap::Store& store, const std::string& run) {
+  fs::path file = fsnap::layout::run_meta_file(store.dir(), run);
+  boost::system::error_code ec;
+  if (!fs::exists(file, ec)) return std::nullopt;
+  std::ifstream in(file.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    Poco::JSON::Parser parser;
+    Object::Ptr o = parser.parse(text.str()).extract<Object::Ptr>();
+    RunMeta m;
+    m.run = o->getValue<std::string>("run");
+    m.workspace = o->getValue<std::string>("workspace");
+    if (Poco::JSON::Array::Ptr command = o->getArray("command")) {
+      for (std::size_t i = 0; i < command->size(); ++i) {
+        m.command.push_back(command->getElement<std::string>(static_cast<unsigned>(i)));
+      }
+    }
+    m.started_at = o->getValue<std::string>("started_at");
+    m.pid = o->getValue<long>("pid");
+    m.agent_pid = o->getValue<long>("agent_pid");
+    if (o->has("exit_code") && !o->isNull("exit_code")) m.exit_code = o->getValue<int>("exit_code");
+    if (o->has("ended_at")) m.ended_at = o->getValue<std::string>("ended_at");
+    if (o->has("home")) m.home = o->getValue<std::string>("home");
+    return m;
+  } catch (const Poco::Exception& e) {
+    throw Error(ErrorCode::kCorrupt, "cannot read " + file.string() + ": " + e.displayText());
+  }
+}
+
+void RunMeta::save(const fsnap::Store& store) const {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("run", run);
+  o->set("workspace", workspace);
+  Poco::JSON::Array::Ptr c = new Poco::JSON::Array;
+  for (const std::string& a : command) c->add(a);
+  o->set("command", c);
+  o->set("started_at", started_at);
+  o->set("pid", pid);
+  o->set("agent_pid", agent_pid);
+  o->set("exit_code", exit_code ? Poco::Dynamic::Var(*exit_code) : Poco::Dynamic::Var());
+  o->set("ended_at", ended_at);
+  o->set("home", home);
+  fs::path dir = fsnap::layout::run_dir(store.dir(), run);
+  fs::path file = fsnap::layout::run_meta_file(store.dir(), run);
+  boost::system::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());
+  fs::path tmp = file;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp.string(), std::ios::trunc);
+    o->stringify(out, 2);
+    out << '\n';
+    if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + tmp.string());
+  }
+  if (std::rename(tmp.c_str(), file.c_str()) != 0) {
+    throw Error(ErrorCode::kIo, "cannot write " + file.string());
+  }
+}
+
+void record_run_status(Session& session, RunStatus status) {
+  if (!session.has_reducer<RunStatus, RunStatus>()) {
+    session.register_reducer<RunStatus, RunStatus>(reducers::append_all<RunStatus>);
+  }
+  session.dispatch(status);
+}
+
+std::optional<RunStatus> latest_run_status(const SessionSnapshot& session) {
+  Slice<RunStatus> statuses = session.slice<RunStatus>();
+  if (statuses.empty()) return std::nullopt;
+  return *statuses.latest();
+}
+
+bool process_alive(long pid) {
+  // A killed supervisor whose parent does not reap it stays a zombie, which kill(pid, 0)
+  // would still report.
+  if (pid <= 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  std::size_t paren = text.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= text.size()) return false;
+  char state = text[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+std::string new_run_id() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return std::string("run-") + stamp + "-" + fsnap::IdSource::shared_random()->hex(4);
+}
+
+void check_run_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 100 && id.front() != '.' && id.front() != '-' &&
+            id.find("..") == std::string::npos;
+  for (char c : id) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+  }
+  if (!ok) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "run id " + fsnap::quote_input(id) +
+                    " must be at most 100 letters, digits, '-', '_' and '.' (not first)");
+  }
+}
+
+void append_run_log(const fsnap::Store& store, const std::string& run, const std::string& line) {
+  boost::system::error_code ec;
+  fs::create_directories(fsnap::layout::run_dir(store.dir(), run), ec);
+  std::ofstream out(fsnap::layout::run_log_file(store.dir(), run).string(), std::ios::app);
+  out << fsnap::format_timestamp(std::chrono::system_clock::now()) << ' ' << line << '\n';
+}
+
+}  // namespace sandbox

@@ -1,0 +1,224 @@
+#include "sandbox/tool_transactions.hpp"
+
+#include <iostream>
+
+#include "fsnap/error.hpp"
+#include "sandbox/builtin_slices.hpp"
+#include "sandbox/checkpoint_store.hpp"
+#include "sandbox/errors.hpp"
+
+namespace sandbox {
+
+namespace {
+
+std::int64_t milliseconds_between(TimePoint from, TimePoint to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+// The ledger record of a boundary that snapshot recorded: its first host checkpoint's,
+// or one without a commit when there is no host workspace.
+LedgerRecord record_of(const CompositeSnapshot& snapshot) {
+  LedgerRecord r;
+  std::map<std::string, fsnap::FilesystemSnapshot> hosts = snapshot.host_checkpoints();
+  if (!hosts.empty()) {
+    r.checkpoint_id = hosts.begin()->second.id;
+    r.commit = hosts.begin()->second.commit;
+  }
+  const SnapshotMetadata& m = snapshot.metadata;
+  r.run = m.run;
+  r.phase = m.phase;
+  r.tool_call_id = m.tool_call_id;
+  r.tool_name = m.tool_name;
+  r.set_outcome(m.outcome);
+  if (!hosts.empty()) r.session_json = snapshot.session.to_json();
+  return r;
+}
+
+}  // namespace
+
+ToolTransactions::ToolTransactions(ExecutionState& state, BoundaryLog& log, RollbackPolicy policy,
+                                   std::string run)
+    : state_(state), log_(log), policy_(std::move(policy)), run_(std::move(run)) {}
+
+Boundary ToolTransactions::record(SnapshotMetadata meta) {
+  meta.run = run_;
+  Boundary b;
+  b.snapshot = state_.snapshot(meta);
+  b.record = record_of(b.snapshot);
+  log_.remember(b);
+  return b;
+}
+
+Boundary ToolTransactions::open_call(const std::string& call_id) const {
+  std::optional<Boundary> pre = log_.pre_tool(call_id);
+  if (!pre) {
+    throw Error(ErrorCode::kNotFound, "tool call " + fsnap::quote_input(call_id) +
+                                          " has no pre-tool checkpoint in run " +
+                                          fsnap::quote_input(run_));
+  }
+  if (pre->ended()) {
+    std::string how = *pre->record.success ? "succeeded" : "failed";
+    throw Error(ErrorCode::kConflict,
+                "tool call " + fsnap::quote_input(call_id) + " has ended already (it " + how +
+                    "); to put the workspace back to before it, restore its pre-tool checkpoint "
+                    "(shadowbox restore pre:" +
+                    call_id + ")");
+  }
+  return *pre;
+}
+
+void ToolTransactions::log_invocation(const Boundary& pre, bool success, const std::string& summary,
+                                      std::int64_t elapsed_ms) {
+  const SnapshotMetadata& m = pre.snapshot.metadata;
+  ToolInvoked event{m.tool_call_id, m.tool_name, pre.record.input_summary,
+                    success,        summary,     elapsed_ms};
+  // Telemetry: a reducer that fails must not fail the call.
+  try {
+    if (!state_.session().has_reducer<ToolInvoked, ToolInvoked>()) {
+      state_.session().register_reducer<ToolInvoked, ToolInvoked>(
+          reducers::append_all<ToolInvoked>);
+    }
+    state_.session().dispatch(event);
+  } catch (const std::exception& e) {
+    std::cerr << "shadowbox: warning: could not log the invocation of " << m.tool_name << " ("
+              << m.tool_call_id << "): " << e.what() << '\n';
+  }
+}
+
+Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, bool success,
+                                    const std::string& summary, std::int64_t elapsed_ms,
+                                    const std::string& tag) {
+  const SnapshotMetadata& pm = pre.snapshot.metadata;
+  SnapshotMetadata meta;
+  meta.tag = tag;
+  meta.tool_call_id = pm.tool_call_id;
+  meta.tool_name = pm.tool_name;
+  meta.phase = phase;
+  meta.outcome = CallOutcome{pre.record.input_summary, success, summary, elapsed_ms};
+  // The pre-tool record learns the outcome in the same write.
+  LedgerRecord amended = pre.record;
+  amended.set_outcome(meta.outcome);
+  meta.amends.push_back(std::move(amended));
+  Boundary end = record(std::move(meta));
+  keep_in_store(pre, end, success, summary, elapsed_ms);
+  return end;
+}
+
+void ToolTransactions::keep_in_store(const Boundary& pre, const Boundary& end, bool success,
+                                     const std::string& summary, std::int64_t elapsed_ms) {
+  CheckpointStore* store = state_.checkpoints();
+  if (store == nullptr) return;
+  ToolCheckpoint c;
+  c.tool_call_id = pre.snapshot.metadata.tool_call_id;
+  c.tool_name = pre.snapshot.metadata.tool_name;
+  c.params = pre.record.input_summary;
+  c.pre_snapshot = pre.snapshot;
+  if (end.snapshot.metadata.phase == fsnap::Phase::kPostTool) {
+    c.post_snapshot = end.snapshot;
+  } else {
+    c.rollback_snapshot = end.snapshot;
+  }
+  c.result_summary = summary;
+  c.success = success;
+  c.elapsed = std::chrono::milliseconds(elapsed_ms);
+  c.recorded_at = state_.clock().now();
+  store->record(std::move(c));
+}
+
+StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& options) {
+  if (call.id.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "a pre-tool checkpoint needs a tool call id");
+  }
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  SnapshotMetadata meta;
+  meta.tag = options.tag;
+  meta.tool_call_id = call.id;
+  meta.tool_name = call.name;
+  meta.phase = fsnap::Phase::kPreTool;
+  meta.outcome.input_summary = call.params;
+  meta.separate_outside_changes = options.separate_outside_changes;
+  return StepResult{record(std::move(meta)), std::nullopt};
+}
+
+StepResult ToolTransactions::succeed(const std::string& call_id, const std::string& result_summary,
+                                     const std::string& tag) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  Boundary pre = open_call(call_id);
+  std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
+  log_invocation(pre, true, result_summary, elapsed);
+  return StepResult{end_call(pre, fsnap::Phase::kPostTool, true, result_summary, elapsed, tag),
+                    std::nullopt};
+}
+
+FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  Boundary pre = open_call(call_id);
+  std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
+  FailureResult out;
+  out.decision = policy_.decide(pre.snapshot.metadata.tool_name, call_id, log_.since(pre));
+  std::optional<fsnap::RestoreReport> report;
+  if (out.decision.kind == RollbackDecision::Kind::kRollBack) {
+    StateRestore restored = state_.restore(pre.snapshot, {run_, "before rolling back " + call_id});
+    if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
+    out.result_summary = error;
+  } else {
+    out.result_summary = out.decision.reason + ": " + error;
+  }
+  log_invocation(pre, false, out.result_summary, elapsed);
+  fsnap::Phase phase = out.decision.kind == RollbackDecision::Kind::kRollBack
+                           ? fsnap::Phase::kCheckpoint
+                           : fsnap::Phase::kPostTool;
+  out.step =
+      StepResult{end_call(pre, phase, false, out.result_summary, elapsed, ""), std::move(report)};
+  return out;
+}
+
+void ToolTransactions::discard(const std::string& call_id) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  Boundary pre = open_call(call_id);
+  state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
+  log_.forget(call_id);
+}
+
+StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
+                                        const std::function<void(Session&)>& change,
+                                        const std::string& summary) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  if (change) change(state_.session());
+  SnapshotMetadata m;
+  m.tag = meta.tag;
+  m.phase = meta.phase;
+  m.tool_call_id = meta.tool_call_id;
+  m.tool_name = meta.tool_name;
+  m.outcome.result_summary = summary;
+  return StepResult{record(std::move(m)), std::nullopt};
+}
+
+StepResult ToolTransactions::restore(const Boundary& target, const std::string& summary) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  StateRestore restored =
+      state_.restore(target.snapshot, {run_, "before restoring " + target.snapshot.id});
+  std::optional<fsnap::RestoreReport> report;
+  if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
+  SnapshotMetadata m;
+  m.phase = fsnap::Phase::kCheckpoint;
+  m.outcome.result_summary = summary;
+  return StepResult{record(std::move(m)), std::move(report)};
+}
+
+std::optional<StepResult> ToolTransactions::record_outside_changes(const std::string& summary) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  bool changed = false;
+  for (const ResourceRegistry::Entry* entry : state_.resources().snapshotable()) {
+    if (entry->host == nullptr) continue;
+    std::vector<fsnap::Checkpoint> tip = entry->host->repo().log(run_, 1);
+    if (tip.empty() || entry->host->capture_tree() != tip.front().tree) changed = true;
+  }
+  if (!changed) return std::nullopt;
+  SnapshotMetadata m;
+  m.phase = fsnap::Phase::kCheckpoint;
+  m.outcome.result_summary = summary;
+  return StepResult{record(std::move(m)), std::nullopt};
+}
+
+}  // namespace sandbox
