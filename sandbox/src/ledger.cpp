@@ -1,6 +1,7 @@
 #include "sandbox/ledger.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
@@ -136,8 +137,21 @@ std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) 
 }
 
 std::vector<BoundaryFact> LedgerBoundaryLog::since(const Boundary& pre) const {
+  const fsnap::ShadowRepo& repo = ledger_->repo();
   std::string pre_commit = pre.record.commit;
-  std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, 0);  // newest first
+  std::vector<fsnap::Checkpoint> chain = repo.log(run_, 0);  // newest first
+  std::string pre_tree;
+  for (const fsnap::Checkpoint& c : chain) {
+    if (c.commit == pre_commit) pre_tree = c.tree;
+  }
+  // Paths whose content now differs from the pre-tool boundary's: a rollback would
+  // change exactly these.
+  std::set<std::string> differ_now;
+  if (!chain.empty() && !pre_tree.empty()) {
+    for (const fsnap::TreeChange& change : repo.diff_trees(pre_tree, chain.front().tree)) {
+      differ_now.insert(change.path);
+    }
+  }
   std::vector<BoundaryFact> out;
   for (std::size_t i = 0; i < chain.size() && chain[i].commit != pre_commit; ++i) {
     const fsnap::Checkpoint& c = chain[i];
@@ -147,7 +161,15 @@ std::vector<BoundaryFact> LedgerBoundaryLog::since(const Boundary& pre) const {
     fact.call_id = c.meta.tool_call_id;
     fact.tool_name = c.meta.tool_name;
     fact.checkpoint_id = c.id;
-    fact.changed_files = i + 1 < chain.size() && chain[i + 1].tree != c.tree;
+    if (i + 1 < chain.size() && chain[i + 1].tree != c.tree) {
+      // It changed files; does any of its changes still stand?
+      for (const fsnap::TreeChange& change : repo.diff_trees(chain[i + 1].tree, c.tree)) {
+        if (differ_now.count(change.path) != 0) {
+          fact.changed_files = true;
+          break;
+        }
+      }
+    }
     out.push_back(std::move(fact));
   }
   std::reverse(out.begin(), out.end());

@@ -165,18 +165,29 @@ TEST_F(HookTest, ParallelCallsAreNotUndoneByAnotherCallsRollback) {
   EXPECT_FALSE(latest->success.value_or(true));
 }
 
-TEST_F(HookTest, ConcurrentHookProcessesSerialise) {
+TEST_F(HookTest, ConcurrentHookProcessesSerialiseAndLoseNothing) {
   // Claude Code runs the hooks of parallel calls at the same time.
-  std::vector<std::thread> threads;
-  std::vector<int> codes(6, -1);
-  for (int i = 0; i < 6; ++i) {
-    threads.emplace_back([&, i] {
-      codes[i] = send("PreToolUse", tool("Read", "toolu_p" + std::to_string(i))).exit_code;
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int code : codes) EXPECT_EQ(code, 0);
-  EXPECT_EQ(chain().size(), 6u);
+  constexpr int kCalls = 8;
+  auto in_parallel = [&](const std::string& event) {
+    std::vector<std::thread> threads;
+    std::vector<int> codes(kCalls, -1);
+    for (int i = 0; i < kCalls; ++i) {
+      threads.emplace_back([&, i] {
+        codes[i] = send(event, tool("Read", "toolu_p" + std::to_string(i))).exit_code;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int code : codes) EXPECT_EQ(code, 0) << event;
+  };
+  in_parallel("PreToolUse");
+  EXPECT_EQ(chain().size(), static_cast<std::size_t>(kCalls));
+  in_parallel("PostToolUse");
+  EXPECT_EQ(chain().size(), static_cast<std::size_t>(2 * kCalls));
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(),
+            static_cast<std::size_t>(kCalls))
+      << "every call is in the newest record";
   CommandResult fsck = run_command(
       {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict", "--no-dangling"});
   EXPECT_EQ(fsck.exit_code, 0) << fsck.err;

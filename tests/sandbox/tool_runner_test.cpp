@@ -2,6 +2,9 @@
 // EXECUTION_STATE.md (a failed tool changes nothing, visibility expansion is clean,
 // rollback to a tool boundary), every rollback trigger, composite JSON round trips,
 // and restores that either fully succeed or change nothing.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
@@ -155,6 +158,54 @@ TEST_F(ToolRunnerTest, DeadlineBecomesAPromptEvaluationError) {
   expect_untouched();
 }
 
+TEST_F(ToolRunnerTest, AnExceptionOfAnyTypeRollsBackAndIsRethrown) {
+  struct NotAStdException {};
+  ToolRunner runner(m.state,
+                    {{"mutate", mutating_tool([]() -> ToolResult { throw NotAStdException{}; })},
+                     {"number", mutating_tool([]() -> ToolResult { throw 42; })}},
+                    "prompt");
+  EXPECT_THROW(runner.execute({"call_1", "mutate", "{}"}), NotAStdException);
+  expect_untouched();
+  EXPECT_THROW(runner.execute({"call_2", "number", "{}"}), int);
+  expect_untouched();
+  // Both are recorded as failures.
+  ASSERT_EQ(m.state.session().all<ToolInvoked>().size(), 2u);
+  EXPECT_FALSE(m.state.session().all<ToolInvoked>()[0].success);
+  EXPECT_NE(m.state.session().all<ToolInvoked>()[0].result_summary.find("unknown exception"),
+            std::string::npos);
+  EXPECT_FALSE(m.checkpoints->get("call_2")->success);
+}
+
+TEST_F(ToolRunnerTest, AFailedCallLeavesNoTraceInTheSession) {
+  // The call writes to slices that did not exist before it: a STATE slice, a CACHE
+  // slice and a user-defined one. None of them survives the rollback.
+  struct Scratch {
+    int n = 0;
+  };
+  CompositeSnapshot before = m.state.snapshot();
+  ToolRunner runner(m.state,
+                    {{"scribble", Tool{nullptr,
+                                       [](const ToolCall&, ToolContext& ctx) {
+                                         Session& s = ctx.state.session();
+                                         s.seed<VisibilityOverrides>({{{{"a", "full"}}}});
+                                         s.seed<WorkspaceDigest>({{"src", "d"}});
+                                         s.seed<Scratch>({Scratch{1}});
+                                         return ToolResult{false, "no", ""};
+                                       }}}},
+                    "prompt");
+  EXPECT_FALSE(runner.execute({"call_1", "scribble", "{}"}).success);
+  SessionSnapshot after = m.state.session().snapshot({}, true);
+  EXPECT_EQ(after.slices.count(typeid(VisibilityOverrides)), 0u);
+  EXPECT_EQ(after.slices.count(typeid(WorkspaceDigest)), 0u);
+  EXPECT_EQ(after.slices.count(typeid(Scratch)), 0u);
+  // What is left is what was there, and the log of the failure.
+  for (const auto& [type, items] : before.session.slices) {
+    EXPECT_EQ(after.slices.count(type), 1u) << SliceTypes::name_of(type);
+  }
+  EXPECT_EQ(after.slices.size(), before.session.slices.size() + 1) << "plus the ToolInvoked log";
+  EXPECT_EQ(m.state.session().all<ToolInvoked>().size(), 1u);
+}
+
 TEST_F(ToolRunnerTest, TelemetryFailureDoesNotRollBack) {
   ToolRunner runner(m.state, {{"mutate", mutating_tool([] { return ToolResult{}; })}}, "prompt");
   runner.set_publisher([](const ToolInvoked&) { throw std::runtime_error("bus down"); });
@@ -255,6 +306,61 @@ TEST(ExecutionStateTest, AFailedRestoreLeavesEverythingAsBefore) {
   state.restore(snap);
   EXPECT_EQ(fs->read("a"), "old");
   EXPECT_EQ(fragile->value.tool_calls, 1u);
+}
+
+// Makes dir refuse new entries: immutable as root (who ignores permissions), else
+// read-only. Returns false if the filesystem cannot do either.
+bool lock_directory(const fs::path& dir) {
+  if (::geteuid() == 0) {
+    return testing_support::run_command({"chattr", "+i", dir.string()}).exit_code == 0;
+  }
+  return ::chmod(dir.c_str(), 0555) == 0;
+}
+void unlock_directory(const fs::path& dir) {
+  if (::geteuid() == 0) testing_support::run_command({"chattr", "-i", dir.string()});
+  ::chmod(dir.c_str(), 0755);
+}
+
+TEST(ExecutionStateTest, AHostRestoreThatFailsPartWayLeavesEverythingAsBefore) {
+  testing_support::TempDir dir;
+  fs::create_directories(dir / "ws/locked");
+  testing_support::write_file(dir / "ws/0.txt", "1\n");
+  testing_support::write_file(dir / "ws/locked/a.txt", "1\n");
+  auto host = std::make_shared<fsnap::HostFilesystem>(
+      fsnap::Store::open(dir / "store", dir / "ws", true), fsnap::CaptureOptions{});
+  auto budget = std::make_shared<BudgetTracker>();
+  ResourceRegistry r;
+  r.put<fsnap::Filesystem>(host, "filesystem");
+  r.put<BudgetTracker>(budget, "budget");
+  ExecutionState state(make_session(), std::move(r));
+  state.session().seed<Plan>({Plan{"old", "", {}}});
+  CompositeSnapshot snap = state.snapshot();
+
+  // Both files change; then the directory of the second cannot be written: a restore
+  // rewrites 0.txt first and fails on locked/a.txt.
+  testing_support::write_file(dir / "ws/0.txt", "2\n");
+  testing_support::write_file(dir / "ws/locked/a.txt", "2\n");
+  state.session().dispatch(SetObjective{"new"});
+  budget->consume(5, 5, 0);
+  if (!lock_directory(dir / "ws/locked")) GTEST_SKIP() << "cannot lock a directory here";
+  testing_support::Manifest before = testing_support::take_manifest(dir / "ws");
+  try {
+    state.restore(snap);
+    ADD_FAILURE() << "the restore did not fail";
+  } catch (const RestoreFailedError& e) {
+    EXPECT_NE(std::string(e.what()).find("put back"), std::string::npos) << e.what();
+  }
+  unlock_directory(dir / "ws/locked");
+  // As it promises: the state is as it was before the restore, files included.
+  EXPECT_EQ(
+      testing_support::describe_difference(before, testing_support::take_manifest(dir / "ws")), "");
+  EXPECT_EQ(testing_support::read_file(dir / "ws/0.txt"), "2\n");
+  EXPECT_EQ(state.session().latest<Plan>()->objective, "new");
+  EXPECT_EQ(budget->current().input_tokens, 5u);
+  // And once the directory can be written, the same restore works.
+  state.restore(snap);
+  EXPECT_EQ(testing_support::read_file(dir / "ws/locked/a.txt"), "1\n");
+  EXPECT_EQ(state.session().latest<Plan>()->objective, "old");
 }
 
 TEST(ExecutionStateTest, MismatchedSnapshotsChangeNothing) {

@@ -1,0 +1,228 @@
+// The transaction core through the executable, under faults: a checkpoint and its
+// ledger record land together (a note that cannot be written, kill -9 at any moment),
+// parallel boundaries lose no session log entry, a bad tag leaves the run unchanged
+// with a one-line error — and `restore REF` and `rollback CALL_ID` mean one thing each.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "fsnap/shadow_repo.hpp"
+#include "sandbox/builtin_slices.hpp"
+#include "sandbox/ledger.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using testing_support::CommandResult;
+using testing_support::run_command;
+using testing_support::write_file;
+
+class TransactionsTest : public ::testing::Test {
+ protected:
+  TransactionsTest() {
+    fs::create_directories(ws_);
+    write_file(ws_ / "a.txt", "a\n");
+  }
+
+  std::vector<std::string> argv(std::vector<std::string> args) const {
+    std::vector<std::string> out = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                    store_.string()};
+    out.insert(out.end(), args.begin(), args.end());
+    return out;
+  }
+  CommandResult shadowbox(std::vector<std::string> args) const {
+    return run_command(argv(std::move(args)), ws_,
+                       {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+  }
+  std::string ok(std::vector<std::string> args) const {
+    CommandResult r = shadowbox(args);
+    EXPECT_EQ(r.exit_code, 0) << "shadowbox " << args.at(0) << ": " << r.err;
+    return r.out;
+  }
+  fsnap::ShadowRepo repo() const { return fsnap::ShadowRepo::open(store_ / "repo.git", false); }
+  sandbox::Ledger ledger() const {
+    return sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
+  }
+  // The newest checkpoint of the default run has its ledger record.
+  void expect_tip_recorded() const {
+    std::vector<fsnap::Checkpoint> tip = repo().log("default", 1);
+    if (tip.empty()) return;
+    EXPECT_TRUE(ledger().read(tip.front()).has_value())
+        << "checkpoint " << tip.front().id << " is the run's tip without its record";
+  }
+  void expect_fsck_clean() const {
+    CommandResult fsck = run_command(
+        {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict", "--no-dangling"});
+    EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path store_ = temp_ / "store";
+};
+
+TEST_F(TransactionsTest, ACheckpointWhoseRecordCannotBeWrittenLeavesTheRunUnchanged) {
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_1", "--tool-name", "Bash"});
+  std::string tip = repo().log("default", 1).front().commit;
+  // The ledger cannot be written (as on a full disk): its ref becomes a directory.
+  fs::path notes = store_ / "repo.git/refs/notes/shadowbox";
+  std::string saved = testing_support::read_file(notes);
+  fs::remove(notes);
+  write_file(notes / "blocker", "not a ref");
+  write_file(ws_ / "b.txt", "b\n");
+  CommandResult r =
+      shadowbox({"snapshot", "--phase", "post_tool", "--tool-call-id", "call_1", "--result", "ok"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(repo().log("default", 1).front().commit, tip) << "the run moved without its record";
+  fs::remove_all(notes);
+  write_file(notes, saved);
+  expect_tip_recorded();
+  expect_fsck_clean();
+  // Once the ledger can be written, the same step succeeds.
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "call_1", "--result", "ok"});
+  expect_tip_recorded();
+}
+
+TEST_F(TransactionsTest, KilledAtAnyMomentTheRunsTipHasItsRecord) {
+  // A workspace big enough that a checkpoint takes a while, killed at moments spread
+  // over the length of one uninterrupted pre_tool checkpoint.
+  for (int d = 0; d < 40; ++d) {
+    for (int f = 0; f < 50; ++f) {
+      write_file(ws_ / ("d" + std::to_string(d)) / ("f" + std::to_string(f)),
+                 std::string(200, static_cast<char>('a' + (d + f) % 26)));
+    }
+  }
+  ok({"init"});
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "warm", "--tool-name", "Bash"});
+  auto checkpoint_args = [&](int i) {
+    // Each checkpoint has something new to write.
+    write_file(ws_ / ("d" + std::to_string(i % 40)) / "changed", std::to_string(i));
+    return argv({"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_" + std::to_string(i),
+                 "--tool-name", "Bash"});
+  };
+  // How long one checkpoint takes once the stat cache is warm (the shortest of three).
+  auto full = std::chrono::steady_clock::duration::max();
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::string> args = checkpoint_args(1000 + i);
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(run_command(args, ws_, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"}).exit_code,
+              0);
+    full = std::min(full, std::chrono::steady_clock::now() - start);
+  }
+  constexpr int kKills = 60;
+  int killed = 0;
+  for (int i = 0; i < kKills; ++i) {
+    std::vector<std::string> args = checkpoint_args(i);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("SHADOWBOX_CONFIG", "", 1);
+      ::setenv("SHADOWBOX_NO_PROGRESS", "1", 1);
+      std::vector<char*> raw;
+      for (std::string& a : args) raw.push_back(a.data());
+      raw.push_back(nullptr);
+      ::execv(raw[0], raw.data());
+      ::_exit(127);
+    }
+    // From a fifth of a checkpoint's time to its end, where commits and records are
+    // written.
+    std::this_thread::sleep_for(full / 5 + full * 4 * i / (5 * kKills));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) ++killed;
+    expect_tip_recorded();
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(killed, 0) << "no checkpoint was interrupted";
+  expect_fsck_clean();
+}
+
+TEST_F(TransactionsTest, ParallelPostToolBoundariesLoseNoLogEntry) {
+  constexpr int kCalls = 8;
+  for (int i = 0; i < kCalls; ++i) {
+    ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_" + std::to_string(i),
+        "--tool-name", "Read"});
+  }
+  std::vector<std::thread> threads;
+  std::vector<int> codes(kCalls, -1);
+  for (int i = 0; i < kCalls; ++i) {
+    threads.emplace_back([&, i] {
+      codes[i] = shadowbox({"snapshot", "--phase", "post_tool", "--tool-call-id",
+                            "call_" + std::to_string(i), "--result", "read"})
+                     .exit_code;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int code : codes) EXPECT_EQ(code, 0);
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(),
+            static_cast<std::size_t>(kCalls))
+      << "every call is in the newest record";
+  expect_fsck_clean();
+}
+
+TEST_F(TransactionsTest, ABadTagLeavesTheRunUnchangedAndIsQuotedOnOneLine) {
+  ok({"snapshot", "--tag", "before"});
+  std::string tip = repo().log("default", 1).front().commit;
+  for (const std::string& tag :
+       {std::string(5000, 't'), std::string("two\nlines"), std::string("control\x01byte")}) {
+    CommandResult r = shadowbox({"snapshot", "--tag", tag});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.find('\x01'), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 300u) << r.err;
+    EXPECT_EQ(repo().log("default", 1).front().commit, tip) << "the run moved";
+  }
+  std::string log = ok({"log"});
+  EXPECT_EQ(log.find("ttttt"), std::string::npos) << log;
+  expect_fsck_clean();
+}
+
+TEST_F(TransactionsTest, RestoreAlwaysMakesTheWorkspaceExactlyTheCheckpoint) {
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_1", "--tool-name", "Bash"});
+  std::string pre_id = repo().resolve("pre:call_1").id;
+  write_file(ws_ / "a.txt", "changed\n");
+  // `restore pre:X` and `restore <id of pre:X>` do the same thing: files (and STATE
+  // slices) exactly as at the checkpoint; the call is not ended, no failure logged.
+  for (const std::string& ref : {std::string("pre:call_1"), pre_id}) {
+    write_file(ws_ / "a.txt", "changed\n");
+    ok({"restore", ref});
+    EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "a\n") << ref;
+    std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+    ASSERT_TRUE(latest.has_value());
+    EXPECT_EQ(latest->phase, fsnap::Phase::kCheckpoint) << ref;
+    EXPECT_TRUE(latest->tool_call_id.empty()) << ref;
+    EXPECT_EQ(latest->result_summary, "restored " + pre_id) << ref;
+    EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(), 0u) << ref;
+  }
+  // The failure of the call is its own verb, once.
+  write_file(ws_ / "junk.txt", "junk\n");
+  Poco::JSON::Parser parser;
+  auto rolled = parser.parse(ok({"--json", "rollback", "call_1", "--result", "exit 1"}))
+                    .extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(rolled->getValue<std::string>("outcome"), "rolled_back");
+  EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  ASSERT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(), 1u);
+  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>()[0].result_summary, "exit 1");
+  CommandResult again = shadowbox({"rollback", "call_1"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("ended already"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("restore pre:call_1"), std::string::npos) << again.err;
+  CommandResult unknown = shadowbox({"rollback", "call_nope"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("no pre-tool checkpoint"), std::string::npos) << unknown.err;
+  EXPECT_EQ(shadowbox({"rollback"}).exit_code, 2);
+}
+
+}  // namespace

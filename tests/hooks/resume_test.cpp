@@ -1,0 +1,159 @@
+// Resuming a run: an interactive session killed after a turn ended (Stop) stays
+// resumable, strict validation measures age from the run's last activity, a run that is
+// still running is not resumed twice — through `shadowbox hook`, `runs` and `resume`.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "fsnap/store_layout.hpp"
+#include "hooks/claude_code_home.hpp"
+#include "hooks/claude_code_hook.hpp"
+#include "hooks/claude_code_state.hpp"
+#include "hooks/resume.hpp"
+#include "sandbox/home_preservation.hpp"
+#include "sandbox/ledger_run.hpp"
+#include "sandbox/run_meta.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using testing_support::CommandResult;
+using testing_support::run_command;
+using testing_support::write_file;
+
+// The pid of a process that has exited (and was reaped).
+long dead_pid() {
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+class ResumeTest : public ::testing::Test {
+ protected:
+  ResumeTest() {
+    fs::create_directories(ws_);
+    ws_ = fs::canonical(ws_);
+    hooks::register_claude_code_slice_types();
+    store_ = std::make_unique<fsnap::Store>(fsnap::Store::open(store_dir_, ws_, true));
+    // The run as `shadowbox run` left it when it was killed: run.json without an exit,
+    // naming a supervisor that is gone, and an agent HOME with the session's transcript.
+    // The "agent" is `true`, so that a resume that passes validation succeeds at once.
+    sandbox::RunMeta meta;
+    meta.run = "r";
+    meta.workspace = ws_.string();
+    meta.command = {"true"};
+    meta.started_at = "2026-11-23T00:00:00.000000Z";
+    meta.pid = dead_pid();
+    meta.save(*store_);
+    write_file(home_ / ".claude/projects/p/sess-1.jsonl", "{\"turn\":1}\n");
+  }
+
+  CommandResult shadowbox(std::vector<std::string> args, const std::string& stdin_data = "") {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store_dir_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv, ws_,
+                       {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1",
+                        "SHADOWBOX_RUN_HOME=" + home_.string(), "PATH=/usr/bin:/bin"},
+                       stdin_data);
+  }
+  CommandResult send(const std::string& event_name, const std::string& extra = "") {
+    return shadowbox({"hook", "claude-code", "--run", "r"},
+                     "{\"hook_event_name\":\"" + event_name +
+                         "\",\"session_id\":\"sess-1\",\"transcript_path\":\"t.jsonl\","
+                         "\"cwd\":\"" +
+                         ws_.string() + "\"" + extra + "}");
+  }
+  Poco::JSON::Object::Ptr run_info() {
+    CommandResult r = shadowbox({"--json", "runs"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Poco::JSON::Parser parser;
+    auto runs = parser.parse(r.out).extract<Poco::JSON::Array::Ptr>();
+    for (std::size_t i = 0; i < runs->size(); ++i) {
+      if (runs->getObject(static_cast<unsigned>(i))->getValue<std::string>("run") == "r") {
+        return runs->getObject(static_cast<unsigned>(i));
+      }
+    }
+    ADD_FAILURE() << "no run r in " << r.out;
+    return new Poco::JSON::Object;
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path store_dir_ = temp_ / "store";
+  fs::path home_ = temp_ / "home";
+  std::unique_ptr<fsnap::Store> store_;
+};
+
+TEST_F(ResumeTest, AnInteractiveRunKilledAfterATurnStaysResumable) {
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  ASSERT_EQ(send("PreToolUse", ",\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\"").exit_code, 0);
+  ASSERT_EQ(send("PostToolUse", ",\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\"").exit_code, 0);
+  ASSERT_EQ(send("Stop", ",\"stop_hook_active\":false").exit_code, 0);  // the first reply
+  // ...then the agent and shadowbox were killed (run.json names a dead supervisor).
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
+  EXPECT_TRUE(info->getValue<bool>("resumable"));
+  CommandResult resumed = shadowbox({"resume", "r"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  // `true` exited 0: now the run is complete, and strict validation refuses it.
+  EXPECT_EQ(run_info()->getValue<std::string>("status"), "complete");
+  CommandResult again = shadowbox({"resume", "r"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("the run is complete"), std::string::npos) << again.err;
+}
+
+TEST_F(ResumeTest, StrictValidationMeasuresAgeFromTheLastActivity) {
+  // The agent session started 30 days ago (its SessionStart was recorded then)...
+  auto now = std::chrono::system_clock::now();
+  {
+    sandbox::LedgerRunOptions options;
+    options.run = "r";
+    options.env.clock = std::make_shared<fsnap::FixedClock>(now - std::chrono::hours(24 * 30));
+    sandbox::LedgerRun run(*store_, options);
+    std::string event =
+        "{\"hook_event_name\":\"SessionStart\",\"session_id\":\"sess-1\","
+        "\"source\":\"startup\",\"cwd\":\"" +
+        ws_.string() + "\"}";
+    ASSERT_EQ(hooks::handle_claude_code_event(event, run, {}).exit_code, 0);
+    sandbox::HomePreserver(*store_, run.repo(), "r", home_, hooks::claude_code_preserved_parts(),
+                           {})
+        .preserve_now();
+  }
+  std::shared_ptr<fsnap::ShadowRepo> repo =
+      std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store_->repo_dir(), false));
+  std::optional<hooks::ResumableState> state = hooks::find_resumable_state(*store_, repo, "r");
+  ASSERT_TRUE(state.has_value());
+  ASSERT_TRUE(state->last_activity.has_value());
+  std::vector<std::string> problems =
+      hooks::resume_problems(*state, hooks::ResumeValidation::kStrict, ws_.string(),
+                             std::chrono::hours(24 * 7), now + std::chrono::hours(24 * 30));
+  ASSERT_EQ(problems.size(), 1u) << "idle for 30 days";
+  EXPECT_NE(problems[0].find("last activity"), std::string::npos) << problems[0];
+
+  // ...but the run was busy until now: a tool call a moment ago.
+  ASSERT_EQ(send("PreToolUse", ",\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\"").exit_code, 0);
+  CommandResult resumed = shadowbox({"resume", "r", "--validation", "strict"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+}
+
+TEST_F(ResumeTest, ARunThatIsStillRunningIsNotResumedTwice) {
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  sandbox::RunMeta meta = *sandbox::RunMeta::load(*store_, "r");
+  meta.pid = ::getppid();  // alive
+  meta.save(*store_);
+  EXPECT_EQ(run_info()->getValue<std::string>("status"), "running");
+  for (const char* mode : {"strict", "relaxed"}) {
+    CommandResult r = shadowbox({"resume", "r", "--validation", mode});
+    EXPECT_EQ(r.exit_code, 1) << mode;
+    EXPECT_NE(r.err.find("still running"), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,161 @@
+// ToolTransactions, the transaction core, on both kinds of BoundaryLog: steps of two
+// processes on one ledger start from the newest record, a step needs an open call,
+// discard leaves no outcome, and equal seeds and clocks give equal ids and commits.
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "fsnap/host_filesystem.hpp"
+#include "fsnap/in_memory_filesystem.hpp"
+#include "sandbox/errors.hpp"
+#include "sandbox/ledger_run.hpp"
+#include "sandbox/memory_boundary_log.hpp"
+#include "sandbox/tool_runner.hpp"
+#include "sandbox/tool_transactions.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using namespace sandbox;
+
+class LedgerTransactionsTest : public ::testing::Test {
+ protected:
+  LedgerTransactionsTest() {
+    fs::create_directories(ws_);
+    testing_support::write_file(ws_ / "a.txt", "a\n");
+    fsnap::Store::open(store_, ws_, true);
+  }
+  std::unique_ptr<LedgerRun> open_run() const {
+    return std::make_unique<LedgerRun>(fsnap::Store::open(store_, ws_, false), LedgerRunOptions{});
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path store_ = temp_ / "store";
+};
+
+TEST_F(LedgerTransactionsTest, EachStepStartsFromTheRunsNewestRecord) {
+  // Two processes (two LedgerRuns) drive calls of one run, interleaved.
+  std::unique_ptr<LedgerRun> one = open_run();
+  std::unique_ptr<LedgerRun> two = open_run();
+  one->transactions().begin({"call_1", "Read", "{}"});
+  two->transactions().begin({"call_2", "Read", "{}"});
+  one->transactions().succeed("call_1", "read one");
+  two->transactions().succeed("call_2", "read two");
+  std::optional<LedgerRecord> latest = one->ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  Slice<ToolInvoked> log = latest->session().slice<ToolInvoked>();
+  ASSERT_EQ(log.size(), 2u) << "no step overwrote the other's log entry";
+  EXPECT_EQ(log[0].tool_call_id, "call_1");
+  EXPECT_EQ(log[1].tool_call_id, "call_2");
+  // The first process's state learns of the second's call at its next step.
+  one->transactions().checkpoint({.phase = fsnap::Phase::kManual});
+  EXPECT_EQ(one->state().session().all<ToolInvoked>().size(), 2u);
+}
+
+TEST_F(LedgerTransactionsTest, StepsOfACallNeedItOpen) {
+  std::unique_ptr<LedgerRun> run = open_run();
+  ToolTransactions& tx = run->transactions();
+  auto code_of = [](const std::function<void()>& step) {
+    try {
+      step();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    ADD_FAILURE() << "the step did not fail";
+    return ErrorCode::kIo;
+  };
+  EXPECT_EQ(code_of([&] { tx.succeed("nope", ""); }), ErrorCode::kNotFound);
+  EXPECT_EQ(code_of([&] { tx.fail("nope", ""); }), ErrorCode::kNotFound);
+  EXPECT_EQ(code_of([&] { tx.begin({"", "Bash", ""}); }), ErrorCode::kInvalidArgument);
+  tx.begin({"call_1", "Bash", "{}"});
+  tx.succeed("call_1", "ok");
+  EXPECT_EQ(code_of([&] { tx.succeed("call_1", "again"); }), ErrorCode::kConflict);
+  EXPECT_EQ(code_of([&] { tx.fail("call_1", "late"); }), ErrorCode::kConflict);
+  // A failed step leaves the run as it was: its newest record is still call_1's end.
+  EXPECT_EQ(run->ledger().latest("default")->phase, fsnap::Phase::kPostTool);
+}
+
+TEST_F(LedgerTransactionsTest, ARolledBackCallEndsInACheckpointOfThePreToolFiles) {
+  std::unique_ptr<LedgerRun> run = open_run();
+  StepResult pre = run->transactions().begin({"call_1", "Bash", "{\"command\":\"x\"}"});
+  testing_support::write_file(ws_ / "a.txt", "broken\n");
+  testing_support::write_file(ws_ / "junk.txt", "junk\n");
+  FailureResult failure = run->transactions().fail("call_1", "exit 1");
+  EXPECT_EQ(failure.decision.kind, RollbackDecision::Kind::kRollBack);
+  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "a\n");
+  EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
+  ASSERT_TRUE(failure.step.restore.has_value());
+  EXPECT_EQ(failure.step.restore->changes.size(), 2u);
+  fsnap::Checkpoint end = run->repo()->read_checkpoint(failure.step.boundary.record.commit);
+  EXPECT_EQ(end.meta.phase, fsnap::Phase::kCheckpoint);
+  EXPECT_EQ(end.tree, run->repo()->read_checkpoint(pre.boundary.record.commit).tree);
+  // The pre-tool record learned the outcome in the same step.
+  std::optional<LedgerRecord> pre_record =
+      run->ledger().read(run->repo()->read_checkpoint(pre.boundary.record.commit));
+  ASSERT_TRUE(pre_record.has_value());
+  EXPECT_EQ(pre_record->success, false);
+  EXPECT_EQ(pre_record->result_summary, "exit 1");
+}
+
+TEST(MemoryTransactionsTest, DiscardPutsStateBackAndRecordsNoOutcome) {
+  auto fs = std::make_shared<fsnap::InMemoryFilesystem>();
+  fs->write("a", "1");
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(fs, "filesystem");
+  ExecutionState state(std::make_shared<Session>(), std::move(resources));
+  state.session().seed<Plan>({Plan{"before", "", {}}});
+  MemoryBoundaryLog log;
+  ToolTransactions tx(state, log, RollbackPolicy{});
+  tx.begin({"call_1", "Edit", "{}"});
+  fs->write("a", "2");
+  state.session().seed<Plan>({Plan{"during", "", {}}});
+  tx.discard("call_1");
+  EXPECT_EQ(fs->read("a"), "1");
+  EXPECT_EQ(state.session().latest<Plan>()->objective, "before");
+  EXPECT_EQ(state.session().all<ToolInvoked>().size(), 0u) << "nothing logged";
+  EXPECT_FALSE(log.pre_tool("call_1").has_value()) << "the call is forgotten";
+  EXPECT_THROW(tx.succeed("call_1", ""), Error);
+}
+
+// Runs two calls in a fresh workspace with the given seed, on a fixed clock; returns
+// the ids and commits they produced.
+std::vector<std::string> ids_of_a_run(std::uint64_t seed) {
+  testing_support::TempDir dir;
+  fs::create_directories(dir / "ws");
+  testing_support::write_file(dir / "ws/a.txt", "a\n");
+  auto clock = std::make_shared<fsnap::FixedClock>(TimePoint(std::chrono::seconds(1'800'000'000)));
+  auto ids = std::make_shared<fsnap::IdSource>(seed);
+  auto host = std::make_shared<fsnap::HostFilesystem>(
+      fsnap::Store::open(dir / "store", dir / "ws", true), fsnap::CaptureOptions{},
+      fsnap::HostEnv{nullptr, clock, ids});
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(host, "filesystem");
+  ExecutionState state(std::make_shared<Session>(clock, ids), std::move(resources), clock, seed);
+  std::map<std::string, Tool> tools = {
+      {"Write", Tool{nullptr, [](const ToolCall& call, ToolContext& ctx) {
+                       ctx.state.resources().get<fsnap::Filesystem>()->write(call.id, "x");
+                       return ToolResult{call.id != "call_2", "done", ""};
+                     }}}};
+  ToolRunner runner(state, tools, "ids");
+  runner.execute({"call_1", "Write", "{}"});
+  runner.execute({"call_2", "Write", "{}"});
+  std::vector<std::string> out = {state.session().id(), state.snapshot().id};
+  for (const fsnap::Checkpoint& c : host->repo().log("default", 0)) {
+    out.push_back(c.id);
+    out.push_back(c.commit);
+    out.push_back(*host->repo().note(c.commit));
+  }
+  return out;
+}
+
+TEST(DeterminismTest, EqualSeedsAndClocksGiveEqualIdsAndCommits) {
+  std::vector<std::string> a = ids_of_a_run(42);
+  std::vector<std::string> b = ids_of_a_run(42);
+  // pre/post call_1, pre/safety/checkpoint call_2, and the manual snapshot at the end.
+  ASSERT_EQ(a.size(), 2u + 3 * 6);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(ids_of_a_run(43), a);
+}
+
+}  // namespace
