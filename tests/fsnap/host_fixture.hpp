@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "fsnap/clock.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store.hpp"
 #include "test_support.hpp"
@@ -26,8 +27,17 @@ class HostTest : public ::testing::Test {
   }
 
   fsnap::HostFilesystem open(fsnap::CaptureOptions options = {}) {
-    return fsnap::HostFilesystem(fsnap::Store::open(store_dir_, ws_, true), std::move(options));
+    return fsnap::HostFilesystem(fsnap::Store::open(store_dir_, ws_, true), std::move(options),
+                                 fsnap::HostEnv{nullptr, clock_, nullptr});
   }
+
+  // Tests of the racy-timestamp rule run captures on a clock of their own, which starts
+  // at the real time: settle() moves it past the files written so far, so that they
+  // look older than the rule's margin — without sleeping.
+  void use_test_clock() {
+    clock_ = std::make_shared<fsnap::FixedClock>(std::chrono::system_clock::now());
+  }
+  void settle() { clock_->set(std::chrono::system_clock::now() + std::chrono::seconds(1)); }
 
   // Absolute path of rel in the workspace.
   std::string at(const std::string& rel) const { return (ws_ / rel).string(); }
@@ -45,6 +55,7 @@ class HostTest : public ::testing::Test {
   testing_support::TempDir temp_;
   fs::path ws_;
   fs::path store_dir_;
+  std::shared_ptr<fsnap::FixedClock> clock_;  // null: the system clock
 };
 
 // Asserts that the workspace matches the manifest exactly.

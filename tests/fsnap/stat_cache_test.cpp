@@ -4,17 +4,16 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include <chrono>
-#include <thread>
-
 #include "host_fixture.hpp"
 
 namespace fsnap_test {
 namespace {
 
-// A HostTest whose captures record their final progress counters.
+// A HostTest whose captures record their final progress counters, on a test clock.
 class StatCacheTest : public HostTest {
  protected:
+  StatCacheTest() { use_test_clock(); }
+
   fsnap::CaptureOptions counting() {
     return {.on_progress = [this](const fsnap::CaptureProgress& p) {
       if (p.done) last_ = p;
@@ -22,9 +21,6 @@ class StatCacheTest : public HostTest {
   }
   // Files read by the last capture.
   std::uint64_t hashed() const { return last_.files_hashed; }
-
-  // Waits until files written so far are older than the racy margin of a capture.
-  static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
 
   void populate(int files) {
     for (int i = 0; i < files; ++i) {

@@ -2,9 +2,7 @@
 // inotify saw change, and still capture exactly what a full walk would.
 #include <sys/stat.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
 
 #include "host_fixture.hpp"
 
@@ -13,6 +11,8 @@ namespace {
 
 class WatchedTest : public HostTest {
  protected:
+  WatchedTest() { use_test_clock(); }
+
   // Options whose progress callback records the last capture's counters.
   fsnap::CaptureOptions counting() {
     fsnap::CaptureOptions options;
@@ -43,7 +43,7 @@ class WatchedTest : public HostTest {
 TEST_F(WatchedTest, OnlyChangedDirectoriesAreRead) {
   populate();
   // Past the racy margin, so that no file of dir7 is re-read for its timestamps alone.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  settle();
   fsnap::HostFilesystem fs = open(counting());
   fs.watch();
   ASSERT_TRUE(fs.watching());
@@ -160,13 +160,13 @@ TEST_F(WatchedTest, StatCacheIsWrittenForTheProcessesAfter) {
   populate();
   // Files written within the racy margin of a capture are re-read by the next one that
   // looks at them; let the clock move past it.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  settle();
   {
     fsnap::HostFilesystem fs = open();
     fs.watch();
     fs.checkpoint({});
     write("dir0/sub/file0", "changed");
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    settle();
     fs.checkpoint({});
   }
   fsnap::HostFilesystem later = open(counting());
