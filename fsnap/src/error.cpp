@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <cstdio>
-
 #include "fsnap/filesystem.hpp"
 #include "fsnap/path_quoting.hpp"
 
@@ -35,42 +33,14 @@ std::string quote_input(std::string_view input, std::size_t max_bytes) {
   while (cut < input.size() && cut > 0 && (static_cast<unsigned char>(input[cut]) & 0xc0) == 0x80) {
     --cut;
   }
-  std::string out = "'";
-  std::string_view part = input.substr(0, cut);
-  bool utf8 = is_valid_utf8(part);
-  for (unsigned char c : part) {
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
-          char hex[8];
-          std::snprintf(hex, sizeof hex, "\\x%02x", c);
-          out += hex;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += "'";
+  // quote_path escapes what cannot stand on one line (and double-quotes it then).
+  std::string quoted = quote_path(input.substr(0, cut));
+  if (quoted.empty() || quoted.front() != '"') quoted = "'" + quoted + "'";
   if (cut < input.size()) {
-    out.insert(out.size() - 1, "...");
-    out += " (" + std::to_string(input.size()) + " bytes)";
+    quoted.insert(quoted.size() - 1, "...");
+    quoted += " (" + std::to_string(input.size()) + " bytes)";
   }
-  return out;
+  return quoted;
 }
 
 std::string_view to_string(EntryType type) {

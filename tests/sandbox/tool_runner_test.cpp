@@ -321,18 +321,31 @@ void unlock_directory(const fs::path& dir) {
   ::chmod(dir.c_str(), 0755);
 }
 
+// An execution state over a host workspace in dir/ws (store in dir/store) and a budget.
+struct HostState {
+  explicit HostState(const fs::path& dir)
+      : host(std::make_shared<fsnap::HostFilesystem>(
+            fsnap::Store::open(dir / "store", dir / "ws", true), fsnap::CaptureOptions{})),
+        state(make_session(), registry()) {}
+  ResourceRegistry registry() {
+    ResourceRegistry r;
+    r.put<fsnap::Filesystem>(host, "filesystem");
+    r.put<BudgetTracker>(budget, "budget");
+    return r;
+  }
+  std::shared_ptr<fsnap::HostFilesystem> host;
+  std::shared_ptr<BudgetTracker> budget = std::make_shared<BudgetTracker>();
+  ExecutionState state;
+};
+
 TEST(ExecutionStateTest, AHostRestoreThatFailsPartWayLeavesEverythingAsBefore) {
   testing_support::TempDir dir;
   fs::create_directories(dir / "ws/locked");
   testing_support::write_file(dir / "ws/0.txt", "1\n");
   testing_support::write_file(dir / "ws/locked/a.txt", "1\n");
-  auto host = std::make_shared<fsnap::HostFilesystem>(
-      fsnap::Store::open(dir / "store", dir / "ws", true), fsnap::CaptureOptions{});
-  auto budget = std::make_shared<BudgetTracker>();
-  ResourceRegistry r;
-  r.put<fsnap::Filesystem>(host, "filesystem");
-  r.put<BudgetTracker>(budget, "budget");
-  ExecutionState state(make_session(), std::move(r));
+  HostState h(dir.path());
+  ExecutionState& state = h.state;
+  std::shared_ptr<BudgetTracker> budget = h.budget;
   state.session().seed<Plan>({Plan{"old", "", {}}});
   CompositeSnapshot snap = state.snapshot();
 
@@ -405,13 +418,10 @@ TEST(ExecutionStateTest, CompositeJsonRoundTripWithAHostWorkspace) {
   testing_support::TempDir dir;
   fs::create_directories(dir / "ws");
   testing_support::write_file(dir / "ws/file.txt", "v1");
-  auto host = std::make_shared<fsnap::HostFilesystem>(
-      fsnap::Store::open(dir / "store", dir / "ws", true), fsnap::CaptureOptions{});
-  auto budget = std::make_shared<BudgetTracker>();
-  ResourceRegistry r;
-  r.put<fsnap::Filesystem>(host, "filesystem");
-  r.put<BudgetTracker>(budget, "budget");
-  ExecutionState state(make_session(), std::move(r));
+  HostState h(dir.path());
+  ExecutionState& state = h.state;
+  std::shared_ptr<fsnap::HostFilesystem> host = h.host;
+  std::shared_ptr<BudgetTracker> budget = h.budget;
   state.session().seed<Plan>({Plan{"persisted", "active", {PlanStep{"s", true}}}});
   budget->consume(10, 20, 0.5);
   SnapshotMetadata meta{"t", "toolu_1", "Edit", fsnap::Phase::kPreTool, "run-x"};

@@ -32,9 +32,10 @@ enum class ErrorCode {
 // Short lowercase name of a code ("not found").
 std::string_view to_string(ErrorCode code);
 
-// User input as an error message may quote it: in single quotes, on one line (newlines,
-// tabs, NUL and other control bytes as C escapes), shortened to about max_bytes with
-// the full length said ("'aaaa…' (5000 bytes)").
+// User input as an error message may quote it: on one line, in single quotes — or, if
+// it holds newlines, control bytes or invalid UTF-8, in double quotes with C escapes
+// (as quote_path does) — and shortened to about max_bytes with the full length said
+// ("'aaaa...' (5000 bytes)").
 std::string quote_input(std::string_view input, std::size_t max_bytes = 60);
 
 // The exception thrown by every fsnap operation that fails.
