@@ -39,9 +39,10 @@ int cmd_restore(const Context& context, const Args& args) {
   const std::string& ref = parsed.operands()[0];
   bool dry_run = parsed.has("--dry-run");
   fsnap::Store store = context.open_store(false);
-  fsnap::Checkpoint target = context.open_repo(store)->resolve(ref);
+  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
+  fsnap::Checkpoint target = repo->resolve(ref);
   std::unique_ptr<sandbox::LedgerRun> run =
-      context.open_run(parsed.value_or("--run", target.meta.run), false);
+      context.open_run(parsed.value_or("--run", target.meta.run), false, repo);
   fsnap::RestoreReport report;
   std::optional<fsnap::Checkpoint> recorded;
   if (dry_run) {

@@ -38,8 +38,8 @@ std::string hook_command(const Context& context, const std::string& run) {
 }
 
 hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
-                             const std::string& run) {
-  hooks::AgentRunSpec spec{store};
+                             std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run) {
+  hooks::AgentRunSpec spec{store, std::move(repo)};
   spec.config = context.config;
   spec.run = run;
   spec.workspace = context.workspace;
@@ -60,9 +60,9 @@ int cmd_run(const Context& context, const Args& args) {
     throw UsageError(e.what());
   }
   fsnap::Store store = context.open_store(true);
+  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fs::path home = fsnap::layout::run_home_dir(store.dir(), run);
-  if (fs::exists(fsnap::layout::run_dir(store.dir(), run)) ||
-      context.open_repo(store)->has_run(run)) {
+  if (fs::exists(fsnap::layout::run_dir(store.dir(), run)) || repo->has_run(run)) {
     throw fsnap::Error(fsnap::ErrorCode::kConflict,
                        "run " + fsnap::quote_input(run) +
                            " exists already (resume it with: shadowbox resume " + run + ")");
@@ -71,7 +71,7 @@ int cmd_run(const Context& context, const Args& args) {
   std::string command;
   for (const std::string& a : parsed.operands()) command += (command.empty() ? "" : " ") + a;
   std::cerr << "shadowbox: run " << run << " (store " << store.dir().string() << ")\n";
-  hooks::AgentRunSpec spec = spec_for(context, store, run);
+  hooks::AgentRunSpec spec = spec_for(context, store, repo, run);
   spec.home = home;
   spec.argv = parsed.operands();
   spec.start_summary = "run started: " + command.substr(0, 200);
@@ -131,13 +131,14 @@ int cmd_resume(const Context& context, const Args& args) {
     throw UsageError(e.what());
   }
   fsnap::Store store = context.open_store(false);
+  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   bool fork = !parsed.has("--continue");
-  hooks::ResumePlan plan = hooks::prepare_resume(store, context.open_repo(store), run, *validation,
-                                                 context.workspace.string(),
-                                                 context.config.run.resume_max_age, fork, extra);
+  hooks::ResumePlan plan =
+      hooks::prepare_resume(store, repo, run, *validation, context.workspace.string(),
+                            context.config.run.resume_max_age, fork, extra);
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
             << plan.session.session_id << (fork ? " (forked)" : "") << '\n';
-  hooks::AgentRunSpec spec = spec_for(context, store, run);
+  hooks::AgentRunSpec spec = spec_for(context, store, repo, run);
   spec.home = plan.home;
   spec.argv = plan.argv;
   spec.start_summary = "run resumed from agent session " + plan.session.session_id;

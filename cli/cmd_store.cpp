@@ -43,9 +43,9 @@ int cmd_gc(const Context& context, const Args& args) {
   parsed.expect_operands(0, 0);
   fsnap::Store store = context.open_store(false);
   fsnap::StoreLock lock = store.lock();
-  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store.repo_dir(), false);
   const fsnap::RetentionPolicy& policy = context.config.retention;
-  fsnap::GcReport report = repo.collect_garbage(policy, std::chrono::system_clock::now());
+  fsnap::GcReport report =
+      context.open_repo(store)->collect_garbage(policy, std::chrono::system_clock::now());
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("keep_last", policy.keep_last);

@@ -42,8 +42,10 @@ std::shared_ptr<fsnap::ShadowRepo> Context::open_repo(const fsnap::Store& store)
   return std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store.repo_dir(), false));
 }
 
-std::unique_ptr<sandbox::LedgerRun> Context::open_run(const std::string& run, bool create) const {
+std::unique_ptr<sandbox::LedgerRun> Context::open_run(
+    const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo) const {
   sandbox::LedgerRunOptions run_options;
+  run_options.env.repo = std::move(repo);
   run_options.capture = config.capture;
   run_options.capture.on_progress = terminal_progress();
   run_options.policy = config.hooks.policy();

@@ -29,8 +29,10 @@ struct Context {
   // The store's repository (one per process).
   std::shared_ptr<fsnap::ShadowRepo> open_repo(const fsnap::Store& store) const;
   // A run of the workspace, with the config's capture options (and, on a terminal, a
-  // progress line for long captures) and rollback policy.
-  std::unique_ptr<sandbox::LedgerRun> open_run(const std::string& run, bool create) const;
+  // progress line for long captures) and rollback policy; on repo, if given, else on a
+  // repository it opens.
+  std::unique_ptr<sandbox::LedgerRun> open_run(
+      const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo = nullptr) const;
 };
 
 // Resolves the global options (reads the config). Throws fsnap::Error or ConfigError.

@@ -65,7 +65,7 @@ void configure_new_repository(git_repository* repo, const fs::path& git_dir) {
   // checkpoints live under refs/shadowbox/, so HEAD is an unborn branch that nothing
   // ever moves: browse with `git log --all` or a run's ref.
   git_reference* head = nullptr;
-  git::check(git_reference_symbolic_create(&head, repo, "HEAD", "refs/heads/main", 1, nullptr),
+  git::check(git_reference_symbolic_create(&head, repo, "HEAD", layout::kUnbornHead, 1, nullptr),
              "cannot set HEAD of " + git_dir.string());
   git_reference_free(head);
 }
@@ -78,7 +78,7 @@ void validate_ref_component(std::string_view kind, std::string_view name) {
                                                  quote_input(name) + ": longer than " +
                                                  std::to_string(kMaxTagBytes) + " bytes");
   }
-  std::string full = "refs/shadowbox/x/" + std::string(name);
+  std::string full = layout::tag_ref(name);
   int valid = 0;
   if (name.empty() || name.find('/') != std::string_view::npos ||
       git_reference_name_is_valid(&valid, full.c_str()) != 0 || !valid) {

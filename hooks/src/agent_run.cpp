@@ -99,8 +99,8 @@ AgentExit run_agent(AgentRunSpec spec) {
     sandbox::append_run_log(spec.store, spec.run, "warning: " + text);
     if (spec.warn) spec.warn(text);
   };
-  sandbox::LedgerRun run(spec.store,
-                         {spec.config.capture, spec.config.hooks.policy(), spec.run, {}});
+  sandbox::LedgerRun run(spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
+                                      fsnap::HostEnv{spec.repo, nullptr, nullptr}});
   std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    claude_code_preserved_parts(), secrets);

@@ -33,6 +33,9 @@ inline constexpr std::string_view kRunRefPrefix = "refs/shadowbox/runs/";
 inline constexpr std::string_view kTagRefPrefix = "refs/shadowbox/tags/";
 inline constexpr std::string_view kHomeRefPrefix = "refs/shadowbox/home/";
 inline constexpr const char* kNotesRef = "refs/notes/shadowbox";
+// HEAD names this branch, which nothing ever creates: git requires HEAD to name a
+// branch, and checkpoints live under refs/shadowbox/.
+inline constexpr const char* kUnbornHead = "refs/heads/main";
 
 // Files and directories of the store at store.
 inline Path repo_dir(const Path& store) {

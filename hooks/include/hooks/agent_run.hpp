@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ namespace hooks {
 // What run_agent runs, and how.
 struct AgentRunSpec {
   fsnap::Store store;
+  std::shared_ptr<fsnap::ShadowRepo> repo;  // the store's repository (opened if null)
   sandbox::Config config;
   std::string run;
   boost::filesystem::path workspace;
