@@ -163,13 +163,15 @@ AgentExit run_agent(AgentRunSpec spec) {
     meta.save(spec.store);
     throw;
   }
+  // No event is answered after this (the one in flight, if any, is waited for): from
+  // here on this thread alone uses the run and its repository.
+  if (in_process) in_process->stop();
   // Whatever happened: keep the agent's session data, and the files as they are now.
   try {
     preserver.preserve_now();
   } catch (const std::exception& e) {
     warn(std::string("could not preserve the agent's session data: ") + e.what());
   }
-  if (in_process) in_process->stop();
   sandbox::RunStatus status = status_of(exit);
   run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},

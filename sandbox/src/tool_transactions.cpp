@@ -206,19 +206,4 @@ StepResult ToolTransactions::restore(const Boundary& target, const std::string& 
   return StepResult{record(std::move(m)), std::move(report)};
 }
 
-std::optional<StepResult> ToolTransactions::record_outside_changes(const std::string& summary) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
-  bool changed = false;
-  for (const ResourceRegistry::Entry* entry : state_.resources().snapshotable()) {
-    if (entry->host == nullptr) continue;
-    std::vector<fsnap::Checkpoint> tip = entry->host->repo().log(run_, 1);
-    if (tip.empty() || entry->host->capture_tree() != tip.front().tree) changed = true;
-  }
-  if (!changed) return std::nullopt;
-  SnapshotMetadata m;
-  m.phase = fsnap::Phase::kCheckpoint;
-  m.outcome.result_summary = summary;
-  return StepResult{record(std::move(m)), std::nullopt};
-}
-
 }  // namespace sandbox

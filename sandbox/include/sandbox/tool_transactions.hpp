@@ -18,7 +18,6 @@
 //   checkpoint(...)         a boundary of no tool call
 //   restore(target)         makes files and STATE slices exactly target's (LOG slices keep
 //                           everything), then a boundary of the result
-//   record_outside_changes  a boundary for files changed since the run's newest one
 //
 // Each step holds the run for its whole duration (BoundaryLog::begin_step: the store
 // lock for a ledger), starts from the run's newest session, and writes its checkpoint
@@ -94,9 +93,6 @@ class ToolTransactions {
                         const std::string& summary = "");
   // Makes files and STATE slices exactly target's, then records the result.
   StepResult restore(const Boundary& target, const std::string& summary);
-  // If the files differ from the run's newest host checkpoint, records them as a
-  // boundary of no tool call. Needs a host workspace; nullopt when nothing changed.
-  std::optional<StepResult> record_outside_changes(const std::string& summary);
 
   ExecutionState& state() { return state_; }
   const RollbackPolicy& policy() const { return policy_; }
