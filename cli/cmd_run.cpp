@@ -133,9 +133,10 @@ int cmd_resume(const Context& context, const Args& args) {
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   bool fork = !parsed.has("--continue");
-  hooks::ResumePlan plan =
-      hooks::prepare_resume(store, repo, run, *validation, context.workspace.string(),
-                            context.config.run.resume_max_age, fork, extra);
+  hooks::ResumeRequest request{
+      run,  *validation, context.workspace.string(),      context.config.run.resume_max_age,
+      fork, extra,       std::chrono::system_clock::now()};
+  hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
             << plan.session.session_id << (fork ? " (forked)" : "") << '\n';
   hooks::AgentRunSpec spec = spec_for(context, store, repo, run);

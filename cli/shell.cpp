@@ -1,15 +1,18 @@
 #include "shell.hpp"
 
-#include <stdexcept>
-
 #include <boost/filesystem/operations.hpp>
+
+#include "fsnap/error.hpp"
 
 namespace cli {
 
 std::string self_path() {
   boost::system::error_code ec;
   boost::filesystem::path p = boost::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find the shadowbox executable: " + ec.message());
+  if (ec) {
+    throw fsnap::Error(fsnap::ErrorCode::kIo,
+                       "cannot find the shadowbox executable: " + ec.message());
+  }
   return p.string();
 }
 

@@ -54,6 +54,7 @@ std::string ShadowRepo::commit_to_ref(const std::string& ref, std::string_view t
   git::check(git_commit_create(&commit, repo, nullptr, sig.get(), sig.get(), nullptr,
                                message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
              "cannot commit to " + ref);
+  impl_->clear_stale_lock(ref);
   git_reference* out = nullptr;
   if (parent_oid) {
     git::check(git_reference_create_matching(&out, repo, ref.c_str(), &commit, 1, &*parent_oid,

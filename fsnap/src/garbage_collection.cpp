@@ -147,14 +147,16 @@ int collect_note(const git_oid* blob, const git_oid* annotated, void* payload) {
 
 // Rebuilds the notes ref so that notes follow rewritten commits and notes of dropped
 // commits go. The new notes history starts afresh (one commit per note).
-void migrate_notes(git_repository* repo, const std::map<std::string, git_oid>& rewritten,
-                   const std::set<std::string>& dropped) {
+void migrate_notes(const ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
+                   const std::set<std::string>& dropped,
+                   std::chrono::system_clock::time_point now) {
+  git_repository* repo = impl.repo.get();
   std::vector<NoteEntry> notes;
   std::pair<git_repository*, std::vector<NoteEntry>*> ctx{repo, &notes};
   int rc = git_note_foreach(repo, layout::kNotesRef, collect_note, &ctx);
   if (rc == GIT_ENOTFOUND || notes.empty()) return;
   git::check(rc, "cannot read the ledger notes");
-  git::Signature sig = shadowbox_signature(std::chrono::system_clock::now());
+  git::Signature sig = shadowbox_signature(now);
   git::Commit parent;
   git_oid tip{};
   bool any = false;
@@ -172,6 +174,7 @@ void migrate_notes(git_repository* repo, const std::map<std::string, git_oid>& r
   }
   git_reference* ref = nullptr;
   if (any) {
+    impl.clear_stale_lock(layout::kNotesRef);
     git::check(git_reference_create(&ref, repo, layout::kNotesRef, &tip, 1, "shadowbox: gc"),
                "cannot move the ledger notes");
     git_reference_free(ref);
@@ -218,6 +221,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
       parent = fresh;
     }
     git_reference* ref = nullptr;
+    impl_->clear_stale_lock(ref_name);
     git::check(git_reference_create_matching(&ref, repo, ref_name.c_str(), &*parent, 1, &old_tip,
                                              "shadowbox: gc"),
                "cannot move " + ref_name);
@@ -238,6 +242,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
     }
     for (const auto& [tag, target] : tags) {
       git_reference* ref = nullptr;
+      impl_->clear_stale_lock(tag);
       if (auto r = rewritten.find(target); r != rewritten.end()) {
         git::check(git_reference_create(&ref, repo, tag.c_str(), &r->second, 1, "shadowbox: gc"),
                    "cannot move " + tag);
@@ -250,7 +255,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
     }
   }
 
-  if (!dropped.empty()) migrate_notes(repo, rewritten, dropped);
+  if (!dropped.empty()) migrate_notes(*impl_, rewritten, dropped, now);
 
   report.objects_pruned = prune_loose(*impl_, reachable_objects(*impl_));
   if (report.objects_pruned > 0) impl_->bump_generation();

@@ -439,10 +439,11 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
       throw Error(e.code(), "cannot restore " + target.id + ": " + failure +
                                 " (nothing changed: the workspace was put back as it was)");
     }
-    throw Error(e.code(), "cannot restore " + target.id + ": " + failure +
-                              "; putting the workspace back failed too (" + put_back +
-                              "): it may be partly restored; undo with: shadowbox restore " +
-                              report.safety->id);
+    throw Error(ErrorCode::kCorrupt, "cannot restore " + target.id + ": " + failure +
+                                         "; putting the workspace back failed too (" + put_back +
+                                         "): it may be partly restored; undo with: shadowbox "
+                                         "restore " +
+                                         report.safety->id);
   }
   return report;
 }

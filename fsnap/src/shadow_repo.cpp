@@ -29,6 +29,11 @@ bool is_hex(std::string_view s) {
 }
 
 void validate_text(std::string_view kind, std::string_view value) {
+  if (value.size() > kMaxTagBytes) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(kind) + " " + quote_input(value) +
+                                                 " is longer than " + std::to_string(kMaxTagBytes) +
+                                                 " bytes");
+  }
   for (unsigned char c : value) {
     if (c < 0x20 || c == 0x7f) {
       throw Error(ErrorCode::kInvalidArgument,
@@ -202,6 +207,14 @@ std::vector<Checkpoint> ShadowRepo::Impl::run_log(std::string_view run, std::siz
   return out;
 }
 
+void ShadowRepo::Impl::clear_stale_lock(const std::string& ref) const {
+  fs::path lock = git_dir / (ref + ".lock");
+  if (::unlink(lock.c_str()) != 0 && errno != ENOENT) {
+    throw Error(ErrorCode::kIo, "cannot remove the stale lock " + lock.string() + " of " + ref +
+                                    ": " + std::strerror(errno));
+  }
+}
+
 git_oid ShadowRepo::Impl::empty_tree() {
   return write({}, GIT_OBJECT_TREE);
 }
@@ -269,8 +282,10 @@ namespace {
 
 // Moves ref to target: from expected by compare-and-swap, or creates it when expected is
 // absent (and it must not exist yet).
-void move_ref(git_repository* repo, const std::string& ref, const git_oid& target,
+void move_ref(const ShadowRepo::Impl& impl, const std::string& ref, const git_oid& target,
               const std::optional<git_oid>& expected, const std::string& log) {
+  git_repository* repo = impl.repo.get();
+  impl.clear_stale_lock(ref);
   git_reference* raw = nullptr;
   if (expected) {
     git::check(
@@ -324,7 +339,7 @@ void write_notes_at(ShadowRepo::Impl& impl, const std::vector<Note>& notes,
                "cannot write the ledger note of " + note.commit);
     tip = commit;
   }
-  move_ref(repo, layout::kNotesRef, *tip, old_tip, "shadowbox: ledger");
+  move_ref(impl, layout::kNotesRef, *tip, old_tip, "shadowbox: ledger");
 }
 
 }  // namespace
@@ -374,10 +389,11 @@ Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft
   if (notes) write_notes_at(*impl_, notes(draft), draft.created_at);
 
   std::string log = "shadowbox: " + std::string(to_string(draft.meta.phase));
-  move_ref(repo, run_ref, commit_oid, parent_oid, log);
+  move_ref(*impl_, run_ref, commit_oid, parent_oid, log);
   if (!draft.meta.tag.empty()) {
     std::string tag_ref = layout::tag_ref(draft.meta.tag);
     git_reference* raw_ref = nullptr;
+    impl_->clear_stale_lock(tag_ref);
     int rc = git_reference_create(&raw_ref, repo, tag_ref.c_str(), &commit_oid, 1, log.c_str());
     if (rc < 0) {
       std::string why = git::last_error_message();
@@ -512,8 +528,9 @@ git::Signature shadowbox_signature(std::chrono::system_clock::time_point t) {
   return git::Signature(raw);
 }
 
-void ShadowRepo::write_notes(const std::vector<Note>& notes) {
-  write_notes_at(*impl_, notes, std::chrono::system_clock::now());
+void ShadowRepo::write_notes(const std::vector<Note>& notes,
+                             std::chrono::system_clock::time_point when) {
+  write_notes_at(*impl_, notes, when);
 }
 
 std::optional<std::string> ShadowRepo::note(std::string_view commit) const {

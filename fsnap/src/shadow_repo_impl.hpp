@@ -44,6 +44,10 @@ struct ShadowRepo::Impl {
   std::vector<Checkpoint> run_log(std::string_view run, std::size_t limit) const;
   // The checkpoint recorded by a commit.
   Checkpoint checkpoint_of(const git_commit* commit) const;
+  // Removes the lock file of ref left by a writer that died while moving it. Only for
+  // a caller holding the store lock: then no other shadowbox writer can be moving it, and
+  // a lock file there can only be stale (git itself would refuse the ref forever).
+  void clear_stale_lock(const std::string& ref) const;
   // Id of the empty tree (written on first use).
   git_oid empty_tree();
   // A counter bumped whenever objects are pruned (repo config

@@ -99,6 +99,9 @@ std::shared_ptr<StoreLock::Shared> shared_lock_for(const fs::path& lock_file) {
   fs::path key = fs::weakly_canonical(fs::absolute(lock_file), ec);
   if (ec) key = fs::absolute(lock_file);
   std::lock_guard<std::mutex> lock(registry_mutex);
+  for (auto it = registry.begin(); it != registry.end();) {
+    it = it->second.expired() ? registry.erase(it) : std::next(it);
+  }
   std::weak_ptr<StoreLock::Shared>& slot = registry[key.string()];
   std::shared_ptr<StoreLock::Shared> shared = slot.lock();
   if (!shared) {

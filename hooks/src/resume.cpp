@@ -91,9 +91,8 @@ std::vector<std::string> resume_problems(const ResumableState& state, ResumeVali
 }
 
 ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                          const std::string& run, ResumeValidation validation,
-                          const std::string& workspace, std::chrono::seconds max_age, bool fork,
-                          const std::vector<std::string>& extra_args) {
+                          const ResumeRequest& request) {
+  const std::string& run = request.run;
   std::string quoted = fsnap::quote_input(run);
   std::optional<ResumableState> state = find_resumable_state(store, repo, run);
   if (!state) {
@@ -101,7 +100,7 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
                 "cannot resume run " + quoted + ": it recorded no agent session");
   }
   std::vector<std::string> problems =
-      resume_problems(*state, validation, workspace, max_age, std::chrono::system_clock::now());
+      resume_problems(*state, request.validation, request.workspace, request.max_age, request.now);
   if (!problems.empty()) {
     std::string text;
     for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
@@ -123,11 +122,11 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
   }
   plan.meta = sandbox::RunMeta::load(store, run).value_or(sandbox::RunMeta{});
   plan.meta.run = run;
-  plan.meta.workspace = workspace;
+  plan.meta.workspace = request.workspace;
   if (plan.meta.command.empty()) plan.meta.command = {"claude"};
   plan.argv = {plan.meta.command.front(), "--resume", state->session.session_id};
-  if (fork) plan.argv.push_back("--fork-session");
-  plan.argv.insert(plan.argv.end(), extra_args.begin(), extra_args.end());
+  if (request.fork) plan.argv.push_back("--fork-session");
+  plan.argv.insert(plan.argv.end(), request.extra_args.begin(), request.extra_args.end());
   return plan;
 }
 

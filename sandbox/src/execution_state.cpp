@@ -64,11 +64,7 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   request.notes = [&](const fsnap::Checkpoint& c) {
     LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
     record.set_outcome(metadata.outcome);
-    std::vector<fsnap::Note> notes = {record.note()};
-    for (const LedgerRecord& amended : metadata.amends) {
-      if (!amended.commit.empty()) notes.push_back(amended.note());
-    }
-    return notes;
+    return std::vector<fsnap::Note>{record.note()};
   };
   request.outside_notes = [&](const fsnap::Checkpoint& c) {
     LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
@@ -116,13 +112,18 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   std::vector<std::pair<const ResourceRegistry::Entry*, ResourceSnapshot>> undo;
   for (const auto& [entry, value] : parts) {
     try {
+      // The way back to this part's present state, kept once its restore succeeded (a
+      // part that fails is its own to leave as it was: a host restore puts its files
+      // back, a resource's restore is atomic).
+      std::optional<ResourceSnapshot> before;
       if (entry->host == nullptr) {
-        CaptureRequest before;
-        before.meta.phase = fsnap::Phase::kSafety;
-        before.meta.run = context.run;
-        undo.emplace_back(entry, entry->snapshot(before));
+        CaptureRequest request;
+        request.meta.phase = fsnap::Phase::kSafety;
+        request.meta.run = context.run;
+        before = entry->snapshot(request);
       }
       std::optional<fsnap::RestoreReport> report = entry->restore(*value, context);
+      if (before) undo.emplace_back(entry, std::move(*before));
       if (report) {
         if (report->safety) {
           undo.emplace_back(entry, ResourceSnapshot::of(fsnap::to_snapshot(*report->safety)));
@@ -132,20 +133,39 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
     } catch (const std::exception& e) {
       std::string failure = "cannot restore resource '" + entry->name + "' of snapshot " +
                             snapshot.id + ": " + e.what();
+      // A host restore puts its own files back; it says kCorrupt when it could not.
+      const auto* error = dynamic_cast<const Error*>(&e);
+      bool left_as_before = error == nullptr || error->code() != ErrorCode::kCorrupt;
       std::string leftover;
       for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
         try {
           it->first->restore(it->second, context);
         } catch (const std::exception& undo_error) {
+          left_as_before = false;
           leftover += "; and could not put back '" + it->first->name + "': " + undo_error.what();
         }
       }
-      throw RestoreFailedError(failure + leftover);
+      if (!left_as_before) throw Error(ErrorCode::kCorrupt, failure + leftover);
+      throw RestoreFailedError(failure);
     }
   }
   // 3. The session last: it cannot fail once the parts fit.
   session_->rollback(snapshot.session, /*preserve_logs=*/true);
   return out;
+}
+
+void ExecutionState::amend_records(const std::vector<LedgerRecord>& records) {
+  std::vector<fsnap::Note> notes;
+  for (const LedgerRecord& r : records) {
+    if (!r.commit.empty()) notes.push_back(r.note());
+  }
+  if (notes.empty()) return;
+  for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
+    if (entry->host == nullptr) continue;
+    fsnap::StoreLock lock = entry->host->store().lock();
+    entry->host->repo().write_notes(notes, clock_->now());
+    return;
+  }
 }
 
 std::map<std::string, fsnap::FilesystemSnapshot> CompositeSnapshot::host_checkpoints() const {

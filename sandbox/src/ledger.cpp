@@ -1,7 +1,6 @@
 #include "sandbox/ledger.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
@@ -117,60 +116,59 @@ Boundary LedgerBoundaryLog::boundary_at(const fsnap::Checkpoint& c) const {
     b.snapshot.session.covered.clear();
     b.record = LedgerRecord::for_checkpoint(c, std::string());
   }
+  // The checkpoint is the truth about where the record sits (gc rewrites commits).
+  b.record.commit = c.commit;
+  b.record.checkpoint_id = c.id;
   return b;
 }
 
+namespace {
+
+// Whether checkpoint c ends call_id: its post-tool checkpoint, or the one recorded
+// after its rollback.
+bool ends(const fsnap::Checkpoint& c, const std::string& call_id) {
+  return c.meta.tool_call_id == call_id &&
+         (c.meta.phase == fsnap::Phase::kPostTool || c.meta.phase == fsnap::Phase::kCheckpoint);
+}
+
+}  // namespace
+
 std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) const {
   // The call's pre-tool checkpoint is near the tip of its run: look there first, in
-  // growing windows, rather than through the whole chain.
+  // growing windows, rather than through the whole chain. Whether the call has ended
+  // is what the chain says (a checkpoint that ends it is newer), not what a record says.
   std::size_t seen = 0;
+  bool ended = false;
   for (std::size_t window = 8;; window *= 8) {
     std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, window);
     for (std::size_t i = seen; i < chain.size(); ++i) {
       if (chain[i].meta.phase == fsnap::Phase::kPreTool && chain[i].meta.tool_call_id == call_id) {
-        return boundary_at(chain[i]);
+        Boundary b = boundary_at(chain[i]);
+        b.ended = ended;
+        return b;
       }
+      ended = ended || ends(chain[i], call_id);
     }
     if (chain.size() < window) return std::nullopt;
     seen = chain.size();
   }
 }
 
-std::vector<BoundaryFact> LedgerBoundaryLog::since(const Boundary& pre) const {
-  const fsnap::ShadowRepo& repo = ledger_->repo();
-  std::string pre_commit = pre.record.commit;
-  std::vector<fsnap::Checkpoint> chain = repo.log(run_, 0);  // newest first
-  std::string pre_tree;
-  for (const fsnap::Checkpoint& c : chain) {
-    if (c.commit == pre_commit) pre_tree = c.tree;
-  }
-  // Paths whose content now differs from the pre-tool boundary's: a rollback would
-  // change exactly these.
-  std::set<std::string> differ_now;
-  if (!chain.empty() && !pre_tree.empty()) {
-    for (const fsnap::TreeChange& change : repo.diff_trees(pre_tree, chain.front().tree)) {
-      differ_now.insert(change.path);
-    }
-  }
-  std::vector<BoundaryFact> out;
-  for (std::size_t i = 0; i < chain.size() && chain[i].commit != pre_commit; ++i) {
+std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
+  std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, 0);  // newest first
+  std::vector<LaterBoundary> out;
+  for (std::size_t i = 0; i < chain.size() && chain[i].commit != pre.record.commit; ++i) {
     const fsnap::Checkpoint& c = chain[i];
     if (c.meta.phase == fsnap::Phase::kSafety) continue;  // not a change, a record of one
-    BoundaryFact fact;
-    fact.phase = c.meta.phase;
-    fact.call_id = c.meta.tool_call_id;
-    fact.tool_name = c.meta.tool_name;
-    fact.checkpoint_id = c.id;
-    if (i + 1 < chain.size() && chain[i + 1].tree != c.tree) {
-      // It changed files; does any of its changes still stand?
-      for (const fsnap::TreeChange& change : repo.diff_trees(chain[i + 1].tree, c.tree)) {
-        if (differ_now.count(change.path) != 0) {
-          fact.changed_files = true;
-          break;
-        }
-      }
-    }
-    out.push_back(std::move(fact));
+    LaterBoundary later;
+    later.fact.phase = c.meta.phase;
+    later.fact.call_id = c.meta.tool_call_id;
+    later.fact.tool_name = c.meta.tool_name;
+    later.fact.checkpoint_id = c.id;
+    later.trees = {{resource_, c.tree}};
+    if (i + 1 < chain.size()) later.previous_trees = {{resource_, chain[i + 1].tree}};
+    later.fact.changed_files = later.trees != later.previous_trees;
+    out.push_back(std::move(later));
   }
   std::reverse(out.begin(), out.end());
   return out;

@@ -17,7 +17,7 @@ LedgerRun::LedgerRun(fsnap::Store store, LedgerRunOptions options) : run_(option
   ResourceRegistry resources;
   resources.put<fsnap::Filesystem>(workspace_, kWorkspaceResource);
   state_ = std::make_unique<ExecutionState>(std::make_shared<Session>(env.clock, env.ids),
-                                            std::move(resources), env.clock);
+                                            std::move(resources), env.clock, options.seed);
   transactions_ =
       std::make_unique<ToolTransactions>(*state_, *log_, std::move(options.policy), run_);
 }

@@ -25,25 +25,25 @@ std::unique_ptr<StepHold> MemoryBoundaryLog::begin_step(ExecutionState&) {
 void MemoryBoundaryLog::remember(const Boundary& boundary) {
   std::lock_guard<std::mutex> lock(mutex_);
   const SnapshotMetadata& m = boundary.snapshot.metadata;
-  std::map<std::string, std::string> trees = boundary.snapshot.file_trees();
   Fact fact;
   fact.sequence = next_sequence_++;
-  fact.fact.phase = m.phase;
-  fact.fact.call_id = m.tool_call_id;
-  fact.fact.tool_name = m.tool_name;
-  fact.fact.checkpoint_id = boundary.record.checkpoint_id;
-  fact.fact.changed_files = trees != last_trees_;
-  last_trees_ = std::move(trees);
+  fact.later.fact.phase = m.phase;
+  fact.later.fact.call_id = m.tool_call_id;
+  fact.later.fact.tool_name = m.tool_name;
+  fact.later.fact.checkpoint_id = boundary.record.checkpoint_id;
+  fact.later.trees = boundary.snapshot.file_trees();
+  fact.later.previous_trees = last_trees_;
+  fact.later.fact.changed_files = fact.later.trees != last_trees_;
+  last_trees_ = fact.later.trees;
   facts_.push_back(std::move(fact));
 
   if (m.phase == fsnap::Phase::kPreTool) {
     calls_[m.tool_call_id] = Call{boundary, facts_.back().sequence};
   } else if (ends_call(boundary)) {
     auto call = calls_.find(m.tool_call_id);
-    if (call != calls_.end() && !call->second.pre.ended()) {
-      call->second.pre.record.success = m.outcome.success;
-      call->second.pre.record.result_summary = m.outcome.result_summary;
-      call->second.pre.record.elapsed_ms = m.outcome.elapsed_ms;
+    if (call != calls_.end() && !call->second.pre.ended) {
+      call->second.pre.ended = true;
+      call->second.pre.record.set_outcome(m.outcome);
       ended_.push_back(m.tool_call_id);
     }
   }
@@ -51,12 +51,12 @@ void MemoryBoundaryLog::remember(const Boundary& boundary) {
   // Bounded: the oldest ended calls go, and facts older than every open call.
   while (ended_.size() > capacity_) {
     auto old = calls_.find(ended_.front());
-    if (old != calls_.end() && old->second.pre.ended()) calls_.erase(old);
+    if (old != calls_.end() && old->second.pre.ended) calls_.erase(old);
     ended_.pop_front();
   }
   std::uint64_t oldest_open = next_sequence_;
   for (const auto& [id, call] : calls_) {
-    if (!call.pre.ended()) oldest_open = std::min(oldest_open, call.sequence);
+    if (!call.pre.ended) oldest_open = std::min(oldest_open, call.sequence);
   }
   while (facts_.size() > capacity_ && facts_.front().sequence < oldest_open) facts_.pop_front();
 }
@@ -73,13 +73,15 @@ std::optional<Boundary> MemoryBoundaryLog::pre_tool(const std::string& call_id) 
   return it->second.pre;
 }
 
-std::vector<BoundaryFact> MemoryBoundaryLog::since(const Boundary& pre) const {
+std::vector<LaterBoundary> MemoryBoundaryLog::since(const Boundary& pre) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto call = calls_.find(pre.snapshot.metadata.tool_call_id);
   std::uint64_t after = call != calls_.end() ? call->second.sequence : next_sequence_;
-  std::vector<BoundaryFact> out;
+  std::vector<LaterBoundary> out;
   for (const Fact& f : facts_) {
-    if (f.sequence > after) out.push_back(f.fact);
+    if (f.sequence > after && f.later.fact.phase != fsnap::Phase::kSafety) {
+      out.push_back(f.later);
+    }
   }
   return out;
 }

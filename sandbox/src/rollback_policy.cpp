@@ -20,13 +20,17 @@ namespace {
 bool conflicts(const BoundaryFact& fact, const std::string& call_id) {
   if (!fact.changed_files) return false;
   if (fact.phase == fsnap::Phase::kPostTool) return fact.call_id != call_id;
-  // Changes attributed to no tool: made between calls, or by a restore.
-  return fact.phase == fsnap::Phase::kCheckpoint && fact.call_id.empty();
+  // Changes attributed to no tool: edits made between calls, restores, snapshots a
+  // person took. (A checkpoint with another call's id is that call's rollback.)
+  return (fact.phase == fsnap::Phase::kCheckpoint || fact.phase == fsnap::Phase::kManual) &&
+         fact.call_id.empty();
 }
 
 std::string describe(const BoundaryFact& fact) {
   if (fact.call_id.empty()) {
-    return "an edit made outside any tool call" +
+    return std::string(fact.phase == fsnap::Phase::kManual
+                           ? "a snapshot taken outside any tool call"
+                           : "an edit made outside any tool call") +
            (fact.checkpoint_id.empty() ? "" : " (checkpoint " + fact.checkpoint_id + ")");
   }
   return fact.tool_name + " " + fact.call_id;

@@ -1,6 +1,7 @@
 #include "sandbox/tool_transactions.hpp"
 
 #include <iostream>
+#include <set>
 
 #include "fsnap/error.hpp"
 #include "sandbox/builtin_slices.hpp"
@@ -56,15 +57,60 @@ Boundary ToolTransactions::open_call(const std::string& call_id) const {
                                           " has no pre-tool checkpoint in run " +
                                           fsnap::quote_input(run_));
   }
-  if (pre->ended()) {
-    std::string how = *pre->record.success ? "succeeded" : "failed";
+  if (pre->ended) {
+    std::string how = !pre->record.success   ? ""
+                      : *pre->record.success ? " (it succeeded)"
+                                             : " (it failed)";
     throw Error(ErrorCode::kConflict,
-                "tool call " + fsnap::quote_input(call_id) + " has ended already (it " + how +
-                    "); to put the workspace back to before it, restore its pre-tool checkpoint "
+                "tool call " + fsnap::quote_input(call_id) + " has ended already" + how +
+                    "; to put the workspace back to before it, restore its pre-tool checkpoint "
                     "(shadowbox restore pre:" +
                     call_id + ")");
   }
   return *pre;
+}
+
+std::vector<BoundaryFact> ToolTransactions::facts_since(const Boundary& pre) const {
+  std::vector<LaterBoundary> later = log_.since(pre);
+  std::map<std::string, std::string> pre_trees = pre.snapshot.file_trees();
+  std::map<std::string, std::string> newest = later.empty() ? pre_trees : later.back().trees;
+  // For each host workspace: the paths a rollback would change (computed once, if asked).
+  std::map<std::string, std::set<std::string>> differ_now;
+  auto still_differs = [&](fsnap::HostFilesystem& host, const std::string& name,
+                           const std::string& from, const std::string& to) {
+    auto known = differ_now.find(name);
+    if (known == differ_now.end()) {
+      std::set<std::string> paths;
+      for (const fsnap::TreeChange& c : host.repo().diff_trees(pre_trees[name], newest[name])) {
+        paths.insert(c.path);
+      }
+      known = differ_now.emplace(name, std::move(paths)).first;
+    }
+    for (const fsnap::TreeChange& c : host.repo().diff_trees(from, to)) {
+      if (known->second.count(c.path) != 0) return true;
+    }
+    return false;
+  };
+  std::vector<BoundaryFact> out;
+  for (const LaterBoundary& b : later) {
+    BoundaryFact fact = b.fact;
+    if (fact.changed_files) {
+      fact.changed_files = false;
+      for (const auto& [name, tree] : b.trees) {
+        auto previous = b.previous_trees.find(name);
+        if (previous != b.previous_trees.end() && previous->second == tree) continue;
+        const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
+        bool host = entry != nullptr && entry->host != nullptr && pre_trees.count(name) != 0 &&
+                    newest.count(name) != 0 && previous != b.previous_trees.end();
+        if (!host || still_differs(*entry->host, name, previous->second, tree)) {
+          fact.changed_files = true;
+          break;
+        }
+      }
+    }
+    out.push_back(std::move(fact));
+  }
+  return out;
 }
 
 void ToolTransactions::log_invocation(const Boundary& pre, bool success, const std::string& summary,
@@ -95,11 +141,14 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
   meta.tool_name = pm.tool_name;
   meta.phase = phase;
   meta.outcome = CallOutcome{pre.record.input_summary, success, summary, elapsed_ms};
-  // The pre-tool record learns the outcome in the same write.
+  Boundary end = record(meta);
+  // Then the pre-tool record learns the outcome too. It is written after the boundary
+  // that ends the call, so no record says a call ended that the run does not show
+  // ended (whether a call ended is the run's to say: a crash in between leaves the
+  // pre-tool record without its outcome, nothing worse).
   LedgerRecord amended = pre.record;
   amended.set_outcome(meta.outcome);
-  meta.amends.push_back(std::move(amended));
-  Boundary end = record(std::move(meta));
+  state_.amend_records({amended});
   keep_in_store(pre, end, success, summary, elapsed_ms);
   return end;
 }
@@ -155,7 +204,7 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
   Boundary pre = open_call(call_id);
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
   FailureResult out;
-  out.decision = policy_.decide(pre.snapshot.metadata.tool_name, call_id, log_.since(pre));
+  out.decision = policy_.decide(pre.snapshot.metadata.tool_name, call_id, facts_since(pre));
   std::optional<fsnap::RestoreReport> report;
   if (out.decision.kind == RollbackDecision::Kind::kRollBack) {
     StateRestore restored = state_.restore(pre.snapshot, {run_, "before rolling back " + call_id});
@@ -173,11 +222,17 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
   return out;
 }
 
-void ToolTransactions::discard(const std::string& call_id) {
+StepResult ToolTransactions::discard(const std::string& call_id) {
   std::unique_ptr<StepHold> step = log_.begin_step(state_);
   Boundary pre = open_call(call_id);
-  state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
+  StateRestore restored = state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
   log_.forget(call_id);
+  std::optional<fsnap::RestoreReport> report;
+  if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
+  SnapshotMetadata m;
+  m.phase = fsnap::Phase::kCheckpoint;
+  m.outcome.result_summary = "discarded tool call " + call_id + ": as if it never ran";
+  return StepResult{record(std::move(m)), std::move(report)};
 }
 
 StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include <Poco/JSON/Parser.h>
@@ -59,6 +60,20 @@ class TransactionsTest : public ::testing::Test {
     EXPECT_TRUE(ledger().read(tip.front()).has_value())
         << "checkpoint " << tip.front().id << " is the run's tip without its record";
   }
+  // No pre-tool record says its call ended unless the run shows the call ended.
+  void expect_no_call_ended_without_its_end() const {
+    std::vector<fsnap::Checkpoint> chain = repo().log("default", 0);  // newest first
+    std::set<std::string> ended;
+    for (const fsnap::Checkpoint& c : chain) {
+      if (c.meta.phase == fsnap::Phase::kPostTool) ended.insert(c.meta.tool_call_id);
+      if (c.meta.phase != fsnap::Phase::kPreTool) continue;
+      std::optional<sandbox::LedgerRecord> r = ledger().read(c);
+      if (r && r->success) {
+        EXPECT_EQ(ended.count(c.meta.tool_call_id), 1u)
+            << "the record of " << c.meta.tool_call_id << " says it ended; the run does not";
+      }
+    }
+  }
   void expect_fsck_clean() const {
     CommandResult fsck = run_command(
         {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict", "--no-dangling"});
@@ -103,11 +118,18 @@ TEST_F(TransactionsTest, KilledAtAnyMomentTheRunsTipHasItsRecord) {
   }
   ok({"init"});
   ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "warm", "--tool-name", "Bash"});
+  // Each checkpoint has something new to write; steps alternate between a call's
+  // pre_tool and its post_tool (which also rewrites the pre-tool record).
   auto checkpoint_args = [&](int i) {
-    // Each checkpoint has something new to write.
     write_file(ws_ / ("d" + std::to_string(i % 40)) / "changed", std::to_string(i));
-    return argv({"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_" + std::to_string(i),
-                 "--tool-name", "Bash"});
+    std::string call = "call_" + std::to_string(i / 2);
+    if (i % 2 == 1 && repo().resolve("run:default").meta.tool_call_id != call) {
+      return argv({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name",
+                   "Bash"});  // the call's pre_tool was killed: begin it again
+    }
+    return i % 2 == 0 ? argv({"snapshot", "--phase", "pre_tool", "--tool-call-id", call,
+                              "--tool-name", "Bash"})
+                      : argv({"snapshot", "--phase", "post_tool", "--tool-call-id", call});
   };
   // How long one checkpoint takes once the stat cache is warm (the shortest of three).
   auto full = std::chrono::steady_clock::duration::max();
@@ -140,9 +162,12 @@ TEST_F(TransactionsTest, KilledAtAnyMomentTheRunsTipHasItsRecord) {
     ::waitpid(pid, &status, 0);
     if (WIFSIGNALED(status)) ++killed;
     expect_tip_recorded();
+    expect_no_call_ended_without_its_end();
     if (HasFailure()) break;
   }
   EXPECT_GT(killed, 0) << "no checkpoint was interrupted";
+  // Whatever a kill left behind (a ref's lock file among it), the next step works.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "after", "--tool-name", "Bash"});
   expect_fsck_clean();
 }
 
@@ -223,6 +248,74 @@ TEST_F(TransactionsTest, RestoreAlwaysMakesTheWorkspaceExactlyTheCheckpoint) {
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("no pre-tool checkpoint"), std::string::npos) << unknown.err;
   EXPECT_EQ(shadowbox({"rollback"}).exit_code, 2);
+}
+
+TEST_F(TransactionsTest, AStepWhoseRunCannotMoveLeavesTheCallOpen) {
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "call_1", "--tool-name", "Bash"});
+  // The run's ref cannot move (its directory refuses writes): the end of the call is
+  // written, its record too, and then the step fails.
+  fs::path runs = store_ / "repo.git/refs/shadowbox/runs";
+  if (!testing_support::lock_directory(runs)) GTEST_SKIP() << "cannot lock a directory here";
+  write_file(ws_ / "b.txt", "b\n");
+  CommandResult post = shadowbox({"snapshot", "--phase", "post_tool", "--tool-call-id", "call_1"});
+  CommandResult rollback = shadowbox({"rollback", "call_1"});
+  testing_support::unlock_directory(runs);
+  EXPECT_EQ(post.exit_code, 1);
+  EXPECT_EQ(rollback.exit_code, 1);
+  expect_no_call_ended_without_its_end();
+  // The call is still open: its end can be recorded now.
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "call_1", "--result", "ok"});
+  EXPECT_TRUE(ledger().read(repo().resolve("pre:call_1"))->success.value_or(false));
+}
+
+TEST_F(TransactionsTest, ARollbackIsRefusedWhenItWouldUndoSomeoneElsesChanges) {
+  Poco::JSON::Parser parser;
+  auto rollback = [&](const std::string& call) {
+    return parser.parse(ok({"--json", "rollback", call, "--result", "exit 1"}))
+        .extract<Poco::JSON::Object::Ptr>();
+  };
+  // A person's snapshot of their own work, taken while the call ran.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--tool-name", "Bash"});
+  write_file(ws_ / "user.txt", "mine\n");
+  ok({"snapshot", "--tag", "mywork"});
+  EXPECT_EQ(rollback("c1")->getValue<std::string>("outcome"), "refused");
+  EXPECT_EQ(testing_support::read_file(ws_ / "user.txt"), "mine\n");
+  // An edit made while one call ran, recorded when the next one began.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c2", "--tool-name", "Bash"});
+  write_file(ws_ / "user2.txt", "mine too\n");
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c3", "--tool-name", "Read"});
+  EXPECT_EQ(repo().log("default", 2)[1].meta.phase, fsnap::Phase::kCheckpoint)
+      << "the edit is a checkpoint of its own, attributed to no call";
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c3"});
+  EXPECT_EQ(rollback("c2")->getValue<std::string>("outcome"), "refused");
+  EXPECT_TRUE(fs::exists(ws_ / "user2.txt"));
+  // A later change that is gone again (restored away) leaves nothing to refuse for.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c4", "--tool-name", "Bash"});
+  std::string pre_c4 = repo().resolve("pre:c4").id;
+  write_file(ws_ / "user3.txt", "x\n");
+  ok({"snapshot", "--tag", "later"});
+  ok({"restore", pre_c4});
+  write_file(ws_ / "junk.txt", "junk\n");
+  EXPECT_EQ(rollback("c4")->getValue<std::string>("outcome"), "rolled_back");
+  EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
+}
+
+TEST_F(TransactionsTest, AfterGcRollbacksStillSeeLaterCalls) {
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--tool-name", "Bash"});
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c1"});
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c2", "--tool-name", "Bash"});
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c3", "--tool-name", "Write"});
+  write_file(ws_ / "three.txt", "3\n");
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c3"});
+  write_file(temp_ / "gc.yaml", "retention:\n  keep_last: 3\n");
+  std::vector<std::string> gc = argv({"--config", (temp_ / "gc.yaml").string(), "gc"});
+  ASSERT_EQ(run_command(gc, ws_, {"SHADOWBOX_NO_PROGRESS=1"}).exit_code, 0);
+  // c2's pre-tool checkpoint was rewritten by gc; c3 changed files since it.
+  CommandResult r = shadowbox({"rollback", "c2", "--result", "exit 1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(ws_ / "three.txt")) << "c3's file was undone";
+  EXPECT_EQ(shadowbox({"rollback", "c2"}).exit_code, 1) << "c2 has ended";
 }
 
 }  // namespace

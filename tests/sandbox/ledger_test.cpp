@@ -200,7 +200,8 @@ TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {
   }
   {
     fsnap::StoreLock lock = store_->lock();
-    fsnap::ShadowRepo::open(store_->repo_dir(), false).write_notes({{first_commit, "damaged"}});
+    fsnap::ShadowRepo::open(store_->repo_dir(), false)
+        .write_notes({{first_commit, "damaged"}}, std::chrono::system_clock::now());
   }
   Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
   std::optional<LedgerRecord> latest = fresh.latest("default");

@@ -255,4 +255,14 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::optio
   return result;
 }
 
+bool lock_directory(const boost::filesystem::path& dir) {
+  if (::geteuid() == 0) return run_command({"chattr", "+i", dir.string()}).exit_code == 0;
+  return ::chmod(dir.c_str(), 0555) == 0;
+}
+
+void unlock_directory(const boost::filesystem::path& dir) {
+  if (::geteuid() == 0) run_command({"chattr", "-i", dir.string()});
+  ::chmod(dir.c_str(), 0755);
+}
+
 }  // namespace testing_support

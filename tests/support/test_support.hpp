@@ -50,6 +50,13 @@ void write_file(const boost::filesystem::path& path, const std::string& content,
 // Reads a whole file.
 std::string read_file(const boost::filesystem::path& path);
 
+// Makes dir refuse new and removed entries — immutable (chattr +i) when running as root,
+// who ignores permissions, else read-only — so that writes into it fail the way they do
+// on a read-only or full filesystem. Returns false if this filesystem cannot.
+bool lock_directory(const boost::filesystem::path& dir);
+// Undoes lock_directory.
+void unlock_directory(const boost::filesystem::path& dir);
+
 // Outcome of run_command.
 struct CommandResult {
   int exit_code = -1;  // -1 when killed by a signal or timed out

@@ -114,7 +114,8 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   // Makes the workspace exactly the target checkpoint (see RestoreOptions), after a
   // safety checkpoint of the current state. If writing fails part-way (an immutable
   // file, a full disk), the files are put back from the safety checkpoint before the
-  // error is thrown; its message says whether that worked.
+  // error is thrown (its code is the failure's); if putting them back fails too, the
+  // error is kCorrupt and names the safety checkpoint.
   RestoreReport restore_checkpoint(const Checkpoint& target, const RestoreOptions& options);
   // Captures the workspace into the shadow repository without recording a checkpoint
   // (no commit, no ref moves) and returns the tree's hex id — for comparing the live

@@ -50,7 +50,8 @@ struct Note {
 // id known, its refs not moved yet).
 using NotesFor = std::function<std::vector<Note>(const Checkpoint&)>;
 
-// Longest tag accepted (bytes): a tag is a ref name, and so a file name in the store.
+// Longest tag, run name, tool name or tool call id accepted (bytes): tags and runs are
+// ref names, and so file names in the store; all of them are one line of a commit.
 inline constexpr std::size_t kMaxTagBytes = 200;
 
 // What collect_garbage did.
@@ -123,9 +124,9 @@ class ShadowRepo {
   void materialize(std::string_view tree, const boost::filesystem::path& dir) const;
 
   // Attaches notes to commits under refs/notes/shadowbox (readable with `git log
-  // --notes=shadowbox`), replacing earlier notes, in one move of the notes ref. The
-  // caller holds the store lock.
-  void write_notes(const std::vector<Note>& notes);
+  // --notes=shadowbox`), replacing earlier notes, in one move of the notes ref, dated
+  // when. The caller holds the store lock.
+  void write_notes(const std::vector<Note>& notes, std::chrono::system_clock::time_point when);
   // The note of a commit, or nullopt.
   std::optional<std::string> note(std::string_view commit) const;
 

@@ -58,11 +58,20 @@ struct ResumePlan {
   sandbox::RunMeta meta;          // run.json as the resume starts
 };
 
-// Finds, validates and prepares the resume of run: rebuilds a fresh HOME and builds
+// What a resume checks and does.
+struct ResumeRequest {
+  std::string run;
+  ResumeValidation validation = ResumeValidation::kStrict;
+  std::string workspace;            // where the agent is to resume
+  std::chrono::seconds max_age{0};  // run.resume_max_age (strict)
+  bool fork = true;                 // --fork-session (false: --continue)
+  std::vector<std::string> extra_args;
+  std::chrono::system_clock::time_point now;  // "now" of the age check
+};
+
+// Finds, validates and prepares the resume of a run: rebuilds a fresh HOME and builds
 // the command. Error kNotFound / kConflict saying why the run cannot be resumed.
 ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                          const std::string& run, ResumeValidation validation,
-                          const std::string& workspace, std::chrono::seconds max_age, bool fork,
-                          const std::vector<std::string>& extra_args);
+                          const ResumeRequest& request);
 
 }  // namespace hooks

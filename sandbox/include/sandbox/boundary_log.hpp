@@ -6,6 +6,7 @@
 // Thread-safety: implementations say; ToolTransactions calls a log only inside a step.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,9 +22,18 @@ namespace sandbox {
 struct Boundary {
   CompositeSnapshot snapshot;  // the state at the boundary
   LedgerRecord record;         // what the ledger says of it (no commit without a host workspace)
+  // For a pre-tool boundary: whether its call has ended (a boundary ending the call was
+  // recorded after it).
+  bool ended = false;
+};
 
-  // Whether the call it begins has ended (its record states an outcome).
-  bool ended() const { return record.success.has_value(); }
+// A boundary recorded after a call's pre-tool boundary, as the rollback decision sees
+// it: the fact (changed_files: its files differ from the boundary before it), and the
+// file trees (by resource name) of it and of the boundary before it.
+struct LaterBoundary {
+  BoundaryFact fact;
+  std::map<std::string, std::string> trees;
+  std::map<std::string, std::string> previous_trees;
 };
 
 // Held while a step runs; the step ends when it is destroyed.
@@ -45,10 +55,12 @@ class BoundaryLog {
   virtual void remember(const Boundary& boundary) = 0;
   // Forgets the open call call_id (it was discarded: as if it never ran).
   virtual void forget(const std::string& call_id) = 0;
-  // The newest pre-tool boundary of call_id, or nullopt.
+  // The newest pre-tool boundary of call_id (with whether the call has ended), or
+  // nullopt.
   virtual std::optional<Boundary> pre_tool(const std::string& call_id) const = 0;
-  // The boundaries recorded after pre, oldest first.
-  virtual std::vector<BoundaryFact> since(const Boundary& pre) const = 0;
+  // The boundaries recorded after pre, oldest first (safety checkpoints left out: they
+  // record a state, they do not change it).
+  virtual std::vector<LaterBoundary> since(const Boundary& pre) const = 0;
 };
 
 }  // namespace sandbox

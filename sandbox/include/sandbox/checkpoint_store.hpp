@@ -51,7 +51,10 @@ class CheckpointStore {
   std::vector<ToolCheckpoint> list_checkpoints() const;
   std::size_t capacity() const { return capacity_; }
 
-  // Restores state to before the call. An unknown call id is Error kNotFound.
+  // Restores state to before the call (EXECUTION_STATE.md's rollback_to_tool): files and
+  // STATE slices as in its pre-tool snapshot, LOG slices kept. Records no boundary —
+  // ToolTransactions::restore does, for a run whose history must show it. An unknown
+  // call id is Error kNotFound.
   void rollback_to_tool(ExecutionState& state, const std::string& tool_call_id) const;
 
  private:

@@ -30,7 +30,9 @@ class SnapshotMismatchError : public ExecutionStateError {
       : ExecutionStateError(ErrorCode::kInvalidArgument, message) {}
 };
 
-// A restore that failed part-way; the state is as it was before the restore.
+// A restore that failed part-way; the state is as it was before the restore. (When
+// even putting it back failed, the error is an Error kCorrupt that says what may be
+// left, not this one.)
 class RestoreFailedError : public ExecutionStateError {
  public:
   explicit RestoreFailedError(const std::string& message)

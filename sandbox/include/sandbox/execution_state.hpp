@@ -44,9 +44,6 @@ struct SnapshotMetadata {
   std::string run = std::string(fsnap::kDefaultRun);  // the run checkpoints go to
   // The call's input and outcome as the record states them.
   CallOutcome outcome;
-  // Earlier records rewritten in the same step (a call's pre-tool record once its
-  // outcome is known); they land with this snapshot's own record.
-  std::vector<LedgerRecord> amends;
   // Host filesystems: files changed since the run's newest checkpoint are first
   // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
   bool separate_outside_changes = false;
@@ -117,8 +114,12 @@ class ExecutionState {
   // Restores every part (files, other resources, STATE and CACHE slices; LOG slices
   // keep everything). Checks that every part fits first (SnapshotMismatchError,
   // nothing changed); if a part fails while restoring, puts back the parts already
-  // restored and throws RestoreFailedError.
+  // restored and throws RestoreFailedError — or Error kCorrupt, saying what, if
+  // something could not be put back.
   StateRestore restore(const CompositeSnapshot& snapshot, const RestoreRequest& request = {});
+  // Rewrites earlier ledger records (a call's pre-tool record, once its outcome is
+  // known) in the store of the first host filesystem; nothing without one.
+  void amend_records(const std::vector<LedgerRecord>& records);
 
  private:
   std::shared_ptr<Session> session_;

@@ -61,7 +61,7 @@ class LedgerBoundaryLog : public BoundaryLog {
   void remember(const Boundary& boundary) override;
   void forget(const std::string& call_id) override;
   std::optional<Boundary> pre_tool(const std::string& call_id) const override;
-  std::vector<BoundaryFact> since(const Boundary& pre) const override;
+  std::vector<LaterBoundary> since(const Boundary& pre) const override;
 
   // The boundary at checkpoint c: its files, and the session and outcome of its record
   // (a checkpoint without a record restores files only).

@@ -12,7 +12,9 @@
 // lock).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "fsnap/host_filesystem.hpp"
@@ -29,7 +31,8 @@ struct LedgerRunOptions {
   fsnap::CaptureOptions capture;
   RollbackPolicy policy;
   std::string run = std::string(fsnap::kDefaultRun);
-  fsnap::HostEnv env;  // repository, clock, ids (defaults if empty)
+  fsnap::HostEnv env;                 // repository, clock, ids (defaults if empty)
+  std::optional<std::uint64_t> seed;  // of the state's snapshot ids (random if not given)
 };
 
 // A run whose session and boundaries are kept in a store's ledger.

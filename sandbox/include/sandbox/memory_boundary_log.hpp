@@ -24,7 +24,7 @@ class MemoryBoundaryLog : public BoundaryLog {
   void remember(const Boundary& boundary) override;
   void forget(const std::string& call_id) override;
   std::optional<Boundary> pre_tool(const std::string& call_id) const override;
-  std::vector<BoundaryFact> since(const Boundary& pre) const override;
+  std::vector<LaterBoundary> since(const Boundary& pre) const override;
 
  private:
   struct Call {
@@ -33,7 +33,7 @@ class MemoryBoundaryLog : public BoundaryLog {
   };
   struct Fact {
     std::uint64_t sequence = 0;
-    BoundaryFact fact;
+    LaterBoundary later;
   };
 
   std::size_t capacity_;

@@ -52,8 +52,9 @@ struct RollbackPolicy {
   // The decision for a failed call of tool call_id, given the boundaries recorded
   // after its pre-tool boundary (oldest first):
   //   rollback_on_failure off, or tool in keep_failed_tools       -> kKeep
-  //   another call's post-tool boundary, or a boundary of no call
-  //   (changes made between calls, a restore), changed files since -> kRefuse
+  //   a later boundary changed files that are still changed: another
+  //   call's post-tool one, or one of no call (an edit between calls,
+  //   a restore, a manual snapshot)                                -> kRefuse
   //   otherwise                                                   -> kRollBack
   RollbackDecision decide(const std::string& tool, const std::string& call_id,
                           const std::vector<BoundaryFact>& since_pre) const;

@@ -14,7 +14,8 @@
 //                           logs ToolInvoked (failed) and records the boundary that ends
 //                           the call (phase checkpoint after a rollback, post_tool
 //                           otherwise); the pre-tool record gets the outcome too
-//   discard(id)             as if the call never ran: files and STATE back, nothing logged
+//   discard(id)             as if the call never ran: files and STATE back, nothing
+//                           logged; a boundary of the result, attributed to no call
 //   checkpoint(...)         a boundary of no tool call
 //   restore(target)         makes files and STATE slices exactly target's (LOG slices keep
 //                           everything), then a boundary of the result
@@ -65,8 +66,9 @@ struct FailureResult {
 struct BeginOptions {
   std::string tag;
   // Record files changed since the run's newest boundary (by a person, a background
-  // process) as a boundary of their own first, attributed to no tool.
-  bool separate_outside_changes = false;
+  // process) as a boundary of their own first, attributed to no tool — so that they are
+  // not taken for the call's, and a rollback of another call does not undo them.
+  bool separate_outside_changes = true;
 };
 
 // The transaction core of one run.
@@ -83,9 +85,9 @@ class ToolTransactions {
                      const std::string& tag = "");
   // The call failed (errors as succeed).
   FailureResult fail(const std::string& call_id, const std::string& error);
-  // Puts files and STATE slices back to before the open call, records nothing, and
-  // forgets the call (errors as succeed).
-  void discard(const std::string& call_id);
+  // Puts files and STATE slices back to before the open call, logs nothing, records the
+  // result as a boundary of no call, and forgets the call (errors as succeed).
+  StepResult discard(const std::string& call_id);
   // A boundary of no tool call (phase, tag from meta), after change (if given) has
   // changed the run's session; summary goes into its record.
   StepResult checkpoint(const fsnap::CheckpointMeta& meta,
@@ -101,6 +103,11 @@ class ToolTransactions {
  private:
   // The open call call_id (under a step): its pre-tool boundary.
   Boundary open_call(const std::string& call_id) const;
+  // What the rollback decision needs about the boundaries after pre: a boundary that
+  // changed files counts only while its changes are still there (for a host workspace,
+  // some path it changed still differs from pre; an in-memory filesystem cannot say
+  // which paths changed, so there any change counts).
+  std::vector<BoundaryFact> facts_since(const Boundary& pre) const;
   // Logs the call in the session's ToolInvoked slice (best effort, as telemetry).
   void log_invocation(const Boundary& pre, bool success, const std::string& summary,
                       std::int64_t elapsed_ms);
