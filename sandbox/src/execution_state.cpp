@@ -61,9 +61,14 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   CaptureRequest request;
   request.meta = metadata.checkpoint_meta();
   request.separate_outside_changes = metadata.separate_outside_changes;
+  bool recorded = false;
   request.notes = [&](const fsnap::Checkpoint& c) {
     LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
     record.set_outcome(metadata.outcome);
+    if (!recorded) {
+      snap.record = record;
+      recorded = true;
+    }
     return std::vector<fsnap::Note>{record.note()};
   };
   request.outside_notes = [&](const fsnap::Checkpoint& c) {
@@ -73,6 +78,13 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   };
   for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
     snap.resources.emplace(entry->name, entry->snapshot(request));
+  }
+  if (!recorded) {
+    snap.record.run = metadata.run;
+    snap.record.phase = metadata.phase;
+    snap.record.tool_call_id = metadata.tool_call_id;
+    snap.record.tool_name = metadata.tool_name;
+    snap.record.set_outcome(metadata.outcome);
   }
   return snap;
 }

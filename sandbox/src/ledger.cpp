@@ -80,6 +80,10 @@ std::unique_ptr<StepHold> LedgerBoundaryLog::begin_step(ExecutionState& state) {
   auto step = std::make_unique<LockedStep>(store_.lock());
   // The run's session is the one its newest record holds; other processes may have
   // added records since this one last looked.
+  std::string known = std::move(current_);
+  current_.clear();  // until this step records a boundary
+  std::vector<fsnap::Checkpoint> tip = ledger_->repo().log(run_, 1);
+  if (!known.empty() && !tip.empty() && tip.front().commit == known) return step;
   std::optional<LedgerRecord> latest = ledger_->latest(run_);
   SessionSnapshot session;
   if (latest && !latest->session_json.empty()) session = latest->session();
@@ -87,8 +91,9 @@ std::unique_ptr<StepHold> LedgerBoundaryLog::begin_step(ExecutionState& state) {
   return step;
 }
 
-void LedgerBoundaryLog::remember(const Boundary&) {
-  // The boundary and its record are in the store already.
+void LedgerBoundaryLog::remember(const Boundary& boundary) {
+  // The boundary and its record are in the store already; the state holds its session.
+  current_ = boundary.record.commit;
 }
 
 void LedgerBoundaryLog::forget(const std::string&) {

@@ -16,25 +16,6 @@ std::int64_t milliseconds_between(TimePoint from, TimePoint to) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
 }
 
-// The ledger record of a boundary that snapshot recorded: its first host checkpoint's,
-// or one without a commit when there is no host workspace.
-LedgerRecord record_of(const CompositeSnapshot& snapshot) {
-  LedgerRecord r;
-  std::map<std::string, fsnap::FilesystemSnapshot> hosts = snapshot.host_checkpoints();
-  if (!hosts.empty()) {
-    r.checkpoint_id = hosts.begin()->second.id;
-    r.commit = hosts.begin()->second.commit;
-  }
-  const SnapshotMetadata& m = snapshot.metadata;
-  r.run = m.run;
-  r.phase = m.phase;
-  r.tool_call_id = m.tool_call_id;
-  r.tool_name = m.tool_name;
-  r.set_outcome(m.outcome);
-  if (!hosts.empty()) r.session_json = snapshot.session.to_json();
-  return r;
-}
-
 }  // namespace
 
 ToolTransactions::ToolTransactions(ExecutionState& state, BoundaryLog& log, RollbackPolicy policy,
@@ -45,7 +26,7 @@ Boundary ToolTransactions::record(SnapshotMetadata meta) {
   meta.run = run_;
   Boundary b;
   b.snapshot = state_.snapshot(meta);
-  b.record = record_of(b.snapshot);
+  b.record = b.snapshot.record;
   log_.remember(b);
   return b;
 }

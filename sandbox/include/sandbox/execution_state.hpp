@@ -62,6 +62,10 @@ struct CompositeSnapshot {
   SessionSnapshot session;  // every slice; restore keeps LOG slices as they are
   std::map<std::string, ResourceSnapshot> resources;  // by resource name
   SnapshotMetadata metadata;
+  // The ledger record written with it (with its first host checkpoint); without a host
+  // workspace, the metadata and outcome alone (no commit, no session JSON). Not part of
+  // the JSON form.
+  LedgerRecord record;
 
   // The host checkpoints among the resources (those with a commit), by resource name.
   std::map<std::string, fsnap::FilesystemSnapshot> host_checkpoints() const;

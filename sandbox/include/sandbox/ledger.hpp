@@ -56,7 +56,8 @@ class LedgerBoundaryLog : public BoundaryLog {
                     std::string resource);
 
   // Takes the store lock and makes the state's session the one of the run's newest
-  // record (empty for a new run).
+  // record (empty for a new run) — unless the newest checkpoint is the one this log's
+  // last step recorded, whose session the state holds already.
   std::unique_ptr<StepHold> begin_step(ExecutionState& state) override;
   void remember(const Boundary& boundary) override;
   void forget(const std::string& call_id) override;
@@ -72,6 +73,9 @@ class LedgerBoundaryLog : public BoundaryLog {
   std::shared_ptr<Ledger> ledger_;
   std::string run_;
   std::string resource_;
+  // The commit of the boundary the last step recorded, while the state's session is the
+  // one recorded with it; "" after a step that recorded nothing (or failed).
+  std::string current_;
 };
 
 }  // namespace sandbox
