@@ -44,6 +44,9 @@ struct ToolResult {
   std::string value;    // optional payload (JSON text)
 };
 
+// The exceptions below are the protocol between a handler and the runner (EXECUTION_STATE.md
+// names them), not errors of the library, which throws fsnap::Error.
+
 // The parameters do not fit the tool.
 class ToolValidationError : public std::runtime_error {
  public:
