@@ -10,6 +10,8 @@
 #include <yaml-cpp/yaml.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/error.hpp"
+
 namespace sandbox {
 
 namespace fs = boost::filesystem;
@@ -48,14 +50,15 @@ bool as_bool(const std::string& origin, const YAML::Node& node, const std::strin
   std::string text = scalar(origin, node, key);
   if (text == "true" || text == "yes" || text == "on") return true;
   if (text == "false" || text == "no" || text == "off") return false;
-  fail(origin, node, key, "expected true or false, got '" + text + "'");
+  fail(origin, node, key, "expected true or false, got " + fsnap::quote_input(text));
 }
 
 std::uint64_t as_count(const std::string& origin, const YAML::Node& node, const std::string& key) {
   std::string text = scalar(origin, node, key);
   if (text.empty() || text.size() > 18 ||
       text.find_first_not_of("0123456789") != std::string::npos) {
-    fail(origin, node, key, "expected a non-negative whole number, got '" + text + "'");
+    fail(origin, node, key,
+         "expected a non-negative whole number, got " + fsnap::quote_input(text));
   }
   return std::stoull(text);
 }
@@ -109,7 +112,7 @@ std::vector<std::string> names(const std::string& origin, const YAML::Node& node
   for (const YAML::Node& item : node) {
     std::string name = scalar(origin, item, key);
     if (name.empty() || name.find_first_of("= \t") != std::string::npos) {
-      fail(origin, item, key, "'" + name + "' is not an environment variable name");
+      fail(origin, item, key, fsnap::quote_input(name) + " is not an environment variable name");
     }
     out.push_back(name);
   }
@@ -134,8 +137,8 @@ std::pair<std::uint64_t, std::string> split_quantity(const std::string& text, co
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
   if (i == 0 || i > 18) {
     throw ConfigError("expected " + std::string(what) + " such as " +
-                      (std::string(what) == "a size" ? "'100MiB'" : "'30d'") + ", got '" + text +
-                      "'");
+                      (std::string(what) == "a size" ? "'100MiB'" : "'30d'") + ", got " +
+                      fsnap::quote_input(text));
   }
   std::string unit = text.substr(i);
   while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
@@ -144,7 +147,7 @@ std::pair<std::uint64_t, std::string> split_quantity(const std::string& text, co
 
 std::uint64_t checked_multiply(std::uint64_t value, std::uint64_t factor, const std::string& text) {
   if (factor != 0 && value > std::numeric_limits<std::uint64_t>::max() / factor) {
-    throw ConfigError("value too large: '" + text + "'");
+    throw ConfigError("value too large: " + fsnap::quote_input(text));
   }
   return value * factor;
 }
@@ -167,8 +170,8 @@ std::uint64_t parse_size(const std::string& text) {
   } else if (u == "t" || u == "tb" || u == "tib") {
     factor = 1ull << 40;
   } else {
-    throw ConfigError("unknown size unit '" + unit + "' in '" + text +
-                      "' (use B, KiB, MiB, GiB or TiB)");
+    throw ConfigError("unknown size unit " + fsnap::quote_input(unit) + " in " +
+                      fsnap::quote_input(text) + " (use B, KiB, MiB, GiB or TiB)");
   }
   return checked_multiply(value, factor, text);
 }
@@ -187,12 +190,12 @@ std::chrono::seconds parse_duration(const std::string& text) {
   } else if (unit == "w") {
     factor = 7 * 86400;
   } else {
-    throw ConfigError("unknown duration unit '" + unit + "' in '" + text +
-                      "' (use s, m, h, d or w)");
+    throw ConfigError("unknown duration unit " + fsnap::quote_input(unit) + " in " +
+                      fsnap::quote_input(text) + " (use s, m, h, d or w)");
   }
   std::uint64_t seconds = checked_multiply(value, factor, text);
   if (seconds > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    throw ConfigError("value too large: '" + text + "'");
+    throw ConfigError("value too large: " + fsnap::quote_input(text));
   }
   return std::chrono::seconds(static_cast<std::int64_t>(seconds));
 }

@@ -246,8 +246,8 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
                 "session snapshot: not a JSON object: " + e.displayText());
   }
   if (string_field(root, "format") != "shadowbox.session-snapshot.v1") {
-    throw Error(ErrorCode::kInvalidArgument,
-                "session snapshot: unknown format '" + string_field(root, "format") + "'");
+    throw Error(ErrorCode::kInvalidArgument, "session snapshot: unknown format " +
+                                                 fsnap::quote_input(string_field(root, "format")));
   }
   SessionSnapshot snap;
   try {
