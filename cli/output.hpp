@@ -1,4 +1,4 @@
-// Output of the shadowbox executable: JSON shapes (DESIGN.md §10) built with
+// Output of the shadowbox executable: JSON shapes (docs/architecture.md, "CLI contract") built with
 // Poco::JSON, and one-line human formats. Path names are raw bytes; JSON gets a
 // valid-UTF-8 rendering (invalid bytes as U+FFFD) plus "<key>_hex" with the exact
 // bytes whenever the name is not valid UTF-8, and human output quotes names like git.

@@ -1,6 +1,6 @@
-// The shadowbox executable end to end (DESIGN.md §10): every command in human and
-// JSON form, references, exit codes and one-line errors, quoting of unusual names,
-// and the result browsed with plain git.
+// The shadowbox executable end to end (docs/architecture.md, "CLI contract"): every command in
+// human and JSON form, references, exit codes and one-line errors, quoting of unusual names, and
+// the result browsed with plain git.
 #include <unistd.h>
 
 #include <Poco/JSON/Parser.h>
