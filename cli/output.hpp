@@ -1,7 +1,8 @@
 // Output of the shadowbox executable: JSON shapes (docs/architecture.md, "CLI
-// contract") built with Poco::JSON, and one-line human formats. Path names are raw bytes; JSON gets a
-// valid-UTF-8 rendering (invalid bytes as U+FFFD) plus "<key>_hex" with the exact
-// bytes whenever the name is not valid UTF-8, and human output quotes names like git.
+// contract") built with Poco::JSON, and one-line human formats. Path names are raw
+// bytes; JSON gets a valid-UTF-8 rendering (invalid bytes as U+FFFD) plus "<key>_hex"
+// with the exact bytes whenever the name is not valid UTF-8, and human output quotes
+// names like git.
 #pragma once
 
 #include <iosfwd>
