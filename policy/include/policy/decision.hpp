@@ -1,0 +1,56 @@
+// Decision and StopReason — what containment answers for a call, and why a chain
+// stops (EXECUTION_CONTEXT.md §6), with the names the ledger, the CLI and the agent see.
+//
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string_view>
+
+namespace policy {
+
+using TimePoint = std::chrono::system_clock::time_point;
+// The injected clock: what time it is. Empty means the system clock.
+using Now = std::function<TimePoint()>;
+// now() if set, else the system clock's.
+TimePoint now_of(const Now& now);
+
+// What a call may do.
+enum class Decision {
+  kAllow,    // go ahead
+  kDegrade,  // go ahead, but a limit is near (a budget window past its degrade level)
+  kRetry,    // the call failed; it may be tried again
+  kHalt,     // do not run it: the chain (or, for a circuit, this kind of call) is stopped
+};
+
+// "allow", "degrade", "retry", "halt".
+std::string_view to_string(Decision decision);
+
+// Why a call was halted (EXECUTION_CONTEXT.md §6).
+enum class StopReason {
+  kBudgetExceeded,       // cost ceiling reached
+  kRetryBudgetExceeded,  // chain-wide retry budget used up
+  kCircuitOpen,          // the circuit of this kind of call is open
+  kStepLimitExceeded,    // step limit reached
+  kTimeout,              // the chain's (or the call's) time is up
+  kAborted,              // abort() was called
+  kProviderRateLimit,    // a budget window is full
+  kProviderError,        // failures used up the retry budget
+};
+
+// The spec's event_type: "budget_exceeded", "retry_budget_exceeded", "circuit_open",
+// "step_limit_exceeded", "timeout", "aborted", "provider_rate_limit", "provider_error".
+std::string_view to_string(StopReason reason);
+// The inverse of to_string, or nullopt.
+std::optional<StopReason> parse_stop_reason(std::string_view text);
+// The short name a person reads in `shadowbox runs` (halt_reason): "max_cost",
+// "retry_budget", "circuit_open", "max_steps", "timeout", "aborted", "rate_limit",
+// "provider_error".
+std::string_view halt_reason_name(StopReason reason);
+// Whether a halt for this reason stops the whole chain (every later call), rather than
+// one kind of call (an open circuit) or one window of time (a rate limit).
+bool stops_chain(StopReason reason);
+
+}  // namespace policy

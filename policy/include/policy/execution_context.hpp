@@ -1,0 +1,218 @@
+// ExecutionContext — chain-level containment (EXECUTION_CONTEXT.md): the limits of one
+// agent run (or request) across all its model and tool calls — a cost ceiling, a step
+// limit, a total retry budget, a wall-clock timeout — plus a circuit breaker per kind of
+// call and an optional ShieldPipeline of per-call checks. Every call goes through it
+// and gets a Decision; a halted call is not run.
+//
+//   ExecutionContext context({.max_cost_usd = 2.0, .max_steps = 20});
+//   Decision d = context.wrap_tool_call([&](const CancellationToken& token) {
+//     return run_tool(token);  // returns what it cost (USD); throws when it fails
+//   }, {.operation_name = "grep", .key = "Bash"});
+//
+// Calls that run elsewhere — a wrapped agent's tools — use the two halves: admit()
+// before the call, complete() after it; costs learned after the fact (a model
+// request's usage) go to charge(). Every attempted call counts as a step, allowed or
+// not: counting only successes would let a failing loop run forever. The state can be
+// taken out (state()) and put into a new context (another process, a resumed run).
+//
+// Thread-safety: every method may be called from any thread; concurrent callers are
+// admitted one at a time, so a limit admits exactly as many calls as it allows. A
+// wrapped function runs outside the context's lock.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/budget_window.hpp"
+#include "policy/cancellation_token.hpp"
+#include "policy/circuit_breaker.hpp"
+#include "policy/decision.hpp"
+#include "policy/safety_event.hpp"
+#include "policy/shield_pipeline.hpp"
+
+namespace policy {
+
+// Who the chain is (all optional).
+struct ChainMetadata {
+  std::string request_id;
+  std::string chain_id;         // the run
+  std::string parent_chain_id;  // the chain that started this one, if any
+  std::string org_id;
+  std::string team;
+  std::string service;
+  std::string user_id;
+  std::string model;
+  std::map<std::string, std::string> tags;
+};
+
+// Hard limits of one chain; a limit not set does not apply.
+struct ExecutionConfig {
+  std::optional<double> max_cost_usd;            // cost ceiling (USD), > 0
+  std::optional<std::size_t> max_steps;          // calls attempted, >= 1
+  std::optional<std::size_t> max_retries_total;  // failed calls across the chain, >= 1
+  std::chrono::milliseconds timeout{0};          // wall clock from the chain's start; 0: none
+  std::optional<CircuitBreakerConfig> circuit_breaker;  // per call key
+  std::optional<BudgetWindowConfig> budget_window;      // calls and spend per window
+};
+
+// Per-call options.
+struct WrapOptions {
+  std::string operation_name;     // a label for the node
+  std::string key;                // the call's circuit key (a tool's name); "" for none
+  double cost_estimate_hint = 0;  // USD: a call that would cross the ceiling is halted
+  std::optional<std::chrono::milliseconds> timeout;  // this call's own time limit
+  std::optional<std::size_t> retry_policy_override;  // retries of this call (wrap_*)
+  std::string parent_node_id;
+};
+
+// How a node ended.
+enum class NodeStatus { kInFlight, kOk, kHalted, kAborted, kTimeout, kError };
+// "in_flight", "ok", "halted", "aborted", "timeout", "error".
+std::string_view to_string(NodeStatus status);
+
+// One model or tool call of the chain.
+struct NodeRecord {
+  std::string node_id;
+  std::string parent_id;
+  NodeKind kind = NodeKind::kTool;
+  std::string operation_name;
+  std::string key;
+  TimePoint start;
+  std::optional<TimePoint> end;
+  NodeStatus status = NodeStatus::kInFlight;
+  double cost_usd = 0;
+  std::size_t retries_used = 0;
+};
+
+// What a context has counted: enough to continue it in another process or a resumed
+// run (nodes are not part of it; the ledger records every call).
+struct ContainmentState {
+  std::size_t step_count = 0;
+  std::size_t retries_used = 0;
+  double cost_usd = 0;
+  bool aborted = false;
+  std::string abort_reason;
+  std::optional<StopReason> halted_by;  // the first chain-wide stop
+  TimePoint started_at;                 // the chain's start (its timeout counts from it)
+  std::map<std::string, CircuitStatus> circuits;
+  std::vector<WindowEntry> window;
+  std::vector<SafetyEvent> events;
+};
+
+// The chain at one moment (get_snapshot in the spec).
+struct ContextSnapshot {
+  std::string chain_id;
+  std::string request_id;
+  std::size_t step_count = 0;
+  double cost_usd = 0;
+  std::size_t retries_used = 0;
+  bool aborted = false;
+  std::string abort_reason;
+  std::optional<StopReason> halted_by;
+  std::chrono::milliseconds elapsed{0};
+  std::vector<NodeRecord> nodes;
+  std::vector<SafetyEvent> events;
+};
+
+// What admit() answers.
+struct Admission {
+  Decision decision = Decision::kAllow;  // kAllow, kDegrade or kHalt
+  std::string node_id;
+  std::optional<SafetyEvent> event;  // why it was halted (or degraded)
+  CancellationToken token;           // the call's: the chain's, with the call's own deadline
+};
+
+// How a call ended (complete()).
+struct CallResult {
+  bool success = true;
+  double cost_usd = 0;  // what it cost, if known
+  std::string error;    // failed: why
+  bool timed_out = false;
+  // The call's key: needed when the call was admitted by another context (another
+  // process of the same chain), whose node this one does not know.
+  std::string key;
+};
+
+// Containment of one chain.
+class ExecutionContext {
+ public:
+  // A new chain, or — with from — one that continues a chain counted elsewhere.
+  // std::invalid_argument for limits out of range.
+  explicit ExecutionContext(ExecutionConfig config, ChainMetadata metadata = {},
+                            std::shared_ptr<ShieldPipeline> pipeline = nullptr, Now now = {},
+                            std::optional<ContainmentState> from = std::nullopt);
+
+  // Before a call: counts the attempt, then checks, in order, abort, timeout, the cost
+  // ceiling (with the call's estimate), the step limit and the retry budget (a chain
+  // stop: this and every later call halt), the call key's circuit, and the pipeline.
+  Admission admit(NodeKind kind, const WrapOptions& options = {});
+  // After an admitted call: its cost is charged; a success closes its circuit, a
+  // failure (or a call past its deadline) uses one retry and counts toward its circuit.
+  void complete(const std::string& node_id, const CallResult& result);
+  // Cost learned after the fact (a model request's usage), charged to the chain (and to
+  // node_id if it is one).
+  void charge(double cost_usd, const std::string& node_id = "");
+
+  // Runs fn under containment (fn returns what it cost, in USD; it throws when it
+  // fails). Halted: fn is not run, kHalt. Failed: kRetry — or, with
+  // retry_policy_override N, fn is tried again up to N times (each try a step) first.
+  // fn past its deadline counts as failed (kHalt when the chain's time is up).
+  Decision wrap_llm_call(const std::function<double(const CancellationToken&)>& fn,
+                         const WrapOptions& options = {});
+  Decision wrap_tool_call(const std::function<double(const CancellationToken&)>& fn,
+                          const WrapOptions& options = {});
+
+  // Adds an event someone else detected to the chain's log.
+  void record_event(SafetyEvent event);
+  // Stops the chain: every later call halts, and the token is cancelled.
+  void abort(const std::string& reason);
+
+  // The chain now (safe at any time).
+  ContextSnapshot snapshot() const;
+  // The chain as it was just before its first chain-wide stop (partial results), or
+  // nullopt if it has not stopped.
+  std::optional<ContextSnapshot> stop_snapshot() const;
+  // What it has counted, to continue elsewhere.
+  ContainmentState state() const;
+  // The chain's token: cancelled by abort() and at the timeout.
+  CancellationToken token() const { return token_; }
+  // When the chain's time is up, if it has a timeout.
+  std::optional<TimePoint> deadline() const;
+  const ExecutionConfig& config() const { return config_; }
+  const ChainMetadata& metadata() const { return metadata_; }
+
+ private:
+  Decision wrap(NodeKind kind, const std::function<double(const CancellationToken&)>& fn,
+                const WrapOptions& options);
+  // The chain-wide limit a call would hit, with its event, or nullopt (mutex_ held).
+  std::optional<SafetyEvent> chain_limit(const WrapOptions& options, std::size_t steps_before,
+                                         const std::string& node_id) const;
+  // Records a chain-wide stop (the first one is the chain's halt reason); mutex_ held.
+  void stop(const SafetyEvent& event);
+  NodeRecord* node(const std::string& node_id);  // mutex_ held
+  ContextSnapshot snapshot_locked() const;       // mutex_ held
+  CallContext call_context(NodeKind kind, const WrapOptions& options, const std::string& node_id,
+                           std::size_t steps_before) const;  // mutex_ held
+
+  ExecutionConfig config_;
+  ChainMetadata metadata_;
+  std::shared_ptr<ShieldPipeline> pipeline_;
+  Now now_;
+  std::optional<CircuitBreaker> circuits_;
+  std::shared_ptr<BudgetWindowHook> window_;
+  CancellationToken token_;
+  mutable std::mutex mutex_;
+  ContainmentState state_;
+  std::vector<NodeRecord> nodes_;
+  std::size_t next_node_ = 1;
+  std::optional<ContextSnapshot> stop_snapshot_;
+};
+
+}  // namespace policy

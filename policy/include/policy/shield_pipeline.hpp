@@ -1,0 +1,84 @@
+// ShieldPipeline — ordered per-call checks (hooks) consulted before each call; the
+// first that halts wins, and a degrade is kept unless a later hook halts. Hooks also
+// hear what a call cost (on_charge) and that it failed (on_error), and report the
+// limits they tripped as SafetyEvents.
+//
+// Thread-safety: a pipeline may be consulted from several threads; each hook guards its
+// own state.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/decision.hpp"
+#include "policy/safety_event.hpp"
+
+namespace policy {
+
+// What kind of call a node is.
+enum class NodeKind { kLlm, kTool };
+// "llm", "tool".
+std::string_view to_string(NodeKind kind);
+
+// What a hook is told about one call.
+struct CallContext {
+  std::string node_id;
+  NodeKind kind = NodeKind::kTool;
+  std::string operation_name;
+  std::string key;  // the call's circuit and window key (a tool's name); may be ""
+  double cost_estimate_usd = 0;
+  std::size_t step = 0;  // the chain's step count before this call
+  double chain_cost_usd = 0;
+  TimePoint at;
+};
+
+// A hook's answer: the decision, and the event when it did not allow.
+struct HookVerdict {
+  Decision decision = Decision::kAllow;
+  std::optional<SafetyEvent> event;
+};
+
+// One per-call check.
+class ShieldHook {
+ public:
+  virtual ~ShieldHook() = default;
+  // The hook's name, as SafetyEvent::hook says it.
+  virtual std::string_view name() const = 0;
+  // Before a call: may it go?
+  virtual HookVerdict before_call(const CallContext& call) = 0;
+  // After a call: what it cost.
+  virtual void on_charge(const CallContext& call, double cost_usd) {
+    (void)call;
+    (void)cost_usd;
+  }
+  // After a call: it failed.
+  virtual void on_error(const CallContext& call, const std::string& error) {
+    (void)call;
+    (void)error;
+  }
+};
+
+// Hooks in order.
+class ShieldPipeline {
+ public:
+  // Adds a hook after the others.
+  void add(std::shared_ptr<ShieldHook> hook);
+  // Asks every hook in order; the first halt wins (later hooks are not asked), a
+  // degrade is kept unless a later hook halts. Events are kept (see events()).
+  HookVerdict before_call(const CallContext& call);
+  void on_charge(const CallContext& call, double cost_usd);
+  void on_error(const CallContext& call, const std::string& error);
+  // The events hooks reported, oldest first, and forgets them (the ExecutionContext
+  // moves them into the chain's log after each call).
+  std::vector<SafetyEvent> take_events();
+
+ private:
+  std::vector<std::shared_ptr<ShieldHook>> hooks_;
+  std::mutex mutex_;  // guards events_
+  std::vector<SafetyEvent> events_;
+};
+
+}  // namespace policy

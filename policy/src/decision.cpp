@@ -1,0 +1,72 @@
+#include "policy/decision.hpp"
+
+#include <array>
+#include <utility>
+
+namespace policy {
+
+namespace {
+
+struct Names {
+  StopReason reason;
+  std::string_view event_type;
+  std::string_view halt_reason;
+};
+
+constexpr std::array<Names, 8> kNames = {{
+    {StopReason::kBudgetExceeded, "budget_exceeded", "max_cost"},
+    {StopReason::kRetryBudgetExceeded, "retry_budget_exceeded", "retry_budget"},
+    {StopReason::kCircuitOpen, "circuit_open", "circuit_open"},
+    {StopReason::kStepLimitExceeded, "step_limit_exceeded", "max_steps"},
+    {StopReason::kTimeout, "timeout", "timeout"},
+    {StopReason::kAborted, "aborted", "aborted"},
+    {StopReason::kProviderRateLimit, "provider_rate_limit", "rate_limit"},
+    {StopReason::kProviderError, "provider_error", "provider_error"},
+}};
+
+}  // namespace
+
+TimePoint now_of(const Now& now) {
+  return now ? now() : std::chrono::system_clock::now();
+}
+
+std::string_view to_string(Decision decision) {
+  switch (decision) {
+    case Decision::kAllow:
+      return "allow";
+    case Decision::kDegrade:
+      return "degrade";
+    case Decision::kRetry:
+      return "retry";
+    case Decision::kHalt:
+      return "halt";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(StopReason reason) {
+  for (const Names& n : kNames) {
+    if (n.reason == reason) return n.event_type;
+  }
+  return "unknown";
+}
+
+std::optional<StopReason> parse_stop_reason(std::string_view text) {
+  for (const Names& n : kNames) {
+    if (n.event_type == text) return n.reason;
+  }
+  return std::nullopt;
+}
+
+std::string_view halt_reason_name(StopReason reason) {
+  for (const Names& n : kNames) {
+    if (n.reason == reason) return n.halt_reason;
+  }
+  return "unknown";
+}
+
+bool stops_chain(StopReason reason) {
+  return reason != StopReason::kCircuitOpen && reason != StopReason::kProviderRateLimit;
+}
+
+}  // namespace policy

@@ -1,0 +1,392 @@
+#include "policy/execution_context.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace policy {
+
+namespace {
+
+std::string money(double usd) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(usd < 1 ? 4 : 2);
+  out << "$" << usd;
+  return out.str();
+}
+
+double milliseconds(std::chrono::system_clock::duration d) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+}  // namespace
+
+std::string_view to_string(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::kInFlight:
+      return "in_flight";
+    case NodeStatus::kOk:
+      return "ok";
+    case NodeStatus::kHalted:
+      return "halted";
+    case NodeStatus::kAborted:
+      return "aborted";
+    case NodeStatus::kTimeout:
+      return "timeout";
+    case NodeStatus::kError:
+      return "error";
+  }
+  return "unknown";
+}
+
+ExecutionContext::ExecutionContext(ExecutionConfig config, ChainMetadata metadata,
+                                   std::shared_ptr<ShieldPipeline> pipeline, Now now,
+                                   std::optional<ContainmentState> from)
+    : config_(config),
+      metadata_(std::move(metadata)),
+      pipeline_(std::move(pipeline)),
+      now_(std::move(now)) {
+  if (config_.max_cost_usd && !(*config_.max_cost_usd > 0)) {
+    throw std::invalid_argument("a cost ceiling must be more than $0");
+  }
+  if (config_.max_steps && *config_.max_steps == 0) {
+    throw std::invalid_argument("a step limit must be at least 1");
+  }
+  if (config_.max_retries_total && *config_.max_retries_total == 0) {
+    throw std::invalid_argument("a retry budget must be at least 1");
+  }
+  if (config_.timeout.count() < 0) throw std::invalid_argument("a timeout cannot be negative");
+  if (from) {
+    state_ = std::move(*from);
+  } else {
+    state_.started_at = now_of(now_);
+  }
+  if (config_.circuit_breaker) {
+    circuits_.emplace(*config_.circuit_breaker, now_);
+    circuits_->restore(state_.circuits);
+  }
+  if (config_.budget_window) {
+    window_ = std::make_shared<BudgetWindowHook>(*config_.budget_window, now_);
+    window_->restore(state_.window);
+  }
+  token_ = CancellationToken(now_, deadline());
+  if (state_.aborted) token_.cancel(state_.abort_reason);
+}
+
+std::optional<TimePoint> ExecutionContext::deadline() const {
+  if (config_.timeout.count() == 0) return std::nullopt;
+  return state_.started_at + config_.timeout;
+}
+
+NodeRecord* ExecutionContext::node(const std::string& node_id) {
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+    if (it->node_id == node_id) return &*it;
+  }
+  return nullptr;
+}
+
+CallContext ExecutionContext::call_context(NodeKind kind, const WrapOptions& options,
+                                           const std::string& node_id,
+                                           std::size_t steps_before) const {
+  return CallContext{node_id,
+                     kind,
+                     options.operation_name,
+                     options.key,
+                     options.cost_estimate_hint,
+                     steps_before,
+                     state_.cost_usd,
+                     now_of(now_)};
+}
+
+std::optional<SafetyEvent> ExecutionContext::chain_limit(const WrapOptions& options,
+                                                         std::size_t steps_before,
+                                                         const std::string& node_id) const {
+  TimePoint now = now_of(now_);
+  auto event = [&](StopReason type, std::string reason, double limit, double value) {
+    return SafetyEvent{type, Decision::kHalt, "ExecutionContext", std::move(reason), limit, value,
+                       now,  node_id,         options.key};
+  };
+  if (state_.aborted) {
+    return event(StopReason::kAborted, "the run was aborted: " + state_.abort_reason, 0, 0);
+  }
+  if (std::optional<TimePoint> until = deadline(); until && now >= *until) {
+    std::ostringstream reason;
+    reason << "the run's time is up (timeout " << config_.timeout.count() / 1000.0 << " s)";
+    return event(StopReason::kTimeout, reason.str(), static_cast<double>(config_.timeout.count()),
+                 milliseconds(now - state_.started_at));
+  }
+  if (config_.max_cost_usd) {
+    double ceiling = *config_.max_cost_usd;
+    if (state_.cost_usd >= ceiling) {
+      return event(
+          StopReason::kBudgetExceeded,
+          "the cost ceiling is reached: " + money(state_.cost_usd) + " spent of " + money(ceiling),
+          ceiling, state_.cost_usd);
+    }
+    if (options.cost_estimate_hint > 0 && state_.cost_usd + options.cost_estimate_hint > ceiling) {
+      return event(StopReason::kBudgetExceeded,
+                   "this call (about " + money(options.cost_estimate_hint) +
+                       ") would cross the cost ceiling: " + money(state_.cost_usd) + " spent of " +
+                       money(ceiling),
+                   ceiling, state_.cost_usd + options.cost_estimate_hint);
+    }
+  }
+  if (config_.max_steps && steps_before >= *config_.max_steps) {
+    return event(StopReason::kStepLimitExceeded,
+                 "the step limit is reached: " + std::to_string(*config_.max_steps) + " calls",
+                 static_cast<double>(*config_.max_steps), static_cast<double>(steps_before));
+  }
+  if (config_.max_retries_total && state_.retries_used >= *config_.max_retries_total) {
+    return event(StopReason::kRetryBudgetExceeded,
+                 "the retry budget is used up: " + std::to_string(state_.retries_used) +
+                     " failed calls of " + std::to_string(*config_.max_retries_total),
+                 static_cast<double>(*config_.max_retries_total),
+                 static_cast<double>(state_.retries_used));
+  }
+  return std::nullopt;
+}
+
+void ExecutionContext::stop(const SafetyEvent& event) {
+  if (!state_.halted_by) {
+    stop_snapshot_ = snapshot_locked();
+    state_.halted_by = event.type;
+  }
+  state_.events.push_back(event);
+}
+
+Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Admission out;
+  out.node_id = "n" + std::to_string(next_node_++);
+  std::size_t steps_before = state_.step_count++;  // every attempt is a step
+  NodeRecord record;
+  record.node_id = out.node_id;
+  record.parent_id = options.parent_node_id;
+  record.kind = kind;
+  record.operation_name = options.operation_name;
+  record.key = options.key;
+  record.start = now_of(now_);
+  auto refuse = [&](SafetyEvent event, NodeStatus status, bool chain) {
+    record.status = status;
+    record.end = record.start;
+    nodes_.push_back(record);
+    if (chain) {
+      stop(event);
+    } else {
+      state_.events.push_back(event);
+    }
+    out.decision = Decision::kHalt;
+    out.event = std::move(event);
+    out.token = token_;
+    return out;
+  };
+
+  if (std::optional<SafetyEvent> limit = chain_limit(options, steps_before, out.node_id)) {
+    NodeStatus status = limit->type == StopReason::kAborted   ? NodeStatus::kAborted
+                        : limit->type == StopReason::kTimeout ? NodeStatus::kTimeout
+                                                              : NodeStatus::kHalted;
+    return refuse(std::move(*limit), status, true);
+  }
+  CallContext call = call_context(kind, options, out.node_id, steps_before);
+  // The per-call checks: the budget window, then the pipeline's hooks.
+  if (window_) {
+    HookVerdict v = window_->before_call(call);
+    if (v.decision == Decision::kHalt) return refuse(*v.event, NodeStatus::kHalted, false);
+    if (v.decision == Decision::kDegrade && v.event) {
+      state_.events.push_back(*v.event);
+      out.decision = Decision::kDegrade;
+      out.event = v.event;
+    }
+  }
+  if (pipeline_) {
+    HookVerdict v = pipeline_->before_call(call);
+    for (SafetyEvent& e : pipeline_->take_events()) {
+      if (v.decision != Decision::kHalt) state_.events.push_back(std::move(e));
+    }
+    if (v.decision == Decision::kHalt) {
+      SafetyEvent event = v.event ? *v.event
+                                  : SafetyEvent{StopReason::kProviderRateLimit,
+                                                Decision::kHalt,
+                                                "ShieldPipeline",
+                                                "refused by the shield pipeline",
+                                                0,
+                                                0,
+                                                call.at,
+                                                out.node_id,
+                                                options.key};
+      return refuse(std::move(event), NodeStatus::kHalted, false);
+    }
+    if (v.decision == Decision::kDegrade) {
+      out.decision = Decision::kDegrade;
+      if (v.event) out.event = v.event;
+    }
+  }
+  if (circuits_ && !options.key.empty()) {
+    CircuitAdmission circuit = circuits_->allow(options.key);
+    if (!circuit.allowed) {
+      std::ostringstream reason;
+      reason << options.key << " failed " << circuit.failures
+             << " times in a row, so its calls are refused for now";
+      if (circuit.retry_after.count() > 0) {
+        reason << " (for another " << (circuit.retry_after.count() + 999) / 1000 << " s)";
+      } else {
+        reason << " (a trial call is under way)";
+      }
+      SafetyEvent event{StopReason::kCircuitOpen,
+                        Decision::kHalt,
+                        "CircuitBreaker",
+                        reason.str(),
+                        static_cast<double>(circuits_->config().failure_threshold),
+                        static_cast<double>(circuit.failures),
+                        call.at,
+                        out.node_id,
+                        options.key};
+      return refuse(std::move(event), NodeStatus::kHalted, false);
+    }
+  }
+  nodes_.push_back(record);
+  std::optional<TimePoint> call_deadline;
+  if (options.timeout) call_deadline = record.start + *options.timeout;
+  out.token = token_.child(call_deadline);
+  return out;
+}
+
+void ExecutionContext::complete(const std::string& node_id, const CallResult& result) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  NodeRecord* record = node(node_id);
+  std::string key = record != nullptr ? record->key : result.key;
+  WrapOptions options;
+  options.key = key;
+  CallContext call = call_context(record != nullptr ? record->kind : NodeKind::kTool, options,
+                                  node_id, state_.step_count);
+  state_.cost_usd += result.cost_usd;
+  bool ok = result.success && !result.timed_out;
+  if (record != nullptr) {
+    record->end = now_of(now_);
+    record->cost_usd += result.cost_usd;
+    record->status = ok                 ? NodeStatus::kOk
+                     : result.timed_out ? NodeStatus::kTimeout
+                                        : NodeStatus::kError;
+    if (!ok) ++record->retries_used;
+  }
+  if (window_ && result.cost_usd > 0) window_->on_charge(call, result.cost_usd);
+  if (pipeline_ && result.cost_usd > 0) pipeline_->on_charge(call, result.cost_usd);
+  if (ok) {
+    if (circuits_ && !key.empty()) circuits_->record_success(key);
+    return;
+  }
+  ++state_.retries_used;
+  if (circuits_ && !key.empty()) circuits_->record_failure(key);
+  if (pipeline_) pipeline_->on_error(call, result.error);
+}
+
+void ExecutionContext::charge(double cost_usd, const std::string& node_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_.cost_usd += cost_usd;
+  if (NodeRecord* record = node(node_id)) record->cost_usd += cost_usd;
+  CallContext call = call_context(NodeKind::kLlm, {}, node_id, state_.step_count);
+  if (window_) window_->on_charge(call, cost_usd);
+  if (pipeline_) pipeline_->on_charge(call, cost_usd);
+}
+
+Decision ExecutionContext::wrap(NodeKind kind,
+                                const std::function<double(const CancellationToken&)>& fn,
+                                const WrapOptions& options) {
+  std::size_t tries = 1 + options.retry_policy_override.value_or(0);
+  for (std::size_t attempt = 0; attempt < tries; ++attempt) {
+    Admission admission = admit(kind, options);
+    if (admission.decision == Decision::kHalt) return Decision::kHalt;
+    CallResult result;
+    result.key = options.key;
+    try {
+      result.cost_usd = fn(admission.token);
+    } catch (const std::exception& e) {
+      result.success = false;
+      result.error = e.what();
+    } catch (...) {
+      result.success = false;
+      result.error = "unknown exception";
+    }
+    if (result.success && admission.token.cancelled()) {
+      result.timed_out = true;
+      result.error = "the call ran past its deadline";
+    }
+    complete(admission.node_id, result);
+    if (result.success && !result.timed_out) return admission.decision;
+    if (token_.cancelled()) return Decision::kHalt;  // the chain's time is up, or aborted
+  }
+  return Decision::kRetry;
+}
+
+Decision ExecutionContext::wrap_llm_call(const std::function<double(const CancellationToken&)>& fn,
+                                         const WrapOptions& options) {
+  return wrap(NodeKind::kLlm, fn, options);
+}
+
+Decision ExecutionContext::wrap_tool_call(const std::function<double(const CancellationToken&)>& fn,
+                                          const WrapOptions& options) {
+  return wrap(NodeKind::kTool, fn, options);
+}
+
+void ExecutionContext::record_event(SafetyEvent event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_.events.push_back(std::move(event));
+}
+
+void ExecutionContext::abort(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!state_.aborted) {
+      SafetyEvent event{StopReason::kAborted,
+                        Decision::kHalt,
+                        "ExecutionContext",
+                        "the run was aborted: " + reason,
+                        0,
+                        0,
+                        now_of(now_),
+                        "",
+                        ""};
+      stop(event);
+      state_.aborted = true;
+      state_.abort_reason = reason;
+    }
+  }
+  token_.cancel(reason);
+}
+
+ContextSnapshot ExecutionContext::snapshot_locked() const {
+  ContextSnapshot s;
+  s.chain_id = metadata_.chain_id;
+  s.request_id = metadata_.request_id;
+  s.step_count = state_.step_count;
+  s.cost_usd = state_.cost_usd;
+  s.retries_used = state_.retries_used;
+  s.aborted = state_.aborted;
+  s.abort_reason = state_.abort_reason;
+  s.halted_by = state_.halted_by;
+  s.elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now_of(now_) - state_.started_at);
+  s.nodes = nodes_;
+  s.events = state_.events;
+  return s;
+}
+
+ContextSnapshot ExecutionContext::snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return snapshot_locked();
+}
+
+std::optional<ContextSnapshot> ExecutionContext::stop_snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stop_snapshot_;
+}
+
+ContainmentState ExecutionContext::state() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ContainmentState out = state_;
+  if (circuits_) out.circuits = circuits_->statuses();
+  if (window_) out.window = window_->entries();
+  return out;
+}
+
+}  // namespace policy

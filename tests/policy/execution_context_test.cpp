@@ -1,0 +1,292 @@
+// ExecutionContext, chain-level containment: every limit reached exactly and crossed by
+// one call, every attempted call counted as a step, timeout and abort tripping the
+// token, per-call timeouts and retries honoured, the circuit and the pipeline consulted
+// in order, concurrent callers admitted exactly up to a limit, and the state carried
+// into a new context.
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "clock_fixture.hpp"
+#include "policy/execution_context.hpp"
+
+namespace {
+
+using namespace policy;
+using namespace std::chrono_literals;
+
+// A call that costs cost and succeeds.
+std::function<double(const CancellationToken&)> costing(double cost) {
+  return [cost](const CancellationToken&) { return cost; };
+}
+// A call that fails.
+double failing(const CancellationToken&) {
+  throw std::runtime_error("exit 1");
+}
+
+TEST(ExecutionContextTest, TheStepLimitCountsEveryAttempt) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.max_steps = 3}, {}, nullptr, clock.now());
+  int ran = 0;
+  auto call = [&](const CancellationToken&) {
+    ++ran;
+    return 0.0;
+  };
+  EXPECT_EQ(context.wrap_tool_call(call), Decision::kAllow);
+  EXPECT_EQ(context.wrap_tool_call(failing), Decision::kRetry) << "a failure is a step too";
+  EXPECT_EQ(context.wrap_tool_call(call), Decision::kAllow);
+  EXPECT_EQ(context.wrap_tool_call(call), Decision::kHalt) << "the fourth attempt";
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(context.wrap_tool_call(call), Decision::kHalt);
+  ContextSnapshot s = context.snapshot();
+  EXPECT_EQ(s.step_count, 5u) << "halted attempts count";
+  ASSERT_TRUE(s.halted_by.has_value());
+  EXPECT_EQ(*s.halted_by, StopReason::kStepLimitExceeded);
+  ASSERT_FALSE(s.events.empty());
+  EXPECT_EQ(s.events.front().type, StopReason::kStepLimitExceeded);
+  EXPECT_EQ(s.events.front().hook, "ExecutionContext");
+  EXPECT_EQ(s.events.front().limit, 3);
+  EXPECT_EQ(s.nodes.size(), 5u);
+  EXPECT_EQ(s.nodes[3].status, NodeStatus::kHalted);
+  EXPECT_EQ(s.nodes[1].status, NodeStatus::kError);
+  // The snapshot taken just before the stop holds the partial result.
+  ASSERT_TRUE(context.stop_snapshot().has_value());
+  EXPECT_EQ(context.stop_snapshot()->step_count, 4u);
+  EXPECT_EQ(context.stop_snapshot()->events.size(), 0u);
+}
+
+TEST(ExecutionContextTest, TheCostCeilingReachedExactlyAndCrossedByOneCall) {
+  policy_test::TestClock clock;
+  ExecutionContext exact({.max_cost_usd = 1.0}, {}, nullptr, clock.now());
+  EXPECT_EQ(exact.wrap_llm_call(costing(0.5)), Decision::kAllow);
+  EXPECT_EQ(exact.wrap_llm_call(costing(0.5)), Decision::kAllow);
+  EXPECT_EQ(exact.wrap_llm_call(costing(0.01)), Decision::kHalt) << "reached exactly";
+  EXPECT_EQ(exact.snapshot().cost_usd, 1.0);
+
+  ExecutionContext crossed({.max_cost_usd = 1.0}, {}, nullptr, clock.now());
+  EXPECT_EQ(crossed.wrap_llm_call(costing(0.9)), Decision::kAllow);
+  EXPECT_EQ(crossed.wrap_llm_call(costing(0.3)), Decision::kAllow) << "under it when it started";
+  Admission after = crossed.admit(NodeKind::kTool);
+  EXPECT_EQ(after.decision, Decision::kHalt);
+  ASSERT_TRUE(after.event.has_value());
+  EXPECT_EQ(after.event->type, StopReason::kBudgetExceeded);
+  EXPECT_DOUBLE_EQ(after.event->value, 1.2);
+  EXPECT_NE(after.event->reason.find("$1.20 spent of $1.00"), std::string::npos)
+      << after.event->reason;
+
+  // An estimate that would cross it halts the call before it runs.
+  ExecutionContext hinted({.max_cost_usd = 1.0}, {}, nullptr, clock.now());
+  EXPECT_EQ(hinted.wrap_llm_call(costing(0.5), {.cost_estimate_hint = 0.4}), Decision::kAllow);
+  EXPECT_EQ(hinted.wrap_llm_call(costing(0.5), {.cost_estimate_hint = 0.6}), Decision::kHalt);
+  // Cost learned after the fact counts as well.
+  ExecutionContext charged({.max_cost_usd = 1.0}, {}, nullptr, clock.now());
+  charged.charge(1.0);
+  EXPECT_EQ(charged.admit(NodeKind::kTool).decision, Decision::kHalt);
+}
+
+TEST(ExecutionContextTest, TheRetryBudgetIsChainWide) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.max_retries_total = 2}, {}, nullptr, clock.now());
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
+  EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kAllow);
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Edit"}), Decision::kRetry);
+  EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kHalt) << "two failures, any tools";
+  EXPECT_EQ(*context.snapshot().halted_by, StopReason::kRetryBudgetExceeded);
+}
+
+TEST(ExecutionContextTest, ARetryOverrideTriesTheCallAgain) {
+  policy_test::TestClock clock;
+  ExecutionContext context({}, {}, nullptr, clock.now());
+  int tries = 0;
+  auto flaky = [&](const CancellationToken&) -> double {
+    if (++tries < 3) throw std::runtime_error("flaky");
+    return 0.1;
+  };
+  EXPECT_EQ(context.wrap_llm_call(flaky, {.retry_policy_override = 2}), Decision::kAllow);
+  EXPECT_EQ(tries, 3);
+  ContextSnapshot s = context.snapshot();
+  EXPECT_EQ(s.step_count, 3u) << "each try is a step";
+  EXPECT_EQ(s.retries_used, 2u);
+  tries = -10;
+  EXPECT_EQ(context.wrap_llm_call(flaky, {.retry_policy_override = 1}), Decision::kRetry);
+  EXPECT_EQ(tries, -8) << "exactly two tries";
+}
+
+TEST(ExecutionContextTest, TimeoutHaltsAndTripsTheToken) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.timeout = 10'000ms}, {}, nullptr, clock.now());
+  CancellationToken token = context.token();
+  EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kAllow);
+  clock.advance(9'999ms);
+  EXPECT_FALSE(token.cancelled());
+  // A call under way when the time runs out sees its token tripped and ends halted.
+  auto slow = [&](const CancellationToken& call_token) {
+    clock.advance(1ms);
+    EXPECT_TRUE(call_token.cancelled());
+    return 0.0;
+  };
+  EXPECT_EQ(context.wrap_tool_call(slow), Decision::kHalt);
+  EXPECT_TRUE(token.cancelled());
+  EXPECT_EQ(token.reason(), "timeout");
+  EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kHalt);
+  EXPECT_EQ(*context.snapshot().halted_by, StopReason::kTimeout);
+  EXPECT_EQ(context.snapshot().nodes[1].status, NodeStatus::kTimeout);
+}
+
+TEST(ExecutionContextTest, APerCallTimeoutOverridesForThatCall) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.timeout = 60'000ms}, {}, nullptr, clock.now());
+  auto slow = [&](const CancellationToken&) {
+    clock.advance(2'000ms);
+    return 0.0;
+  };
+  EXPECT_EQ(context.wrap_tool_call(slow, {.timeout = 1'000ms}), Decision::kRetry)
+      << "past its own deadline: a failed call, the chain goes on";
+  EXPECT_EQ(context.snapshot().nodes[0].status, NodeStatus::kTimeout);
+  EXPECT_EQ(context.wrap_tool_call(slow, {.timeout = 5'000ms}), Decision::kAllow);
+  EXPECT_FALSE(context.token().cancelled());
+}
+
+TEST(ExecutionContextTest, AbortStopsTheChainAndTripsTheToken) {
+  policy_test::TestClock clock;
+  ExecutionContext context({}, {.chain_id = "run-1"}, nullptr, clock.now());
+  CancellationToken token = context.token();
+  context.abort("the user pressed stop");
+  EXPECT_TRUE(token.cancelled());
+  EXPECT_EQ(token.reason(), "the user pressed stop");
+  Admission a = context.admit(NodeKind::kLlm);
+  EXPECT_EQ(a.decision, Decision::kHalt);
+  EXPECT_EQ(a.event->type, StopReason::kAborted);
+  ContextSnapshot s = context.snapshot();
+  EXPECT_TRUE(s.aborted);
+  EXPECT_EQ(s.chain_id, "run-1");
+  EXPECT_EQ(s.nodes.back().status, NodeStatus::kAborted);
+}
+
+TEST(ExecutionContextTest, AnOpenCircuitRefusesOnlyItsKey) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.circuit_breaker = CircuitBreakerConfig{2, 30'000ms}}, {}, nullptr,
+                           clock.now());
+  int bash_runs = 0;
+  auto bash = [&](const CancellationToken&) -> double {
+    ++bash_runs;
+    throw std::runtime_error("command not found");
+  };
+  EXPECT_EQ(context.wrap_tool_call(bash, {.key = "Bash"}), Decision::kRetry);
+  EXPECT_EQ(context.wrap_tool_call(bash, {.key = "Bash"}), Decision::kRetry);
+  Admission refused = context.admit(NodeKind::kTool, {.key = "Bash"});
+  EXPECT_EQ(refused.decision, Decision::kHalt);
+  EXPECT_EQ(refused.event->type, StopReason::kCircuitOpen);
+  EXPECT_EQ(refused.event->key, "Bash");
+  EXPECT_NE(refused.event->reason.find("Bash failed 2 times in a row"), std::string::npos)
+      << refused.event->reason;
+  EXPECT_EQ(bash_runs, 2) << "the third call did not run";
+  EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Read"}), Decision::kAllow);
+  EXPECT_FALSE(context.snapshot().halted_by.has_value()) << "not a stop of the chain";
+  clock.advance(30'000ms);
+  EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Bash"}), Decision::kAllow)
+      << "the half-open trial succeeds";
+}
+
+// A hook that answers what it is told and counts how often it was asked.
+struct FixedHook : ShieldHook {
+  FixedHook(std::string name, Decision decision) : name_(std::move(name)), decision_(decision) {}
+  std::string_view name() const override { return name_; }
+  HookVerdict before_call(const CallContext& call) override {
+    ++asked;
+    if (decision_ == Decision::kAllow) return {};
+    return {decision_, SafetyEvent{StopReason::kProviderRateLimit, decision_, name_,
+                                   name_ + " says no", 1, 2, call.at, call.node_id, call.key}};
+  }
+  std::string name_;
+  Decision decision_;
+  int asked = 0;
+};
+
+TEST(ExecutionContextTest, ThePipelineIsAskedInOrderAndTheFirstHaltWins) {
+  policy_test::TestClock clock;
+  auto pipeline = std::make_shared<ShieldPipeline>();
+  auto allow = std::make_shared<FixedHook>("first", Decision::kAllow);
+  auto degrade = std::make_shared<FixedHook>("second", Decision::kDegrade);
+  auto halt = std::make_shared<FixedHook>("third", Decision::kHalt);
+  auto never = std::make_shared<FixedHook>("fourth", Decision::kAllow);
+  for (auto& h : {allow, degrade, halt, never}) pipeline->add(h);
+  ExecutionContext context({.max_steps = 10}, {}, pipeline, clock.now());
+  Admission a = context.admit(NodeKind::kTool);
+  EXPECT_EQ(a.decision, Decision::kHalt);
+  EXPECT_EQ(a.event->hook, "third");
+  EXPECT_EQ(never->asked, 0) << "hooks after the halt are not asked";
+  // A limit of the chain comes before the pipeline.
+  ExecutionContext limited({.max_steps = 1}, {}, pipeline, clock.now());
+  limited.admit(NodeKind::kTool);
+  int asked = halt->asked;
+  EXPECT_EQ(limited.admit(NodeKind::kTool).event->type, StopReason::kStepLimitExceeded);
+  EXPECT_EQ(halt->asked, asked);
+  // Without a halt, a degrade is the answer.
+  auto soft = std::make_shared<ShieldPipeline>();
+  soft->add(allow);
+  soft->add(degrade);
+  ExecutionContext degraded({}, {}, soft, clock.now());
+  EXPECT_EQ(degraded.admit(NodeKind::kLlm).decision, Decision::kDegrade);
+  EXPECT_EQ(degraded.wrap_llm_call(costing(0)), Decision::kDegrade);
+}
+
+TEST(ExecutionContextTest, ConcurrentCallersAreAdmittedExactlyUpToTheLimit) {
+  ExecutionContext context({.max_steps = 50});
+  std::atomic<int> allowed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        if (context.wrap_tool_call(costing(0.001)) == Decision::kAllow) ++allowed;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(allowed.load(), 50);
+  EXPECT_EQ(context.snapshot().step_count, 160u);
+  EXPECT_NEAR(context.snapshot().cost_usd, 0.05, 1e-9);
+}
+
+TEST(ExecutionContextTest, TheStateContinuesInANewContext) {
+  policy_test::TestClock clock;
+  ExecutionConfig config{.max_cost_usd = 1.0,
+                         .max_steps = 4,
+                         .timeout = 60'000ms,
+                         .circuit_breaker = CircuitBreakerConfig{1, 30'000ms},
+                         .budget_window = BudgetWindowConfig{60'000ms, 3, 0, 0}};
+  ExecutionContext first(config, {}, nullptr, clock.now());
+  first.wrap_tool_call(costing(0.25), {.key = "Read"});
+  first.wrap_tool_call(failing, {.key = "Bash"});
+  ContainmentState state = first.state();
+  EXPECT_EQ(state.step_count, 2u);
+  EXPECT_EQ(state.window.size(), 2u);
+  EXPECT_EQ(state.circuits.count("Bash"), 1u);
+
+  clock.advance(30'000ms);
+  ExecutionContext second(config, {}, nullptr, clock.now(), state);
+  EXPECT_EQ(second.snapshot().cost_usd, 0.25);
+  // The Bash circuit is half-open after its recovery time, counted from the first
+  // context's failure; the window still holds the first two calls; the timeout counts
+  // from the chain's start.
+  EXPECT_EQ(second.wrap_tool_call(costing(0), {.key = "Bash"}), Decision::kAllow);
+  EXPECT_EQ(second.admit(NodeKind::kTool).event->type, StopReason::kProviderRateLimit);
+  clock.advance(30'000ms);
+  EXPECT_EQ(second.admit(NodeKind::kTool).event->type, StopReason::kTimeout);
+  // A call admitted by one context is completed by another (wrapped agents' hooks).
+  ExecutionContext third(config, {}, nullptr, clock.now(), first.state());
+  third.complete("n-elsewhere", CallResult{false, 0, "exit 1", false, "Edit"});
+  EXPECT_EQ(third.state().retries_used, 2u);
+  EXPECT_EQ(third.state().circuits.count("Edit"), 1u);
+}
+
+TEST(ExecutionContextTest, LimitsOutOfRangeAreRefused) {
+  EXPECT_THROW(ExecutionContext({.max_cost_usd = 0.0}), std::invalid_argument);
+  EXPECT_THROW(ExecutionContext({.max_steps = 0}), std::invalid_argument);
+  EXPECT_THROW(ExecutionContext({.max_retries_total = 0}), std::invalid_argument);
+}
+
+}  // namespace
