@@ -20,7 +20,7 @@ int cmd_snapshot(const Context& context, const Args& args) {
   meta.run = parsed.value_or("--run", std::string(fsnap::kDefaultRun));
   if (std::optional<std::string> phase = parsed.value("--phase")) {
     std::optional<fsnap::Phase> p = fsnap::parse_phase(*phase);
-    if (!p || *p == fsnap::Phase::kSafety) {
+    if (!p || *p == fsnap::Phase::kSafety || *p == fsnap::Phase::kDenied) {
       throw parsed.usage_error("--phase must be pre_tool, post_tool, checkpoint or manual, not " +
                                fsnap::quote_input(*phase));
     }

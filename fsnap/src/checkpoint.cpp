@@ -10,8 +10,8 @@ namespace fsnap {
 
 namespace {
 
-constexpr std::string_view kPhaseNames[] = {"pre_tool", "post_tool", "checkpoint", "manual",
-                                            "safety"};
+constexpr std::string_view kPhaseNames[] = {"pre_tool", "post_tool", "checkpoint",
+                                            "manual",   "safety",    "denied"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

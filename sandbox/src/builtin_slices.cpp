@@ -5,6 +5,7 @@
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 
+#include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/slice_types.hpp"
 
@@ -111,6 +112,7 @@ Var encode_pair(const T& p, const char* second, const std::string& value) {
 }  // namespace
 
 void register_builtin_slice_types() {
+  register_containment_slice_type();
   static std::once_flag once;
   std::call_once(once, [] {
     SliceTypes::add<Plan>("plan", SlicePolicy::kState, encode_plan, decode_plan);

@@ -65,6 +65,8 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   request.notes = [&](const fsnap::Checkpoint& c) {
     LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
     record.set_outcome(metadata.outcome);
+    record.decision = metadata.decision;
+    record.safety_event = metadata.safety_event;
     if (!recorded) {
       snap.record = record;
       recorded = true;
@@ -85,6 +87,8 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
     snap.record.tool_call_id = metadata.tool_call_id;
     snap.record.tool_name = metadata.tool_name;
     snap.record.set_outcome(metadata.outcome);
+    snap.record.decision = metadata.decision;
+    snap.record.safety_event = metadata.safety_event;
   }
   return snap;
 }
@@ -164,6 +168,20 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   // 3. The session last: it cannot fail once the parts fit.
   session_->rollback(snapshot.session, /*preserve_logs=*/true);
   return out;
+}
+
+void ExecutionState::set_containment(policy::ExecutionConfig config, policy::ChainMetadata metadata,
+                                     std::shared_ptr<policy::ShieldPipeline> pipeline) {
+  containment_setup_ = ContainmentSetup{config, std::move(metadata), std::move(pipeline)};
+  continue_containment(std::nullopt);
+}
+
+void ExecutionState::continue_containment(std::optional<policy::ContainmentState> state) {
+  if (!containment_setup_) return;
+  std::shared_ptr<const Clock> clock = clock_;
+  containment_ = std::make_shared<policy::ExecutionContext>(
+      containment_setup_->config, containment_setup_->metadata, containment_setup_->pipeline,
+      [clock] { return clock->now(); }, std::move(state));
 }
 
 void ExecutionState::amend_records(const std::vector<LedgerRecord>& records) {

@@ -4,6 +4,7 @@
 
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
+#include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 
 namespace sandbox {
@@ -88,6 +89,8 @@ std::unique_ptr<StepHold> LedgerBoundaryLog::begin_step(ExecutionState& state) {
   SessionSnapshot session;
   if (latest && !latest->session_json.empty()) session = latest->session();
   state.session().rollback(session, /*preserve_logs=*/false);
+  // Containment continues from what the run counted so far.
+  state.continue_containment(containment_state(session));
   return step;
 }
 

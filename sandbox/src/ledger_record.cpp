@@ -5,6 +5,7 @@
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
+#include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 
 namespace sandbox {
@@ -39,6 +40,8 @@ std::string LedgerRecord::to_json() const {
   o->set("success", success ? Poco::Dynamic::Var(*success) : Poco::Dynamic::Var());
   o->set("result_summary", result_summary);
   o->set("elapsed_ms", elapsed_ms ? Poco::Dynamic::Var(*elapsed_ms) : Poco::Dynamic::Var());
+  if (!decision.empty()) o->set("decision", decision);
+  if (safety_event) o->set("safety_event", safety_event_json(*safety_event));
   Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
   o->set("session", session_json.empty() ? Poco::Dynamic::Var() : parser.parse(session_json));
   std::ostringstream out;
@@ -72,6 +75,10 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
     r.result_summary = text(o, "result_summary");
     if (o->has("elapsed_ms") && !o->isNull("elapsed_ms")) {
       r.elapsed_ms = o->getValue<std::int64_t>("elapsed_ms");
+    }
+    r.decision = text(o, "decision");
+    if (o->has("safety_event") && !o->isNull("safety_event")) {
+      r.safety_event = safety_event_from_json(o->get("safety_event"));
     }
     if (Poco::JSON::Object::Ptr session = o->getObject("session")) {
       std::ostringstream s;

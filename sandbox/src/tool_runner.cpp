@@ -12,7 +12,7 @@ ToolRunner::ToolRunner(ExecutionState& state, std::map<std::string, Tool> tools,
       transactions_(state, log_, std::move(policy), std::move(run)) {}
 
 ToolResult ToolRunner::fail(const ToolCall& call, const ToolResult& result) {
-  FailureResult failure = transactions_.fail(call.id, result.message);
+  FailureResult failure = transactions_.fail(call.id, result.message, result.cost_usd);
   last_decision_ = failure.decision;
   return result;
 }
@@ -32,9 +32,16 @@ void ToolRunner::publish(const ToolCall& call, const ToolResult& result, TimePoi
 }
 
 ToolResult ToolRunner::execute(const ToolCall& call, std::optional<TimePoint> deadline) {
-  transactions_.begin(call);
+  StepResult begun = transactions_.begin(call);
   TimePoint start = state_.clock().now();
   ToolResult result;
+  if (begun.decision == policy::Decision::kHalt) {
+    result.success = false;
+    result.message = begun.boundary.record.result_summary;
+    result.denied_by = begun.safety_event;
+    publish(call, result, start);
+    return result;
+  }
   try {
     auto tool = tools_.find(call.name);
     if (tool == tools_.end()) throw ToolValidationError("unknown tool '" + call.name + "'");
@@ -74,7 +81,7 @@ ToolResult ToolRunner::execute(const ToolCall& call, std::optional<TimePoint> de
   if (!result.success) {
     fail(call, result);
   } else {
-    transactions_.succeed(call.id, result.message);
+    transactions_.succeed(call.id, result.message, "", result.cost_usd);
   }
   publish(call, result, start);
   return result;

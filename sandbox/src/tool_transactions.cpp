@@ -6,6 +6,7 @@
 #include "fsnap/error.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/checkpoint_store.hpp"
+#include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 
 namespace sandbox {
@@ -164,25 +165,73 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   meta.tag = options.tag;
   meta.tool_call_id = call.id;
   meta.tool_name = call.name;
-  meta.phase = fsnap::Phase::kPreTool;
   meta.outcome.input_summary = call.params;
+  policy::Admission admission;
+  if (policy::ExecutionContext* containment = state_.containment()) {
+    admission = containment->admit(policy::NodeKind::kTool,
+                                   {.operation_name = call.name,
+                                    .key = call.name,
+                                    .cost_estimate_hint = options.cost_estimate_usd});
+    record_containment(state_.session(), containment->state());
+    meta.decision = std::string(policy::to_string(admission.decision));
+    meta.safety_event = admission.event;
+    if (admission.decision == policy::Decision::kHalt) {
+      // Denied: nothing runs. One boundary says so; the files are as they were.
+      std::string summary = "denied: " + (admission.event ? admission.event->reason : "");
+      Boundary denied;
+      denied.snapshot.metadata = meta;
+      denied.record.input_summary = call.params;
+      log_invocation(denied, false, summary, 0);
+      meta.phase = fsnap::Phase::kDenied;
+      meta.outcome.success = false;
+      meta.outcome.result_summary = summary;
+      meta.outcome.elapsed_ms = 0;
+      StepResult out{record(std::move(meta)), std::nullopt};
+      out.decision = policy::Decision::kHalt;
+      out.safety_event = admission.event;
+      return out;
+    }
+    containment_nodes_[call.id] = admission.node_id;
+  }
+  meta.phase = fsnap::Phase::kPreTool;
   meta.separate_outside_changes = options.separate_outside_changes;
-  return StepResult{record(std::move(meta)), std::nullopt};
+  StepResult out{record(std::move(meta)), std::nullopt};
+  out.decision = admission.decision;
+  out.safety_event = admission.event;
+  return out;
+}
+
+void ToolTransactions::complete_containment(const Boundary& pre, bool success, double cost_usd,
+                                            const std::string& error) {
+  policy::ExecutionContext* containment = state_.containment();
+  if (containment == nullptr) return;
+  const std::string& call_id = pre.snapshot.metadata.tool_call_id;
+  std::string node;
+  if (auto it = containment_nodes_.find(call_id); it != containment_nodes_.end()) {
+    node = it->second;
+    containment_nodes_.erase(it);
+  }
+  containment->complete(
+      node, policy::CallResult{success, cost_usd, error, false, pre.snapshot.metadata.tool_name});
+  record_containment(state_.session(), containment->state());
 }
 
 StepResult ToolTransactions::succeed(const std::string& call_id, const std::string& result_summary,
-                                     const std::string& tag) {
+                                     const std::string& tag, double cost_usd) {
   std::unique_ptr<StepHold> step = log_.begin_step(state_);
   Boundary pre = open_call(call_id);
+  complete_containment(pre, true, cost_usd, "");
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
   log_invocation(pre, true, result_summary, elapsed);
   return StepResult{end_call(pre, fsnap::Phase::kPostTool, true, result_summary, elapsed, tag),
                     std::nullopt};
 }
 
-FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error) {
+FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error,
+                                     double cost_usd) {
   std::unique_ptr<StepHold> step = log_.begin_step(state_);
   Boundary pre = open_call(call_id);
+  complete_containment(pre, false, cost_usd, error);
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
   FailureResult out;
   out.decision = policy_.decide(pre.snapshot.metadata.tool_name, call_id, facts_since(pre));

@@ -23,9 +23,10 @@ enum class Phase {
   kCheckpoint,  // a boundary not attributed to a tool (e.g. changes between calls)
   kManual,      // asked for by a person (`shadowbox snapshot`)
   kSafety,      // taken automatically before a restore, so the restore can be undone
+  kDenied,      // a tool call containment refused: it did not run, nothing changed
 };
 
-// "pre_tool", "post_tool", "checkpoint", "manual", "safety".
+// "pre_tool", "post_tool", "checkpoint", "manual", "safety", "denied".
 std::string_view to_string(Phase phase);
 // The phase named s, or nullopt.
 std::optional<Phase> parse_phase(std::string_view s);

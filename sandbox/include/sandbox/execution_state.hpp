@@ -26,6 +26,7 @@
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/id_source.hpp"
+#include "policy/execution_context.hpp"
 #include "sandbox/clock.hpp"
 #include "sandbox/ledger_record.hpp"
 #include "sandbox/resource_registry.hpp"
@@ -44,6 +45,9 @@ struct SnapshotMetadata {
   std::string run = std::string(fsnap::kDefaultRun);  // the run checkpoints go to
   // The call's input and outcome as the record states them.
   CallOutcome outcome;
+  // Containment's answer to the call, and the limit that tripped (see LedgerRecord).
+  std::string decision;
+  std::optional<policy::SafetyEvent> safety_event;
   // Host filesystems: files changed since the run's newest checkpoint are first
   // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
   bool separate_outside_changes = false;
@@ -125,6 +129,16 @@ class ExecutionState {
   // known) in the store of the first host filesystem; nothing without one.
   void amend_records(const std::vector<LedgerRecord>& records);
 
+  // Puts every tool call under containment (EXECUTION_CONTEXT.md) with these limits:
+  // ToolTransactions admits each call first. The context runs on the state's clock.
+  void set_containment(policy::ExecutionConfig config, policy::ChainMetadata metadata = {},
+                       std::shared_ptr<policy::ShieldPipeline> pipeline = nullptr);
+  // The containment context, or nullptr.
+  policy::ExecutionContext* containment() const { return containment_.get(); }
+  // Continues containment from what was counted elsewhere (the run's newest record):
+  // a new context with the same limits and that state. No-op without containment.
+  void continue_containment(std::optional<policy::ContainmentState> state);
+
  private:
   std::shared_ptr<Session> session_;
   ResourceRegistry resources_;
@@ -132,6 +146,13 @@ class ExecutionState {
   std::mt19937_64 rng_;
   std::shared_ptr<fsnap::IdSource> ids_;
   std::shared_ptr<CheckpointStore> checkpoints_;
+  struct ContainmentSetup {
+    policy::ExecutionConfig config;
+    policy::ChainMetadata metadata;
+    std::shared_ptr<policy::ShieldPipeline> pipeline;
+  };
+  std::optional<ContainmentSetup> containment_setup_;
+  std::shared_ptr<policy::ExecutionContext> containment_;
 };
 
 }  // namespace sandbox

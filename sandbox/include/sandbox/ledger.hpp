@@ -56,8 +56,9 @@ class LedgerBoundaryLog : public BoundaryLog {
                     std::string resource);
 
   // Takes the store lock and makes the state's session the one of the run's newest
-  // record (empty for a new run) — unless the newest checkpoint is the one this log's
-  // last step recorded, whose session the state holds already.
+  // record (empty for a new run), and continues the state's containment from the count
+  // that session holds — unless the newest checkpoint is the one this log's last step
+  // recorded, whose session the state holds already.
   std::unique_ptr<StepHold> begin_step(ExecutionState& state) override;
   void remember(const Boundary& boundary) override;
   void forget(const std::string& call_id) override;

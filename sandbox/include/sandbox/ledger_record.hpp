@@ -13,6 +13,7 @@
 
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "policy/safety_event.hpp"
 #include "sandbox/session.hpp"
 
 namespace sandbox {
@@ -38,6 +39,10 @@ struct LedgerRecord {
   std::optional<bool> success;  // the call's outcome, once known
   std::string result_summary;
   std::optional<std::int64_t> elapsed_ms;
+  // Containment's answer to the call ("allow", "degrade", "halt"; "" without
+  // containment), and the limit that tripped, if one did.
+  std::string decision;
+  std::optional<policy::SafetyEvent> safety_event;
   std::string session_json;  // SessionSnapshot::to_json() at this checkpoint
 
   friend bool operator==(const LedgerRecord&, const LedgerRecord&) = default;

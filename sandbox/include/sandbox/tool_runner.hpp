@@ -10,9 +10,12 @@
 //                                     caller to retry
 //   deadline exceeded              -> PromptEvaluationError
 //
-// Every failure goes to the core's one rollback decision (RollbackPolicy): rolled back
-// to the pre-tool boundary, refused (a call nested in this one changed files since it
-// began) or kept by configuration. Every call ends with a boundary of its own —
+// Under containment (ExecutionState::set_containment) every call is admitted first: a
+// denied call runs nothing (ToolResult::denied_by says why; one `denied` boundary
+// records it), and a call's cost_usd is charged to the chain. Every failure goes to the
+// core's one rollback decision (RollbackPolicy): rolled back to the pre-tool boundary,
+// refused (a call nested in this one changed files since it began) or kept by
+// configuration. Every call ends with a boundary of its own —
 // post_tool after a success, phase checkpoint after a rollback — so the newest
 // boundary is always the current state. Every call is recorded in the state's
 // CheckpointStore (if any) and as a ToolInvoked event in the session's LOG slice.
@@ -42,6 +45,9 @@ struct ToolResult {
   bool success = true;
   std::string message;  // summary shown to the model
   std::string value;    // optional payload (JSON text)
+  double cost_usd = 0;  // what the call cost, for containment (a paid API, a sub-model)
+  // Set by the runner when containment denied the call: it did not run.
+  std::optional<policy::SafetyEvent> denied_by;
 };
 
 // The exceptions below are the protocol between a handler and the runner (EXECUTION_STATE.md

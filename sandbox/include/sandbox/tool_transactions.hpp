@@ -3,8 +3,11 @@
 // BoundaryLog. The in-process ToolRunner, the hook path and the CLI all go through it,
 // so a tool call is the same transaction whichever way it comes.
 //
-//   begin(call)             pre-tool boundary: files and session, and a record with the
-//                           call's input
+//   begin(call)             under containment, the call is admitted first (every
+//                           attempt is a step): denied, nothing runs and the step records
+//                           one `denied` boundary with the decision and its SafetyEvent;
+//                           else the pre-tool boundary: files and session, and a record
+//                           with the call's input
 //   succeed(id, result)     logs ToolInvoked, then the post-tool boundary; the pre-tool
 //                           record gets the outcome too
 //   fail(id, error)         the one rollback decision (RollbackPolicy::decide), then:
@@ -31,10 +34,12 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "fsnap/host_filesystem.hpp"
+#include "policy/execution_context.hpp"
 #include "sandbox/boundary_log.hpp"
 #include "sandbox/execution_state.hpp"
 #include "sandbox/rollback_policy.hpp"
@@ -51,8 +56,12 @@ struct ToolCall {
 // What a step did.
 struct StepResult {
   Boundary boundary;  // the boundary the step recorded
-  std::optional<fsnap::RestoreReport>
-      restore;  // a rollback's or restore's work on the host workspace
+  // What a rollback or restore did to the host workspace.
+  std::optional<fsnap::RestoreReport> restore;
+  // begin() under containment: its answer (kHalt: the call was denied, must not run,
+  // and the boundary is a `denied` one), and the limit that tripped.
+  policy::Decision decision = policy::Decision::kAllow;
+  std::optional<policy::SafetyEvent> safety_event;
 };
 
 // What became of a failed call.
@@ -65,6 +74,7 @@ struct FailureResult {
 // How a pre-tool boundary is taken.
 struct BeginOptions {
   std::string tag;
+  double cost_estimate_usd = 0;  // containment: a call that would cross the ceiling is denied
   // Record files changed since the run's newest boundary (by a person, a background
   // process) as a boundary of their own first, attributed to no tool — so that they are
   // not taken for the call's, and a rollback of another call does not undo them.
@@ -79,12 +89,12 @@ class ToolTransactions {
 
   // The pre-tool boundary of call. Error kInvalidArgument for a call without an id.
   StepResult begin(const ToolCall& call, const BeginOptions& options = {});
-  // The call succeeded. Error kNotFound if it has no pre-tool boundary, kConflict if it
-  // ended already.
+  // The call succeeded (and cost cost_usd, for containment). Error kNotFound if it has
+  // no pre-tool boundary, kConflict if it ended already.
   StepResult succeed(const std::string& call_id, const std::string& result_summary,
-                     const std::string& tag = "");
+                     const std::string& tag = "", double cost_usd = 0);
   // The call failed (errors as succeed).
-  FailureResult fail(const std::string& call_id, const std::string& error);
+  FailureResult fail(const std::string& call_id, const std::string& error, double cost_usd = 0);
   // Puts files and STATE slices back to before the open call, logs nothing, records the
   // result as a boundary of no call, and forgets the call (errors as succeed).
   StepResult discard(const std::string& call_id);
@@ -116,6 +126,9 @@ class ToolTransactions {
   // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint).
   Boundary end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                     const std::string& summary, std::int64_t elapsed_ms, const std::string& tag);
+  // Tells containment how the call ended and keeps its count in the session.
+  void complete_containment(const Boundary& pre, bool success, double cost_usd,
+                            const std::string& error);
   // Hands the finished call to the state's CheckpointStore, if it has one.
   void keep_in_store(const Boundary& pre, const Boundary& end, bool success,
                      const std::string& summary, std::int64_t elapsed_ms);
@@ -124,6 +137,7 @@ class ToolTransactions {
   BoundaryLog& log_;
   RollbackPolicy policy_;
   std::string run_;
+  std::map<std::string, std::string> containment_nodes_;  // call id -> node id, admitted here
 };
 
 }  // namespace sandbox
