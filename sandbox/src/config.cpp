@@ -131,6 +131,96 @@ void parse_run(const std::string& origin, const YAML::Node& node, Config& config
   }
 }
 
+// A positive amount of USD ("2.50", "10"); fails naming the key.
+double as_usd(const std::string& origin, const YAML::Node& node, const std::string& key) {
+  return parse_with(origin, node, key, parse_usd);
+}
+
+// A whole number of at least 1; fails naming the key.
+std::size_t as_positive_count(const std::string& origin, const YAML::Node& node,
+                              const std::string& key) {
+  std::uint64_t n = as_count(origin, node, key);
+  if (n == 0) fail(origin, node, key, "must be at least 1");
+  return static_cast<std::size_t>(n);
+}
+
+// A duration of at least one second; fails naming the key.
+std::chrono::seconds as_positive_duration(const std::string& origin, const YAML::Node& node,
+                                          const std::string& key) {
+  std::chrono::seconds d = parse_with(origin, node, key, parse_duration);
+  if (d.count() == 0) fail(origin, node, key, "must be longer than 0 s");
+  return d;
+}
+
+void parse_policy(const std::string& origin, const YAML::Node& node, Config& config) {
+  if (!node.IsMap()) fail(origin, node, "policy", "expected a mapping");
+  check_keys(origin, node, "policy.",
+             {"max_cost_usd", "max_steps", "max_retries_total", "timeout", "circuit_breaker",
+              "budget_window", "prices", "kill_grace", "telemetry"});
+  PolicySettings& p = config.policy;
+  if (YAML::Node v = node["max_cost_usd"]; v)
+    p.limits.max_cost_usd = as_usd(origin, v, "policy.max_cost_usd");
+  if (YAML::Node v = node["max_steps"]; v)
+    p.limits.max_steps = as_positive_count(origin, v, "policy.max_steps");
+  if (YAML::Node v = node["max_retries_total"]; v) {
+    p.limits.max_retries_total = as_positive_count(origin, v, "policy.max_retries_total");
+  }
+  if (YAML::Node v = node["timeout"]; v)
+    p.limits.timeout = as_positive_duration(origin, v, "policy.timeout");
+  if (YAML::Node v = node["kill_grace"]; v)
+    p.kill_grace = parse_with(origin, v, "policy.kill_grace", parse_duration);
+  if (YAML::Node v = node["telemetry"]; v) p.telemetry = as_bool(origin, v, "policy.telemetry");
+  if (YAML::Node cb = node["circuit_breaker"]; cb && !cb.IsNull()) {
+    if (!cb.IsMap()) fail(origin, cb, "policy.circuit_breaker", "expected a mapping");
+    check_keys(origin, cb, "policy.circuit_breaker.", {"failure_threshold", "recovery_timeout"});
+    policy::CircuitBreakerConfig c;
+    if (YAML::Node v = cb["failure_threshold"]; v) {
+      c.failure_threshold =
+          as_positive_count(origin, v, "policy.circuit_breaker.failure_threshold");
+    }
+    if (YAML::Node v = cb["recovery_timeout"]; v) {
+      c.recovery_timeout =
+          as_positive_duration(origin, v, "policy.circuit_breaker.recovery_timeout");
+    }
+    p.circuit_breaker = c;
+  }
+  if (YAML::Node bw = node["budget_window"]; bw && !bw.IsNull()) {
+    if (!bw.IsMap()) fail(origin, bw, "policy.budget_window", "expected a mapping");
+    check_keys(origin, bw, "policy.budget_window.", {"window", "max_cost_usd", "max_calls"});
+    policy::BudgetWindowConfig w;
+    if (YAML::Node v = bw["window"]; v)
+      w.window = as_positive_duration(origin, v, "policy.budget_window.window");
+    if (YAML::Node v = bw["max_cost_usd"]; v) {
+      w.max_cost_usd = as_usd(origin, v, "policy.budget_window.max_cost_usd");
+    }
+    if (YAML::Node v = bw["max_calls"]; v) {
+      w.max_calls = as_positive_count(origin, v, "policy.budget_window.max_calls");
+    }
+    if (w.max_calls == 0 && w.max_cost_usd == 0) {
+      fail(origin, bw, "policy.budget_window", "needs max_calls or max_cost_usd");
+    }
+    p.budget_window = w;
+  }
+  if (YAML::Node prices = node["prices"]; prices && !prices.IsNull()) {
+    if (!prices.IsMap()) fail(origin, prices, "policy.prices", "expected a mapping of models");
+    for (const auto& item : prices) {
+      std::string model = item.first.as<std::string>();
+      std::string key = "policy.prices." + model;
+      const YAML::Node& rates = item.second;
+      if (!rates.IsMap()) fail(origin, rates, key, "expected a mapping of USD per million tokens");
+      check_keys(origin, rates, key + ".",
+                 {"input", "output", "cache_write_5m", "cache_write_1h", "cache_read"});
+      auto rate = [&](const char* name) {
+        YAML::Node v = rates[name];
+        if (!v) fail(origin, rates, key + "." + name, "missing (USD per million tokens)");
+        return parse_with(origin, v, key + "." + name, parse_usd_or_zero);
+      };
+      p.prices.set(model, ModelPrice{rate("input"), rate("output"), rate("cache_write_5m"),
+                                     rate("cache_write_1h"), rate("cache_read")});
+    }
+  }
+}
+
 // Splits "12.5MiB" into its number and unit; the number must be a whole number.
 std::pair<std::uint64_t, std::string> split_quantity(const std::string& text, const char* what) {
   std::size_t i = 0;
@@ -153,6 +243,52 @@ std::uint64_t checked_multiply(std::uint64_t value, std::uint64_t factor, const 
 }
 
 }  // namespace
+
+double parse_usd_or_zero(const std::string& text) {
+  std::string t = !text.empty() && text.front() == '$' ? text.substr(1) : text;
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !(value >= 0) || value > 1e12) {
+    throw ConfigError("expected an amount of USD such as '2.50', got " + fsnap::quote_input(text));
+  }
+  return value;
+}
+
+double parse_usd(const std::string& text) {
+  double value = parse_usd_or_zero(text);
+  if (!(value > 0)) throw ConfigError("expected more than $0, got " + fsnap::quote_input(text));
+  return value;
+}
+
+PolicyLimits PolicyLimits::overridden_by(const PolicyLimits& other) const {
+  PolicyLimits out = *this;
+  if (other.max_cost_usd) out.max_cost_usd = other.max_cost_usd;
+  if (other.max_steps) out.max_steps = other.max_steps;
+  if (other.max_retries_total) out.max_retries_total = other.max_retries_total;
+  if (other.timeout) out.timeout = other.timeout;
+  return out;
+}
+
+bool PolicySettings::active(const PolicyLimits& l) const {
+  return l.max_cost_usd || l.max_steps || l.max_retries_total || l.timeout || circuit_breaker ||
+         budget_window;
+}
+
+policy::ExecutionConfig PolicySettings::execution_config(const PolicyLimits& l) const {
+  policy::ExecutionConfig c;
+  c.max_cost_usd = l.max_cost_usd;
+  c.max_steps = l.max_steps;
+  c.max_retries_total = l.max_retries_total;
+  if (l.timeout) c.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*l.timeout);
+  c.circuit_breaker = circuit_breaker;
+  if (budget_window) c.budget_window = budget_window;
+  return c;
+}
 
 std::uint64_t parse_size(const std::string& text) {
   auto [value, unit] = split_quantity(text, "a size");
@@ -214,7 +350,10 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   Config config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
-  check_keys(origin, root, "", {"capture", "retention", "session", "run", "hooks"});
+  check_keys(origin, root, "", {"capture", "retention", "session", "run", "hooks", "policy"});
+  if (YAML::Node policy = root["policy"]; policy && !policy.IsNull()) {
+    parse_policy(origin, policy, config);
+  }
   if (YAML::Node capture = root["capture"]; capture && !capture.IsNull()) {
     parse_capture(origin, capture, config);
   }

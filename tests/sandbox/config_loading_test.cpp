@@ -50,6 +50,13 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.hooks.rollback_on_failure, defaults.hooks.rollback_on_failure);
   EXPECT_EQ(shipped.hooks.keep_failed_tools, defaults.hooks.keep_failed_tools);
   EXPECT_EQ(shipped.hooks.transport, defaults.hooks.transport);
+  EXPECT_EQ(shipped.policy.limits, defaults.policy.limits);
+  EXPECT_FALSE(shipped.policy.circuit_breaker);
+  EXPECT_FALSE(shipped.policy.budget_window);
+  EXPECT_EQ(shipped.policy.prices.entries(), defaults.policy.prices.entries());
+  EXPECT_EQ(shipped.policy.kill_grace, defaults.policy.kill_grace);
+  EXPECT_EQ(shipped.policy.telemetry, defaults.policy.telemetry);
+  EXPECT_FALSE(shipped.policy.active(shipped.policy.limits));
 }
 
 TEST(ConfigTest, EveryKeyIsRead) {
@@ -70,7 +77,19 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "hooks:\n"
       "  rollback_on_failure: false\n"
       "  keep_failed_tools: [Bash]\n"
-      "  transport: command\n",
+      "  transport: command\n"
+      "policy:\n"
+      "  max_cost_usd: 2.50\n"
+      "  max_steps: 40\n"
+      "  max_retries_total: 3\n"
+      "  timeout: 30m\n"
+      "  circuit_breaker: {failure_threshold: 4, recovery_timeout: 2m}\n"
+      "  budget_window: {window: 10m, max_cost_usd: $1, max_calls: 20}\n"
+      "  prices:\n"
+      "    my-model: {input: 1, output: 2, cache_write_5m: 1.25, cache_write_1h: 2, "
+      "cache_read: 0}\n"
+      "  kill_grace: 9s\n"
+      "  telemetry: false\n",
       "full.yaml");
   EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
   EXPECT_EQ(c.capture.max_file_size, 2u << 20);
@@ -84,6 +103,49 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_FALSE(c.hooks.rollback_on_failure);
   EXPECT_EQ(c.hooks.keep_failed_tools, (std::vector<std::string>{"Bash"}));
   EXPECT_EQ(c.hooks.transport, "command");
+  EXPECT_EQ(c.policy.limits.max_cost_usd, 2.5);
+  EXPECT_EQ(c.policy.limits.max_steps, 40u);
+  EXPECT_EQ(c.policy.limits.max_retries_total, 3u);
+  EXPECT_EQ(c.policy.limits.timeout, std::chrono::minutes(30));
+  ASSERT_TRUE(c.policy.circuit_breaker);
+  EXPECT_EQ(c.policy.circuit_breaker->failure_threshold, 4u);
+  EXPECT_EQ(c.policy.circuit_breaker->recovery_timeout, std::chrono::minutes(2));
+  ASSERT_TRUE(c.policy.budget_window);
+  EXPECT_EQ(c.policy.budget_window->window, std::chrono::minutes(10));
+  EXPECT_EQ(c.policy.budget_window->max_cost_usd, 1.0);
+  EXPECT_EQ(c.policy.budget_window->max_calls, 20u);
+  EXPECT_EQ(c.policy.prices.entries().at("my-model"), (sandbox::ModelPrice{1, 2, 1.25, 2, 0}));
+  EXPECT_TRUE(c.policy.prices.entries().count("claude-sonnet-4")) << "defaults stay";
+  EXPECT_EQ(c.policy.kill_grace, std::chrono::seconds(9));
+  EXPECT_FALSE(c.policy.telemetry);
+  EXPECT_TRUE(c.policy.active(c.policy.limits));
+  policy::ExecutionConfig e = c.policy.execution_config(c.policy.limits);
+  EXPECT_EQ(e.max_cost_usd, 2.5);
+  EXPECT_EQ(e.max_steps, 40u);
+  EXPECT_EQ(e.max_retries_total, 3u);
+  EXPECT_EQ(e.timeout, std::chrono::minutes(30));
+  EXPECT_TRUE(e.circuit_breaker);
+  EXPECT_TRUE(e.budget_window);
+}
+
+TEST(ConfigTest, RunFlagsOverrideConfigLimitsOneByOne) {
+  sandbox::PolicyLimits config_limits{5.0, 40, std::nullopt, std::chrono::seconds(600)};
+  sandbox::PolicyLimits flags{std::nullopt, 10, 2, std::nullopt};
+  sandbox::PolicyLimits merged = config_limits.overridden_by(flags);
+  EXPECT_EQ(merged.max_cost_usd, 5.0);
+  EXPECT_EQ(merged.max_steps, 10u);
+  EXPECT_EQ(merged.max_retries_total, 2u);
+  EXPECT_EQ(merged.timeout, std::chrono::seconds(600));
+}
+
+TEST(ConfigTest, AmountsOfMoney) {
+  EXPECT_EQ(sandbox::parse_usd("2.50"), 2.5);
+  EXPECT_EQ(sandbox::parse_usd("$10"), 10.0);
+  EXPECT_EQ(sandbox::parse_usd("0.01"), 0.01);
+  EXPECT_EQ(sandbox::parse_usd_or_zero("0"), 0.0);
+  for (const char* bad : {"", "$", "0", "-1", "ten", "2.5 USD", "nan", "inf", "1e13"}) {
+    EXPECT_THROW(sandbox::parse_usd(bad), ConfigError) << bad;
+  }
 }
 
 TEST(ConfigTest, SizesAndDurations) {
@@ -122,6 +184,15 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
   expect_config_error("- just\n- a list\n", {"test.yaml", "mapping"});
   expect_config_error("capture:\n  excludes: [a\n", {"test.yaml", "invalid YAML"});
+  expect_config_error("policy:\n  max_cost: 5\n", {"policy.max_cost", "unknown"});
+  expect_config_error("policy:\n  max_cost_usd: 0\n", {"policy.max_cost_usd", "more than $0"});
+  expect_config_error("policy:\n  max_steps: 0\n", {"policy.max_steps", "at least 1"});
+  expect_config_error("policy:\n  timeout: 0\n", {"policy.timeout"});
+  expect_config_error("policy:\n  budget_window: {window: 1m}\n",
+                      {"policy.budget_window", "max_calls or max_cost_usd"});
+  expect_config_error("policy:\n  prices:\n    m: {input: 1}\n", {"policy.prices.m.output"});
+  expect_config_error("policy:\n  circuit_breaker: {threshold: 2}\n",
+                      {"policy.circuit_breaker.threshold"});
   // Line numbers point at the mistake.
   expect_config_error("capture:\n  max_file_size: 1MiB\n  oops: 1\n", {"test.yaml:3"});
 }

@@ -16,7 +16,9 @@
 
 #include "fsnap/capture_options.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "policy/execution_context.hpp"
 #include "sandbox/errors.hpp"
+#include "sandbox/pricing.hpp"
 #include "sandbox/rollback_policy.hpp"
 
 namespace sandbox {
@@ -78,6 +80,33 @@ struct HookSettings {
   }
 };
 
+// Limits of an agent run that `run` flags and config policy.* both give (a limit not
+// set does not apply).
+struct PolicyLimits {
+  std::optional<double> max_cost_usd;            // policy.max_cost_usd, --max-cost-usd
+  std::optional<std::size_t> max_steps;          // policy.max_steps, --max-steps
+  std::optional<std::size_t> max_retries_total;  // policy.max_retries_total, --max-retries
+  std::optional<std::chrono::seconds> timeout;   // policy.timeout, --timeout
+  // These, with other's set limits in their place.
+  PolicyLimits overridden_by(const PolicyLimits& other) const;
+  friend bool operator==(const PolicyLimits&, const PolicyLimits&) = default;
+};
+
+// Containment of agent runs (config policy.*).
+struct PolicySettings {
+  PolicyLimits limits;
+  std::optional<policy::CircuitBreakerConfig> circuit_breaker;  // policy.circuit_breaker
+  std::optional<policy::BudgetWindowConfig> budget_window;      // policy.budget_window
+  PriceTable prices = PriceTable::defaults();                   // policy.prices adds to these
+  std::chrono::seconds kill_grace{5};  // policy.kill_grace: SIGTERM to SIGKILL of a halted agent
+  bool telemetry = true;  // policy.telemetry: read the agent's own cost (OpenTelemetry) under `run`
+
+  // Whether anything is limited at all.
+  bool active(const PolicyLimits& limits) const;
+  // The ExecutionContext configuration of these settings with limits.
+  policy::ExecutionConfig execution_config(const PolicyLimits& limits) const;
+};
+
 // All of shadowbox's settings, with their defaults.
 struct Config {
   fsnap::CaptureOptions capture;      // capture.excludes, .max_file_size, .respect_gitignore
@@ -85,6 +114,7 @@ struct Config {
   std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
   RunSettings run;                    // run.env, run.secrets, run.resume_max_age
   HookSettings hooks;                 // hooks.rollback_on_failure, .keep_failed_tools, .transport
+  PolicySettings policy;              // policy.*: limits of agent runs, prices
   boost::filesystem::path source;     // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).
@@ -101,5 +131,9 @@ struct Config {
 std::uint64_t parse_size(const std::string& text);
 // "30d", "12h", "90m", "45s", "2w" -> seconds. Throws ConfigError.
 std::chrono::seconds parse_duration(const std::string& text);
+// "2.50", "$10" -> USD, more than 0. Throws ConfigError.
+double parse_usd(const std::string& text);
+// The same, 0 allowed (a price).
+double parse_usd_or_zero(const std::string& text);
 
 }  // namespace sandbox
