@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
 #include "tree_encoding.hpp"
 
@@ -178,27 +179,7 @@ void StatCache::save(const boost::filesystem::path& file) const {
   std::uint64_t sum = checksum(std::string_view(data).substr(sizeof kMagic));
   data.append(reinterpret_cast<const char*>(&sum), sizeof sum);
 
-  std::string tmp = file.string() + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), file.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(ErrorCode::kIo, "cannot replace " + file.string() + ": " + std::strerror(err));
-  }
+  write_file_atomically(file, data);
 }
 
 const DirRecord* StatCache::find_dir(const std::string& dir) const {

@@ -15,6 +15,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/shadow_repo.hpp"
 
@@ -55,29 +56,6 @@ bool is_inside(const fs::path& path, const fs::path& root) {
     if (p == path.end() || *p != *r) return false;
   }
   return true;
-}
-
-std::string read_small_file(const fs::path& file) {
-  std::ifstream in(file.string(), std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Writes content to file atomically (temporary file + rename).
-void write_file_atomically(const fs::path& file, const std::string& content) {
-  fs::path tmp = file;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp.string(), std::ios::binary | std::ios::trunc);
-    out << content;
-    if (!out.flush()) {
-      throw Error(ErrorCode::kIo, "cannot write " + tmp.string() + ": " + std::strerror(errno));
-    }
-  }
-  if (::rename(tmp.c_str(), file.c_str()) != 0) {
-    throw Error(ErrorCode::kIo, "cannot rename " + tmp.string() + ": " + std::strerror(errno));
-  }
 }
 
 }  // namespace
@@ -193,7 +171,7 @@ Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
 
   Store store(store_dir, real_workspace);
   if (fs::exists(marker, ec)) {
-    std::string recorded = read_small_file(marker);
+    std::string recorded = read_small_file(marker).value_or("");
     if (recorded != real_workspace.string()) {
       throw Error(ErrorCode::kInvalidArgument, "the store " + store_dir.string() +
                                                    " belongs to the workspace " + recorded +

@@ -12,6 +12,7 @@
 #include <Poco/JSON/Parser.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/atomic_file.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -92,19 +93,6 @@ std::string read_file(const boost::filesystem::path& file) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-void write_atomically(const boost::filesystem::path& file, const std::string& text) {
-  boost::filesystem::path tmp = file;
-  tmp += ".shadowbox-tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp.string(), std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + tmp.string());
-  }
-  if (std::rename(tmp.c_str(), file.c_str()) != 0) {
-    throw Error(ErrorCode::kIo, "cannot replace " + file.string());
-  }
 }
 
 bool http_unsupported(const std::string& event) {
@@ -205,7 +193,7 @@ void change_settings_file(const boost::filesystem::path& file,
   } catch (const Error& e) {
     throw Error(e.code(), file.string() + ": " + e.what() + " (left unchanged)");
   }
-  write_atomically(file, updated);
+  fsnap::write_file_atomically(file, updated);
 }
 
 }  // namespace

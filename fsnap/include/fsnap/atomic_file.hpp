@@ -1,0 +1,22 @@
+// Small files replaced whole: a reader sees the old content or the new, never a mix
+// (a temporary file beside the target, then rename(2)).
+//
+// Thread-safety: concurrent writers of one file each write their own temporary file;
+// the last rename wins.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <boost/filesystem/path.hpp>
+
+namespace fsnap {
+
+// Replaces file with content. Error kIo naming the file if it cannot.
+void write_file_atomically(const boost::filesystem::path& file, const std::string& content);
+
+// The content of a small file, or nullopt if it does not exist. Error kIo if it exists
+// but cannot be read.
+std::optional<std::string> read_small_file(const boost::filesystem::path& file);
+
+}  // namespace fsnap
