@@ -98,6 +98,35 @@ CallContext ExecutionContext::call_context(NodeKind kind, const WrapOptions& opt
                      now_of(now_)};
 }
 
+SafetyEvent ExecutionContext::timeout_event(TimePoint now) const {
+  std::ostringstream reason;
+  reason << "the run's time is up (timeout " << config_.timeout.count() / 1000.0 << " s)";
+  return SafetyEvent{StopReason::kTimeout,
+                     Decision::kHalt,
+                     "ExecutionContext",
+                     reason.str(),
+                     static_cast<double>(config_.timeout.count()),
+                     milliseconds(now - state_.started_at),
+                     now,
+                     "",
+                     ""};
+}
+
+std::optional<SafetyEvent> ExecutionContext::check_deadline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::optional<TimePoint> until = deadline();
+  TimePoint now = now_of(now_);
+  if (!until || now < *until) return std::nullopt;
+  if (state_.halted_by == StopReason::kTimeout) {
+    for (auto it = state_.events.rbegin(); it != state_.events.rend(); ++it) {
+      if (it->type == StopReason::kTimeout) return *it;
+    }
+  }
+  SafetyEvent event = timeout_event(now);
+  stop(event);
+  return event;
+}
+
 std::optional<SafetyEvent> ExecutionContext::chain_limit(const WrapOptions& options,
                                                          std::size_t steps_before,
                                                          const std::string& node_id) const {
@@ -110,10 +139,10 @@ std::optional<SafetyEvent> ExecutionContext::chain_limit(const WrapOptions& opti
     return event(StopReason::kAborted, "the run was aborted: " + state_.abort_reason, 0, 0);
   }
   if (std::optional<TimePoint> until = deadline(); until && now >= *until) {
-    std::ostringstream reason;
-    reason << "the run's time is up (timeout " << config_.timeout.count() / 1000.0 << " s)";
-    return event(StopReason::kTimeout, reason.str(), static_cast<double>(config_.timeout.count()),
-                 milliseconds(now - state_.started_at));
+    SafetyEvent timeout = timeout_event(now);
+    timeout.node_id = node_id;
+    timeout.key = options.key;
+    return timeout;
   }
   if (config_.max_cost_usd) {
     double ceiling = *config_.max_cost_usd;

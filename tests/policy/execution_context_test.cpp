@@ -136,6 +136,31 @@ TEST(ExecutionContextTest, TimeoutHaltsAndTripsTheToken) {
   EXPECT_EQ(context.snapshot().nodes[1].status, NodeStatus::kTimeout);
 }
 
+TEST(ExecutionContextTest, ASupervisorFindsTheTimeOutBetweenCalls) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.timeout = 10'000ms}, {}, nullptr, clock.now());
+  EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kAllow);
+  clock.advance(9'999ms);
+  EXPECT_FALSE(context.check_deadline());
+  EXPECT_FALSE(context.snapshot().halted_by);
+  clock.advance(1ms);
+  std::optional<SafetyEvent> event = context.check_deadline();
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event->type, StopReason::kTimeout);
+  EXPECT_EQ(event->limit, 10'000);
+  EXPECT_EQ(event->value, 10'000);
+  EXPECT_EQ(*context.snapshot().halted_by, StopReason::kTimeout);
+  // Asked again, the same stop; one event in all.
+  clock.advance(5'000ms);
+  EXPECT_EQ(context.check_deadline(), event);
+  EXPECT_EQ(context.snapshot().events.size(), 1u);
+  EXPECT_EQ(context.admit(NodeKind::kTool).decision, Decision::kHalt);
+  // Without a timeout there is nothing to find.
+  ExecutionContext unlimited({}, {}, nullptr, clock.now());
+  clock.advance(std::chrono::hours(1000));
+  EXPECT_FALSE(unlimited.check_deadline());
+}
+
 TEST(ExecutionContextTest, APerCallTimeoutOverridesForThatCall) {
   policy_test::TestClock clock;
   ExecutionContext context({.timeout = 60'000ms}, {}, nullptr, clock.now());

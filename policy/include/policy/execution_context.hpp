@@ -173,6 +173,10 @@ class ExecutionContext {
   void record_event(SafetyEvent event);
   // Stops the chain: every later call halts, and the token is cancelled.
   void abort(const std::string& reason);
+  // Checks the timeout between calls (a supervisor's clock): once the chain's time is
+  // up, stops the chain (if no call did yet) and returns the timeout event; nullopt
+  // while there is time left or without a timeout.
+  std::optional<SafetyEvent> check_deadline();
 
   // The chain now (safe at any time).
   ContextSnapshot snapshot() const;
@@ -194,6 +198,8 @@ class ExecutionContext {
   // The chain-wide limit a call would hit, with its event, or nullopt (mutex_ held).
   std::optional<SafetyEvent> chain_limit(const WrapOptions& options, std::size_t steps_before,
                                          const std::string& node_id) const;
+  // The timeout event at now (mutex_ held).
+  SafetyEvent timeout_event(TimePoint now) const;
   // Records a chain-wide stop (the first one is the chain's halt reason); mutex_ held.
   void stop(const SafetyEvent& event);
   NodeRecord* node(const std::string& node_id);  // mutex_ held
