@@ -9,6 +9,7 @@
 
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/checkpoint_store.hpp"
+#include "sandbox/containment.hpp"
 
 namespace sandbox {
 
@@ -182,6 +183,10 @@ void ExecutionState::continue_containment(std::optional<policy::ContainmentState
   containment_ = std::make_shared<policy::ExecutionContext>(
       containment_setup_->config, containment_setup_->metadata, containment_setup_->pipeline,
       [clock] { return clock->now(); }, std::move(state));
+}
+
+void ExecutionState::record_containment() {
+  if (containment_) sandbox::record_containment(*session_, containment_->state());
 }
 
 void ExecutionState::amend_records(const std::vector<LedgerRecord>& records) {

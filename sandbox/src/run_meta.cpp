@@ -13,6 +13,7 @@
 #include <Poco/JSON/Parser.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/atomic_file.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/id_source.hpp"
 #include "fsnap/store_layout.hpp"
@@ -22,6 +23,41 @@ namespace sandbox {
 
 namespace fs = boost::filesystem;
 using Poco::JSON::Object;
+
+namespace {
+
+// null for a limit not set.
+template <typename T>
+Poco::Dynamic::Var or_null(const std::optional<T>& value) {
+  return value ? Poco::Dynamic::Var(*value) : Poco::Dynamic::Var();
+}
+
+Object::Ptr limits_json(const PolicyLimits& limits) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("max_cost_usd", or_null(limits.max_cost_usd));
+  o->set("max_steps", or_null(limits.max_steps));
+  o->set("max_retries_total", or_null(limits.max_retries_total));
+  o->set("timeout_seconds",
+         limits.timeout ? Poco::Dynamic::Var(static_cast<std::int64_t>(limits.timeout->count()))
+                        : Poco::Dynamic::Var());
+  return o;
+}
+
+PolicyLimits limits_from_json(const Object& o) {
+  PolicyLimits limits;
+  auto present = [&](const char* key) { return o.has(key) && !o.isNull(key); };
+  if (present("max_cost_usd")) limits.max_cost_usd = o.getValue<double>("max_cost_usd");
+  if (present("max_steps")) limits.max_steps = o.getValue<std::size_t>("max_steps");
+  if (present("max_retries_total")) {
+    limits.max_retries_total = o.getValue<std::size_t>("max_retries_total");
+  }
+  if (present("timeout_seconds")) {
+    limits.timeout = std::chrono::seconds(o.getValue<std::int64_t>("timeout_seconds"));
+  }
+  return limits;
+}
+
+}  // namespace
 
 std::optional<RunMeta> RunMeta::load(const fsnap::Store& store, const std::string& run) {
   fs::path file = fsnap::layout::run_meta_file(store.dir(), run);
@@ -47,6 +83,8 @@ std::optional<RunMeta> RunMeta::load(const fsnap::Store& store, const std::strin
     if (o->has("exit_code") && !o->isNull("exit_code")) m.exit_code = o->getValue<int>("exit_code");
     if (o->has("ended_at")) m.ended_at = o->getValue<std::string>("ended_at");
     if (o->has("home")) m.home = o->getValue<std::string>("home");
+    if (Object::Ptr limits = o->getObject("limits")) m.limits = limits_from_json(*limits);
+    if (Object::Ptr limits = o->getObject("limits")) m.limits = limits_from_json(*limits);
     return m;
   } catch (const Poco::Exception& e) {
     throw Error(ErrorCode::kCorrupt, "cannot read " + file.string() + ": " + e.displayText());
@@ -66,22 +104,17 @@ void RunMeta::save(const fsnap::Store& store) const {
   o->set("exit_code", exit_code ? Poco::Dynamic::Var(*exit_code) : Poco::Dynamic::Var());
   o->set("ended_at", ended_at);
   o->set("home", home);
+  o->set("limits", limits_json(limits));
+  o->set("limits", limits_json(limits));
   fs::path dir = fsnap::layout::run_dir(store.dir(), run);
   fs::path file = fsnap::layout::run_meta_file(store.dir(), run);
   boost::system::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());
-  fs::path tmp = file;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp.string(), std::ios::trunc);
-    o->stringify(out, 2);
-    out << '\n';
-    if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + tmp.string());
-  }
-  if (std::rename(tmp.c_str(), file.c_str()) != 0) {
-    throw Error(ErrorCode::kIo, "cannot write " + file.string());
-  }
+  std::ostringstream text;
+  o->stringify(text, 2);
+  text << '\n';
+  fsnap::write_file_atomically(file, text.str());
 }
 
 void record_run_status(Session& session, RunStatus status) {

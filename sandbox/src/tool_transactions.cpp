@@ -166,13 +166,14 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   meta.tool_call_id = call.id;
   meta.tool_name = call.name;
   meta.outcome.input_summary = call.params;
+  if (options.before_admission) options.before_admission();
   policy::Admission admission;
   if (policy::ExecutionContext* containment = state_.containment()) {
     admission = containment->admit(policy::NodeKind::kTool,
                                    {.operation_name = call.name,
                                     .key = call.name,
                                     .cost_estimate_hint = options.cost_estimate_usd});
-    record_containment(state_.session(), containment->state());
+    state_.record_containment();
     meta.decision = std::string(policy::to_string(admission.decision));
     meta.safety_event = admission.event;
     if (admission.decision == policy::Decision::kHalt) {
@@ -213,7 +214,7 @@ void ToolTransactions::complete_containment(const Boundary& pre, bool success, d
   }
   containment->complete(
       node, policy::CallResult{success, cost_usd, error, false, pre.snapshot.metadata.tool_name});
-  record_containment(state_.session(), containment->state());
+  state_.record_containment();
 }
 
 StepResult ToolTransactions::succeed(const std::string& call_id, const std::string& result_summary,

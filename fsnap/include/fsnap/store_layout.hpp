@@ -10,6 +10,8 @@
 //       home-resumed-<stamp>/           HOMEs rebuilt by `resume`
 //       run.json                        what was started, and how it ended
 //       log                             hook warnings and errors
+//       halt                            a stop the run's supervisor carries out
+//       agent-cost.json                 the agent's own cost reports (OpenTelemetry)
 //       staging.<pid>/                  HOME data on its way into the store (transient)
 //
 //   refs/shadowbox/runs/<run>           chain of checkpoint commits of one run
@@ -67,6 +69,12 @@ inline Path run_meta_file(const Path& store, const std::string& run) {
 }
 inline Path run_log_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "log";
+}
+inline Path run_halt_file(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "halt";
+}
+inline Path agent_cost_file(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "agent-cost.json";
 }
 inline Path staging_dir(const Path& store, const std::string& run, long pid) {
   return run_dir(store, run) / ("staging." + std::to_string(pid));

@@ -69,7 +69,8 @@ struct PromptExecuted {
 // Where an agent run stands (LOG: the newest item is the current status).
 struct RunStatus {
   // "running", "complete" (the agent exited with status 0, or its session ended),
-  // "failed" (it exited with another status), "killed" (by a signal).
+  // "failed" (it exited with another status), "killed" (by a signal), "halted" (stopped
+  // by containment or `shadowbox abort`).
   std::string status;
   std::string reason;
   friend bool operator==(const RunStatus&, const RunStatus&) = default;

@@ -138,6 +138,10 @@ class ExecutionState {
   // Continues containment from what was counted elsewhere (the run's newest record):
   // a new context with the same limits and that state. No-op without containment.
   void continue_containment(std::optional<policy::ContainmentState> state);
+  // Keeps the containment's count in the session (ToolTransactions does at every tool
+  // boundary; call it after a charge() or abort() between boundaries). No-op without
+  // containment.
+  void record_containment();
 
  private:
   std::shared_ptr<Session> session_;

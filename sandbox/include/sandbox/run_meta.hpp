@@ -12,6 +12,7 @@
 
 #include "fsnap/store.hpp"
 #include "sandbox/builtin_slices.hpp"
+#include "sandbox/config.hpp"
 #include "sandbox/session.hpp"
 
 namespace sandbox {
@@ -26,7 +27,8 @@ struct RunMeta {
   long agent_pid = 0;            // the agent
   std::optional<int> exit_code;  // 128 + N when a signal N ended it
   std::string ended_at;
-  std::string home;  // the HOME the agent runs (ran) with
+  std::string home;     // the HOME the agent runs (ran) with
+  PolicyLimits limits;  // the run's own limits (its run flags); `resume` keeps them
 
   // The run.json of run, or nullopt if there is none. Error kCorrupt if unreadable.
   static std::optional<RunMeta> load(const fsnap::Store& store, const std::string& run);

@@ -79,6 +79,10 @@ struct BeginOptions {
   // process) as a boundary of their own first, attributed to no tool — so that they are
   // not taken for the call's, and a rollback of another call does not undo them.
   bool separate_outside_changes = true;
+  // Called inside the step, with the run's state current, before containment admits the
+  // call: where costs learned since the last boundary (the agent's model requests) are
+  // charged, so that the admission sees them.
+  std::function<void()> before_admission;
 };
 
 // The transaction core of one run.
