@@ -4,6 +4,7 @@
 
 #include <Poco/JSON/Object.h>
 
+#include "hooks/agent_spend.hpp"
 #include "sandbox/slice_types.hpp"
 
 namespace hooks {
@@ -20,6 +21,7 @@ std::string text(const Object::Ptr& o, const std::string& key) {
 }  // namespace
 
 void register_claude_code_slice_types() {
+  register_agent_spend_slice_type();
   static std::once_flag once;
   std::call_once(once, [] {
     sandbox::SliceTypes::add<ClaudeCodeSession>(

@@ -17,7 +17,8 @@ struct ClaudeCodeSession {
   friend bool operator==(const ClaudeCodeSession&, const ClaudeCodeSession&) = default;
 };
 
-// Registers the type in sandbox::SliceTypes. Idempotent.
+// Registers the Claude Code slice types (this one, and AgentSpend) in
+// sandbox::SliceTypes. Idempotent.
 void register_claude_code_slice_types();
 
 }  // namespace hooks

@@ -1,0 +1,66 @@
+// TranscriptUsage — the tokens of every model request recorded in Claude Code
+// transcripts (JSON lines; an assistant entry carries message.id, a top-level
+// requestId, message.model and message.usage). Streaming writes one request several
+// times as it grows, and a resumed or forked session copies earlier entries: each
+// (message id, request id) counts once, with its largest token total. Files are read
+// incrementally — update() parses only what was appended since the last call, and a
+// line still being written waits for its newline.
+//
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+#include "sandbox/pricing.hpp"
+
+namespace hooks {
+
+// The token usage of Claude Code's model requests.
+class TranscriptUsage {
+ public:
+  // One request.
+  struct Request {
+    std::string model;
+    sandbox::TokenUsage usage;
+  };
+
+  // What the requests cost.
+  struct Cost {
+    double usd = 0;
+    std::size_t requests = 0;
+    std::set<std::string> unknown_models;  // priced at the table's highest rates
+  };
+
+  // Reads what is new in files (a missing file is skipped; one that shrank is read
+  // again from its start).
+  void update(const std::vector<boost::filesystem::path>& files);
+  // Every request seen, by "<message id> <request id>".
+  const std::map<std::string, Request>& requests() const { return requests_; }
+  // What they cost under prices.
+  Cost cost(const sandbox::PriceTable& prices) const;
+  // What the costliest single request cost under prices (0 if none was seen).
+  double largest_request_usd(const sandbox::PriceTable& prices) const;
+  // Whether a request seen asked for the tool call id (a tool_use block of its reply):
+  // Claude Code writes the transcript in batches, so a hook can learn of a call before
+  // the request that made it is written.
+  bool has_tool_call(const std::string& id) const { return tool_calls_.count(id) != 0; }
+
+ private:
+  void read_line(const std::string& line);
+
+  std::map<std::string, std::uint64_t> offsets_;  // file -> bytes consumed
+  std::map<std::string, Request> requests_;
+  std::set<std::string> tool_calls_;  // ids of the tool_use blocks of replies seen
+};
+
+// The transcripts of one Claude Code session, given its transcript file: that file and
+// its subagents' (<dir>/<session>/subagents/**/*.jsonl), those that exist.
+std::vector<boost::filesystem::path> session_transcripts(const boost::filesystem::path& transcript);
+
+}  // namespace hooks

@@ -1,0 +1,171 @@
+#include "hooks/transcript_usage.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+#include <boost/filesystem/operations.hpp>
+
+namespace hooks {
+
+namespace fs = boost::filesystem;
+using Poco::JSON::Object;
+
+namespace {
+
+std::uint64_t tokens(const Object::Ptr& o, const char* key) {
+  if (!o || !o->has(key) || o->isNull(key)) return 0;
+  try {
+    double n = o->getValue<double>(key);
+    return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+  } catch (const Poco::Exception&) {
+    return 0;
+  }
+}
+
+std::string text(const Object::Ptr& o, const char* key) {
+  if (!o || !o->has(key) || o->isNull(key)) return "";
+  try {
+    return o->getValue<std::string>(key);
+  } catch (const Poco::Exception&) {
+    return "";
+  }
+}
+
+sandbox::TokenUsage usage_of(const Object::Ptr& usage) {
+  sandbox::TokenUsage u;
+  u.input = tokens(usage, "input_tokens");
+  u.output = tokens(usage, "output_tokens");
+  u.cache_read = tokens(usage, "cache_read_input_tokens");
+  Object::Ptr split = usage->getObject("cache_creation");
+  u.cache_write_5m = tokens(split, "ephemeral_5m_input_tokens");
+  u.cache_write_1h = tokens(split, "ephemeral_1h_input_tokens");
+  std::uint64_t written = tokens(usage, "cache_creation_input_tokens");
+  // Without a split (or one that misses some), the rest is priced as 5-minute writes.
+  if (written > u.cache_write_5m + u.cache_write_1h) {
+    u.cache_write_5m = written - u.cache_write_1h;
+  }
+  return u;
+}
+
+// Reads the bytes of file from offset (at most what is there now).
+std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t& size) {
+  std::string out;
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return out;
+  }
+  size = static_cast<std::uint64_t>(st.st_size);
+  if (size > offset) {
+    out.resize(size - offset);
+    std::size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n =
+          ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    out.resize(done);
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+void TranscriptUsage::read_line(const std::string& line) {
+  // Only assistant entries with usage matter; most lines are skipped unparsed.
+  if (line.find("\"usage\"") == std::string::npos ||
+      line.find("\"assistant\"") == std::string::npos) {
+    return;
+  }
+  Object::Ptr entry;
+  try {
+    Poco::JSON::Parser parser;
+    entry = parser.parse(line).extract<Object::Ptr>();
+  } catch (const std::exception&) {
+    return;  // not JSON: not an entry of ours to count
+  }
+  if (text(entry, "type") != "assistant") return;
+  Object::Ptr message = entry->getObject("message");
+  if (!message) return;
+  Object::Ptr usage = message->getObject("usage");
+  if (!usage) return;
+  std::string id = text(message, "id");
+  if (id.empty()) id = text(entry, "uuid");
+  if (Poco::JSON::Array::Ptr content = message->getArray("content")) {
+    for (std::size_t i = 0; i < content->size(); ++i) {
+      Object::Ptr block = content->getObject(static_cast<unsigned>(i));
+      if (block && text(block, "type") == "tool_use") tool_calls_.insert(text(block, "id"));
+    }
+  }
+  std::string key = id + " " + text(entry, "requestId");
+  Request request{text(message, "model"), usage_of(usage)};
+  auto [it, added] = requests_.emplace(key, request);
+  if (!added && request.usage.total() > it->second.usage.total()) it->second = request;
+}
+
+void TranscriptUsage::update(const std::vector<fs::path>& files) {
+  for (const fs::path& file : files) {
+    std::uint64_t& offset = offsets_[file.string()];
+    std::uint64_t size = 0;
+    std::string data = read_from(file, offset, size);
+    if (size < offset) {
+      // Replaced by a shorter file: read it again (requests seen count once).
+      offset = 0;
+      data = read_from(file, 0, size);
+    }
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = data.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (nl > start) read_line(data.substr(start, nl - start));
+    }
+    offset += start;  // an unfinished last line is read again next time
+  }
+}
+
+TranscriptUsage::Cost TranscriptUsage::cost(const sandbox::PriceTable& prices) const {
+  Cost out;
+  for (const auto& [key, request] : requests_) {
+    if (request.usage.total() == 0) continue;  // e.g. Claude Code's own <synthetic> entries
+    sandbox::PriceTable::Priced priced = prices.price(request.model, request.usage);
+    out.usd += priced.usd;
+    ++out.requests;
+    if (!priced.known) out.unknown_models.insert(request.model);
+  }
+  return out;
+}
+
+double TranscriptUsage::largest_request_usd(const sandbox::PriceTable& prices) const {
+  double largest = 0;
+  for (const auto& [key, request] : requests_) {
+    largest = std::max(largest, prices.price(request.model, request.usage).usd);
+  }
+  return largest;
+}
+
+std::vector<fs::path> session_transcripts(const fs::path& transcript) {
+  std::vector<fs::path> out;
+  boost::system::error_code ec;
+  if (transcript.empty()) return out;
+  if (fs::is_regular_file(transcript, ec)) out.push_back(transcript);
+  fs::path subagents = transcript.parent_path() / transcript.stem() / "subagents";
+  if (!fs::is_directory(subagents, ec)) return out;
+  for (fs::recursive_directory_iterator it(subagents, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().extension() == ".jsonl" && fs::is_regular_file(it->path(), ec)) {
+      out.push_back(it->path());
+    }
+  }
+  return out;
+}
+
+}  // namespace hooks

@@ -1,0 +1,203 @@
+// TranscriptUsage and SpendMeter: requests counted once however often streaming wrote
+// them, subagents' transcripts included, lines read as they are completed, unknown
+// models priced high, and the spend charged to containment without counting anything
+// twice or giving anything back.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "hooks/agent_spend.hpp"
+#include "hooks/claude_code_state.hpp"
+#include "hooks/transcript_usage.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using hooks::TranscriptUsage;
+using testing_support::write_file;
+
+// One assistant entry as Claude Code writes it.
+std::string assistant(const std::string& message_id, const std::string& request_id,
+                      const std::string& model, int input, int output, int cache_read = 0,
+                      const std::string& cache = "") {
+  return "{\"type\":\"assistant\",\"requestId\":\"" + request_id +
+         "\",\"isSidechain\":false,\"message\":{\"id\":\"" + message_id + "\",\"model\":\"" +
+         model + "\",\"role\":\"assistant\",\"content\":[],\"usage\":{" +
+         "\"input_tokens\":" + std::to_string(input) +
+         ",\"output_tokens\":" + std::to_string(output) +
+         ",\"cache_read_input_tokens\":" + std::to_string(cache_read) + cache + "}}}\n";
+}
+
+void append(const fs::path& file, const std::string& text) {
+  std::string old = fs::exists(file) ? testing_support::read_file(file) : "";
+  write_file(file, old + text);
+}
+
+class TranscriptUsageTest : public ::testing::Test {
+ protected:
+  testing_support::TempDir dir_;
+  fs::path transcript_ = dir_ / "projects/-ws/sess-1.jsonl";
+  sandbox::PriceTable prices_ = sandbox::PriceTable::defaults();
+};
+
+TEST_F(TranscriptUsageTest, AStreamedRequestCountsOnceWithItsLargestUsage) {
+  // Streaming writes msg_1 three times as it grows; a user line mentions "usage" too.
+  append(transcript_, "{\"type\":\"user\",\"message\":{\"content\":\"what is the usage?\"}}\n");
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 1));
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 500));
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 2));
+  append(transcript_, assistant("msg_2", "req_2", "claude-sonnet-4-6", 2000, 100));
+  TranscriptUsage usage;
+  usage.update({transcript_});
+  ASSERT_EQ(usage.requests().size(), 2u);
+  EXPECT_EQ(usage.requests().at("msg_1 req_1").usage.output, 500u);
+  TranscriptUsage::Cost cost = usage.cost(prices_);
+  EXPECT_EQ(cost.requests, 2u);
+  EXPECT_NEAR(cost.usd, (3000 * 3.0 + 600 * 15.0) / 1e6, 1e-12);
+  EXPECT_TRUE(cost.unknown_models.empty());
+}
+
+TEST_F(TranscriptUsageTest, CacheWritesAreSplitByDurationAndReadsPricedApart) {
+  append(transcript_,
+         assistant("msg_1", "req_1", "claude-sonnet-4-6", 0, 0, 1'000'000,
+                   ",\"cache_creation_input_tokens\":3000000,\"cache_creation\":{"
+                   "\"ephemeral_5m_input_tokens\":1000000,\"ephemeral_1h_input_tokens\":2000000}"));
+  // Without the split, all writes are priced as 5-minute ones.
+  append(transcript_, assistant("msg_2", "req_2", "claude-sonnet-4-6", 0, 0, 0,
+                                ",\"cache_creation_input_tokens\":1000000"));
+  TranscriptUsage usage;
+  usage.update({transcript_});
+  EXPECT_NEAR(usage.cost(prices_).usd, 0.3 + 3.75 + 2 * 6 + 3.75, 1e-9);
+}
+
+TEST_F(TranscriptUsageTest, OnlyWhatWasAppendedIsReadAndAnUnfinishedLineWaits) {
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 10));
+  std::string second = assistant("msg_2", "req_2", "claude-sonnet-4-6", 1000, 10);
+  append(transcript_, second.substr(0, 40));  // being written
+  TranscriptUsage usage;
+  usage.update({transcript_});
+  EXPECT_EQ(usage.requests().size(), 1u);
+  append(transcript_, second.substr(40));
+  usage.update({transcript_});
+  EXPECT_EQ(usage.requests().size(), 2u);
+  // A file replaced by a shorter one is read again; what it repeats counts once.
+  write_file(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 10));
+  usage.update({transcript_});
+  EXPECT_EQ(usage.requests().size(), 2u);
+  usage.update({dir_ / "missing.jsonl"});
+  EXPECT_EQ(usage.requests().size(), 2u);
+}
+
+TEST_F(TranscriptUsageTest, SubagentsTranscriptsBelongToTheSession) {
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 10));
+  fs::path sub = dir_ / "projects/-ws/sess-1/subagents/agent-a1.jsonl";
+  fs::path nested = dir_ / "projects/-ws/sess-1/subagents/team/agent-b2.jsonl";
+  append(sub, assistant("msg_s", "req_s", "claude-haiku-4-5", 1000, 10));
+  append(nested, assistant("msg_n", "req_n", "claude-haiku-4-5", 1000, 10));
+  write_file(dir_ / "projects/-ws/sess-2.jsonl", assistant("msg_x", "req_x", "m", 1, 1));
+  std::vector<fs::path> files = hooks::session_transcripts(transcript_);
+  EXPECT_EQ(files.size(), 3u);
+  TranscriptUsage usage;
+  usage.update(files);
+  EXPECT_EQ(usage.requests().size(), 3u);
+  EXPECT_TRUE(hooks::session_transcripts(dir_ / "nothing.jsonl").empty());
+}
+
+TEST_F(TranscriptUsageTest, AnUnknownModelIsPricedAtTheHighestRatesNeverAtZero) {
+  append(transcript_, assistant("msg_1", "req_1", "claude-future-9", 1'000'000, 0));
+  // Claude Code's own entries (no model request) cost nothing and name no model.
+  append(transcript_, assistant("msg_2", "req_2", "<synthetic>", 0, 0));
+  TranscriptUsage usage;
+  usage.update({transcript_});
+  TranscriptUsage::Cost cost = usage.cost(prices_);
+  EXPECT_EQ(cost.unknown_models, (std::set<std::string>{"claude-future-9"}));
+  EXPECT_DOUBLE_EQ(cost.usd, prices_.highest().input);
+  EXPECT_EQ(cost.requests, 1u);
+}
+
+TEST_F(TranscriptUsageTest, TheMeterChargesWhatIsNewAndTheLargerOfTranscriptAndReports) {
+  hooks::register_claude_code_slice_types();
+  fs::path reported = dir_ / "agent-cost.json";
+  sandbox::Session session;
+  policy::ExecutionContext context({.max_cost_usd = 10.0});
+  hooks::SpendMeter meter(prices_, reported);
+  // $1 in the transcript (Sonnet: 1M output tokens is $15; 66,667 is $1.00005).
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 0, 66'667));
+  EXPECT_TRUE(meter.update(session, &context, {transcript_}).empty());
+  EXPECT_NEAR(context.state().cost_usd, 1.0, 1e-3);
+  // The agent reports more than the transcript shows: the larger figure counts.
+  write_file(reported, "{\"usd\": 2.5, \"requests\": 1}\n");
+  meter.update(session, &context, {transcript_});
+  EXPECT_NEAR(context.state().cost_usd, 2.5, 1e-9);
+  // Nothing new: nothing charged.
+  meter.update(session, &context, {transcript_});
+  EXPECT_NEAR(context.state().cost_usd, 2.5, 1e-9);
+  // A new request of an unknown model: reported once, and the transcript leads again.
+  append(transcript_, assistant("msg_2", "req_2", "gpt-x", 0, 30'000));
+  EXPECT_EQ(meter.update(session, &context, {transcript_}), std::vector<std::string>{"gpt-x"});
+  EXPECT_TRUE(meter.update(session, &context, {transcript_}).empty());
+  double expected = 66'667 * 15.0 / 1e6 + 30'000 * prices_.highest().output / 1e6;
+  EXPECT_NEAR(context.state().cost_usd, expected, 1e-9);
+  std::optional<hooks::AgentSpend> spend = session.latest<hooks::AgentSpend>();
+  ASSERT_TRUE(spend);
+  EXPECT_NEAR(spend->charged_usd, expected, 1e-9);
+  EXPECT_NEAR(spend->reported_usd, 2.5, 1e-9);
+  EXPECT_EQ(spend->requests, 2u);
+  // Another process of the run (a fresh meter, a fresh context continuing the count)
+  // that cannot see the transcript charges nothing and keeps the figures.
+  policy::ExecutionContext next({.max_cost_usd = 10.0}, {}, nullptr, {}, context.state());
+  hooks::SpendMeter fresh(prices_, reported);
+  fresh.update(session, &next, {});
+  EXPECT_NEAR(next.state().cost_usd, expected, 1e-9);
+  EXPECT_NEAR(session.latest<hooks::AgentSpend>()->charged_usd, expected, 1e-9);
+}
+
+TEST_F(TranscriptUsageTest, NearTheCeilingTheRequestOfTheCallIsWaitedFor) {
+  hooks::register_claude_code_slice_types();
+  // $1 requests that ask for one tool call each.
+  auto request = [&](int n) {
+    std::string id = std::to_string(n);
+    append(transcript_, "{\"type\":\"assistant\",\"requestId\":\"req_" + id +
+                            "\",\"message\":{\"id\":\"msg_" + id +
+                            "\",\"model\":\"claude-sonnet-4-6\",\"content\":[{\"type\":"
+                            "\"tool_use\",\"id\":\"toolu_" +
+                            id +
+                            "\",\"name\":\"Bash\",\"input\":{}}],\"usage\":{"
+                            "\"output_tokens\":66667}}}\n");
+  };
+  sandbox::Session session;
+  policy::ExecutionContext context({.max_cost_usd = 5.0});
+  hooks::SpendMeter meter(prices_, dir_ / "agent-cost.json");
+  meter.set_max_wait(std::chrono::seconds(5));
+  // Far from the ceiling ($1 charged + 2 x $1 < $5), a call whose request is not written
+  // yet is not waited for.
+  request(1);
+  meter.update(session, &context, {transcript_}, "toolu_1");
+  auto start = std::chrono::steady_clock::now();
+  meter.update(session, &context, {transcript_}, "toolu_2");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  request(2);
+  request(3);
+  meter.update(session, &context, {transcript_}, "toolu_3");
+  EXPECT_NEAR(context.state().cost_usd, 3 * 1.000005, 1e-9);
+  // Near it ($3 + 2 x $1 >= $5), the request is waited for, and charged.
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    request(4);
+  });
+  meter.update(session, &context, {transcript_}, "toolu_4");
+  writer.join();
+  EXPECT_NEAR(context.state().cost_usd, 4 * 1.000005, 1e-9);
+  // A request that never comes is waited for no longer than the limit.
+  meter.set_max_wait(std::chrono::milliseconds(200));
+  start = std::chrono::steady_clock::now();
+  meter.update(session, &context, {transcript_}, "toolu_never");
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(200));
+  EXPECT_LT(waited, std::chrono::seconds(2));
+}
+
+}  // namespace
