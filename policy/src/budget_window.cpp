@@ -23,7 +23,7 @@ HookVerdict BudgetWindowHook::before_call(const CallContext& call) {
   double calls = 0;
   double cost = 0;
   for (const WindowEntry& e : entries_) {
-    calls += e.call ? 1 : 0;
+    calls += static_cast<double>(e.calls);
     cost += e.cost_usd;
   }
   auto event = [&](Decision decision, double limit, double value, const char* what) {
@@ -47,7 +47,13 @@ HookVerdict BudgetWindowHook::before_call(const CallContext& call) {
   if (config_.max_cost_usd > 0 && cost >= config_.max_cost_usd) {
     return {Decision::kHalt, event(Decision::kHalt, config_.max_cost_usd, cost, "USD spent")};
   }
-  entries_.push_back(WindowEntry{now_of(now_), 0, true});
+  TimePoint now = now_of(now_);
+  if (!entries_.empty() && now - entries_.back().from < config_.window / kWindowBuckets) {
+    entries_.back().at = now;
+    ++entries_.back().calls;
+  } else {
+    entries_.push_back(WindowEntry{now, now, 0, 1});
+  }
   HookVerdict verdict;
   if (config_.degrade_at > 0) {
     // With this call counted.
@@ -71,7 +77,8 @@ void BudgetWindowHook::on_charge(const CallContext& call, double cost_usd) {
   // The cost lands on the newest call inside the window (the one that spent it), or
   // counts on its own if that call has rolled out already.
   if (entries_.empty()) {
-    entries_.push_back(WindowEntry{now_of(now_), cost_usd, false});
+    TimePoint now = now_of(now_);
+    entries_.push_back(WindowEntry{now, now, cost_usd, 0});
   } else {
     entries_.back().cost_usd += cost_usd;
   }

@@ -75,9 +75,10 @@ Var encode_state(const policy::ContainmentState& s) {
   Array::Ptr window = new Array;
   for (const policy::WindowEntry& e : s.window) {
     Object::Ptr item = object();
+    item->set("from", time_text(e.from));
     item->set("at", time_text(e.at));
     item->set("cost_usd", e.cost_usd);
-    item->set("call", e.call);
+    item->set("calls", e.calls);
     window->add(item);
   }
   o->set("window", window);
@@ -116,8 +117,11 @@ policy::ContainmentState decode_state(const Var& v) {
   if (Array::Ptr window = o->getArray("window")) {
     for (std::size_t i = 0; i < window->size(); ++i) {
       Object::Ptr item = object_of(window->get(static_cast<unsigned>(i)), "a window entry");
-      s.window.push_back(policy::WindowEntry{time_of(item, "at"), number(item, "cost_usd"),
-                                             !item->has("call") || item->getValue<bool>("call")});
+      policy::TimePoint at = time_of(item, "at");
+      policy::TimePoint from = item->has("from") ? time_of(item, "from") : at;
+      s.window.push_back(
+          policy::WindowEntry{from, at, number(item, "cost_usd"),
+                              static_cast<std::size_t>(item->optValue<double>("calls", 1))});
     }
   }
   if (Array::Ptr events = o->getArray("events")) {

@@ -1,5 +1,6 @@
 // BudgetWindowHook: calls and spend in a rolling window — the limit reached exactly, a
-// degrade before it, the window rolling past, and its entries persisted.
+// degrade before it, the window rolling past, its entries persisted, and calls close
+// together sharing one bounded entry.
 #include <gtest/gtest.h>
 
 #include "clock_fixture.hpp"
@@ -61,6 +62,36 @@ TEST(BudgetWindowTest, EntriesPersist) {
   spend.on_charge(call, 0.5);
   EXPECT_EQ(spend.before_call(call).decision, Decision::kAllow);
   EXPECT_THROW(BudgetWindowHook({0ms, 1, 0, 0}), std::invalid_argument);
+}
+
+TEST(BudgetWindowTest, ABusyWindowKeepsFewEntriesAndNeverForgetsEarly) {
+  policy_test::TestClock clock;
+  // 64 s window: buckets of at most 1 s.
+  BudgetWindowHook window({64'000ms, 0, 100.0, 0}, clock.now());
+  CallContext call;
+  for (int i = 0; i < 10'000; ++i) {
+    ASSERT_EQ(window.before_call(call).decision, Decision::kAllow);
+    window.on_charge(call, 0.001);
+    clock.advance(6ms);  // 10,000 calls in 60 s
+  }
+  std::vector<WindowEntry> entries = window.entries();
+  EXPECT_LE(entries.size(), 61u) << "one entry per second of calls, at most";
+  std::size_t calls = 0;
+  for (const WindowEntry& e : entries) {
+    calls += e.calls;
+    EXPECT_LE(e.at - e.from, 1'000ms);
+  }
+  EXPECT_EQ(calls, 10'000u);
+  // A bucket leaves with its newest call: late for its first, never early.
+  BudgetWindowHook limited({64'000ms, 2, 0, 0}, clock.now());
+  EXPECT_EQ(limited.before_call(call).decision, Decision::kAllow);  // t = 0
+  clock.advance(500ms);
+  EXPECT_EQ(limited.before_call(call).decision, Decision::kAllow);  // t = 0.5 s, same bucket
+  ASSERT_EQ(limited.entries().size(), 1u);
+  clock.advance(63'700ms);  // t = 64.2 s: the first call alone would have left
+  EXPECT_EQ(limited.before_call(call).decision, Decision::kHalt);
+  clock.advance(400ms);  // t = 64.6 s: the whole bucket has
+  EXPECT_EQ(limited.before_call(call).decision, Decision::kAllow);
 }
 
 }  // namespace

@@ -148,7 +148,7 @@ TEST(ContainmentStateTest, TheStateRoundTripsThroughTheSession) {
   state.started_at = TimePoint(std::chrono::seconds(1'800'000'000));
   state.circuits["Bash"] =
       policy::CircuitStatus{policy::CircuitState::kOpen, 3, state.started_at + 5s, false};
-  state.window.push_back(policy::WindowEntry{state.started_at + 1s, 0.5, true});
+  state.window.push_back(policy::WindowEntry{state.started_at + 1s, state.started_at + 2s, 0.5, 3});
   for (int i = 0; i < 30; ++i) {
     state.events.push_back(policy::SafetyEvent{
         policy::StopReason::kCircuitOpen, policy::Decision::kHalt, "CircuitBreaker",

@@ -3,6 +3,10 @@
 // it answers kDegrade; at the limit, kHalt with a provider_rate_limit event, until
 // enough of the window has rolled past. Only calls it allowed count.
 //
+// Calls close together share one entry (a bucket at most 1/64 of the window wide), so
+// what it keeps and persists stays small however busy the window is; a bucket leaves
+// the window when its newest call does — up to 1/64 of the window late, never early.
+//
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
@@ -24,13 +28,18 @@ struct BudgetWindowConfig {
   double degrade_at = 0.8;  // fraction of a limit that answers kDegrade; 0: never
 };
 
-// One call (or a charge without a call) the window counts (and persists).
+// Calls (or spend charged when no call was inside the window) close together in time,
+// which the window counts (and persists).
 struct WindowEntry {
-  TimePoint at;
+  TimePoint from;  // the first of them
+  TimePoint at;    // the newest: the entry leaves the window with it
   double cost_usd = 0;
-  bool call = true;  // false: spend charged when no call was inside the window
+  std::size_t calls = 1;
   friend bool operator==(const WindowEntry&, const WindowEntry&) = default;
 };
+
+// How many buckets a window is divided into, at the finest.
+inline constexpr int kWindowBuckets = 64;
 
 // Calls and spend in a rolling window.
 class BudgetWindowHook : public ShieldHook {
@@ -41,7 +50,7 @@ class BudgetWindowHook : public ShieldHook {
   HookVerdict before_call(const CallContext& call) override;
   void on_charge(const CallContext& call, double cost_usd) override;
 
-  // The calls inside the window now, oldest first (to persist), and back.
+  // The entries inside the window now, oldest first (to persist), and back.
   std::vector<WindowEntry> entries() const;
   void restore(std::vector<WindowEntry> entries);
 
