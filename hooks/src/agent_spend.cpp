@@ -62,14 +62,14 @@ std::optional<AgentSpend> agent_spend(const sandbox::SessionSnapshot& session) {
 }
 
 SpendMeter::SpendMeter(sandbox::PriceTable prices, fs::path reported_file)
-    : prices_(std::move(prices)), reported_file_(std::move(reported_file)) {}
+    : reported_file_(std::move(reported_file)), usage_(std::move(prices)) {}
 
 bool SpendMeter::must_wait_for(const std::string& call_id,
                                const policy::ExecutionContext* containment) const {
   if (call_id.empty() || containment == nullptr || usage_.has_tool_call(call_id)) return false;
   const std::optional<double>& ceiling = containment->config().max_cost_usd;
   if (!ceiling) return false;
-  double largest = usage_.largest_request_usd(prices_);
+  double largest = usage_.largest_request_usd();
   if (largest == 0) return true;  // nothing to estimate the request by
   return containment->state().cost_usd + 2 * largest >= *ceiling;
 }
@@ -88,7 +88,7 @@ std::vector<std::string> SpendMeter::update(sandbox::Session& session,
       usage_.update(transcripts);
     }
   }
-  TranscriptUsage::Cost cost = usage_.cost(prices_);
+  const TranscriptUsage::Cost& cost = usage_.cost();
   AgentSpend now = before;
   // Neither figure goes down: a transcript restored from an older preserved HOME, or
   // a process that has not seen every file, must not undo what was counted.

@@ -111,7 +111,27 @@ void TranscriptUsage::read_line(const std::string& line) {
   std::string key = id + " " + text(entry, "requestId");
   Request request{text(message, "model"), usage_of(usage)};
   auto [it, added] = requests_.emplace(key, request);
-  if (!added && request.usage.total() > it->second.usage.total()) it->second = request;
+  if (added) {
+    price(request, nullptr);
+  } else if (request.usage.total() > it->second.usage.total()) {
+    price(request, &it->second);
+    it->second = request;
+  }
+}
+
+TranscriptUsage::TranscriptUsage(sandbox::PriceTable prices) : prices_(std::move(prices)) {}
+
+void TranscriptUsage::price(const Request& request, const Request* replaced) {
+  if (request.usage.total() == 0) return;  // e.g. Claude Code's own <synthetic> entries
+  sandbox::PriceTable::Priced priced = prices_.price(request.model, request.usage);
+  if (replaced != nullptr && replaced->usage.total() != 0) {
+    cost_.usd -= prices_.price(replaced->model, replaced->usage).usd;
+  } else {
+    ++cost_.requests;
+  }
+  cost_.usd += priced.usd;
+  largest_usd_ = std::max(largest_usd_, priced.usd);
+  if (!priced.known) cost_.unknown_models.insert(request.model);
 }
 
 void TranscriptUsage::update(const std::vector<fs::path>& files) {
@@ -130,26 +150,6 @@ void TranscriptUsage::update(const std::vector<fs::path>& files) {
     }
     offset += start;  // an unfinished last line is read again next time
   }
-}
-
-TranscriptUsage::Cost TranscriptUsage::cost(const sandbox::PriceTable& prices) const {
-  Cost out;
-  for (const auto& [key, request] : requests_) {
-    if (request.usage.total() == 0) continue;  // e.g. Claude Code's own <synthetic> entries
-    sandbox::PriceTable::Priced priced = prices.price(request.model, request.usage);
-    out.usd += priced.usd;
-    ++out.requests;
-    if (!priced.known) out.unknown_models.insert(request.model);
-  }
-  return out;
-}
-
-double TranscriptUsage::largest_request_usd(const sandbox::PriceTable& prices) const {
-  double largest = 0;
-  for (const auto& [key, request] : requests_) {
-    largest = std::max(largest, prices.price(request.model, request.usage).usd);
-  }
-  return largest;
 }
 
 std::vector<fs::path> session_transcripts(const fs::path& transcript) {

@@ -50,11 +50,11 @@ TEST_F(TranscriptUsageTest, AStreamedRequestCountsOnceWithItsLargestUsage) {
   append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 500));
   append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 2));
   append(transcript_, assistant("msg_2", "req_2", "claude-sonnet-4-6", 2000, 100));
-  TranscriptUsage usage;
+  TranscriptUsage usage(prices_);
   usage.update({transcript_});
   ASSERT_EQ(usage.requests().size(), 2u);
   EXPECT_EQ(usage.requests().at("msg_1 req_1").usage.output, 500u);
-  TranscriptUsage::Cost cost = usage.cost(prices_);
+  TranscriptUsage::Cost cost = usage.cost();
   EXPECT_EQ(cost.requests, 2u);
   EXPECT_NEAR(cost.usd, (3000 * 3.0 + 600 * 15.0) / 1e6, 1e-12);
   EXPECT_TRUE(cost.unknown_models.empty());
@@ -68,16 +68,16 @@ TEST_F(TranscriptUsageTest, CacheWritesAreSplitByDurationAndReadsPricedApart) {
   // Without the split, all writes are priced as 5-minute ones.
   append(transcript_, assistant("msg_2", "req_2", "claude-sonnet-4-6", 0, 0, 0,
                                 ",\"cache_creation_input_tokens\":1000000"));
-  TranscriptUsage usage;
+  TranscriptUsage usage(prices_);
   usage.update({transcript_});
-  EXPECT_NEAR(usage.cost(prices_).usd, 0.3 + 3.75 + 2 * 6 + 3.75, 1e-9);
+  EXPECT_NEAR(usage.cost().usd, 0.3 + 3.75 + 2 * 6 + 3.75, 1e-9);
 }
 
 TEST_F(TranscriptUsageTest, OnlyWhatWasAppendedIsReadAndAnUnfinishedLineWaits) {
   append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 1000, 10));
   std::string second = assistant("msg_2", "req_2", "claude-sonnet-4-6", 1000, 10);
   append(transcript_, second.substr(0, 40));  // being written
-  TranscriptUsage usage;
+  TranscriptUsage usage(prices_);
   usage.update({transcript_});
   EXPECT_EQ(usage.requests().size(), 1u);
   append(transcript_, second.substr(40));
@@ -100,7 +100,7 @@ TEST_F(TranscriptUsageTest, SubagentsTranscriptsBelongToTheSession) {
   write_file(dir_ / "projects/-ws/sess-2.jsonl", assistant("msg_x", "req_x", "m", 1, 1));
   std::vector<fs::path> files = hooks::session_transcripts(transcript_);
   EXPECT_EQ(files.size(), 3u);
-  TranscriptUsage usage;
+  TranscriptUsage usage(prices_);
   usage.update(files);
   EXPECT_EQ(usage.requests().size(), 3u);
   EXPECT_TRUE(hooks::session_transcripts(dir_ / "nothing.jsonl").empty());
@@ -110,9 +110,9 @@ TEST_F(TranscriptUsageTest, AnUnknownModelIsPricedAtTheHighestRatesNeverAtZero) 
   append(transcript_, assistant("msg_1", "req_1", "claude-future-9", 1'000'000, 0));
   // Claude Code's own entries (no model request) cost nothing and name no model.
   append(transcript_, assistant("msg_2", "req_2", "<synthetic>", 0, 0));
-  TranscriptUsage usage;
+  TranscriptUsage usage(prices_);
   usage.update({transcript_});
-  TranscriptUsage::Cost cost = usage.cost(prices_);
+  TranscriptUsage::Cost cost = usage.cost();
   EXPECT_EQ(cost.unknown_models, (std::set<std::string>{"claude-future-9"}));
   EXPECT_DOUBLE_EQ(cost.usd, prices_.highest().input);
   EXPECT_EQ(cost.requests, 1u);

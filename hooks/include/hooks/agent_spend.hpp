@@ -71,7 +71,6 @@ class SpendMeter {
   // Whether the request of call_id must be waited for before admitting it.
   bool must_wait_for(const std::string& call_id, const policy::ExecutionContext* containment) const;
 
-  sandbox::PriceTable prices_;
   boost::filesystem::path reported_file_;
   TranscriptUsage usage_;
   std::chrono::milliseconds max_wait_{1000};

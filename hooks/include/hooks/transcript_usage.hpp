@@ -4,7 +4,8 @@
 // times as it grows, and a resumed or forked session copies earlier entries: each
 // (message id, request id) counts once, with its largest token total. Files are read
 // incrementally — update() parses only what was appended since the last call, and a
-// line still being written waits for its newline.
+// line still being written waits for its newline — and priced as they come, so what a
+// tool call costs to check does not grow with the length of the session.
 //
 // Thread-safety: one thread at a time.
 #pragma once
@@ -37,15 +38,18 @@ class TranscriptUsage {
     std::set<std::string> unknown_models;  // priced at the table's highest rates
   };
 
+  // Requests are priced with prices.
+  explicit TranscriptUsage(sandbox::PriceTable prices);
+
   // Reads what is new in files (a missing file is skipped; one that shrank is read
   // again from its start).
   void update(const std::vector<boost::filesystem::path>& files);
   // Every request seen, by "<message id> <request id>".
   const std::map<std::string, Request>& requests() const { return requests_; }
-  // What they cost under prices.
-  Cost cost(const sandbox::PriceTable& prices) const;
-  // What the costliest single request cost under prices (0 if none was seen).
-  double largest_request_usd(const sandbox::PriceTable& prices) const;
+  // What they cost.
+  const Cost& cost() const { return cost_; }
+  // What the costliest single request cost (0 if none was seen).
+  double largest_request_usd() const { return largest_usd_; }
   // Whether a request seen asked for the tool call id (a tool_use block of its reply):
   // Claude Code writes the transcript in batches, so a hook can learn of a call before
   // the request that made it is written.
@@ -53,9 +57,14 @@ class TranscriptUsage {
 
  private:
   void read_line(const std::string& line);
+  // Counts request in cost_, replacing replaced (a smaller usage of it) if not null.
+  void price(const Request& request, const Request* replaced);
 
+  sandbox::PriceTable prices_;
   std::map<std::string, std::uint64_t> offsets_;  // file -> bytes consumed
   std::map<std::string, Request> requests_;
+  Cost cost_;
+  double largest_usd_ = 0;
   std::set<std::string> tool_calls_;  // ids of the tool_use blocks of replies seen
 };
 
