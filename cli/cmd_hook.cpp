@@ -8,10 +8,12 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "commands.hpp"
+#include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
+#include "hooks/run_policy.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/redaction.hpp"
 #include "shell.hpp"
@@ -35,8 +37,13 @@ int cmd_hook(const Context& context, const Args& args) {
   std::string run_name =
       parsed.value_or("--run", env_run != nullptr && *env_run ? env_run : "default");
   std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true);
+  hooks::contain_run(*run, context.config,
+                     hooks::run_limits(run->store(), run_name, context.config));
   std::vector<std::string> secrets = sandbox::secret_values(context.config.run.secrets);
-  hooks::HookAnswer answer = hooks::handle_claude_code_event(event, *run, {secrets});
+  hooks::SpendMeter meter(context.config.policy.prices,
+                          fsnap::layout::agent_cost_file(run->store().dir(), run_name));
+  auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
+  hooks::HookAnswer answer = hooks::handle_claude_code_event(event, *run, {secrets, &meter, warn});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
   // a crash loses at most the step in flight.
   const char* run_home = std::getenv("SHADOWBOX_RUN_HOME");

@@ -1,7 +1,9 @@
-// `shadowbox run`, `shadowbox runs` and `shadowbox resume`: arguments and output. The
+// `shadowbox run`, `runs`, `resume` and `abort`: arguments and output. The
 // supervision of the agent is hooks::run_agent; resume's checks are hooks::prepare_resume.
 #include <cstdio>
 #include <iostream>
+#include <set>
+#include <thread>
 
 #include <boost/filesystem/operations.hpp>
 
@@ -11,6 +13,7 @@
 #include "hooks/agent_run.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
+#include "hooks/run_policy.hpp"
 #include "output.hpp"
 #include "sandbox/run_meta.hpp"
 #include "shell.hpp"
@@ -45,13 +48,57 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
   spec.workspace = context.workspace;
   spec.hook_command = hook_command(context, run);
   spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
+  spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };
   return spec;
+}
+
+// The options of `run` and `resume` that limit the run.
+const std::set<std::string> kLimitOptions = {"--max-cost-usd", "--max-steps", "--max-retries",
+                                             "--timeout"};
+
+// The limits given as options (each overrides its policy.* key).
+sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
+  sandbox::PolicyLimits limits;
+  auto checked = [&](const char* option, auto parse) {
+    try {
+      return parse(*parsed.value(option));
+    } catch (const fsnap::Error& e) {
+      throw parsed.usage_error(std::string(option) + ": " + e.what());
+    }
+  };
+  if (parsed.has("--max-cost-usd")) {
+    limits.max_cost_usd = checked("--max-cost-usd", sandbox::parse_usd);
+  }
+  for (const char* option : {"--max-steps", "--max-retries"}) {
+    if (!parsed.has(option)) continue;
+    std::optional<std::size_t> n = parsed.count(option);
+    if (!n || *n == 0) throw parsed.usage_error(std::string(option) + " must be at least 1");
+    (std::string(option) == "--max-steps" ? limits.max_steps : limits.max_retries_total) = n;
+  }
+  if (parsed.has("--timeout")) {
+    limits.timeout = checked("--timeout", sandbox::parse_duration);
+    if (limits.timeout->count() == 0) throw parsed.usage_error("--timeout must be longer than 0 s");
+  }
+  return limits;
+}
+
+// Says how the run ended when containment (or an abort) stopped it; its exit status.
+int report(const std::string& run, const hooks::AgentRunResult& result) {
+  if (result.halt) {
+    std::fprintf(stderr,
+                 "shadowbox: run %s halted (%s): %s; spent $%.4f, %zu tool calls attempted\n",
+                 run.c_str(), result.halt->halt_reason.c_str(), result.halt->reason.c_str(),
+                 result.cost_usd, result.steps);
+  }
+  return result.code();
 }
 
 }  // namespace
 
 int cmd_run(const Context& context, const Args& args) {
-  CommandArgs parsed("run", args, {"--run-id"}, {});
+  std::set<std::string> options = kLimitOptions;
+  options.insert("--run-id");
+  CommandArgs parsed("run", args, options, {});
   if (parsed.operands().empty()) throw UsageError("usage: shadowbox " + synopsis_of("run"));
   std::string run = parsed.value_or("--run-id", sandbox::new_run_id());
   try {
@@ -59,6 +106,7 @@ int cmd_run(const Context& context, const Args& args) {
   } catch (const fsnap::Error& e) {
     throw UsageError(e.what());
   }
+  sandbox::PolicyLimits limits = limit_options(parsed);
   fsnap::Store store = context.open_store(true);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fs::path home = fsnap::layout::run_home_dir(store.dir(), run);
@@ -79,7 +127,8 @@ int cmd_run(const Context& context, const Args& args) {
   spec.meta.workspace = context.workspace.string();
   spec.meta.command = parsed.operands();
   spec.meta.started_at = now_text();
-  return hooks::run_agent(std::move(spec)).code();
+  spec.meta.limits = limits;
+  return report(run, hooks::run_agent(std::move(spec)));
 }
 
 int cmd_runs(const Context& context, const Args& args) {
@@ -99,23 +148,30 @@ int cmd_runs(const Context& context, const Args& args) {
       o->set("checkpoints", r.checkpoints);
       o->set("last_activity", r.last_activity);
       o->set("exit_code", r.exit_code ? Poco::Dynamic::Var(*r.exit_code) : Poco::Dynamic::Var());
+      o->set("halt_reason",
+             r.halt_reason.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(r.halt_reason));
+      o->set("cost_usd", r.cost_usd);
+      o->set("steps", r.steps);
       out->add(o);
     }
     print_json(std::cout, out);
     return 0;
   }
-  std::printf("%-32s %-9s %-38s %-9s %11s  %s\n", "RUN", "STATUS", "AGENT SESSION", "RESUMABLE",
-              "CHECKPOINTS", "LAST ACTIVITY");
+  std::printf("%-32s %-9s %-12s %9s %6s %-38s %-9s %11s  %s\n", "RUN", "STATUS", "HALT REASON",
+              "COST USD", "STEPS", "AGENT SESSION", "RESUMABLE", "CHECKPOINTS", "LAST ACTIVITY");
   for (const hooks::RunInfo& r : runs) {
-    std::printf("%-32s %-9s %-38s %-9s %11zu  %s\n", r.run.c_str(), r.status.c_str(),
-                r.session_id.empty() ? "-" : r.session_id.c_str(), r.resumable ? "yes" : "no",
-                r.checkpoints, r.last_activity.c_str());
+    std::printf("%-32s %-9s %-12s %9.4f %6zu %-38s %-9s %11zu  %s\n", r.run.c_str(),
+                r.status.c_str(), r.halt_reason.empty() ? "-" : r.halt_reason.c_str(), r.cost_usd,
+                r.steps, r.session_id.empty() ? "-" : r.session_id.c_str(),
+                r.resumable ? "yes" : "no", r.checkpoints, r.last_activity.c_str());
   }
   return 0;
 }
 
 int cmd_resume(const Context& context, const Args& args) {
-  CommandArgs parsed("resume", args, {"--validation"}, {"--continue"});
+  std::set<std::string> options = kLimitOptions;
+  options.insert("--validation");
+  CommandArgs parsed("resume", args, options, {"--continue"});
   if (parsed.operands().empty()) throw UsageError("usage: shadowbox " + synopsis_of("resume"));
   std::string run = parsed.operands()[0];
   std::vector<std::string> extra(parsed.operands().begin() + 1, parsed.operands().end());
@@ -130,6 +186,7 @@ int cmd_resume(const Context& context, const Args& args) {
   } catch (const fsnap::Error& e) {
     throw UsageError(e.what());
   }
+  sandbox::PolicyLimits limits = limit_options(parsed);
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   bool fork = !parsed.has("--continue");
@@ -145,12 +202,44 @@ int cmd_resume(const Context& context, const Args& args) {
   spec.start_summary = "run resumed from agent session " + plan.session.session_id;
   spec.meta = plan.meta;
   spec.meta.started_at = now_text();
-  int code = hooks::run_agent(std::move(spec)).code();
-  if (code != 0) {
+  // The run's own limits go on, but for those given again.
+  spec.meta.limits = plan.meta.limits.overridden_by(limits);
+  hooks::AgentRunResult result = hooks::run_agent(std::move(spec));
+  int code = report(run, result);
+  if (!result.halt && code != 0) {
     std::cerr << "shadowbox: error: the agent exited with status " << code
               << " while resuming session " << plan.session.session_id << '\n';
   }
   return code;
+}
+
+int cmd_abort(const Context& context, const Args& args) {
+  CommandArgs parsed("abort", args, {"--reason"}, {});
+  parsed.expect_operands(1, 1);
+  std::string run = parsed.operands()[0];
+  try {
+    sandbox::check_run_id(run);
+  } catch (const fsnap::Error& e) {
+    throw UsageError(e.what());
+  }
+  std::string reason = parsed.value_or("--reason", "by shadowbox abort");
+  fsnap::Store store = context.open_store(false);
+  std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(run, false);
+  hooks::abort_run(*ledger_run, context.config, reason);
+  std::cerr << "shadowbox: asked run " << run << " to stop: " << reason << '\n';
+  // Its supervisor stops the agent within the kill grace; wait to say it did.
+  auto until = std::chrono::steady_clock::now() + 2 * context.config.policy.kill_grace +
+               std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+    std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+    if (!meta || meta->exit_code || !sandbox::process_alive(meta->pid)) {
+      std::cerr << "shadowbox: run " << run << " stopped\n";
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::cerr << "shadowbox: run " << run << " is still stopping\n";
+  return 0;
 }
 
 }  // namespace cli

@@ -28,6 +28,7 @@ int cmd_hooks(const Context& context, const Args& args);
 int cmd_run(const Context& context, const Args& args);
 int cmd_runs(const Context& context, const Args& args);
 int cmd_resume(const Context& context, const Args& args);
+int cmd_abort(const Context& context, const Args& args);
 
 // One command: its name, synopsis (for usage errors, `COMMAND --help` and --help) and
 // summary — declared once, in the table of all_commands().

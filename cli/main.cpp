@@ -42,12 +42,23 @@ const std::vector<Command>& all_commands() {
        cmd_hook},
       {"hooks", "hooks install|uninstall [--scope project|user]",
        "add shadowbox's hooks to Claude Code's settings, or remove only those", cmd_hooks},
-      {"run", "run [--run-id ID] -- CMD [ARGS...]",
-       "run an agent under shadowbox with an ephemeral HOME whose session data is preserved",
+      {"run",
+       "run [--run-id ID] [--max-cost-usd USD] [--max-steps N] [--max-retries N] "
+       "[--timeout DUR] -- CMD [ARGS...]",
+       "run an agent under shadowbox with an ephemeral HOME whose session data is preserved, "
+       "within the given limits (exit status 3 when one stops it)",
        cmd_run},
-      {"runs", "runs", "runs with status, agent session id, resumable, checkpoints", cmd_runs},
-      {"resume", "resume RUN [--continue] [--validation strict|relaxed|none] [-- ARGS...]",
-       "start the agent of a run again from its preserved session (forked by default)", cmd_resume},
+      {"runs", "runs",
+       "runs with status, halt reason, cost, steps, agent session id, resumable, checkpoints",
+       cmd_runs},
+      {"resume",
+       "resume RUN [--continue] [--validation strict|relaxed|none] [--max-cost-usd USD] "
+       "[--max-steps N] [--max-retries N] [--timeout DUR] [-- ARGS...]",
+       "start the agent of a run again from its preserved session (forked by default), with "
+       "the run's limits unless given again; what it spent so far counts",
+       cmd_resume},
+      {"abort", "abort RUN [--reason TEXT]",
+       "stop a running agent run: recorded in its ledger, its agent's processes ended", cmd_abort},
   };
   return commands;
 }
@@ -82,7 +93,8 @@ void print_help(std::ostream& out) {
          "  --config FILE    settings (default: $SHADOWBOX_CONFIG, else\n"
          "                   <workspace>/.shadowbox.yaml)\n"
          "  --json           machine-readable output\n\n"
-         "exit status: 0 success, 1 error, 2 usage error\n";
+         "exit status: 0 success, 1 error, 2 usage error; run and resume: the agent's\n"
+         "status, or 3 when a limit (or abort) stopped it\n";
 }
 
 int usage_error(const std::string& message) {

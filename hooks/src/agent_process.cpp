@@ -1,14 +1,17 @@
 #include "hooks/agent_process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "sandbox/errors.hpp"
 
@@ -28,21 +31,44 @@ void forward(int sig) {
 constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 constexpr int kLeftToChild[] = {SIGINT, SIGQUIT};
 
+AgentExit exit_of(int status) {
+  if (WIFEXITED(status)) return AgentExit{WEXITSTATUS(status), 0};
+  if (WIFSIGNALED(status)) return AgentExit{0, WTERMSIG(status)};
+  return AgentExit{1, 0};
+}
+
 }  // namespace
+
+struct AgentProcess::SavedSignals {
+  struct sigaction actions[6];
+  void restore() {
+    int k = 0;
+    for (int sig : kForwarded) ::sigaction(sig, &actions[k++], nullptr);
+    for (int sig : kLeftToChild) ::sigaction(sig, &actions[k++], nullptr);
+  }
+};
 
 std::vector<std::string> agent_environment(const std::vector<std::string>& names,
                                            const std::vector<std::string>& extra) {
   std::vector<std::string> env;
+  auto set_by_extra = [&](const std::string& name) {
+    for (const std::string& e : extra) {
+      if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
+        return true;
+      }
+    }
+    return false;
+  };
   for (const std::string& name : names) {
+    if (set_by_extra(name)) continue;
     if (const char* value = std::getenv(name.c_str())) env.push_back(name + "=" + value);
   }
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
 }
 
-AgentExit run_agent_process(const std::vector<std::string>& argv,
-                            const boost::filesystem::path& cwd, const std::vector<std::string>& env,
-                            const std::function<void(pid_t)>& on_start) {
+AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::filesystem::path& cwd,
+                           const std::vector<std::string>& env) {
   if (argv.empty()) throw Error(ErrorCode::kInvalidArgument, "no command to run");
   // Report exec failures through a close-on-exec pipe.
   int report[2];
@@ -56,14 +82,14 @@ AgentExit run_agent_process(const std::vector<std::string>& argv,
   struct sigaction ignore_action {};
   ignore_action.sa_handler = SIG_IGN;
   sigemptyset(&ignore_action.sa_mask);
-  struct sigaction saved[6];
+  saved_ = new SavedSignals;
   int i = 0;
-  for (int sig : kForwarded) ::sigaction(sig, &forward_action, &saved[i++]);
-  for (int sig : kLeftToChild) ::sigaction(sig, &ignore_action, &saved[i++]);
-  auto restore_signals = [&] {
-    int k = 0;
-    for (int sig : kForwarded) ::sigaction(sig, &saved[k++], nullptr);
-    for (int sig : kLeftToChild) ::sigaction(sig, &saved[k++], nullptr);
+  for (int sig : kForwarded) ::sigaction(sig, &forward_action, &saved_->actions[i++]);
+  for (int sig : kLeftToChild) ::sigaction(sig, &ignore_action, &saved_->actions[i++]);
+  auto give_up = [&] {
+    saved_->restore();
+    delete saved_;
+    saved_ = nullptr;
   };
 
   // Everything the child needs is made before fork: this process may have other
@@ -79,8 +105,11 @@ AgentExit run_agent_process(const std::vector<std::string>& argv,
 
   pid_t pid = ::fork();
   if (pid < 0) {
-    restore_signals();
-    throw Error(ErrorCode::kIo, std::string("fork failed: ") + std::strerror(errno));
+    int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    give_up();
+    throw Error(ErrorCode::kIo, std::string("fork failed: ") + std::strerror(err));
   }
   if (pid == 0) {
     for (int sig : kForwarded) ::signal(sig, SIG_DFL);
@@ -105,24 +134,55 @@ AgentExit run_agent_process(const std::vector<std::string>& argv,
   ::close(report[0]);
   if (n == static_cast<ssize_t>(sizeof exec_error)) {
     ::waitpid(pid, nullptr, 0);
-    restore_signals();
+    give_up();
     throw Error(exec_error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
                 "cannot run " + fsnap::quote_input(argv[0]) + ": " + std::strerror(exec_error));
   }
+  pid_ = pid;
   g_child = pid;
-  if (on_start) on_start(pid);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      status = 0;
-      break;
-    }
-  }
+  pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
+
+AgentProcess::~AgentProcess() {
   g_child = 0;
-  restore_signals();
-  if (WIFEXITED(status)) return AgentExit{WEXITSTATUS(status), 0};
-  if (WIFSIGNALED(status)) return AgentExit{0, WTERMSIG(status)};
-  return AgentExit{1, 0};
+  if (pidfd_ >= 0) ::close(pidfd_);
+  if (saved_ != nullptr) {
+    saved_->restore();
+    delete saved_;
+  }
+}
+
+bool AgentProcess::collect(int options) {
+  if (exit_) return true;
+  int status = 0;
+  pid_t got;
+  do {
+    got = ::waitpid(pid_, &status, options);
+  } while (got < 0 && errno == EINTR);
+  if (got == 0) return false;
+  // got < 0 (ECHILD): reaped elsewhere; nothing more can be learnt.
+  exit_ = got == pid_ ? exit_of(status) : AgentExit{1, 0};
+  g_child = 0;
+  return true;
+}
+
+void AgentProcess::reap() {
+  collect(WNOHANG);
+}
+
+std::optional<AgentExit> AgentProcess::wait_for(std::chrono::milliseconds timeout) {
+  if (collect(WNOHANG)) return exit_;
+  if (pidfd_ >= 0) {
+    pollfd p{pidfd_, POLLIN, 0};
+    int ready;
+    do {
+      ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    } while (ready < 0 && errno == EINTR);
+  } else {
+    std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(50)));
+  }
+  if (collect(WNOHANG)) return exit_;
+  return std::nullopt;
 }
 
 }  // namespace hooks

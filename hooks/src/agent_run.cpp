@@ -7,11 +7,17 @@
 
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/store_layout.hpp"
+#include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/hook_server.hpp"
+#include "hooks/process_tree.hpp"
+#include "hooks/reported_cost.hpp"
+#include "hooks/run_policy.hpp"
+#include "sandbox/containment.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/redaction.hpp"
@@ -20,12 +26,16 @@ namespace hooks {
 
 namespace {
 
+using std::chrono::milliseconds;
+
 std::string now_text() {
   return fsnap::format_timestamp(std::chrono::system_clock::now());
 }
 
 // How the agent's end is recorded.
-sandbox::RunStatus status_of(const AgentExit& exit) {
+sandbox::RunStatus status_of(const AgentExit& exit,
+                             const std::optional<sandbox::HaltRequest>& halt) {
+  if (halt) return {"halted", halt->reason + " (" + halt->halt_reason + ")"};
   if (exit.signal != 0)
     return {"killed", "the agent was killed by signal " + std::to_string(exit.signal)};
   if (exit.status == 0) return {"complete", "the agent exited with status 0"};
@@ -37,14 +47,15 @@ sandbox::RunStatus status_of(const AgentExit& exit) {
 class InProcessHooks {
  public:
   InProcessHooks(sandbox::LedgerRun& run, sandbox::HomePreserver& preserver,
-                 ClaudeCodeHookOptions options)
+                 ClaudeCodeHookOptions options, HookServer::TelemetryHandler telemetry)
       : run_(run),
         preserver_(preserver),
         options_(std::move(options)),
         server_([this](const std::string& event) { return answer(event); },
-                [this](const HttpHookReply&) { preserve(); }) {}
+                [this](const HttpHookReply&) { preserve(); }, std::move(telemetry)) {}
 
   const std::string& url() const { return server_.url(); }
+  const std::string& telemetry_url() const { return server_.telemetry_url(); }
   // Answers no more events (the agent is gone); waits for one being answered.
   void stop() { server_.stop(); }
 
@@ -76,6 +87,74 @@ class InProcessHooks {
   HookServer server_;  // last: stops before what it uses goes
 };
 
+// The opening boundary's containment: what the run counted before (steps, spend,
+// circuits) goes on, but a stop, an abort and the clock start afresh — a resumed run
+// runs again, with its full time.
+void restart_containment(sandbox::ExecutionState& state) {
+  policy::ExecutionContext* context = state.containment();
+  if (context == nullptr) return;
+  policy::ContainmentState counted = context->state();
+  counted.aborted = false;
+  counted.abort_reason.clear();
+  counted.halted_by.reset();
+  counted.started_at = state.clock().now();
+  state.continue_containment(counted);
+  state.record_containment();
+}
+
+// Supervises the agent until it has exited: a HaltRequest, or the run's time running
+// out, ends its process tree. Returns the halt that stopped it, if one did.
+std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
+                                              std::optional<policy::TimePoint> deadline) {
+  using Clock = std::chrono::steady_clock;
+  milliseconds grace = spec.config.policy.kill_grace;
+  std::optional<sandbox::HaltRequest> halt;
+  std::optional<Clock::time_point> end_at;
+  auto reap = [&] { agent.reap(); };
+  while (!agent.wait_for(milliseconds(100))) {
+    if (!halt) {
+      halt = sandbox::pending_halt(spec.store, spec.run);
+      if (!halt && deadline && std::chrono::system_clock::now() >= *deadline) {
+        halt = sandbox::HaltRequest{"timeout", "the run's time is up", false};
+        try {
+          sandbox::request_halt(spec.store, spec.run, *halt);
+        } catch (const std::exception&) {
+          // The request is this process's own; the file only tells others.
+        }
+      }
+      if (halt) {
+        // An agent told to stop (continue: false) gets the grace to do so itself.
+        end_at = Clock::now() + (halt->agent_told ? grace : milliseconds(0));
+        if (spec.inform) spec.inform("stopping the agent: " + halt->reason);
+      }
+    }
+    if (end_at && Clock::now() >= *end_at) {
+      TreeEnding ending = end_descendants(grace, agent.pid(), reap);
+      if (!ending.all_gone && spec.warn) {
+        spec.warn("some of the agent's processes survived SIGKILL");
+      }
+      end_at.reset();
+    }
+  }
+  if (!halt) halt = sandbox::pending_halt(spec.store, spec.run);
+  if (halt) {
+    // Nothing the agent started outlives a stopped run.
+    end_descendants(grace, agent.pid(), reap);
+  }
+  return halt;
+}
+
+// Makes a timeout or an abort the supervisor carried out part of the run's count (a
+// hook that stopped the run has recorded its own reason).
+void record_halt(sandbox::ExecutionState& state, const sandbox::HaltRequest& halt) {
+  policy::ExecutionContext* context = state.containment();
+  if (context == nullptr) return;
+  if (halt.halt_reason == "timeout") context->check_deadline();
+  policy::ContainmentState counted = context->state();
+  if (!counted.halted_by) context->abort(halt.reason);
+  state.record_containment();
+}
+
 }  // namespace
 
 std::vector<std::string> loopback_without_proxy() {
@@ -94,17 +173,51 @@ std::vector<std::string> loopback_without_proxy() {
   return out;
 }
 
-AgentExit run_agent(AgentRunSpec spec) {
+std::vector<std::string> telemetry_environment(const std::string& endpoint) {
+  return {"CLAUDE_CODE_ENABLE_TELEMETRY=1",
+          "OTEL_LOGS_EXPORTER=otlp",
+          "OTEL_EXPORTER_OTLP_PROTOCOL=http/json",
+          "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL=http/json",
+          "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=" + endpoint,
+          "OTEL_LOGS_EXPORT_INTERVAL=500",
+          "OTEL_METRICS_EXPORTER=none",
+          "OTEL_TRACES_EXPORTER=none"};
+}
+
+AgentRunResult run_agent(AgentRunSpec spec) {
   auto warn = [&](const std::string& text) {
     sandbox::append_run_log(spec.store, spec.run, "warning: " + text);
     if (spec.warn) spec.warn(text);
   };
   sandbox::LedgerRun run(spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
                                       fsnap::HostEnv{spec.repo, nullptr, nullptr}});
+  const sandbox::PolicySettings& policy = spec.config.policy;
+  contain_run(run, spec.config, policy.limits.overridden_by(spec.meta.limits));
   std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    claude_code_preserved_parts(), secrets);
+  sandbox::clear_halt(spec.store, spec.run);
+
+  // The agent's cost: its transcripts, and its own reports (OpenTelemetry), which go on
+  // from what the run's earlier agents reported.
+  boost::filesystem::path cost_file = fsnap::layout::agent_cost_file(spec.store.dir(), spec.run);
+  SpendMeter meter(policy.prices, cost_file);
+  double reported_before = read_reported_cost(cost_file);
+  if (std::optional<sandbox::LedgerRecord> latest = run.ledger().latest(spec.run);
+      latest && !latest->session_json.empty()) {
+    if (std::optional<AgentSpend> spend = agent_spend(latest->session())) {
+      reported_before = std::max(reported_before, spend->reported_usd);
+    }
+  }
+  ReportedCost reported(cost_file, reported_before);
+  HookServer::TelemetryHandler telemetry;
+  if (policy.telemetry) {
+    telemetry = [&reported](const std::string& body) { reported.add_export(body); };
+  }
+
   std::unique_ptr<InProcessHooks> in_process;
+  std::unique_ptr<HookServer> telemetry_only;
+  std::string telemetry_url;
   boost::filesystem::path settings = claude_code_settings_file(spec.home);
   if (spec.config.hooks.transport == "http") {
     try {
@@ -112,26 +225,39 @@ AgentExit run_agent(AgentRunSpec spec) {
     } catch (const fsnap::Error& e) {
       warn(std::string(e.what()) + "; every tool boundary will look at the whole workspace");
     }
-    in_process = std::make_unique<InProcessHooks>(run, preserver, ClaudeCodeHookOptions{secrets});
+    in_process = std::make_unique<InProcessHooks>(
+        run, preserver, ClaudeCodeHookOptions{secrets, &meter, warn}, telemetry);
     install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
+    telemetry_url = in_process->telemetry_url();
   } else {
     install_hooks_in_file(settings, spec.hook_command);
+    if (telemetry) {
+      telemetry_only = std::make_unique<HookServer>(nullptr, nullptr, telemetry);
+      telemetry_url = telemetry_only->telemetry_url();
+    }
   }
+  auto stop_servers = [&] {
+    if (in_process) in_process->stop();
+    if (telemetry_only) telemetry_only->stop();
+  };
 
   // The opening boundary: the workspace as the agent finds it. (When watched, this
   // capture walks the tree; the ones at tool boundaries don't.)
   run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
       [&](sandbox::Session& s) {
+        restart_containment(run.state());
         sandbox::record_run_status(s, {"running", spec.start_summary});
       },
       spec.start_summary);
+  std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();
 
   std::vector<std::string> extra = {"HOME=" + spec.home.string(), "SHADOWBOX_RUN=" + spec.run,
                                     "SHADOWBOX_RUN_HOME=" + spec.home.string(),
                                     "SHADOWBOX_NO_PROGRESS=1"};
-  if (in_process) {
-    for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
+  for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
+  if (!telemetry_url.empty()) {
+    for (std::string& v : telemetry_environment(telemetry_url)) extra.push_back(std::move(v));
   }
   std::vector<std::string> env = agent_environment(spec.config.run.env, extra);
   sandbox::RunMeta& meta = spec.meta;
@@ -140,18 +266,17 @@ AgentExit run_agent(AgentRunSpec spec) {
   meta.exit_code.reset();
   meta.ended_at.clear();
   meta.save(spec.store);
-  AgentExit exit;
+  AgentRunResult result;
   try {
-    exit = run_agent_process(spec.argv, spec.workspace, env, [&](pid_t pid) {
-      meta.agent_pid = pid;
-      try {
-        meta.save(spec.store);
-      } catch (const std::exception& e) {
-        warn(e.what());
-      }
-    });
+    become_subreaper();
   } catch (const std::exception& e) {
-    if (in_process) in_process->stop();
+    warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
+  }
+  std::unique_ptr<AgentProcess> agent;
+  try {
+    agent = std::make_unique<AgentProcess>(spec.argv, spec.workspace, env);
+  } catch (const std::exception& e) {
+    stop_servers();
     run.transactions().checkpoint(
         {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
         [&](sandbox::Session& s) {
@@ -163,23 +288,46 @@ AgentExit run_agent(AgentRunSpec spec) {
     meta.save(spec.store);
     throw;
   }
+  meta.agent_pid = agent->pid();
+  try {
+    meta.save(spec.store);
+  } catch (const std::exception& e) {
+    warn(e.what());
+  }
+  result.halt = supervise(*agent, spec, deadline);
+  result.exit = agent->exit().value_or(AgentExit{1, 0});
+  agent.reset();
   // No event is answered after this (the one in flight, if any, is waited for): from
   // here on this thread alone uses the run and its repository.
-  if (in_process) in_process->stop();
+  stop_servers();
   // Whatever happened: keep the agent's session data, and the files as they are now.
   try {
     preserver.preserve_now();
   } catch (const std::exception& e) {
     warn(std::string("could not preserve the agent's session data: ") + e.what());
   }
-  sandbox::RunStatus status = status_of(exit);
+  sandbox::RunStatus status = status_of(result.exit, result.halt);
   run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
-      [&](sandbox::Session& s) { sandbox::record_run_status(s, status); }, status.reason);
-  meta.exit_code = exit.code();
+      [&](sandbox::Session& s) {
+        for (const std::string& model :
+             meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
+          warn(unpriced_model_warning(model));
+        }
+        if (result.halt) record_halt(run.state(), *result.halt);
+        run.state().record_containment();
+        sandbox::record_run_status(s, status);
+      },
+      status.reason);
+  if (policy::ExecutionContext* context = run.state().containment()) {
+    policy::ContainmentState counted = context->state();
+    result.cost_usd = counted.cost_usd;
+    result.steps = counted.step_count;
+  }
+  meta.exit_code = result.exit.code();
   meta.ended_at = now_text();
   meta.save(spec.store);
-  return exit;
+  return result;
 }
 
 }  // namespace hooks

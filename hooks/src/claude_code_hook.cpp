@@ -9,7 +9,9 @@
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/builtin_slices.hpp"
+#include "sandbox/containment.hpp"
 #include "sandbox/redaction.hpp"
+#include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
 
 namespace hooks {
@@ -44,6 +46,48 @@ std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
     text += (text.empty() ? "" : ", ") + std::string(verb) + fsnap::quote_path(c.path);
   }
   return text;
+}
+
+// Brings the run's model spend up to date (inside a step: the state is current).
+void meter_spend(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
+                 const ClaudeCodeHookOptions& options) {
+  if (options.spend == nullptr) return;
+  sandbox::Session& session = run.state().session();
+  for (const std::string& model :
+       options.spend->update(session, run.state().containment(),
+                             run_transcripts(session, event.transcript_path), event.tool_use_id)) {
+    std::string text = unpriced_model_warning(model);
+    sandbox::append_run_log(run.store(), run.run(), "warning: " + text);
+    if (options.warn) options.warn(text);
+  }
+}
+
+// The answer to a call containment denied: Claude Code's deny, with the reason the
+// model reads; a stop of the whole run also ends the agent's turn and asks the run's
+// supervisor to stop it.
+HookAnswer on_denied(const ClaudeCodeEvent& event, const policy::SafetyEvent& safety,
+                     sandbox::LedgerRun& run) {
+  bool stops_run = policy::stops_chain(safety.type);
+  std::string halt_reason(policy::halt_reason_name(safety.type));
+  Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  specific->set("hookEventName", "PreToolUse");
+  specific->set("permissionDecision", "deny");
+  specific->set("permissionDecisionReason",
+                "shadowbox denied this " + event.tool_name + " call: " + safety.reason +
+                    (stops_run ? ". The run is stopped (" + halt_reason + ")." : "."));
+  Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  if (stops_run) {
+    out->set("continue", false);
+    out->set("stopReason",
+             "shadowbox stopped the run: " + safety.reason + " (" + halt_reason + ")");
+    sandbox::request_halt(run.store(), run.run(), {halt_reason, safety.reason, true});
+  }
+  out->set("hookSpecificOutput", specific);
+  std::ostringstream text;
+  out->stringify(text);
+  HookAnswer answer;
+  answer.stdout_json = text.str();
+  return answer;
 }
 
 HookAnswer on_failure(const ClaudeCodeEvent& event, sandbox::ToolTransactions& tx,
@@ -97,8 +141,13 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
   auto redacted = [&](const std::string& text) { return sandbox::redact(text, options.secrets); };
   try {
     if (name == "PreToolUse") {
-      tx.begin({event.tool_use_id, event.tool_name, redacted(event.tool_input)},
-               {.separate_outside_changes = true});
+      sandbox::StepResult step =
+          tx.begin({event.tool_use_id, event.tool_name, redacted(event.tool_input)},
+                   {.separate_outside_changes = true,
+                    .before_admission = [&] { meter_spend(event, run, options); }});
+      if (step.decision == policy::Decision::kHalt && step.safety_event) {
+        return on_denied(event, *step.safety_event, run);
+      }
       return HookAnswer{};
     }
     if (name == "PostToolUse") {
@@ -128,6 +177,8 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
       tx.checkpoint(
           {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
           [&](sandbox::Session& s) {
+            meter_spend(event, run, options);
+            run.state().record_containment();
             record_run_status(s, {"complete", reason});
           },
           reason);

@@ -1,11 +1,13 @@
 #include "hooks/run_list.hpp"
 
+#include <cmath>
 #include <set>
 
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/store_layout.hpp"
 #include "hooks/resume.hpp"
+#include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_meta.hpp"
 
@@ -19,7 +21,10 @@ namespace {
 std::string status_of(const std::optional<sandbox::RunMeta>& meta,
                       const std::optional<ResumableState>& state, const std::string& recorded) {
   if (meta && !meta->exit_code && sandbox::process_alive(meta->pid)) return "running";
-  if (recorded == "complete" || recorded == "failed" || recorded == "killed") return recorded;
+  if (recorded == "complete" || recorded == "failed" || recorded == "killed" ||
+      recorded == "halted") {
+    return recorded;
+  }
   if (meta && meta->exit_code) {
     // Recorded before run statuses were: from the exit status alone.
     return *meta->exit_code == 0 ? "complete" : *meta->exit_code > 128 ? "killed" : "failed";
@@ -52,13 +57,22 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
     if (!chain.empty()) info.last_activity = fsnap::format_timestamp(chain.front().created_at);
     std::optional<ResumableState> state = find_resumable_state(store, repo, name);
     std::string recorded;
+    std::optional<sandbox::LedgerRecord> latest = ledger.latest(name);
+    sandbox::SessionSnapshot session;
+    if (latest && !latest->session_json.empty()) session = latest->session();
     if (state) {
       info.session_id = state->session.session_id;
       info.resumable = state->home_preserved;
       recorded = state->run_status;
-    } else if (std::optional<sandbox::LedgerRecord> latest = ledger.latest(name);
-               latest && !latest->session_json.empty()) {
-      if (auto status = sandbox::latest_run_status(latest->session())) recorded = status->status;
+    } else if (auto status = sandbox::latest_run_status(session)) {
+      recorded = status->status;
+    }
+    if (std::optional<policy::ContainmentState> counted = sandbox::containment_state(session)) {
+      info.cost_usd = std::round(counted->cost_usd * 1e6) / 1e6;  // to the micro-dollar
+      info.steps = counted->step_count;
+      if (counted->halted_by && recorded == "halted") {
+        info.halt_reason = std::string(policy::halt_reason_name(*counted->halted_by));
+      }
     }
     std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
     if (meta) info.exit_code = meta->exit_code;

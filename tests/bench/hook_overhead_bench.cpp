@@ -5,8 +5,10 @@
 // workspace watched); and with `shadowbox hooks install` (one `shadowbox hook` process
 // per event). The time between consecutive model requests is one tool call's round
 // trip; the bench prints the median and 90th percentile of each run and the median
-// overhead per call. A fourth run, with HTTP hooks answered at once by a server that
-// does nothing, shows what Claude Code itself spends on two HTTP hooks per call.
+// overhead per call. A run under `shadowbox run` with every limit set (cost ceiling,
+// steps, retries, timeout, circuit breaker, budget window) shows what containment's
+// decision adds; one with HTTP hooks answered at once by a server that does nothing
+// shows what Claude Code itself spends on two HTTP hooks per call.
 //
 //   hook_overhead_bench [--calls N] [--files F]     (defaults: 50 calls, 10,000 files)
 #include <algorithm>
@@ -48,7 +50,7 @@ std::vector<double> round_trips(const e2e::MockServer& server) {
   return gaps;
 }
 
-enum class Mode { kPlain, kRun, kHookProcesses, kEmptyHttpHooks };
+enum class Mode { kPlain, kRun, kRunLimited, kHookProcesses, kEmptyHttpHooks };
 
 std::vector<double> run_scenario(const fs::path& base, const std::string& name, const fs::path& ws,
                                  int calls, Mode mode) {
@@ -85,9 +87,26 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
       testing_support::CommandResult r = testing_support::run_command(argv, ws, env);
       if (r.exit_code != 0) throw std::runtime_error("shadowbox failed: " + r.err);
     }
-  } else if (mode == Mode::kRun) {
+  } else if (mode == Mode::kRun || mode == Mode::kRunLimited) {
     std::vector<std::string> argv = sb;
-    for (const char* a : {"run", "--run-id", "bench", "--"}) argv.push_back(a);
+    if (mode == Mode::kRunLimited) {
+      // Limits far away: every call is checked against all of them, none trips.
+      testing_support::write_file(
+          base / "limits.yaml",
+          "policy:\n"
+          "  circuit_breaker: {failure_threshold: 5, recovery_timeout: 30s}\n"
+          "  budget_window: {window: 5m, max_calls: 100000, max_cost_usd: 1000}\n");
+      argv.push_back("--config");
+      argv.push_back((base / "limits.yaml").string());
+    }
+    for (const char* a : {"run", "--run-id", "bench"}) argv.push_back(a);
+    if (mode == Mode::kRunLimited) {
+      for (const char* a : {"--max-cost-usd", "1000", "--max-steps", "100000", "--max-retries",
+                            "1000", "--timeout", "2h"}) {
+        argv.push_back(a);
+      }
+    }
+    argv.push_back("--");
     agent.insert(agent.begin(), argv.begin(), argv.end());
   }
   testing_support::CommandResult r =
@@ -125,6 +144,7 @@ int main(int argc, char** argv) {
     }
     Figures p = percentiles(run_scenario(base.path(), "plain", ws, calls, Mode::kPlain));
     Figures r = percentiles(run_scenario(base.path(), "run", ws, calls, Mode::kRun));
+    Figures l = percentiles(run_scenario(base.path(), "limited", ws, calls, Mode::kRunLimited));
     Figures h = percentiles(run_scenario(base.path(), "hooked", ws, calls, Mode::kHookProcesses));
     Figures e = percentiles(run_scenario(base.path(), "empty", ws, calls, Mode::kEmptyHttpHooks));
     std::printf("workspace: %d files; %d Bash calls per run; real Claude Code CLI, mock API\n",
@@ -133,12 +153,16 @@ int main(int argc, char** argv) {
     std::printf("%-34s %8.1fms %8.1fms\n", "without hooks", p.median, p.p90);
     std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "shadowbox run (http, watched)", r.median,
                 r.p90, r.median - p.median);
+    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "shadowbox run, every limit set", l.median,
+                l.p90, l.median - p.median);
     std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "hook processes (hooks install)", h.median,
                 h.p90, h.median - p.median);
     std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "HTTP hooks that do nothing (floor)", e.median,
                 e.p90, e.median - p.median);
-    std::printf("overhead per call under shadowbox run (median): %.1f ms (goal: <= 20 ms)\n",
-                r.median - p.median);
+    std::printf(
+        "overhead per call under shadowbox run (median): %.1f ms, with every limit "
+        "set: %.1f ms (goal: <= 20 ms)\n",
+        r.median - p.median, l.median - p.median);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hook_overhead_bench: %s\n", e.what());

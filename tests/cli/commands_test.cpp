@@ -259,6 +259,17 @@ TEST_F(CliTest, UsageErrorsExitWithTwo) {
   expect_usage_error(shadowbox({"snapshot", "--phase", "sometimes"}), "--phase");
   expect_usage_error(shadowbox({"log", "-n", "many"}), "-n");
   expect_usage_error(shadowbox({}), "no command");
+  // Limits of a run are checked before anything starts.
+  expect_usage_error(shadowbox({"run", "--max-steps", "0", "--", "true"}), "--max-steps");
+  expect_usage_error(shadowbox({"run", "--max-retries", "x", "--", "true"}), "--max-retries");
+  expect_usage_error(shadowbox({"run", "--max-cost-usd", "ten", "--", "true"}),
+                     "--max-cost-usd: expected an amount of USD");
+  expect_usage_error(shadowbox({"run", "--max-cost-usd", "0", "--", "true"}), "more than $0");
+  expect_usage_error(shadowbox({"run", "--timeout", "soon", "--", "true"}), "--timeout");
+  expect_usage_error(shadowbox({"run", "--timeout", "0s", "--", "true"}), "longer than 0 s");
+  expect_usage_error(shadowbox({"resume", "r1", "--max-steps", "-1"}), "--max-steps");
+  expect_usage_error(shadowbox({"abort"}), "abort RUN");
+  EXPECT_FALSE(boost::filesystem::exists(store_ / "runs")) << "no run was started";
   CommandResult help = shadowbox({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("restore REF"), std::string::npos);

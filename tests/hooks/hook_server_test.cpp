@@ -1,7 +1,9 @@
 // The HTTP side of the Claude Code hook: the loopback HookServer, the replies it
 // gives for each kind of answer, and the settings entries that point Claude Code at it.
 #include <atomic>
+#include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +51,48 @@ Reply send(const std::string& url, const std::string& body,
 Object::Ptr parse(const std::string& text) {
   Poco::JSON::Parser parser;
   return parser.parse(text).extract<Object::Ptr>();
+}
+
+TEST(HookServerTest, TelemetryIsReceivedBesideHookEventsNotBehindThem) {
+  std::atomic<bool> in_hook{false};
+  std::atomic<bool> release{false};
+  std::vector<std::string> exports;
+  std::mutex exports_mutex;
+  hooks::HookServer server(
+      [&](const std::string&) {
+        in_hook = true;
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return hooks::HttpHookReply{200, "application/json", "{}"};
+      },
+      {},
+      [&](const std::string& body) {
+        if (body == "bad") throw std::runtime_error("not OTLP");
+        std::lock_guard<std::mutex> lock(exports_mutex);
+        exports.push_back(body);
+      });
+  ASSERT_EQ(server.telemetry_url().rfind("http://127.0.0.1:", 0), 0u);
+  ASSERT_NE(server.telemetry_url().find("/v1/logs"), std::string::npos);
+  // A hook event being answered does not hold telemetry up.
+  std::thread hook([&] { send(server.url(), "{}"); });
+  while (!in_hook) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Reply r = send(server.telemetry_url(), "{\"resourceLogs\":[]}");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{}");
+  release = true;
+  hook.join();
+  EXPECT_EQ(send(server.telemetry_url(), "bad").status, 400);
+  EXPECT_EQ(exports, std::vector<std::string>{"{\"resourceLogs\":[]}"});
+  // The token guards it like the hook path.
+  std::string wrong = server.telemetry_url();
+  wrong.replace(wrong.find("/otel/") + 6, 4, "zzzz");
+  EXPECT_EQ(send(wrong, "{}").status, 404);
+  server.stop();
+}
+
+TEST(HookServerTest, ATelemetryOnlyServerAnswersNoHookEvents) {
+  hooks::HookServer server(nullptr, {}, [](const std::string&) {});
+  EXPECT_EQ(send(server.url(), "{}").status, 404);
+  EXPECT_EQ(send(server.telemetry_url(), "{\"resourceLogs\":[]}").status, 200);
 }
 
 TEST(HookServerTest, ListensOnLoopbackBehindARandomToken) {

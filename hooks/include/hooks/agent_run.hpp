@@ -5,6 +5,12 @@
 // session data preserved at every tool boundary and on exit, and how it ended recorded
 // in the run's session (RunStatus) and in run.json.
 //
+// Containment: every tool call is admitted by the run's ExecutionContext (config
+// policy.* with the run's own limits over it), the agent's model spend is charged to
+// it, and this process supervises the agent — a HaltRequest (a hook that stopped the
+// run, `shadowbox abort`) or the run's timeout ends the agent's whole process tree:
+// SIGTERM, then SIGKILL after policy.kill_grace.
+//
 // Thread-safety: run_agent is called from one thread; hook events are answered on the
 // server's thread, one at a time, while that thread waits for the agent, and never
 // after the agent has exited.
@@ -12,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +27,7 @@
 #include "fsnap/store.hpp"
 #include "hooks/agent_process.hpp"
 #include "sandbox/config.hpp"
+#include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
 
 namespace hooks {
@@ -35,16 +43,31 @@ struct AgentRunSpec {
   std::vector<std::string> argv;  // the agent command
   std::string hook_command;       // what a command hook runs: this executable, bound to the run
   std::string start_summary;      // said in the record of the run's opening boundary
-  sandbox::RunMeta meta;          // run.json as the run starts
-  std::function<void(const std::string&)> warn;  // warnings for the person running it
+  sandbox::RunMeta meta;          // run.json as the run starts (meta.limits: the run's own)
+  std::function<void(const std::string&)> warn;    // warnings for the person running it
+  std::function<void(const std::string&)> inform;  // what the supervisor does (a stop)
+};
+
+// How an agent run ended.
+struct AgentRunResult {
+  AgentExit exit;                            // the agent's own exit
+  std::optional<sandbox::HaltRequest> halt;  // set when containment or an abort stopped it
+  double cost_usd = 0;                       // what the run has spent, in all
+  std::size_t steps = 0;                     // tool calls it has attempted, in all
+  // The status `run` exits with: 3 for a stopped run, else the agent's.
+  int code() const { return halt ? 3 : exit.code(); }
 };
 
 // Runs the agent to its end under shadowbox and returns how it ended. Error if it
 // cannot be started (the run's opening boundary is recorded even then).
-AgentExit run_agent(AgentRunSpec spec);
+AgentRunResult run_agent(AgentRunSpec spec);
 
 // The NO_PROXY / no_proxy entries that let a loopback hook request bypass a proxy set in
 // the environment (none when no proxy is set).
 std::vector<std::string> loopback_without_proxy();
+
+// The environment that makes Claude Code export its cost events (OpenTelemetry logs,
+// OTLP/HTTP JSON) to endpoint.
+std::vector<std::string> telemetry_environment(const std::string& endpoint);
 
 }  // namespace hooks

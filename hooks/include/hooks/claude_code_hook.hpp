@@ -4,7 +4,12 @@
 //
 //   PreToolUse          pre-tool boundary; changes made since the run's newest boundary
 //                       (a person, a background process) are first recorded as a
-//                       boundary of their own, attributed to no tool
+//                       boundary of their own, attributed to no tool. Under containment
+//                       the agent's spend is brought up to date and the call admitted
+//                       first: a denied call gets Claude Code's deny answer with the
+//                       reason (the model reads it); a limit that stops the run also
+//                       answers `continue: false` and asks the run's supervisor to
+//                       stop the agent (HaltRequest)
 //   PostToolUse         post-tool boundary with the tool's result
 //   PostToolUseFailure  the failure transaction (ToolTransactions::fail, whose
 //                       RollbackPolicy decides): rolled back, refused or kept; the agent
@@ -22,9 +27,11 @@
 // serialise on the store lock).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "hooks/agent_spend.hpp"
 #include "sandbox/ledger_run.hpp"
 
 namespace hooks {
@@ -32,6 +39,9 @@ namespace hooks {
 // How the hook behaves besides the run's rollback policy.
 struct ClaudeCodeHookOptions {
   std::vector<std::string> secrets;  // values redacted from everything recorded
+  SpendMeter* spend = nullptr;       // the run's model spend; null: not metered
+  // Warnings for the person running the agent (they also go to the run's log).
+  std::function<void(const std::string&)> warn;
 };
 
 // What to answer Claude Code.

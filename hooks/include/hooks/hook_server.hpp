@@ -2,10 +2,12 @@
 // that supervises the agent, so a tool boundary costs a loopback request instead of
 // starting a process, and the workspace's watch and caches stay warm between calls.
 //
-// Listens on 127.0.0.1 only, on a port the system picks, at a path holding a random
+// Listens on 127.0.0.1 only, on a port the system picks, at paths holding a random
 // token: another local process cannot drive it without reading the agent's settings.
-// Requests are answered one at a time (parallel tool calls serialise here as they do
-// on the store lock); work that the agent need not wait for can follow each reply.
+// Hook requests are answered one at a time (parallel tool calls serialise here as they
+// do on the store lock); work that the agent need not wait for can follow each reply.
+// The same server can receive the agent's OpenTelemetry logs (OTLP/HTTP JSON), which
+// are handled beside hook events, not behind them.
 #pragma once
 
 #include <functional>
@@ -25,8 +27,15 @@ class HookServer {
   // Work done after a reply is sent, before the next event is answered.
   using AfterReply = std::function<void(const HttpHookReply& reply)>;
 
-  // Starts listening. Error kIo if no loopback port can be bound.
-  explicit HookServer(Handler handler, AfterReply after_reply = {});
+  // Receives the body of one OTLP/HTTP JSON logs export; what it throws is answered
+  // with 400.
+  using TelemetryHandler = std::function<void(const std::string& body)>;
+
+  // Starts listening. Without a handler, hook requests are answered 404 (a server for
+  // telemetry only); without a telemetry handler, there is no telemetry endpoint.
+  // Error kIo if no loopback port can be bound.
+  explicit HookServer(Handler handler, AfterReply after_reply = {},
+                      TelemetryHandler telemetry = {});
   // Stops listening (as stop() does).
   ~HookServer();
   HookServer(const HookServer&) = delete;
@@ -34,6 +43,8 @@ class HookServer {
 
   // The URL hooks post to: http://127.0.0.1:<port>/hook/<token>.
   const std::string& url() const;
+  // The OTLP logs endpoint: http://127.0.0.1:<port>/otel/<token>/v1/logs.
+  const std::string& telemetry_url() const;
   // Stops listening and waits for the request being answered, if any. Idempotent.
   void stop();
 

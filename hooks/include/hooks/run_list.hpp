@@ -19,9 +19,16 @@ namespace hooks {
 struct RunInfo {
   std::string run;
   // running; complete (the agent exited with 0, or its session ended); failed (it
-  // exited with another status); killed (by a signal); crashed (its supervisor died
-  // with it); "-" (not an agent run: checkpoints only).
+  // exited with another status); killed (by a signal); halted (stopped by containment
+  // or `shadowbox abort`); crashed (its supervisor died with it); "-" (not an agent
+  // run: checkpoints only).
   std::string status;
+  // Why containment stopped it (policy::halt_reason_name: max_steps, max_cost, timeout,
+  // retry_budget, aborted...), or "".
+  std::string halt_reason;
+  double cost_usd = 0;    // what it spent (the agent's model requests) as last counted, in
+                          // whole micro-dollars
+  std::size_t steps = 0;  // tool calls it attempted
   std::string session_id;
   bool resumable = false;
   std::size_t checkpoints = 0;

@@ -1,0 +1,39 @@
+// The processes an agent leaves behind. The supervisor makes itself a child subreaper,
+// so that every descendant of the agent — a backgrounded shell, a daemonised server —
+// stays its descendant when its parent exits, and can be found (in /proc) and ended:
+// no agent process outlives a stopped run.
+//
+// Thread-safety: plain functions; end_descendants is meant for one thread at a time.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <vector>
+
+namespace hooks {
+
+// Makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER): orphaned
+// descendants are reparented to it instead of to init. Error kIo if refused.
+void become_subreaper();
+
+// Every live (not zombie) descendant of pid, from /proc; pid itself excluded.
+std::vector<pid_t> live_descendants(pid_t pid);
+
+// What end_descendants did.
+struct TreeEnding {
+  std::size_t terminated = 0;  // processes sent SIGTERM
+  std::size_t killed = 0;      // processes still there after the grace, sent SIGKILL
+  bool all_gone = true;        // false: some survived even SIGKILL within the time given
+};
+
+// Ends every descendant of this process: SIGTERM, up to grace for them to exit, then
+// SIGKILL for what is left, again and again for processes forked meanwhile, until none
+// is left (or grace has passed twice more). Descendants that were reparented here are
+// reaped — all but own (the agent, whose exit status is its caller's): reap_own is
+// called to reap that one.
+TreeEnding end_descendants(std::chrono::milliseconds grace, pid_t own,
+                           const std::function<void()>& reap_own);
+
+}  // namespace hooks

@@ -1,0 +1,31 @@
+// The containment of an agent run as every process of the run sets it up — the
+// supervisor, a hook process, `shadowbox abort` — so that they all count against the
+// same limits: config policy.* with the run's own limits (its run flags, kept in
+// run.json) over it.
+//
+// Thread-safety: plain functions over one LedgerRun (one thread at a time).
+#pragma once
+
+#include <string>
+
+#include "fsnap/store.hpp"
+#include "sandbox/config.hpp"
+#include "sandbox/ledger_run.hpp"
+
+namespace hooks {
+
+// The limits of run: config's, overridden by those of its run.json, if it has one.
+sandbox::PolicyLimits run_limits(const fsnap::Store& store, const std::string& run,
+                                 const sandbox::Config& config);
+
+// Puts run's tool calls under containment with config's policy and limits.
+void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
+                 const sandbox::PolicyLimits& limits);
+
+// Stops a running agent run from another process: records the abort (with reason) in
+// the run's ledger — every later tool call of the run is denied — and asks its
+// supervisor to stop the agent (HaltRequest). Error kNotFound if run is no agent run,
+// kConflict if it is not running.
+void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std::string& reason);
+
+}  // namespace hooks

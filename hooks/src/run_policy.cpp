@@ -1,0 +1,45 @@
+#include "hooks/run_policy.hpp"
+
+#include "fsnap/error.hpp"
+#include "sandbox/run_halt.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace hooks {
+
+sandbox::PolicyLimits run_limits(const fsnap::Store& store, const std::string& run,
+                                 const sandbox::Config& config) {
+  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  return meta ? config.policy.limits.overridden_by(meta->limits) : config.policy.limits;
+}
+
+void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
+                 const sandbox::PolicyLimits& limits) {
+  run.state().set_containment(config.policy.execution_config(limits), {.chain_id = run.run()});
+}
+
+void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std::string& reason) {
+  const fsnap::Store& store = run.store();
+  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run.run());
+  if (!meta) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound,
+                       "no agent run " + fsnap::quote_input(run.run()) +
+                           " in this store (shadowbox runs lists them)");
+  }
+  if (meta->exit_code || !sandbox::process_alive(meta->pid)) {
+    throw fsnap::Error(fsnap::ErrorCode::kConflict, "run " + fsnap::quote_input(run.run()) +
+                                                        " is not running; nothing to abort");
+  }
+  contain_run(run, config, run_limits(store, run.run(), config));
+  // The ledger first: whatever happens to the agent next, the abort and its reason are
+  // the run's, and no further tool call of it is admitted.
+  run.transactions().checkpoint(
+      {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
+      [&](sandbox::Session&) {
+        run.state().containment()->abort(reason);
+        run.state().record_containment();
+      },
+      "aborted: " + reason);
+  sandbox::request_halt(store, run.run(), {"aborted", "aborted: " + reason, false});
+}
+
+}  // namespace hooks

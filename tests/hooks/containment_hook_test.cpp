@@ -1,0 +1,186 @@
+// Containment in the hook path (`shadowbox hook claude-code`, one process per event, as
+// the command transport and installed hooks run it): limits from the config and from
+// the run's own run.json, the deny answer the model reads, `continue: false` and a halt
+// request when the run must stop, an open circuit that denies one tool only, and the
+// agent's model spend read from its transcript and charged before each call.
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem.hpp>
+
+#include "fsnap/store_layout.hpp"
+#include "hooks/claude_code_state.hpp"
+#include "sandbox/containment.hpp"
+#include "sandbox/ledger.hpp"
+#include "sandbox/run_halt.hpp"
+#include "sandbox/run_meta.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using Poco::JSON::Object;
+using testing_support::CommandResult;
+using testing_support::run_command;
+using testing_support::write_file;
+
+class ContainmentHookTest : public ::testing::Test {
+ protected:
+  ContainmentHookTest() {
+    fs::create_directories(ws_);
+    hooks::register_claude_code_slice_types();
+  }
+
+  void config(const std::string& policy_yaml) { write_file(config_, "policy:\n" + policy_yaml); }
+
+  CommandResult send(const std::string& event_name, const std::string& tool_name,
+                     const std::string& id, const std::string& more = "") {
+    std::string event = "{\"hook_event_name\":\"" + event_name +
+                        "\",\"session_id\":\"sess-1\",\"transcript_path\":\"" +
+                        transcript_.string() + "\",\"cwd\":\"" + ws_.string() +
+                        "\",\"tool_name\":\"" + tool_name + "\",\"tool_use_id\":\"" + id +
+                        "\",\"tool_input\":{\"command\":\"x\"}" + more + "}";
+    return run_command({SHADOWBOX_BIN, "--store", store_.string(), "--config", config_.string(),
+                        "hook", "claude-code", "--run", "r1"},
+                       ws_, {"CLAUDE_PROJECT_DIR=" + ws_.string()}, event);
+  }
+  // A call that succeeds; expects it to be allowed.
+  void call(const std::string& tool, const std::string& id) {
+    CommandResult pre = send("PreToolUse", tool, id);
+    ASSERT_EQ(pre.exit_code, 0) << pre.err;
+    ASSERT_EQ(pre.out, "") << "allowed without an answer";
+    ASSERT_EQ(send("PostToolUse", tool, id, ",\"tool_response\":{}").exit_code, 0);
+  }
+  // A call that fails.
+  void failing_call(const std::string& tool, const std::string& id) {
+    CommandResult pre = send("PreToolUse", tool, id);
+    ASSERT_EQ(pre.exit_code, 0) << pre.err;
+    ASSERT_EQ(pre.out, "");
+    ASSERT_EQ(send("PostToolUseFailure", tool, id, ",\"error\":\"exit 1\"").exit_code, 0);
+  }
+  static Object::Ptr json(const std::string& text) {
+    Poco::JSON::Parser parser;
+    return parser.parse(text).extract<Object::Ptr>();
+  }
+  fsnap::Store store() const { return fsnap::Store::open(store_, ws_, false); }
+  std::optional<sandbox::LedgerRecord> latest() const {
+    return sandbox::Ledger::of(store()).latest("r1");
+  }
+  // The request that asked for tool call toolu_<n>, as the transcript records it:
+  // $1.000005 (66,667 Sonnet output tokens).
+  void one_dollar_request(int n) {
+    std::string id = std::to_string(n);
+    std::string old = fs::exists(transcript_) ? testing_support::read_file(transcript_) : "";
+    write_file(transcript_, old + "{\"type\":\"assistant\",\"requestId\":\"req_" + id +
+                                "\",\"message\":{\"id\":\"msg_" + id +
+                                "\",\"model\":\"claude-sonnet-4-6\",\"content\":[{\"type\":"
+                                "\"tool_use\",\"id\":\"toolu_" +
+                                id +
+                                "\",\"name\":\"Bash\",\"input\":{}}],\"usage\":{"
+                                "\"input_tokens\":0,\"output_tokens\":66667}}}\n");
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path store_ = temp_ / "store";
+  fs::path config_ = temp_ / "shadowbox.yaml";
+  fs::path transcript_ = temp_ / "home/.claude/projects/-ws/sess-1.jsonl";
+};
+
+TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
+  config("  max_steps: 2\n");
+  call("Bash", "toolu_1");
+  call("Read", "toolu_2");
+  CommandResult third = send("PreToolUse", "Bash", "toolu_3");
+  ASSERT_EQ(third.exit_code, 0) << "a deny is a 2xx-style answer, not an error: " << third.err;
+  Object::Ptr answer = json(third.out);
+  Object::Ptr specific = answer->getObject("hookSpecificOutput");
+  ASSERT_TRUE(specific);
+  EXPECT_EQ(specific->getValue<std::string>("permissionDecision"), "deny");
+  std::string reason = specific->getValue<std::string>("permissionDecisionReason");
+  EXPECT_NE(reason.find("step limit"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("max_steps"), std::string::npos) << reason;
+  EXPECT_FALSE(answer->getValue<bool>("continue"));
+  EXPECT_NE(answer->getValue<std::string>("stopReason").find("shadowbox stopped the run"),
+            std::string::npos);
+  // The supervisor is asked to stop the agent, which was told already.
+  std::optional<sandbox::HaltRequest> halt = sandbox::pending_halt(store(), "r1");
+  ASSERT_TRUE(halt);
+  EXPECT_EQ(halt->halt_reason, "max_steps");
+  EXPECT_TRUE(halt->agent_told);
+  // The ledger: one `denied` boundary with the decision and its SafetyEvent.
+  std::optional<sandbox::LedgerRecord> record = latest();
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->phase, fsnap::Phase::kDenied);
+  EXPECT_EQ(record->tool_call_id, "toolu_3");
+  EXPECT_EQ(record->decision, "halt");
+  ASSERT_TRUE(record->safety_event);
+  EXPECT_EQ(record->safety_event->type, policy::StopReason::kStepLimitExceeded);
+  std::optional<policy::ContainmentState> counted = sandbox::containment_state(record->session());
+  ASSERT_TRUE(counted);
+  EXPECT_EQ(counted->step_count, 3u) << "the denied attempt is a step too";
+  EXPECT_EQ(counted->halted_by, policy::StopReason::kStepLimitExceeded);
+  // Every later call is denied as well.
+  EXPECT_NE(send("PreToolUse", "Read", "toolu_4").out.find("\"deny\""), std::string::npos);
+}
+
+TEST_F(ContainmentHookTest, TheRunsOwnLimitsOverrideTheConfigs) {
+  config("  max_steps: 100\n");
+  sandbox::RunMeta meta;
+  meta.run = "r1";
+  meta.workspace = ws_.string();
+  meta.limits.max_steps = 1;
+  fsnap::Store::open(store_, ws_, true);
+  meta.save(store());
+  call("Bash", "toolu_1");
+  EXPECT_NE(send("PreToolUse", "Bash", "toolu_2").out.find("\"deny\""), std::string::npos);
+}
+
+TEST_F(ContainmentHookTest, AnOpenCircuitDeniesOneToolAndTheRunGoesOn) {
+  config("  circuit_breaker: {failure_threshold: 2, recovery_timeout: 1h}\n");
+  failing_call("Bash", "toolu_1");
+  failing_call("Bash", "toolu_2");
+  CommandResult third = send("PreToolUse", "Bash", "toolu_3");
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  Object::Ptr answer = json(third.out);
+  EXPECT_EQ(answer->getObject("hookSpecificOutput")->getValue<std::string>("permissionDecision"),
+            "deny");
+  EXPECT_NE(answer->getObject("hookSpecificOutput")
+                ->getValue<std::string>("permissionDecisionReason")
+                .find("Bash failed 2 times in a row"),
+            std::string::npos);
+  EXPECT_FALSE(answer->has("continue")) << "an open circuit does not stop the run";
+  EXPECT_FALSE(sandbox::pending_halt(store(), "r1"));
+  ASSERT_TRUE(latest()->safety_event);
+  EXPECT_EQ(latest()->safety_event->type, policy::StopReason::kCircuitOpen);
+  call("Read", "toolu_4");
+}
+
+TEST_F(ContainmentHookTest, TheTranscriptsSpendIsChargedBeforeEachCall) {
+  config("  max_cost_usd: 2.5\n");
+  one_dollar_request(1);
+  call("Bash", "toolu_1");
+  one_dollar_request(2);
+  call("Bash", "toolu_2");
+  one_dollar_request(3);  // $3 now: the ceiling is crossed by this request
+  CommandResult denied = send("PreToolUse", "Bash", "toolu_3");
+  Object::Ptr answer = json(denied.out);
+  EXPECT_NE(answer->getObject("hookSpecificOutput")
+                ->getValue<std::string>("permissionDecisionReason")
+                .find("cost ceiling"),
+            std::string::npos);
+  EXPECT_FALSE(answer->getValue<bool>("continue"));
+  EXPECT_EQ(sandbox::pending_halt(store(), "r1")->halt_reason, "max_cost");
+  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest()->session());
+  EXPECT_NEAR(counted->cost_usd, 3 * 1.000005, 1e-9);
+  // `runs` shows it, to the millionth of a dollar.
+  CommandResult runs = run_command(
+      {SHADOWBOX_BIN, "--store", store_.string(), "--config", config_.string(), "--json", "runs"},
+      ws_);
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_NE(runs.out.find("\"cost_usd\":3.000015,"), std::string::npos) << runs.out;
+  EXPECT_NE(runs.out.find("\"steps\":3"), std::string::npos) << runs.out;
+}
+
+}  // namespace
