@@ -95,12 +95,14 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
   // Everything the child needs is made before fork: this process may have other
   // threads (the hook server), so the child must not allocate.
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  const std::string dir = cwd.string();
+  const std::string& dir = cwd.string();
   pid_t parent = ::getpid();
 
   pid_t pid = ::fork();

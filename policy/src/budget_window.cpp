@@ -28,8 +28,8 @@ HookVerdict BudgetWindowHook::before_call(const CallContext& call) {
   }
   auto event = [&](Decision decision, double limit, double value, const char* what) {
     std::ostringstream reason;
-    reason << what << " in the last " << config_.window.count() / 1000.0 << " s: " << value
-           << " of " << limit;
+    reason << what << " in the last " << static_cast<double>(config_.window.count()) / 1000.0
+           << " s: " << value << " of " << limit;
     return SafetyEvent{StopReason::kProviderRateLimit,
                        decision,
                        std::string(name()),

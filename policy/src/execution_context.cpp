@@ -100,7 +100,8 @@ CallContext ExecutionContext::call_context(NodeKind kind, const WrapOptions& opt
 
 SafetyEvent ExecutionContext::timeout_event(TimePoint now) const {
   std::ostringstream reason;
-  reason << "the run's time is up (timeout " << config_.timeout.count() / 1000.0 << " s)";
+  reason << "the run's time is up (timeout "
+         << static_cast<double>(config_.timeout.count()) / 1000.0 << " s)";
   return SafetyEvent{StopReason::kTimeout,
                      Decision::kHalt,
                      "ExecutionContext",
