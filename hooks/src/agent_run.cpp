@@ -105,7 +105,8 @@ void restart_containment(sandbox::ExecutionState& state) {
 // Supervises the agent until it has exited: a HaltRequest, or the run's time running
 // out, ends its process tree. Returns the halt that stopped it, if one did.
 std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
-                                              std::optional<policy::TimePoint> deadline) {
+                                              std::optional<policy::TimePoint> deadline,
+                                              const std::string& timeout_reason) {
   using Clock = std::chrono::steady_clock;
   milliseconds grace = spec.config.policy.kill_grace;
   std::optional<sandbox::HaltRequest> halt;
@@ -115,7 +116,7 @@ std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRu
     if (!halt) {
       halt = sandbox::pending_halt(spec.store, spec.run);
       if (!halt && deadline && std::chrono::system_clock::now() >= *deadline) {
-        halt = sandbox::HaltRequest{"timeout", "the run's time is up", false};
+        halt = sandbox::HaltRequest{"timeout", timeout_reason, false};
         try {
           sandbox::request_halt(spec.store, spec.run, *halt);
         } catch (const std::exception&) {
@@ -294,7 +295,11 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   } catch (const std::exception& e) {
     warn(e.what());
   }
-  result.halt = supervise(*agent, spec, deadline);
+  std::string timeout_reason = "the run's time is up";
+  std::optional<std::chrono::seconds> timeout =
+      policy.limits.overridden_by(spec.meta.limits).timeout;
+  if (timeout) timeout_reason += " (timeout " + std::to_string(timeout->count()) + " s)";
+  result.halt = supervise(*agent, spec, deadline, timeout_reason);
   result.exit = agent->exit().value_or(AgentExit{1, 0});
   agent.reset();
   // No event is answered after this (the one in flight, if any, is waited for): from

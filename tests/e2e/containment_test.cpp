@@ -198,6 +198,7 @@ TEST_P(ContainmentTest, TimeoutEndsAModelRequestThatNeverReturnsAndEveryProcess)
   CommandResult r = run(scenario, {"--timeout", "3s"}, "policy:\n  kill_grace: 1s\n");
   auto took = std::chrono::steady_clock::now() - start;
   expect_halted(r, "timeout");
+  EXPECT_NE(r.err.find("the run's time is up (timeout 3 s)"), std::string::npos) << r.err;
   EXPECT_LT(took, std::chrono::seconds(20));
   // Nothing of the agent is left: not the agent, not what it started.
   std::optional<sandbox::RunMeta> meta =
