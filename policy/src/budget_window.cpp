@@ -19,6 +19,34 @@ void BudgetWindowHook::expire() {
 
 HookVerdict BudgetWindowHook::before_call(const CallContext& call) {
   std::lock_guard<std::mutex> lock(mutex_);
+  HookVerdict verdict = check_locked(call);
+  if (verdict.decision != Decision::kHalt) record_locked();
+  return verdict;
+}
+
+HookVerdict BudgetWindowHook::check(const CallContext& call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return check_locked(call);
+}
+
+void BudgetWindowHook::record_call(const CallContext& call) {
+  (void)call;
+  std::lock_guard<std::mutex> lock(mutex_);
+  record_locked();
+}
+
+void BudgetWindowHook::record_locked() {
+  expire();
+  TimePoint now = now_of(now_);
+  if (!entries_.empty() && now - entries_.back().from < config_.window / kWindowBuckets) {
+    entries_.back().at = now;
+    ++entries_.back().calls;
+  } else {
+    entries_.push_back(WindowEntry{now, now, 0, 1});
+  }
+}
+
+HookVerdict BudgetWindowHook::check_locked(const CallContext& call) {
   expire();
   double calls = 0;
   double cost = 0;
@@ -46,13 +74,6 @@ HookVerdict BudgetWindowHook::before_call(const CallContext& call) {
   }
   if (config_.max_cost_usd > 0 && cost >= config_.max_cost_usd) {
     return {Decision::kHalt, event(Decision::kHalt, config_.max_cost_usd, cost, "USD spent")};
-  }
-  TimePoint now = now_of(now_);
-  if (!entries_.empty() && now - entries_.back().from < config_.window / kWindowBuckets) {
-    entries_.back().at = now;
-    ++entries_.back().calls;
-  } else {
-    entries_.push_back(WindowEntry{now, now, 0, 1});
   }
   HookVerdict verdict;
   if (config_.degrade_at > 0) {

@@ -25,9 +25,14 @@ CircuitBreaker::CircuitBreaker(CircuitBreakerConfig config, Now now)
 
 CircuitStatus CircuitBreaker::current(const CircuitStatus& stored) const {
   CircuitStatus s = stored;
-  if (s.state == CircuitState::kOpen && now_of(now_) - s.opened_at >= config_.recovery_timeout) {
+  TimePoint now = now_of(now_);
+  if (s.state == CircuitState::kOpen && now - s.opened_at >= config_.recovery_timeout) {
     s.state = CircuitState::kHalfOpen;
     s.trial_in_flight = false;
+  }
+  if (s.state == CircuitState::kHalfOpen && s.trial_in_flight &&
+      now - s.trial_at >= config_.recovery_timeout) {
+    s.trial_in_flight = false;  // lost: its outcome never came
   }
   return s;
 }
@@ -55,6 +60,7 @@ CircuitAdmission CircuitBreaker::allow(const std::string& key) {
         return a;
       }
       s.trial_in_flight = true;
+      s.trial_at = now_of(now_);
       a.trial = true;
       return a;
   }

@@ -139,6 +139,21 @@ std::optional<SafetyEvent> ExecutionContext::chain_limit(const WrapOptions& opti
   if (state_.aborted) {
     return event(StopReason::kAborted, "the run was aborted: " + state_.abort_reason, 0, 0);
   }
+  if (state_.halted_by) {
+    // Stopped once, stopped for good (whatever changed since: an estimate, the limits).
+    for (auto it = state_.events.rbegin(); it != state_.events.rend(); ++it) {
+      if (it->type == *state_.halted_by && it->decision == Decision::kHalt) {
+        SafetyEvent again = *it;
+        again.at = now;
+        again.node_id = node_id;
+        again.key = options.key;
+        return again;
+      }
+    }
+    return event(*state_.halted_by,
+                 "the run was stopped (" + std::string(halt_reason_name(*state_.halted_by)) + ")",
+                 0, 0);
+  }
   if (std::optional<TimePoint> until = deadline(); until && now >= *until) {
     SafetyEvent timeout = timeout_event(now);
     timeout.node_id = node_id;
@@ -187,7 +202,7 @@ void ExecutionContext::stop(const SafetyEvent& event) {
 Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
   Admission out;
-  out.node_id = "n" + std::to_string(next_node_++);
+  out.node_id = "n" + std::to_string(state_.next_node++);
   std::size_t steps_before = state_.step_count++;  // every attempt is a step
   NodeRecord record;
   record.node_id = out.node_id;
@@ -218,12 +233,14 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
     return refuse(std::move(*limit), status, true);
   }
   CallContext call = call_context(kind, options, out.node_id, steps_before);
-  // The per-call checks: the budget window, then the pipeline's hooks.
+  // The per-call checks: the budget window, the pipeline's hooks, the circuit. The
+  // window counts the call only once all have let it through.
+  std::optional<SafetyEvent> window_degraded;
   if (window_) {
-    HookVerdict v = window_->before_call(call);
+    HookVerdict v = window_->check(call);
     if (v.decision == Decision::kHalt) return refuse(*v.event, NodeStatus::kHalted, false);
     if (v.decision == Decision::kDegrade && v.event) {
-      state_.events.push_back(*v.event);
+      window_degraded = v.event;
       out.decision = Decision::kDegrade;
       out.event = v.event;
     }
@@ -274,6 +291,10 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
       return refuse(std::move(event), NodeStatus::kHalted, false);
     }
   }
+  if (window_) {
+    window_->record_call(call);
+    if (window_degraded) state_.events.push_back(*window_degraded);
+  }
   nodes_.push_back(record);
   std::optional<TimePoint> call_deadline;
   if (options.timeout) call_deadline = record.start + *options.timeout;
@@ -284,6 +305,8 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
 void ExecutionContext::complete(const std::string& node_id, const CallResult& result) {
   std::lock_guard<std::mutex> lock(mutex_);
   NodeRecord* record = node(node_id);
+  // A node of another call (ids of a context that came before) is not this one's.
+  if (record != nullptr && !result.key.empty() && record->key != result.key) record = nullptr;
   std::string key = record != nullptr ? record->key : result.key;
   WrapOptions options;
   options.key = key;

@@ -62,6 +62,7 @@ Var encode_state(const policy::ContainmentState& s) {
   o->set("abort_reason", s.abort_reason);
   o->set("halted_by", s.halted_by ? Var(std::string(policy::to_string(*s.halted_by))) : Var());
   o->set("started_at", time_text(s.started_at));
+  o->set("next_node", s.next_node);
   Object::Ptr circuits = object();
   for (const auto& [key, c] : s.circuits) {
     Object::Ptr item = object();
@@ -69,6 +70,7 @@ Var encode_state(const policy::ContainmentState& s) {
     item->set("consecutive_failures", c.consecutive_failures);
     item->set("opened_at", time_text(c.opened_at));
     item->set("trial_in_flight", c.trial_in_flight);
+    item->set("trial_at", time_text(c.trial_at));
     circuits->set(key, item);
   }
   o->set("circuits", circuits);
@@ -100,6 +102,8 @@ policy::ContainmentState decode_state(const Var& v) {
     s.halted_by = policy::parse_stop_reason(halted);
   }
   s.started_at = time_of(o, "started_at");
+  s.next_node = static_cast<std::size_t>(o->optValue<double>("next_node", 1));
+  if (s.next_node == 0) s.next_node = 1;
   if (Object::Ptr circuits = o->getObject("circuits")) {
     for (const auto& [key, value] : *circuits) {
       Object::Ptr item = object_of(value, "a circuit");
@@ -111,6 +115,7 @@ policy::ContainmentState decode_state(const Var& v) {
       c.consecutive_failures = static_cast<std::size_t>(number(item, "consecutive_failures"));
       c.opened_at = time_of(item, "opened_at");
       c.trial_in_flight = item->has("trial_in_flight") && item->getValue<bool>("trial_in_flight");
+      c.trial_at = time_of(item, "trial_at");
       s.circuits.emplace(key, c);
     }
   }

@@ -1,6 +1,7 @@
 // CircuitBreaker: opens after the threshold of consecutive failures (per key), refuses
 // while open, lets exactly one trial through once half-open (also to concurrent
-// callers), closes on the trial's success and opens again on its failure.
+// callers), closes on the trial's success, opens again on its failure, and gives a new
+// trial when one's outcome never comes.
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -58,6 +59,23 @@ TEST(CircuitBreakerTest, HalfOpenLetsExactlyOneTrialThrough) {
   EXPECT_EQ(breaker.status("Bash").state, CircuitState::kClosed);
   EXPECT_TRUE(breaker.allow("Bash").allowed);
   EXPECT_TRUE(breaker.allow("Bash").allowed);
+}
+
+TEST(CircuitBreakerTest, ATrialWhoseOutcomeNeverComesIsTakenForLost) {
+  policy_test::TestClock clock;
+  CircuitBreaker breaker({1, 5'000ms}, clock.now());
+  breaker.record_failure("Bash");
+  clock.advance(5'000ms);
+  ASSERT_TRUE(breaker.allow("Bash").trial);  // ... and the call is interrupted
+  clock.advance(4'999ms);
+  EXPECT_FALSE(breaker.allow("Bash").allowed) << "the trial may still be under way";
+  clock.advance(1ms);
+  CircuitAdmission again = breaker.allow("Bash");
+  EXPECT_TRUE(again.allowed) << "a recovery time after it began, the trial is lost";
+  EXPECT_TRUE(again.trial);
+  EXPECT_FALSE(breaker.allow("Bash").allowed) << "still one trial at a time";
+  breaker.record_success("Bash");
+  EXPECT_EQ(breaker.status("Bash").state, CircuitState::kClosed);
 }
 
 TEST(CircuitBreakerTest, ConcurrentCallersGetOneTrial) {

@@ -309,6 +309,59 @@ TEST(ExecutionContextTest, TheStateContinuesInANewContext) {
   EXPECT_EQ(third.state().circuits.count("Edit"), 1u);
 }
 
+TEST(ExecutionContextTest, AStopIsForGood) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.max_cost_usd = 1.0}, {}, nullptr, clock.now());
+  Admission estimated = context.admit(NodeKind::kTool, {.cost_estimate_hint = 2.0});
+  ASSERT_EQ(estimated.decision, Decision::kHalt);
+  Admission next = context.admit(NodeKind::kTool, {.key = "Read"});
+  EXPECT_EQ(next.decision, Decision::kHalt) << "a call without an estimate is stopped too";
+  ASSERT_TRUE(next.event);
+  EXPECT_EQ(next.event->type, StopReason::kBudgetExceeded);
+  EXPECT_EQ(next.event->key, "Read");
+  // In another context of the chain, with limits changed meanwhile, as well.
+  ExecutionContext later({.max_cost_usd = 100.0}, {}, nullptr, clock.now(), context.state());
+  EXPECT_EQ(later.admit(NodeKind::kTool).decision, Decision::kHalt);
+}
+
+TEST(ExecutionContextTest, OnlyAdmittedCallsCountInTheWindow) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.circuit_breaker = CircuitBreakerConfig{1, 3'600'000ms},
+                            .budget_window = BudgetWindowConfig{300'000ms, 3, 0, 0}},
+                           {}, nullptr, clock.now());
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(context.admit(NodeKind::kTool, {.key = "Bash"}).event->type,
+              StopReason::kCircuitOpen);
+  }
+  EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Read"}), Decision::kAllow);
+  EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Read"}), Decision::kAllow)
+      << "two calls in the window, not seven";
+  EXPECT_EQ(context.admit(NodeKind::kTool, {.key = "Read"}).event->type,
+            StopReason::kProviderRateLimit);
+}
+
+TEST(ExecutionContextTest, NodeIdsStayUniqueAcrossTheContextsOfAChain) {
+  policy_test::TestClock clock;
+  ExecutionConfig config{.circuit_breaker = CircuitBreakerConfig{1, 60'000ms}};
+  ExecutionContext first(config, {}, nullptr, clock.now());
+  Admission bash = first.admit(NodeKind::kTool, {.key = "Bash"});
+  // The chain goes on in a new context (another process recorded a boundary) ...
+  ExecutionContext second(config, {}, nullptr, clock.now(), first.state());
+  Admission read = second.admit(NodeKind::kTool, {.key = "Read"});
+  EXPECT_NE(read.node_id, bash.node_id);
+  // ... where the Bash call, admitted before, fails: its own circuit opens, not Read's.
+  second.complete(bash.node_id, CallResult{false, 0, "exit 1", false, "Bash"});
+  EXPECT_EQ(second.state().circuits.count("Bash"), 1u);
+  EXPECT_EQ(second.state().circuits.count("Read"), 0u);
+  // A node id of another call, given with this call's key, is not taken for it.
+  ExecutionContext third(config, {}, nullptr, clock.now(), second.state());
+  Admission edit = third.admit(NodeKind::kTool, {.key = "Edit"});
+  third.complete(edit.node_id, CallResult{false, 0, "exit 1", false, "Write"});
+  EXPECT_EQ(third.state().circuits.count("Write"), 1u);
+  EXPECT_EQ(third.state().circuits.count("Edit"), 0u);
+}
+
 TEST(ExecutionContextTest, LimitsOutOfRangeAreRefused) {
   EXPECT_THROW(ExecutionContext({.max_cost_usd = 0.0}), std::invalid_argument);
   EXPECT_THROW(ExecutionContext({.max_steps = 0}), std::invalid_argument);

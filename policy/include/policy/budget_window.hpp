@@ -47,7 +47,12 @@ class BudgetWindowHook : public ShieldHook {
   explicit BudgetWindowHook(BudgetWindowConfig config, Now now = {});
 
   std::string_view name() const override { return "BudgetWindowHook"; }
+  // check(), and record_call() when the call may go.
   HookVerdict before_call(const CallContext& call) override;
+  // Whether the call may go (kAllow, kDegrade, kHalt), without counting it.
+  HookVerdict check(const CallContext& call);
+  // Counts an admitted call.
+  void record_call(const CallContext& call);
   void on_charge(const CallContext& call, double cost_usd) override;
 
   // The entries inside the window now, oldest first (to persist), and back.
@@ -55,7 +60,9 @@ class BudgetWindowHook : public ShieldHook {
   void restore(std::vector<WindowEntry> entries);
 
  private:
-  void expire();  // with mutex_ held
+  void expire();                                      // with mutex_ held
+  HookVerdict check_locked(const CallContext& call);  // with mutex_ held
+  void record_locked();                               // with mutex_ held
 
   BudgetWindowConfig config_;
   Now now_;

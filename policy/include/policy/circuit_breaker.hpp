@@ -34,6 +34,8 @@ struct CircuitStatus {
   std::size_t consecutive_failures = 0;
   TimePoint opened_at;           // when it last opened
   bool trial_in_flight = false;  // half-open: the one trial call was let through
+  TimePoint trial_at;            // when; a trial with no outcome after recovery_timeout
+                                 // is taken for lost (a call interrupted, never ended)
   friend bool operator==(const CircuitStatus&, const CircuitStatus&) = default;
 };
 
@@ -52,7 +54,9 @@ class CircuitBreaker {
   explicit CircuitBreaker(CircuitBreakerConfig config, Now now = {});
 
   // Whether a call under key may go now. Open: no, until recovery_timeout has passed;
-  // then the circuit is half-open and the first caller gets the trial, the others no.
+  // then the circuit is half-open and the first caller gets the trial, the others no —
+  // until the trial ends, or recovery_timeout after it began (then the next caller gets
+  // a new trial: a trial whose outcome never comes must not close the key for good).
   CircuitAdmission allow(const std::string& key);
   // The call under key succeeded: the circuit closes, its failure count starts again.
   void record_success(const std::string& key);

@@ -104,6 +104,7 @@ struct ContainmentState {
   std::map<std::string, CircuitStatus> circuits;
   std::vector<WindowEntry> window;
   std::vector<SafetyEvent> events;
+  std::size_t next_node = 1;  // node ids stay unique across the contexts of a chain
 };
 
 // The chain at one moment (get_snapshot in the spec).
@@ -149,9 +150,10 @@ class ExecutionContext {
                             std::shared_ptr<ShieldPipeline> pipeline = nullptr, Now now = {},
                             std::optional<ContainmentState> from = std::nullopt);
 
-  // Before a call: counts the attempt, then checks, in order, abort, timeout, the cost
-  // ceiling (with the call's estimate), the step limit and the retry budget (a chain
-  // stop: this and every later call halt), the call key's circuit, and the pipeline.
+  // Before a call: counts the attempt, then checks, in order, abort, an earlier stop,
+  // timeout, the cost ceiling (with the call's estimate), the step limit and the retry
+  // budget (a chain stop: this and every later call halt), the budget window, the
+  // pipeline, and the call key's circuit. Only an admitted call counts in the window.
   Admission admit(NodeKind kind, const WrapOptions& options = {});
   // After an admitted call: its cost is charged; a success closes its circuit, a
   // failure (or a call past its deadline) uses one retry and counts toward its circuit.
@@ -217,7 +219,6 @@ class ExecutionContext {
   mutable std::mutex mutex_;
   ContainmentState state_;
   std::vector<NodeRecord> nodes_;
-  std::size_t next_node_ = 1;
   std::optional<ContextSnapshot> stop_snapshot_;
 };
 
