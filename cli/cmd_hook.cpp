@@ -16,7 +16,9 @@
 #include "hooks/run_policy.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/redaction.hpp"
+#include "sandbox/run_meta.hpp"
 #include "shell.hpp"
+#include "termination.hpp"
 
 namespace cli {
 
@@ -27,6 +29,9 @@ int cmd_hook(const Context& context, const Args& args) {
     throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
                              " (supported: claude-code)");
   }
+  // An agent being stopped gets SIGTERM with its hook processes: this one finishes the
+  // step it records (it is short; SIGKILL after the kill grace still ends it).
+  defer_termination();
   std::string event((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   // Malformed input is answered before anything is opened or created.
   if (std::optional<std::string> problem = hooks::event_problem(event)) {
@@ -43,7 +48,10 @@ int cmd_hook(const Context& context, const Args& args) {
   hooks::SpendMeter meter(context.config.policy.prices,
                           fsnap::layout::agent_cost_file(run->store().dir(), run_name));
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
-  hooks::HookAnswer answer = hooks::handle_claude_code_event(event, *run, {secrets, &meter, warn});
+  // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
+  bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
+  hooks::HookAnswer answer =
+      hooks::handle_claude_code_event(event, *run, {secrets, &meter, supervised, warn});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
   // a crash loses at most the step in flight.
   const char* run_home = std::getenv("SHADOWBOX_RUN_HOME");

@@ -227,9 +227,10 @@ int cmd_abort(const Context& context, const Args& args) {
   std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(run, false);
   hooks::abort_run(*ledger_run, context.config, reason);
   std::cerr << "shadowbox: asked run " << run << " to stop: " << reason << '\n';
-  // Its supervisor stops the agent within the kill grace; wait to say it did.
-  auto until = std::chrono::steady_clock::now() + 2 * context.config.policy.kill_grace +
-               std::chrono::seconds(10);
+  // Its supervisor ends the agent's tree at once: SIGTERM, SIGKILL after the kill grace,
+  // again for what was forked meanwhile. Wait to say it did.
+  auto waited = 3 * context.config.policy.kill_grace + std::chrono::seconds(10);
+  auto until = std::chrono::steady_clock::now() + waited;
   while (std::chrono::steady_clock::now() < until) {
     std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
     if (!meta || meta->exit_code || !sandbox::process_alive(meta->pid)) {
@@ -238,8 +239,10 @@ int cmd_abort(const Context& context, const Args& args) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::cerr << "shadowbox: run " << run << " is still stopping\n";
-  return 0;
+  std::cerr << "shadowbox: error: run " << run << " did not stop within "
+            << std::chrono::duration_cast<std::chrono::seconds>(waited).count()
+            << " s; the abort is recorded, so no further tool call of it is admitted\n";
+  return 1;
 }
 
 }  // namespace cli

@@ -12,7 +12,10 @@
 
 namespace fsnap {
 
-void write_file_atomically(const boost::filesystem::path& file, const std::string& content) {
+namespace {
+
+// Writes content to a new temporary file beside file and returns its name.
+std::string write_temporary(const boost::filesystem::path& file, const std::string& content) {
   static std::atomic<unsigned> counter{0};
   std::string tmp = file.string() + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(counter.fetch_add(1));
@@ -35,11 +38,29 @@ void write_file_atomically(const boost::filesystem::path& file, const std::strin
     ::unlink(tmp.c_str());
     throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(err));
   }
+  return tmp;
+}
+
+}  // namespace
+
+void write_file_atomically(const boost::filesystem::path& file, const std::string& content) {
+  std::string tmp = write_temporary(file, content);
   if (::rename(tmp.c_str(), file.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw Error(ErrorCode::kIo, "cannot replace " + file.string() + ": " + std::strerror(err));
   }
+}
+
+bool create_file_atomically(const boost::filesystem::path& file, const std::string& content) {
+  std::string tmp = write_temporary(file, content);
+  // link(2) fails with EEXIST instead of replacing: the first creator wins.
+  int result = ::link(tmp.c_str(), file.c_str());
+  int err = errno;
+  ::unlink(tmp.c_str());
+  if (result == 0) return true;
+  if (err == EEXIST) return false;
+  throw Error(ErrorCode::kIo, "cannot create " + file.string() + ": " + std::strerror(err));
 }
 
 std::optional<std::string> read_small_file(const boost::filesystem::path& file) {

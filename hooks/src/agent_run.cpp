@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -87,19 +88,12 @@ class InProcessHooks {
   HookServer server_;  // last: stops before what it uses goes
 };
 
-// The opening boundary's containment: what the run counted before (steps, spend,
-// circuits) goes on, but a stop, an abort and the clock start afresh — a resumed run
-// runs again, with its full time.
-void restart_containment(sandbox::ExecutionState& state) {
-  policy::ExecutionContext* context = state.containment();
-  if (context == nullptr) return;
-  policy::ContainmentState counted = context->state();
-  counted.aborted = false;
-  counted.abort_reason.clear();
-  counted.halted_by.reset();
-  counted.started_at = state.clock().now();
-  state.continue_containment(counted);
-  state.record_containment();
+// Ends the agent's process tree. Hook processes in it finish the step they are in
+// first (`shadowbox hook` defers SIGTERM until its step is recorded).
+void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec) {
+  TreeEnding ending =
+      end_descendants(spec.config.policy.kill_grace, agent.pid(), [&] { agent.reap(); });
+  if (!ending.all_gone && spec.warn) spec.warn("some of the agent's processes survived SIGKILL");
 }
 
 // Supervises the agent until it has exited: a HaltRequest, or the run's time running
@@ -108,40 +102,39 @@ std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRu
                                               std::optional<policy::TimePoint> deadline,
                                               const std::string& timeout_reason) {
   using Clock = std::chrono::steady_clock;
-  milliseconds grace = spec.config.policy.kill_grace;
   std::optional<sandbox::HaltRequest> halt;
   std::optional<Clock::time_point> end_at;
-  auto reap = [&] { agent.reap(); };
+  bool ended = false;
   while (!agent.wait_for(milliseconds(100))) {
-    if (!halt) {
-      halt = sandbox::pending_halt(spec.store, spec.run);
-      if (!halt && deadline && std::chrono::system_clock::now() >= *deadline) {
-        halt = sandbox::HaltRequest{"timeout", timeout_reason, false};
+    if (ended) continue;  // the tree was ended; the agent's exit is on its way
+    if (!halt || halt->agent_told) {
+      std::optional<sandbox::HaltRequest> pending = sandbox::pending_halt(spec.store, spec.run);
+      if (!pending && deadline && std::chrono::system_clock::now() >= *deadline) {
+        pending = sandbox::HaltRequest{"timeout", timeout_reason, false};
         try {
-          sandbox::request_halt(spec.store, spec.run, *halt);
+          sandbox::request_halt(spec.store, spec.run, *pending);
         } catch (const std::exception&) {
           // The request is this process's own; the file only tells others.
         }
       }
-      if (halt) {
-        // An agent told to stop (continue: false) gets the grace to do so itself.
-        end_at = Clock::now() + (halt->agent_told ? grace : milliseconds(0));
-        if (spec.inform) spec.inform("stopping the agent: " + halt->reason);
+      if (pending && !halt && spec.inform) spec.inform("stopping the agent: " + pending->reason);
+      if (pending) {
+        // An agent told to stop (continue: false) gets the grace to do so itself; a
+        // request that became urgent meanwhile (an abort) ends the wait.
+        Clock::time_point at =
+            Clock::now() + (pending->agent_told ? spec.config.policy.kill_grace : milliseconds(0));
+        end_at = end_at ? std::min(*end_at, at) : at;
+        halt = pending;
       }
     }
     if (end_at && Clock::now() >= *end_at) {
-      TreeEnding ending = end_descendants(grace, agent.pid(), reap);
-      if (!ending.all_gone && spec.warn) {
-        spec.warn("some of the agent's processes survived SIGKILL");
-      }
-      end_at.reset();
+      end_agent_tree(agent, spec);
+      ended = true;
     }
   }
   if (!halt) halt = sandbox::pending_halt(spec.store, spec.run);
-  if (halt) {
-    // Nothing the agent started outlives a stopped run.
-    end_descendants(grace, agent.pid(), reap);
-  }
+  // Nothing the agent started outlives a stopped run.
+  if (halt) end_agent_tree(agent, spec);
   return halt;
 }
 
@@ -227,7 +220,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       warn(std::string(e.what()) + "; every tool boundary will look at the whole workspace");
     }
     in_process = std::make_unique<InProcessHooks>(
-        run, preserver, ClaudeCodeHookOptions{secrets, &meter, warn}, telemetry);
+        run, preserver, ClaudeCodeHookOptions{secrets, &meter, /*supervised=*/true, warn},
+        telemetry);
     install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
     telemetry_url = in_process->telemetry_url();
   } else {
@@ -247,7 +241,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
       [&](sandbox::Session& s) {
-        restart_containment(run.state());
+        // What the run counted goes on; a stop, an abort and the clock start afresh.
+        run.state().restart_containment(/*keep_count=*/true);
         sandbox::record_run_status(s, {"running", spec.start_summary});
       },
       spec.start_summary);

@@ -166,6 +166,11 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
                   sandbox::reducers::append_all<ClaudeCodeSession>);
             }
             s.dispatch(session);
+            if (!options.supervised && event.source == "startup") {
+              run.state().restart_containment(/*keep_count=*/false);
+            } else if (!options.supervised && event.source == "resume") {
+              run.state().restart_containment(/*keep_count=*/true);
+            }
             record_run_status(s, {"running", "agent session " + session.session_id});
           },
           "agent session " + session.session_id + " (" + session.source + ")");

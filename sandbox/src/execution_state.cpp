@@ -185,6 +185,22 @@ void ExecutionState::continue_containment(std::optional<policy::ContainmentState
       [clock] { return clock->now(); }, std::move(state));
 }
 
+void ExecutionState::restart_containment(bool keep_count) {
+  if (!containment_) return;
+  policy::ContainmentState before = containment_->state();
+  policy::ContainmentState counted;
+  if (keep_count) {
+    counted = before;
+    counted.aborted = false;
+    counted.abort_reason.clear();
+    counted.halted_by.reset();
+  }
+  counted.next_node = before.next_node;  // node ids stay unique in the run
+  counted.started_at = clock_->now();
+  continue_containment(counted);
+  record_containment();
+}
+
 void ExecutionState::record_containment() {
   if (containment_) sandbox::record_containment(*session_, containment_->state());
 }

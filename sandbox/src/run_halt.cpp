@@ -13,8 +13,9 @@ namespace sandbox {
 
 namespace fs = boost::filesystem;
 
-void request_halt(const fsnap::Store& store, const std::string& run, const HaltRequest& request) {
-  if (pending_halt(store, run)) return;
+namespace {
+
+std::string to_json(const HaltRequest& request) {
   Poco::JSON::Object o(Poco::JSON_PRESERVE_KEY_ORDER);
   o.set("halt_reason", request.halt_reason);
   o.set("reason", request.reason);
@@ -22,9 +23,23 @@ void request_halt(const fsnap::Store& store, const std::string& run, const HaltR
   std::ostringstream text;
   o.stringify(text);
   text << '\n';
+  return text.str();
+}
+
+}  // namespace
+
+bool request_halt(const fsnap::Store& store, const std::string& run, const HaltRequest& request) {
   boost::system::error_code ec;
   fs::create_directories(fsnap::layout::run_dir(store.dir(), run), ec);
-  fsnap::write_file_atomically(fsnap::layout::run_halt_file(store.dir(), run), text.str());
+  fs::path file = fsnap::layout::run_halt_file(store.dir(), run);
+  if (fsnap::create_file_atomically(file, to_json(request))) return true;
+  // One is pending: its reason stands, but a stop that cannot wait makes it urgent.
+  std::optional<HaltRequest> pending = pending_halt(store, run);
+  if (pending && !request.agent_told && pending->agent_told) {
+    pending->agent_told = false;
+    fsnap::write_file_atomically(file, to_json(*pending));
+  }
+  return false;
 }
 
 std::optional<HaltRequest> pending_halt(const fsnap::Store& store, const std::string& run) {

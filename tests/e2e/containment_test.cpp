@@ -16,6 +16,7 @@
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
 
 namespace {
@@ -300,6 +301,35 @@ TEST_F(RunControlTest, AbortStopsARunningAgentFromAnotherTerminal) {
   CommandResult unknown = shadowbox({"abort", "nope"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(unknown.err.find("no agent run"), std::string::npos) << unknown.err;
+}
+
+// An agent a hook told to stop gets the kill grace to exit by itself; an abort meanwhile
+// does not wait for it.
+TEST_F(RunControlTest, AnAbortCutsShortTheGraceOfAnAgentToldToStop) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  start_mock(R"({"steps":[{"hang":true}]})");
+  write_config("policy:\n  kill_grace: 40s\n");
+  CommandResult result;
+  std::thread running([&] { result = shadowbox(run_args({})); });
+  bool hung = false;
+  for (int i = 0; i < 400 && !hung; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    hung = main_requests() >= 1;
+  }
+  ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+  // As a hook whose limit stopped the run would: the agent was told, it has the grace.
+  fsnap::Store store = fsnap::Store::open(store_, ws_, false);
+  sandbox::request_halt(store, "r1", {"max_steps", "the step limit is reached", true});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the supervisor sees it
+  auto start = std::chrono::steady_clock::now();
+  CommandResult abort = shadowbox({"abort", "r1"});
+  auto took = std::chrono::steady_clock::now() - start;
+  running.join();
+  EXPECT_EQ(abort.exit_code, 0) << abort.err;
+  EXPECT_LT(took, std::chrono::seconds(20)) << "the abort waited for the 40 s grace";
+  EXPECT_EQ(result.exit_code, 3) << result.err;
+  EXPECT_NE(result.err.find("the step limit is reached"), std::string::npos)
+      << "the first reason stands: " << result.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ContainmentTest, ::testing::Values("http", "command"),

@@ -3,6 +3,12 @@
 // the run's own run.json, the deny answer the model reads, `continue: false` and a halt
 // request when the run must stop, an open circuit that denies one tool only, and the
 // agent's model spend read from its transcript and charged before each call.
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
@@ -34,16 +40,21 @@ class ContainmentHookTest : public ::testing::Test {
 
   void config(const std::string& policy_yaml) { write_file(config_, "policy:\n" + policy_yaml); }
 
+  std::string event(const std::string& event_name, const std::string& tool_name,
+                    const std::string& id, const std::string& more = "") const {
+    return "{\"hook_event_name\":\"" + event_name +
+           "\",\"session_id\":\"sess-1\",\"transcript_path\":\"" + transcript_.string() +
+           "\",\"cwd\":\"" + ws_.string() + "\",\"tool_name\":\"" + tool_name +
+           "\",\"tool_use_id\":\"" + id + "\",\"tool_input\":{\"command\":\"x\"}" + more + "}";
+  }
+  std::vector<std::string> hook_command() const {
+    return {SHADOWBOX_BIN, "--store",     store_.string(), "--config", config_.string(),
+            "hook",        "claude-code", "--run",         "r1"};
+  }
   CommandResult send(const std::string& event_name, const std::string& tool_name,
                      const std::string& id, const std::string& more = "") {
-    std::string event = "{\"hook_event_name\":\"" + event_name +
-                        "\",\"session_id\":\"sess-1\",\"transcript_path\":\"" +
-                        transcript_.string() + "\",\"cwd\":\"" + ws_.string() +
-                        "\",\"tool_name\":\"" + tool_name + "\",\"tool_use_id\":\"" + id +
-                        "\",\"tool_input\":{\"command\":\"x\"}" + more + "}";
-    return run_command({SHADOWBOX_BIN, "--store", store_.string(), "--config", config_.string(),
-                        "hook", "claude-code", "--run", "r1"},
-                       ws_, {"CLAUDE_PROJECT_DIR=" + ws_.string()}, event);
+    return run_command(hook_command(), ws_, {"CLAUDE_PROJECT_DIR=" + ws_.string()},
+                       event(event_name, tool_name, id, more));
   }
   // A call that succeeds; expects it to be allowed.
   void call(const std::string& tool, const std::string& id) {
@@ -184,3 +195,73 @@ TEST_F(ContainmentHookTest, TheTranscriptsSpendIsChargedBeforeEachCall) {
 }
 
 }  // namespace
+
+// Hooks installed by hand (no `shadowbox run`, so no run.json): each agent session is a
+// run as far as limits go. A resumed session goes on counting; a new one starts afresh.
+TEST_F(ContainmentHookTest, WithoutRunANewAgentSessionStartsTheCountAfresh) {
+  config("  max_steps: 2\n");
+  call("Bash", "toolu_1");
+  call("Bash", "toolu_2");
+  ASSERT_NE(send("PreToolUse", "Bash", "toolu_3").out.find("\"deny\""), std::string::npos);
+
+  ASSERT_EQ(send("SessionStart", "", "", ",\"source\":\"resume\"").exit_code, 0);
+  EXPECT_NE(send("PreToolUse", "Bash", "toolu_4").out.find("\"deny\""), std::string::npos)
+      << "a resumed session keeps the steps it took";
+
+  ASSERT_EQ(send("SessionStart", "", "", ",\"source\":\"startup\"").exit_code, 0);
+  call("Bash", "toolu_5");
+  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest()->session());
+  ASSERT_TRUE(counted);
+  EXPECT_EQ(counted->step_count, 1u);
+  EXPECT_FALSE(counted->halted_by);
+}
+
+// Under `shadowbox run` the supervisor starts the count; the agent's own sessions do not.
+TEST_F(ContainmentHookTest, UnderRunANewAgentSessionDoesNotResetTheCount) {
+  config("  max_steps: 2\n");
+  sandbox::RunMeta meta;
+  meta.run = "r1";
+  meta.workspace = ws_.string();
+  fsnap::Store::open(store_, ws_, true);
+  meta.save(store());
+  call("Bash", "toolu_1");
+  call("Bash", "toolu_2");
+  ASSERT_EQ(send("SessionStart", "", "", ",\"source\":\"startup\"").exit_code, 0);
+  EXPECT_NE(send("PreToolUse", "Bash", "toolu_3").out.find("\"deny\""), std::string::npos);
+}
+
+// An agent being stopped gets SIGTERM with its hook processes; a hook process finishes
+// recording its step first. Here it waits for the store's lock when SIGTERM comes.
+TEST_F(ContainmentHookTest, AHookProcessFinishesItsStepWhenTerminated) {
+  config("  max_steps: 100\n");
+  call("Bash", "toolu_1");
+  fs::path pid_file = temp_ / "hook.pid";
+  std::string command;
+  for (const std::string& arg : hook_command()) command += "'" + arg + "' ";
+  // sh gives a background command /dev/null as stdin unless told otherwise.
+  std::string script = "exec 3<&0; " + command + "<&3 & echo $! > '" + pid_file.string() +
+                       "'; wait $!; echo \"exit $?\"";
+  std::optional<fsnap::StoreLock> lock = store().lock();
+  CommandResult result;
+  std::thread hook([&] {
+    result = run_command({"sh", "-c", script}, ws_, {"CLAUDE_PROJECT_DIR=" + ws_.string()},
+                         event("PreToolUse", "Bash", "toolu_2"), std::chrono::seconds(60));
+  });
+  pid_t pid = 0;
+  for (int i = 0; i < 200 && pid == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (fs::exists(pid_file)) pid = std::atoi(testing_support::read_file(pid_file).c_str());
+  }
+  ASSERT_GT(pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it reads, then waits
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(::kill(pid, 0), 0) << "the hook process died of SIGTERM in the middle of its step";
+  lock.reset();
+  hook.join();
+  EXPECT_EQ(result.out, "exit 0\n") << result.err;
+  std::optional<sandbox::LedgerRecord> record = latest();
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->phase, fsnap::Phase::kPreTool);
+  EXPECT_EQ(record->tool_call_id, "toolu_2") << "the step was recorded";
+}

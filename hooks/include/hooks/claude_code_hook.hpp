@@ -15,7 +15,11 @@
 //                       RollbackPolicy decides): rolled back, refused or kept; the agent
 //                       is told what happened through additionalContext
 //   SessionStart        the agent's session id, transcript path and source, as adapter
-//                       state in a LOG slice; the run is running
+//                       state in a LOG slice; the run is running. In a run no `shadowbox
+//                       run` supervises (hooks installed in the user's own settings),
+//                       each agent session is a run as far as limits go: a new session
+//                       starts the count afresh, a resumed one goes on counting with
+//                       its stop cleared and its clock restarted
 //   Stop                nothing: it ends a turn, and interactive sessions have many
 //   SessionEnd          the run is complete (unless the session was only cleared)
 //
@@ -40,6 +44,8 @@ namespace hooks {
 struct ClaudeCodeHookOptions {
   std::vector<std::string> secrets;  // values redacted from everything recorded
   SpendMeter* spend = nullptr;       // the run's model spend; null: not metered
+  // Whether `shadowbox run` supervises the run (it then starts the run's count itself).
+  bool supervised = false;
   // Warnings for the person running the agent (they also go to the run's log).
   std::function<void(const std::string&)> warn;
 };

@@ -138,6 +138,11 @@ class ExecutionState {
   // Continues containment from what was counted elsewhere (the run's newest record):
   // a new context with the same limits and that state. No-op without containment.
   void continue_containment(std::optional<policy::ContainmentState> state);
+  // Starts containment again (a run resumed, a new agent session): with keep_count, what
+  // was counted (steps, retries, spend, circuits, the window) goes on, but a stop, an
+  // abort and the clock start afresh; without, everything does. Records it in the
+  // session. No-op without containment.
+  void restart_containment(bool keep_count);
   // Keeps the containment's count in the session (ToolTransactions does at every tool
   // boundary; call it after a charge() or abort() between boundaries). No-op without
   // containment.

@@ -4,7 +4,7 @@
 // process it ran) and `shadowbox abort`. The first request stands; the supervisor
 // removes it when the agent starts.
 //
-// Thread-safety: plain functions; the file is replaced atomically.
+// Thread-safety: plain functions; the file is created and replaced atomically.
 #pragma once
 
 #include <optional>
@@ -24,9 +24,11 @@ struct HaltRequest {
   friend bool operator==(const HaltRequest&, const HaltRequest&) = default;
 };
 
-// Records request unless one is pending already (the first reason stands). Error kIo
-// if it cannot be written.
-void request_halt(const fsnap::Store& store, const std::string& run, const HaltRequest& request);
+// Records request unless one is pending already: the first reason stands, even when
+// several processes ask at once. A request that cannot wait (agent_told false) makes a
+// pending one urgent, too. True if request's reason is the one recorded. Error kIo if
+// it cannot be written.
+bool request_halt(const fsnap::Store& store, const std::string& run, const HaltRequest& request);
 // The pending request, or nullopt. A malformed file is a request with its text as reason.
 std::optional<HaltRequest> pending_halt(const fsnap::Store& store, const std::string& run);
 // Removes a pending request (a run starting again). Never throws.
