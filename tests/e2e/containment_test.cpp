@@ -95,6 +95,14 @@ class ContainmentTest : public ::testing::TestWithParam<std::string> {
     std::string text = testing_support::read_file(file);
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   }
+  // Waits up to 20 s for the agent's nth main-loop request; false if it never came.
+  bool wait_for_requests(std::size_t n) const {
+    for (int i = 0; i < 400; ++i) {
+      if (main_requests() >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
   std::size_t main_requests() const {
     std::size_t n = 0;
     for (const auto& r : server_->requests()) n += r->getValue<bool>("main") ? 1 : 0;
@@ -274,14 +282,11 @@ TEST_F(RunControlTest, AbortStopsARunningAgentFromAnotherTerminal) {
   CommandResult result;
   std::thread running([&] { result = shadowbox(run_args({})); });
   // Wait for the agent to hang in its second model request.
-  bool hung = false;
-  for (int i = 0; i < 400 && !hung; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    hung = main_requests() >= 2;
-  }
-  ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+  bool hung = wait_for_requests(2);
+  EXPECT_TRUE(hung) << "the agent never reached the hanging request";
   CommandResult abort = shadowbox({"abort", "r1", "--reason", "enough for today"});
   running.join();
+  if (!hung) return;
   EXPECT_EQ(abort.exit_code, 0) << abort.err;
   EXPECT_NE(abort.err.find("run r1 stopped"), std::string::npos) << abort.err;
   expect_halted(result, "aborted");
@@ -311,12 +316,8 @@ TEST_F(RunControlTest, AnAbortCutsShortTheGraceOfAnAgentToldToStop) {
   write_config("policy:\n  kill_grace: 40s\n");
   CommandResult result;
   std::thread running([&] { result = shadowbox(run_args({})); });
-  bool hung = false;
-  for (int i = 0; i < 400 && !hung; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    hung = main_requests() >= 1;
-  }
-  ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+  bool hung = wait_for_requests(1);
+  EXPECT_TRUE(hung) << "the agent never reached the hanging request";
   // As a hook whose limit stopped the run would: the agent was told, it has the grace.
   fsnap::Store store = fsnap::Store::open(store_, ws_, false);
   sandbox::request_halt(store, "r1", {"max_steps", "the step limit is reached", true});
