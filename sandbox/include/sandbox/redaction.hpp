@@ -1,5 +1,7 @@
-// Secret redaction: the values of credential variables (config run.secrets) never
-// enter the store — not in ledger records, not in preserved agent data.
+// Secret redaction: the values of credential variables (config run.secrets), and
+// anything that looks like an Anthropic API key or OAuth token (a login refreshed during
+// a run has values no variable holds), never enter the store — not in ledger records,
+// not in preserved agent data.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -12,7 +14,13 @@ namespace sandbox {
 // Values shorter than this are not redacted (they would match ordinary text).
 inline constexpr std::size_t kMinSecretLength = 8;
 
-// text with every occurrence of each secret replaced by "[REDACTED]".
+// Anthropic credentials start with this (sk-ant-api03-..., sk-ant-oat01-..., ...).
+inline constexpr const char* kAnthropicTokenPrefix = "sk-ant-";
+// ... and have at least this many token characters ([A-Za-z0-9_-]) after it.
+inline constexpr std::size_t kMinAnthropicTokenBody = 12;
+
+// text with every occurrence of each secret, and every Anthropic credential, replaced by
+// "[REDACTED]".
 std::string redact(std::string text, const std::vector<std::string>& secrets);
 // The values of the named environment variables that are set and non-empty.
 std::vector<std::string> secret_values(const std::vector<std::string>& names);
