@@ -46,6 +46,7 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
   spec.config = context.config;
   spec.run = run;
   spec.workspace = context.workspace;
+  spec.user = hooks::UserClaudeSetup::from_environment();
   spec.hook_command = hook_command(context, run);
   spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };

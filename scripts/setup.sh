@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libgit2-dev libboost-filesystem-dev libyaml-cpp-dev libpoco-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  tmux
 )
 
 missing=()

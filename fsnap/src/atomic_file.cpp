@@ -15,11 +15,12 @@ namespace fsnap {
 namespace {
 
 // Writes content to a new temporary file beside file and returns its name.
-std::string write_temporary(const boost::filesystem::path& file, const std::string& content) {
+std::string write_temporary(const boost::filesystem::path& file, const std::string& content,
+                            unsigned mode) {
   static std::atomic<unsigned> counter{0};
   std::string tmp = file.string() + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(errno));
   std::size_t done = 0;
   while (done < content.size()) {
@@ -43,8 +44,9 @@ std::string write_temporary(const boost::filesystem::path& file, const std::stri
 
 }  // namespace
 
-void write_file_atomically(const boost::filesystem::path& file, const std::string& content) {
-  std::string tmp = write_temporary(file, content);
+void write_file_atomically(const boost::filesystem::path& file, const std::string& content,
+                           unsigned mode) {
+  std::string tmp = write_temporary(file, content, mode);
   if (::rename(tmp.c_str(), file.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -53,7 +55,7 @@ void write_file_atomically(const boost::filesystem::path& file, const std::strin
 }
 
 bool create_file_atomically(const boost::filesystem::path& file, const std::string& content) {
-  std::string tmp = write_temporary(file, content);
+  std::string tmp = write_temporary(file, content, 0644);
   // link(2) fails with EEXIST instead of replacing: the first creator wins.
   int result = ::link(tmp.c_str(), file.c_str());
   int err = errno;

@@ -9,6 +9,7 @@
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_home.hpp"
 #include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
@@ -59,6 +60,11 @@ class InProcessHooks {
   const std::string& telemetry_url() const { return server_.telemetry_url(); }
   // Answers no more events (the agent is gone); waits for one being answered.
   void stop() { server_.stop(); }
+  // Preserves the agent's session data between events (a conversation goes on between
+  // tool calls, too).
+  void preserve_between_events() {
+    server_.exclusive([this] { preserve(); });
+  }
 
  private:
   HttpHookReply answer(const std::string& event) {
@@ -100,12 +106,14 @@ void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec) {
 // out, ends its process tree. Returns the halt that stopped it, if one did.
 std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
                                               std::optional<policy::TimePoint> deadline,
-                                              const std::string& timeout_reason) {
+                                              const std::string& timeout_reason,
+                                              const std::function<void()>& tick) {
   using Clock = std::chrono::steady_clock;
   std::optional<sandbox::HaltRequest> halt;
   std::optional<Clock::time_point> end_at;
   bool ended = false;
   while (!agent.wait_for(milliseconds(100))) {
+    tick();
     if (ended) continue;  // the tree was ended; the agent's exit is on its way
     if (!halt || halt->agent_told) {
       std::optional<sandbox::HaltRequest> pending = sandbox::pending_halt(spec.store, spec.run);
@@ -191,6 +199,9 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    claude_code_preserved_parts(), secrets);
   sandbox::clear_halt(spec.store, spec.run);
+  // A run whose supervisor was killed may have left its login behind.
+  remove_stale_credentials(spec.store);
+  AgentHome home(spec.home, spec.user, spec.config.run.home, spec.workspace, warn);
 
   // The agent's cost: its transcripts, and its own reports (OpenTelemetry), which go on
   // from what the run's earlier agents reported.
@@ -255,7 +266,12 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   if (!telemetry_url.empty()) {
     for (std::string& v : telemetry_environment(telemetry_url)) extra.push_back(std::move(v));
   }
-  std::vector<std::string> env = agent_environment(spec.config.run.env, extra);
+  // The agent's Claude Code configuration is the run's HOME, never the user's own.
+  std::vector<std::string> names = spec.config.run.env;
+  std::erase_if(names, [](const std::string& name) {
+    return name == "CLAUDE_CONFIG_DIR" || name == "CLAUDE_SECURESTORAGE_CONFIG_DIR";
+  });
+  std::vector<std::string> env = agent_environment(names, extra);
   sandbox::RunMeta& meta = spec.meta;
   meta.pid = ::getpid();
   meta.home = spec.home.string();
@@ -294,7 +310,26 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   std::optional<std::chrono::seconds> timeout =
       policy.limits.overridden_by(spec.meta.limits).timeout;
   if (timeout) timeout_reason += " (timeout " + std::to_string(timeout->count()) + " s)";
-  result.halt = supervise(*agent, spec, deadline, timeout_reason);
+  // While the agent runs: its login kept in step, and its session data preserved between
+  // tool calls too (a conversation goes on without them; a crash loses at most a second).
+  auto last_preserved = std::chrono::steady_clock::now();
+  auto while_running = [&] {
+    home.tick();
+    if (std::chrono::steady_clock::now() - last_preserved < std::chrono::seconds(1)) return;
+    last_preserved = std::chrono::steady_clock::now();
+    if (in_process) {
+      in_process->preserve_between_events();
+      return;
+    }
+    try {
+      preserver.preserve();
+    } catch (const std::exception& e) {
+      sandbox::append_run_log(
+          spec.store, spec.run,
+          std::string("warning: could not preserve the agent's session data: ") + e.what());
+    }
+  };
+  result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);
   result.exit = agent->exit().value_or(AgentExit{1, 0});
   agent.reset();
   // No event is answered after this (the one in flight, if any, is waited for): from
@@ -306,6 +341,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   } catch (const std::exception& e) {
     warn(std::string("could not preserve the agent's session data: ") + e.what());
   }
+  home.finish();
   sandbox::RunStatus status = status_of(result.exit, result.halt);
   run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},

@@ -194,6 +194,13 @@ void HookServer::stop() {
   impl_->server.reset();
 }
 
+bool HookServer::exclusive(const std::function<void()>& work) {
+  std::lock_guard<std::mutex> lock(impl_->shared->mutex);
+  if (impl_->shared->closed) return false;
+  work();
+  return true;
+}
+
 const std::string& HookServer::url() const {
   return impl_->url;
 }

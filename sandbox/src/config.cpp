@@ -119,9 +119,49 @@ std::vector<std::string> names(const std::string& origin, const YAML::Node& node
   return out;
 }
 
+// A path relative to HOME that stays inside it ("a/b", not "/a", "../a" or "a/../b").
+std::string home_path(const std::string& origin, const YAML::Node& node, const std::string& key) {
+  std::string path = scalar(origin, node, key);
+  bool inside = !path.empty() && path.front() != '/';
+  std::size_t start = 0;
+  while (inside && start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    std::string part = path.substr(start, end - start);
+    inside = !part.empty() && part != "." && part != "..";
+    start = end + 1;
+  }
+  if (!inside) {
+    fail(origin, node, key,
+         fsnap::quote_input(path) + " is not a path inside HOME (like .claude/agents)");
+  }
+  return path;
+}
+
+void parse_home(const std::string& origin, const YAML::Node& node, Config& config) {
+  if (!node.IsMap()) fail(origin, node, "run.home", "expected a mapping");
+  check_keys(origin, node, "run.home.", {"carry", "credentials", "isolate"});
+  if (YAML::Node carry = node["carry"]; carry) {
+    if (!carry.IsSequence() && !carry.IsNull()) {
+      fail(origin, carry, "run.home.carry", "expected a list");
+    }
+    config.run.home.carry.clear();
+    for (const YAML::Node& item : carry) {
+      config.run.home.carry.push_back(home_path(origin, item, "run.home.carry"));
+    }
+  }
+  if (YAML::Node flag = node["credentials"]; flag) {
+    config.run.home.credentials = as_bool(origin, flag, "run.home.credentials");
+  }
+  if (YAML::Node flag = node["isolate"]; flag) {
+    config.run.home.isolate = as_bool(origin, flag, "run.home.isolate");
+  }
+}
+
 void parse_run(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "run", "expected a mapping");
-  check_keys(origin, node, "run.", {"env", "secrets", "resume_max_age"});
+  check_keys(origin, node, "run.", {"env", "secrets", "resume_max_age", "home"});
+  if (YAML::Node home = node["home"]; home && !home.IsNull()) parse_home(origin, home, config);
   if (YAML::Node env = node["env"]; env) config.run.env = names(origin, env, "run.env");
   if (YAML::Node secrets = node["secrets"]; secrets) {
     config.run.secrets = names(origin, secrets, "run.secrets");

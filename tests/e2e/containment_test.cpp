@@ -70,8 +70,11 @@ class ContainmentTest : public ::testing::TestWithParam<std::string> {
   std::vector<std::string> env() const {
     std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
     const char* path = std::getenv("PATH");
-    return {"ANTHROPIC_BASE_URL=" + server_->base_url(), "ANTHROPIC_API_KEY=sk-ant-test-dummy",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1",
+    return {"HOME=" + (temp_ / "user-home").string(),
+            "ANTHROPIC_BASE_URL=" + server_->base_url(),
+            "ANTHROPIC_API_KEY=sk-ant-test-dummy",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+            "IS_SANDBOX=1",
             "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")};
   }
   // A scenario of one tool call repeated forever (each reply reporting usage).

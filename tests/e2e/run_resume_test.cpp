@@ -40,7 +40,8 @@ class RunTest : public ::testing::Test {
   std::vector<std::string> env() const {
     std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
     const char* path = std::getenv("PATH");
-    return {"ANTHROPIC_BASE_URL=" + server_->base_url(),
+    return {"HOME=" + (temp_ / "user-home").string(),
+            "ANTHROPIC_BASE_URL=" + server_->base_url(),
             "ANTHROPIC_API_KEY=" + secret_,
             "MY_PRIVATE_TOKEN=private-" + secret_,
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
@@ -221,6 +222,17 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
     }
   }
   ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+  // The conversation up to the hanging request is preserved while the agent waits —
+  // the call's result too, which the transcript gets after the call's last boundary.
+  bool preserved = false;
+  for (int i = 0; i < 100 && !preserved; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    preserved = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "grep", "-q",
+                             "\"tool_use_id\":\"toolu_before_crash\"", "refs/shadowbox/home/crash"},
+                            temp_.path())
+                    .exit_code == 0;
+  }
+  EXPECT_TRUE(preserved) << "the transcript's last lines were never preserved";
   ::kill(-pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
 

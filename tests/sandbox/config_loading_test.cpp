@@ -47,6 +47,9 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.run.env, defaults.run.env);
   EXPECT_EQ(shipped.run.secrets, defaults.run.secrets);
   EXPECT_EQ(shipped.run.resume_max_age, defaults.run.resume_max_age);
+  EXPECT_EQ(shipped.run.home.carry, defaults.run.home.carry);
+  EXPECT_EQ(shipped.run.home.credentials, defaults.run.home.credentials);
+  EXPECT_EQ(shipped.run.home.isolate, defaults.run.home.isolate);
   EXPECT_EQ(shipped.hooks.rollback_on_failure, defaults.hooks.rollback_on_failure);
   EXPECT_EQ(shipped.hooks.keep_failed_tools, defaults.hooks.keep_failed_tools);
   EXPECT_EQ(shipped.hooks.transport, defaults.hooks.transport);
@@ -74,6 +77,10 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  env: [PATH, MY_TOKEN]\n"
       "  secrets: [MY_TOKEN]\n"
       "  resume_max_age: 2h\n"
+      "  home:\n"
+      "    carry: [.claude/settings.json, .gitconfig]\n"
+      "    credentials: false\n"
+      "    isolate: true\n"
       "hooks:\n"
       "  rollback_on_failure: false\n"
       "  keep_failed_tools: [Bash]\n"
@@ -100,6 +107,9 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.run.env, (std::vector<std::string>{"PATH", "MY_TOKEN"}));
   EXPECT_EQ(c.run.secrets, (std::vector<std::string>{"MY_TOKEN"}));
   EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));
+  EXPECT_EQ(c.run.home.carry, (std::vector<std::string>{".claude/settings.json", ".gitconfig"}));
+  EXPECT_FALSE(c.run.home.credentials);
+  EXPECT_TRUE(c.run.home.isolate);
   EXPECT_FALSE(c.hooks.rollback_on_failure);
   EXPECT_EQ(c.hooks.keep_failed_tools, (std::vector<std::string>{"Bash"}));
   EXPECT_EQ(c.hooks.transport, "command");
@@ -180,6 +190,11 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("session:\n  checkpoint_ring: 0\n", {"session.checkpoint_ring"});
   expect_config_error("run:\n  env: [\"A=B\"]\n", {"run.env"});
   expect_config_error("run:\n  envs: []\n", {"run.envs"});
+  expect_config_error("run:\n  home:\n    carry: [../.ssh]\n", {"run.home.carry", "inside HOME"});
+  expect_config_error("run:\n  home:\n    carry: [/etc/passwd]\n", {"run.home.carry"});
+  expect_config_error("run:\n  home:\n    carry: [.claude/./x]\n", {"run.home.carry"});
+  expect_config_error("run:\n  home:\n    isolate: sometimes\n", {"run.home.isolate"});
+  expect_config_error("run:\n  home:\n    cary: []\n", {"run.home.cary", "unknown"});
   expect_config_error("hooks:\n  transport: pigeon\n", {"hooks.transport", "http or command"});
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
   expect_config_error("- just\n- a list\n", {"test.yaml", "mapping"});

@@ -13,8 +13,10 @@
 
 namespace fsnap {
 
-// Replaces file with content. Error kIo naming the file if it cannot.
-void write_file_atomically(const boost::filesystem::path& file, const std::string& content);
+// Replaces file with content, as a new file of mode (less the umask). Error kIo naming
+// the file if it cannot.
+void write_file_atomically(const boost::filesystem::path& file, const std::string& content,
+                           unsigned mode = 0644);
 
 // Creates file with content unless it exists already: true if this call created it,
 // false if it was there (and is left as it was). Error kIo naming the file if it cannot.

@@ -5,6 +5,10 @@
 // session data preserved at every tool boundary and on exit, and how it ended recorded
 // in the run's session (RunStatus) and in run.json.
 //
+// The HOME: the user's Claude Code setup is carried into it (config run.home; copies,
+// removed when the run ends) and the user's login is kept in step with theirs
+// (CredentialSync), unless run.home.isolate.
+//
 // Containment: every tool call is admitted by the run's ExecutionContext (config
 // policy.* with the run's own limits over it), the agent's model spend is charged to
 // it, and this process supervises the agent — a HaltRequest (a hook that stopped the
@@ -26,6 +30,7 @@
 
 #include "fsnap/store.hpp"
 #include "hooks/agent_process.hpp"
+#include "hooks/claude_code_user_setup.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
@@ -40,6 +45,7 @@ struct AgentRunSpec {
   std::string run;
   boost::filesystem::path workspace;
   boost::filesystem::path home;   // the agent's HOME (exists)
+  UserClaudeSetup user;           // whose setup the HOME starts from (config run.home)
   std::vector<std::string> argv;  // the agent command
   std::string hook_command;       // what a command hook runs: this executable, bound to the run
   std::string start_summary;      // said in the record of the run's opening boundary

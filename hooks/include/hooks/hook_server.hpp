@@ -47,6 +47,9 @@ class HookServer {
   const std::string& telemetry_url() const;
   // Stops listening and waits for the request being answered, if any. Idempotent.
   void stop();
+  // Runs work as a hook event is answered: never beside one (from any thread). Returns
+  // false, without running it, once stopped.
+  bool exclusive(const std::function<void()>& work);
 
  private:
   struct Impl;

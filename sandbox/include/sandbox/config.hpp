@@ -29,6 +29,23 @@ class ConfigError : public Error {
   explicit ConfigError(const std::string& message) : Error(ErrorCode::kInvalidArgument, message) {}
 };
 
+// What of the user's own HOME an agent run's ephemeral HOME starts from (run.home).
+struct HomeSettings {
+  // Paths relative to HOME, copied into the run's HOME at its start (files, or
+  // directories with what they hold). Those under .claude/ (and .claude.json) come from
+  // $CLAUDE_CONFIG_DIR instead when it is set. Copies: the run never changes the
+  // user's files.
+  std::vector<std::string> carry = {
+      ".claude.json",          ".claude/settings.json", ".claude/CLAUDE.md",
+      ".claude/agents",        ".claude/commands",      ".claude/skills",
+      ".claude/output-styles", ".claude/plugins",       ".claude/keybindings.json"};
+  // Use the user's Claude Code login (.claude/.credentials.json) in the run, kept in
+  // step with the user's own file in both directions; never stored.
+  bool credentials = true;
+  // true: the run's HOME starts empty (nothing carried, no login).
+  bool isolate = false;
+};
+
 // How `shadowbox run` and `resume` treat the agent.
 struct RunSettings {
   // Environment variables passed through to the agent (HOME is always the run's own).
@@ -61,6 +78,7 @@ struct RunSettings {
                                       "CLAUDE_CODE_OAUTH_TOKEN"};
   // Strict resume validation refuses agent sessions older than this.
   std::chrono::seconds resume_max_age{7 * 24 * 3600};
+  HomeSettings home;  // run.home
 };
 
 // How the agent hooks treat failed tool calls.

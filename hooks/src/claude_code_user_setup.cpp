@@ -1,0 +1,183 @@
+#include "hooks/claude_code_user_setup.hpp"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/atomic_file.hpp"
+#include "sandbox/errors.hpp"
+
+namespace hooks {
+
+namespace fs = boost::filesystem;
+using Poco::JSON::Object;
+using sandbox::Error;
+using sandbox::ErrorCode;
+
+namespace {
+
+Object::Ptr parse_object(const std::string& text, const std::string& what) {
+  try {
+    Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
+    Poco::Dynamic::Var v = parser.parse(text);
+    if (v.type() == typeid(Object::Ptr)) return v.extract<Object::Ptr>();
+  } catch (const Poco::Exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, what + " is not valid JSON: " + e.displayText());
+  }
+  throw Error(ErrorCode::kInvalidArgument, what + " is not a JSON object");
+}
+
+std::string read_text(const fs::path& file) {
+  std::optional<std::string> text = fsnap::read_small_file(file);
+  if (!text) throw Error(ErrorCode::kIo, "cannot read " + file.string() + ": it is gone");
+  return *text;
+}
+
+// Writes content to file with the permission bits of from.
+void write_like(const fs::path& file, const std::string& content, const fs::path& from) {
+  fsnap::write_file_atomically(file, content);
+  struct stat st {};
+  if (::stat(from.c_str(), &st) == 0) ::chmod(file.c_str(), st.st_mode & 07777);
+}
+
+// Copies from (followed if a symbolic link) to to: a file, or a directory and what it
+// holds. Sockets, devices, dangling links and links back into a directory being copied
+// (a loop) are left out. above: the directories being copied, as real paths.
+void copy_path(const fs::path& from, const fs::path& to, std::vector<fs::path>& above) {
+  boost::system::error_code ec;
+  fs::file_status st = fs::status(from, ec);
+  if (ec) return;  // dangling link, or gone meanwhile
+  if (fs::is_directory(st)) {
+    fs::path real = fs::canonical(from, ec);
+    if (ec || std::find(above.begin(), above.end(), real) != above.end()) return;
+    fs::create_directories(to);
+    fs::permissions(to, st.permissions() | fs::owner_all, ec);
+    above.push_back(real);
+    for (fs::directory_iterator it(from), end; it != end; ++it) {
+      copy_path(it->path(), to / it->path().filename(), above);
+    }
+    above.pop_back();
+  } else if (fs::is_regular_file(st)) {
+    fs::create_directories(to.parent_path());
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+    fs::permissions(to, st.permissions() | fs::owner_read | fs::owner_write, ec);
+  }
+}
+
+// True if dir is path or a directory above it.
+bool is_at_or_above(const std::string& dir, const std::string& path) {
+  if (dir == path || dir == "/") return true;
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+}  // namespace
+
+UserClaudeSetup UserClaudeSetup::from_environment() {
+  UserClaudeSetup out;
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0') {
+    out.home = home;
+  } else if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) {
+    out.home = pw->pw_dir;
+  }
+  const char* config_dir = std::getenv("CLAUDE_CONFIG_DIR");
+  if (config_dir != nullptr && *config_dir != '\0') out.config_dir = config_dir;
+  return out;
+}
+
+fs::path UserClaudeSetup::source_of(const std::string& carried) const {
+  if (!config_dir.empty()) {
+    if (carried == ".claude.json") return config_dir / ".claude.json";
+    if (carried.rfind(".claude/", 0) == 0) return config_dir / carried.substr(8);
+  }
+  return home / carried;
+}
+
+std::string claude_json_for_workspace(const std::string& text,
+                                      const std::vector<std::string>& workspace_paths) {
+  Object::Ptr config = parse_object(text, ".claude.json");
+  if (config->has("projects") && config->get("projects").type() == typeid(Object::Ptr)) {
+    Object::Ptr projects = config->getObject("projects");
+    Object::Ptr kept = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    for (const std::string& dir : projects->getNames()) {
+      for (const std::string& workspace : workspace_paths) {
+        if (is_at_or_above(dir, workspace)) {
+          kept->set(dir, projects->get(dir));
+          break;
+        }
+      }
+    }
+    config->set("projects", kept);
+  }
+  std::ostringstream out;
+  config->stringify(out, 2);
+  out << '\n';
+  return out.str();
+}
+
+CarriedSetup carry_user_setup(const UserClaudeSetup& user, const std::vector<std::string>& carry,
+                              const fs::path& run_home, const fs::path& workspace) {
+  CarriedSetup out;
+  if (user.home.empty()) {
+    out.skipped.push_back("everything: this process has no HOME");
+    return out;
+  }
+  std::vector<std::string> workspace_paths = {workspace.string()};
+  boost::system::error_code ec;
+  fs::path canonical = fs::canonical(workspace, ec);
+  if (!ec && canonical != workspace) workspace_paths.push_back(canonical.string());
+  for (const std::string& path : carry) {
+    fs::path from = user.source_of(path);
+    fs::path to = run_home / path;
+    if (!fs::exists(from, ec)) continue;
+    try {
+      if (path == ".claude.json") {
+        fs::create_directories(to.parent_path());
+        write_like(to, claude_json_for_workspace(read_text(from), workspace_paths), from);
+      } else if (path == ".claude/settings.json") {
+        std::string text = read_text(from);
+        parse_object(text, "settings.json");  // shadowbox's hooks go into it
+        fs::create_directories(to.parent_path());
+        write_like(to, text, from);
+      } else {
+        std::vector<fs::path> above;
+        copy_path(from, to, above);
+      }
+      out.carried.push_back(path);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kInvalidArgument) throw;
+      out.skipped.push_back(path + ": " + e.what());
+    } catch (const fs::filesystem_error& e) {
+      throw Error(ErrorCode::kIo,
+                  "cannot carry " + from.string() + " into the run's HOME: " + e.code().message());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> remove_carried_setup(const fs::path& run_home,
+                                              const std::vector<std::string>& carried) {
+  std::vector<std::string> left;
+  std::vector<std::string> paths = carried;
+  for (const std::string& path : carried) {
+    // Claude Code keeps backups of .claude.json: they hold what it holds.
+    if (path == ".claude.json") paths.push_back(".claude/backups");
+  }
+  for (const std::string& path : paths) {
+    boost::system::error_code ec;
+    fs::remove_all(run_home / path, ec);
+    if (ec) left.push_back(path + ": " + ec.message());
+  }
+  return left;
+}
+
+}  // namespace hooks
