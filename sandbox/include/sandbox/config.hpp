@@ -35,10 +35,19 @@ struct HomeSettings {
   // directories with what they hold). Those under .claude/ (and .claude.json) come from
   // $CLAUDE_CONFIG_DIR instead when it is set. Copies: the run never changes the
   // user's files.
-  std::vector<std::string> carry = {
-      ".claude.json",          ".claude/settings.json", ".claude/CLAUDE.md",
-      ".claude/agents",        ".claude/commands",      ".claude/skills",
-      ".claude/output-styles", ".claude/plugins",       ".claude/keybindings.json"};
+  std::vector<std::string> carry = {".claude.json",
+                                    ".claude/settings.json",
+                                    ".claude/CLAUDE.md",
+                                    ".claude/rules",
+                                    ".claude/agents",
+                                    ".claude/commands",
+                                    ".claude/skills",
+                                    ".claude/output-styles",
+                                    ".claude/hooks",
+                                    ".claude/themes",
+                                    ".claude/workflows",
+                                    ".claude/plugins",
+                                    ".claude/keybindings.json"};
   // Use the user's Claude Code login (.claude/.credentials.json) in the run, kept in
   // step with the user's own file in both directions; never stored.
   bool credentials = true;
