@@ -18,8 +18,12 @@ AgentHome::AgentHome(fs::path home, const UserClaudeSetup& user,
     if (warn_) warn_("not carried into the run's HOME: " + why);
   }
   if (settings.credentials && !user.home.empty()) {
-    login_ = std::make_unique<CredentialSync>(user.credentials_file(),
-                                              home_ / UserClaudeSetup::kCredentialsPath);
+    try {
+      login_ = std::make_unique<CredentialSync>(user.credentials_file(),
+                                                home_ / UserClaudeSetup::kCredentialsPath);
+    } catch (const std::exception& e) {
+      if (warn_) warn_(std::string("the run goes on without your login: ") + e.what());
+    }
   }
 }
 

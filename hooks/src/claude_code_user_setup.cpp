@@ -154,11 +154,11 @@ CarriedSetup carry_user_setup(const UserClaudeSetup& user, const std::vector<std
       }
       out.carried.push_back(path);
     } catch (const Error& e) {
-      if (e.code() != ErrorCode::kInvalidArgument) throw;
       out.skipped.push_back(path + ": " + e.what());
     } catch (const fs::filesystem_error& e) {
-      throw Error(ErrorCode::kIo,
-                  "cannot carry " + from.string() + " into the run's HOME: " + e.code().message());
+      // What was copied of it stays, and is removed with the rest.
+      out.carried.push_back(path);
+      out.skipped.push_back(path + ": " + e.path1().string() + ": " + e.code().message());
     }
   }
   return out;

@@ -141,6 +141,23 @@ TEST_F(UserSetupTest, FilesThatCannotBeUsedAreLeftOutWithAReason) {
   EXPECT_FALSE(fs::exists(run_home_ / ".claude.json"));
 }
 
+TEST_F(UserSetupTest, WhatCannotBeCopiedIsLeftOutAndTheRestCarried) {
+  write_file(user_home_ / ".claude/agents/a.md", "agent a\n");
+  write_file(user_home_ / ".claude/CLAUDE.md", "memory\n");
+  fs::create_directories(run_home_ / ".claude/agents");
+  if (!testing_support::lock_directory(run_home_ / ".claude/agents")) {
+    GTEST_SKIP() << "this filesystem cannot make a directory unwritable";
+  }
+  hooks::CarriedSetup carried = carry();
+  testing_support::unlock_directory(run_home_ / ".claude/agents");
+  ASSERT_EQ(carried.skipped.size(), 1u);
+  EXPECT_NE(carried.skipped[0].find(".claude/agents: "), std::string::npos) << carried.skipped[0];
+  EXPECT_EQ(read_file(run_home_ / ".claude/CLAUDE.md"), "memory\n") << "the rest is carried";
+  EXPECT_NE(std::find(carried.carried.begin(), carried.carried.end(), ".claude/agents"),
+            carried.carried.end())
+      << "what was copied of it is removed at the end with the rest";
+}
+
 TEST_F(UserSetupTest, SymbolicLinksAreFollowedAndDanglingOnesLeftOut) {
   write_file(temp_ / "dotfiles/CLAUDE.md", "linked memory\n");
   write_file(temp_ / "dotfiles/agents/a.md", "agent a\n");

@@ -26,7 +26,7 @@ class AgentHome {
   using Warn = std::function<void(const std::string&)>;
 
   // Prepares home (which exists): mode 0700, the user's setup carried in, their login
-  // copied in. Warns about what it left out. Error kIo if a copy fails.
+  // copied in. Warns about what it left out (the run goes on without it).
   AgentHome(boost::filesystem::path home, const UserClaudeSetup& user,
             const sandbox::HomeSettings& settings, const boost::filesystem::path& workspace,
             Warn warn);

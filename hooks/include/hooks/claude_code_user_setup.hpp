@@ -10,8 +10,6 @@
 // Thread-safety: plain functions of the filesystem.
 #pragma once
 
-#include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,13 +37,13 @@ struct UserClaudeSetup {
 // What carry_user_setup did.
 struct CarriedSetup {
   std::vector<std::string> carried;  // the paths copied (relative to the run's HOME)
-  std::vector<std::string> skipped;  // paths left out, each with why ("x: not valid JSON")
+  std::vector<std::string> skipped;  // what was left out, each with why ("x: not valid JSON")
 };
 
 // Copies each of carry that exists in user into run_home (files, or directories with
 // what they hold, symbolic links followed; permission bits kept). workspace selects the
-// projects entries of .claude.json. Never changes the user's files. Error kIo naming
-// the path if a copy fails.
+// projects entries of .claude.json. Never changes the user's files. What cannot be
+// read or copied is left out and said in skipped: the run goes on without it.
 CarriedSetup carry_user_setup(const UserClaudeSetup& user, const std::vector<std::string>& carry,
                               const boost::filesystem::path& run_home,
                               const boost::filesystem::path& workspace);
