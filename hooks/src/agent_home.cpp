@@ -48,6 +48,10 @@ void AgentHome::finish() {
     std::string problem = login_->finish();
     if (!problem.empty() && warn_) warn_("the run's login: " + problem);
   }
+  // A login made in the run (isolated, or without the user's) does not stay either.
+  for (const fs::path& left : remove_credentials(home_)) {
+    if (warn_) warn_("could not remove " + left.string());
+  }
   for (const std::string& left : remove_carried_setup(home_, carried_)) {
     if (warn_) warn_("could not remove the carried " + left);
   }

@@ -199,6 +199,12 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    claude_code_preserved_parts(), secrets);
   sandbox::clear_halt(spec.store, spec.run);
+  // The run is running from here on (others' clean-ups leave its HOME alone).
+  spec.meta.pid = ::getpid();
+  spec.meta.home = spec.home.string();
+  spec.meta.exit_code.reset();
+  spec.meta.ended_at.clear();
+  spec.meta.save(spec.store);
   // A run whose supervisor was killed may have left its login behind.
   remove_stale_credentials(spec.store);
   AgentHome home(spec.home, spec.user, spec.config.run.home, spec.workspace, warn);
@@ -273,11 +279,6 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   });
   std::vector<std::string> env = agent_environment(names, extra);
   sandbox::RunMeta& meta = spec.meta;
-  meta.pid = ::getpid();
-  meta.home = spec.home.string();
-  meta.exit_code.reset();
-  meta.ended_at.clear();
-  meta.save(spec.store);
   AgentRunResult result;
   try {
     become_subreaper();

@@ -38,7 +38,28 @@ void put(const fs::path& file, const std::optional<std::string>& content) {
   fsnap::write_file_atomically(file, *content, mode);
 }
 
+// Removes a credentials file and the temporary files Claude Code writes beside it (one
+// it did not get to rename holds a login too); returns what it could not remove.
+std::vector<fs::path> remove_login_files(const fs::path& file) {
+  std::vector<fs::path> left;
+  boost::system::error_code ec;
+  fs::remove(file, ec);
+  if (ec) left.push_back(file);
+  std::string stem = file.filename().string() + ".tmp.";
+  for (fs::directory_iterator it(file.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    boost::system::error_code gone;
+    if (it->path().filename().string().rfind(stem, 0) == 0 && !fs::remove(it->path(), gone)) {
+      if (gone) left.push_back(it->path());
+    }
+  }
+  return left;
+}
+
 }  // namespace
+
+std::vector<fs::path> remove_credentials(const fs::path& home) {
+  return remove_login_files(home / UserClaudeSetup::kCredentialsPath);
+}
 
 std::optional<long long> login_expiry(const std::string& text) {
   try {
@@ -82,10 +103,14 @@ void CredentialSync::sync() {
     std::optional<long long> user_expiry = user ? login_expiry(*user) : std::nullopt;
     run_wins = user_expiry && *run_expiry > *user_expiry;
   }
+  // A file that changed since it was read (its claude refreshed just now) is not
+  // overwritten: the next sync sees the change.
   if (run_wins) {
+    if (fsnap::read_small_file(user_file_) != user) return;
     put(user_file_, run);
     base_ = run;
   } else if (user_changed) {
+    if (fsnap::read_small_file(run_file_) != run) return;
     put(run_file_, user);
     base_ = user;
   }
@@ -99,14 +124,8 @@ std::string CredentialSync::finish() {
   } catch (const std::exception& e) {
     problem = e.what();
   }
-  boost::system::error_code ec;
-  fs::remove(run_file_, ec);
-  if (ec && problem.empty()) problem = "cannot remove " + run_file_.string() + ": " + ec.message();
-  // A temporary file Claude Code did not get to rename holds a login too.
-  std::string stem = run_file_.filename().string() + ".tmp.";
-  for (fs::directory_iterator it(run_file_.parent_path(), ec), end; !ec && it != end;
-       it.increment(ec)) {
-    if (it->path().filename().string().rfind(stem, 0) == 0) fs::remove(it->path(), ec);
+  for (const fs::path& left : remove_login_files(run_file_)) {
+    if (problem.empty()) problem = "cannot remove " + left.string();
   }
   return problem;
 }
@@ -129,8 +148,8 @@ std::vector<fs::path> remove_stale_credentials(const fsnap::Store& store) {
          home.increment(inner)) {
       if (home->path().filename().string().rfind("home", 0) != 0) continue;
       fs::path file = home->path() / UserClaudeSetup::kCredentialsPath;
-      boost::system::error_code gone;
-      if (fs::remove(file, gone) && !gone) removed.push_back(file);
+      bool was = fs::exists(file, inner);
+      if (remove_credentials(home->path()).empty() && was) removed.push_back(file);
     }
   }
   return removed;

@@ -72,6 +72,32 @@ void copy_path(const fs::path& from, const fs::path& to, std::vector<fs::path>& 
   }
 }
 
+// Claude Code's plugin registries name where each plugin and marketplace lies, as
+// absolute paths into the user's plugins directory: the copy's are made to name the
+// copy, so the run neither loads nor updates the user's own.
+void point_plugins_at_copy(const fs::path& from, const fs::path& to) {
+  std::vector<std::string> originals = {from.string()};
+  boost::system::error_code ec;
+  fs::path real = fs::canonical(from, ec);
+  if (!ec && real != from) originals.push_back(real.string());
+  for (const char* registry :
+       {"installed_plugins.json", "installed_plugins_v2.json", "known_marketplaces.json"}) {
+    fs::path file = to / registry;
+    std::optional<std::string> text = fsnap::read_small_file(file);
+    if (!text) continue;
+    std::string changed = *text;
+    for (const std::string& original : originals) {
+      std::string quoted = "\"" + original;  // a JSON string that starts with the path
+      for (std::size_t at = changed.find(quoted); at != std::string::npos;
+           at = changed.find(quoted, at + 1)) {
+        char next = at + quoted.size() < changed.size() ? changed[at + quoted.size()] : '\0';
+        if (next == '/' || next == '"') changed.replace(at + 1, original.size(), to.string());
+      }
+    }
+    if (changed != *text) write_like(file, changed, file);
+  }
+}
+
 // True if dir is path or a directory above it.
 bool is_at_or_above(const std::string& dir, const std::string& path) {
   if (dir == path || dir == "/") return true;
@@ -145,12 +171,21 @@ CarriedSetup carry_user_setup(const UserClaudeSetup& user, const std::vector<std
         write_like(to, claude_json_for_workspace(read_text(from), workspace_paths), from);
       } else if (path == ".claude/settings.json") {
         std::string text = read_text(from);
-        parse_object(text, "settings.json");  // shadowbox's hooks go into it
+        Object::Ptr settings = parse_object(text, "settings.json");  // our hooks go into it
+        if (settings->has("disableAllHooks")) {
+          // It would switch off shadowbox's hooks too: the run records every call.
+          settings->remove("disableAllHooks");
+          std::ostringstream without;
+          settings->stringify(without, 2);
+          text = without.str() + "\n";
+          out.skipped.push_back(path + ": its disableAllHooks (the run needs shadowbox's hooks)");
+        }
         fs::create_directories(to.parent_path());
         write_like(to, text, from);
       } else {
         std::vector<fs::path> above;
         copy_path(from, to, above);
+        if (path == ".claude/plugins") point_plugins_at_copy(from, to);
       }
       out.carried.push_back(path);
     } catch (const Error& e) {

@@ -135,6 +135,17 @@ std::string home_path(const std::string& origin, const YAML::Node& node, const s
     fail(origin, node, key,
          fsnap::quote_input(path) + " is not a path inside HOME (like .claude/agents)");
   }
+  // The agent's own session data and the login are the run's, never carried.
+  for (const char* own : {".claude/projects", ".claude/todos", ".claude/.credentials.json"}) {
+    std::string o = own;
+    bool overlaps = path == o || o.rfind(path + "/", 0) == 0 || path.rfind(o + "/", 0) == 0;
+    if (overlaps) {
+      fail(origin, node, key,
+           fsnap::quote_input(path) + " holds " + o +
+               ", which a run never carries (session data is the run's own; the login is "
+               "run.home.credentials)");
+    }
+  }
   return path;
 }
 

@@ -141,6 +141,35 @@ TEST_F(UserSetupTest, FilesThatCannotBeUsedAreLeftOutWithAReason) {
   EXPECT_FALSE(fs::exists(run_home_ / ".claude.json"));
 }
 
+TEST_F(UserSetupTest, SettingsThatWouldSwitchOffShadowboxsHooksLoseThatKey) {
+  write_file(user_home_ / ".claude/settings.json", R"({"disableAllHooks": true, "model": "x"})");
+  hooks::CarriedSetup carried = carry();
+  ASSERT_EQ(carried.skipped.size(), 1u);
+  EXPECT_NE(carried.skipped[0].find("disableAllHooks"), std::string::npos);
+  Poco::JSON::Object::Ptr settings = json(read_file(run_home_ / ".claude/settings.json"));
+  EXPECT_FALSE(settings->has("disableAllHooks"));
+  EXPECT_EQ(settings->getValue<std::string>("model"), "x");
+}
+
+TEST_F(UserSetupTest, CarriedPluginsAreLoadedFromTheCopy) {
+  fs::path plugins = user_home_ / ".claude/plugins";
+  write_file(plugins / "installed_plugins.json",
+             R"({"plugins": {"p@m": [{"installPath": ")" + (plugins / "cache/m/p/1.0").string() +
+                 R"("}]}, "other": ")" + plugins.string() + R"(-not-this"})");
+  write_file(plugins / "known_marketplaces.json",
+             R"({"m": {"installLocation": ")" + (plugins / "marketplaces/m").string() + R"("}})");
+  carry();
+  fs::path copy = run_home_ / ".claude/plugins";
+  EXPECT_EQ(read_file(copy / "installed_plugins.json"),
+            R"({"plugins": {"p@m": [{"installPath": ")" + (copy / "cache/m/p/1.0").string() +
+                R"("}]}, "other": ")" + plugins.string() + R"(-not-this"})");
+  EXPECT_EQ(read_file(copy / "known_marketplaces.json"),
+            R"({"m": {"installLocation": ")" + (copy / "marketplaces/m").string() + R"("}})");
+  EXPECT_NE(read_file(plugins / "known_marketplaces.json").find(plugins.string()),
+            std::string::npos)
+      << "the user's registry is as it was";
+}
+
 TEST_F(UserSetupTest, WhatCannotBeCopiedIsLeftOutAndTheRestCarried) {
   write_file(user_home_ / ".claude/agents/a.md", "agent a\n");
   write_file(user_home_ / ".claude/CLAUDE.md", "memory\n");
@@ -200,6 +229,12 @@ TEST_F(UserSetupTest, AnAgentHomeIsPrivateAndIsolatedMeansEmpty) {
     EXPECT_TRUE(home.carried().empty());
     EXPECT_TRUE(fs::is_empty(run_home_));
     EXPECT_EQ(fs::status(run_home_).permissions(), fs::owner_all);
+    // A /login inside the isolated run does not outlive it either.
+    write_file(run_home_ / ".claude/.credentials.json", R"({"claudeAiOauth":{}})");
+    write_file(run_home_ / ".claude/.credentials.json.tmp.1a2b", "{}");
+    home.finish();
+    EXPECT_FALSE(fs::exists(run_home_ / ".claude/.credentials.json"));
+    EXPECT_FALSE(fs::exists(run_home_ / ".claude/.credentials.json.tmp.1a2b"));
   }
   {
     hooks::AgentHome home(run_home_, user_, sandbox::HomeSettings{}, ws_, nullptr);

@@ -194,6 +194,10 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("run:\n  home:\n    carry: [/etc/passwd]\n", {"run.home.carry"});
   expect_config_error("run:\n  home:\n    carry: [.claude/./x]\n", {"run.home.carry"});
   expect_config_error("run:\n  home:\n    isolate: sometimes\n", {"run.home.isolate"});
+  expect_config_error("run:\n  home:\n    carry: [.claude]\n", {"run.home.carry", "projects"});
+  expect_config_error("run:\n  home:\n    carry: [.claude/.credentials.json]\n",
+                      {"run.home.carry", "run.home.credentials"});
+  expect_config_error("run:\n  home:\n    carry: [.claude/projects/x]\n", {"run.home.carry"});
   expect_config_error("run:\n  home:\n    cary: []\n", {"run.home.cary", "unknown"});
   expect_config_error("hooks:\n  transport: pigeon\n", {"hooks.transport", "http or command"});
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});

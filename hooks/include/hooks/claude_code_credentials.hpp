@@ -50,6 +50,10 @@ class CredentialSync {
 // epoch), or nullopt if text holds no usable login (no refresh or access token).
 std::optional<long long> login_expiry(const std::string& text);
 
+// Removes the credentials file of the HOME home (and Claude Code's temporary files
+// beside it). Never throws; returns the files it could not remove.
+std::vector<boost::filesystem::path> remove_credentials(const boost::filesystem::path& home);
+
 // Removes credentials files left in the HOMEs of store's runs whose supervisor is gone
 // (it was killed before it could). Never throws; returns the files removed.
 std::vector<boost::filesystem::path> remove_stale_credentials(const fsnap::Store& store);
