@@ -51,24 +51,32 @@ void write_like(const fs::path& file, const std::string& content, const fs::path
 // Copies from (followed if a symbolic link) to to: a file, or a directory and what it
 // holds. Sockets, devices, dangling links and links back into a directory being copied
 // (a loop) are left out. above: the directories being copied, as real paths.
-void copy_path(const fs::path& from, const fs::path& to, std::vector<fs::path>& above) {
+void copy_path(const fs::path& from, const fs::path& to, std::vector<fs::path>& above,
+               std::vector<std::string>& failed) {
   boost::system::error_code ec;
   fs::file_status st = fs::status(from, ec);
   if (ec) return;  // dangling link, or gone meanwhile
-  if (fs::is_directory(st)) {
-    fs::path real = fs::canonical(from, ec);
-    if (ec || std::find(above.begin(), above.end(), real) != above.end()) return;
-    fs::create_directories(to);
-    fs::permissions(to, st.permissions() | fs::owner_all, ec);
-    above.push_back(real);
-    for (fs::directory_iterator it(from), end; it != end; ++it) {
-      copy_path(it->path(), to / it->path().filename(), above);
+  std::size_t depth = above.size();
+  try {
+    if (fs::is_directory(st)) {
+      fs::path real = fs::canonical(from, ec);
+      if (ec || std::find(above.begin(), above.end(), real) != above.end()) return;
+      fs::create_directories(to);
+      fs::permissions(to, st.permissions() | fs::owner_all, ec);
+      above.push_back(real);
+      for (fs::directory_iterator it(from), end; it != end; ++it) {
+        copy_path(it->path(), to / it->path().filename(), above, failed);
+      }
+      above.pop_back();
+    } else if (fs::is_regular_file(st)) {
+      fs::create_directories(to.parent_path());
+      fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+      fs::permissions(to, st.permissions() | fs::owner_read | fs::owner_write, ec);
     }
-    above.pop_back();
-  } else if (fs::is_regular_file(st)) {
-    fs::create_directories(to.parent_path());
-    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
-    fs::permissions(to, st.permissions() | fs::owner_read | fs::owner_write, ec);
+  } catch (const fs::filesystem_error& e) {
+    // The rest is copied all the same.
+    above.resize(depth);
+    failed.push_back(from.string() + ": " + e.code().message());
   }
 }
 
@@ -184,8 +192,14 @@ CarriedSetup carry_user_setup(const UserClaudeSetup& user, const std::vector<std
         write_like(to, text, from);
       } else {
         std::vector<fs::path> above;
-        copy_path(from, to, above);
+        std::vector<std::string> failed;
+        copy_path(from, to, above, failed);
         if (path == ".claude/plugins") point_plugins_at_copy(from, to);
+        if (!failed.empty()) {
+          out.skipped.push_back(
+              path + ": " + failed.front() +
+              (failed.size() > 1 ? " (and " + std::to_string(failed.size() - 1) + " more)" : ""));
+        }
       }
       out.carried.push_back(path);
     } catch (const Error& e) {

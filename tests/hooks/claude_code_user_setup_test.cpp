@@ -171,16 +171,19 @@ TEST_F(UserSetupTest, CarriedPluginsAreLoadedFromTheCopy) {
 }
 
 TEST_F(UserSetupTest, WhatCannotBeCopiedIsLeftOutAndTheRestCarried) {
-  write_file(user_home_ / ".claude/agents/a.md", "agent a\n");
+  write_file(user_home_ / ".claude/agents/locked/a.md", "agent a\n");
+  write_file(user_home_ / ".claude/agents/open/b.md", "agent b\n");
   write_file(user_home_ / ".claude/CLAUDE.md", "memory\n");
-  fs::create_directories(run_home_ / ".claude/agents");
-  if (!testing_support::lock_directory(run_home_ / ".claude/agents")) {
+  fs::create_directories(run_home_ / ".claude/agents/locked");
+  if (!testing_support::lock_directory(run_home_ / ".claude/agents/locked")) {
     GTEST_SKIP() << "this filesystem cannot make a directory unwritable";
   }
   hooks::CarriedSetup carried = carry();
-  testing_support::unlock_directory(run_home_ / ".claude/agents");
+  testing_support::unlock_directory(run_home_ / ".claude/agents/locked");
   ASSERT_EQ(carried.skipped.size(), 1u);
   EXPECT_NE(carried.skipped[0].find(".claude/agents: "), std::string::npos) << carried.skipped[0];
+  EXPECT_EQ(read_file(run_home_ / ".claude/agents/open/b.md"), "agent b\n")
+      << "the entries beside the one that failed are copied";
   EXPECT_EQ(read_file(run_home_ / ".claude/CLAUDE.md"), "memory\n") << "the rest is carried";
   EXPECT_NE(std::find(carried.carried.begin(), carried.carried.end(), ".claude/agents"),
             carried.carried.end())
