@@ -234,7 +234,7 @@ int cmd_abort(const Context& context, const Args& args) {
   auto until = std::chrono::steady_clock::now() + waited;
   while (std::chrono::steady_clock::now() < until) {
     std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
-    if (!meta || meta->exit_code || !sandbox::process_alive(meta->pid)) {
+    if (!meta || !meta->running()) {
       std::cerr << "shadowbox: run " << run << " stopped\n";
       return 0;
     }

@@ -44,6 +44,19 @@ sandbox::RunStatus status_of(const AgentExit& exit,
   return {"failed", "the agent exited with status " + std::to_string(exit.status)};
 }
 
+// Preserves the agent's session data; a failure goes to the run's log (the next
+// boundary tries again).
+void preserve_logged(sandbox::HomePreserver& preserver, const fsnap::Store& store,
+                     const std::string& run) {
+  try {
+    preserver.preserve();
+  } catch (const std::exception& e) {
+    sandbox::append_run_log(
+        store, run,
+        std::string("warning: could not preserve the agent's session data: ") + e.what());
+  }
+}
+
 // Answers hook events inside this process (hooks.transport: http): the workspace stays
 // open and watched between events, and each event costs one loopback request.
 class InProcessHooks {
@@ -78,15 +91,7 @@ class InProcessHooks {
 
   // The agent's session data, preserved at every boundary (after the reply: the agent
   // need not wait for it, and the next event waits until it is done).
-  void preserve() {
-    try {
-      preserver_.preserve();
-    } catch (const std::exception& e) {
-      sandbox::append_run_log(
-          run_.store(), run_.run(),
-          std::string("warning: could not preserve the agent's session data: ") + e.what());
-    }
-  }
+  void preserve() { preserve_logged(preserver_, run_.store(), run_.run()); }
 
   sandbox::LedgerRun& run_;
   sandbox::HomePreserver& preserver_;
@@ -311,23 +316,18 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   std::optional<std::chrono::seconds> timeout =
       policy.limits.overridden_by(spec.meta.limits).timeout;
   if (timeout) timeout_reason += " (timeout " + std::to_string(timeout->count()) + " s)";
-  // While the agent runs: its login kept in step, and its session data preserved between
-  // tool calls too (a conversation goes on without them; a crash loses at most a second).
-  auto last_preserved = std::chrono::steady_clock::now();
+  // Every second while the agent runs: its login kept in step, and its session data
+  // preserved between tool calls too (a conversation goes on without them; a crash
+  // loses at most a second).
+  auto last_tick = std::chrono::steady_clock::now();
   auto while_running = [&] {
+    if (std::chrono::steady_clock::now() - last_tick < std::chrono::seconds(1)) return;
+    last_tick = std::chrono::steady_clock::now();
     home.tick();
-    if (std::chrono::steady_clock::now() - last_preserved < std::chrono::seconds(1)) return;
-    last_preserved = std::chrono::steady_clock::now();
     if (in_process) {
       in_process->preserve_between_events();
-      return;
-    }
-    try {
-      preserver.preserve();
-    } catch (const std::exception& e) {
-      sandbox::append_run_log(
-          spec.store, spec.run,
-          std::string("warning: could not preserve the agent's session data: ") + e.what());
+    } else {
+      preserve_logged(preserver, spec.store, spec.run);
     }
   };
   result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);

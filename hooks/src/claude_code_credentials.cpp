@@ -142,7 +142,7 @@ std::vector<fs::path> remove_stale_credentials(const fsnap::Store& store) {
     } catch (const std::exception&) {
       continue;  // unreadable: leave it to whoever runs it
     }
-    if (meta && !meta->exit_code && sandbox::process_alive(meta->pid)) continue;
+    if (meta && meta->running()) continue;
     boost::system::error_code inner;
     for (fs::directory_iterator home(run->path(), inner); !inner && home != end;
          home.increment(inner)) {

@@ -51,7 +51,7 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
     }
   }
   std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
-  if (meta && !meta->exit_code && sandbox::process_alive(meta->pid) && meta->pid != ::getpid()) {
+  if (meta && meta->running() && meta->pid != ::getpid()) {
     state->running_pid = meta->pid;
   }
   return state;

@@ -20,7 +20,7 @@ namespace {
 // The status of a run from what it recorded.
 std::string status_of(const std::optional<sandbox::RunMeta>& meta,
                       const std::optional<ResumableState>& state, const std::string& recorded) {
-  if (meta && !meta->exit_code && sandbox::process_alive(meta->pid)) return "running";
+  if (meta && meta->running()) return "running";
   if (recorded == "complete" || recorded == "failed" || recorded == "killed" ||
       recorded == "halted") {
     return recorded;

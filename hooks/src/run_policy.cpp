@@ -25,7 +25,7 @@ void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std
                        "no agent run " + fsnap::quote_input(run.run()) +
                            " in this store (shadowbox runs lists them)");
   }
-  if (meta->exit_code || !sandbox::process_alive(meta->pid)) {
+  if (!meta->running()) {
     throw fsnap::Error(fsnap::ErrorCode::kConflict, "run " + fsnap::quote_input(run.run()) +
                                                         " is not running; nothing to abort");
   }

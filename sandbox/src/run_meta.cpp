@@ -130,6 +130,10 @@ std::optional<RunStatus> latest_run_status(const SessionSnapshot& session) {
   return *statuses.latest();
 }
 
+bool RunMeta::running() const {
+  return !exit_code && process_alive(pid);
+}
+
 bool process_alive(long pid) {
   // A killed supervisor whose parent does not reap it stays a zombie, which kill(pid, 0)
   // would still report.

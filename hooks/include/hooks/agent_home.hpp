@@ -34,7 +34,7 @@ class AgentHome {
   AgentHome(const AgentHome&) = delete;
   AgentHome& operator=(const AgentHome&) = delete;
 
-  // Keeps the login in step with the user's (call it often while the agent runs). A
+  // Keeps the login in step with the user's (call it every second or so while the agent runs). A
   // failure is warned about once, and tried again next time.
   void tick();
   // A last tick; then the login and the carried copies are removed. Idempotent.

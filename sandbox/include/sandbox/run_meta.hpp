@@ -34,6 +34,8 @@ struct RunMeta {
   static std::optional<RunMeta> load(const fsnap::Store& store, const std::string& run);
   // Writes the run.json of this->run atomically.
   void save(const fsnap::Store& store) const;
+  // Whether the run is running: it recorded no exit, and its supervisor is alive.
+  bool running() const;
 };
 
 // Appends status to the session's RunStatus slice (a LOG slice: rollbacks keep it).
