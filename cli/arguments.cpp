@@ -1,5 +1,11 @@
 #include "arguments.hpp"
 
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
 #include "fsnap/error.hpp"
 
 namespace cli {
@@ -10,86 +16,222 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-}  // namespace
-
-GlobalOptions parse_global_options(const std::vector<std::string>& argv) {
-  GlobalOptions options;
-  std::size_t i = 0;
-  auto take_value = [&](const std::string& arg, const std::string& name) -> std::string {
-    if (arg.size() > name.size() && arg[name.size()] == '=') return arg.substr(name.size() + 1);
-    if (i + 1 >= argv.size()) throw UsageError("option " + name + " needs a value");
-    return argv[++i];
-  };
-  for (; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    auto is = [&](const std::string& name) { return arg == name || starts_with(arg, name + "="); };
-    if (is("--workspace")) {
-      options.workspace = take_value(arg, "--workspace");
-    } else if (is("--store")) {
-      options.store = take_value(arg, "--store");
-    } else if (is("--config")) {
-      options.config = take_value(arg, "--config");
-    } else if (arg == "--json") {
-      options.json = true;
-    } else if (arg == "--help" || arg == "-h") {
-      options.help = true;
-    } else if (arg == "--version") {
-      options.version = true;
-    } else if (starts_with(arg, "-") && arg != "-") {
-      throw UsageError("unknown option " + fsnap::quote_input(arg) +
-                       " (global options go before the command)");
-    } else {
-      options.command = arg;
-      options.args.assign(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
-      break;
-    }
-  }
-  auto require_nonempty = [](const std::optional<std::string>& value, const char* name) {
-    if (value && value->empty()) throw UsageError("option " + std::string(name) + " is empty");
-  };
-  require_nonempty(options.workspace, "--workspace");
-  require_nonempty(options.store, "--store");
-  require_nonempty(options.config, "--config");
-  return options;
+std::string option_names(const OptionSpec& option) {
+  return option.alias != nullptr ? std::string(option.alias) + "," + option.name : option.name;
 }
 
-CommandArgs::CommandArgs(const std::string& command, const std::vector<std::string>& args,
-                         const std::set<std::string>& value_options,
-                         const std::set<std::string>& flags,
-                         const std::map<std::string, std::string>& aliases)
-    : command_(command) {
-  bool options_done = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (options_done || arg == "-" || !starts_with(arg, "-")) {
-      operands_.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      options_done = true;
-      continue;
-    }
-    std::optional<std::string> inline_value;
-    if (std::size_t eq = arg.find('='); starts_with(arg, "--") && eq != std::string::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    if (auto alias = aliases.find(arg); alias != aliases.end()) arg = alias->second;
-    if (flags.count(arg) != 0) {
-      if (inline_value) throw usage_error("option " + arg + " takes no value");
-      values_[arg] = "";
-    } else if (value_options.count(arg) != 0) {
-      if (inline_value) {
-        values_[arg] = *inline_value;
-      } else if (i + 1 < args.size()) {
-        values_[arg] = args[++i];
-      } else {
-        throw usage_error("option " + arg + " needs a value");
-      }
-    } else {
-      throw usage_error("unknown option " + fsnap::quote_input(args[i]));
-    }
+// One parse of a command line: a CLI11 application made from the declarations, with
+// storage for what it reads.
+class Parser {
+ public:
+  explicit Parser(const std::vector<const CommandSyntax*>& commands) {
+    app_.allow_extras();            // left-overs are reported below, in our words
+    app_.require_subcommand(0, 1);  // `show log`: a tag named log, not a second command
+    app_.add_option("--workspace", workspace_)->type_name("DIR");
+    app_.add_option("--store", store_)->type_name("DIR");
+    app_.add_option("--config", config_)->type_name("FILE");
+    app_.add_flag("--json", json_);
+    app_.add_flag("--version", version_);
+    for (const CommandSyntax* syntax : commands) add_command(*syntax);
   }
+
+  // Parses args; the result holds what the user asked for. Throws UsageError.
+  CommandLine parse(std::vector<std::string> args) {
+    CommandLine line;
+    Bound* bound = nullptr;
+    try {
+      std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+      app_.parse(args);
+      bound = selected();
+    } catch (const CLI::CallForHelp&) {
+      line.help = true;
+      if ((bound = selected()) != nullptr) line.command = bound->syntax;
+      return line;
+    } catch (const CLI::ParseError& e) {
+      bound = selected();
+      std::string message = e.what();
+      if (bound != nullptr) {
+        throw UsageError(std::string(bound->syntax->name) + ": " + message + " (usage: shadowbox " +
+                         synopsis(*bound->syntax) + ")");
+      }
+      throw UsageError(message);
+    }
+    line.version = version_;
+    line.options = global_options();
+    if (bound == nullptr) {
+      reject_extras(app_.remaining(), nullptr);
+      return line;
+    }
+    line.command = bound->syntax;
+    line.args = command_args(*bound);
+    return line;
+  }
+
+ private:
+  struct Bound {
+    const CommandSyntax* syntax;
+    CLI::App* app;
+    std::vector<std::pair<const OptionSpec*, CLI::Option*>> options;
+    std::vector<CLI::Option*> operands;
+  };
+
+  void add_command(const CommandSyntax& syntax) {
+    Bound bound{&syntax, app_.add_subcommand(syntax.name, syntax.summary), {}, {}};
+    if (syntax.passes_through) {
+      bound.app->prefix_command();  // the first operand starts the other program's line
+    } else {
+      bound.app->fallthrough();  // global options after the command's name
+    }
+    for (const OptionSpec& option : syntax.options) {
+      CLI::Option* o;
+      if (option.value == nullptr) {
+        o = bound.app->add_flag(option_names(option), option.help);
+      } else {
+        o = bound.app->add_option(option_names(option), values_.emplace_back(), option.help)
+                ->type_name(option.value)
+                ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      }
+      bound.options.emplace_back(&option, o);
+    }
+    for (const OperandSpec& operand : syntax.operands) {
+      if (syntax.passes_through) break;  // what follows is taken as it is, not parsed
+      CLI::Option* o =
+          operand.variadic
+              ? bound.app->add_option(operand.name, operand_values_.emplace_back(), operand.help)
+              : bound.app->add_option(operand.name, values_.emplace_back(), operand.help);
+      if (operand.required) o->required();
+      bound.operands.push_back(o);
+    }
+    bound_.push_back(std::move(bound));
+  }
+
+  Bound* selected() {
+    std::vector<CLI::App*> apps = app_.get_subcommands();
+    if (apps.empty()) return nullptr;
+    for (Bound& bound : bound_) {
+      if (bound.app == apps.front()) return &bound;
+    }
+    return nullptr;
+  }
+
+  GlobalOptions global_options() const {
+    GlobalOptions options;
+    auto take = [&](const char* name, const std::string& value) -> std::optional<std::string> {
+      if (app_.get_option(name)->count() == 0) return std::nullopt;
+      if (value.empty()) throw UsageError("option " + std::string(name) + " is empty");
+      return value;
+    };
+    options.workspace = take("--workspace", workspace_);
+    options.store = take("--store", store_);
+    options.config = take("--config", config_);
+    options.json = json_;
+    return options;
+  }
+
+  CommandArgs command_args(const Bound& bound) const {
+    std::map<std::string, std::string> values;
+    for (const auto& [spec, option] : bound.options) {
+      if (option->count() == 0) continue;
+      values[spec->name] = spec->value != nullptr ? option->as<std::string>() : "";
+    }
+    std::vector<std::string> operands;
+    for (CLI::Option* option : bound.operands) {
+      for (const std::string& v : option->results()) operands.push_back(v);
+    }
+    if (bound.syntax->passes_through) {
+      // Left over where the other program's line starts; an option there is a typo of
+      // one of ours, not the program's name.
+      operands = bound.app->remaining();
+      if (!operands.empty() && starts_with(operands.front(), "-")) {
+        reject_extras(operands, bound.syntax);
+      }
+    }
+    reject_extras(app_.remaining(), bound.syntax);
+    return CommandArgs(bound.syntax, std::move(values), std::move(operands));
+  }
+
+  // Arguments nobody took: an unknown command or option, or one operand too many.
+  static void reject_extras(const std::vector<std::string>& extras, const CommandSyntax* syntax) {
+    if (extras.empty()) return;
+    const std::string& first = extras.front();
+    bool option = starts_with(first, "-") && first != "-";
+    std::string what = option   ? "unknown option "
+                       : syntax ? "unexpected argument "
+                                : "unknown command ";
+    std::string message = what + fsnap::quote_input(first);
+    if (syntax == nullptr) throw UsageError(message);
+    if (option && syntax->passes_through) {
+      message += "; the agent's own options follow its name or --, global options go before " +
+                 std::string(syntax->name);
+    }
+    throw UsageError(std::string(syntax->name) + ": " + message + " (usage: shadowbox " +
+                     synopsis(*syntax) + ")");
+  }
+
+  CLI::App app_{"", "shadowbox"};
+  std::string workspace_, store_, config_;
+  bool json_ = false;
+  bool version_ = false;
+  std::deque<std::string> values_;  // stable addresses for CLI11
+  std::deque<std::vector<std::string>> operand_values_;
+  std::vector<Bound> bound_;
+};
+
+}  // namespace
+
+std::string wrap(const std::string& text, std::size_t indent, std::size_t first_column) {
+  constexpr std::size_t kWidth = 79;
+  std::string out;
+  std::size_t column = first_column;
+  bool line_empty = true;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    // A word ends at a space outside brackets: "[--max-steps N]" stays on one line.
+    std::size_t end = start;
+    for (int depth = 0; end < text.size() && (text[end] != ' ' || depth > 0); ++end) {
+      depth += text[end] == '[' ? 1 : text[end] == ']' ? -1 : 0;
+    }
+    std::size_t length = end - start;
+    if (!line_empty && column + 1 + length > kWidth) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++column;
+    }
+    out.append(text, start, length);
+    column += length;
+    line_empty = false;
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string synopsis(const CommandSyntax& syntax) {
+  // "restore REF [--dry-run]", "resume RUN [--continue] [-- ARGS...]",
+  // "run [--run-id ID] [--] CMD [ARGS...]": operands that name what the command works on
+  // first, then the options, then what is passed through.
+  auto operands = [&](bool leading) {
+    std::string text;
+    for (const OperandSpec& operand : syntax.operands) {
+      if (leading != (!operand.variadic && !syntax.passes_through)) continue;
+      std::string name = operand.name;
+      if (operand.variadic) name = (syntax.passes_through ? "" : "-- ") + name + "...";
+      text += " " + (operand.required ? name : "[" + name + "]");
+    }
+    return text;
+  };
+  std::string text = syntax.name + operands(true);
+  for (const OptionSpec& option : syntax.options) {
+    text += " [";
+    text += option.alias != nullptr ? option.alias : option.name;
+    if (option.value != nullptr) text += std::string(" ") + option.value;
+    text += "]";
+  }
+  if (syntax.passes_through) text += " [--]";
+  return text + operands(false);
 }
 
 std::optional<std::string> CommandArgs::value(const std::string& name) const {
@@ -113,16 +255,61 @@ std::optional<std::size_t> CommandArgs::count(const std::string& name) const {
   return static_cast<std::size_t>(std::stoull(*text));
 }
 
-void CommandArgs::expect_operands(std::size_t min, std::size_t max) const {
-  if (operands_.size() < min) throw UsageError("usage: shadowbox " + synopsis_of(command_));
-  if (operands_.size() > max) {
-    throw usage_error("unexpected argument " + fsnap::quote_input(operands_[max]));
-  }
+UsageError CommandArgs::usage_error(const std::string& message) const {
+  return UsageError(std::string(syntax_->name) + ": " + message + " (usage: shadowbox " +
+                    synopsis(*syntax_) + ")");
 }
 
-UsageError CommandArgs::usage_error(const std::string& message) const {
-  return UsageError(command_ + ": " + message + " (usage: shadowbox " + synopsis_of(command_) +
-                    ")");
+CommandLine parse_command_line(const std::vector<std::string>& argv,
+                               const std::vector<const CommandSyntax*>& commands) {
+  // A command whose operands are another program's line (`run … -- claude --json`) must
+  // not read what follows `--`: parse what precedes it, and if the command passes
+  // through, hand the rest over untouched.
+  CommandLine line;
+  auto dashes = std::find(argv.begin(), argv.end(), "--");
+  if (dashes != argv.end()) {
+    line = Parser(commands).parse(std::vector<std::string>(argv.begin(), dashes));
+    if (line.command != nullptr && line.command->passes_through && !line.help) {
+      std::vector<std::string> operands = line.args->operands();
+      if (!operands.empty()) operands.emplace_back("--");  // `run claude -- x`: the agent's
+      operands.insert(operands.end(), dashes + 1, argv.end());
+      line.args = line.args->with_operands(std::move(operands));
+    } else {
+      line = Parser(commands).parse(argv);
+    }
+  } else {
+    line = Parser(commands).parse(argv);
+  }
+  if (line.command != nullptr && line.command->passes_through && !line.help &&
+      line.args->operands().empty()) {
+    throw line.args->usage_error("no command given to run");
+  }
+  return line;
+}
+
+std::string command_help(const CommandSyntax& syntax) {
+  std::string text = "usage: shadowbox " + wrap(synopsis(syntax), 6, 17) + "\n\n" +
+                     wrap(syntax.summary, 0, 0) + "\n";
+  auto row = [&](std::string left, const char* help) {
+    if (left.size() < 20) left.resize(20, ' ');
+    text += "  " + left + wrap(help, 22, 22) + "\n";
+  };
+  if (!syntax.operands.empty()) {
+    text += "\noperands:\n";
+    for (const OperandSpec& operand : syntax.operands) row(operand.name, operand.help);
+  }
+  text += "\noptions:\n";
+  for (const OptionSpec& option : syntax.options) {
+    std::string left = option.alias != nullptr ? std::string(option.alias) + ", " : "";
+    left += option.name;
+    if (option.value != nullptr) left += std::string(" ") + option.value;
+    row(left, option.help);
+  }
+  row("-h, --help", "this help");
+  text +=
+      "\nThe global options (--workspace, --store, --config, --json) go before or after\n"
+      "the command's name; see shadowbox --help.\n";
+  return text;
 }
 
 }  // namespace cli

@@ -1,11 +1,12 @@
-// Command-line parsing for the shadowbox executable: global options, and a small
-// parser for each command's own options. A malformed command line is a UsageError
-// (exit status 2).
+// The command line of the shadowbox executable. Each command declares its options and
+// operands once (OptionSpec, OperandSpec in the command table); CLI11 parses against
+// that declaration, and help, synopses and usage errors are made from it. A malformed
+// command line is a UsageError (exit status 2).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,33 +19,52 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Options accepted before the command.
+// Options of every command, accepted before or after the command's name.
 struct GlobalOptions {
   std::optional<std::string> workspace;  // --workspace DIR (default: current directory)
   std::optional<std::string> store;      // --store DIR
   std::optional<std::string> config;     // --config FILE
   bool json = false;                     // --json
-  bool help = false;                     // --help / -h
-  bool version = false;                  // --version
-  std::string command;                   // first non-option argument ("" if none)
-  std::vector<std::string> args;         // everything after the command
 };
 
-// Parses argv (without argv[0]) into the global options and the command.
-GlobalOptions parse_global_options(const std::vector<std::string>& argv);
+// One option of a command: "--name" (the key the command reads it by), an optional
+// one-letter alias, the name of its value (nullptr for a flag) and a line of help.
+struct OptionSpec {
+  const char* name;
+  const char* alias;
+  const char* value;
+  const char* help;
+};
 
-// The synopsis of a command as the command table declares it ("restore REF [--dry-run]…").
-std::string synopsis_of(const std::string& command);
+// One operand of a command, in order. A variadic one takes the rest of the line, options
+// included after `--` (ARGS of another program).
+struct OperandSpec {
+  const char* name;
+  bool required;
+  bool variadic;
+  const char* help;
+};
 
-// The options and operands of one command, parsed against a declared set of options.
-// Accepts "--name VALUE", "--name=VALUE", short aliases ("-n 5"), and "--" to end
-// options.
+// The syntax of one command, as the command table declares it.
+struct CommandSyntax {
+  const char* name;
+  const char* summary;
+  std::vector<OptionSpec> options;
+  std::vector<OperandSpec> operands;
+  // The operands are another program's command line, begun by its first operand or by
+  // `--`: nothing after that is shadowbox's (`run -- claude --help`).
+  bool passes_through = false;
+};
+
+// "log [--run RUN] [-n N]": the usage line of a command, made from its declaration.
+std::string synopsis(const CommandSyntax& syntax);
+
+// The options and operands of one command as parsed.
 class CommandArgs {
  public:
-  // value_options take a value, flags do not; aliases maps "-n" to "--count" style.
-  CommandArgs(const std::string& command, const std::vector<std::string>& args,
-              const std::set<std::string>& value_options, const std::set<std::string>& flags,
-              const std::map<std::string, std::string>& aliases = {});
+  CommandArgs(const CommandSyntax* syntax, std::map<std::string, std::string> values,
+              std::vector<std::string> operands)
+      : syntax_(syntax), values_(std::move(values)), operands_(std::move(operands)) {}
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::optional<std::string> value(const std::string& name) const;
@@ -52,15 +72,37 @@ class CommandArgs {
   // A non-negative integer option; throws UsageError when it is not one.
   std::optional<std::size_t> count(const std::string& name) const;
   const std::vector<std::string>& operands() const { return operands_; }
-  // Requires between min and max operands (the error shows the command's synopsis).
-  void expect_operands(std::size_t min, std::size_t max) const;
+  // The same options with other operands.
+  CommandArgs with_operands(std::vector<std::string> operands) const {
+    return CommandArgs(syntax_, values_, std::move(operands));
+  }
   // A UsageError with message, followed by the command's synopsis.
   UsageError usage_error(const std::string& message) const;
 
  private:
-  std::string command_;
+  const CommandSyntax* syntax_;
   std::map<std::string, std::string> values_;
   std::vector<std::string> operands_;
 };
+
+// What a command line asks for.
+struct CommandLine {
+  GlobalOptions options;
+  const CommandSyntax* command = nullptr;  // nullptr with --help / --version alone
+  std::optional<CommandArgs> args;
+  bool help = false;     // --help / -h (of the command, if one is named)
+  bool version = false;  // --version
+};
+
+// Parses argv (without argv[0]) against the commands' declarations. Throws UsageError.
+CommandLine parse_command_line(const std::vector<std::string>& argv,
+                               const std::vector<const CommandSyntax*>& commands);
+
+// text wrapped at 79 columns for a line whose first part starts at first_column; the
+// lines after the first are indented by indent.
+std::string wrap(const std::string& text, std::size_t indent, std::size_t first_column);
+
+// The help of one command: usage, summary, its options and operands, each with its help.
+std::string command_help(const CommandSyntax& syntax);
 
 }  // namespace cli

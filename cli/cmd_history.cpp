@@ -56,10 +56,8 @@ std::string parent_tree(const fsnap::ShadowRepo& repo, const fsnap::Checkpoint& 
 
 }  // namespace
 
-int cmd_log(const Context& context, const Args& args) {
-  CommandArgs parsed("log", args, {"--run", "-n"}, {}, {{"--max-count", "-n"}});
-  parsed.expect_operands(0, 0);
-  std::size_t limit = parsed.count("-n").value_or(0);  // usage errors before any I/O
+int cmd_log(const Context& context, const Args& parsed) {
+  std::size_t limit = parsed.count("--max-count").value_or(0);  // usage errors before any I/O
   std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
   sandbox::Ledger ledger(repo);
   std::string run = parsed.value_or("--run", "");
@@ -87,9 +85,7 @@ int cmd_log(const Context& context, const Args& args) {
   return 0;
 }
 
-int cmd_show(const Context& context, const Args& args) {
-  CommandArgs parsed("show", args, {}, {});
-  parsed.expect_operands(1, 1);
+int cmd_show(const Context& context, const Args& parsed) {
   std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
   sandbox::Ledger ledger(repo);
   fsnap::Checkpoint checkpoint = repo->resolve(parsed.operands()[0]);
@@ -146,9 +142,7 @@ int cmd_show(const Context& context, const Args& args) {
   return 0;
 }
 
-int cmd_diff(const Context& context, const Args& args) {
-  CommandArgs parsed("diff", args, {}, {"--name-status"});
-  parsed.expect_operands(1, 2);
+int cmd_diff(const Context& context, const Args& parsed) {
   std::string from_tree;
   std::string to_tree;
   Poco::JSON::Object::Ptr out = make_object();

@@ -8,12 +8,14 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "commands.hpp"
+#include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/run_policy.hpp"
+#include "output.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/redaction.hpp"
 #include "sandbox/run_meta.hpp"
@@ -22,25 +24,42 @@
 
 namespace cli {
 
-int cmd_hook(const Context& context, const Args& args) {
-  CommandArgs parsed("hook", args, {"--run"}, {});
-  parsed.expect_operands(1, 1);
-  if (parsed.operands()[0] != "claude-code") {
-    throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
-                             " (supported: claude-code)");
+namespace fs = boost::filesystem;
+
+namespace {
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+// The workspace of a hook event: --workspace, else the project Claude Code names, else
+// the event's own cwd. So hooks installed for every project (--scope user) record each
+// project into its own store.
+GlobalOptions hook_options(GlobalOptions options, const hooks::ClaudeCodeEvent& event) {
+  if (options.workspace) return options;
+  std::string project = environment("CLAUDE_PROJECT_DIR");
+  if (!project.empty()) {
+    options.workspace = project;
+  } else if (!event.cwd.empty()) {
+    options.workspace = event.cwd;
   }
-  // An agent being stopped gets SIGTERM with its hook processes: this one finishes the
-  // step it records (it is short; SIGKILL after the kill grace still ends it).
-  defer_termination();
-  std::string event((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  // Malformed input is answered before anything is opened or created.
-  if (std::optional<std::string> problem = hooks::event_problem(event)) {
-    std::cerr << "shadowbox: ignoring a malformed hook event: " << *problem << '\n';
-    return 1;
-  }
-  const char* env_run = std::getenv("SHADOWBOX_RUN");
-  std::string run_name =
-      parsed.value_or("--run", env_run != nullptr && *env_run ? env_run : "default");
+  return options;
+}
+
+// Whether this is a hook for every project (installed with --scope user: it names no
+// store) in a project that has shadowbox's hooks of its own, which record the event.
+bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
+                             const GlobalOptions& resolved) {
+  if (given.store || given.workspace || parsed.has("--run") || !resolved.workspace) return false;
+  fs::path claude = fs::path(*resolved.workspace) / ".claude";
+  return hooks::file_has_shadowbox_hooks(claude / "settings.json") ||
+         hooks::file_has_shadowbox_hooks(claude / "settings.local.json");
+}
+
+// Records the event into the run; the answer for Claude Code.
+hooks::HookAnswer record_event(const Context& context, const std::string& run_name,
+                               const std::string& event) {
   std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
@@ -54,8 +73,8 @@ int cmd_hook(const Context& context, const Args& args) {
       hooks::handle_claude_code_event(event, *run, {secrets, &meter, supervised, warn});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
   // a crash loses at most the step in flight.
-  const char* run_home = std::getenv("SHADOWBOX_RUN_HOME");
-  if (run_home != nullptr && *run_home != '\0') {
+  std::string run_home = environment("SHADOWBOX_RUN_HOME");
+  if (!run_home.empty()) {
     try {
       sandbox::HomePreserver(run->store(), run->repo(), run_name, run_home,
                              hooks::claude_code_preserved_parts(), secrets)
@@ -65,39 +84,120 @@ int cmd_hook(const Context& context, const Args& args) {
                 << '\n';
     }
   }
+  return answer;
+}
+
+// The answer when nothing could be recorded (no workspace, a broken config...): loud
+// where the person and the agent look, and a gap in the run's log that `shadowbox runs`
+// counts.
+hooks::HookAnswer unrecorded(const GlobalOptions& options, const std::string& run_name,
+                             const hooks::ClaudeCodeEvent& event, const std::string& error) {
+  std::string message = "shadowbox: cannot record " + event.name + ": " + error;
+  try {
+    fs::path workspace =
+        fs::canonical(options.workspace ? fs::path(*options.workspace) : fs::current_path());
+    fs::path store = options.store ? fs::absolute(fs::path(*options.store))
+                                   : fsnap::Store::default_location(workspace);
+    sandbox::record_gap(store, run_name, message);
+  } catch (const std::exception&) {
+    // No store to write to: the answer below is all there is.
+  }
+  bool tool_event = event.name == "PreToolUse" || event.name == "PostToolUse" ||
+                    event.name == "PostToolUseFailure";
+  if (event.name == "PreToolUse") {
+    message +=
+        " (the tool call is blocked so that it cannot make a change shadowbox could not undo)";
+  }
+  // A tool event blocks (the agent reads why); another must not (a blocked Stop would
+  // keep the agent from stopping) and is shown to the person.
+  return hooks::HookAnswer{tool_event ? 2 : 1, "", message, event.name};
+}
+
+}  // namespace
+
+int cmd_hook(const GlobalOptions& global, const Args& parsed) {
+  if (parsed.operands()[0] != "claude-code") {
+    throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
+                             " (supported: claude-code)");
+  }
+  // An agent being stopped gets SIGTERM with its hook processes: this one finishes the
+  // step it records (it is short; SIGKILL after the kill grace still ends it).
+  defer_termination();
+  std::string event((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  // Malformed input is answered before anything is opened or created.
+  if (std::optional<std::string> problem = hooks::event_problem(event)) {
+    std::cerr << "shadowbox: ignoring a malformed hook event: " << *problem << '\n';
+    return 1;
+  }
+  // Under `shadowbox run`, the run's own hooks (they name their run) record every event;
+  // shadowbox's hooks from the project's or the user's settings stand aside, so that
+  // nothing is recorded twice.
+  if (!parsed.has("--run") && !environment("SHADOWBOX_RUN_HOME").empty()) return 0;
+  std::string env_run = environment("SHADOWBOX_RUN");
+  std::string run_name = parsed.value_or("--run", env_run.empty() ? "default" : env_run);
+  hooks::ClaudeCodeEvent parsed_event = hooks::parse_claude_code_event(event);
+  GlobalOptions options = hook_options(global, parsed_event);
+  if (defers_to_project_hooks(global, parsed, options)) return 0;
+  hooks::HookAnswer answer;
+  try {
+    answer = record_event(make_context(options), run_name, event);
+  } catch (const std::exception& e) {
+    answer = unrecorded(options, run_name, parsed_event, e.what());
+  }
   if (!answer.stdout_json.empty()) std::cout << answer.stdout_json << '\n';
   if (!answer.stderr_text.empty()) std::cerr << answer.stderr_text << '\n';
   return answer.exit_code;
 }
 
-int cmd_hooks(const Context& context, const Args& args) {
-  CommandArgs parsed("hooks", args, {"--scope"}, {});
-  parsed.expect_operands(1, 1);
+int cmd_hooks(const Context& context, const Args& parsed) {
   const std::string& action = parsed.operands()[0];
   if (action != "install" && action != "uninstall") {
     throw parsed.usage_error("expected install or uninstall, not " + fsnap::quote_input(action));
   }
   std::string scope = parsed.value_or("--scope", "project");
-  boost::filesystem::path file;
+  fs::path file;
   if (scope == "project") {
     file = context.workspace / ".claude" / "settings.json";
   } else if (scope == "user") {
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || *home == '\0') {
-      throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "HOME is not set");
+    if (context.options.store) {
+      throw parsed.usage_error(
+          "--store names one workspace's store; hooks for every project (--scope user) use "
+          "each project's own store (leave --store out, or use --scope project)");
     }
+    std::string home = environment("HOME");
+    if (home.empty()) throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "HOME is not set");
     file = hooks::claude_code_settings_file(home);
   } else {
     throw parsed.usage_error("--scope must be project or user, not " + fsnap::quote_input(scope));
   }
+  std::string outcome;
   if (action == "install") {
-    // The hook finds the workspace through $CLAUDE_PROJECT_DIR; the store is fixed now.
-    std::string command = shell_quote(self_path()) + " --store " +
-                          shell_quote(context.store_dir.string()) + " hook claude-code";
-    context.open_store(true);
-    hooks::install_hooks_in_file(file, command);
+    // The hook finds the workspace through $CLAUDE_PROJECT_DIR (or the event's cwd). A
+    // project's hooks record into this workspace's store, named now; hooks for every
+    // project find each project's store from its workspace.
+    std::string command = shell_quote(self_path());
+    if (scope == "project") {
+      command += " --store " + shell_quote(context.store_dir.string());
+      context.open_store(true);
+    }
+    hooks::install_hooks_in_file(file, command + " hook claude-code");
+    outcome = "installed";
+  } else {
+    outcome = hooks::uninstall_hooks_in_file(file) ? "removed" : "absent";
+  }
+  if (context.options.json) {
+    Poco::JSON::Object::Ptr out = make_object();
+    out->set("action", action);
+    out->set("scope", scope);
+    out->set("outcome", outcome);
+    set_path(*out, "settings", file.string());
+    out->set("store", scope == "project" && action == "install"
+                          ? Poco::Dynamic::Var(context.store_dir.string())
+                          : Poco::Dynamic::Var());
+    print_json(std::cout, out);
+  } else if (outcome == "installed") {
     std::cout << "installed shadowbox's hooks in " << file.string() << '\n';
-  } else if (hooks::uninstall_hooks_in_file(file)) {
+  } else if (outcome == "removed") {
     std::cout << "removed shadowbox's hooks from " << file.string() << '\n';
   } else {
     std::cout << "no settings file at " << file.string() << "; nothing to remove\n";

@@ -3,6 +3,8 @@
 // the failure transaction of an external tool call.
 #include <iostream>
 
+#include <boost/filesystem/operations.hpp>
+
 #include "commands.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
@@ -17,10 +19,16 @@ Poco::JSON::Array::Ptr kept_json(const fsnap::RestoreReport& report) {
   return kept;
 }
 
-void print_report(const fsnap::RestoreReport& report) {
+void print_report(const fsnap::RestoreReport& report, const boost::filesystem::path& workspace) {
   for (const fsnap::TreeChange& change : report.changes) std::cout << change_line(change) << '\n';
-  for (const std::string& dir : report.kept) {
-    std::cout << "kept " << fsnap::quote_path(dir) << "/ (it holds paths that are not captured)\n";
+  for (const std::string& path : report.kept) {
+    boost::system::error_code ec;
+    if (boost::filesystem::is_directory(workspace / path, ec)) {
+      std::cout << "kept " << fsnap::quote_path(path)
+                << "/ (it holds paths that are not captured)\n";
+    } else {
+      std::cout << "kept " << fsnap::quote_path(path) << " (it is not captured)\n";
+    }
   }
 }
 
@@ -33,9 +41,7 @@ void print_safety(const fsnap::RestoreReport& report) {
 
 }  // namespace
 
-int cmd_restore(const Context& context, const Args& args) {
-  CommandArgs parsed("restore", args, {"--run"}, {"--dry-run"});
-  parsed.expect_operands(1, 1);
+int cmd_restore(const Context& context, const Args& parsed) {
   const std::string& ref = parsed.operands()[0];
   bool dry_run = parsed.has("--dry-run");
   fsnap::Store store = context.open_store(false);
@@ -70,14 +76,12 @@ int cmd_restore(const Context& context, const Args& args) {
   std::cout << (dry_run ? "would restore " : "restored ") << target.id << " ("
             << report.changes.size() << " change" << (report.changes.size() == 1 ? "" : "s")
             << ")\n";
-  print_report(report);
+  print_report(report, context.workspace);
   print_safety(report);
   return 0;
 }
 
-int cmd_rollback(const Context& context, const Args& args) {
-  CommandArgs parsed("rollback", args, {"--result", "--run"}, {});
-  parsed.expect_operands(1, 1);
+int cmd_rollback(const Context& context, const Args& parsed) {
   const std::string& call_id = parsed.operands()[0];
   std::unique_ptr<sandbox::LedgerRun> run =
       context.open_run(parsed.value_or("--run", std::string(fsnap::kDefaultRun)), false);
@@ -116,7 +120,7 @@ int cmd_rollback(const Context& context, const Args& args) {
                 << (report ? report->changes.size() : 0) << " change"
                 << (report && report->changes.size() == 1 ? "" : "s") << ")\n";
       if (report) {
-        print_report(*report);
+        print_report(*report, context.workspace);
         print_safety(*report);
       }
       break;

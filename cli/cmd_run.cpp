@@ -53,10 +53,6 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
   return spec;
 }
 
-// The options of `run` and `resume` that limit the run.
-const std::set<std::string> kLimitOptions = {"--max-cost-usd", "--max-steps", "--max-retries",
-                                             "--timeout"};
-
 // The limits given as options (each overrides its policy.* key).
 sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
   sandbox::PolicyLimits limits;
@@ -96,11 +92,7 @@ int report(const std::string& run, const hooks::AgentRunResult& result) {
 
 }  // namespace
 
-int cmd_run(const Context& context, const Args& args) {
-  std::set<std::string> options = kLimitOptions;
-  options.insert("--run-id");
-  CommandArgs parsed("run", args, options, {});
-  if (parsed.operands().empty()) throw UsageError("usage: shadowbox " + synopsis_of("run"));
+int cmd_run(const Context& context, const Args& parsed) {
   std::string run = parsed.value_or("--run-id", sandbox::new_run_id());
   try {
     sandbox::check_run_id(run);
@@ -132,9 +124,7 @@ int cmd_run(const Context& context, const Args& args) {
   return report(run, hooks::run_agent(std::move(spec)));
 }
 
-int cmd_runs(const Context& context, const Args& args) {
-  CommandArgs parsed("runs", args, {}, {});
-  parsed.expect_operands(0, 0);
+int cmd_runs(const Context& context, const Args& /*parsed*/) {
   fsnap::Store store = context.open_store(false);
   std::vector<hooks::RunInfo> runs = hooks::list_runs(store, context.open_repo(store));
   if (context.options.json) {
@@ -153,27 +143,34 @@ int cmd_runs(const Context& context, const Args& args) {
              r.halt_reason.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(r.halt_reason));
       o->set("cost_usd", r.cost_usd);
       o->set("steps", r.steps);
+      o->set("gaps", r.gaps);
       out->add(o);
     }
     print_json(std::cout, out);
     return 0;
   }
-  std::printf("%-32s %-9s %-12s %9s %6s %-38s %-9s %11s  %s\n", "RUN", "STATUS", "HALT REASON",
-              "COST USD", "STEPS", "AGENT SESSION", "RESUMABLE", "CHECKPOINTS", "LAST ACTIVITY");
+  std::printf("%-32s %-9s %-12s %9s %6s %-38s %-9s %11s %4s  %s\n", "RUN", "STATUS", "HALT-REASON",
+              "COST-USD", "STEPS", "AGENT-SESSION", "RESUMABLE", "CHECKPOINTS", "GAPS",
+              "LAST-ACTIVITY");
   for (const hooks::RunInfo& r : runs) {
-    std::printf("%-32s %-9s %-12s %9.4f %6zu %-38s %-9s %11zu  %s\n", r.run.c_str(),
+    std::printf("%-32s %-9s %-12s %9.4f %6zu %-38s %-9s %11zu %4zu  %s\n", r.run.c_str(),
                 r.status.c_str(), r.halt_reason.empty() ? "-" : r.halt_reason.c_str(), r.cost_usd,
                 r.steps, r.session_id.empty() ? "-" : r.session_id.c_str(),
-                r.resumable ? "yes" : "no", r.checkpoints, r.last_activity.c_str());
+                r.resumable ? "yes" : "no", r.checkpoints, r.gaps,
+                r.last_activity.empty() ? "-" : r.last_activity.c_str());
+  }
+  for (const hooks::RunInfo& r : runs) {
+    if (r.gaps == 0) continue;
+    std::fprintf(stderr,
+                 "shadowbox: warning: run %s has %zu hook event%s that could not be recorded "
+                 "(its history has gaps); why: %s\n",
+                 r.run.c_str(), r.gaps, r.gaps == 1 ? "" : "s",
+                 fsnap::layout::run_log_file(store.dir(), r.run).string().c_str());
   }
   return 0;
 }
 
-int cmd_resume(const Context& context, const Args& args) {
-  std::set<std::string> options = kLimitOptions;
-  options.insert("--validation");
-  CommandArgs parsed("resume", args, options, {"--continue"});
-  if (parsed.operands().empty()) throw UsageError("usage: shadowbox " + synopsis_of("resume"));
+int cmd_resume(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   std::vector<std::string> extra(parsed.operands().begin() + 1, parsed.operands().end());
   std::string mode = parsed.value_or("--validation", "strict");
@@ -214,9 +211,7 @@ int cmd_resume(const Context& context, const Args& args) {
   return code;
 }
 
-int cmd_abort(const Context& context, const Args& args) {
-  CommandArgs parsed("abort", args, {"--reason"}, {});
-  parsed.expect_operands(1, 1);
+int cmd_abort(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   try {
     sandbox::check_run_id(run);

@@ -8,11 +8,7 @@
 
 namespace cli {
 
-int cmd_snapshot(const Context& context, const Args& args) {
-  CommandArgs parsed(
-      "snapshot", args,
-      {"--tag", "--phase", "--tool-call-id", "--tool-name", "--run", "--input", "--result"}, {});
-  parsed.expect_operands(0, 0);
+int cmd_snapshot(const Context& context, const Args& parsed) {
   fsnap::CheckpointMeta meta;
   meta.tag = parsed.value_or("--tag", "");
   meta.tool_call_id = parsed.value_or("--tool-call-id", "");

@@ -8,9 +8,7 @@
 
 namespace cli {
 
-int cmd_init(const Context& context, const Args& args) {
-  CommandArgs parsed("init", args, {}, {});
-  parsed.expect_operands(0, 0);
+int cmd_init(const Context& context, const Args& /*parsed*/) {
   fsnap::Store store = context.open_store(true);
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
@@ -24,9 +22,7 @@ int cmd_init(const Context& context, const Args& args) {
   return 0;
 }
 
-int cmd_path(const Context& context, const Args& args) {
-  CommandArgs parsed("path", args, {}, {});
-  parsed.expect_operands(0, 0);
+int cmd_path(const Context& context, const Args& /*parsed*/) {
   fsnap::Store store = context.open_store(false);
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
@@ -38,9 +34,7 @@ int cmd_path(const Context& context, const Args& args) {
   return 0;
 }
 
-int cmd_gc(const Context& context, const Args& args) {
-  CommandArgs parsed("gc", args, {}, {});
-  parsed.expect_operands(0, 0);
+int cmd_gc(const Context& context, const Args& /*parsed*/) {
   fsnap::Store store = context.open_store(false);
   fsnap::StoreLock lock = store.lock();
   const fsnap::RetentionPolicy& policy = context.config.retention;

@@ -12,7 +12,7 @@
 
 namespace cli {
 
-using Args = std::vector<std::string>;
+using Args = CommandArgs;
 
 int cmd_init(const Context& context, const Args& args);
 int cmd_path(const Context& context, const Args& args);
@@ -23,20 +23,21 @@ int cmd_log(const Context& context, const Args& args);
 int cmd_show(const Context& context, const Args& args);
 int cmd_diff(const Context& context, const Args& args);
 int cmd_gc(const Context& context, const Args& args);
-int cmd_hook(const Context& context, const Args& args);
+int cmd_hook(const GlobalOptions& options, const Args& args);
 int cmd_hooks(const Context& context, const Args& args);
 int cmd_run(const Context& context, const Args& args);
 int cmd_runs(const Context& context, const Args& args);
 int cmd_resume(const Context& context, const Args& args);
 int cmd_abort(const Context& context, const Args& args);
+int cmd_help(const GlobalOptions& options, const Args& args);
 
-// One command: its name, synopsis (for usage errors, `COMMAND --help` and --help) and
-// summary — declared once, in the table of all_commands().
+// One command: its syntax (declared once; parsing, --help and usage errors come from
+// it) and what runs it.
 struct Command {
-  const char* name;
-  const char* synopsis;
-  const char* summary;
+  CommandSyntax syntax;
   int (*run)(const Context&, const Args&);
+  // Instead of run, for a command that finds its workspace itself (`hook`: in the event).
+  int (*run_unresolved)(const GlobalOptions&, const Args&) = nullptr;
 };
 
 // Every command, in the order --help lists them.

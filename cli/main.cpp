@@ -15,59 +15,125 @@
 
 namespace cli {
 
-const std::vector<Command>& all_commands() {
-  static const std::vector<Command> commands = {
-      {"init", "init", "create or open the workspace's store; print its path", cmd_init},
-      {"snapshot",
-       "snapshot [--tag T] [--phase pre_tool|post_tool|checkpoint|manual] [--tool-call-id ID] "
-       "[--tool-name NAME] [--run RUN] [--input TEXT] [--result TEXT]",
-       "checkpoint the whole workspace (pre_tool/post_tool: a boundary of an external tool call)",
-       cmd_snapshot},
-      {"restore", "restore REF [--dry-run] [--run RUN]",
-       "make the workspace (and the run's STATE slices) exactly REF, after a safety checkpoint",
-       cmd_restore},
-      {"rollback", "rollback CALL_ID [--result TEXT] [--run RUN]",
-       "the failure of an external tool call: roll it back to its pre_tool checkpoint (unless "
-       "the config keeps it, or a later change would be undone) and record the failure",
-       cmd_rollback},
-      {"log", "log [--run RUN] [-n N]", "list checkpoints, newest first", cmd_log},
-      {"show", "show REF", "metadata, changed paths and ledger record of a checkpoint", cmd_show},
-      {"diff", "diff REF [REF2] [--name-status]",
-       "unified diff from REF to REF2 (default: the live workspace)", cmd_diff},
-      {"path", "path", "print the shadow repository's git directory", cmd_path},
-      {"gc", "gc", "apply the config's retention limits and prune unreferenced objects", cmd_gc},
-      {"hook", "hook claude-code [--run RUN]",
-       "handle one Claude Code hook event (JSON on stdin); the workspace is --workspace, "
-       "else $CLAUDE_PROJECT_DIR",
-       cmd_hook},
-      {"hooks", "hooks install|uninstall [--scope project|user]",
-       "add shadowbox's hooks to Claude Code's settings, or remove only those", cmd_hooks},
-      {"run",
-       "run [--run-id ID] [--max-cost-usd USD] [--max-steps N] [--max-retries N] "
-       "[--timeout DUR] -- CMD [ARGS...]",
-       "run an agent under shadowbox with an ephemeral HOME whose session data is preserved, "
-       "within the given limits (exit status 3 when one stops it)",
-       cmd_run},
-      {"runs", "runs",
-       "runs with status, halt reason, cost, steps, agent session id, resumable, checkpoints",
-       cmd_runs},
-      {"resume",
-       "resume RUN [--continue] [--validation strict|relaxed|none] [--max-cost-usd USD] "
-       "[--max-steps N] [--max-retries N] [--timeout DUR] [-- ARGS...]",
-       "start the agent of a run again from its preserved session (forked by default), with "
-       "the run's limits unless given again; what it spent so far counts",
-       cmd_resume},
-      {"abort", "abort RUN [--reason TEXT]",
-       "stop a running agent run: recorded in its ledger, its agent's processes ended", cmd_abort},
-  };
-  return commands;
+namespace {
+
+// The limits of `run` and `resume` (each overrides its policy.* key).
+const OptionSpec kMaxCost{"--max-cost-usd", nullptr, "USD",
+                          "stop the agent once it has spent this much"};
+const OptionSpec kMaxSteps{"--max-steps", nullptr, "N", "stop after N tool calls attempted"};
+const OptionSpec kMaxRetries{"--max-retries", nullptr, "N", "stop after N failed tool calls"};
+const OptionSpec kTimeout{"--timeout", nullptr, "DUR", "stop after this long (90s, 10m, 2h)"};
+
+}  // namespace
+
+// A stand-in: `help` is answered before any command runs (see run()).
+int cmd_help(const GlobalOptions& /*options*/, const CommandArgs& /*args*/) {
+  return 0;
 }
 
-std::string synopsis_of(const std::string& command) {
-  for (const Command& c : all_commands()) {
-    if (command == c.name) return c.synopsis;
-  }
-  return command;
+const std::vector<Command>& all_commands() {
+  static const std::vector<Command> commands = {
+      {{"init", "create or open the workspace's store; print its path"}, cmd_init},
+      {{"snapshot",
+        "checkpoint the whole workspace (pre_tool/post_tool: a boundary of an external tool call)",
+        {{"--tag", nullptr, "T", "name the checkpoint (an existing tag is refused)"},
+         {"--force", nullptr, nullptr, "move an existing --tag to this checkpoint"},
+         {"--phase", nullptr, "PHASE", "pre_tool, post_tool, checkpoint or manual (default)"},
+         {"--tool-call-id", nullptr, "ID", "the tool call (needed by pre_tool and post_tool)"},
+         {"--tool-name", nullptr, "NAME", "the tool's name"},
+         {"--run", nullptr, "RUN", "the run (default: default)"},
+         {"--input", nullptr, "TEXT", "pre_tool: the call's input, kept in the ledger"},
+         {"--result", nullptr, "TEXT", "post_tool, checkpoint: its result, kept in the ledger"}}},
+       cmd_snapshot},
+      {{"restore",
+        "make the workspace (and the run's STATE slices) exactly REF, after a safety checkpoint",
+        {{"--dry-run", nullptr, nullptr, "print what would change; change nothing"},
+         {"--run", nullptr, "RUN", "the run whose session is restored (default: REF's)"}},
+        {{"REF", true, false, "the checkpoint to restore (see REF below --help)"}}},
+       cmd_restore},
+      {{"rollback",
+        "the failure of an external tool call: roll it back to its pre_tool checkpoint (unless "
+        "the config keeps it, or a later change would be undone) and record the failure",
+        {{"--result", nullptr, "TEXT", "the failure, kept in the ledger (default: failed)"},
+         {"--run", nullptr, "RUN", "the run of the call (default: default)"}},
+        {{"CALL_ID", true, false, "the tool call id given to snapshot --phase pre_tool"}}},
+       cmd_rollback},
+      {{"log",
+        "list checkpoints, newest first",
+        {{"--run", nullptr, "RUN", "only this run's checkpoints"},
+         {"--max-count", "-n", "N", "at most N checkpoints"}}},
+       cmd_log},
+      {{"show",
+        "metadata, changed paths and ledger record of a checkpoint",
+        {},
+        {{"REF", true, false, "the checkpoint"}}},
+       cmd_show},
+      {{"diff",
+        "unified diff from REF to REF2 (default: the live workspace)",
+        {{"--name-status", nullptr, nullptr, "one line per changed path instead of the patch"}},
+        {{"REF", true, false, "from this checkpoint"},
+         {"REF2", false, false, "to this checkpoint (default: the live workspace)"}}},
+       cmd_diff},
+      {{"path", "print the shadow repository's git directory"}, cmd_path},
+      {{"gc", "apply the config's retention limits and prune unreferenced objects"}, cmd_gc},
+      {{"hook",
+        "handle one Claude Code hook event (JSON on stdin); the workspace is --workspace, "
+        "else $CLAUDE_PROJECT_DIR, else the event's cwd",
+        {{"--run", nullptr, "RUN", "record into this run (default: $SHADOWBOX_RUN, else default)"}},
+        {{"AGENT", true, false, "claude-code"}}},
+       nullptr,
+       cmd_hook},
+      {{"hooks",
+        "add shadowbox's hooks to Claude Code's settings, or remove only those",
+        {{"--scope", nullptr, "SCOPE",
+          "project: the workspace's .claude/settings.json (default); user: "
+          "~/.claude/settings.json, every project its own store"}},
+        {{"install|uninstall", true, false, "add or remove the hooks"}}},
+       cmd_hooks},
+      {{"run",
+        "run an agent under shadowbox with an ephemeral HOME whose session data is preserved, "
+        "within the given limits (exit status 3 when one stops it)",
+        {{"--run-id", nullptr, "ID", "name the run (default: a new id)"},
+         kMaxCost,
+         kMaxSteps,
+         kMaxRetries,
+         kTimeout},
+        {{"CMD", true, false, "the agent (claude)"},
+         {"ARGS", false, true, "its arguments, passed as they are"}},
+        true},
+       cmd_run},
+      {{"runs",
+        "runs with status, halt reason, cost, steps, agent session id, resumable, "
+        "checkpoints"},
+       cmd_runs},
+      {{"resume",
+        "start the agent of a run again from its preserved session (forked by default), with "
+        "the run's agent options and limits unless given again; what it spent so far counts",
+        {{"--continue", nullptr, nullptr, "continue the agent's session instead of forking it"},
+         {"--only-args", nullptr, nullptr,
+          "give the agent only ARGS, not the options of the run's earlier command line"},
+         {"--validation", nullptr, "MODE",
+          "strict (default), relaxed or none: how the session must match the workspace"},
+         kMaxCost,
+         kMaxSteps,
+         kMaxRetries,
+         kTimeout},
+        {{"RUN", true, false, "the run"},
+         {"ARGS", false, true, "the agent's new arguments (a prompt replaces the old one)"}}},
+       cmd_resume},
+      {{"abort",
+        "stop a running agent run: recorded in its ledger, its agent's processes ended",
+        {{"--reason", nullptr, "TEXT", "why, kept in the ledger"}},
+        {{"RUN", true, false, "the run"}}},
+       cmd_abort},
+      {{"help",
+        "this overview, or the help of one command",
+        {},
+        {{"COMMAND", false, false, "the command"}}},
+       nullptr,
+       cmd_help},
+  };
+  return commands;
 }
 
 namespace {
@@ -80,19 +146,22 @@ void print_help(std::ostream& out) {
          "Checkpoints a workspace into a shadow git repository outside it, so every step\n"
          "can be inspected with plain git and undone exactly.\n\ncommands:\n";
   for (const Command& c : all_commands()) {
-    out << "  " << c.synopsis << "\n      " << c.summary << '\n';
+    out << "  " << wrap(synopsis(c.syntax), 6, 2) << "\n      " << wrap(c.syntax.summary, 6, 6)
+        << '\n';
   }
-  out << "\nREF: a checkpoint id or commit id (or a unique prefix of 4+ hex digits), a tag,\n"
+  out << "\n`shadowbox COMMAND --help` describes each option of a command.\n\n"
+         "REF: a checkpoint id or commit id (or a unique prefix of 4+ hex digits), a tag,\n"
          "pre:<tool_call_id>, post:<tool_call_id>, or run:<run> for a run's newest.\n"
          "`restore REF` always makes the workspace exactly REF; the failure of a tool call\n"
          "is `rollback CALL_ID`.\n\n"
-         "global options:\n"
+         "global options (before or after the command's name):\n"
          "  --workspace DIR  the workspace (default: the current directory)\n"
          "  --store DIR      the store (default: $SHADOWBOX_STORE, else\n"
          "                   $XDG_DATA_HOME/shadowbox/<name>-<hash>)\n"
          "  --config FILE    settings (default: $SHADOWBOX_CONFIG, else\n"
          "                   <workspace>/.shadowbox.yaml)\n"
-         "  --json           machine-readable output\n\n"
+         "  --json           machine-readable output\n"
+         "  --version        print the version\n\n"
          "exit status: 0 success, 1 error, 2 usage error; run and resume: the agent's\n"
          "status, or 3 when a limit (or abort) stopped it\n";
 }
@@ -109,34 +178,39 @@ int error(const std::string& message) {
 
 int run(const std::vector<std::string>& argv) {
   hooks::register_claude_code_slice_types();  // so ledger sessions of agent runs decode
-  GlobalOptions options = parse_global_options(argv);
-  if (options.help || options.command == "help") {
-    print_help(std::cout);
+  std::vector<const CommandSyntax*> syntaxes;
+  for (const Command& c : all_commands()) syntaxes.push_back(&c.syntax);
+  CommandLine line = parse_command_line(argv, syntaxes);
+  const Command* command = nullptr;
+  for (const Command& c : all_commands()) {
+    if (line.command == &c.syntax) command = &c;
+  }
+  if (command != nullptr && command->run_unresolved == cmd_help) {
+    // `help [COMMAND]` is `[COMMAND] --help`.
+    command = nullptr;
+    line.help = true;
+    for (const Command& c : all_commands()) {
+      if (!line.args->operands().empty() && line.args->operands()[0] == c.syntax.name) command = &c;
+    }
+    if (!line.args->operands().empty() && command == nullptr) {
+      throw UsageError("no command named " + fsnap::quote_input(line.args->operands()[0]));
+    }
+  }
+  if (line.help) {
+    if (command != nullptr) {
+      std::cout << command_help(command->syntax);
+    } else {
+      print_help(std::cout);
+    }
     return 0;
   }
-  if (options.version) {
+  if (line.version) {
     std::cout << "shadowbox " << kVersion << '\n';
     return 0;
   }
-  if (options.command.empty()) throw UsageError("no command given");
-  for (const Command& command : all_commands()) {
-    if (options.command != command.name) continue;
-    for (const std::string& arg : options.args) {
-      if (arg == "--help" || arg == "-h") {
-        std::cout << "usage: shadowbox " << command.synopsis << "\n  " << command.summary << '\n';
-        return 0;
-      }
-      if (arg == "--") break;
-    }
-    if (options.command == "hook" && !options.workspace) {
-      // Claude Code runs hooks with the project directory in $CLAUDE_PROJECT_DIR.
-      const char* project = std::getenv("CLAUDE_PROJECT_DIR");
-      if (project != nullptr && *project != '\0') options.workspace = project;
-    }
-    Context context = make_context(options);
-    return command.run(context, options.args);
-  }
-  throw UsageError("unknown command " + fsnap::quote_input(options.command));
+  if (command == nullptr) throw UsageError("no command given");
+  if (command->run_unresolved != nullptr) return command->run_unresolved(line.options, *line.args);
+  return command->run(make_context(line.options), *line.args);
 }
 
 }  // namespace

@@ -193,7 +193,7 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
     return HookAnswer{};
   } catch (const std::exception& e) {
     std::string message = "shadowbox: checkpointing failed on " + name + ": " + e.what();
-    sandbox::append_run_log(run.store(), run.run(), message);
+    sandbox::record_gap(run.store().dir(), run.run(), message);
     if (name == "PreToolUse") {
       message +=
           " (the tool call is blocked so that it cannot make a change shadowbox could not "

@@ -176,6 +176,40 @@ std::string uninstall_hooks(const std::string& settings_text) {
   return render(settings);
 }
 
+bool has_shadowbox_hooks(const std::string& settings_text) {
+  Object::Ptr settings;
+  try {
+    settings = parse_settings(settings_text);
+  } catch (const Error&) {
+    return false;
+  }
+  Object::Ptr hooks_object = settings->getObject("hooks");
+  if (hooks_object.isNull()) return false;
+  std::vector<std::string> names;
+  hooks_object->getNames(names);
+  for (const std::string& event : names) {
+    Array::Ptr groups = hooks_object->getArray(event);
+    for (std::size_t i = 0; !groups.isNull() && i < groups->size(); ++i) {
+      Object::Ptr group = groups->getObject(static_cast<unsigned>(i));
+      Array::Ptr list = group.isNull() ? nullptr : group->getArray("hooks");
+      for (std::size_t k = 0; !list.isNull() && k < list->size(); ++k) {
+        if (is_ours(list->get(static_cast<unsigned>(k)))) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool file_has_shadowbox_hooks(const boost::filesystem::path& file) {
+  boost::system::error_code ec;
+  if (!boost::filesystem::is_regular_file(file, ec)) return false;
+  try {
+    return has_shadowbox_hooks(read_file(file));
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 namespace {
 
 // Rewrites file (created with its directory if missing) with change applied to it.

@@ -44,7 +44,10 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
   if (fs::is_directory(runs, ec)) {
     for (fs::directory_iterator it(runs, ec), end; !ec && it != end; it.increment(ec)) {
       std::string name = it->path().filename().string();
-      if (fs::exists(fsnap::layout::run_meta_file(store.dir(), name))) names.insert(name);
+      if (fs::exists(fsnap::layout::run_meta_file(store.dir(), name)) ||
+          sandbox::count_gaps(store, name) != 0) {
+        names.insert(name);
+      }
     }
   }
   sandbox::Ledger ledger(repo);
@@ -76,6 +79,7 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
     }
     std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
     if (meta) info.exit_code = meta->exit_code;
+    info.gaps = sandbox::count_gaps(store, name);
     info.status = status_of(meta, state, recorded);
     out.push_back(std::move(info));
   }

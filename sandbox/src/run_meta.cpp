@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -169,11 +171,42 @@ void check_run_id(const std::string& id) {
   }
 }
 
-void append_run_log(const fsnap::Store& store, const std::string& run, const std::string& line) {
+namespace {
+
+constexpr const char* kGapMark = " gap: ";
+
+void append_log_line(const fs::path& store_dir, const std::string& run, const std::string& line) {
   boost::system::error_code ec;
-  fs::create_directories(fsnap::layout::run_dir(store.dir(), run), ec);
-  std::ofstream out(fsnap::layout::run_log_file(store.dir(), run).string(), std::ios::app);
-  out << fsnap::format_timestamp(std::chrono::system_clock::now()) << ' ' << line << '\n';
+  fs::create_directories(fsnap::layout::run_dir(store_dir, run), ec);
+  std::ofstream out(fsnap::layout::run_log_file(store_dir, run).string(), std::ios::app);
+  out << fsnap::format_timestamp(std::chrono::system_clock::now()) << line << '\n';
+}
+
+}  // namespace
+
+void append_run_log(const fsnap::Store& store, const std::string& run, const std::string& line) {
+  append_log_line(store.dir(), run, ' ' + line);
+}
+
+void record_gap(const fs::path& store_dir, const std::string& run, const std::string& what) {
+  boost::system::error_code ec;
+  if (!fs::is_directory(fsnap::layout::repo_dir(store_dir), ec)) return;  // no store to tell
+  std::string line = what;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  append_log_line(store_dir, run, kGapMark + line);
+}
+
+std::size_t count_gaps(const fsnap::Store& store, const std::string& run) {
+  std::ifstream in(fsnap::layout::run_log_file(store.dir(), run).string());
+  std::size_t gaps = 0;
+  for (std::string line; std::getline(in, line);) {
+    // "<timestamp> gap: ...": the mark right after the timestamp.
+    std::size_t space = line.find(' ');
+    if (space != std::string::npos && line.compare(space, std::strlen(kGapMark), kGapMark) == 0) {
+      ++gaps;
+    }
+  }
+  return gaps;
 }
 
 }  // namespace sandbox

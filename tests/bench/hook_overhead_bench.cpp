@@ -78,11 +78,13 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
     });
     hooks::install_http_hooks_in_file(home / ".claude" / "settings.json", empty->url(), "true");
   } else if (mode == Mode::kHookProcesses) {
+    // Hooks for every project find each project's store; this one's is named here.
+    env.push_back("SHADOWBOX_STORE=" + store.string());
     for (std::vector<std::string> args :
          {std::vector<std::string>{"hooks", "install", "--scope", "user"},
           // the first capture of the workspace is not per call
           std::vector<std::string>{"snapshot", "--tag", "baseline"}}) {
-      std::vector<std::string> argv = sb;
+      std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws.string()};
       argv.insert(argv.end(), args.begin(), args.end());
       testing_support::CommandResult r = testing_support::run_command(argv, ws, env);
       if (r.exit_code != 0) throw std::runtime_error("shadowbox failed: " + r.err);

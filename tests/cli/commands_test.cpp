@@ -275,6 +275,58 @@ TEST_F(CliTest, UsageErrorsExitWithTwo) {
   EXPECT_NE(help.out.find("restore REF"), std::string::npos);
 }
 
+TEST_F(CliTest, OptionsParseAsAUserExpects) {
+  write("a.txt", "a");
+  std::string id = snapshot_json({"--tag", "first"})->getValue<std::string>("id");
+  // Global options after the command's name, as the README writes them.
+  Poco::JSON::Object::Ptr shown = object_of(ok({"show", id, "--json"}));
+  EXPECT_EQ(shown->getValue<std::string>("id"), id);
+  CommandResult after = run_command(
+      {SHADOWBOX_BIN, "log", "--workspace", ws_.string(), "--store", store_.string(), "--json"},
+      ws_, {"SHADOWBOX_CONFIG="});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(parse_json(after.out).extract<Poco::JSON::Array::Ptr>()->size(), 1u);
+  write("a.txt", "b");
+  ok({"snapshot"});
+  // Short options with their value attached, long ones with =, the last one wins.
+  EXPECT_EQ(object_of("{\"l\":" + ok({"--json", "log", "-n1"}) + "}")->getArray("l")->size(), 1u);
+  EXPECT_EQ(
+      object_of("{\"l\":" + ok({"log", "--max-count=1", "--json"}) + "}")->getArray("l")->size(),
+      1u);
+  EXPECT_EQ(object_of("{\"l\":" + ok({"log", "-n", "5", "-n", "1", "--json"}) + "}")
+                ->getArray("l")
+                ->size(),
+            1u);
+  // `hooks install` speaks JSON too.
+  Poco::JSON::Object::Ptr installed = object_of(ok({"--json", "hooks", "install"}));
+  EXPECT_EQ(installed->getValue<std::string>("outcome"), "installed");
+  EXPECT_EQ(installed->getValue<std::string>("settings"),
+            (fs::canonical(ws_) / ".claude" / "settings.json").string());
+  EXPECT_EQ(object_of(ok({"hooks", "uninstall", "--json"}))->getValue<std::string>("outcome"),
+            "removed");
+  // Every declared option is in the command's help, and in the overview.
+  CommandResult help = shadowbox({"snapshot", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* option : {"--tag", "--force", "--phase", "--tool-call-id", "--tool-name",
+                             "--run", "--input", "--result"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << option << '\n' << help.out;
+    EXPECT_NE(ok({"--help"}).find(option), std::string::npos) << option;
+  }
+  EXPECT_NE(ok({"help", "log"}).find("-n, --max-count N"), std::string::npos);
+  // What follows `--` (or the agent's name) is the agent's, --json and --help included.
+  CommandResult passed = shadowbox({"run", "--run-id", "echo1", "--", "sh", "-c",
+                                    "echo \"$0 $1\" > args.txt", "--json", "--help"});
+  EXPECT_EQ(passed.exit_code, 0) << passed.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "args.txt"), "--json --help\n");
+  CommandResult no_dashes =
+      shadowbox({"run", "--run-id", "echo2", "sh", "-c", "echo \"$0\" > args.txt", "--max-steps"});
+  EXPECT_EQ(no_dashes.exit_code, 0) << no_dashes.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "args.txt"), "--max-steps\n");
+  // A misspelt option of run is not taken for the agent's name.
+  expect_usage_error(shadowbox({"run", "--max-step", "3", "--", "true"}),
+                     "unknown option '--max-step'");
+}
+
 TEST_F(CliTest, ErrorsExitWithOneAndChangeNothing) {
   write("a", "a");
   expect_error(shadowbox({"log"}), "shadowbox init");  // no store yet

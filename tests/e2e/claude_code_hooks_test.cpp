@@ -36,11 +36,22 @@ class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
                                       "do the task",        "--dangerously-skip-permissions",
                                       "--output-format",    "json"};
     if (GetParam() == "command") {
+      // Hooks for every project find each project's store: this one's is named by the
+      // environment the agent runs in.
+      env.push_back("SHADOWBOX_STORE=" + store_.string());
+      CommandResult install = run_command(
+          {SHADOWBOX_BIN, "--workspace", ws_.string(), "hooks", "install", "--scope", "user"}, ws_,
+          env);
+      EXPECT_EQ(install.exit_code, 0) << install.err;
+    }
+    if (project_hooks_) {
+      // shadowbox's hooks in the project's settings as well (`shadowbox hooks install`).
       CommandResult install = run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
-                                           store_.string(), "hooks", "install", "--scope", "user"},
+                                           store_.string(), "hooks", "install"},
                                           ws_, env);
       EXPECT_EQ(install.exit_code, 0) << install.err;
-    } else {
+    }
+    if (GetParam() != "command") {
       std::vector<std::string> run = {SHADOWBOX_BIN, "--workspace",   ws_.string(),
                                       "--store",     store_.string(), "run",
                                       "--run-id",    "default",       "--"};
@@ -78,6 +89,7 @@ class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
   fs::path home_ = temp_ / "home";
   fs::path store_ = temp_ / "store";
   std::unique_ptr<e2e::MockServer> server_;
+  bool project_hooks_ = false;
 };
 
 TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
@@ -119,6 +131,27 @@ TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
   EXPECT_FALSE(session.slice<hooks::ClaudeCodeSession>()[0].session_id.empty());
   EXPECT_EQ(session.slice<sandbox::RunStatus>().latest()->status, "complete");
   EXPECT_EQ(session.slice<sandbox::ToolInvoked>().size(), 3u);
+}
+
+TEST_P(ClaudeCodeHooksTest, ShadowboxHooksInTheProjectTooRecordEachEventOnce) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  project_hooks_ = true;
+  run_agent(R"({"steps":[
+    {"tool":"Bash","id":"toolu_1","input":{"command":"echo one > one.txt","description":"one"}},
+    {"tool":"Bash","id":"toolu_2","input":{"command":"echo two > two.txt","description":"two"}},
+    {"text":"finished"}]})");
+  for (const char* call : {"toolu_1", "toolu_2"}) {
+    std::vector<fsnap::Checkpoint> c = of_call(call);
+    ASSERT_EQ(c.size(), 2u) << call;
+    EXPECT_EQ(c[0].meta.phase, fsnap::Phase::kPreTool);
+    EXPECT_EQ(c[1].meta.phase, fsnap::Phase::kPostTool);
+  }
+  std::size_t ends = 0;
+  for (const fsnap::Checkpoint& c : chain()) {
+    std::optional<sandbox::LedgerRecord> r = ledger().read(c);
+    if (r && r->result_summary.rfind("agent session ended", 0) == 0) ++ends;
+  }
+  EXPECT_EQ(ends, 1u) << "one SessionEnd record";
 }
 
 TEST_P(ClaudeCodeHooksTest, AFailingBashCallIsRolledBackAndTheAgentIsTold) {

@@ -3,6 +3,7 @@
 // install|uninstall` on Claude Code settings files.
 #include <Poco/JSON/Parser.h>
 
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -292,6 +293,157 @@ TEST_F(HookTest, InstallAndUninstallKeepEverythingElse) {
   EXPECT_NE(bad.err.find("settings.json"), std::string::npos) << bad.err;
   EXPECT_EQ(testing_support::read_file(settings), "{broken") << "left unchanged";
   EXPECT_EQ(shadowbox({"hooks", "install", "--scope", "galaxy"}).exit_code, 2);
+}
+
+// The command shadowbox installed for event in a settings file.
+std::string installed_command(const fs::path& settings, const std::string& event) {
+  Poco::JSON::Parser parser;
+  auto root = parser.parse(testing_support::read_file(settings)).extract<Poco::JSON::Object::Ptr>();
+  auto groups = root->getObject("hooks")->getArray(event);
+  for (std::size_t i = 0; i < groups->size(); ++i) {
+    auto list = groups->getObject(static_cast<unsigned>(i))->getArray("hooks");
+    for (std::size_t k = 0; k < list->size(); ++k) {
+      std::string command =
+          list->getObject(static_cast<unsigned>(k))->getValue<std::string>("command");
+      if (command.find("hook claude-code") != std::string::npos) return command;
+    }
+  }
+  return "";
+}
+
+// Hooks as the person installs them, fired the way Claude Code fires them: the settings'
+// command through the shell, the event on stdin, in the project's directory.
+class InstalledHooksTest : public ::testing::Test {
+ protected:
+  InstalledHooksTest() {
+    for (const fs::path& p : {home_, data_, project("p1"), project("p2")})
+      fs::create_directories(p);
+    write_file(project("p1") / "a.txt", "one\n");
+    write_file(project("p2") / "b.txt", "two\n");
+    hooks::register_claude_code_slice_types();
+  }
+
+  fs::path project(const std::string& name) const { return temp_ / name; }
+  std::vector<std::string> env(const fs::path& project, std::vector<std::string> more = {}) const {
+    std::vector<std::string> out = {
+        "HOME=" + home_.string(), "XDG_DATA_HOME=" + data_.string(),
+        "SHADOWBOX_STORE=", "SHADOWBOX_CONFIG=", "CLAUDE_PROJECT_DIR=" + project.string()};
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+  CommandResult shadowbox(const fs::path& project, std::vector<std::string> args) const {
+    args.insert(args.begin(), SHADOWBOX_BIN);
+    return run_command(args, project, env(project));
+  }
+  // Fires the hook command of settings for one tool event of project.
+  CommandResult fire(const fs::path& settings, const fs::path& project, const std::string& event,
+                     const std::string& call, std::vector<std::string> more_env = {}) const {
+    std::string json = "{\"hook_event_name\":\"" + event +
+                       "\",\"session_id\":\"s\",\"transcript_path\":\"/nowhere/t.jsonl\","
+                       "\"cwd\":\"" +
+                       project.string() + "\",\"tool_name\":\"Bash\",\"tool_use_id\":\"" + call +
+                       "\",\"tool_input\":{\"command\":\"x\"},\"tool_response\":{}}";
+    return run_command({"/bin/sh", "-c", installed_command(settings, event)}, project,
+                       env(project, std::move(more_env)), json);
+  }
+  // The stores under the data directory, by the name of their workspace.
+  std::map<std::string, fs::path> stores() const {
+    std::map<std::string, fs::path> out;
+    if (!fs::is_directory(data_ / "shadowbox")) return out;
+    for (const fs::directory_entry& e : fs::directory_iterator(data_ / "shadowbox")) {
+      std::string name = e.path().filename().string();
+      out[name.substr(0, name.rfind('-'))] = e.path();
+    }
+    return out;
+  }
+  std::vector<std::string> phases(const fs::path& store) const {
+    std::vector<std::string> out;
+    for (const fsnap::Checkpoint& c :
+         fsnap::ShadowRepo::open(store / "repo.git", false).log("default", 0)) {
+      out.insert(out.begin(),
+                 std::string(fsnap::to_string(c.meta.phase)) + " " + c.meta.tool_call_id);
+    }
+    return out;
+  }
+
+  testing_support::TempDir temp_;
+  fs::path home_ = temp_ / "home";
+  fs::path data_ = temp_ / "data";
+  fs::path user_settings_ = home_ / ".claude" / "settings.json";
+};
+
+TEST_F(InstalledHooksTest, UserScopeHooksRecordEachProjectIntoItsOwnStore) {
+  CommandResult install = shadowbox(project("p1"), {"hooks", "install", "--scope", "user"});
+  ASSERT_EQ(install.exit_code, 0) << install.err;
+  EXPECT_EQ(installed_command(user_settings_, "PreToolUse").find("--store"), std::string::npos);
+  for (const char* name : {"p1", "p2"}) {
+    SCOPED_TRACE(name);
+    std::string call = std::string("toolu_") + name;
+    CommandResult pre = fire(user_settings_, project(name), "PreToolUse", call);
+    ASSERT_EQ(pre.exit_code, 0) << pre.err;
+    write_file(project(name) / "new.txt", "by the tool\n");
+    ASSERT_EQ(fire(user_settings_, project(name), "PostToolUse", call).exit_code, 0);
+  }
+  std::map<std::string, fs::path> found = stores();
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(phases(found.at("p1")),
+            (std::vector<std::string>{"pre_tool toolu_p1", "post_tool toolu_p1"}));
+  EXPECT_EQ(phases(found.at("p2")),
+            (std::vector<std::string>{"pre_tool toolu_p2", "post_tool toolu_p2"}));
+  // Without $CLAUDE_PROJECT_DIR, the event's cwd names the project.
+  CommandResult by_cwd =
+      fire(user_settings_, project("p2"), "PreToolUse", "toolu_cwd", {"CLAUDE_PROJECT_DIR="});
+  ASSERT_EQ(by_cwd.exit_code, 0) << by_cwd.err;
+  EXPECT_EQ(phases(found.at("p2")).back(), "pre_tool toolu_cwd");
+  // A store named for every project would be one project's only.
+  CommandResult fixed = run_command(
+      {SHADOWBOX_BIN, "--store", (temp_ / "s").string(), "hooks", "install", "--scope", "user"},
+      project("p1"), env(project("p1")));
+  EXPECT_EQ(fixed.exit_code, 2);
+  EXPECT_NE(fixed.err.find("each project's own store"), std::string::npos) << fixed.err;
+}
+
+TEST_F(InstalledHooksTest, AHookThatCannotRecordBlocksTheCallAndRunsShowTheGap) {
+  ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install", "--scope", "user"}).exit_code, 0);
+  ASSERT_EQ(shadowbox(project("p1"), {"init"}).exit_code, 0);
+  write_file(project("p1") / ".shadowbox.yaml", "capture: [not, a, map]\n");
+  CommandResult pre = fire(user_settings_, project("p1"), "PreToolUse", "toolu_gap");
+  EXPECT_EQ(pre.exit_code, 2) << "blocks the call, telling the agent why";
+  EXPECT_NE(pre.err.find("cannot record PreToolUse"), std::string::npos) << pre.err;
+  EXPECT_NE(pre.err.find("blocked"), std::string::npos) << pre.err;
+  CommandResult stop = fire(user_settings_, project("p1"), "Stop", "");
+  EXPECT_EQ(stop.exit_code, 1) << "a Stop is never blocked";
+  fs::remove(project("p1") / ".shadowbox.yaml");
+  CommandResult runs = shadowbox(project("p1"), {"runs", "--json"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  Poco::JSON::Parser parser;
+  auto list = parser.parse(runs.out).extract<Poco::JSON::Array::Ptr>();
+  ASSERT_EQ(list->size(), 1u) << runs.out;
+  EXPECT_EQ(list->getObject(0)->getValue<std::string>("run"), "default");
+  EXPECT_EQ(list->getObject(0)->getValue<int>("gaps"), 2);
+  CommandResult text = shadowbox(project("p1"), {"runs"});
+  EXPECT_NE(text.err.find("2 hook events that could not be recorded"), std::string::npos)
+      << text.err;
+}
+
+TEST_F(InstalledHooksTest, HooksFromTheSettingsRecordEachEventOnce) {
+  // Project hooks and hooks for every project: the project's record, the others stand aside.
+  ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install", "--scope", "user"}).exit_code, 0);
+  ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install"}).exit_code, 0);
+  fs::path project_settings = project("p1") / ".claude" / "settings.json";
+  ASSERT_EQ(fire(user_settings_, project("p1"), "PreToolUse", "toolu_1").exit_code, 0);
+  ASSERT_EQ(fire(project_settings, project("p1"), "PreToolUse", "toolu_1").exit_code, 0);
+  std::map<std::string, fs::path> found = stores();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(phases(found.at("p1")), (std::vector<std::string>{"pre_tool toolu_1"}));
+  // Under `shadowbox run`, whose own hooks name their run, both stand aside.
+  for (const fs::path& settings : {user_settings_, project_settings}) {
+    CommandResult r = fire(settings, project("p1"), "PreToolUse", "toolu_2",
+                           {"SHADOWBOX_RUN=r1", "SHADOWBOX_RUN_HOME=" + (temp_ / "rh").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_EQ(phases(found.at("p1")), (std::vector<std::string>{"pre_tool toolu_1"}));
+  EXPECT_FALSE(fsnap::ShadowRepo::open(found.at("p1") / "repo.git", false).has_run("r1"));
 }
 
 }  // namespace

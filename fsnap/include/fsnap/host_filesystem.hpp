@@ -54,8 +54,8 @@ struct RestoreOptions {
 struct RestoreReport {
   std::vector<TreeChange> changes;   // from the current workspace to the target
   std::optional<Checkpoint> safety;  // the checkpoint taken before restoring
-  // Directories the target does not have that were kept because uncaptured paths
-  // (excluded, oversize, nested .git) are inside them.
+  // Paths the target does not have that were kept because they are not captured
+  // (excluded, oversize, nested .git) or, for directories, hold such paths.
   std::vector<std::string> kept;
 };
 

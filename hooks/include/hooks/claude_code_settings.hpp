@@ -32,6 +32,12 @@ std::string install_http_hooks(const std::string& settings_text, const std::stri
 // and event lists that only held ours are removed too.
 std::string uninstall_hooks(const std::string& settings_text);
 
+// Whether the settings hold one of shadowbox's hook entries (false for text that is not
+// a JSON object).
+bool has_shadowbox_hooks(const std::string& settings_text);
+// The same for a file (false if it is missing or unreadable).
+bool file_has_shadowbox_hooks(const boost::filesystem::path& file);
+
 // Reads, changes and atomically rewrites a settings file (creating it and its
 // directory for install). Error naming the file; a file that is not valid JSON is
 // left unchanged.

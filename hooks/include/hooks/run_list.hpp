@@ -1,6 +1,6 @@
-// The runs of a store, as `shadowbox runs` lists them: every run with checkpoints and
-// every run `shadowbox run` started, with its status, agent session and whether it can
-// be resumed.
+// The runs of a store, as `shadowbox runs` lists them: every run with checkpoints, every
+// run `shadowbox run` started and every run with hook events it could not record, with its status,
+// agent session and whether it can be resumed.
 //
 // Thread-safety: a function of the store; it borrows the process's ShadowRepo.
 #pragma once
@@ -34,6 +34,7 @@ struct RunInfo {
   std::size_t checkpoints = 0;
   std::string last_activity;  // ISO-8601 of the newest checkpoint
   std::optional<int> exit_code;
+  std::size_t gaps = 0;  // hook events that could not be recorded (sandbox::record_gap)
 };
 
 // Every run of the store, sorted by name.

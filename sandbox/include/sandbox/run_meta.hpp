@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/filesystem/path.hpp>
+
 #include "fsnap/store.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/config.hpp"
@@ -53,5 +55,12 @@ void check_run_id(const std::string& id);
 
 // Appends a timestamped line to the run's log (<store>/runs/<run>/log). Never throws.
 void append_run_log(const fsnap::Store& store, const std::string& run, const std::string& line);
+
+// A hook event of the run that could not be recorded: a gap in its history, written to
+// the run's log of the store at store_dir (if that store exists). Never throws.
+void record_gap(const boost::filesystem::path& store_dir, const std::string& run,
+                const std::string& what);
+// The gaps the run's log holds.
+std::size_t count_gaps(const fsnap::Store& store, const std::string& run);
 
 }  // namespace sandbox
