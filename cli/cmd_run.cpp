@@ -104,9 +104,13 @@ int cmd_run(const Context& context, const Args& parsed) {
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fs::path home = fsnap::layout::run_home_dir(store.dir(), run);
   if (fs::exists(fsnap::layout::run_dir(store.dir(), run)) || repo->has_run(run)) {
+    // Resume is the way on only for a run with an agent session to resume.
+    std::optional<hooks::ResumableState> state = hooks::find_resumable_state(store, repo, run);
     throw fsnap::Error(fsnap::ErrorCode::kConflict,
-                       "run " + fsnap::quote_input(run) +
-                           " exists already (resume it with: shadowbox resume " + run + ")");
+                       "run " + fsnap::quote_input(run) + " exists already (" +
+                           (state ? "resume it with: shadowbox resume " + run
+                                  : "it has no agent session to resume; choose another --run-id") +
+                           ")");
   }
   fs::create_directories(home);
   std::string command;

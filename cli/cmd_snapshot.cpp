@@ -14,6 +14,9 @@ int cmd_snapshot(const Context& context, const Args& parsed) {
   meta.tool_call_id = parsed.value_or("--tool-call-id", "");
   meta.tool_name = parsed.value_or("--tool-name", "");
   meta.run = parsed.value_or("--run", std::string(fsnap::kDefaultRun));
+  meta.move_tag = parsed.has("--force");
+  if (meta.move_tag && meta.tag.empty())
+    throw parsed.usage_error("--force moves a --tag; none given");
   if (std::optional<std::string> phase = parsed.value("--phase")) {
     std::optional<fsnap::Phase> p = fsnap::parse_phase(*phase);
     if (!p || *p == fsnap::Phase::kSafety || *p == fsnap::Phase::kDenied) {
@@ -34,10 +37,11 @@ int cmd_snapshot(const Context& context, const Args& parsed) {
   switch (meta.phase) {
     case fsnap::Phase::kPreTool:
       result = tx.begin({meta.tool_call_id, meta.tool_name, parsed.value_or("--input", "")},
-                        {.tag = meta.tag});
+                        {.tag = meta.tag, .move_tag = meta.move_tag});
       break;
     case fsnap::Phase::kPostTool:
-      result = tx.succeed(meta.tool_call_id, parsed.value_or("--result", ""), meta.tag);
+      result = tx.succeed(meta.tool_call_id, parsed.value_or("--result", ""), meta.tag, 0,
+                          meta.move_tag);
       break;
     default:
       result = tx.checkpoint(meta, nullptr, parsed.value_or("--result", ""));

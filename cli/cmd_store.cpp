@@ -1,10 +1,15 @@
 // `shadowbox init`, `shadowbox path` and `shadowbox gc`: the store itself.
 #include <chrono>
 #include <iostream>
+#include <set>
+
+#include <boost/filesystem/operations.hpp>
 
 #include "commands.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "fsnap/store_layout.hpp"
 #include "output.hpp"
+#include "sandbox/run_meta.hpp"
 
 namespace cli {
 
@@ -38,14 +43,35 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
   fsnap::Store store = context.open_store(false);
   fsnap::StoreLock lock = store.lock();
   const fsnap::RetentionPolicy& policy = context.config.retention;
-  fsnap::GcReport report =
-      context.open_repo(store)->collect_garbage(policy, std::chrono::system_clock::now());
+  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
+  // A running agent's run is not cut short under it.
+  std::set<std::string> running;
+  for (const std::string& run : repo->runs()) {
+    std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+    if (meta && meta->running()) running.insert(run);
+  }
+  fsnap::GcReport report = repo->collect_garbage(policy, std::chrono::system_clock::now(), running);
+  // A run left with no checkpoint goes everywhere: its folder (run.json, HOME, log) too.
+  for (const std::string& run : report.dropped_runs) {
+    boost::system::error_code ec;
+    boost::filesystem::remove_all(fsnap::layout::run_dir(store.dir(), run), ec);
+    if (ec) {
+      std::cerr << "shadowbox: warning: could not remove the folder of dropped run " << run << ": "
+                << ec.message() << '\n';
+    }
+  }
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("keep_last", policy.keep_last);
     out->set("max_age_seconds", static_cast<std::int64_t>(policy.max_age.count()));
     out->set("checkpoints_dropped", report.checkpoints_dropped);
     out->set("runs_dropped", report.runs_dropped);
+    Poco::JSON::Array::Ptr dropped = new Poco::JSON::Array;
+    for (const std::string& run : report.dropped_runs) dropped->add(run);
+    out->set("dropped_runs", dropped);
+    Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
+    for (const std::string& run : running) kept->add(run);
+    out->set("running_runs_kept", kept);
     out->set("objects_pruned", report.objects_pruned);
     print_json(std::cout, out);
     return 0;
@@ -56,6 +82,10 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
   } else {
     std::cout << "dropped " << report.checkpoints_dropped << " checkpoint(s) and "
               << report.runs_dropped << " run(s) beyond the retention limits\n";
+    for (const std::string& run : report.dropped_runs) std::cout << "dropped run " << run << '\n';
+    for (const std::string& run : running) {
+      std::cout << "kept run " << run << " whole: its agent is running\n";
+    }
   }
   std::cout << "pruned " << report.objects_pruned << " unreferenced object(s)\n";
   return 0;

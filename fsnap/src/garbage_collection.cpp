@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <set>
@@ -145,8 +146,30 @@ int collect_note(const git_oid* blob, const git_oid* annotated, void* payload) {
   return 0;
 }
 
-// Rebuilds the notes ref so that notes follow rewritten commits and notes of dropped
-// commits go. The new notes history starts afresh (one commit per note).
+// text with every commit id it names (a run of exactly 40 hex digits) that gc rewrote
+// replaced by the new id: a note names its own commit, and may name others.
+std::string with_rewritten_ids(const std::string& text,
+                               const std::map<std::string, git_oid>& rewritten) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t end = i;
+    while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end == i) {
+      out += text[i++];
+      continue;
+    }
+    std::string run = text.substr(i, end - i);
+    auto r = run.size() == 40 ? rewritten.find(run) : rewritten.end();
+    out += r != rewritten.end() ? git::to_hex(r->second) : run;
+    i = end;
+  }
+  return out;
+}
+
+// Rebuilds the notes ref so that notes follow rewritten commits (and name them) and
+// notes of dropped commits go. The new notes history starts afresh (one commit per note).
 void migrate_notes(const ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
                    const std::set<std::string>& dropped,
                    std::chrono::system_clock::time_point now) {
@@ -165,9 +188,10 @@ void migrate_notes(const ShadowRepo::Impl& impl, const std::map<std::string, git
     if (dropped.count(hex)) continue;
     auto r = rewritten.find(hex);
     git_oid target = r != rewritten.end() ? r->second : n.annotated;
+    std::string text = with_rewritten_ids(n.text, rewritten);
     git_oid blob;
     git::check(git_note_commit_create(&tip, &blob, repo, parent.get(), sig.get(), sig.get(),
-                                      &target, n.text.c_str(), 1),
+                                      &target, text.c_str(), 1),
                "cannot rewrite the ledger notes");
     parent = lookup_commit(repo, tip);
     any = true;
@@ -187,13 +211,15 @@ void migrate_notes(const ShadowRepo::Impl& impl, const std::map<std::string, git
 }  // namespace
 
 GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
-                                     std::chrono::system_clock::time_point now) {
+                                     std::chrono::system_clock::time_point now,
+                                     const std::set<std::string>& keep_whole) {
   GcReport report;
   git_repository* repo = impl_->repo.get();
   std::map<std::string, git_oid> rewritten;  // old commit hex -> new commit
   std::set<std::string> dropped;             // commit hex
 
   for (const std::string& run : runs()) {
+    if (keep_whole.count(run) != 0) continue;
     std::vector<Checkpoint> chain = impl_->run_log(run, 0);  // newest first
     std::size_t keep = 0;
     while (keep < chain.size() && (policy.keep_last == 0 || keep < policy.keep_last) &&
@@ -210,7 +236,15 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
       git::check(git_reference_lookup(&ref, repo, ref_name.c_str()), "cannot read " + ref_name);
       git::Reference owned(ref);
       git::check(git_reference_delete(ref), "cannot delete " + ref_name);
+      // Its preserved agent session data goes with it.
+      std::string home = layout::home_ref(run);
+      git_reference* home_ref = nullptr;
+      if (git_reference_lookup(&home_ref, repo, home.c_str()) == 0) {
+        git::Reference owned_home(home_ref);
+        git::check(git_reference_delete(home_ref), "cannot delete " + home);
+      }
       ++report.runs_dropped;
+      report.dropped_runs.push_back(run);
       continue;
     }
     std::optional<git_oid> parent;

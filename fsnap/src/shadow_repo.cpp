@@ -183,6 +183,11 @@ Checkpoint ShadowRepo::Impl::checkpoint_of(const git_commit* commit) const {
   }
   c.commit = git::to_hex(*git_commit_id(commit));
   c.tree = git::to_hex(*git_commit_tree_id(commit));
+  if (!c.meta.tag.empty()) {
+    // A tag moved since (`snapshot --force`) is shown only where it points now.
+    std::optional<git_oid> tagged = ref_target(layout::tag_ref(c.meta.tag));
+    if (!tagged || !git_oid_equal(&*tagged, git_commit_id(commit))) c.meta.tag.clear();
+  }
   if (git_commit_parentcount(commit) > 0) c.parent = git::to_hex(*git_commit_parent_id(commit, 0));
   if (c.created_at == std::chrono::system_clock::time_point{}) {
     c.created_at = std::chrono::system_clock::from_time_t(git_commit_time(commit));
@@ -361,6 +366,15 @@ Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft
   }
 
   git_repository* repo = impl_->repo.get();
+  std::string tag_ref = draft.meta.tag.empty() ? "" : layout::tag_ref(draft.meta.tag);
+  if (!tag_ref.empty() && !draft.meta.move_tag) {
+    if (std::optional<git_oid> tagged = impl_->ref_target(tag_ref)) {
+      throw Error(ErrorCode::kConflict, "tag " + quote_input(draft.meta.tag) +
+                                            " exists already (on checkpoint " +
+                                            read_checkpoint(git::to_hex(*tagged)).id +
+                                            "); choose another, or move it with --force");
+    }
+  }
   git_oid tree_oid = git::from_hex(tree);
   git::Tree tree_obj = impl_->lookup_tree(tree_oid);
   std::string run_ref = layout::run_ref(draft.meta.run);
@@ -390,8 +404,7 @@ Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft
 
   std::string log = "shadowbox: " + std::string(to_string(draft.meta.phase));
   move_ref(*impl_, run_ref, commit_oid, parent_oid, log);
-  if (!draft.meta.tag.empty()) {
-    std::string tag_ref = layout::tag_ref(draft.meta.tag);
+  if (!tag_ref.empty()) {
     git_reference* raw_ref = nullptr;
     impl_->clear_stale_lock(tag_ref);
     int rc = git_reference_create(&raw_ref, repo, tag_ref.c_str(), &commit_oid, 1, log.c_str());

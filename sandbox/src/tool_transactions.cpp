@@ -115,10 +115,11 @@ void ToolTransactions::log_invocation(const Boundary& pre, bool success, const s
 
 Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                                     const std::string& summary, std::int64_t elapsed_ms,
-                                    const std::string& tag) {
+                                    const std::string& tag, bool move_tag) {
   const SnapshotMetadata& pm = pre.snapshot.metadata;
   SnapshotMetadata meta;
   meta.tag = tag;
+  meta.move_tag = move_tag;
   meta.tool_call_id = pm.tool_call_id;
   meta.tool_name = pm.tool_name;
   meta.phase = phase;
@@ -163,6 +164,7 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   std::unique_ptr<StepHold> step = log_.begin_step(state_);
   SnapshotMetadata meta;
   meta.tag = options.tag;
+  meta.move_tag = options.move_tag;
   meta.tool_call_id = call.id;
   meta.tool_name = call.name;
   meta.outcome.input_summary = call.params;
@@ -218,14 +220,15 @@ void ToolTransactions::complete_containment(const Boundary& pre, bool success, d
 }
 
 StepResult ToolTransactions::succeed(const std::string& call_id, const std::string& result_summary,
-                                     const std::string& tag, double cost_usd) {
+                                     const std::string& tag, double cost_usd, bool move_tag) {
   std::unique_ptr<StepHold> step = log_.begin_step(state_);
   Boundary pre = open_call(call_id);
   complete_containment(pre, true, cost_usd, "");
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
   log_invocation(pre, true, result_summary, elapsed);
-  return StepResult{end_call(pre, fsnap::Phase::kPostTool, true, result_summary, elapsed, tag),
-                    std::nullopt};
+  return StepResult{
+      end_call(pre, fsnap::Phase::kPostTool, true, result_summary, elapsed, tag, move_tag),
+      std::nullopt};
 }
 
 FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error,
@@ -273,6 +276,7 @@ StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
   if (change) change(state_.session());
   SnapshotMetadata m;
   m.tag = meta.tag;
+  m.move_tag = meta.move_tag;
   m.phase = meta.phase;
   m.tool_call_id = meta.tool_call_id;
   m.tool_name = meta.tool_name;

@@ -3,11 +3,14 @@
 // the result browsed with plain git.
 #include <unistd.h>
 
+#include <thread>
+
 #include <Poco/JSON/Parser.h>
 
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "fsnap/shadow_repo.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -327,6 +330,50 @@ TEST_F(CliTest, OptionsParseAsAUserExpects) {
                      "unknown option '--max-step'");
 }
 
+TEST_F(CliTest, AnExistingTagIsRefusedUnlessForcedAndShownOnlyWhereItPoints) {
+  write("a", "1");
+  std::string first = snapshot_json({"--tag", "v1"})->getValue<std::string>("id");
+  write("a", "2");
+  CommandResult again = shadowbox({"snapshot", "--tag", "v1"});
+  expect_error(again, "tag 'v1' exists already (on checkpoint " + first + ")");
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  EXPECT_EQ(parse_json(ok({"--json", "log"})).extract<Poco::JSON::Array::Ptr>()->size(), 1u)
+      << "nothing recorded";
+  EXPECT_EQ(object_of(ok({"show", "v1", "--json"}))->getValue<std::string>("id"), first);
+  std::string moved = snapshot_json({"--tag", "v1", "--force"})->getValue<std::string>("id");
+  EXPECT_EQ(object_of(ok({"show", "v1", "--json"}))->getValue<std::string>("id"), moved);
+  // The tag is shown where it points, not on the checkpoint it left.
+  EXPECT_EQ(object_of(ok({"show", first, "--json"}))->getValue<std::string>("tag"), "");
+  std::string log = ok({"log"});
+  EXPECT_EQ(log.find("tag:v1"), log.rfind("tag:v1")) << log;
+  EXPECT_NE(log.find(moved), std::string::npos);
+  EXPECT_LT(log.find("tag:v1"), log.find(first)) << "on the newest line only\n" << log;
+  expect_usage_error(shadowbox({"snapshot", "--force"}), "--force");
+}
+
+TEST_F(CliTest, SmallerMessagesSayWhatIsTrue) {
+  // A file kept by a restore is named as a file.
+  write(".env", "SECRET=1");
+  write("a", "1");
+  std::string with_env = snapshot_json()->getValue<std::string>("id");
+  fs::remove(ws_ / ".env");
+  write(".env", "SECRET=2");
+  std::string out = ok({"restore", with_env}, "capture:\n  excludes: [.env]\n");
+  EXPECT_NE(out.find("kept .env (it is not captured)"), std::string::npos) << out;
+  EXPECT_EQ(testing_support::read_file(ws_ / ".env"), "SECRET=2") << "not touched";
+  // A run with no agent session is not offered to resume.
+  ok({"snapshot", "--run", "plain"});
+  CommandResult taken = shadowbox({"run", "--run-id", "plain", "--", "true"});
+  expect_error(taken, "no agent session to resume; choose another --run-id");
+  EXPECT_EQ(taken.err.find("shadowbox resume"), std::string::npos) << taken.err;
+  // runs' column headers are single words, as the README shows them.
+  std::string header = ok({"runs"}).substr(0, ok({"runs"}).find('\n'));
+  for (const char* column : {"RUN", "STATUS", "HALT-REASON", "COST-USD", "STEPS", "AGENT-SESSION",
+                             "RESUMABLE", "CHECKPOINTS", "GAPS", "LAST-ACTIVITY"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column;
+  }
+}
+
 TEST_F(CliTest, ErrorsExitWithOneAndChangeNothing) {
   write("a", "a");
   expect_error(shadowbox({"log"}), "shadowbox init");  // no store yet
@@ -412,10 +459,41 @@ TEST_F(CliTest, GcKeepsTheNewestCheckpointsOfEachRun) {
   EXPECT_EQ(log->getObject(0)->getValue<std::string>("id"), ids[4]);
   EXPECT_EQ(log->getObject(1)->getValue<std::string>("id"), ids[3]);
   expect_error(shadowbox({"show", ids[0]}), ids[0]);
+  // The kept checkpoints' ledger records name the commits they sit on now.
+  for (const std::string& id : {ids[3], ids[4]}) {
+    Poco::JSON::Object::Ptr shown = object_of(ok({"show", id, "--json"}));
+    EXPECT_EQ(shown->getObject("ledger")->getValue<std::string>("commit"),
+              shown->getValue<std::string>("commit"));
+  }
   ok({"restore", ids[3]});
   EXPECT_EQ(testing_support::read_file(ws_ / "f"), "3");
   Poco::JSON::Object::Ptr json = object_of(ok({"--json", "gc"}, config));
   EXPECT_EQ(json->getValue<std::size_t>("keep_last"), 2u);
+}
+
+TEST_F(CliTest, GcRemovesARunLeftWithNoCheckpointEverywhere) {
+  const std::string config = "retention:\n  max_age: 1s\n";
+  write("f", "old");
+  // An agent run: checkpoints, run.json, its HOME folder and preserved home ref.
+  CommandResult old_run = shadowbox({"run", "--run-id", "old", "--", "true"});
+  ASSERT_EQ(old_run.exit_code, 0) << old_run.err;
+  fs::path repo = store_ / "repo.git";
+  ASSERT_TRUE(fs::is_directory(store_ / "runs" / "old"));
+  ASSERT_TRUE(fsnap::ShadowRepo::open(repo, false).ref_tree("refs/shadowbox/home/old"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  write("f", "new");
+  ok({"snapshot", "--run", "new"});
+  Poco::JSON::Object::Ptr report = object_of(ok({"--json", "gc"}, config));
+  EXPECT_EQ(report->getArray("dropped_runs")->size(), 1u);
+  EXPECT_EQ(report->getArray("dropped_runs")->getElement<std::string>(0), "old");
+  Poco::JSON::Array::Ptr runs =
+      parse_json(ok({"--json", "runs"})).extract<Poco::JSON::Array::Ptr>();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->getObject(0)->getValue<std::string>("run"), "new");
+  EXPECT_FALSE(fs::exists(store_ / "runs" / "old"));
+  fsnap::ShadowRepo shadow = fsnap::ShadowRepo::open(repo, false);
+  EXPECT_FALSE(shadow.has_run("old"));
+  EXPECT_FALSE(shadow.ref_tree("refs/shadowbox/home/old").has_value());
 }
 
 }  // namespace

@@ -36,11 +36,16 @@ inline constexpr std::string_view kDefaultRun = "default";
 
 // What the caller says about a checkpoint it asks for.
 struct CheckpointMeta {
-  std::string tag;  // optional; also becomes refs/shadowbox/tags/<tag>
+  // Optional; also becomes refs/shadowbox/tags/<tag>. A checkpoint read back has its
+  // tag only while that ref names it (a tag moved elsewhere is not shown twice).
+  std::string tag;
   Phase phase = Phase::kManual;
   std::string tool_call_id;  // optional
   std::string tool_name;     // optional
   std::string run = std::string(kDefaultRun);
+  // A tag that names another checkpoint already is refused (kConflict) unless this is
+  // set: then it moves here, as `git tag --force` does.
+  bool move_tag = false;
 };
 
 // A checkpoint as recorded in the shadow repository.

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,7 @@ inline constexpr std::size_t kMaxTagBytes = 200;
 struct GcReport {
   std::size_t checkpoints_dropped = 0;
   std::size_t runs_dropped = 0;
+  std::vector<std::string> dropped_runs;  // runs left with no checkpoint, removed
   std::size_t objects_pruned = 0;
 };
 
@@ -131,12 +133,13 @@ class ShadowRepo {
   std::optional<std::string> note(std::string_view commit) const;
 
   // Drops checkpoints beyond the retention limits (rewriting each run's chain so it
-  // starts at its oldest kept checkpoint; checkpoint ids stay), removes runs left
-  // empty and tags that pointed at dropped checkpoints, moves notes to the rewritten
-  // commits (and drops those of dropped ones), then deletes loose objects
-  // nothing references any more. The caller holds the store lock.
-  GcReport collect_garbage(const RetentionPolicy& policy,
-                           std::chrono::system_clock::time_point now);
+  // starts at its oldest kept checkpoint; checkpoint ids stay) except in the runs of
+  // keep_whole, removes runs left empty (with their home refs) and tags that pointed
+  // at dropped checkpoints, moves notes to the rewritten commits with the commit ids
+  // they name rewritten too (and drops those of dropped ones), then deletes loose
+  // objects nothing references any more. The caller holds the store lock.
+  GcReport collect_garbage(const RetentionPolicy& policy, std::chrono::system_clock::time_point now,
+                           const std::set<std::string>& keep_whole = {});
 
   struct Impl;
   // The implementation, for fsnap's own sources.

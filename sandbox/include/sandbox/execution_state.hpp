@@ -51,11 +51,12 @@ struct SnapshotMetadata {
   // Host filesystems: files changed since the run's newest checkpoint are first
   // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
   bool separate_outside_changes = false;
+  bool move_tag = false;  // the tag may name another checkpoint already (it moves here)
 
   friend bool operator==(const SnapshotMetadata&, const SnapshotMetadata&) = default;
 
   fsnap::CheckpointMeta checkpoint_meta() const {
-    return fsnap::CheckpointMeta{tag, phase, tool_call_id, tool_name, run};
+    return fsnap::CheckpointMeta{tag, phase, tool_call_id, tool_name, run, move_tag};
   }
 };
 

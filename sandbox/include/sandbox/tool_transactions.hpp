@@ -74,6 +74,7 @@ struct FailureResult {
 // How a pre-tool boundary is taken.
 struct BeginOptions {
   std::string tag;
+  bool move_tag = false;         // see fsnap::CheckpointMeta::move_tag
   double cost_estimate_usd = 0;  // containment: a call that would cross the ceiling is denied
   // Record files changed since the run's newest boundary (by a person, a background
   // process) as a boundary of their own first, attributed to no tool — so that they are
@@ -96,7 +97,7 @@ class ToolTransactions {
   // The call succeeded (and cost cost_usd, for containment). Error kNotFound if it has
   // no pre-tool boundary, kConflict if it ended already.
   StepResult succeed(const std::string& call_id, const std::string& result_summary,
-                     const std::string& tag = "", double cost_usd = 0);
+                     const std::string& tag = "", double cost_usd = 0, bool move_tag = false);
   // The call failed (errors as succeed).
   FailureResult fail(const std::string& call_id, const std::string& error, double cost_usd = 0);
   // Puts files and STATE slices back to before the open call, logs nothing, records the
@@ -129,7 +130,8 @@ class ToolTransactions {
   Boundary record(SnapshotMetadata meta);
   // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint).
   Boundary end_call(const Boundary& pre, fsnap::Phase phase, bool success,
-                    const std::string& summary, std::int64_t elapsed_ms, const std::string& tag);
+                    const std::string& summary, std::int64_t elapsed_ms, const std::string& tag,
+                    bool move_tag = false);
   // Tells containment how the call ended and keeps its count in the session.
   void complete_containment(const Boundary& pre, bool success, double cost_usd,
                             const std::string& error);
