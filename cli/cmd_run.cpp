@@ -193,8 +193,8 @@ int cmd_resume(const Context& context, const Args& parsed) {
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   bool fork = !parsed.has("--continue");
   hooks::ResumeRequest request{
-      run,  *validation, context.workspace.string(),      context.config.run.resume_max_age,
-      fork, extra,       std::chrono::system_clock::now()};
+      run,  *validation, context.workspace.string(), context.config.run.resume_max_age,
+      fork, extra,       parsed.has("--only-args"),  std::chrono::system_clock::now()};
   hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
             << plan.session.session_id << (fork ? " (forked)" : "") << '\n';
@@ -203,7 +203,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
   spec.argv = plan.argv;
   spec.start_summary = "run resumed from agent session " + plan.session.session_id;
   spec.meta = plan.meta;
-  spec.meta.started_at = now_text();
+  spec.meta.resumes.push_back({now_text(), plan.argv});
   // The run's own limits go on, but for those given again.
   spec.meta.limits = plan.meta.limits.overridden_by(limits);
   hooks::AgentRunResult result = hooks::run_agent(std::move(spec));

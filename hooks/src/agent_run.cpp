@@ -343,6 +343,13 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     warn(std::string("could not preserve the agent's session data: ") + e.what());
   }
   home.finish();
+  try {
+    // A call the agent began and never reported (refused by its permissions, or the
+    // agent ended first) does not stay open.
+    run.transactions().close_open_calls("the agent ended without reporting an outcome");
+  } catch (const std::exception& e) {
+    warn(std::string("could not close the calls the agent left open: ") + e.what());
+  }
   sandbox::RunStatus status = status_of(result.exit, result.halt);
   run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},

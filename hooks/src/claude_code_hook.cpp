@@ -179,6 +179,11 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
     if (name == "SessionEnd" && event.reason != "clear") {
       // /clear ends one agent session and starts the next: the run goes on.
       std::string reason = "agent session ended (" + event.reason + ")";
+      try {
+        tx.close_open_calls("the agent session ended without reporting an outcome");
+      } catch (const std::exception& e) {
+        if (options.warn) options.warn(std::string("could not close open calls: ") + e.what());
+      }
       tx.checkpoint(
           {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
           [&](sandbox::Session& s) {

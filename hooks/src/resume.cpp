@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "fsnap/store_layout.hpp"
+#include "hooks/claude_code_command.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/home_preservation.hpp"
@@ -124,7 +125,20 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
   plan.meta.run = run;
   plan.meta.workspace = request.workspace;
   if (plan.meta.command.empty()) plan.meta.command = {"claude"};
-  plan.argv = {plan.meta.command.front(), "--resume", state->session.session_id};
+  const std::string& program = plan.meta.command.front();
+  plan.argv = {program};
+  if (!request.only_extra_args &&
+      boost::filesystem::path(program).filename().string().find("claude") != std::string::npos) {
+    // The options the run was started with go on (tools allowed, permission mode,
+    // model...); its prompt is replaced by the one given now, if any.
+    std::vector<std::string> original(plan.meta.command.begin() + 1, plan.meta.command.end());
+    bool new_prompt = !split_claude_code_args(request.extra_args).prompt.empty();
+    for (std::string& option : options_to_resume_with(original, new_prompt)) {
+      plan.argv.push_back(std::move(option));
+    }
+  }
+  plan.argv.push_back("--resume");
+  plan.argv.push_back(state->session.session_id);
   if (request.fork) plan.argv.push_back("--fork-session");
   plan.argv.insert(plan.argv.end(), request.extra_args.begin(), request.extra_args.end());
   return plan;

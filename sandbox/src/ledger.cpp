@@ -1,6 +1,7 @@
 #include "sandbox/ledger.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
@@ -160,6 +161,22 @@ std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) 
     if (chain.size() < window) return std::nullopt;
     seen = chain.size();
   }
+}
+
+std::vector<std::string> LedgerBoundaryLog::open_calls() const {
+  std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, 0);  // newest first
+  std::set<std::string> ended;
+  std::vector<std::string> out;
+  for (const fsnap::Checkpoint& c : chain) {
+    if (c.meta.tool_call_id.empty()) continue;
+    if (c.meta.phase == fsnap::Phase::kPreTool) {
+      if (ended.count(c.meta.tool_call_id) == 0) out.insert(out.begin(), c.meta.tool_call_id);
+      ended.insert(c.meta.tool_call_id);  // an older pre_tool of the same id is not open
+    } else if (ends(c, c.meta.tool_call_id)) {
+      ended.insert(c.meta.tool_call_id);
+    }
+  }
+  return out;
 }
 
 std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {

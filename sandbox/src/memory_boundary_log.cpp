@@ -73,6 +73,18 @@ std::optional<Boundary> MemoryBoundaryLog::pre_tool(const std::string& call_id) 
   return it->second.pre;
 }
 
+std::vector<std::string> MemoryBoundaryLog::open_calls() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<std::uint64_t, std::string>> open;
+  for (const auto& [id, call] : calls_) {
+    if (!call.pre.ended) open.emplace_back(call.sequence, id);
+  }
+  std::sort(open.begin(), open.end());
+  std::vector<std::string> out;
+  for (auto& [sequence, id] : open) out.push_back(std::move(id));
+  return out;
+}
+
 std::vector<LaterBoundary> MemoryBoundaryLog::since(const Boundary& pre) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto call = calls_.find(pre.snapshot.metadata.tool_call_id);

@@ -86,7 +86,17 @@ std::optional<RunMeta> RunMeta::load(const fsnap::Store& store, const std::strin
     if (o->has("ended_at")) m.ended_at = o->getValue<std::string>("ended_at");
     if (o->has("home")) m.home = o->getValue<std::string>("home");
     if (Object::Ptr limits = o->getObject("limits")) m.limits = limits_from_json(*limits);
-    if (Object::Ptr limits = o->getObject("limits")) m.limits = limits_from_json(*limits);
+    if (Poco::JSON::Array::Ptr resumes = o->getArray("resumes")) {
+      for (std::size_t i = 0; i < resumes->size(); ++i) {
+        Object::Ptr r = resumes->getObject(static_cast<unsigned>(i));
+        RunStart start{r->getValue<std::string>("started_at"), {}};
+        Poco::JSON::Array::Ptr argv = r->getArray("command");
+        for (std::size_t k = 0; argv && k < argv->size(); ++k) {
+          start.command.push_back(argv->getElement<std::string>(static_cast<unsigned>(k)));
+        }
+        m.resumes.push_back(std::move(start));
+      }
+    }
     return m;
   } catch (const Poco::Exception& e) {
     throw Error(ErrorCode::kCorrupt, "cannot read " + file.string() + ": " + e.displayText());
@@ -107,7 +117,16 @@ void RunMeta::save(const fsnap::Store& store) const {
   o->set("ended_at", ended_at);
   o->set("home", home);
   o->set("limits", limits_json(limits));
-  o->set("limits", limits_json(limits));
+  Poco::JSON::Array::Ptr resumed = new Poco::JSON::Array;
+  for (const RunStart& start : resumes) {
+    Object::Ptr r = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    r->set("started_at", start.started_at);
+    Poco::JSON::Array::Ptr argv = new Poco::JSON::Array;
+    for (const std::string& a : start.command) argv->add(a);
+    r->set("command", argv);
+    resumed->add(r);
+  }
+  o->set("resumes", resumed);
   fs::path dir = fsnap::layout::run_dir(store.dir(), run);
   fs::path file = fsnap::layout::run_meta_file(store.dir(), run);
   boost::system::error_code ec;

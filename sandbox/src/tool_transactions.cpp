@@ -269,6 +269,26 @@ StepResult ToolTransactions::discard(const std::string& call_id) {
   return StepResult{record(std::move(m)), std::move(report)};
 }
 
+StepResult ToolTransactions::close_unexecuted(const std::string& call_id, const std::string& why) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  Boundary pre = open_call(call_id);
+  return StepResult{end_call(pre, fsnap::Phase::kCheckpoint, false, "not executed: " + why, 0, ""),
+                    std::nullopt};
+}
+
+std::vector<std::string> ToolTransactions::close_open_calls(const std::string& why) {
+  std::vector<std::string> closed;
+  for (const std::string& id : log_.open_calls()) {
+    try {
+      close_unexecuted(id, why);
+      closed.push_back(id);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kConflict) throw;  // it ended meanwhile (another process)
+    }
+  }
+  return closed;
+}
+
 StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
                                         const std::function<void(Session&)>& change,
                                         const std::string& summary) {

@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 
 #include <random>
+#include <sstream>
 #include <thread>
+
+#include <Poco/JSON/Parser.h>
 
 #include <gtest/gtest.h>
 
@@ -279,6 +282,56 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_NE(gone.err.find("preserved"), std::string::npos) << gone.err;
   EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+}
+
+TEST_F(RunTest, ResumeKeepsTheAgentOptionsOfTheRunAndReplacesThePrompt) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  // Bash is allowed by the run's own options, not by skipping permissions.
+  start_mock("first", R"({"steps":[
+    {"tool":"Bash","id":"toolu_1","input":{"command":"echo one > one.txt","description":"one"}},
+    {"text":"done"}]})");
+  CommandResult first = shadowbox({"run", "--run-id", "opts", "--", "claude", "-p", "go",
+                                   "--allowedTools", "Bash", "--permission-mode", "default"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(fs::exists(ws_ / "one.txt"));
+
+  start_mock("second", R"({"steps":[
+    {"tool":"Bash","id":"toolu_2","input":{"command":"echo two > two.txt","description":"two"}},
+    {"text":"done"}]})");
+  CommandResult resumed =
+      shadowbox({"resume", "opts", "--validation", "relaxed", "--", "-p", "carry on"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(fs::exists(ws_ / "two.txt")) << "the resumed agent kept --allowedTools Bash";
+  // run.json keeps the run's command and records each resume's whole command line.
+  Poco::JSON::Parser parser;
+  auto meta = parser.parse(testing_support::read_file(store_ / "runs/opts/run.json"))
+                  .extract<Poco::JSON::Object::Ptr>();
+  auto resumes = meta->getArray("resumes");
+  ASSERT_EQ(resumes->size(), 1u);
+  std::ostringstream command;
+  resumes->getObject(0)->getArray("command")->stringify(command);
+  for (const char* word : {"\"--allowedTools\",\"Bash\"", "\"--permission-mode\",\"default\"",
+                           "\"--resume\"", "\"--fork-session\"", "\"-p\",\"carry on\""}) {
+    EXPECT_NE(command.str().find(word), std::string::npos) << word << " in " << command.str();
+  }
+  EXPECT_EQ(command.str().find("\"go\""), std::string::npos) << "the old prompt is replaced";
+  EXPECT_EQ(meta->getArray("command")->size(), 7u) << "the run's own command stays";
+
+  // --only-args: the agent gets only what is given; its Bash call is refused, and the
+  // pre_tool checkpoint left without an outcome is closed as not executed.
+  start_mock("third", R"({"steps":[
+    {"tool":"Bash","id":"toolu_3","input":{"command":"echo three > three.txt","description":"3"}},
+    {"text":"done"}]})");
+  CommandResult bare =
+      shadowbox({"resume", "opts", "--validation", "relaxed", "--only-args", "--", "-p", "again"});
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_FALSE(fs::exists(ws_ / "three.txt"));
+  CommandResult pre = shadowbox({"show", "pre:toolu_3", "--json"});
+  ASSERT_EQ(pre.exit_code, 0) << pre.err;
+  auto ledger = parser.parse(pre.out).extract<Poco::JSON::Object::Ptr>()->getObject("ledger");
+  EXPECT_FALSE(ledger->getValue<bool>("success"));
+  EXPECT_EQ(ledger->getValue<std::string>("result_summary").rfind("not executed", 0), 0u)
+      << ledger->getValue<std::string>("result_summary");
 }
 
 }  // namespace

@@ -52,10 +52,11 @@ std::vector<std::string> resume_problems(const ResumableState& state, ResumeVali
 
 // What a resume starts.
 struct ResumePlan {
-  ClaudeCodeSession session;      // the agent session resumed
-  boost::filesystem::path home;   // a fresh HOME rebuilt from the preserved data
-  std::vector<std::string> argv;  // <agent> --resume <id> [--fork-session] ARGS...
-  sandbox::RunMeta meta;          // run.json as the resume starts
+  ClaudeCodeSession session;     // the agent session resumed
+  boost::filesystem::path home;  // a fresh HOME rebuilt from the preserved data
+  // <agent> [the run's own options] --resume <id> [--fork-session] ARGS...
+  std::vector<std::string> argv;
+  sandbox::RunMeta meta;  // run.json as the resume starts
 };
 
 // What a resume checks and does.
@@ -66,6 +67,8 @@ struct ResumeRequest {
   std::chrono::seconds max_age{0};  // run.resume_max_age (strict)
   bool fork = true;                 // --fork-session (false: --continue)
   std::vector<std::string> extra_args;
+  // Only extra_args, without the options of the command the run was started with.
+  bool only_extra_args = false;
   std::chrono::system_clock::time_point now;  // "now" of the age check
 };
 

@@ -58,6 +58,8 @@ class BoundaryLog {
   // The newest pre-tool boundary of call_id (with whether the call has ended), or
   // nullopt.
   virtual std::optional<Boundary> pre_tool(const std::string& call_id) const = 0;
+  // The calls with a pre-tool boundary and none that ends them, oldest first.
+  virtual std::vector<std::string> open_calls() const = 0;
   // The boundaries recorded after pre, oldest first (safety checkpoints left out: they
   // record a state, they do not change it).
   virtual std::vector<LaterBoundary> since(const Boundary& pre) const = 0;

@@ -63,6 +63,7 @@ class LedgerBoundaryLog : public BoundaryLog {
   void remember(const Boundary& boundary) override;
   void forget(const std::string& call_id) override;
   std::optional<Boundary> pre_tool(const std::string& call_id) const override;
+  std::vector<std::string> open_calls() const override;
   std::vector<LaterBoundary> since(const Boundary& pre) const override;
 
   // The boundary at checkpoint c: its files, and the session and outcome of its record

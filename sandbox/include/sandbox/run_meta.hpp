@@ -19,15 +19,22 @@
 
 namespace sandbox {
 
+// One start of a run's agent: when, and its whole command line.
+struct RunStart {
+  std::string started_at;
+  std::vector<std::string> command;
+};
+
 // What `shadowbox run` (or `resume`) started, and how it ended.
 struct RunMeta {
   std::string run;
   std::string workspace;
   std::vector<std::string> command;  // the agent command as given to `run`
-  std::string started_at;
-  long pid = 0;                  // the shadowbox process supervising the agent
-  long agent_pid = 0;            // the agent
-  std::optional<int> exit_code;  // 128 + N when a signal N ended it
+  std::string started_at;            // when `run` started it
+  std::vector<RunStart> resumes;     // each `resume` after, with the command it ran
+  long pid = 0;                      // the shadowbox process supervising the agent
+  long agent_pid = 0;                // the agent
+  std::optional<int> exit_code;      // 128 + N when a signal N ended it
   std::string ended_at;
   std::string home;     // the HOME the agent runs (ran) with
   PolicyLimits limits;  // the run's own limits (its run flags); `resume` keeps them

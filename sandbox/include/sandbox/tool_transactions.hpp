@@ -103,6 +103,12 @@ class ToolTransactions {
   // Puts files and STATE slices back to before the open call, logs nothing, records the
   // result as a boundary of no call, and forgets the call (errors as succeed).
   StepResult discard(const std::string& call_id);
+  // The call never reported an outcome (its agent ended first): records a boundary that
+  // ends it, outcome "not executed" and why, leaving files and state as they are and
+  // containment's count untouched (errors as succeed).
+  StepResult close_unexecuted(const std::string& call_id, const std::string& why);
+  // close_unexecuted for every call begun and not ended; returns their ids, oldest first.
+  std::vector<std::string> close_open_calls(const std::string& why);
   // A boundary of no tool call (phase, tag from meta), after change (if given) has
   // changed the run's session; summary goes into its record.
   StepResult checkpoint(const fsnap::CheckpointMeta& meta,
