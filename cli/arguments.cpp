@@ -217,9 +217,10 @@ std::string synopsis(const CommandSyntax& syntax) {
     std::string text;
     for (const OperandSpec& operand : syntax.operands) {
       if (leading != (!operand.variadic && !syntax.passes_through)) continue;
-      std::string name = operand.name;
-      if (operand.variadic) name = (syntax.passes_through ? "" : "-- ") + name + "...";
-      text += " " + (operand.required ? name : "[" + name + "]");
+      std::string name = operand.variadic && !syntax.passes_through ? "-- " : "";
+      name += operand.name;
+      if (operand.variadic) name += "...";
+      text += operand.required ? " " + name : " [" + name + "]";
     }
     return text;
   };
