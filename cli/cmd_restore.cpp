@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
+#include "sandbox/redaction.hpp"
 
 namespace cli {
 
@@ -85,8 +86,9 @@ int cmd_rollback(const Context& context, const Args& parsed) {
   const std::string& call_id = parsed.operands()[0];
   std::unique_ptr<sandbox::LedgerRun> run =
       context.open_run(parsed.value_or("--run", std::string(fsnap::kDefaultRun)), false);
-  sandbox::FailureResult failure =
-      run->transactions().fail(call_id, parsed.value_or("--result", "failed"));
+  sandbox::FailureResult failure = run->transactions().fail(
+      call_id, sandbox::redact(parsed.value_or("--result", "failed"),
+                               sandbox::secret_values(context.config.run.secrets)));
   fsnap::Checkpoint recorded = run->repo()->read_checkpoint(failure.step.boundary.record.commit);
   const std::optional<fsnap::RestoreReport>& report = failure.step.restore;
 

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "sandbox/redaction.hpp"
 
 namespace cli {
 
@@ -31,20 +32,24 @@ int cmd_snapshot(const Context& context, const Args& parsed) {
                              " needs --tool-call-id");
   }
 
+  // What goes into the ledger: never a secret (run.secrets, credential shapes).
+  std::vector<std::string> secrets = sandbox::secret_values(context.config.run.secrets);
+  auto recorded = [&](const std::string& text) { return sandbox::redact(text, secrets); };
   std::unique_ptr<sandbox::LedgerRun> run = context.open_run(meta.run, true);
   sandbox::ToolTransactions& tx = run->transactions();
   sandbox::StepResult result;
   switch (meta.phase) {
     case fsnap::Phase::kPreTool:
-      result = tx.begin({meta.tool_call_id, meta.tool_name, parsed.value_or("--input", "")},
-                        {.tag = meta.tag, .move_tag = meta.move_tag});
+      result =
+          tx.begin({meta.tool_call_id, meta.tool_name, recorded(parsed.value_or("--input", ""))},
+                   {.tag = meta.tag, .move_tag = meta.move_tag});
       break;
     case fsnap::Phase::kPostTool:
-      result = tx.succeed(meta.tool_call_id, parsed.value_or("--result", ""), meta.tag, 0,
+      result = tx.succeed(meta.tool_call_id, recorded(parsed.value_or("--result", "")), meta.tag, 0,
                           meta.move_tag);
       break;
     default:
-      result = tx.checkpoint(meta, nullptr, parsed.value_or("--result", ""));
+      result = tx.checkpoint(meta, nullptr, recorded(parsed.value_or("--result", "")));
       break;
   }
   fsnap::Checkpoint checkpoint = run->repo()->read_checkpoint(result.boundary.record.commit);

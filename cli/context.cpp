@@ -1,5 +1,7 @@
 #include "context.hpp"
 
+#include <iostream>
+
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
@@ -29,7 +31,12 @@ Context make_context(const GlobalOptions& options) {
 
 fsnap::Store Context::open_store(bool create) const {
   try {
-    return fsnap::Store::open(store_dir, workspace, create);
+    fsnap::Store store = fsnap::Store::open(store_dir, workspace, create);
+    if (store.tightened()) {
+      std::cerr << "shadowbox: made the store " << store.dir().string()
+                << " private (mode 0700): it holds copies of the workspace's files\n";
+    }
+    return store;
   } catch (const fsnap::Error& e) {
     if (e.code() != fsnap::ErrorCode::kNotFound || create) throw;
     throw fsnap::Error(fsnap::ErrorCode::kNotFound, "no shadowbox store for " + workspace.string() +

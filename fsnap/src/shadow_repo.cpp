@@ -48,13 +48,57 @@ git::Odb open_odb(const fs::path& git_dir) {
   git::check(git_odb_new(&raw), "cannot create object database");
   git::Odb odb(raw);
   git_odb_backend* loose = nullptr;
-  git::check(git_odb_backend_loose(&loose, objects.c_str(), kLooseCompressionLevel, 0, 0, 0),
+  // Objects are the user's files: readable by the user alone, whatever the umask.
+  git::check(git_odb_backend_loose(&loose, objects.c_str(), kLooseCompressionLevel, 0, 0700, 0400),
              "cannot open loose objects in " + objects);
   git::check(git_odb_add_backend(odb.get(), loose, 2), "cannot add loose object backend");
   git_odb_backend* packs = nullptr;
   git::check(git_odb_backend_pack(&packs, objects.c_str()), "cannot open packs in " + objects);
   git::check(git_odb_add_backend(odb.get(), packs, 1), "cannot add pack backend");
   return odb;
+}
+
+// The fsck checks of git that are about checking a tree out, not about the repository's
+// health: a workspace may hold a .gitmodules git would refuse to use, a directory named
+// .GIT or git~1, and the store never checks anything out. With these off, `git fsck`
+// on the store judges what shadowbox wrote.
+constexpr const char* kWorkspaceContentChecks[] = {"gitmodulesName",
+                                                   "gitmodulesUrl",
+                                                   "gitmodulesPath",
+                                                   "gitmodulesParse",
+                                                   "gitmodulesBlob",
+                                                   "gitmodulesSymlink",
+                                                   "gitmodulesLarge",
+                                                   "gitmodulesMissing",
+                                                   "gitmodulesUpdate",
+                                                   "hasDotgit",
+                                                   "hasDot",
+                                                   "hasDotdot",
+                                                   "fullPathname",
+                                                   "emptyName",
+                                                   "gitattributesLarge",
+                                                   "gitattributesLineLength",
+                                                   "gitattributesSymlink",
+                                                   "gitattributesBlob",
+                                                   "gitattributesMissing",
+                                                   "gitignoreSymlink",
+                                                   "mailmapSymlink"};
+
+// Sets the fsck configuration of kWorkspaceContentChecks, unless a store has it already.
+void configure_fsck(git_repository* repo, const fs::path& git_dir) {
+  git_config* raw = nullptr;
+  git::check(git_repository_config(&raw, repo), "cannot open config of " + git_dir.string());
+  git::Config config(raw);
+  std::string last = std::string("fsck.") + std::end(kWorkspaceContentChecks)[-1];
+  git_config_entry* entry = nullptr;
+  if (git_config_get_entry(&entry, config.get(), last.c_str()) == 0) {
+    git_config_entry_free(entry);
+    return;
+  }
+  for (const char* check : kWorkspaceContentChecks) {
+    std::string key = std::string("fsck.") + check;
+    git::check(git_config_set_string(config.get(), key.c_str(), "ignore"), "config");
+  }
 }
 
 void configure_new_repository(git_repository* repo, const fs::path& git_dir) {
@@ -268,10 +312,17 @@ ShadowRepo ShadowRepo::open(const fs::path& git_dir, bool create) {
                "cannot create shadow repository " + git_dir.string());
     impl->repo.reset(raw);
     configure_new_repository(raw, git_dir);
+    configure_fsck(raw, git_dir);
   } else {
     git::check(git_repository_open_bare(&raw, git_dir.c_str()),
                "cannot open shadow repository " + git_dir.string());
     impl->repo.reset(raw);
+    try {
+      // A store made by an older version gets it too; another process opening it at
+      // the same moment may hold the config's lock, and will set it itself.
+      configure_fsck(impl->repo.get(), git_dir);
+    } catch (const Error&) {
+    }
   }
   impl->odb = open_odb(git_dir);
   git::check(git_repository_set_odb(impl->repo.get(), impl->odb.get()),

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -156,6 +157,7 @@ Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
 
   fs::path repo_dir = layout::repo_dir(store_dir);
   fs::path marker = layout::workspace_marker(store_dir);
+  bool existed = fs::is_directory(repo_dir, ec);
   if (!create) {
     if (!fs::is_directory(repo_dir, ec)) {
       throw Error(ErrorCode::kNotFound, "no shadowbox store at " + store_dir.string() + " for " +
@@ -170,6 +172,15 @@ Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
   }
 
   Store store(store_dir, real_workspace);
+  // Private whatever the umask (chmod is not subject to it).
+  struct stat st {};
+  if (::stat(store_dir.c_str(), &st) == 0 && (st.st_mode & 077) != 0 && ::getuid() == st.st_uid) {
+    if (::chmod(store_dir.c_str(), 0700) != 0) {
+      throw Error(ErrorCode::kIo, "cannot make the store " + store_dir.string() +
+                                      " private: " + std::strerror(errno));
+    }
+    store.tightened_ = existed;
+  }
   if (fs::exists(marker, ec)) {
     std::string recorded = read_small_file(marker).value_or("");
     if (recorded != real_workspace.string()) {

@@ -374,6 +374,20 @@ TEST_F(CliTest, SmallerMessagesSayWhatIsTrue) {
   }
 }
 
+TEST_F(CliTest, LedgerRecordsHoldNoSecret) {
+  write("a", "1");
+  std::string input = "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123' "
+                      "AKIAIOSFODNN7EXAMPLE";
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--input", input});
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c1", "--result",
+      "printed sk-proj-AbCdEf0123456789_-xyzXYZ"});
+  std::string shown = ok({"show", "pre:c1", "--json"}) + ok({"show", "post:c1", "--json"});
+  EXPECT_EQ(shown.find("abcdefghijklmnopqrstuvwxyz0123"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("AKIAIOSFODNN7EXAMPLE"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("sk-proj-"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("[REDACTED]"), std::string::npos) << shown;
+}
+
 TEST_F(CliTest, ErrorsExitWithOneAndChangeNothing) {
   write("a", "a");
   expect_error(shadowbox({"log"}), "shadowbox init");  // no store yet

@@ -1,4 +1,4 @@
-// Secret redaction: configured secret values, and Anthropic credentials by their shape
+// Secret redaction: configured secret values, and well-known credentials by their shape
 // (a login refreshed during a run has values no configured variable holds).
 #include <gtest/gtest.h>
 
@@ -26,6 +26,27 @@ TEST(RedactionTest, AnthropicKeysAndOAuthTokensAreReplacedByTheirShape) {
   EXPECT_EQ(redact("keys look like sk-ant-... or sk-ant-api03-x", {}),
             "keys look like sk-ant-... or sk-ant-api03-x");
   EXPECT_EQ(redact("sk-ant-", {}), "sk-ant-");
+}
+
+TEST(RedactionTest, OtherWellKnownCredentialShapesAreReplaced) {
+  EXPECT_EQ(redact("OPENAI_API_KEY=sk-proj-AbCdEf0123456789_-xyzXYZ", {}),
+            "OPENAI_API_KEY=[REDACTED]");
+  EXPECT_EQ(redact("aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n", {}),
+            "aws_access_key_id = [REDACTED]\n");
+  EXPECT_EQ(redact("key=AIzaSyA-1234567890abcdefghijklmnopqrstu", {}), "key=[REDACTED]");
+  EXPECT_EQ(redact("token ghp_0123456789abcdefghijABCDEFGHIJ012345 end", {}),
+            "token [REDACTED] end");
+  EXPECT_EQ(redact("curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig'", {}),
+            "curl -H 'Authorization: Bearer [REDACTED]'");
+  EXPECT_EQ(redact("a\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n"
+                   "-----END OPENSSH PRIVATE KEY-----\nz",
+                   {}),
+            "a\n[REDACTED]\nz");
+  // Look-alikes that are no credential stay: too short, or inside a word.
+  for (const char* text : {"sk-short", "the task-abcdefghijklmnopqrstuvwxyz list", "AKIA-not-a-key",
+                           "Bearer token", "-----BEGIN PUBLIC KEY-----\nx"}) {
+    EXPECT_EQ(redact(text, {}), text);
+  }
 }
 
 }  // namespace

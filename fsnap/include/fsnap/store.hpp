@@ -43,7 +43,10 @@ class Store {
 
   // Opens the store at dir for workspace. With create, makes the directory and its
   // shadow repository if missing; without, a missing store is kNotFound. A store that
-  // belongs to another workspace is kInvalidArgument. The workspace must exist.
+  // belongs to another workspace is kInvalidArgument. The workspace must exist. The
+  // store's directory is private (0700, whatever the umask): it holds copies of every
+  // file of the workspace, ignored .env files included. One found with wider modes is
+  // tightened (tightened() says so).
   static Store open(const boost::filesystem::path& dir, const boost::filesystem::path& workspace,
                     bool create);
 
@@ -57,11 +60,15 @@ class Store {
   // Takes the writer lock (blocking).
   StoreLock lock() const { return StoreLock(lock_file()); }
 
+  // Whether open found this existing store readable by others and made it private.
+  bool tightened() const { return tightened_; }
+
  private:
   Store(boost::filesystem::path dir, boost::filesystem::path workspace)
       : dir_(std::move(dir)), workspace_(std::move(workspace)) {}
   boost::filesystem::path dir_;
   boost::filesystem::path workspace_;
+  bool tightened_ = false;
 };
 
 }  // namespace fsnap

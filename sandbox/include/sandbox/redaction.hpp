@@ -1,7 +1,9 @@
 // Secret redaction: the values of credential variables (config run.secrets), and
-// anything that looks like an Anthropic API key or OAuth token (a login refreshed during
-// a run has values no variable holds), never enter the store — not in ledger records,
-// not in preserved agent data.
+// anything shaped like a well-known credential — Anthropic, OpenAI, Google, GitHub,
+// GitLab and Slack tokens, AWS access key ids, HTTP bearer tokens, PEM private key
+// blocks (a login refreshed during a run has values no variable holds) — never enter
+// the store's records: not ledger records, not preserved agent data. Workspace files
+// are captured as they are (they are the user's data).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -19,8 +21,8 @@ inline constexpr const char* kAnthropicTokenPrefix = "sk-ant-";
 // ... and have at least this many token characters ([A-Za-z0-9_-]) after it.
 inline constexpr std::size_t kMinAnthropicTokenBody = 12;
 
-// text with every occurrence of each secret, and every Anthropic credential, replaced by
-// "[REDACTED]".
+// text with every occurrence of each secret, and every credential recognised by its
+// shape, replaced by "[REDACTED]".
 std::string redact(std::string text, const std::vector<std::string>& secrets);
 // The values of the named environment variables that are set and non-empty.
 std::vector<std::string> secret_values(const std::vector<std::string>& names);
