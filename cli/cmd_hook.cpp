@@ -7,6 +7,7 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "background_maintenance.hpp"
 #include "commands.hpp"
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
@@ -84,6 +85,8 @@ hooks::HookAnswer record_event(const Context& context, const std::string& run_na
                 << '\n';
     }
   }
+  // Under `shadowbox run` the run maintains the store; hooks installed by hand do here.
+  if (run_home.empty()) maintain_in_background(context);
   return answer;
 }
 

@@ -3,6 +3,7 @@
 // begin and succeed).
 #include <iostream>
 
+#include "background_maintenance.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "sandbox/redaction.hpp"
@@ -53,6 +54,7 @@ int cmd_snapshot(const Context& context, const Args& parsed) {
       break;
   }
   fsnap::Checkpoint checkpoint = run->repo()->read_checkpoint(result.boundary.record.commit);
+  maintain_in_background(context);
   if (context.options.json) {
     print_json(std::cout, checkpoint_json(checkpoint));
   } else {

@@ -6,6 +6,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "commands.hpp"
+#include "fsnap/maintenance.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
 #include "output.hpp"
@@ -60,8 +61,12 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
                 << ec.message() << '\n';
     }
   }
+  // What is left is packed (with deltas), as maintenance does.
+  std::optional<fsnap::MaintenanceReport> packed =
+      fsnap::maintain(store, {0, context.config.maintenance.max_packs});
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
+    out->set("objects_packed", packed ? packed->objects_packed : 0);
     out->set("keep_last", policy.keep_last);
     out->set("max_age_seconds", static_cast<std::int64_t>(policy.max_age.count()));
     out->set("checkpoints_dropped", report.checkpoints_dropped);
@@ -88,6 +93,32 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     }
   }
   std::cout << "pruned " << report.objects_pruned << " unreferenced object(s)\n";
+  if (packed) std::cout << "packed " << packed->objects_packed << " object(s)\n";
+  return 0;
+}
+
+int cmd_maintenance(const Context& context, const Args& parsed) {
+  fsnap::Store store = context.open_store(false);
+  fsnap::MaintenanceOptions options = context.config.maintenance;
+  bool due = fsnap::maintenance_due(store, options);
+  std::optional<fsnap::MaintenanceReport> report;
+  if (due || !parsed.has("--auto")) {
+    if (!parsed.has("--auto")) options.loose_objects = 0;  // asked for: pack what there is
+    report = fsnap::maintain(store, options);
+  }
+  if (context.options.json) {
+    Poco::JSON::Object::Ptr out = make_object();
+    out->set("ran", report.has_value());
+    out->set("objects_packed", report ? report->objects_packed : 0);
+    out->set("packs_merged", report ? report->packs_merged : 0);
+    out->set("loose_objects_estimate", fsnap::estimate_loose_objects(store));
+    print_json(std::cout, out);
+  } else if (!report) {
+    std::cout << (due ? "another maintenance of this store is running\n" : "nothing to do\n");
+  } else {
+    std::cout << "packed " << report->objects_packed << " loose object(s), merged "
+              << report->packs_merged << " pack(s)\n";
+  }
   return 0;
 }
 

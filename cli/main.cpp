@@ -75,7 +75,13 @@ const std::vector<Command>& all_commands() {
          {"REF2", false, false, "to this checkpoint (default: the live workspace)"}}},
        cmd_diff},
       {{"path", "print the shadow repository's git directory"}, cmd_path},
-      {{"gc", "apply the config's retention limits and prune unreferenced objects"}, cmd_gc},
+      {{"gc", "apply the config's retention limits, prune unreferenced objects and pack the rest"},
+       cmd_gc},
+      {{"maintenance",
+        "pack the store's loose objects and merge small packs (commands start it by "
+        "themselves when due; see maintenance.* in the config)",
+        {{"--auto", nullptr, nullptr, "only if due (maintenance.loose_objects, .max_packs)"}}},
+       cmd_maintenance},
       {{"hook",
         "handle one Claude Code hook event (JSON on stdin); the workspace is --workspace, "
         "else $CLAUDE_PROJECT_DIR, else the event's cwd",

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <memory>
 
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/maintenance.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_home.hpp"
 #include "hooks/agent_spend.hpp"
@@ -320,9 +322,32 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // preserved between tool calls too (a conversation goes on without them; a crash
   // loses at most a second).
   auto last_tick = std::chrono::steady_clock::now();
+  // The store is packed beside the agent, on a thread of its own: no tool boundary waits.
+  std::future<void> maintenance;
+  auto last_maintenance_check = std::chrono::steady_clock::now();
+  auto maintain_when_due = [&] {
+    if (!spec.config.auto_maintenance) return;
+    if (maintenance.valid() &&
+        maintenance.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      return;
+    }
+    if (std::chrono::steady_clock::now() - last_maintenance_check < std::chrono::seconds(10))
+      return;
+    last_maintenance_check = std::chrono::steady_clock::now();
+    if (!fsnap::maintenance_due(spec.store, spec.config.maintenance)) return;
+    maintenance = std::async(
+        std::launch::async, [&store = spec.store, options = spec.config.maintenance, warn] {
+          try {
+            fsnap::maintain(store, options);
+          } catch (const std::exception& e) {
+            warn(std::string("maintenance of the store failed (nothing was removed): ") + e.what());
+          }
+        });
+  };
   auto while_running = [&] {
     if (std::chrono::steady_clock::now() - last_tick < std::chrono::seconds(1)) return;
     last_tick = std::chrono::steady_clock::now();
+    maintain_when_due();
     home.tick();
     if (in_process) {
       in_process->preserve_between_events();
@@ -331,6 +356,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     }
   };
   result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);
+  if (maintenance.valid()) maintenance.wait();
   result.exit = agent->exit().value_or(AgentExit{1, 0});
   agent.reset();
   // No event is answered after this (the one in flight, if any, is waited for): from

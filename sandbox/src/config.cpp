@@ -401,7 +401,24 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   Config config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
-  check_keys(origin, root, "", {"capture", "retention", "session", "run", "hooks", "policy"});
+  check_keys(origin, root, "",
+             {"capture", "retention", "maintenance", "session", "run", "hooks", "policy"});
+  if (YAML::Node maintenance = root["maintenance"]; maintenance && !maintenance.IsNull()) {
+    if (!maintenance.IsMap()) fail(origin, maintenance, "maintenance", "expected a mapping");
+    check_keys(origin, maintenance, "maintenance.", {"auto", "loose_objects", "max_packs"});
+    if (YAML::Node flag = maintenance["auto"]; flag) {
+      config.auto_maintenance = as_bool(origin, flag, "maintenance.auto");
+    }
+    if (YAML::Node n = maintenance["loose_objects"]; n) {
+      config.maintenance.loose_objects =
+          static_cast<std::size_t>(as_count(origin, n, "maintenance.loose_objects"));
+    }
+    if (YAML::Node n = maintenance["max_packs"]; n) {
+      std::uint64_t packs = as_count(origin, n, "maintenance.max_packs");
+      if (packs == 0) fail(origin, n, "maintenance.max_packs", "must be at least 1");
+      config.maintenance.max_packs = static_cast<std::size_t>(packs);
+    }
+  }
   if (YAML::Node policy = root["policy"]; policy && !policy.IsNull()) {
     parse_policy(origin, policy, config);
   }

@@ -3,6 +3,10 @@
 // the result browsed with plain git.
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <random>
 #include <thread>
 
 #include <Poco/JSON/Parser.h>
@@ -376,8 +380,9 @@ TEST_F(CliTest, SmallerMessagesSayWhatIsTrue) {
 
 TEST_F(CliTest, LedgerRecordsHoldNoSecret) {
   write("a", "1");
-  std::string input = "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123' "
-                      "AKIAIOSFODNN7EXAMPLE";
+  std::string input =
+      "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123' "
+      "AKIAIOSFODNN7EXAMPLE";
   ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--input", input});
   ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c1", "--result",
       "printed sk-proj-AbCdEf0123456789_-xyzXYZ"});
@@ -386,6 +391,53 @@ TEST_F(CliTest, LedgerRecordsHoldNoSecret) {
   EXPECT_EQ(shown.find("AKIAIOSFODNN7EXAMPLE"), std::string::npos) << shown;
   EXPECT_EQ(shown.find("sk-proj-"), std::string::npos) << shown;
   EXPECT_NE(shown.find("[REDACTED]"), std::string::npos) << shown;
+}
+
+TEST_F(CliTest, MaintenancePacksByItselfAndLosesNothingToKill9) {
+  std::vector<std::pair<std::string, Manifest>> states;
+  std::mt19937 random(12345);
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      for (int f = 0; f < 40; ++f)
+        write("d" + std::to_string(f % 5) + "/f" + std::to_string(f),
+              std::to_string(round * 100 + i * 10 + f));
+      states.emplace_back(snapshot_json()->getValue<std::string>("id"), manifest());
+    }
+    // kill -9 at a random moment of a maintenance.
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl(SHADOWBOX_BIN, SHADOWBOX_BIN, "--workspace", ws_.c_str(), "--store", store_.c_str(),
+              "maintenance", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % 20000));
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    CommandResult fsck = run_command(
+        {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict"}, temp_.path());
+    EXPECT_EQ(fsck.exit_code, 0) << fsck.err;
+  }
+  for (const auto& [id, expected] : states) {
+    ok({"restore", id});
+    EXPECT_EQ(testing_support::describe_difference(expected, manifest()), "") << id;
+  }
+  // With maintenance due at once, a snapshot leaves the packing to a detached process.
+  write("last", "x");
+  ok({"snapshot"}, "maintenance:\n  loose_objects: 0\n");
+  auto loose = [&] {
+    std::size_t n = 0;
+    for (fs::directory_iterator dir(store_ / "repo.git" / "objects"), end; dir != end; ++dir) {
+      if (dir->path().filename().string().size() != 2) continue;
+      n += static_cast<std::size_t>(std::distance(fs::directory_iterator(dir->path()), end));
+    }
+    return n;
+  };
+  bool packed = false;
+  for (int i = 0; i < 100 && !packed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    packed = loose() == 0;
+  }
+  EXPECT_TRUE(packed) << loose() << " loose objects: no maintenance packed them";
 }
 
 TEST_F(CliTest, ErrorsExitWithOneAndChangeNothing) {

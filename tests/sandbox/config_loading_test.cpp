@@ -33,6 +33,9 @@ TEST(ConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_FALSE(c.capture.respect_gitignore);
   EXPECT_EQ(c.retention.keep_last, 0u);
   EXPECT_EQ(c.retention.max_age.count(), 0);
+  EXPECT_TRUE(c.auto_maintenance);
+  EXPECT_EQ(c.maintenance.loose_objects, 1000u);
+  EXPECT_EQ(c.maintenance.max_packs, 8u);
 }
 
 TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
@@ -43,6 +46,9 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.capture.respect_gitignore, defaults.capture.respect_gitignore);
   EXPECT_EQ(shipped.retention.keep_last, defaults.retention.keep_last);
   EXPECT_EQ(shipped.retention.max_age, defaults.retention.max_age);
+  EXPECT_EQ(shipped.auto_maintenance, defaults.auto_maintenance);
+  EXPECT_EQ(shipped.maintenance.loose_objects, defaults.maintenance.loose_objects);
+  EXPECT_EQ(shipped.maintenance.max_packs, defaults.maintenance.max_packs);
   EXPECT_EQ(shipped.checkpoint_ring, defaults.checkpoint_ring);
   EXPECT_EQ(shipped.run.env, defaults.run.env);
   EXPECT_EQ(shipped.run.secrets, defaults.run.secrets);
@@ -71,6 +77,10 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "retention:\n"
       "  keep_last: 50\n"
       "  max_age: 30d\n"
+      "maintenance:\n"
+      "  auto: false\n"
+      "  loose_objects: 50\n"
+      "  max_packs: 3\n"
       "session:\n"
       "  checkpoint_ring: 7\n"
       "run:\n"
@@ -103,6 +113,9 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_TRUE(c.capture.respect_gitignore);
   EXPECT_EQ(c.retention.keep_last, 50u);
   EXPECT_EQ(c.retention.max_age, std::chrono::hours(24 * 30));
+  EXPECT_FALSE(c.auto_maintenance);
+  EXPECT_EQ(c.maintenance.loose_objects, 50u);
+  EXPECT_EQ(c.maintenance.max_packs, 3u);
   EXPECT_EQ(c.checkpoint_ring, 7u);
   EXPECT_EQ(c.run.env, (std::vector<std::string>{"PATH", "MY_TOKEN"}));
   EXPECT_EQ(c.run.secrets, (std::vector<std::string>{"MY_TOKEN"}));

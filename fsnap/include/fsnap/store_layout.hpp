@@ -5,6 +5,7 @@
 //   <store>/workspace                   real path of the workspace the store belongs to
 //   <store>/stat-cache                  stat data of the last capture (a cache)
 //   <store>/lock                        flock(2) target serialising writers
+//   <store>/maintenance.lock            held by the one maintenance running (packing)
 //   <store>/runs/<run>/                 one run of an agent:
 //       home/                           the agent's ephemeral HOME
 //       home-resumed-<stamp>/           HOMEs rebuilt by `resume`
@@ -51,6 +52,9 @@ inline Path stat_cache_file(const Path& store) {
 }
 inline Path lock_file(const Path& store) {
   return store / "lock";
+}
+inline Path maintenance_lock_file(const Path& store) {
+  return store / "maintenance.lock";
 }
 inline Path runs_dir(const Path& store) {
   return store / "runs";

@@ -15,6 +15,7 @@
 #include <boost/filesystem/path.hpp>
 
 #include "fsnap/capture_options.hpp"
+#include "fsnap/maintenance.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "policy/execution_context.hpp"
 #include "sandbox/errors.hpp"
@@ -136,8 +137,12 @@ struct PolicySettings {
 
 // All of shadowbox's settings, with their defaults.
 struct Config {
-  fsnap::CaptureOptions capture;      // capture.excludes, .max_file_size, .respect_gitignore
-  fsnap::RetentionPolicy retention;   // retention.keep_last, .max_age
+  fsnap::CaptureOptions capture;     // capture.excludes, .max_file_size, .respect_gitignore
+  fsnap::RetentionPolicy retention;  // retention.keep_last, .max_age
+  // maintenance.loose_objects, .max_packs; maintenance.auto (false: only `shadowbox gc`
+  // and `shadowbox maintenance` pack the store).
+  fsnap::MaintenanceOptions maintenance;
+  bool auto_maintenance = true;
   std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
   RunSettings run;                    // run.env, run.secrets, run.resume_max_age
   HookSettings hooks;                 // hooks.rollback_on_failure, .keep_failed_tools, .transport

@@ -1,0 +1,15 @@
+// Maintenance for the short-lived commands: when a command leaves the store with
+// enough loose objects, it starts `shadowbox maintenance --auto` detached (its own
+// session, no terminal, output to the run-independent store log) and returns at once:
+// no command waits for packing.
+#pragma once
+
+#include "context.hpp"
+
+namespace cli {
+
+// Starts a detached maintenance of the store if the config allows it and it is due.
+// Never throws: maintenance is an optimisation.
+void maintain_in_background(const Context& context);
+
+}  // namespace cli

@@ -1,0 +1,46 @@
+// Maintenance of a store's repository, off the hot path: loose objects (each checkpoint
+// writes some) are packed — with deltas, as `git gc` would — once there are enough of
+// them, and packs are merged geometrically (the small ones into one) so that neither
+// their number nor the work of one maintenance grows with the store. `shadowbox run`
+// maintains when the agent is idle; short-lived commands start a detached
+// `shadowbox maintenance --auto` when the estimate passes the threshold.
+//
+// Nothing is lost to a crash: a new pack is written and fsynced before any object it
+// replaces is deleted, and only objects found in it are. Readers never miss an object
+// (libgit2 looks in new packs when an object is gone from where it was).
+//
+// Thread-safety: one maintenance per store at a time (a lock file; a second one returns
+// at once); it runs beside the store's writers without their lock.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "fsnap/store.hpp"
+
+namespace fsnap {
+
+// When maintenance is due, and how far it merges.
+struct MaintenanceOptions {
+  std::size_t loose_objects = 1000;  // pack once about this many loose objects exist
+  std::size_t max_packs = 8;         // merge packs once there are more
+};
+
+// What one maintenance did.
+struct MaintenanceReport {
+  std::size_t objects_packed = 0;  // loose objects moved into a new pack
+  std::size_t packs_merged = 0;    // packs merged into one
+};
+
+// About how many loose objects the store's repository has: one fan-out directory
+// counted and scaled, as `git gc --auto` does (cheap enough for every command).
+std::size_t estimate_loose_objects(const Store& store);
+
+// Whether maintenance is due by options.
+bool maintenance_due(const Store& store, const MaintenanceOptions& options);
+
+// Packs every loose object into a new pack, then merges packs if there are more than
+// options.max_packs. nullopt if another maintenance of the store is running.
+std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options);
+
+}  // namespace fsnap

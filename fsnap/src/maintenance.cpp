@@ -1,0 +1,230 @@
+#include "fsnap/maintenance.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem.hpp>
+
+#include "fsnap/error.hpp"
+#include "git_handles.hpp"
+
+namespace fsnap {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+using Packbuilder = git::Handle<git_packbuilder, git_packbuilder_free>;
+
+// An exclusive, non-blocking hold on the store's maintenance lock.
+class MaintenanceLock {
+ public:
+  explicit MaintenanceLock(const fs::path& file)
+      : fd_(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (fd_ < 0) {
+      throw Error(ErrorCode::kIo, "cannot open " + file.string() + ": " + std::strerror(errno));
+    }
+    held_ = ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+  }
+  ~MaintenanceLock() { ::close(fd_); }
+  MaintenanceLock(const MaintenanceLock&) = delete;
+  MaintenanceLock& operator=(const MaintenanceLock&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  int fd_;
+  bool held_ = false;
+};
+
+bool is_hex(const std::string& s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+// The loose objects of the repository at objects, with their files.
+std::vector<std::pair<git_oid, fs::path>> loose_objects(const fs::path& objects) {
+  std::vector<std::pair<git_oid, fs::path>> out;
+  boost::system::error_code ec;
+  for (fs::directory_iterator dir(objects, ec), end; !ec && dir != end; dir.increment(ec)) {
+    std::string fanout = dir->path().filename().string();
+    if (fanout.size() != 2 || !is_hex(fanout) || !fs::is_directory(dir->path())) continue;
+    boost::system::error_code inner;
+    for (fs::directory_iterator it(dir->path(), inner); !inner && it != end; it.increment(inner)) {
+      std::string rest = it->path().filename().string();
+      if (rest.size() != 38 || !is_hex(rest)) continue;  // a temporary file being written
+      git_oid oid;
+      if (git_oid_fromstr(&oid, (fanout + rest).c_str()) == 0) out.emplace_back(oid, it->path());
+    }
+  }
+  return out;
+}
+
+void fsync_path(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(ErrorCode::kIo, "cannot open " + path.string() + ": " + std::strerror(errno));
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0)
+    throw Error(ErrorCode::kIo, "cannot sync " + path.string() + ": " + std::strerror(err));
+}
+
+// Writes a pack of objects into pack_dir, durably; returns its .idx path ("" if empty).
+fs::path write_pack(git_repository* repo, const std::vector<git_oid>& objects,
+                    const fs::path& pack_dir) {
+  if (objects.empty()) return {};
+  git_packbuilder* raw = nullptr;
+  git::check(git_packbuilder_new(&raw, repo), "cannot start a pack");
+  Packbuilder pb(raw);
+  git_packbuilder_set_threads(pb.get(), 1);
+  for (const git_oid& oid : objects) {
+    git::check(git_packbuilder_insert(pb.get(), &oid, nullptr), "cannot add an object to a pack");
+  }
+  git::check(git_packbuilder_write(pb.get(), pack_dir.c_str(), 0, nullptr, nullptr),
+             "cannot write a pack in " + pack_dir.string());
+  std::string name = std::string("pack-") + git_packbuilder_name(pb.get());
+  fs::path pack = pack_dir / (name + ".pack");
+  fs::path idx = pack_dir / (name + ".idx");
+  fsync_path(pack);
+  fsync_path(idx);
+  fsync_path(pack_dir);
+  return idx;
+}
+
+// An object database of the one pack whose index is idx.
+git::Odb pack_odb(const fs::path& idx) {
+  git_odb* raw = nullptr;
+  git::check(git_odb_new(&raw), "cannot create object database");
+  git::Odb odb(raw);
+  git_odb_backend* backend = nullptr;
+  git::check(git_odb_backend_one_pack(&backend, idx.c_str()), "cannot read " + idx.string());
+  git::check(git_odb_add_backend(odb.get(), backend, 1), "cannot read " + idx.string());
+  return odb;
+}
+
+int collect(const git_oid* oid, void* payload) {
+  static_cast<std::vector<git_oid>*>(payload)->push_back(*oid);
+  return 0;
+}
+
+struct Pack {
+  fs::path idx;
+  std::uintmax_t size;
+};
+
+std::vector<Pack> packs_of(const fs::path& pack_dir) {
+  std::vector<Pack> out;
+  boost::system::error_code ec;
+  for (fs::directory_iterator it(pack_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".idx") continue;
+    fs::path pack = fs::path(it->path()).replace_extension(".pack");
+    boost::system::error_code size_ec;
+    std::uintmax_t size = fs::file_size(pack, size_ec);
+    if (!size_ec && !fs::exists(fs::path(it->path()).replace_extension(".keep"))) {
+      out.push_back({it->path(), size});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Pack& a, const Pack& b) { return a.size < b.size; });
+  return out;
+}
+
+// Merges the smallest packs into one while the pack count is over max_packs: every
+// pack but the largest, unless that one is smaller than twice the rest (then all of
+// them), so that large packs are rewritten rarely.
+std::size_t merge_packs(git_repository* repo, const fs::path& pack_dir, std::size_t max_packs) {
+  std::vector<Pack> packs = packs_of(pack_dir);
+  if (packs.size() <= max_packs) return 0;
+  std::uintmax_t rest = 0;
+  for (std::size_t i = 0; i + 1 < packs.size(); ++i) rest += packs[i].size;
+  if (packs.back().size >= 2 * rest) packs.pop_back();
+  std::vector<git_oid> objects;
+  for (const Pack& p : packs) {
+    git::Odb odb = pack_odb(p.idx);
+    git::check(git_odb_foreach(odb.get(), collect, &objects), "cannot list " + p.idx.string());
+  }
+  std::sort(objects.begin(), objects.end(),
+            [](const git_oid& a, const git_oid& b) { return git_oid_cmp(&a, &b) < 0; });
+  objects.erase(
+      std::unique(objects.begin(), objects.end(),
+                  [](const git_oid& a, const git_oid& b) { return git_oid_equal(&a, &b); }),
+      objects.end());
+  fs::path merged = write_pack(repo, objects, pack_dir);
+  // The old packs go only once the new one holds everything they held.
+  git::Odb check = pack_odb(merged);
+  for (const git_oid& oid : objects) {
+    if (!git_odb_exists(check.get(), &oid)) {
+      throw Error(ErrorCode::kCorrupt,
+                  "a merged pack lacks " + git::to_hex(oid) + "; nothing removed");
+    }
+  }
+  for (const Pack& p : packs) {
+    if (p.idx == merged) continue;
+    boost::system::error_code ec;
+    fs::remove(fs::path(p.idx).replace_extension(".pack"), ec);
+    fs::remove(p.idx, ec);
+    fs::remove(fs::path(p.idx).replace_extension(".rev"), ec);
+  }
+  return packs.size();
+}
+
+}  // namespace
+
+std::size_t estimate_loose_objects(const Store& store) {
+  // Objects spread evenly over the 256 fan-out directories: count one.
+  fs::path sample = store.repo_dir() / "objects" / "17";
+  std::size_t n = 0;
+  boost::system::error_code ec;
+  for (fs::directory_iterator it(sample, ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return n * 256;
+}
+
+bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
+  if (estimate_loose_objects(store) >= options.loose_objects) return true;
+  boost::system::error_code ec;
+  std::size_t packs = 0;
+  for (fs::directory_iterator it(store.repo_dir() / "objects" / "pack", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    packs += it->path().extension() == ".idx";
+  }
+  return packs > options.max_packs;
+}
+
+std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options) {
+  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()));
+  if (!lock.held()) return std::nullopt;
+  git::ensure_initialized();
+  fs::path git_dir = store.repo_dir();
+  git_repository* raw = nullptr;
+  git::check(git_repository_open_bare(&raw, git_dir.c_str()),
+             "cannot open shadow repository " + git_dir.string());
+  git::Repository repo(raw);
+  fs::path pack_dir = git_dir / "objects" / "pack";
+  fs::create_directories(pack_dir);
+
+  MaintenanceReport report;
+  std::vector<std::pair<git_oid, fs::path>> loose = loose_objects(git_dir / "objects");
+  std::vector<git_oid> ids;
+  for (const auto& [oid, file] : loose) ids.push_back(oid);
+  if (!ids.empty()) {
+    fs::path idx = write_pack(repo.get(), ids, pack_dir);
+    git::Odb packed = pack_odb(idx);
+    for (const auto& [oid, file] : loose) {
+      // Only what the new pack holds goes.
+      if (git_odb_exists(packed.get(), &oid) && ::unlink(file.c_str()) == 0)
+        ++report.objects_packed;
+    }
+    // Empty fan-out directories stay: a writer may be about to put an object there.
+  }
+  report.packs_merged = merge_packs(repo.get(), pack_dir, options.max_packs);
+  return report;
+}
+
+}  // namespace fsnap
