@@ -30,6 +30,7 @@ void maintain_in_background(const Context& context) {
     argv.push_back("maintenance");
     argv.push_back("--auto");
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
     // Double fork: the grandchild is adopted by init, so nobody waits for it, and in a

@@ -212,6 +212,7 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   MaintenanceReport report;
   std::vector<std::pair<git_oid, fs::path>> loose = loose_objects(git_dir / "objects");
   std::vector<git_oid> ids;
+  ids.reserve(loose.size());
   for (const auto& [oid, file] : loose) ids.push_back(oid);
   if (!ids.empty()) {
     fs::path idx = write_pack(repo.get(), ids, pack_dir);
