@@ -14,6 +14,7 @@
 
 #include "fsnap/error.hpp"
 #include "git_handles.hpp"
+#include "shadow_repo_impl.hpp"
 
 namespace fsnap {
 
@@ -211,6 +212,16 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
 
   MaintenanceReport report;
   std::vector<std::pair<git_oid, fs::path>> loose = loose_objects(git_dir / "objects");
+  // Large blobs stay loose: only loose objects can be streamed back (kStreamedBlobSize).
+  git_odb* odb = nullptr;
+  git::check(git_repository_odb(&odb, repo.get()), "cannot open the object database");
+  git::Odb objects(odb);
+  std::erase_if(loose, [&](const std::pair<git_oid, fs::path>& object) {
+    std::size_t size = 0;
+    git_object_t type = GIT_OBJECT_INVALID;
+    return git_odb_read_header(&size, &type, objects.get(), &object.first) != 0 ||
+           (type == GIT_OBJECT_BLOB && size > kStreamedBlobSize);
+  });
   std::vector<git_oid> ids;
   ids.reserve(loose.size());
   for (const auto& [oid, file] : loose) ids.push_back(oid);

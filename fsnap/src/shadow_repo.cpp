@@ -204,6 +204,40 @@ std::string ShadowRepo::Impl::read(const git_oid& oid, git_object_t expected_typ
                      git_odb_object_size(object.get()));
 }
 
+void ShadowRepo::Impl::read_blob_in_pieces(
+    const git_oid& oid, const std::function<void(const char*, std::size_t)>& sink) const {
+  std::size_t size = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  git::check(git_odb_read_header(&size, &type, odb.get(), &oid),
+             "cannot read object " + git::to_hex(oid) + " in " + git_dir.string());
+  if (type != GIT_OBJECT_BLOB) {
+    throw Error(ErrorCode::kCorrupt, "object " + git::to_hex(oid) + " has an unexpected type");
+  }
+  if (size > kStreamedBlobSize) {
+    git_odb_stream* raw = nullptr;
+    std::size_t length = 0;
+    if (git_odb_open_rstream(&raw, &length, &type, odb.get(), &oid) == 0) {
+      std::unique_ptr<git_odb_stream, void (*)(git_odb_stream*)> stream(raw, git_odb_stream_free);
+      std::string buffer(1 << 20, '\0');
+      std::size_t total = 0;
+      for (;;) {
+        int n = git_odb_stream_read(stream.get(), buffer.data(), buffer.size());
+        git::check(n, "cannot read object " + git::to_hex(oid));
+        if (n == 0) break;
+        sink(buffer.data(), static_cast<std::size_t>(n));
+        total += static_cast<std::size_t>(n);
+      }
+      if (total != size) {
+        throw Error(ErrorCode::kCorrupt, "object " + git::to_hex(oid) + " is truncated");
+      }
+      return;
+    }
+    git_error_clear();  // in a pack: no stream, read whole below
+  }
+  std::string data = read(oid, GIT_OBJECT_BLOB);
+  sink(data.data(), data.size());
+}
+
 git::Tree ShadowRepo::Impl::lookup_tree(const git_oid& oid) const {
   git_tree* raw = nullptr;
   git::check(git_tree_lookup(&raw, repo.get(), &oid), "cannot read tree " + git::to_hex(oid));

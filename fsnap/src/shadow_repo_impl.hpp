@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,11 @@ git::Signature shadowbox_signature(std::chrono::system_clock::time_point t);
 // Writes an object to odb (no-op if it exists) and returns its id.
 git_oid write_object(git_odb* odb, std::string_view data, git_object_t type);
 
+// Blobs larger than this are streamed when restored, in bounded memory; maintenance
+// leaves them loose, since libgit2 streams loose objects only (git's bigFileThreshold
+// plays the same part).
+inline constexpr std::size_t kStreamedBlobSize = std::size_t{16} << 20;
+
 struct ShadowRepo::Impl {
   boost::filesystem::path git_dir;
   git::Repository repo;
@@ -36,6 +42,10 @@ struct ShadowRepo::Impl {
   git::Odb open_odb() const;
   // The raw content of an object of the given type; kNotFound / kCorrupt.
   std::string read(const git_oid& oid, git_object_t expected_type) const;
+  // The content of a blob, passed to sink in pieces: a large loose blob is streamed
+  // (bounded memory), others are read whole. Error kCorrupt if oid is no blob.
+  void read_blob_in_pieces(const git_oid& oid,
+                           const std::function<void(const char*, std::size_t)>& sink) const;
   // The tree with the given id.
   git::Tree lookup_tree(const git_oid& oid) const;
   // Tip of a ref, or nullopt if the ref does not exist.

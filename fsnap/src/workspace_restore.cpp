@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -12,6 +13,24 @@
 namespace fsnap {
 
 namespace {
+
+// Restored files are written in blocks of this size; a block of zeros is a hole.
+constexpr std::size_t kBlock = 4096;
+
+bool all_zero(const char* data, std::size_t n) {
+  return data[0] == 0 && std::memcmp(data, data + 1, n - 1) == 0;
+}
+
+// Writes all n bytes of data to fd; on_error(errno) does not return.
+template <typename OnError>
+void write_all(int fd, const char* data, std::size_t n, const OnError& on_error) {
+  for (std::size_t done = 0; done < n;) {
+    ssize_t w = ::write(fd, data + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) on_error(errno);
+    done += static_cast<std::size_t>(w);
+  }
+}
 
 class Fd {
  public:
@@ -180,21 +199,34 @@ class Applier {
         }
       }
     }
-    std::string data = repo_.read(git::from_hex(after.oid), GIT_OBJECT_BLOB);
     std::string tmp = temp_name();
     Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (fd.get() < 0) fail("write", c.path, errno);
-    std::size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        int err = errno;
-        ::unlinkat(dirfd, tmp.c_str(), 0);
-        fail("write", c.path, err);
-      }
-      done += static_cast<std::size_t>(n);
+    auto give_up = [&](int err) {
+      ::unlinkat(dirfd, tmp.c_str(), 0);
+      fail("write", c.path, err);
+    };
+    // In pieces, in bounded memory; blocks of zeros become holes where the filesystem
+    // keeps them (a sparse file comes back sparse), the size set at the end.
+    off_t size = 0;
+    try {
+      repo_.read_blob_in_pieces(git::from_hex(after.oid), [&](const char* data, std::size_t n) {
+        for (std::size_t at = 0; at < n;) {
+          std::size_t block = std::min<std::size_t>(kBlock, n - at);
+          if (block == kBlock && all_zero(data + at, block)) {
+            if (::lseek(fd.get(), static_cast<off_t>(block), SEEK_CUR) < 0) give_up(errno);
+          } else {
+            write_all(fd.get(), data + at, block, give_up);
+          }
+          at += block;
+        }
+        size += static_cast<off_t>(n);
+      });
+    } catch (const Error&) {
+      ::unlinkat(dirfd, tmp.c_str(), 0);
+      throw;
     }
+    if (::ftruncate(fd.get(), size) != 0) give_up(errno);
     if (::fchmod(fd.get(), mode) != 0) fail("chmod", c.path, errno);
     fd.reset();
     rename_into_place(dirfd, tmp, name, c.path);

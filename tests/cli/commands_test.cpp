@@ -3,7 +3,10 @@
 // the result browsed with plain git.
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <random>
@@ -438,6 +441,51 @@ TEST_F(CliTest, MaintenancePacksByItselfAndLosesNothingToKill9) {
     packed = loose() == 0;
   }
   EXPECT_TRUE(packed) << loose() << " loose objects: no maintenance packed them";
+}
+
+TEST_F(CliTest, LargeFilesComeBackInBoundedMemoryAndStaySparse) {
+  const std::string config = "capture:\n  max_file_size: 0\n";
+  constexpr off_t kSize = off_t{96} << 20;
+  constexpr off_t kDataAt = off_t{40} << 20;
+  std::string data(std::size_t{2} << 20, '\0');
+  std::mt19937 random(7);
+  for (char& c : data) c = static_cast<char>(1 + random() % 255);  // no block of zeros
+  fs::path big = ws_ / "big.img";
+  {
+    int fd = ::open(big.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, kSize), 0);
+    ASSERT_EQ(::pwrite(fd, data.data(), data.size(), kDataAt), static_cast<ssize_t>(data.size()));
+    ::close(fd);
+  }
+  std::string id = object_of(ok({"--json", "snapshot"}, config))->getValue<std::string>("id");
+  ok({"maintenance"}, config);  // the large blob stays where it can be streamed from
+  fs::remove(big);
+  // restore in a child whose peak memory is measured.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string config_file = (temp_ / "config.yaml").string();
+    ::execl(SHADOWBOX_BIN, SHADOWBOX_BIN, "--workspace", ws_.c_str(), "--store", store_.c_str(),
+            "--config", config_file.c_str(), "restore", id.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  struct rusage usage {};
+  ASSERT_EQ(::wait4(pid, &status, 0, &usage), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_LT(usage.ru_maxrss, 48L << 10) << "KiB at peak, for a " << (kSize >> 20) << " MiB file";
+  struct stat st {};
+  ASSERT_EQ(::stat(big.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, kSize);
+  EXPECT_LT(st.st_blocks * 512, off_t{16} << 20) << "holes are kept";
+  std::string back(data.size(), 'x');
+  int fd = ::open(big.c_str(), O_RDONLY);
+  ASSERT_EQ(::pread(fd, back.data(), back.size(), kDataAt), static_cast<ssize_t>(back.size()));
+  std::string zeros(1 << 20, 'x');
+  ASSERT_EQ(::pread(fd, zeros.data(), zeros.size(), kDataAt - (1 << 20)), 1 << 20);
+  ::close(fd);
+  EXPECT_TRUE(back == data);
+  EXPECT_EQ(zeros, std::string(1 << 20, '\0'));
 }
 
 TEST_F(CliTest, ErrorsExitWithOneAndChangeNothing) {
