@@ -1,5 +1,6 @@
 // ShadowRepo::collect_garbage: retention limits and pruning of unreachable objects.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,18 +18,6 @@
 namespace fsnap {
 
 namespace {
-
-struct OidHash {
-  std::size_t operator()(const git_oid& o) const {
-    std::size_t h;
-    std::memcpy(&h, o.id, sizeof h);
-    return h;
-  }
-};
-struct OidEq {
-  bool operator()(const git_oid& a, const git_oid& b) const { return git_oid_equal(&a, &b); }
-};
-using OidSet = std::unordered_set<git_oid, OidHash, OidEq>;
 
 git::Commit lookup_commit(git_repository* repo, const git_oid& oid) {
   git_commit* raw = nullptr;
@@ -67,7 +56,8 @@ void mark_tree(const ShadowRepo::Impl& impl, const git_oid& oid, OidSet& reachab
   }
 }
 
-// Every object reachable from any ref (and from HEAD).
+}  // namespace
+
 OidSet reachable_objects(const ShadowRepo::Impl& impl) {
   OidSet reachable;
   git_reference_iterator* raw = nullptr;
@@ -112,19 +102,29 @@ OidSet reachable_objects(const ShadowRepo::Impl& impl) {
   return reachable;
 }
 
+namespace {
+
 int collect_oid(const git_oid* oid, void* payload) {
   static_cast<std::vector<git_oid>*>(payload)->push_back(*oid);
   return 0;
 }
 
-std::size_t prune_loose(const ShadowRepo::Impl& impl, const OidSet& reachable) {
+std::size_t prune_loose(const ShadowRepo::Impl& impl, const OidSet& reachable,
+                        std::chrono::seconds grace) {
   std::vector<git_oid> all;
   git::check(git_odb_foreach(impl.odb.get(), collect_oid, &all), "cannot list objects");
   std::size_t pruned = 0;
+  auto now = std::chrono::system_clock::now();
   for (const git_oid& oid : all) {
     if (reachable.count(oid)) continue;
     std::string hex = git::to_hex(oid);
     boost::filesystem::path loose = impl.git_dir / "objects" / hex.substr(0, 2) / hex.substr(2);
+    // A young object may be one a checkpoint being recorded is about to reference.
+    struct stat st {};
+    if (::stat(loose.c_str(), &st) != 0 ||
+        now - std::chrono::system_clock::from_time_t(st.st_mtime) < grace) {
+      continue;
+    }
     if (::unlink(loose.c_str()) == 0) ++pruned;
   }
   return pruned;
@@ -291,7 +291,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
 
   if (!dropped.empty()) migrate_notes(*impl_, rewritten, dropped, now);
 
-  report.objects_pruned = prune_loose(*impl_, reachable_objects(*impl_));
+  report.objects_pruned = prune_loose(*impl_, reachable_objects(*impl_), policy.prune_grace);
   if (report.objects_pruned > 0) impl_->bump_generation();
   return report;
 }

@@ -212,6 +212,12 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
 
   MaintenanceReport report;
   std::vector<std::pair<git_oid, fs::path>> loose = loose_objects(git_dir / "objects");
+  // Only what the refs reach is packed (as `git repack` does): an object a checkpoint is
+  // writing right now, or garbage waiting for gc's grace period, stays loose.
+  OidSet reachable = reachable_objects(ShadowRepo::open(git_dir, false).impl());
+  std::erase_if(loose, [&](const std::pair<git_oid, fs::path>& object) {
+    return reachable.count(object.first) == 0;
+  });
   // Large blobs stay loose: only loose objects can be streamed back (kStreamedBlobSize).
   git_odb* odb = nullptr;
   git::check(git_repository_odb(&odb, repo.get()), "cannot open the object database");

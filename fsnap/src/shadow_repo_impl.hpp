@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/filesystem/path.hpp>
@@ -23,6 +25,18 @@ git::Signature shadowbox_signature(std::chrono::system_clock::time_point t);
 
 // Writes an object to odb (no-op if it exists) and returns its id.
 git_oid write_object(git_odb* odb, std::string_view data, git_object_t type);
+
+struct OidHash {
+  std::size_t operator()(const git_oid& o) const {
+    std::size_t h;
+    std::memcpy(&h, o.id, sizeof h);
+    return h;
+  }
+};
+struct OidEq {
+  bool operator()(const git_oid& a, const git_oid& b) const { return git_oid_equal(&a, &b); }
+};
+using OidSet = std::unordered_set<git_oid, OidHash, OidEq>;
 
 // Blobs larger than this are streamed when restored, in bounded memory; maintenance
 // leaves them loose, since libgit2 streams loose objects only (git's bigFileThreshold
@@ -74,5 +88,8 @@ git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
 
 // Validates a run or tag name as one ref component; throws kInvalidArgument.
 void validate_ref_component(std::string_view kind, std::string_view name);
+
+// Every object reachable from any ref of the repository (its commits, trees, blobs).
+OidSet reachable_objects(const ShadowRepo::Impl& impl);
 
 }  // namespace fsnap

@@ -95,7 +95,11 @@ void parse_capture(const std::string& origin, const YAML::Node& node, Config& co
 
 void parse_retention(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "retention", "expected a mapping");
-  check_keys(origin, node, "retention.", {"keep_last", "max_age"});
+  check_keys(origin, node, "retention.", {"keep_last", "max_age", "prune_grace"});
+  if (YAML::Node grace = node["prune_grace"]; grace) {
+    config.retention.prune_grace =
+        parse_with(origin, grace, "retention.prune_grace", parse_duration);
+  }
   if (YAML::Node keep = node["keep_last"]; keep) {
     config.retention.keep_last =
         static_cast<std::size_t>(as_count(origin, keep, "retention.keep_last"));

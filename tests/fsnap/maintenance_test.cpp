@@ -102,4 +102,29 @@ TEST_F(MaintenanceTest, OneMaintenanceAtATime) {
   EXPECT_TRUE(fsnap::maintain(store, {0, 8}).has_value());
 }
 
+TEST_F(MaintenanceTest, UnreferencedObjectsStayLooseUntilGcsGracePeriodEnds) {
+  history(2);
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
+  fsnap::maintain(store, {0, 8});
+  ASSERT_EQ(loose_files(objects()), 0u);
+  // Objects no ref reaches (as a checkpoint being recorded has written them).
+  fs::create_directories(temp_ / "other");
+  testing_support::write_file(temp_ / "other" / "x", "not referenced by anything");
+  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store_dir_ / "repo.git", false);
+  repo.capture_directory(temp_ / "other", {});
+  std::size_t unreferenced = loose_files(objects());
+  ASSERT_GT(unreferenced, 0u);
+  fsnap::maintain(store, {0, 8});
+  EXPECT_EQ(loose_files(objects()), unreferenced) << "maintenance packs what refs reach only";
+  auto now = std::chrono::system_clock::now();
+  EXPECT_EQ(repo.collect_garbage({}, now).objects_pruned, 0u) << "young: kept";
+  for (fs::recursive_directory_iterator it(objects()), end; it != end; ++it) {
+    if (fs::is_regular_file(it->path()) && it->path().parent_path().filename() != "pack") {
+      fs::last_write_time(it->path(), std::time(nullptr) - 7200);
+    }
+  }
+  EXPECT_EQ(repo.collect_garbage({}, now).objects_pruned, unreferenced) << "old: pruned";
+  EXPECT_EQ(loose_files(objects()), 0u);
+}
+
 }  // namespace

@@ -39,6 +39,9 @@ namespace fsnap {
 struct RetentionPolicy {
   std::size_t keep_last = 0;        // checkpoints kept per run; 0 = no limit
   std::chrono::seconds max_age{0};  // checkpoints older than this are dropped; 0 = no limit
+  // Unreferenced loose objects younger than this stay: one may be part of a checkpoint
+  // being recorded right now (git's gc.pruneExpire plays the same part).
+  std::chrono::seconds prune_grace{3600};
 };
 
 // A note to attach to a commit under refs/notes/shadowbox.

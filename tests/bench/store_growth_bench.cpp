@@ -1,0 +1,155 @@
+// store_growth_bench — what a long run costs the store (issue: a store that stays
+// small). Runs N tool calls through the CLI as hooks installed by hand would (a
+// pre_tool and a post_tool checkpoint each, one small edit per call) on a workspace of
+// F files, with automatic maintenance on, and prints:
+//   the store's size before and after (bytes on disk), and per call;
+//   the size of the ledger note of call 10 and of call N;
+//   the time of a call (both checkpoints) over the first and the last 10 calls.
+//
+//   store_growth_bench [--calls N] [--files F] [--dir PATH]
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/filesystem.hpp>
+
+#include "fsnap/maintenance.hpp"
+#include "fsnap/shadow_repo.hpp"
+#include "fsnap/store.hpp"
+#include "test_support.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uintmax_t disk_usage(const fs::path& dir) {
+  std::uintmax_t total = 0;
+  for (fs::recursive_directory_iterator it(dir), end; it != end; ++it) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0)
+      total += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+  }
+  return total;
+}
+
+struct Args {
+  int calls = 1000;
+  int files = 10000;
+  fs::path dir;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--calls") {
+      a.calls = std::atoi(argv[i + 1]);
+    } else if (k == "--files") {
+      a.files = std::atoi(argv[i + 1]);
+    } else if (k == "--dir") {
+      a.dir = argv[i + 1];
+    } else {
+      throw std::runtime_error("unknown option " + k);
+    }
+  }
+  if (a.calls < 10 || a.files < 10) throw std::runtime_error("--calls and --files: at least 10");
+  return a;
+}
+
+void shadowbox(const fs::path& ws, const fs::path& store, std::vector<std::string> args) {
+  std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws.string(), "--store",
+                                   store.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  testing_support::CommandResult r =
+      testing_support::run_command(argv, ws, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+  if (r.exit_code != 0) throw std::runtime_error("shadowbox " + args.at(0) + ": " + r.err);
+}
+
+std::size_t note_size(const fs::path& store, const fs::path& ws, const std::string& ref) {
+  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store / "repo.git", false);
+  (void)ws;
+  return repo.note(repo.resolve(ref).commit).value_or("").size();
+}
+
+double ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  Args args = parse(argc, argv);
+  std::unique_ptr<testing_support::TempDir> temp;
+  if (args.dir.empty()) {
+    temp = std::make_unique<testing_support::TempDir>();
+    args.dir = temp->path();
+  }
+  fs::path ws = args.dir / "ws";
+  fs::path store = args.dir / "store";
+  for (int i = 0; i < args.files; ++i) {
+    testing_support::write_file(ws / ("d" + std::to_string(i % 100)) / ("f" + std::to_string(i)),
+                                "line " + std::to_string(i) + "\n");
+  }
+  shadowbox(ws, store, {"snapshot", "--tag", "baseline"});
+  shadowbox(ws, store, {"maintenance"});
+  std::uintmax_t before = disk_usage(store);
+  std::vector<double> call_ms;
+  for (int i = 1; i <= args.calls; ++i) {
+    std::string id = "call_" + std::to_string(i);
+    Clock::time_point start = Clock::now();
+    shadowbox(
+        ws, store,
+        {"snapshot", "--phase", "pre_tool", "--tool-call-id", id, "--tool-name", "Edit", "--input",
+         "edit d" + std::to_string(i % 100) + "/f" + std::to_string(i % args.files)});
+    testing_support::write_file(
+        ws / ("d" + std::to_string(i % 100)) / ("f" + std::to_string(i % args.files)),
+        "line " + std::to_string(i) + " edited by call " + id + "\n");
+    shadowbox(ws, store,
+              {"snapshot", "--phase", "post_tool", "--tool-call-id", id, "--result", "ok"});
+    call_ms.push_back(ms(Clock::now() - start));
+  }
+  // Detached maintenance may still be packing: wait for it to finish.
+  {
+    int fd = ::open(fsnap::layout::maintenance_lock_file(store).c_str(), O_RDWR | O_CREAT, 0600);
+    if (fd >= 0) ::flock(fd, LOCK_EX);  // waits for a running maintenance
+    if (fd >= 0) ::close(fd);
+  }
+  std::uintmax_t after = disk_usage(store);
+  auto mean = [&](std::size_t from, std::size_t to) {
+    double t = 0;
+    for (std::size_t i = from; i < to; ++i) t += call_ms[i];
+    return t / static_cast<double>(to - from);
+  };
+  std::size_t n = call_ms.size();
+  std::size_t note10 = note_size(store, ws, "post:call_10");
+  std::size_t note_last = note_size(store, ws, "post:call_" + std::to_string(args.calls));
+  std::printf(
+      "store_growth_bench: %d tool calls (%d checkpoints), %d files, automatic maintenance\n",
+      args.calls, 2 * args.calls, args.files);
+  std::printf("  store before        %10.2f MB\n", static_cast<double>(before) / 1e6);
+  std::printf("  store after         %10.2f MB\n", static_cast<double>(after) / 1e6);
+  std::printf("  growth              %10.2f MB  (%.1f KB per call)\n",
+              static_cast<double>(after - before) / 1e6,
+              static_cast<double>(after - before) / 1e3 / args.calls);
+  std::printf("  note of call 10     %10zu bytes\n", note10);
+  std::printf("  note of call %-6d %10zu bytes  (%.1fx call 10)\n", args.calls, note_last,
+              static_cast<double>(note_last) / static_cast<double>(note10));
+  std::printf("  call, first 10      %10.1f ms\n", mean(0, 10));
+  std::printf("  call, last 10       %10.1f ms  (%.2fx)\n", mean(n - 10, n),
+              mean(n - 10, n) / mean(0, 10));
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "store_growth_bench: %s\n", e.what());
+  return 1;
+}
