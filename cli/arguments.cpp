@@ -261,8 +261,55 @@ UsageError CommandArgs::usage_error(const std::string& message) const {
                     synopsis(*syntax_) + ")");
 }
 
-CommandLine parse_command_line(const std::vector<std::string>& argv,
+namespace {
+
+// argv with "--name VALUE" written "--name=VALUE" where VALUE starts with '-' (a tool
+// call's input may: `snapshot --input "-rf /tmp/x"`), which CLI11 would take for an
+// option. Only up to `--`, and never in a command whose operands are another
+// program's line.
+std::vector<std::string> values_joined(const std::vector<std::string>& argv,
+                                       const std::vector<const CommandSyntax*>& commands) {
+  std::vector<std::string> out;
+  const CommandSyntax* command = nullptr;
+  auto takes_value = [&](const std::string& arg) {
+    if (arg == "--workspace" || arg == "--store" || arg == "--config") return true;
+    for (const OptionSpec& o : command != nullptr ? command->options : std::vector<OptionSpec>()) {
+      if (o.value != nullptr && (arg == o.name || (o.alias != nullptr && arg == o.alias))) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "--" || (command != nullptr && command->passes_through)) {
+      out.insert(out.end(), argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
+      break;
+    }
+    if (takes_value(arg) && i + 1 < argv.size()) {
+      const std::string& value = argv[i + 1];
+      bool looks_like_option = value.size() > 1 && value[0] == '-' && value != "--";
+      // "--name=-x"; a one-letter alias takes its value attached: "-n-x".
+      out.push_back(!looks_like_option ? arg : arg + (arg.rfind("--", 0) == 0 ? "=" : "") + value);
+      if (!looks_like_option) out.push_back(value);
+      ++i;
+      continue;
+    }
+    if (command == nullptr) {
+      for (const CommandSyntax* c : commands) {
+        if (arg == c->name) command = c;
+      }
+    }
+    out.push_back(arg);
+  }
+  return out;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(const std::vector<std::string>& raw_argv,
                                const std::vector<const CommandSyntax*>& commands) {
+  std::vector<std::string> argv = values_joined(raw_argv, commands);
   // A command whose operands are another program's line (`run … -- claude --json`) must
   // not read what follows `--`: parse what precedes it, and if the command passes
   // through, hand the rest over untouched.

@@ -333,6 +333,12 @@ TEST_F(CliTest, OptionsParseAsAUserExpects) {
       shadowbox({"run", "--run-id", "echo2", "sh", "-c", "echo \"$0\" > args.txt", "--max-steps"});
   EXPECT_EQ(no_dashes.exit_code, 0) << no_dashes.err;
   EXPECT_EQ(testing_support::read_file(ws_ / "args.txt"), "--max-steps\n");
+  // A value that starts with '-' is a value (a tool call's input may).
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "dash", "--input", "-rf /tmp/x"});
+  EXPECT_EQ(object_of(ok({"show", "pre:dash", "--json"}))
+                ->getObject("ledger")
+                ->getValue<std::string>("input_summary"),
+            "-rf /tmp/x");
   // A misspelt option of run is not taken for the agent's name.
   expect_usage_error(shadowbox({"run", "--max-step", "3", "--", "true"}),
                      "unknown option '--max-step'");
