@@ -97,11 +97,7 @@ hooks::HookAnswer unrecorded(const GlobalOptions& options, const std::string& ru
                              const hooks::ClaudeCodeEvent& event, const std::string& error) {
   std::string message = "shadowbox: cannot record " + event.name + ": " + error;
   try {
-    fs::path workspace =
-        fs::canonical(options.workspace ? fs::path(*options.workspace) : fs::current_path());
-    fs::path store = options.store ? fs::absolute(fs::path(*options.store))
-                                   : fsnap::Store::default_location(workspace);
-    sandbox::record_gap(store, run_name, message);
+    sandbox::record_gap(locate(options).second, run_name, message);
   } catch (const std::exception&) {
     // No store to write to: the answer below is all there is.
   }

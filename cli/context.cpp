@@ -1,6 +1,7 @@
 #include "context.hpp"
 
 #include <iostream>
+#include <tuple>
 
 #include <boost/filesystem/operations.hpp>
 
@@ -11,18 +12,23 @@ namespace cli {
 
 namespace fs = boost::filesystem;
 
+std::pair<fs::path, fs::path> locate(const GlobalOptions& options) {
+  fs::path workspace = options.workspace ? fs::path(*options.workspace) : fs::current_path();
+  boost::system::error_code ec;
+  if (!fs::is_directory(workspace, ec)) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound,
+                       "workspace is not a directory: " + workspace.string());
+  }
+  workspace = fs::canonical(fs::absolute(workspace));
+  fs::path store = options.store ? fs::absolute(fs::path(*options.store))
+                                 : fsnap::Store::default_location(workspace);
+  return {workspace, store};
+}
+
 Context make_context(const GlobalOptions& options) {
   Context context;
   context.options = options;
-  context.workspace = options.workspace ? fs::path(*options.workspace) : fs::current_path();
-  boost::system::error_code ec;
-  if (!fs::is_directory(context.workspace, ec)) {
-    throw fsnap::Error(fsnap::ErrorCode::kNotFound,
-                       "workspace is not a directory: " + context.workspace.string());
-  }
-  context.workspace = fs::canonical(fs::absolute(context.workspace));
-  context.store_dir = options.store ? fs::absolute(fs::path(*options.store))
-                                    : fsnap::Store::default_location(context.workspace);
+  std::tie(context.workspace, context.store_dir) = locate(options);
   std::optional<fs::path> config_file;
   if (options.config) config_file = fs::path(*options.config);
   context.config = sandbox::Config::load(config_file, context.workspace);

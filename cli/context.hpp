@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <boost/filesystem/path.hpp>
 
@@ -37,5 +38,8 @@ struct Context {
 
 // Resolves the global options (reads the config). Throws fsnap::Error or ConfigError.
 Context make_context(const GlobalOptions& options);
+// The workspace and store directory the options name, without reading the config
+// (what a command can still tell when the config is broken).
+std::pair<boost::filesystem::path, boost::filesystem::path> locate(const GlobalOptions& options);
 
 }  // namespace cli

@@ -24,11 +24,23 @@ const OptionSpec kMaxSteps{"--max-steps", nullptr, "N", "stop after N tool calls
 const OptionSpec kMaxRetries{"--max-retries", nullptr, "N", "stop after N failed tool calls"};
 const OptionSpec kTimeout{"--timeout", nullptr, "DUR", "stop after this long (90s, 10m, 2h)"};
 
+void print_help(std::ostream& out);  // the overview, below
+
 }  // namespace
 
-// A stand-in: `help` is answered before any command runs (see run()).
-int cmd_help(const GlobalOptions& /*options*/, const CommandArgs& /*args*/) {
-  return 0;
+// `help [COMMAND]`: the overview, or one command's help (`COMMAND --help`).
+int cmd_help(const GlobalOptions& /*options*/, const CommandArgs& args) {
+  if (args.operands().empty()) {
+    print_help(std::cout);
+    return 0;
+  }
+  for (const Command& c : all_commands()) {
+    if (args.operands()[0] == c.syntax.name) {
+      std::cout << command_help(c.syntax);
+      return 0;
+    }
+  }
+  throw UsageError("no command named " + fsnap::quote_input(args.operands()[0]));
 }
 
 const std::vector<Command>& all_commands() {
@@ -190,17 +202,6 @@ int run(const std::vector<std::string>& argv) {
   const Command* command = nullptr;
   for (const Command& c : all_commands()) {
     if (line.command == &c.syntax) command = &c;
-  }
-  if (command != nullptr && command->run_unresolved == cmd_help) {
-    // `help [COMMAND]` is `[COMMAND] --help`.
-    command = nullptr;
-    line.help = true;
-    for (const Command& c : all_commands()) {
-      if (!line.args->operands().empty() && line.args->operands()[0] == c.syntax.name) command = &c;
-    }
-    if (!line.args->operands().empty() && command == nullptr) {
-      throw UsageError("no command named " + fsnap::quote_input(line.args->operands()[0]));
-    }
   }
   if (line.help) {
     if (command != nullptr) {

@@ -201,38 +201,31 @@ bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options) {
   MaintenanceLock lock(layout::maintenance_lock_file(store.dir()));
   if (!lock.held()) return std::nullopt;
-  git::ensure_initialized();
   fs::path git_dir = store.repo_dir();
-  git_repository* raw = nullptr;
-  git::check(git_repository_open_bare(&raw, git_dir.c_str()),
-             "cannot open shadow repository " + git_dir.string());
-  git::Repository repo(raw);
+  ShadowRepo shadow = ShadowRepo::open(git_dir, false);
+  const ShadowRepo::Impl& impl = shadow.impl();
+  git_repository* repo = impl.repo.get();
   fs::path pack_dir = git_dir / "objects" / "pack";
   fs::create_directories(pack_dir);
 
   MaintenanceReport report;
   std::vector<std::pair<git_oid, fs::path>> loose = loose_objects(git_dir / "objects");
   // Only what the refs reach is packed (as `git repack` does): an object a checkpoint is
-  // writing right now, or garbage waiting for gc's grace period, stays loose.
-  OidSet reachable = reachable_objects(ShadowRepo::open(git_dir, false).impl());
-  std::erase_if(loose, [&](const std::pair<git_oid, fs::path>& object) {
-    return reachable.count(object.first) == 0;
-  });
-  // Large blobs stay loose: only loose objects can be streamed back (kStreamedBlobSize).
-  git_odb* odb = nullptr;
-  git::check(git_repository_odb(&odb, repo.get()), "cannot open the object database");
-  git::Odb objects(odb);
+  // writing right now, or garbage waiting for gc's grace period, stays loose. Nor do
+  // large blobs: only loose objects can be streamed back (kStreamedBlobSize).
+  OidSet reachable = reachable_objects(impl);
   std::erase_if(loose, [&](const std::pair<git_oid, fs::path>& object) {
     std::size_t size = 0;
     git_object_t type = GIT_OBJECT_INVALID;
-    return git_odb_read_header(&size, &type, objects.get(), &object.first) != 0 ||
+    return reachable.count(object.first) == 0 ||
+           git_odb_read_header(&size, &type, impl.odb.get(), &object.first) != 0 ||
            (type == GIT_OBJECT_BLOB && size > kStreamedBlobSize);
   });
   std::vector<git_oid> ids;
   ids.reserve(loose.size());
   for (const auto& [oid, file] : loose) ids.push_back(oid);
   if (!ids.empty()) {
-    fs::path idx = write_pack(repo.get(), ids, pack_dir);
+    fs::path idx = write_pack(repo, ids, pack_dir);
     git::Odb packed = pack_odb(idx);
     for (const auto& [oid, file] : loose) {
       // Only what the new pack holds goes.
@@ -241,7 +234,7 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
     }
     // Empty fan-out directories stay: a writer may be about to put an object there.
   }
-  report.packs_merged = merge_packs(repo.get(), pack_dir, options.max_packs);
+  report.packs_merged = merge_packs(repo, pack_dir, options.max_packs);
   return report;
 }
 

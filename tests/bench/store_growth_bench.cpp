@@ -84,10 +84,10 @@ std::size_t note_size(const fs::path& store, const fs::path& ws, const std::stri
 
 // Runs `shadowbox maintenance`; whether it ran (no other one held the store).
 bool ran_maintenance(const fs::path& ws, const fs::path& store) {
-  testing_support::CommandResult r = testing_support::run_command(
-      {SHADOWBOX_BIN, "--workspace", ws.string(), "--store", store.string(), "--json",
-       "maintenance"},
-      ws, {"SHADOWBOX_CONFIG="});
+  testing_support::CommandResult r =
+      testing_support::run_command({SHADOWBOX_BIN, "--workspace", ws.string(), "--store",
+                                    store.string(), "--json", "maintenance"},
+                                   ws, {"SHADOWBOX_CONFIG="});
   return r.exit_code == 0 && r.out.find("\"ran\":true") != std::string::npos;
 }
 
