@@ -95,7 +95,17 @@ int cmd_show(const Context& context, const Args& parsed) {
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = checkpoint_json(checkpoint);
     out->set("changes", changes_json(changes));
-    out->set("ledger", record ? Poco::Dynamic::Var(record_json(*record)) : Poco::Dynamic::Var());
+    Poco::Dynamic::Var ledger_json;
+    if (record) {
+      Poco::JSON::Object::Ptr json = record_json(*record);
+      // The whole session, materialised from its tree.
+      if (!record->session_tree.empty()) {
+        Poco::JSON::Parser parser;
+        json->set("session", parser.parse(ledger.session_json(*record)));
+      }
+      ledger_json = json;
+    }
+    out->set("ledger", ledger_json);
     print_json(std::cout, out);
     return 0;
   }
@@ -121,9 +131,9 @@ int cmd_show(const Context& context, const Args& parsed) {
     if (!record->input_summary.empty()) {
       std::cout << "input        " << record->input_summary.substr(0, 200) << '\n';
     }
-    if (!record->session_json.empty()) {
+    if (record->has_session()) {
       try {
-        sandbox::SessionSnapshot session = record->session();
+        sandbox::SessionSnapshot session = ledger.session(*record);
         std::cout << "session      " << session.slices.size() << " slice(s):";
         for (const auto& [type, items] : session.slices) {
           std::cout << ' ' << sandbox::SliceTypes::name_of(type) << '(' << items.size() << ')';

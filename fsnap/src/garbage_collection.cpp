@@ -25,7 +25,7 @@ git::Commit lookup_commit(git_repository* repo, const git_oid& oid) {
   return git::Commit(raw);
 }
 
-// Recreates commit with a new parent (or none), keeping tree, message and signatures.
+// Recreates a commit with a new parent (or none), keeping tree, message and signatures.
 git_oid rewrite_commit(git_repository* repo, const git_commit* commit,
                        const std::optional<git_oid>& parent) {
   git::Commit parent_commit;
@@ -38,7 +38,7 @@ git_oid rewrite_commit(git_repository* repo, const git_commit* commit,
   git::check(git_commit_create(&out, repo, nullptr, git_commit_author(commit),
                                git_commit_committer(commit), git_commit_message_encoding(commit),
                                git_commit_message_raw(commit), tree.get(), parent ? 1 : 0, parents),
-             "cannot rewrite checkpoint commit");
+             "cannot rewrite a commit");
   return out;
 }
 
@@ -170,7 +170,7 @@ std::string with_rewritten_ids(const std::string& text,
 
 // Rebuilds the notes ref so that notes follow rewritten commits (and name them) and
 // notes of dropped commits go. The new notes history starts afresh (one commit per note).
-void migrate_notes(const ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
+void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
                    const std::set<std::string>& dropped,
                    std::chrono::system_clock::time_point now) {
   git_repository* repo = impl.repo.get();
@@ -179,25 +179,17 @@ void migrate_notes(const ShadowRepo::Impl& impl, const std::map<std::string, git
   int rc = git_note_foreach(repo, layout::kNotesRef, collect_note, &ctx);
   if (rc == GIT_ENOTFOUND || notes.empty()) return;
   git::check(rc, "cannot read the ledger notes");
-  git::Signature sig = shadowbox_signature(now);
-  git::Commit parent;
-  git_oid tip{};
-  bool any = false;
+  std::vector<Note> kept;
   for (const NoteEntry& n : notes) {
     std::string hex = git::to_hex(n.annotated);
     if (dropped.count(hex)) continue;
     auto r = rewritten.find(hex);
-    git_oid target = r != rewritten.end() ? r->second : n.annotated;
-    std::string text = with_rewritten_ids(n.text, rewritten);
-    git_oid blob;
-    git::check(git_note_commit_create(&tip, &blob, repo, parent.get(), sig.get(), sig.get(),
-                                      &target, text.c_str(), 1),
-               "cannot rewrite the ledger notes");
-    parent = lookup_commit(repo, tip);
-    any = true;
+    kept.push_back(Note{git::to_hex(r != rewritten.end() ? r->second : n.annotated),
+                        with_rewritten_ids(n.text, rewritten)});
   }
   git_reference* ref = nullptr;
-  if (any) {
+  if (!kept.empty()) {
+    git_oid tip = commit_notes(impl, std::nullopt, kept, shadowbox_signature(now).get());
     impl.clear_stale_lock(layout::kNotesRef);
     git::check(git_reference_create(&ref, repo, layout::kNotesRef, &tip, 1, "shadowbox: gc"),
                "cannot move the ledger notes");
@@ -206,6 +198,62 @@ void migrate_notes(const ShadowRepo::Impl& impl, const std::map<std::string, git
     git::Reference owned(ref);
     git::check(git_reference_delete(ref), "cannot delete the ledger notes");
   }
+}
+
+void delete_ref_if_any(git_repository* repo, const std::string& name) {
+  git_reference* ref = nullptr;
+  if (git_reference_lookup(&ref, repo, name.c_str()) != 0) return;
+  git::Reference owned(ref);
+  git::check(git_reference_delete(ref), "cannot delete " + name);
+}
+
+// Adds every object id text names (a run of exactly 40 hex digits) to ids.
+void add_named_ids(const std::string& text, std::set<std::string>& ids) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t end = i;
+    while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - i == 40) ids.insert(text.substr(i, 40));
+    i = end == i ? i + 1 : end;
+  }
+}
+
+// Rewrites the session chain at ref so that it holds only the commits whose tree is
+// one of trees (oldest first, as before), or deletes it if none is left.
+void keep_session_trees(const ShadowRepo::Impl& impl, const std::string& ref_name,
+                        const std::set<std::string>& trees) {
+  git_repository* repo = impl.repo.get();
+  std::optional<git_oid> tip = impl.ref_target(ref_name);
+  if (!tip) return;
+  std::vector<git::Commit> chain;  // newest first
+  for (std::optional<git_oid> at = tip; at;) {
+    git::Commit commit = lookup_commit(repo, *at);
+    at = git_commit_parentcount(commit.get()) > 0
+             ? std::optional<git_oid>(*git_commit_parent_id(commit.get(), 0))
+             : std::nullopt;
+    chain.push_back(std::move(commit));
+  }
+  std::optional<git_oid> parent;
+  bool changed = false;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const git_commit* commit = it->get();
+    if (trees.count(git::to_hex(*git_commit_tree_id(commit))) == 0) {
+      changed = true;
+      continue;
+    }
+    parent = changed ? rewrite_commit(repo, commit, parent) : *git_commit_id(commit);
+  }
+  if (!changed) return;
+  impl.clear_stale_lock(ref_name);
+  if (!parent) {
+    delete_ref_if_any(repo, ref_name);
+    return;
+  }
+  git_reference* ref = nullptr;
+  git::check(git_reference_create_matching(&ref, repo, ref_name.c_str(), &*parent, 1, &*tip,
+                                           "shadowbox: gc"),
+             "cannot move " + ref_name);
+  git_reference_free(ref);
 }
 
 }  // namespace
@@ -236,13 +284,9 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
       git::check(git_reference_lookup(&ref, repo, ref_name.c_str()), "cannot read " + ref_name);
       git::Reference owned(ref);
       git::check(git_reference_delete(ref), "cannot delete " + ref_name);
-      // Its preserved agent session data goes with it.
-      std::string home = layout::home_ref(run);
-      git_reference* home_ref = nullptr;
-      if (git_reference_lookup(&home_ref, repo, home.c_str()) == 0) {
-        git::Reference owned_home(home_ref);
-        git::check(git_reference_delete(home_ref), "cannot delete " + home);
-      }
+      // Its preserved agent session data and its session trees go with it.
+      delete_ref_if_any(repo, layout::home_ref(run));
+      delete_ref_if_any(repo, layout::session_ref(run));
       ++report.runs_dropped;
       report.dropped_runs.push_back(run);
       continue;
@@ -260,6 +304,12 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
                                              "shadowbox: gc"),
                "cannot move " + ref_name);
     git_reference_free(ref);
+    // The session trees the kept checkpoints' records name stay; the others go.
+    std::set<std::string> named;
+    for (std::size_t i = 0; i < keep; ++i) {
+      if (std::optional<std::string> text = note(chain[i].commit)) add_named_ids(*text, named);
+    }
+    keep_session_trees(*impl_, layout::session_ref(run), named);
   }
 
   // Tags follow their checkpoints, or go with them.

@@ -14,6 +14,7 @@
 
 #include "fsnap/error.hpp"
 #include "git_handles.hpp"
+#include "pack_names.hpp"
 #include "shadow_repo_impl.hpp"
 
 namespace fsnap {
@@ -79,15 +80,19 @@ void fsync_path(const fs::path& path) {
 }
 
 // Writes a pack of objects into pack_dir, durably; returns its .idx path ("" if empty).
+// Objects are compared for deltas by their names (an object without one by size alone).
 fs::path write_pack(git_repository* repo, const std::vector<git_oid>& objects,
-                    const fs::path& pack_dir) {
+                    const PackNames& names, const fs::path& pack_dir) {
   if (objects.empty()) return {};
   git_packbuilder* raw = nullptr;
   git::check(git_packbuilder_new(&raw, repo), "cannot start a pack");
   Packbuilder pb(raw);
   git_packbuilder_set_threads(pb.get(), 1);
   for (const git_oid& oid : objects) {
-    git::check(git_packbuilder_insert(pb.get(), &oid, nullptr), "cannot add an object to a pack");
+    auto name = names.find(oid);
+    git::check(git_packbuilder_insert(pb.get(), &oid,
+                                      name != names.end() ? name->second.c_str() : nullptr),
+               "cannot add an object to a pack");
   }
   git::check(git_packbuilder_write(pb.get(), pack_dir.c_str(), 0, nullptr, nullptr),
              "cannot write a pack in " + pack_dir.string());
@@ -140,7 +145,8 @@ std::vector<Pack> packs_of(const fs::path& pack_dir) {
 // Merges the smallest packs into one while the pack count is over max_packs: every
 // pack but the largest, unless that one is smaller than twice the rest (then all of
 // them), so that large packs are rewritten rarely.
-std::size_t merge_packs(git_repository* repo, const fs::path& pack_dir, std::size_t max_packs) {
+std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
+                        std::size_t max_packs) {
   std::vector<Pack> packs = packs_of(pack_dir);
   if (packs.size() <= max_packs) return 0;
   std::uintmax_t rest = 0;
@@ -157,7 +163,7 @@ std::size_t merge_packs(git_repository* repo, const fs::path& pack_dir, std::siz
       std::unique(objects.begin(), objects.end(),
                   [](const git_oid& a, const git_oid& b) { return git_oid_equal(&a, &b); }),
       objects.end());
-  fs::path merged = write_pack(repo, objects, pack_dir);
+  fs::path merged = write_pack(impl.repo.get(), objects, name_reachable_objects(impl), pack_dir);
   // The old packs go only once the new one holds everything they held.
   git::Odb check = pack_odb(merged);
   for (const git_oid& oid : objects) {
@@ -213,7 +219,9 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   // Only what the refs reach is packed (as `git repack` does): an object a checkpoint is
   // writing right now, or garbage waiting for gc's grace period, stays loose. Nor do
   // large blobs: only loose objects can be streamed back (kStreamedBlobSize).
-  OidSet reachable = reachable_objects(impl);
+  OidSet loose_ids;
+  for (const auto& [oid, file] : loose) loose_ids.insert(oid);
+  PackNames reachable = name_reachable_objects(impl, &loose_ids);
   std::erase_if(loose, [&](const std::pair<git_oid, fs::path>& object) {
     std::size_t size = 0;
     git_object_t type = GIT_OBJECT_INVALID;
@@ -225,7 +233,7 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   ids.reserve(loose.size());
   for (const auto& [oid, file] : loose) ids.push_back(oid);
   if (!ids.empty()) {
-    fs::path idx = write_pack(repo, ids, pack_dir);
+    fs::path idx = write_pack(repo, ids, reachable, pack_dir);
     git::Odb packed = pack_odb(idx);
     for (const auto& [oid, file] : loose) {
       // Only what the new pack holds goes.
@@ -234,7 +242,7 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
     }
     // Empty fan-out directories stay: a writer may be about to put an object there.
   }
-  report.packs_merged = merge_packs(repo, pack_dir, options.max_packs);
+  report.packs_merged = merge_packs(impl, pack_dir, options.max_packs);
   return report;
 }
 

@@ -410,26 +410,10 @@ void move_ref_back(git_repository* repo, const std::string& ref, const git_oid& 
 void write_notes_at(ShadowRepo::Impl& impl, const std::vector<Note>& notes,
                     std::chrono::system_clock::time_point when) {
   if (notes.empty()) return;
-  git_repository* repo = impl.repo.get();
   git::Signature sig = shadowbox_signature(when);
   std::optional<git_oid> old_tip = impl.ref_target(layout::kNotesRef);
-  std::optional<git_oid> tip = old_tip;
-  for (const Note& note : notes) {
-    git::Commit parent;
-    if (tip) {
-      git_commit* raw = nullptr;
-      git::check(git_commit_lookup(&raw, repo, &*tip), "cannot read the ledger's notes");
-      parent.reset(raw);
-    }
-    git_oid target = git::from_hex(note.commit);
-    git_oid commit;
-    git_oid blob;
-    git::check(git_note_commit_create(&commit, &blob, repo, parent.get(), sig.get(), sig.get(),
-                                      &target, note.text.c_str(), /*allow_note_overwrite=*/1),
-               "cannot write the ledger note of " + note.commit);
-    tip = commit;
-  }
-  move_ref(impl, layout::kNotesRef, *tip, old_tip, "shadowbox: ledger");
+  git_oid tip = commit_notes(impl, old_tip, notes, sig.get());
+  move_ref(impl, layout::kNotesRef, tip, old_tip, "shadowbox: ledger");
 }
 
 }  // namespace

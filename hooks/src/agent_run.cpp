@@ -222,8 +222,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   SpendMeter meter(policy.prices, cost_file);
   double reported_before = read_reported_cost(cost_file);
   if (std::optional<sandbox::LedgerRecord> latest = run.ledger().latest(spec.run);
-      latest && !latest->session_json.empty()) {
-    if (std::optional<AgentSpend> spend = agent_spend(latest->session())) {
+      latest && latest->has_session()) {
+    if (std::optional<AgentSpend> spend = agent_spend(run.ledger().session(*latest))) {
       reported_before = std::max(reported_before, spend->reported_usd);
     }
   }

@@ -22,8 +22,8 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   register_claude_code_slice_types();
   sandbox::Ledger ledger(repo);
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
-  if (!latest || latest->session_json.empty()) return std::nullopt;
-  sandbox::SessionSnapshot session = latest->session();
+  if (!latest || !latest->has_session()) return std::nullopt;
+  sandbox::SessionSnapshot session = ledger.session(*latest);
   sandbox::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
   std::optional<ResumableState> state;
   for (std::size_t i = sessions.size(); i-- > 0;) {

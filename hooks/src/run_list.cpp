@@ -62,7 +62,7 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
     std::string recorded;
     std::optional<sandbox::LedgerRecord> latest = ledger.latest(name);
     sandbox::SessionSnapshot session;
-    if (latest && !latest->session_json.empty()) session = latest->session();
+    if (latest && latest->has_session()) session = ledger.session(*latest);
     if (state) {
       info.session_id = state->session.session_id;
       info.resumable = state->home_preserved;

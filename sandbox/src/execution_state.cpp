@@ -23,7 +23,8 @@ ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistr
       rng_(seed ? *seed : std::random_device{}()),
       ids_(std::make_shared<fsnap::IdSource>(seed ? std::optional<std::uint64_t>(*seed + 1)
                                                   : std::nullopt)),
-      checkpoints_(std::move(checkpoints)) {
+      checkpoints_(std::move(checkpoints)),
+      session_trees_(std::make_shared<SessionTrees>()) {
   if (session_ == nullptr) {
     throw Error(ErrorCode::kInvalidArgument, "an ExecutionState needs a session");
   }
@@ -31,20 +32,33 @@ ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistr
   register_builtin_resource_codecs();
 }
 
+void ExecutionState::share_session_trees(std::shared_ptr<SessionTrees> trees) {
+  if (trees == nullptr) throw Error(ErrorCode::kInvalidArgument, "no session trees to share");
+  session_trees_ = std::move(trees);
+}
+
 namespace {
 
-// The session's JSON, made once, when the first host checkpoint needs it.
-class SessionJson {
+// The ledger records of one session snapshot in the stores of host filesystems: the
+// session tree is written once per store, when its first checkpoint needs it, and
+// committed on the run's session chain with each checkpoint.
+class SessionRecords {
  public:
-  explicit SessionJson(const SessionSnapshot& session) : session_(session) {}
-  const std::string& get() {
-    if (!json_) json_ = session_.to_json();
-    return *json_;
+  SessionRecords(SessionTrees& trees, const SessionSnapshot& session)
+      : trees_(trees), session_(session) {}
+
+  // The record of checkpoint c in repo, naming the session tree.
+  LedgerRecord of(fsnap::ShadowRepo& repo, const fsnap::Checkpoint& c) {
+    auto [it, fresh] = written_.try_emplace(&repo);
+    if (fresh) it->second = trees_.write(repo, session_);
+    trees_.commit(repo, it->second, c);
+    return LedgerRecord::for_checkpoint(c, it->second, SessionStamp::of(session_));
   }
 
  private:
+  SessionTrees& trees_;
   const SessionSnapshot& session_;
-  std::optional<std::string> json_;
+  std::map<const fsnap::ShadowRepo*, std::string> written_;  // the tree in each store
 };
 
 }  // namespace
@@ -58,28 +72,31 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   if (!metadata.tag.empty()) tags["tag"] = metadata.tag;
   snap.session = session_->snapshot(kStatePolicies, /*include_all=*/true, std::move(tags));
 
-  SessionJson session_json(snap.session);
-  CaptureRequest request;
-  request.meta = metadata.checkpoint_meta();
-  request.separate_outside_changes = metadata.separate_outside_changes;
+  SessionRecords records(*session_trees_, snap.session);
   bool recorded = false;
-  request.notes = [&](const fsnap::Checkpoint& c) {
-    LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
-    record.set_outcome(metadata.outcome);
-    record.decision = metadata.decision;
-    record.safety_event = metadata.safety_event;
-    if (!recorded) {
-      snap.record = record;
-      recorded = true;
-    }
-    return std::vector<fsnap::Note>{record.note()};
-  };
-  request.outside_notes = [&](const fsnap::Checkpoint& c) {
-    LedgerRecord record = LedgerRecord::for_checkpoint(c, session_json.get());
-    record.result_summary = "changes made outside any tool call";
-    return std::vector<fsnap::Note>{record.note()};
-  };
   for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
+    CaptureRequest request;
+    request.meta = metadata.checkpoint_meta();
+    request.separate_outside_changes = metadata.separate_outside_changes;
+    if (entry->host != nullptr) {
+      fsnap::ShadowRepo& repo = entry->host->repo();
+      request.notes = [&](const fsnap::Checkpoint& c) {
+        LedgerRecord record = records.of(repo, c);
+        record.set_outcome(metadata.outcome);
+        record.decision = metadata.decision;
+        record.safety_event = metadata.safety_event;
+        if (!recorded) {
+          snap.record = record;
+          recorded = true;
+        }
+        return std::vector<fsnap::Note>{record.note()};
+      };
+      request.outside_notes = [&](const fsnap::Checkpoint& c) {
+        LedgerRecord record = records.of(repo, c);
+        record.result_summary = "changes made outside any tool call";
+        return std::vector<fsnap::Note>{record.note()};
+      };
+    }
     snap.resources.emplace(entry->name, entry->snapshot(request));
   }
   if (!recorded) {
@@ -116,14 +133,22 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
 
   // 2. Resources, each with a way back.
   SessionSnapshot session_before = session_->snapshot(kStatePolicies, /*include_all=*/true);
-  SessionJson before_json(session_before);
+  SessionRecords before_records(*session_trees_, session_before);
   RestoreContext context;
   context.run = request.run.empty() ? snapshot.metadata.run : request.run;
-  context.safety_notes = [&](const fsnap::Checkpoint& c) {
-    LedgerRecord record = LedgerRecord::for_checkpoint(c, before_json.get());
-    record.result_summary =
-        request.summary.empty() ? "before restoring " + snapshot.id : request.summary;
-    return std::vector<fsnap::Note>{record.note()};
+  // A host's safety checkpoint is recorded in its own store, with the session before.
+  auto restore_part = [&](const ResourceRegistry::Entry& entry, const ResourceSnapshot& value) {
+    context.safety_notes = nullptr;
+    if (entry.host != nullptr) {
+      fsnap::ShadowRepo& repo = entry.host->repo();
+      context.safety_notes = [&](const fsnap::Checkpoint& c) {
+        LedgerRecord record = before_records.of(repo, c);
+        record.result_summary =
+            request.summary.empty() ? "before restoring " + snapshot.id : request.summary;
+        return std::vector<fsnap::Note>{record.note()};
+      };
+    }
+    return entry.restore(value, context);
   };
   StateRestore out;
   std::vector<std::pair<const ResourceRegistry::Entry*, ResourceSnapshot>> undo;
@@ -139,7 +164,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
         request.meta.run = context.run;
         before = entry->snapshot(request);
       }
-      std::optional<fsnap::RestoreReport> report = entry->restore(*value, context);
+      std::optional<fsnap::RestoreReport> report = restore_part(*entry, *value);
       if (before) undo.emplace_back(entry, std::move(*before));
       if (report) {
         if (report->safety) {
@@ -156,7 +181,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
       std::string leftover;
       for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
         try {
-          it->first->restore(it->second, context);
+          restore_part(*it->first, it->second);
         } catch (const std::exception& undo_error) {
           left_as_before = false;
           leftover += "; and could not put back '" + it->first->name + "': " + undo_error.what();

@@ -12,7 +12,8 @@ namespace sandbox {
 
 // ---- Ledger ---------------------------------------------------------------------
 
-Ledger::Ledger(std::shared_ptr<fsnap::ShadowRepo> repo) : repo_(std::move(repo)) {
+Ledger::Ledger(std::shared_ptr<fsnap::ShadowRepo> repo, std::shared_ptr<SessionTrees> trees)
+    : repo_(std::move(repo)), trees_(trees ? std::move(trees) : std::make_shared<SessionTrees>()) {
   if (repo_ == nullptr) throw Error(ErrorCode::kInvalidArgument, "a Ledger needs a repository");
 }
 
@@ -56,6 +57,31 @@ std::vector<LedgerRecord> Ledger::records(const std::string& run) const {
   return out;
 }
 
+SessionSnapshot Ledger::session(const LedgerRecord& record) const {
+  if (!record.session_tree.empty()) {
+    try {
+      return trees_->read(*repo_, record.session_tree, record.session_stamp);
+    } catch (const SnapshotMismatchError&) {
+      throw;
+    } catch (const Error& e) {
+      throw Error(ErrorCode::kCorrupt, "the session of checkpoint " + record.checkpoint_id +
+                                           " (commit " + record.commit + "): " + e.what());
+    }
+  }
+  if (!record.session_json.empty()) return SessionSnapshot::from_json(record.session_json);
+  return SessionSnapshot();
+}
+
+std::string Ledger::session_json(const LedgerRecord& record) const {
+  if (record.session_tree.empty()) return record.session_json;
+  try {
+    return trees_->read_json(*repo_, record.session_tree, record.session_stamp);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kCorrupt, "the session of checkpoint " + record.checkpoint_id +
+                                         " (commit " + record.commit + "): " + e.what());
+  }
+}
+
 // ---- LedgerBoundaryLog ------------------------------------------------------------
 
 namespace {
@@ -88,7 +114,7 @@ std::unique_ptr<StepHold> LedgerBoundaryLog::begin_step(ExecutionState& state) {
   if (!known.empty() && !tip.empty() && tip.front().commit == known) return step;
   std::optional<LedgerRecord> latest = ledger_->latest(run_);
   SessionSnapshot session;
-  if (latest && !latest->session_json.empty()) session = latest->session();
+  if (latest && latest->has_session()) session = ledger_->session(*latest);
   state.session().rollback(session, /*preserve_logs=*/false);
   // Containment continues from what the run counted so far.
   state.continue_containment(containment_state(session));
@@ -117,13 +143,13 @@ Boundary LedgerBoundaryLog::boundary_at(const fsnap::Checkpoint& c) const {
   b.snapshot.metadata.run = c.meta.run;
   if (std::optional<LedgerRecord> record = ledger_->read(c)) {
     b.record = std::move(*record);
-    if (!b.record.session_json.empty()) b.snapshot.session = b.record.session();
+    if (b.record.has_session()) b.snapshot.session = ledger_->session(b.record);
     b.snapshot.metadata.outcome = CallOutcome{b.record.input_summary, b.record.success,
                                               b.record.result_summary, b.record.elapsed_ms};
   } else {
     // Files only: a snapshot that covers no slice leaves the session as it is.
     b.snapshot.session.covered.clear();
-    b.record = LedgerRecord::for_checkpoint(c, std::string());
+    b.record = LedgerRecord::for_checkpoint(c, std::string(), SessionStamp());
   }
   // The checkpoint is the truth about where the record sits (gc rewrites commits).
   b.record.commit = c.commit;

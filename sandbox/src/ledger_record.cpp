@@ -12,7 +12,9 @@ namespace sandbox {
 
 namespace {
 
-constexpr const char* kFormat = "shadowbox.ledger.v1";
+// v2 names the session tree; v1 held the session inline.
+constexpr const char* kFormat = "shadowbox.ledger.v2";
+constexpr const char* kFormatV1 = "shadowbox.ledger.v1";
 
 std::string text(const Poco::JSON::Object::Ptr& o, const std::string& key) {
   return o->has(key) && !o->isNull(key) ? o->getValue<std::string>(key) : std::string();
@@ -42,8 +44,19 @@ std::string LedgerRecord::to_json() const {
   o->set("elapsed_ms", elapsed_ms ? Poco::Dynamic::Var(*elapsed_ms) : Poco::Dynamic::Var());
   if (!decision.empty()) o->set("decision", decision);
   if (safety_event) o->set("safety_event", safety_event_json(*safety_event));
-  Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
-  o->set("session", session_json.empty() ? Poco::Dynamic::Var() : parser.parse(session_json));
+  if (!session_tree.empty()) {
+    Poco::JSON::Object::Ptr session = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    session->set("tree", session_tree);
+    session->set("id", session_stamp.id);
+    session->set("session_id", session_stamp.session_id);
+    session->set("created_at", fsnap::format_timestamp(session_stamp.created_at));
+    o->set("session", session);
+  } else if (!session_json.empty()) {
+    Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
+    o->set("session", parser.parse(session_json));
+  } else {
+    o->set("session", Poco::Dynamic::Var());
+  }
   std::ostringstream out;
   o->stringify(out, 1);  // one key per line: readable in `git log --notes=shadowbox`
   out << '\n';
@@ -59,7 +72,7 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
       throw Error(ErrorCode::kCorrupt, "not a shadowbox ledger record");
     }
     Poco::JSON::Object::Ptr o = parsed.extract<Poco::JSON::Object::Ptr>();
-    if (text(o, "format") != kFormat) {
+    if (text(o, "format") != kFormat && text(o, "format") != kFormatV1) {
       throw Error(ErrorCode::kCorrupt, "not a shadowbox ledger record");
     }
     r.checkpoint_id = text(o, "checkpoint_id");
@@ -80,7 +93,16 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
     if (o->has("safety_event") && !o->isNull("safety_event")) {
       r.safety_event = safety_event_from_json(o->get("safety_event"));
     }
-    if (Poco::JSON::Object::Ptr session = o->getObject("session")) {
+    if (Poco::JSON::Object::Ptr session = o->getObject("session");
+        session && session->has("tree")) {
+      r.session_tree = text(session, "tree");
+      r.session_stamp.id = text(session, "id");
+      r.session_stamp.session_id = text(session, "session_id");
+      std::optional<std::chrono::system_clock::time_point> created =
+          fsnap::parse_timestamp(text(session, "created_at"));
+      if (!created) throw Error(ErrorCode::kCorrupt, "ledger record: bad session created_at");
+      r.session_stamp.created_at = *created;
+    } else if (session) {
       std::ostringstream s;
       session->stringify(s);
       r.session_json = s.str();
@@ -91,12 +113,8 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
   return r;
 }
 
-LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c,
-                                          const SessionSnapshot& session) {
-  return for_checkpoint(c, session.to_json());
-}
-
-LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c, std::string session_json) {
+LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c, std::string session_tree,
+                                          SessionStamp stamp) {
   LedgerRecord r;
   r.checkpoint_id = c.id;
   r.commit = c.commit;
@@ -104,7 +122,8 @@ LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c, std::strin
   r.phase = c.meta.phase;
   r.tool_call_id = c.meta.tool_call_id;
   r.tool_name = c.meta.tool_name;
-  r.session_json = std::move(session_json);
+  r.session_tree = std::move(session_tree);
+  r.session_stamp = std::move(stamp);
   return r;
 }
 

@@ -12,12 +12,14 @@ LedgerRun::LedgerRun(fsnap::Store store, LedgerRunOptions options) : run_(option
   }
   if (!env.clock) env.clock = std::make_shared<SystemClock>();
   workspace_ = std::make_shared<fsnap::HostFilesystem>(store, std::move(options.capture), env);
-  ledger_ = std::make_shared<Ledger>(env.repo);
+  auto trees = std::make_shared<SessionTrees>();
+  ledger_ = std::make_shared<Ledger>(env.repo, trees);
   log_ = std::make_unique<LedgerBoundaryLog>(store, ledger_, run_, kWorkspaceResource);
   ResourceRegistry resources;
   resources.put<fsnap::Filesystem>(workspace_, kWorkspaceResource);
   state_ = std::make_unique<ExecutionState>(std::make_shared<Session>(env.clock, env.ids),
                                             std::move(resources), env.clock, options.seed);
+  state_->share_session_trees(std::move(trees));
   transactions_ =
       std::make_unique<ToolTransactions>(*state_, *log_, std::move(options.policy), run_);
 }

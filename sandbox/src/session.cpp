@@ -8,6 +8,7 @@
 
 #include "fsnap/checkpoint.hpp"
 #include "sandbox/builtin_slices.hpp"
+#include "session_json.hpp"
 
 namespace sandbox {
 
@@ -173,24 +174,9 @@ std::shared_ptr<Session> Session::create_child() {
 
 namespace {
 
-std::shared_ptr<const SliceType> codec_for(std::type_index type) {
-  std::shared_ptr<const SliceType> entry = SliceTypes::find(type);
-  if (entry == nullptr || !entry->encode) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "slice type " + SliceTypes::name_of(type) +
-                    " has no registered JSON codec (see SliceTypes::add)");
-  }
-  return entry;
-}
-
-Poco::JSON::Object::Ptr ordered_object() {
-  return new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-}
-
-std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& key) {
-  if (!o->has(key) || o->isNull(key)) return "";
-  return o->getValue<std::string>(key);
-}
+using session_json::codec_for;
+using session_json::ordered_object;
+using session_json::string_field;
 
 }  // namespace
 
@@ -198,16 +184,8 @@ std::string SessionSnapshot::to_json() const {
   register_builtin_slice_types();
   Poco::JSON::Object::Ptr root = ordered_object();
   root->set("format", "shadowbox.session-snapshot.v1");
-  root->set("id", id);
-  root->set("session_id", session_id);
-  root->set("created_at", fsnap::format_timestamp(created_at));
-  root->set("parent_id", parent_id.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(parent_id));
-  Poco::JSON::Array::Ptr children = new Poco::JSON::Array;
-  for (const std::string& c : children_ids) children->add(c);
-  root->set("children_ids", children);
-  Poco::JSON::Object::Ptr tag_object = ordered_object();
-  for (const auto& [k, v] : tags) tag_object->set(k, v);
-  root->set("tags", tag_object);
+  session_json::write_stamp(*this, *root);
+  session_json::write_header(*this, *root);
   // Slices in name order, so equal snapshots give equal text.
   std::map<std::string, std::type_index> by_name;
   for (const auto& [type, items] : slices) by_name.emplace(codec_for(type)->name, type);
@@ -225,11 +203,7 @@ std::string SessionSnapshot::to_json() const {
     slice_array->add(slice);
   }
   root->set("slices", slice_array);
-  if (covered.size() < 3) {
-    Poco::JSON::Array::Ptr covers = new Poco::JSON::Array;
-    for (SlicePolicy p : covered) covers->add(std::string(to_string(p)));
-    root->set("covers", covers);
-  }
+  session_json::write_covers(*this, *root);
   std::ostringstream out;
   root->stringify(out);
   return out.str();
@@ -251,30 +225,8 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
   }
   SessionSnapshot snap;
   try {
-    snap.id = string_field(root, "id");
-    snap.session_id = string_field(root, "session_id");
-    std::optional<std::chrono::system_clock::time_point> created =
-        fsnap::parse_timestamp(string_field(root, "created_at"));
-    if (!created) throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad created_at");
-    snap.created_at = *created;
-    snap.parent_id = string_field(root, "parent_id");
-    if (Poco::JSON::Array::Ptr children = root->getArray("children_ids")) {
-      for (std::size_t i = 0; i < children->size(); ++i) {
-        snap.children_ids.push_back(children->getElement<std::string>(static_cast<unsigned>(i)));
-      }
-    }
-    if (Poco::JSON::Object::Ptr tags = root->getObject("tags")) {
-      for (const auto& [k, v] : *tags) snap.tags[k] = v.toString();
-    }
-    if (Poco::JSON::Array::Ptr covers = root->getArray("covers")) {
-      snap.covered.clear();
-      for (std::size_t i = 0; i < covers->size(); ++i) {
-        std::optional<SlicePolicy> p =
-            parse_slice_policy(covers->getElement<std::string>(static_cast<unsigned>(i)));
-        if (!p) throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad \"covers\"");
-        snap.covered.insert(*p);
-      }
-    }
+    session_json::read_stamp(root, snap);
+    session_json::read_header(root, snap);
     Poco::JSON::Array::Ptr slice_array = root->getArray("slices");
     if (slice_array == nullptr)
       throw Error(ErrorCode::kInvalidArgument, "session snapshot: no slices");

@@ -54,13 +54,14 @@ struct Side {
 };
 
 // What must be equal between the two sides about one record.
-std::string describe(const LedgerRecord& r, const fsnap::ShadowRepo& repo) {
+std::string describe(const LedgerRecord& r, const Ledger& ledger) {
+  const fsnap::ShadowRepo& repo = ledger.repo();
   std::string out = std::string(fsnap::to_string(r.phase)) + " " + r.tool_call_id + " " +
                     r.tool_name + " input=" + r.input_summary +
                     " success=" + (r.success ? (*r.success ? "true" : "false") : "none") +
                     " result=" + r.result_summary + " elapsed=" + (r.elapsed_ms ? "yes" : "no") +
                     " tree=" + repo.read_checkpoint(r.commit).tree;
-  SessionSnapshot s = r.session();
+  SessionSnapshot s = ledger.session(r);
   for (const Plan& p : s.slice<Plan>().to_vector()) out += " plan=" + p.objective;
   for (const ToolInvoked& t : s.slice<ToolInvoked>().to_vector()) {
     out += " log=" + t.tool_call_id + "/" + t.tool_name + "/" + t.params + "/" +
@@ -73,11 +74,9 @@ std::string describe(const LedgerRecord& r, const fsnap::ShadowRepo& repo) {
 }
 
 std::vector<std::string> describe_ledger(const Side& side) {
-  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(side.store_dir / "repo.git", false);
+  Ledger ledger = Ledger::of(side.store());
   std::vector<std::string> out;
-  for (const LedgerRecord& r : Ledger::of(side.store()).records("default")) {
-    out.push_back(describe(r, repo));
-  }
+  for (const LedgerRecord& r : ledger.records("default")) out.push_back(describe(r, ledger));
   return out;
 }
 
@@ -107,7 +106,8 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
     auto host = std::make_shared<fsnap::HostFilesystem>(a.store(), fsnap::CaptureOptions{});
     ResourceRegistry resources;
     resources.put<fsnap::Filesystem>(host, "filesystem");
-    auto session = Session::from_snapshot(Ledger::of(a.store()).latest("default")->session());
+    Ledger ledger = Ledger::of(a.store());
+    auto session = Session::from_snapshot(ledger.session(*ledger.latest("default")));
     ExecutionState state(session, std::move(resources), std::make_shared<SystemClock>(), 7);
     auto write = [](const std::string& path, const std::string& text) {
       return [path, text](const ToolCall&, ToolContext& ctx) {

@@ -190,7 +190,7 @@ TEST_F(TransactionsTest, ParallelPostToolBoundariesLoseNoLogEntry) {
   for (int code : codes) EXPECT_EQ(code, 0);
   std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
-  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(),
+  EXPECT_EQ(ledger().session(*latest).slice<sandbox::ToolInvoked>().size(),
             static_cast<std::size_t>(kCalls))
       << "every call is in the newest record";
   expect_fsck_clean();
@@ -228,7 +228,7 @@ TEST_F(TransactionsTest, RestoreAlwaysMakesTheWorkspaceExactlyTheCheckpoint) {
     EXPECT_EQ(latest->phase, fsnap::Phase::kCheckpoint) << ref;
     EXPECT_TRUE(latest->tool_call_id.empty()) << ref;
     EXPECT_EQ(latest->result_summary, "restored " + pre_id) << ref;
-    EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(), 0u) << ref;
+    EXPECT_EQ(ledger().session(*latest).slice<sandbox::ToolInvoked>().size(), 0u) << ref;
   }
   // The failure of the call is its own verb, once.
   write_file(ws_ / "junk.txt", "junk\n");
@@ -238,8 +238,8 @@ TEST_F(TransactionsTest, RestoreAlwaysMakesTheWorkspaceExactlyTheCheckpoint) {
   EXPECT_EQ(rolled->getValue<std::string>("outcome"), "rolled_back");
   EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
   std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
-  ASSERT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(), 1u);
-  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>()[0].result_summary, "exit 1");
+  ASSERT_EQ(ledger().session(*latest).slice<sandbox::ToolInvoked>().size(), 1u);
+  EXPECT_EQ(ledger().session(*latest).slice<sandbox::ToolInvoked>()[0].result_summary, "exit 1");
   CommandResult again = shadowbox({"rollback", "call_1"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("ended already"), std::string::npos) << again.err;

@@ -126,7 +126,7 @@ TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
     EXPECT_TRUE(post->success.value_or(false));
   }
   // The agent's session was captured, and the run is complete.
-  sandbox::SessionSnapshot session = ledger().latest("default")->session();
+  sandbox::SessionSnapshot session = ledger().session(*ledger().latest("default"));
   ASSERT_GE(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
   EXPECT_FALSE(session.slice<hooks::ClaudeCodeSession>()[0].session_id.empty());
   EXPECT_EQ(session.slice<sandbox::RunStatus>().latest()->status, "complete");

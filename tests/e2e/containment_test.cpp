@@ -296,8 +296,10 @@ TEST_F(RunControlTest, AbortStopsARunningAgentFromAnotherTerminal) {
   EXPECT_NE(result.err.find("enough for today"), std::string::npos) << result.err;
   // The abort and its reason are in the ledger.
   bool recorded = false;
-  for (const sandbox::LedgerRecord& rec : records()) {
-    std::optional<policy::ContainmentState> counted = sandbox::containment_state(rec.session());
+  sandbox::Ledger ledger = sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
+  for (const sandbox::LedgerRecord& rec : ledger.records("r1")) {
+    std::optional<policy::ContainmentState> counted =
+        sandbox::containment_state(ledger.session(rec));
     recorded =
         recorded || (counted && counted->aborted && counted->abort_reason == "enough for today");
   }

@@ -111,7 +111,7 @@ TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
   EXPECT_EQ(latest->tool_call_id, "toolu_f");
   EXPECT_FALSE(latest->success.value_or(true));
   EXPECT_EQ(latest->result_summary, "exit 1");
-  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(), 1u);
+  EXPECT_EQ(ledger().session(*latest).slice<sandbox::ToolInvoked>().size(), 1u);
 }
 
 TEST_F(HookTest, ToolsConfiguredToKeepFailuresAreNotRolledBack) {
@@ -125,7 +125,7 @@ TEST_F(HookTest, ToolsConfiguredToKeepFailuresAreNotRolledBack) {
   ASSERT_TRUE(latest.has_value());
   EXPECT_NE(latest->result_summary.find("not rolled back by configuration"), std::string::npos);
   EXPECT_FALSE(latest->success.value_or(true)) << "recorded as a failure";
-  EXPECT_FALSE(latest->session().slice<sandbox::ToolInvoked>()[0].success);
+  EXPECT_FALSE(ledger().session(*latest).slice<sandbox::ToolInvoked>()[0].success);
 }
 
 TEST_F(HookTest, EditsBetweenToolCallsAreTheirOwnCheckpoint) {
@@ -186,7 +186,7 @@ TEST_F(HookTest, ConcurrentHookProcessesSerialiseAndLoseNothing) {
   EXPECT_EQ(chain().size(), static_cast<std::size_t>(2 * kCalls));
   std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
-  EXPECT_EQ(latest->session().slice<sandbox::ToolInvoked>().size(),
+  EXPECT_EQ(ledger().session(*latest).slice<sandbox::ToolInvoked>().size(),
             static_cast<std::size_t>(kCalls))
       << "every call is in the newest record";
   CommandResult fsck = run_command(
@@ -198,7 +198,7 @@ TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
   std::optional<sandbox::LedgerRecord> start = ledger().latest("default");
   ASSERT_TRUE(start.has_value());
-  sandbox::SessionSnapshot session = start->session();
+  sandbox::SessionSnapshot session = ledger().session(*start);
   ASSERT_EQ(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
   EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].session_id, "sess-1");
   EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].transcript_path, "/nowhere/t.jsonl");
@@ -207,7 +207,11 @@ TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   EXPECT_EQ(session.policies.at(typeid(sandbox::RunStatus)), sandbox::SlicePolicy::kLog)
       << "a tool's rollback never changes where the run stands";
   auto status = [&] {
-    return ledger().latest("default")->session().slice<sandbox::RunStatus>().latest()->status;
+    return ledger()
+        .session(*ledger().latest("default"))
+        .slice<sandbox::RunStatus>()
+        .latest()
+        ->status;
   };
   // Stop ends a turn; an interactive session has many.
   ASSERT_EQ(send("Stop", ",\"stop_hook_active\":false").exit_code, 0);

@@ -78,6 +78,11 @@ class ContainmentHookTest : public ::testing::Test {
   std::optional<sandbox::LedgerRecord> latest() const {
     return sandbox::Ledger::of(store()).latest("r1");
   }
+  // The session of the run's newest record.
+  sandbox::SessionSnapshot latest_session() const {
+    sandbox::Ledger ledger = sandbox::Ledger::of(store());
+    return ledger.session(*ledger.latest("r1"));
+  }
   // The request that asked for tool call toolu_<n>, as the transcript records it:
   // $1.000005 (66,667 Sonnet output tokens).
   void one_dollar_request(int n) {
@@ -128,7 +133,7 @@ TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
   EXPECT_EQ(record->decision, "halt");
   ASSERT_TRUE(record->safety_event);
   EXPECT_EQ(record->safety_event->type, policy::StopReason::kStepLimitExceeded);
-  std::optional<policy::ContainmentState> counted = sandbox::containment_state(record->session());
+  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest_session());
   ASSERT_TRUE(counted);
   EXPECT_EQ(counted->step_count, 3u) << "the denied attempt is a step too";
   EXPECT_EQ(counted->halted_by, policy::StopReason::kStepLimitExceeded);
@@ -183,7 +188,7 @@ TEST_F(ContainmentHookTest, TheTranscriptsSpendIsChargedBeforeEachCall) {
             std::string::npos);
   EXPECT_FALSE(answer->getValue<bool>("continue"));
   EXPECT_EQ(sandbox::pending_halt(store(), "r1")->halt_reason, "max_cost");
-  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest()->session());
+  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest_session());
   EXPECT_NEAR(counted->cost_usd, 3 * 1.000005, 1e-9);
   // `runs` shows it, to the millionth of a dollar.
   CommandResult runs = run_command(
@@ -210,7 +215,7 @@ TEST_F(ContainmentHookTest, WithoutRunANewAgentSessionStartsTheCountAfresh) {
 
   ASSERT_EQ(send("SessionStart", "", "", ",\"source\":\"startup\"").exit_code, 0);
   call("Bash", "toolu_5");
-  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest()->session());
+  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest_session());
   ASSERT_TRUE(counted);
   EXPECT_EQ(counted->step_count, 1u);
   EXPECT_FALSE(counted->halted_by);

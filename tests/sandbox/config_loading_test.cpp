@@ -34,7 +34,7 @@ TEST(ConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_EQ(c.retention.keep_last, 0u);
   EXPECT_EQ(c.retention.max_age.count(), 0);
   EXPECT_TRUE(c.auto_maintenance);
-  EXPECT_EQ(c.maintenance.loose_objects, 1000u);
+  EXPECT_EQ(c.maintenance.loose_objects, 256u);
   EXPECT_EQ(c.maintenance.max_packs, 8u);
 }
 

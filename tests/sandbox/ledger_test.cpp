@@ -102,16 +102,16 @@ TEST_F(LedgerTest, EveryToolCallIsRecordedAndReadBackByAFreshReader) {
   EXPECT_EQ(records[1].tool_name, "step");
 
   // The session at each checkpoint: STATE as it was, LOG as it had grown.
-  EXPECT_EQ(records[2].session().slice<Plan>()[0].objective, "after call_a");
-  EXPECT_EQ(records[3].session().slice<Plan>()[0].objective, "after call_b")
+  EXPECT_EQ(fresh.session(records[2]).slice<Plan>()[0].objective, "after call_a");
+  EXPECT_EQ(fresh.session(records[3]).slice<Plan>()[0].objective, "after call_b")
       << "the safety checkpoint keeps the failed state";
-  EXPECT_EQ(records[4].session().slice<Plan>()[0].objective, "after call_a") << "rolled back";
-  EXPECT_EQ(records[4].session().slice<ToolInvoked>().size(), 2u);
+  EXPECT_EQ(fresh.session(records[4]).slice<Plan>()[0].objective, "after call_a") << "rolled back";
+  EXPECT_EQ(fresh.session(records[4]).slice<ToolInvoked>().size(), 2u);
   std::optional<LedgerRecord> latest = fresh.latest("default");
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->phase, fsnap::Phase::kPostTool);
-  EXPECT_EQ(latest->session().slice<ToolInvoked>().size(), 3u);
-  EXPECT_EQ(latest->session().slice<Plan>()[0].objective, "after call_c");
+  EXPECT_EQ(fresh.session(*latest).slice<ToolInvoked>().size(), 3u);
+  EXPECT_EQ(fresh.session(*latest).slice<Plan>()[0].objective, "after call_c");
 
   // Plain git shows the records.
   testing_support::CommandResult git =
@@ -150,11 +150,11 @@ TEST_F(LedgerTest, RestoreToAToolBoundaryFromTheLedgerAlone) {
   std::optional<LedgerRecord> latest = fresh.ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->result_summary, "back to before call_b");
-  EXPECT_EQ(latest->session().slice<Plan>()[0].objective, "after call_a");
+  EXPECT_EQ(fresh.ledger().session(*latest).slice<Plan>()[0].objective, "after call_a");
   // The safety checkpoint has a record too: the state it keeps can be restored whole.
   std::optional<LedgerRecord> safety = fresh.ledger().read(*result.restore->safety);
   ASSERT_TRUE(safety.has_value());
-  EXPECT_EQ(safety->session().slice<Plan>()[0].objective, "after call_c");
+  EXPECT_EQ(fresh.ledger().session(*safety).slice<Plan>()[0].objective, "after call_c");
 }
 
 TEST_F(LedgerTest, GcMovesRecordsWithTheirCheckpoints) {
@@ -163,21 +163,87 @@ TEST_F(LedgerTest, GcMovesRecordsWithTheirCheckpoints) {
   fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store_->repo_dir(), false);
   {
     fsnap::StoreLock lock = store_->lock();
-    repo.collect_garbage({.keep_last = 3}, std::chrono::system_clock::now());
+    repo.collect_garbage({.keep_last = 3, .prune_grace = std::chrono::seconds(0)},
+                         std::chrono::system_clock::now());
   }
   Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
   std::vector<LedgerRecord> records = fresh.records("default");
   ASSERT_EQ(records.size(), 3u) << "every kept checkpoint keeps its record";
   EXPECT_EQ(records.back().tool_call_id, "call_3");
   EXPECT_EQ(records.back().phase, fsnap::Phase::kPostTool);
-  // Records now sit on the rewritten commits.
+  // Records now sit on the rewritten commits, and their sessions are all there, though
+  // unreachable objects went at once.
   for (const fsnap::Checkpoint& c : repo.log("default", 0)) {
     ASSERT_TRUE(fresh.read(c).has_value()) << c.commit;
     EXPECT_EQ(fresh.read(c)->checkpoint_id, c.id);
+    EXPECT_EQ(fresh.session(*fresh.read(c)).slice<Plan>()[0].objective.substr(0, 6), "after ");
   }
+  // The session chain keeps the sessions of the kept records only (a session that did
+  // not change from one checkpoint to the next is committed once).
+  testing_support::CommandResult sessions =
+      testing_support::run_command({"git", "--git-dir", store_->repo_dir().string(), "log",
+                                    "--format=%T %s", "refs/shadowbox/sessions/default"});
+  ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
+  std::string expected;
+  std::string previous;
+  for (const LedgerRecord& r : records) {
+    if (r.session_tree == previous) continue;
+    previous = r.session_tree;
+    expected = r.session_tree + " session at " + std::string(fsnap::to_string(r.phase)) + " step " +
+               r.tool_call_id + "\n" + expected;
+  }
+  EXPECT_NE(expected.find("call_2"), std::string::npos) << "the oldest kept record's session";
+  EXPECT_EQ(sessions.out, expected);
   testing_support::CommandResult fsck = testing_support::run_command(
       {"git", "--git-dir", store_->repo_dir().string(), "fsck", "--strict", "--no-dangling"});
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
+TEST_F(LedgerTest, ARecordStaysSmallWhateverTheRunsLength) {
+  // Each record names its session tree: the 100th call's record is the size of the
+  // 5th's, though the LOG slice it points to holds every call so far.
+  ToolRunner runner(*state_, tools(), "prompt");
+  std::map<int, std::size_t> note_size;
+  for (int i = 1; i <= 100; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "call_%03d", i);
+    runner.execute({id, "step", "{}"});
+    if (i == 5 || i == 100) {
+      fsnap::Checkpoint post = host_->repo().resolve(std::string("post:") + id);
+      note_size[i] = host_->repo().note(post.commit)->size();
+    }
+  }
+  EXPECT_LE(note_size[100], note_size[5] + 8) << note_size[5] << " -> " << note_size[100];
+  Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
+  EXPECT_EQ(fresh.session(*fresh.latest("default")).slice<ToolInvoked>().size(), 100u);
+}
+
+TEST_F(LedgerTest, ARunRecordedInTheFormerFormatGoesOn) {
+  // A record of format v1 holds its session inline; the next step starts from it and
+  // records the session as a tree.
+  state_->session().seed<ToolInvoked>({ToolInvoked{"old_1", "Bash", "{}", true, "ok", 3},
+                                       ToolInvoked{"old_2", "Edit", "{}", false, "no", 4}});
+  std::string inline_session = state_->session().snapshot({}, true).to_json();
+  host_->checkpoint({.phase = fsnap::Phase::kPostTool, .tool_call_id = "old_2"},
+                    [&](const fsnap::Checkpoint& c) {
+                      LedgerRecord r = LedgerRecord::for_checkpoint(c, "", {});
+                      r.session_json = inline_session;
+                      std::string note = r.to_json();
+                      note.replace(note.find("ledger.v2"), 9, "ledger.v1");
+                      return std::vector<fsnap::Note>{{c.commit, note}};
+                    });
+  LedgerRun run(fsnap::Store::open(temp_ / "store", ws_, false), {});
+  run.transactions().begin({"new_1", "Read", "{}"});
+  run.transactions().succeed("new_1", "read");
+  std::optional<LedgerRecord> latest = run.ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_FALSE(latest->session_tree.empty());
+  std::vector<ToolInvoked> log = run.ledger().session(*latest).slice<ToolInvoked>().to_vector();
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0].tool_call_id, "old_1");
+  EXPECT_EQ(log[1].result_summary, "no");
+  EXPECT_EQ(log[2].tool_call_id, "new_1");
+  EXPECT_EQ(run.ledger().session(*latest).slice<Plan>()[0].objective, "start");
 }
 
 TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {
@@ -192,7 +258,9 @@ TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {
     fsnap::Checkpoint c = host_->checkpoint(
         {.phase = fsnap::Phase::kCheckpoint, .tool_call_id = "c" + std::to_string(i)},
         [&](const fsnap::Checkpoint& checkpoint) {
-          LedgerRecord r = LedgerRecord::for_checkpoint(checkpoint, session_json);
+          // Records of format v1, with the session inline.
+          LedgerRecord r = LedgerRecord::for_checkpoint(checkpoint, "", {});
+          r.session_json = session_json;
           r.result_summary = std::to_string(i);
           return std::vector<fsnap::Note>{r.note()};
         });

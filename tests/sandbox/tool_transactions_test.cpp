@@ -44,7 +44,7 @@ TEST_F(LedgerTransactionsTest, EachStepStartsFromTheRunsNewestRecord) {
   two->transactions().succeed("call_2", "read two");
   std::optional<LedgerRecord> latest = one->ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
-  Slice<ToolInvoked> log = latest->session().slice<ToolInvoked>();
+  Slice<ToolInvoked> log = one->ledger().session(*latest).slice<ToolInvoked>();
   ASSERT_EQ(log.size(), 2u) << "no step overwrote the other's log entry";
   EXPECT_EQ(log[0].tool_call_id, "call_1");
   EXPECT_EQ(log[1].tool_call_id, "call_2");

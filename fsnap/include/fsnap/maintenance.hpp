@@ -22,8 +22,8 @@ namespace fsnap {
 
 // When maintenance is due, and how far it merges.
 struct MaintenanceOptions {
-  std::size_t loose_objects = 1000;  // pack once about this many loose objects exist
-  std::size_t max_packs = 8;         // merge packs once there are more
+  std::size_t loose_objects = 256;  // pack once about this many loose objects exist
+  std::size_t max_packs = 8;        // merge packs once there are more
 };
 
 // What one maintenance did.

@@ -6,6 +6,7 @@
 //   refs/shadowbox/runs/<run>   chain of checkpoint commits of one run, newest at tip
 //   refs/shadowbox/tags/<tag>   the newest checkpoint taken with that tag
 //   refs/notes/shadowbox        notes on checkpoint commits (the ledger's records)
+//   refs/shadowbox/sessions/<run>  chain of the session trees the run's notes name
 // Objects are written before any ref moves, and refs move by compare-and-swap, so a
 // crash at any instant leaves a consistent repository. A checkpoint and the notes
 // recorded with it land together: its notes are written before its run ref moves.
@@ -48,6 +49,14 @@ struct RetentionPolicy {
 struct Note {
   std::string commit;  // full hex id of the annotated commit
   std::string text;
+};
+
+// An entry of a tree written by ShadowRepo::write_tree or read by read_tree.
+struct ObjectEntry {
+  std::string name;
+  std::string oid;       // full hex id
+  bool is_tree = false;  // a subtree (040000); otherwise a blob (100644)
+  friend bool operator==(const ObjectEntry&, const ObjectEntry&) = default;
 };
 
 // The notes to record together with a checkpoint, given the checkpoint (its commit
@@ -124,6 +133,17 @@ class ShadowRepo {
   std::optional<std::string> ref_tree(const std::string& ref) const;
   // The commit time of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::chrono::system_clock::time_point> ref_time(const std::string& ref) const;
+  // Plain objects, for data kept beside the checkpoints (the ledger's session trees).
+  // Writes a blob (nothing if it exists) and returns its hex id.
+  std::string write_blob(std::string_view content);
+  // Writes a tree of entries (in any order; names unique, each naming an object that
+  // exists) and returns its hex id; kInvalidArgument for a bad name.
+  std::string write_tree(const std::vector<ObjectEntry>& entries);
+  // The entries of a tree, in git's order; kNotFound, or kCorrupt for another object.
+  std::vector<ObjectEntry> read_tree(std::string_view oid) const;
+  // Whether the object with the given hex id is in the repository.
+  bool has_object(std::string_view oid) const;
+
   // Writes the contents of tree into dir, which must not exist yet (files, modes,
   // symlinks, empty directories).
   void materialize(std::string_view tree, const boost::filesystem::path& dir) const;

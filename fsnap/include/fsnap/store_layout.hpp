@@ -18,6 +18,7 @@
 //   refs/shadowbox/runs/<run>           chain of checkpoint commits of one run
 //   refs/shadowbox/tags/<tag>           the newest checkpoint taken with a tag
 //   refs/shadowbox/home/<run>           the preserved agent HOME data of a run
+//   refs/shadowbox/sessions/<run>       the session trees the run's ledger records name
 //   refs/notes/shadowbox                the ledger: one record per checkpoint
 //
 // Thread-safety: pure functions.
@@ -35,6 +36,7 @@ using Path = boost::filesystem::path;
 inline constexpr std::string_view kRunRefPrefix = "refs/shadowbox/runs/";
 inline constexpr std::string_view kTagRefPrefix = "refs/shadowbox/tags/";
 inline constexpr std::string_view kHomeRefPrefix = "refs/shadowbox/home/";
+inline constexpr std::string_view kSessionRefPrefix = "refs/shadowbox/sessions/";
 inline constexpr const char* kNotesRef = "refs/notes/shadowbox";
 // HEAD names this branch, which nothing ever creates: git requires HEAD to name a
 // branch, and checkpoints live under refs/shadowbox/.
@@ -93,6 +95,9 @@ inline std::string tag_ref(std::string_view tag) {
 }
 inline std::string home_ref(std::string_view run) {
   return std::string(kHomeRefPrefix) + std::string(run);
+}
+inline std::string session_ref(std::string_view run) {
+  return std::string(kSessionRefPrefix) + std::string(run);
 }
 
 }  // namespace fsnap::layout

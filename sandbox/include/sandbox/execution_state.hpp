@@ -31,6 +31,7 @@
 #include "sandbox/ledger_record.hpp"
 #include "sandbox/resource_registry.hpp"
 #include "sandbox/session.hpp"
+#include "sandbox/session_trees.hpp"
 
 namespace sandbox {
 
@@ -116,6 +117,10 @@ class ExecutionState {
   // The source of snapshot ids (seeded like rng()).
   const std::shared_ptr<fsnap::IdSource>& ids() const { return ids_; }
   CheckpointStore* checkpoints() const { return checkpoints_.get(); }
+  // Writes the session of each host checkpoint as a session tree. Share it with the
+  // Ledger that reads the run, so that neither decodes what the other has in hand.
+  const std::shared_ptr<SessionTrees>& session_trees() const { return session_trees_; }
+  void share_session_trees(std::shared_ptr<SessionTrees> trees);
 
   // Captures the session (all slices) and every snapshotable resource; a host
   // filesystem records a checkpoint with the snapshot's ledger record.
@@ -156,6 +161,7 @@ class ExecutionState {
   std::mt19937_64 rng_;
   std::shared_ptr<fsnap::IdSource> ids_;
   std::shared_ptr<CheckpointStore> checkpoints_;
+  std::shared_ptr<SessionTrees> session_trees_;
   struct ContainmentSetup {
     policy::ExecutionConfig config;
     policy::ChainMetadata metadata;

@@ -22,13 +22,17 @@
 #include "fsnap/store.hpp"
 #include "sandbox/boundary_log.hpp"
 #include "sandbox/ledger_record.hpp"
+#include "sandbox/session_trees.hpp"
 
 namespace sandbox {
 
 // Reads the ledger of one store.
 class Ledger {
  public:
-  explicit Ledger(std::shared_ptr<fsnap::ShadowRepo> repo);
+  // Sessions are read through trees (a SessionTrees of its own if not given; share the
+  // ExecutionState's, so that what one writes the other need not decode again).
+  explicit Ledger(std::shared_ptr<fsnap::ShadowRepo> repo,
+                  std::shared_ptr<SessionTrees> trees = nullptr);
   // A reader of store's ledger with a repository handle of its own (for a process that
   // has none open yet).
   static Ledger of(const fsnap::Store& store);
@@ -41,11 +45,19 @@ class Ledger {
   std::optional<LedgerRecord> latest(const std::string& run) const;
   // Every record of a run, oldest first (none for a run that does not exist).
   std::vector<LedgerRecord> records(const std::string& run) const;
+  // The session a record holds (an empty snapshot for a record without one). Error
+  // kCorrupt for a session tree that is missing or damaged.
+  SessionSnapshot session(const LedgerRecord& record) const;
+  // The same session as SessionSnapshot::to_json gives it ("" for a record without
+  // one), with its items as stored: slice types this process does not know are kept.
+  std::string session_json(const LedgerRecord& record) const;
 
   fsnap::ShadowRepo& repo() const { return *repo_; }
+  const std::shared_ptr<SessionTrees>& session_trees() const { return trees_; }
 
  private:
   std::shared_ptr<fsnap::ShadowRepo> repo_;
+  std::shared_ptr<SessionTrees> trees_;
 };
 
 // The boundaries of one run, kept in a store's ledger.

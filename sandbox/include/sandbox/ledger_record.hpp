@@ -1,8 +1,10 @@
 // LedgerRecord — what the composite ledger says about one checkpoint: its phase, tool
-// and call id, the call's input and outcome once known, and the whole session at that
-// checkpoint. Stored as JSON in a git note on the checkpoint commit (refs/notes/
-// shadowbox), written together with the checkpoint, so `git log --notes=shadowbox`
-// shows it and a later process reads the same history.
+// and call id, the call's input and outcome once known, and the session at that
+// checkpoint, by the id of its session tree (SessionTrees). Stored as JSON in a git note
+// on the checkpoint commit (refs/notes/shadowbox), written together with the checkpoint,
+// so `git log --notes=shadowbox` shows it and a later process reads the same history.
+// Records written before session trees (format v1) hold the whole session inline; they
+// are still read.
 //
 // Thread-safety: a plain value.
 #pragma once
@@ -14,7 +16,7 @@
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "policy/safety_event.hpp"
-#include "sandbox/session.hpp"
+#include "sandbox/session_trees.hpp"
 
 namespace sandbox {
 
@@ -43,21 +45,26 @@ struct LedgerRecord {
   // containment), and the limit that tripped, if one did.
   std::string decision;
   std::optional<policy::SafetyEvent> safety_event;
-  std::string session_json;  // SessionSnapshot::to_json() at this checkpoint
+  // The session at this checkpoint: its session tree with the stamp the tree leaves out
+  // (SessionTrees), or (a record of format v1) SessionSnapshot::to_json() inline.
+  // Ledger::session reads either.
+  std::string session_tree;
+  SessionStamp session_stamp;
+  std::string session_json;
 
   friend bool operator==(const LedgerRecord&, const LedgerRecord&) = default;
 
-  // The session snapshot (decoded through the slice type registry).
-  SessionSnapshot session() const { return SessionSnapshot::from_json(session_json); }
+  // Whether the record holds a session.
+  bool has_session() const { return !session_tree.empty() || !session_json.empty(); }
   // Sets the input and outcome fields.
   void set_outcome(const CallOutcome& outcome);
 
   std::string to_json() const;
   // Error kCorrupt for a note that is not a ledger record.
   static LedgerRecord from_json(const std::string& json);
-  // The record of checkpoint c with the session, before any outcome.
-  static LedgerRecord for_checkpoint(const fsnap::Checkpoint& c, const SessionSnapshot& session);
-  static LedgerRecord for_checkpoint(const fsnap::Checkpoint& c, std::string session_json);
+  // The record of checkpoint c with the session tree, before any outcome.
+  static LedgerRecord for_checkpoint(const fsnap::Checkpoint& c, std::string session_tree,
+                                     SessionStamp stamp);
   // The note that stores this record on its commit.
   fsnap::Note note() const { return fsnap::Note{commit, to_json()}; }
 };

@@ -1,0 +1,153 @@
+// The ledger's notes (refs/notes/shadowbox), written with git's fanout: a notes tree
+// level that holds more than kMaxNotesPerLevel notes has them moved into subtrees named
+// by their next two hex digits ("ab/cdef..."), as git itself does. libgit2 puts a new
+// note into the subtree of its prefix when there is one, so a write rewrites a few small
+// trees instead of one tree that grows with the ledger (and a lookup reads those few).
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "fsnap/error.hpp"
+#include "shadow_repo_impl.hpp"
+#include "tree_encoding.hpp"
+
+namespace fsnap {
+
+namespace {
+
+constexpr std::size_t kMaxNotesPerLevel = 128;
+
+struct Entry {
+  std::string name;
+  std::uint32_t mode;
+  git_oid oid;
+};
+
+bool all_hex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+// A note at depth: its name is the rest of a 40-digit id after 2 * depth digits.
+bool is_note_at(const Entry& e, std::size_t depth) {
+  return e.mode != kModeTree && e.name.size() + 2 * depth == GIT_OID_HEXSZ && all_hex(e.name);
+}
+
+bool is_fanout(const Entry& e) {
+  return e.mode == kModeTree && e.name.size() == 2 && all_hex(e.name);
+}
+
+std::vector<Entry> entries_of(const ShadowRepo::Impl& impl, const git_oid& oid) {
+  git::Tree tree = impl.lookup_tree(oid);
+  std::size_t n = git_tree_entrycount(tree.get());
+  std::vector<Entry> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const git_tree_entry* e = git_tree_entry_byindex(tree.get(), i);
+    out.push_back(Entry{git_tree_entry_name(e),
+                        static_cast<std::uint32_t>(git_tree_entry_filemode(e)),
+                        *git_tree_entry_id(e)});
+  }
+  return out;
+}
+
+git_oid write_entries(ShadowRepo::Impl& impl, const std::vector<Entry>& entries) {
+  std::vector<TreeItem> items;
+  items.reserve(entries.size());
+  for (const Entry& e : entries) items.push_back(TreeItem{&e.name, e.mode, e.oid});
+  return impl.write(encode_tree(items), GIT_OBJECT_TREE);
+}
+
+// The notes tree at depth, with a crowded level's notes moved into fanout subtrees —
+// this level, and those on the path of note (a 40-digit id; "" for this level only).
+// The same id if nothing needed to move.
+git_oid balance(ShadowRepo::Impl& impl, const git_oid& tree, std::size_t depth,
+                std::string_view note) {
+  std::vector<Entry> entries = entries_of(impl, tree);
+  bool changed = false;
+  auto notes_here = std::count_if(entries.begin(), entries.end(),
+                                  [&](const Entry& e) { return is_note_at(e, depth); });
+  if (static_cast<std::size_t>(notes_here) > kMaxNotesPerLevel && 2 * depth + 2 < GIT_OID_HEXSZ) {
+    std::map<std::string, std::vector<Entry>> moved;  // by the next two digits
+    std::vector<Entry> kept;
+    for (Entry& e : entries) {
+      if (is_note_at(e, depth)) {
+        moved[e.name.substr(0, 2)].push_back(Entry{e.name.substr(2), e.mode, e.oid});
+      } else {
+        kept.push_back(std::move(e));
+      }
+    }
+    for (auto& group : moved) {
+      const std::string& prefix = group.first;
+      std::vector<Entry>& list = group.second;
+      auto dir = std::find_if(kept.begin(), kept.end(),
+                              [&](const Entry& e) { return is_fanout(e) && e.name == prefix; });
+      if (dir != kept.end()) {
+        std::vector<Entry> inner = entries_of(impl, dir->oid);
+        list.insert(list.end(), inner.begin(), inner.end());
+      }
+      git_oid sub = balance(impl, write_entries(impl, list), depth + 1, "");
+      if (dir != kept.end()) {
+        dir->oid = sub;
+      } else {
+        kept.push_back(Entry{prefix, kModeTree, sub});
+      }
+    }
+    entries = std::move(kept);
+    changed = true;
+  }
+  if (note.size() == GIT_OID_HEXSZ) {
+    std::string prefix(note.substr(2 * depth, 2));
+    auto dir = std::find_if(entries.begin(), entries.end(),
+                            [&](const Entry& e) { return is_fanout(e) && e.name == prefix; });
+    if (dir != entries.end()) {
+      git_oid sub = balance(impl, dir->oid, depth + 1, note);
+      if (!git_oid_equal(&sub, &dir->oid)) {
+        dir->oid = sub;
+        changed = true;
+      }
+    }
+  }
+  return changed ? write_entries(impl, entries) : tree;
+}
+
+}  // namespace
+
+git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
+                     const std::vector<Note>& notes, const git_signature* sig) {
+  git_repository* repo = impl.repo.get();
+  std::optional<git_oid> tip = base;
+  for (const Note& note : notes) {
+    git::Commit parent;
+    if (tip) {
+      git_commit* raw = nullptr;
+      git::check(git_commit_lookup(&raw, repo, &*tip), "cannot read the ledger's notes");
+      parent.reset(raw);
+    }
+    git_oid target = git::from_hex(note.commit);
+    git_oid commit;
+    git_oid blob;
+    git::check(git_note_commit_create(&commit, &blob, repo, parent.get(), sig, sig, &target,
+                                      note.text.c_str(), /*allow_note_overwrite=*/1),
+               "cannot write the ledger note of " + note.commit);
+    tip = commit;
+    // Fan out what this note crowded, as a commit of its own.
+    git_commit* raw = nullptr;
+    git::check(git_commit_lookup(&raw, repo, &commit), "cannot read the ledger's notes");
+    git::Commit written(raw);
+    const git_oid* tree = git_commit_tree_id(written.get());
+    git_oid balanced = balance(impl, *tree, 0, note.commit);
+    if (git_oid_equal(&balanced, tree)) continue;
+    git::Tree balanced_tree = impl.lookup_tree(balanced);
+    const git_commit* parents[] = {written.get()};
+    git::check(git_commit_create(&commit, repo, nullptr, sig, sig, nullptr, "Notes fanned out\n",
+                                 balanced_tree.get(), 1, parents),
+               "cannot write the ledger's notes");
+    tip = commit;
+  }
+  if (!tip) throw Error(ErrorCode::kInvalidArgument, "no notes to write");
+  return *tip;
+}
+
+}  // namespace fsnap

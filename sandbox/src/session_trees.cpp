@@ -1,0 +1,453 @@
+#include "sandbox/session_trees.hpp"
+
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
+#include <Poco/JSON/Stringifier.h>
+
+#include "fsnap/error.hpp"
+#include "fsnap/store_layout.hpp"
+#include "sandbox/builtin_slices.hpp"
+#include "sandbox/errors.hpp"
+#include "session_json.hpp"
+
+namespace sandbox {
+
+namespace {
+
+constexpr const char* kFormat = "shadowbox.session-tree.v1";
+constexpr const char* kHead = "head.json";
+constexpr std::size_t kFanout = 32;  // items per chunk, children per node
+
+// The directory name of a slice type: its name, with bytes other than letters, digits,
+// '_', '-' and an inner '.' written as %XX (and each '.' too if the name is head.json's).
+std::string directory_of(const std::string& type) {
+  std::string out;
+  for (std::size_t i = 0; i < type.size(); ++i) {
+    auto c = static_cast<unsigned char>(type[i]);
+    bool plain = std::isalnum(c) || c == '_' || c == '-' || (c == '.' && i > 0 && type != kHead);
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string child_name(std::size_t index, bool leaf) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, leaf ? "%02zu.json" : "%02zu", index);
+  return buf;
+}
+
+// Items covered by one node of a trie of the given level (0: a chunk).
+std::size_t span_of(std::size_t level) {
+  std::size_t span = kFanout;
+  for (std::size_t i = 0; i < level; ++i) span *= kFanout;
+  return span;
+}
+
+// The level of a slice's root node: at least 1, so a slice is always a directory.
+std::size_t root_level(std::size_t items) {
+  std::size_t level = 1;
+  while (span_of(level) < items) ++level;
+  return level;
+}
+
+Error damaged(std::string_view tree, const std::string& why) {
+  return Error(ErrorCode::kCorrupt,
+               "the session tree " + std::string(tree) + " is damaged: " + why);
+}
+
+// What a SessionTrees remembers of one repository: the chunks and nodes it wrote or
+// read in its last two operations.
+struct Chunk {
+  std::vector<Item> items;  // keeps the items, so their addresses stay theirs
+  std::string oid;
+  std::uint64_t used = 0;
+};
+struct Node {
+  std::string oid;
+  std::uint64_t used = 0;
+};
+struct RepoMemory {
+  std::map<std::vector<const void*>, std::shared_ptr<Chunk>> chunks_by_items;
+  std::unordered_map<std::string, std::shared_ptr<Chunk>> chunks_by_oid;
+  std::unordered_map<std::string, Node> nodes;  // level and child ids -> tree id
+  std::uint64_t op = 0;
+
+  // Drops what neither this operation nor the one before used.
+  void forget_unused() {
+    auto stale = [&](std::uint64_t used) { return used + 1 < op; };
+    for (auto it = chunks_by_items.begin(); it != chunks_by_items.end();) {
+      if (stale(it->second->used)) {
+        chunks_by_oid.erase(it->second->oid);
+        it = chunks_by_items.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = nodes.begin(); it != nodes.end();) {
+      it = stale(it->second.used) ? nodes.erase(it) : std::next(it);
+    }
+  }
+  void remember(std::shared_ptr<Chunk> chunk) {
+    std::vector<const void*> key;
+    key.reserve(chunk->items.size());
+    for (const Item& item : chunk->items) key.push_back(item.get());
+    chunks_by_oid[chunk->oid] = chunk;
+    chunks_by_items[std::move(key)] = std::move(chunk);
+  }
+};
+
+// Writes the trie of one slice.
+class SliceWriter {
+ public:
+  SliceWriter(fsnap::ShadowRepo& repo, RepoMemory& memory, const SliceType& codec,
+              const SliceItems& items)
+      : repo_(repo), memory_(memory), codec_(codec), items_(items) {}
+
+  std::string write() { return node(root_level(items_.size()), 0); }
+
+ private:
+  std::string node(std::size_t level, std::size_t start) {
+    if (level == 0) return chunk(start);
+    std::vector<fsnap::ObjectEntry> children;
+    std::string key = std::to_string(level);
+    std::size_t span = span_of(level - 1);
+    for (std::size_t i = 0; i < kFanout && start + i * span < items_.size(); ++i) {
+      std::string oid = node(level - 1, start + i * span);
+      key += oid;
+      children.push_back(fsnap::ObjectEntry{child_name(i, level == 1), std::move(oid), level > 1});
+    }
+    auto known = memory_.nodes.find(key);
+    if (known != memory_.nodes.end() && repo_.has_object(known->second.oid)) {
+      known->second.used = memory_.op;
+      return known->second.oid;
+    }
+    std::string oid = repo_.write_tree(children);
+    memory_.nodes[key] = Node{oid, memory_.op};
+    return oid;
+  }
+
+  std::string chunk(std::size_t start) {
+    std::size_t end = std::min(start + kFanout, items_.size());
+    std::vector<const void*> key;
+    key.reserve(end - start);
+    for (std::size_t i = start; i < end; ++i) key.push_back(items_[i].get());
+    auto known = memory_.chunks_by_items.find(key);
+    if (known != memory_.chunks_by_items.end() && repo_.has_object(known->second->oid)) {
+      known->second->used = memory_.op;
+      return known->second->oid;
+    }
+    auto fresh = std::make_shared<Chunk>();
+    std::ostringstream out;
+    out << "[\n";
+    for (std::size_t i = start; i < end; ++i) {
+      fresh->items.push_back(items_[i]);
+      Poco::JSON::Stringifier::condense(codec_.encode(items_[i].get()), out);
+      out << (i + 1 < end ? ",\n" : "\n");
+    }
+    out << "]\n";
+    fresh->oid = repo_.write_blob(out.str());
+    fresh->used = memory_.op;
+    std::string oid = fresh->oid;
+    memory_.remember(std::move(fresh));
+    return oid;
+  }
+
+  fsnap::ShadowRepo& repo_;
+  RepoMemory& memory_;
+  const SliceType& codec_;
+  const SliceItems& items_;
+};
+
+// Calls visit with the id of each chunk of the slice whose root node is root, in order.
+void walk_chunks(const fsnap::ShadowRepo& repo, const std::string& root, std::string_view tree,
+                 const std::function<void(const std::string&)>& visit) {
+  std::vector<fsnap::ObjectEntry> children = repo.read_tree(root);
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    const fsnap::ObjectEntry& child = children[i];
+    if (i >= kFanout || child.name != child_name(i, !child.is_tree)) {
+      throw damaged(tree, "unexpected entry " + fsnap::quote_input(child.name));
+    }
+    if (child.is_tree) {
+      walk_chunks(repo, child.oid, tree, visit);
+    } else {
+      visit(child.oid);
+    }
+  }
+}
+
+// The items of a chunk, as JSON values.
+Poco::JSON::Array::Ptr chunk_values(const fsnap::ShadowRepo& repo, const std::string& oid,
+                                    std::string_view tree) {
+  // Keys in stored order, so the items read back as they were encoded.
+  Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
+  Poco::Dynamic::Var parsed = parser.parse(repo.read_blob(oid));
+  Poco::JSON::Array::Ptr values;
+  if (parsed.type() == typeid(Poco::JSON::Array::Ptr))
+    values = parsed.extract<Poco::JSON::Array::Ptr>();
+  if (values == nullptr || values->size() == 0 || values->size() > kFanout) {
+    throw damaged(tree, "chunk " + oid + " is not an array of 1 to 32 items");
+  }
+  return values;
+}
+
+// The items of the slice whose root node is root, decoded (or as remembered).
+std::vector<Item> read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
+                             const SliceType& codec, const std::string& root,
+                             std::string_view tree) {
+  std::vector<Item> items;
+  walk_chunks(repo, root, tree, [&](const std::string& oid) {
+    auto known = memory.chunks_by_oid.find(oid);
+    if (known != memory.chunks_by_oid.end()) {
+      known->second->used = memory.op;
+      items.insert(items.end(), known->second->items.begin(), known->second->items.end());
+      return;
+    }
+    auto fresh = std::make_shared<Chunk>();
+    fresh->oid = oid;
+    fresh->used = memory.op;
+    Poco::JSON::Array::Ptr values = chunk_values(repo, oid, tree);
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      fresh->items.push_back(codec.decode(values->get(static_cast<unsigned>(i))));
+    }
+    items.insert(items.end(), fresh->items.begin(), fresh->items.end());
+    memory.remember(std::move(fresh));
+  });
+  return items;
+}
+
+// One slice as head.json lists it.
+struct SliceEntry {
+  std::string type;
+  SlicePolicy policy = SlicePolicy::kState;
+  std::size_t count = 0;
+  std::string root;  // its root node ("" for an empty slice)
+};
+
+// head.json of a session tree, and its slices.
+struct TreeHead {
+  Poco::JSON::Object::Ptr head;
+  std::vector<SliceEntry> slices;
+};
+
+TreeHead read_head(const fsnap::ShadowRepo& repo, std::string_view tree) {
+  std::optional<fsnap::ObjectEntry> head_entry;
+  std::map<std::string, fsnap::ObjectEntry> slice_dirs;
+  for (const fsnap::ObjectEntry& e : repo.read_tree(tree)) {
+    if (e.name == kHead && !e.is_tree) {
+      head_entry = e;
+    } else {
+      slice_dirs.emplace(e.name, e);
+    }
+  }
+  if (!head_entry) throw damaged(tree, "it has no head.json");
+  TreeHead out;
+  Poco::JSON::Parser parser;
+  Poco::Dynamic::Var parsed = parser.parse(repo.read_blob(head_entry->oid));
+  if (parsed.type() == typeid(Poco::JSON::Object::Ptr)) {
+    out.head = parsed.extract<Poco::JSON::Object::Ptr>();
+  }
+  if (out.head == nullptr || session_json::string_field(out.head, "format") != kFormat) {
+    throw damaged(tree, "head.json is not of format " + std::string(kFormat));
+  }
+  Poco::JSON::Array::Ptr slice_list = out.head->getArray("slices");
+  if (slice_list == nullptr) throw damaged(tree, "head.json lists no slices");
+  for (std::size_t i = 0; i < slice_list->size(); ++i) {
+    Poco::JSON::Object::Ptr entry = slice_list->getObject(static_cast<unsigned>(i));
+    if (entry == nullptr) throw damaged(tree, "a bad slice entry in head.json");
+    SliceEntry slice;
+    slice.type = session_json::string_field(entry, "type");
+    std::optional<SlicePolicy> policy =
+        parse_slice_policy(session_json::string_field(entry, "policy"));
+    if (!policy) throw damaged(tree, "bad policy of slice " + slice.type);
+    slice.policy = *policy;
+    slice.count = entry->getValue<std::size_t>("items");
+    if (slice.count > 0) {
+      auto dir = slice_dirs.find(directory_of(slice.type));
+      if (dir == slice_dirs.end() || !dir->second.is_tree) {
+        throw damaged(tree, "slice " + slice.type + " has no directory");
+      }
+      slice.root = dir->second.oid;
+    }
+    out.slices.push_back(std::move(slice));
+  }
+  return out;
+}
+
+void check_count(const SliceEntry& slice, std::size_t found, std::string_view tree) {
+  if (found != slice.count) {
+    throw damaged(tree, "slice " + slice.type + " holds " + std::to_string(found) +
+                            " items, head.json says " + std::to_string(slice.count));
+  }
+}
+
+// Runs read, turning what goes wrong into Error kCorrupt about tree (a slice type this
+// process has not registered stays a SnapshotMismatchError).
+template <typename F>
+auto guarded(std::string_view tree, F read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Poco::Exception& e) {
+    throw damaged(tree, e.displayText());
+  } catch (const SnapshotMismatchError&) {
+    throw;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kCorrupt) throw;
+    throw damaged(tree, e.what());
+  }
+}
+
+}  // namespace
+
+// What a SessionTrees remembers, per repository (by git directory).
+struct SessionTrees::Memory {
+  std::map<std::string, RepoMemory> repos;
+  RepoMemory& of(const fsnap::ShadowRepo& repo) { return repos[repo.git_dir().string()]; }
+};
+
+SessionTrees::SessionTrees() : memory_(std::make_unique<Memory>()) {}
+
+SessionTrees::~SessionTrees() = default;
+
+std::string SessionTrees::write(fsnap::ShadowRepo& repo, const SessionSnapshot& snapshot) {
+  register_builtin_slice_types();
+  std::lock_guard<std::mutex> lock(mutex_);
+  RepoMemory& memory = memory_->of(repo);
+  ++memory.op;
+  Poco::JSON::Object::Ptr head = session_json::ordered_object();
+  head->set("format", kFormat);
+  session_json::write_header(snapshot, *head);
+  session_json::write_covers(snapshot, *head);
+  // Slices in name order, so equal snapshots give equal trees.
+  std::map<std::string, std::type_index> by_name;
+  for (const auto& [type, items] : snapshot.slices) {
+    by_name.emplace(session_json::codec_for(type)->name, type);
+  }
+  Poco::JSON::Array::Ptr slice_list = new Poco::JSON::Array;
+  std::vector<fsnap::ObjectEntry> root;
+  for (const auto& [name, type] : by_name) {
+    std::shared_ptr<const SliceType> codec = session_json::codec_for(type);
+    const SliceItems& items = snapshot.slices.at(type);
+    auto policy = snapshot.policies.find(type);
+    Poco::JSON::Object::Ptr entry = session_json::ordered_object();
+    entry->set("type", name);
+    entry->set("policy",
+               std::string(to_string(policy == snapshot.policies.end() ? SlicePolicy::kState
+                                                                       : policy->second)));
+    entry->set("items", items.size());
+    slice_list->add(entry);
+    if (items.empty()) continue;
+    root.push_back(fsnap::ObjectEntry{directory_of(name),
+                                      SliceWriter(repo, memory, *codec, items).write(), true});
+  }
+  head->set("slices", slice_list);
+  std::ostringstream head_text;
+  head->stringify(head_text, 1);
+  head_text << '\n';
+  root.push_back(fsnap::ObjectEntry{kHead, repo.write_blob(head_text.str()), false});
+  std::string tree = repo.write_tree(root);
+  memory.forget_unused();
+  return tree;
+}
+
+void SessionTrees::commit(fsnap::ShadowRepo& repo, const std::string& tree,
+                          const fsnap::Checkpoint& at) {
+  std::string ref = fsnap::layout::session_ref(at.meta.run);
+  if (repo.ref_tree(ref) == tree) return;  // reachable already
+  std::string subject = "session at " + std::string(fsnap::to_string(at.meta.phase));
+  if (!at.meta.tool_name.empty()) subject += " " + at.meta.tool_name;
+  if (!at.meta.tool_call_id.empty()) subject += " " + at.meta.tool_call_id;
+  repo.commit_to_ref(ref, tree, subject + "\n\nSession-Of-Checkpoint: " + at.id + "\n");
+}
+
+SessionSnapshot SessionTrees::read(const fsnap::ShadowRepo& repo, std::string_view tree,
+                                   const SessionStamp& stamp) {
+  register_builtin_slice_types();
+  std::lock_guard<std::mutex> lock(mutex_);
+  RepoMemory& memory = memory_->of(repo);
+  ++memory.op;
+  SessionSnapshot snap = guarded(tree, [&] {
+    TreeHead head = read_head(repo, tree);
+    SessionSnapshot out;
+    out.id = stamp.id;
+    out.session_id = stamp.session_id;
+    out.created_at = stamp.created_at;
+    session_json::read_header(head.head, out);
+    for (const SliceEntry& slice : head.slices) {
+      std::shared_ptr<const SliceType> codec = SliceTypes::find(slice.type);
+      if (codec == nullptr || !codec->decode) {
+        throw SnapshotMismatchError("session snapshot " + out.id + " holds slice type '" +
+                                    slice.type + "', which this process has not registered");
+      }
+      SliceItems items;
+      if (!slice.root.empty()) {
+        for (Item& item : read_items(repo, memory, *codec, slice.root, tree)) {
+          items = items.push_back(std::move(item));
+        }
+      }
+      check_count(slice, items.size(), tree);
+      out.slices.emplace(codec->type, std::move(items));
+      out.policies.emplace(codec->type, slice.policy);
+    }
+    return out;
+  });
+  memory.forget_unused();
+  return snap;
+}
+
+std::string SessionTrees::read_json(const fsnap::ShadowRepo& repo, std::string_view tree,
+                                    const SessionStamp& stamp) {
+  return guarded(tree, [&] {
+    TreeHead head = read_head(repo, tree);
+    Poco::JSON::Object::Ptr root = session_json::ordered_object();
+    root->set("format", "shadowbox.session-snapshot.v1");
+    SessionSnapshot stamped;
+    stamped.id = stamp.id;
+    stamped.session_id = stamp.session_id;
+    stamped.created_at = stamp.created_at;
+    session_json::write_stamp(stamped, *root);
+    for (const char* key : {"parent_id", "children_ids", "tags"}) {
+      root->set(key, head.head->get(key));
+    }
+    Poco::JSON::Array::Ptr slices = new Poco::JSON::Array;
+    for (const SliceEntry& slice : head.slices) {
+      Poco::JSON::Object::Ptr entry = session_json::ordered_object();
+      entry->set("type", slice.type);
+      entry->set("policy", std::string(to_string(slice.policy)));
+      Poco::JSON::Array::Ptr items = new Poco::JSON::Array;
+      if (!slice.root.empty()) {
+        walk_chunks(repo, slice.root, tree, [&](const std::string& oid) {
+          Poco::JSON::Array::Ptr values = chunk_values(repo, oid, tree);
+          for (std::size_t i = 0; i < values->size(); ++i) {
+            items->add(values->get(static_cast<unsigned>(i)));
+          }
+        });
+      }
+      check_count(slice, items->size(), tree);
+      entry->set("items", items);
+      slices->add(entry);
+    }
+    root->set("slices", slices);
+    if (head.head->has("covers")) root->set("covers", head.head->get("covers"));
+    std::ostringstream out;
+    root->stringify(out);
+    return out.str();
+  });
+}
+
+}  // namespace sandbox
