@@ -397,6 +397,15 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   meta.exit_code = result.exit.code();
   meta.ended_at = now_text();
   meta.save(spec.store);
+  // The agent is done, so nothing waits on packing now: what the run left loose goes
+  // into a pack before `run` returns, rather than waiting for the next threshold.
+  if (spec.config.auto_maintenance) {
+    try {
+      fsnap::maintain(spec.store, {0, spec.config.maintenance.max_packs});
+    } catch (const std::exception& e) {
+      warn(std::string("maintenance of the store failed (nothing was removed): ") + e.what());
+    }
+  }
   return result;
 }
 

@@ -124,6 +124,17 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   EXPECT_GT(all.out.size(), 1000u);
   EXPECT_EQ(all.out.find(secret_), std::string::npos) << "a secret entered the store";
   EXPECT_NE(all.out.find("[REDACTED]"), std::string::npos);
+
+  // Once the agent was done, the run packed what it had written: no object the refs
+  // reach is left loose.
+  std::istringstream reachable(git({"rev-list", "--objects", "--all"}));
+  std::size_t objects = 0;
+  for (std::string line; std::getline(reachable, line); ++objects) {
+    std::string id = line.substr(0, 40);
+    EXPECT_FALSE(fs::exists(store_ / "repo.git/objects" / id.substr(0, 2) / id.substr(2)))
+        << "loose: " << line;
+  }
+  EXPECT_GT(objects, 20u);
 }
 
 TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
