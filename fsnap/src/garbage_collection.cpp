@@ -13,6 +13,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "pack_names.hpp"
 #include "shadow_repo_impl.hpp"
 
 namespace fsnap {
@@ -42,74 +43,12 @@ git_oid rewrite_commit(git_repository* repo, const git_commit* commit,
   return out;
 }
 
-void mark_tree(const ShadowRepo::Impl& impl, const git_oid& oid, OidSet& reachable) {
-  if (!reachable.insert(oid).second) return;
-  git::Tree tree = impl.lookup_tree(oid);
-  std::size_t n = git_tree_entrycount(tree.get());
-  for (std::size_t i = 0; i < n; ++i) {
-    const git_tree_entry* e = git_tree_entry_byindex(tree.get(), i);
-    if (git_tree_entry_type(e) == GIT_OBJECT_TREE) {
-      mark_tree(impl, *git_tree_entry_id(e), reachable);
-    } else if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
-      reachable.insert(*git_tree_entry_id(e));
-    }
-  }
-}
-
-}  // namespace
-
-OidSet reachable_objects(const ShadowRepo::Impl& impl) {
-  OidSet reachable;
-  git_reference_iterator* raw = nullptr;
-  git::check(git_reference_iterator_new(&raw, impl.repo.get()), "cannot list refs");
-  git::ReferenceIterator it(raw);
-  std::vector<git_oid> tips;
-  git_reference* ref = nullptr;
-  while (git_reference_next(&ref, it.get()) == 0) {
-    git::Reference owned(ref);
-    git_reference* resolved = nullptr;
-    if (git_reference_resolve(&resolved, ref) == 0) {
-      tips.push_back(*git_reference_target(resolved));
-      git_reference_free(resolved);
-    }
-  }
-  for (const git_oid& tip : tips) {
-    git_object* obj = nullptr;
-    if (git_object_lookup(&obj, impl.repo.get(), &tip, GIT_OBJECT_ANY) != 0) continue;
-    git_object_t type = git_object_type(obj);
-    git_object_free(obj);
-    if (type == GIT_OBJECT_BLOB) {
-      reachable.insert(tip);
-      continue;
-    }
-    if (type == GIT_OBJECT_TREE) {
-      mark_tree(impl, tip, reachable);
-      continue;
-    }
-    if (type != GIT_OBJECT_COMMIT) continue;
-    std::vector<git_oid> stack{tip};
-    while (!stack.empty()) {
-      git_oid c = stack.back();
-      stack.pop_back();
-      if (!reachable.insert(c).second) continue;
-      git::Commit commit = lookup_commit(impl.repo.get(), c);
-      mark_tree(impl, *git_commit_tree_id(commit.get()), reachable);
-      for (unsigned i = 0; i < git_commit_parentcount(commit.get()); ++i) {
-        stack.push_back(*git_commit_parent_id(commit.get(), i));
-      }
-    }
-  }
-  return reachable;
-}
-
-namespace {
-
 int collect_oid(const git_oid* oid, void* payload) {
   static_cast<std::vector<git_oid>*>(payload)->push_back(*oid);
   return 0;
 }
 
-std::size_t prune_loose(const ShadowRepo::Impl& impl, const OidSet& reachable,
+std::size_t prune_loose(const ShadowRepo::Impl& impl, const PackNames& reachable,
                         std::chrono::seconds grace) {
   std::vector<git_oid> all;
   git::check(git_odb_foreach(impl.odb.get(), collect_oid, &all), "cannot list objects");
@@ -341,7 +280,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
 
   if (!dropped.empty()) migrate_notes(*impl_, rewritten, dropped, now);
 
-  report.objects_pruned = prune_loose(*impl_, reachable_objects(*impl_), policy.prune_grace);
+  report.objects_pruned = prune_loose(*impl_, name_reachable_objects(*impl_), policy.prune_grace);
   if (report.objects_pruned > 0) impl_->bump_generation();
   return report;
 }

@@ -24,18 +24,13 @@ struct Entry {
   git_oid oid;
 };
 
-bool all_hex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-}
-
 // A note at depth: its name is the rest of a 40-digit id after 2 * depth digits.
 bool is_note_at(const Entry& e, std::size_t depth) {
-  return e.mode != kModeTree && e.name.size() + 2 * depth == GIT_OID_HEXSZ && all_hex(e.name);
+  return e.mode != kModeTree && e.name.size() + 2 * depth == GIT_OID_HEXSZ && is_hex(e.name);
 }
 
 bool is_fanout(const Entry& e) {
-  return e.mode == kModeTree && e.name.size() == 2 && all_hex(e.name);
+  return e.mode == kModeTree && e.name.size() == 2 && is_hex(e.name);
 }
 
 std::vector<Entry> entries_of(const ShadowRepo::Impl& impl, const git_oid& oid) {

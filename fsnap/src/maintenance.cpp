@@ -45,11 +45,6 @@ class MaintenanceLock {
   bool held_ = false;
 };
 
-bool is_hex(const std::string& s) {
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
-}
-
 // The loose objects of the repository at objects, with their files.
 std::vector<std::pair<git_oid, fs::path>> loose_objects(const fs::path& objects) {
   std::vector<std::pair<git_oid, fs::path>> out;

@@ -16,7 +16,8 @@ namespace fsnap {
 
 using PackNames = std::unordered_map<git_oid, std::string, OidHash, OidEq>;
 
-// The objects the refs reach, each with its name. With only, the walk goes down through
+// The objects the refs reach, each with its name (gc prunes loose objects not among
+// them; maintenance packs those among them). With only, the walk goes down through
 // the objects of only and names those alone (the loose objects: an object in a pack has
 // what it refers to in a pack too).
 PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* only = nullptr);

@@ -22,12 +22,6 @@ namespace {
 // more often than they are read, and `git gc` can repack them tighter later.
 constexpr int kLooseCompressionLevel = 1;
 
-bool is_hex(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-}
-
 void validate_text(std::string_view kind, std::string_view value) {
   if (value.size() > kMaxTagBytes) {
     throw Error(ErrorCode::kInvalidArgument, std::string(kind) + " " + quote_input(value) +

@@ -29,6 +29,15 @@ git::Signature shadowbox_signature(std::chrono::system_clock::time_point t);
 git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
                      const std::vector<Note>& notes, const git_signature* sig);
 
+// Whether s is a non-empty run of lowercase hex digits, as git writes object names.
+inline bool is_hex(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 // Writes an object to odb (no-op if it exists) and returns its id.
 git_oid write_object(git_odb* odb, std::string_view data, git_object_t type);
 
@@ -94,8 +103,5 @@ git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
 
 // Validates a run or tag name as one ref component; throws kInvalidArgument.
 void validate_ref_component(std::string_view kind, std::string_view name);
-
-// Every object reachable from any ref of the repository (its commits, trees, blobs).
-OidSet reachable_objects(const ShadowRepo::Impl& impl);
 
 }  // namespace fsnap
