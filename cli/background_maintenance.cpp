@@ -14,13 +14,14 @@
 
 namespace cli {
 
-void maintain_in_background(const Context& context) {
+void maintain_in_background(const Context& context, bool session_ended) {
   try {
     if (!context.config.auto_maintenance) return;
     boost::system::error_code ec;
     if (!boost::filesystem::is_directory(context.store_dir, ec)) return;
     fsnap::Store store = fsnap::Store::open(context.store_dir, context.workspace, false);
-    if (!fsnap::maintenance_due(store, context.config.maintenance)) return;
+    bool due = fsnap::maintenance_due(store, context.config.maintenance);
+    if (!due && !(session_ended && fsnap::has_loose_objects(store))) return;
     std::vector<std::string> argv = {self_path(), "--workspace", context.workspace.string(),
                                      "--store", context.store_dir.string()};
     if (!context.config.source.empty()) {
@@ -28,7 +29,7 @@ void maintain_in_background(const Context& context) {
       argv.push_back(boost::filesystem::absolute(context.config.source).string());
     }
     argv.push_back("maintenance");
-    argv.push_back("--auto");
+    if (!session_ended) argv.push_back("--auto");
     std::vector<char*> args;
     args.reserve(argv.size() + 1);
     for (std::string& a : argv) args.push_back(a.data());

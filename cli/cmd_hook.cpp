@@ -60,7 +60,7 @@ bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
 
 // Records the event into the run; the answer for Claude Code.
 hooks::HookAnswer record_event(const Context& context, const std::string& run_name,
-                               const std::string& event) {
+                               const std::string& event, bool session_ends) {
   std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
@@ -86,7 +86,7 @@ hooks::HookAnswer record_event(const Context& context, const std::string& run_na
     }
   }
   // Under `shadowbox run` the run maintains the store; hooks installed by hand do here.
-  if (run_home.empty()) maintain_in_background(context);
+  if (run_home.empty()) maintain_in_background(context, session_ends);
   return answer;
 }
 
@@ -139,7 +139,8 @@ int cmd_hook(const GlobalOptions& global, const Args& parsed) {
   if (defers_to_project_hooks(global, parsed, options)) return 0;
   hooks::HookAnswer answer;
   try {
-    answer = record_event(make_context(options), run_name, event);
+    answer = record_event(make_context(options), run_name, event,
+                          parsed_event.name == "SessionEnd" && parsed_event.reason != "clear");
   } catch (const std::exception& e) {
     answer = unrecorded(options, run_name, parsed_event, e.what());
   }

@@ -55,7 +55,7 @@ std::size_t prune_loose(const ShadowRepo::Impl& impl, const PackNames& reachable
   std::size_t pruned = 0;
   auto now = std::chrono::system_clock::now();
   for (const git_oid& oid : all) {
-    if (reachable.count(oid)) continue;
+    if (reachable.contains(oid)) continue;
     std::string hex = git::to_hex(oid);
     boost::filesystem::path loose = impl.git_dir / "objects" / hex.substr(0, 2) / hex.substr(2);
     // A young object may be one a checkpoint being recorded is about to reference.
@@ -108,7 +108,7 @@ std::string with_rewritten_ids(const std::string& text,
 }
 
 // Rebuilds the notes ref so that notes follow rewritten commits (and name them) and
-// notes of dropped commits go. The new notes history starts afresh (one commit per note).
+// notes of dropped commits go. The new notes history starts afresh, in one commit.
 void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
                    const std::set<std::string>& dropped,
                    std::chrono::system_clock::time_point now) {

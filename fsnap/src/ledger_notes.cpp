@@ -3,6 +3,8 @@
 // by their next two hex digits ("ab/cdef..."), as git itself does. libgit2 puts a new
 // note into the subtree of its prefix when there is one, so a write rewrites a few small
 // trees instead of one tree that grows with the ledger (and a lookup reads those few).
+// The notes of one write (a checkpoint's record, and the record of the call it ends)
+// land in one commit.
 
 #include <algorithm>
 #include <cctype>
@@ -17,6 +19,7 @@ namespace fsnap {
 namespace {
 
 constexpr std::size_t kMaxNotesPerLevel = 128;
+constexpr const char* kNotesMessage = "Notes added by shadowbox\n";
 
 struct Entry {
   std::string name;
@@ -107,42 +110,83 @@ git_oid balance(ShadowRepo::Impl& impl, const git_oid& tree, std::size_t depth,
   return changed ? write_entries(impl, entries) : tree;
 }
 
+// The notes tree at depth (none: empty) with the note of commit (40 hex digits) set to
+// blob: in the fanout subtree of its next two digits if there is one, else at this
+// level; a note of commit at a level passed through goes (git reads the deepest one).
+git_oid with_note(ShadowRepo::Impl& impl, const std::optional<git_oid>& tree, std::size_t depth,
+                  const std::string& commit, const git_oid& blob) {
+  std::vector<Entry> entries;
+  if (tree) entries = entries_of(impl, *tree);
+  std::string rest = commit.substr(2 * depth);
+  std::erase_if(entries, [&](const Entry& e) { return e.mode != kModeTree && e.name == rest; });
+  std::string prefix = rest.substr(0, 2);
+  auto dir = std::find_if(entries.begin(), entries.end(),
+                          [&](const Entry& e) { return is_fanout(e) && e.name == prefix; });
+  if (dir != entries.end() && 2 * depth + 2 < GIT_OID_HEXSZ) {
+    dir->oid = with_note(impl, dir->oid, depth + 1, commit, blob);
+  } else {
+    entries.push_back(Entry{rest, kModeFile, blob});
+  }
+  return write_entries(impl, entries);
+}
+
+// A notes tree at depth of notes (the rest of each id after 2 * depth digits, and its
+// blob; no two for one commit), fanned out where a level would hold too many.
+git_oid fanned_tree(ShadowRepo::Impl& impl, const std::vector<Entry>& notes, std::size_t depth) {
+  if (notes.size() <= kMaxNotesPerLevel || 2 * depth + 2 >= GIT_OID_HEXSZ) {
+    return write_entries(impl, notes);
+  }
+  std::map<std::string, std::vector<Entry>> groups;  // by the next two digits
+  for (const Entry& e : notes) {
+    groups[e.name.substr(0, 2)].push_back(Entry{e.name.substr(2), e.mode, e.oid});
+  }
+  std::vector<Entry> level;
+  level.reserve(groups.size());
+  for (const auto& [prefix, group] : groups) {
+    level.push_back(Entry{prefix, kModeTree, fanned_tree(impl, group, depth + 1)});
+  }
+  return write_entries(impl, level);
+}
+
 }  // namespace
 
 git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
                      const std::vector<Note>& notes, const git_signature* sig) {
+  if (notes.empty()) throw Error(ErrorCode::kInvalidArgument, "no notes to write");
   git_repository* repo = impl.repo.get();
-  std::optional<git_oid> tip = base;
-  for (const Note& note : notes) {
-    git::Commit parent;
-    if (tip) {
-      git_commit* raw = nullptr;
-      git::check(git_commit_lookup(&raw, repo, &*tip), "cannot read the ledger's notes");
-      parent.reset(raw);
-    }
-    git_oid target = git::from_hex(note.commit);
-    git_oid commit;
-    git_oid blob;
-    git::check(git_note_commit_create(&commit, &blob, repo, parent.get(), sig, sig, &target,
-                                      note.text.c_str(), /*allow_note_overwrite=*/1),
-               "cannot write the ledger note of " + note.commit);
-    tip = commit;
-    // Fan out what this note crowded, as a commit of its own.
+  git::Commit parent;
+  std::optional<git_oid> tree;
+  if (base) {
     git_commit* raw = nullptr;
-    git::check(git_commit_lookup(&raw, repo, &commit), "cannot read the ledger's notes");
-    git::Commit written(raw);
-    const git_oid* tree = git_commit_tree_id(written.get());
-    git_oid balanced = balance(impl, *tree, 0, note.commit);
-    if (git_oid_equal(&balanced, tree)) continue;
-    git::Tree balanced_tree = impl.lookup_tree(balanced);
-    const git_commit* parents[] = {written.get()};
-    git::check(git_commit_create(&commit, repo, nullptr, sig, sig, nullptr, "Notes fanned out\n",
-                                 balanced_tree.get(), 1, parents),
-               "cannot write the ledger's notes");
-    tip = commit;
+    git::check(git_commit_lookup(&raw, repo, &*base), "cannot read the ledger's notes");
+    parent.reset(raw);
+    tree = *git_commit_tree_id(parent.get());
   }
-  if (!tip) throw Error(ErrorCode::kInvalidArgument, "no notes to write");
-  return *tip;
+  std::map<std::string, git_oid> blobs;  // by commit: a later note of one commit wins
+  for (const Note& note : notes) {
+    if (note.commit.size() != GIT_OID_HEXSZ || !is_hex(note.commit)) {
+      throw Error(ErrorCode::kInvalidArgument, "a note needs a full commit id, not " + note.commit);
+    }
+    blobs[note.commit] = impl.write(note.text, GIT_OBJECT_BLOB);
+  }
+  if (!tree) {
+    // A new history (gc rebuilding the ledger): the whole tree at once.
+    std::vector<Entry> all;
+    all.reserve(blobs.size());
+    for (const auto& [commit, blob] : blobs) all.push_back(Entry{commit, kModeFile, blob});
+    tree = fanned_tree(impl, all, 0);
+  } else {
+    for (const auto& [commit, blob] : blobs) {
+      tree = balance(impl, with_note(impl, tree, 0, commit, blob), 0, commit);
+    }
+  }
+  git::Tree written = impl.lookup_tree(*tree);
+  const git_commit* parents[] = {parent.get()};
+  git_oid commit;
+  git::check(git_commit_create(&commit, repo, nullptr, sig, sig, nullptr, kNotesMessage,
+                               written.get(), base ? 1 : 0, parents),
+             "cannot write the ledger's notes");
+  return commit;
 }
 
 }  // namespace fsnap

@@ -45,9 +45,10 @@ class MaintenanceLock {
   bool held_ = false;
 };
 
-// The loose objects of the repository at objects, with their files.
-std::vector<std::pair<git_oid, fs::path>> loose_objects(const fs::path& objects) {
-  std::vector<std::pair<git_oid, fs::path>> out;
+// Calls visit(oid, file) for each loose object of the repository at objects until it
+// returns false.
+template <typename Visit>
+void visit_loose_objects(const fs::path& objects, Visit visit) {
   boost::system::error_code ec;
   for (fs::directory_iterator dir(objects, ec), end; !ec && dir != end; dir.increment(ec)) {
     std::string fanout = dir->path().filename().string();
@@ -57,9 +58,18 @@ std::vector<std::pair<git_oid, fs::path>> loose_objects(const fs::path& objects)
       std::string rest = it->path().filename().string();
       if (rest.size() != 38 || !is_hex(rest)) continue;  // a temporary file being written
       git_oid oid;
-      if (git_oid_fromstr(&oid, (fanout + rest).c_str()) == 0) out.emplace_back(oid, it->path());
+      if (git_oid_fromstr(&oid, (fanout + rest).c_str()) == 0 && !visit(oid, it->path())) return;
     }
   }
+}
+
+// The loose objects of the repository at objects, with their files.
+std::vector<std::pair<git_oid, fs::path>> loose_objects(const fs::path& objects) {
+  std::vector<std::pair<git_oid, fs::path>> out;
+  visit_loose_objects(objects, [&](const git_oid& oid, const fs::path& file) {
+    out.emplace_back(oid, file);
+    return true;
+  });
   return out;
 }
 
@@ -75,19 +85,23 @@ void fsync_path(const fs::path& path) {
 }
 
 // Writes a pack of objects into pack_dir, durably; returns its .idx path ("" if empty).
-// Objects are compared for deltas by their names (an object without one by size alone).
-fs::path write_pack(git_repository* repo, const std::vector<git_oid>& objects,
-                    const PackNames& names, const fs::path& pack_dir) {
+// Objects are compared for deltas by their names, and given in the order the walk met
+// them (an object the refs do not reach comes last, compared by size alone).
+fs::path write_pack(git_repository* repo, const OidSet& objects, const PackNames& names,
+                    const fs::path& pack_dir) {
   if (objects.empty()) return {};
   git_packbuilder* raw = nullptr;
   git::check(git_packbuilder_new(&raw, repo), "cannot start a pack");
   Packbuilder pb(raw);
   git_packbuilder_set_threads(pb.get(), 1);
-  for (const git_oid& oid : objects) {
-    auto name = names.find(oid);
-    git::check(git_packbuilder_insert(pb.get(), &oid,
-                                      name != names.end() ? name->second.c_str() : nullptr),
+  for (const git_oid& oid : names.order) {
+    if (objects.count(oid) == 0) continue;
+    git::check(git_packbuilder_insert(pb.get(), &oid, names.names.at(oid).c_str()),
                "cannot add an object to a pack");
+  }
+  for (const git_oid& oid : objects) {
+    if (names.contains(oid)) continue;
+    git::check(git_packbuilder_insert(pb.get(), &oid, nullptr), "cannot add an object to a pack");
   }
   git::check(git_packbuilder_write(pb.get(), pack_dir.c_str(), 0, nullptr, nullptr),
              "cannot write a pack in " + pack_dir.string());
@@ -112,7 +126,7 @@ git::Odb pack_odb(const fs::path& idx) {
 }
 
 int collect(const git_oid* oid, void* payload) {
-  static_cast<std::vector<git_oid>*>(payload)->push_back(*oid);
+  static_cast<OidSet*>(payload)->insert(*oid);
   return 0;
 }
 
@@ -147,17 +161,11 @@ std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
   std::uintmax_t rest = 0;
   for (std::size_t i = 0; i + 1 < packs.size(); ++i) rest += packs[i].size;
   if (packs.back().size >= 2 * rest) packs.pop_back();
-  std::vector<git_oid> objects;
+  OidSet objects;
   for (const Pack& p : packs) {
     git::Odb odb = pack_odb(p.idx);
     git::check(git_odb_foreach(odb.get(), collect, &objects), "cannot list " + p.idx.string());
   }
-  std::sort(objects.begin(), objects.end(),
-            [](const git_oid& a, const git_oid& b) { return git_oid_cmp(&a, &b) < 0; });
-  objects.erase(
-      std::unique(objects.begin(), objects.end(),
-                  [](const git_oid& a, const git_oid& b) { return git_oid_equal(&a, &b); }),
-      objects.end());
   fs::path merged = write_pack(impl.repo.get(), objects, name_reachable_objects(impl), pack_dir);
   // The old packs go only once the new one holds everything they held.
   git::Odb check = pack_odb(merged);
@@ -186,6 +194,15 @@ std::size_t estimate_loose_objects(const Store& store) {
   boost::system::error_code ec;
   for (fs::directory_iterator it(sample, ec), end; !ec && it != end; it.increment(ec)) ++n;
   return n * 256;
+}
+
+bool has_loose_objects(const Store& store) {
+  bool any = false;
+  visit_loose_objects(store.repo_dir() / "objects", [&](const git_oid&, const fs::path&) {
+    any = true;
+    return false;
+  });
+  return any;
 }
 
 bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
@@ -220,13 +237,12 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   std::erase_if(loose, [&](const std::pair<git_oid, fs::path>& object) {
     std::size_t size = 0;
     git_object_t type = GIT_OBJECT_INVALID;
-    return reachable.count(object.first) == 0 ||
+    return !reachable.contains(object.first) ||
            git_odb_read_header(&size, &type, impl.odb.get(), &object.first) != 0 ||
            (type == GIT_OBJECT_BLOB && size > kStreamedBlobSize);
   });
-  std::vector<git_oid> ids;
-  ids.reserve(loose.size());
-  for (const auto& [oid, file] : loose) ids.push_back(oid);
+  OidSet ids;
+  for (const auto& [oid, file] : loose) ids.insert(oid);
   if (!ids.empty()) {
     fs::path idx = write_pack(repo, ids, reachable, pack_dir);
     git::Odb packed = pack_odb(idx);

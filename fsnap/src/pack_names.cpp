@@ -1,6 +1,6 @@
 #include "pack_names.hpp"
 
-#include <vector>
+#include <algorithm>
 
 namespace fsnap {
 
@@ -52,7 +52,9 @@ class Namer {
   // Names id if it is to be named and has no name yet; whether it got one.
   bool take(const git_oid& id, const std::string& name) {
     if (only_ != nullptr && only_->count(id) == 0) return false;
-    return names_.emplace(id, name).second;
+    if (!names_.names.emplace(id, name).second) return false;
+    names_.order.push_back(id);
+    return true;
   }
 
   void walk_tree(const git_oid& id, const std::string& path) {
@@ -94,6 +96,10 @@ PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* onl
       git_reference_free(resolved);
     }
   }
+  // A tag names a checkpoint its run reaches too: the run's walk names it first.
+  std::stable_partition(tips.begin(), tips.end(), [](const auto& tip) {
+    return tip.first.rfind(layout::kTagRefPrefix, 0) != 0;
+  });
   for (const auto& [name, tip] : tips) namer.walk_ref(name, tip);
   return namer.take_names();
 }

@@ -3,18 +3,28 @@
 // few of its neighbours in an order by type, name and size; objects without names are
 // ordered by size alone, so versions of one tree rarely meet. Objects are named here as
 // git's pack-objects names them, by the path they are reached at (under the kind of ref
-// that reaches them: "runs/d5", "notes/ab", "sessions/tool_invoked/03.json"). Private
-// to fsnap.
+// that reaches them: "runs/d5", "notes/ab", "sessions/tool_invoked/03.json"), and kept
+// in the order of the walk, newest first: objects of equal type, name and size meet in
+// the order they were given, so versions of one tree of one size (a workspace's root,
+// whose entries keep their lengths) meet their neighbours in time, not strangers from
+// far back in the run with many more entries changed. Private to fsnap.
 #pragma once
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "shadow_repo_impl.hpp"
 
 namespace fsnap {
 
-using PackNames = std::unordered_map<git_oid, std::string, OidHash, OidEq>;
+// Reachable objects with their names, in the order a walk from the refs met them.
+struct PackNames {
+  std::unordered_map<git_oid, std::string, OidHash, OidEq> names;
+  std::vector<git_oid> order;  // every key of names, newest first
+
+  bool contains(const git_oid& oid) const { return names.count(oid) != 0; }
+};
 
 // The objects the refs reach, each with its name (gc prunes loose objects not among
 // them; maintenance packs those among them). With only, the walk goes down through

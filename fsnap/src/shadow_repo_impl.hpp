@@ -23,9 +23,9 @@ namespace fsnap {
 // The signature of everything shadowbox writes, dated at t.
 git::Signature shadowbox_signature(std::chrono::system_clock::time_point t);
 
-// Writes notes one commit each on top of the notes commit base (none: a new history),
-// keeping the notes tree fanned out as git does; returns the last commit (not moving any
-// ref). Error kInvalidArgument for no notes at all.
+// Writes notes in one commit on top of the notes commit base (none: a new history),
+// keeping the notes tree fanned out as git does; returns the commit (not moving any
+// ref). Error kInvalidArgument for no notes at all, or a note without a full commit id.
 git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
                      const std::vector<Note>& notes, const git_signature* sig);
 

@@ -1,8 +1,10 @@
 // store_growth_bench — what a long run costs the store (issue: a store that stays
-// small). Runs N tool calls through the CLI as hooks installed by hand would (a
-// pre_tool and a post_tool checkpoint each, one small edit per call) on a workspace of
-// F files, with automatic maintenance on, and prints:
+// small). Runs N tool calls through `shadowbox hook claude-code` as hooks installed by
+// hand would answer them (a PreToolUse and a PostToolUse event each, one small edit per
+// call) on a workspace of F files, then ends the agent's session (SessionEnd), with
+// automatic maintenance on, and prints:
 //   the store's size before and after (bytes on disk), and per call;
+//   the loose objects left once the maintenance the session's end started is done;
 //   the size of the ledger note of call 10 and of call N;
 //   the time of a call (both checkpoints) over the first and the last 10 calls.
 //
@@ -82,6 +84,28 @@ std::size_t note_size(const fs::path& store, const fs::path& ws, const std::stri
   return repo.note(repo.resolve(ref).commit).value_or("").size();
 }
 
+// Sends one Claude Code hook event (its name and extra fields) to `shadowbox hook`.
+void hook(const fs::path& ws, const fs::path& store, const std::string& name,
+          const std::string& fields) {
+  std::string event = "{\"hook_event_name\":\"" + name +
+                      "\",\"session_id\":\"bench\",\"transcript_path\":\"\",\"cwd\":\"" +
+                      ws.string() + "\"" + fields + "}";
+  testing_support::CommandResult r = testing_support::run_command(
+      {SHADOWBOX_BIN, "--workspace", ws.string(), "--store", store.string(), "hook", "claude-code"},
+      ws, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1", "CLAUDE_PROJECT_DIR=" + ws.string()},
+      event);
+  if (r.exit_code != 0) throw std::runtime_error("shadowbox hook " + name + ": " + r.err);
+}
+
+std::size_t loose_objects(const fs::path& store) {
+  std::size_t n = 0;
+  for (fs::directory_iterator dir(store / "repo.git" / "objects"), end; dir != end; ++dir) {
+    if (dir->path().filename().string().size() != 2) continue;
+    for (fs::directory_iterator it(dir->path()); it != end; ++it) ++n;
+  }
+  return n;
+}
+
 // Runs `shadowbox maintenance`; whether it ran (no other one held the store).
 bool ran_maintenance(const fs::path& ws, const fs::path& store) {
   testing_support::CommandResult r =
@@ -127,21 +151,24 @@ int main(int argc, char** argv) try {
   std::uintmax_t before = disk_usage(store);
   std::vector<double> call_ms;
   for (int i = 1; i <= args.calls; ++i) {
-    std::string id = "call_" + std::to_string(i);
+    std::string id = "toolu_" + std::to_string(i);
+    std::string file = "d" + std::to_string(i % 100) + "/f" + std::to_string(i % args.files);
+    std::string tool = ",\"tool_name\":\"Edit\",\"tool_use_id\":\"" + id +
+                       "\",\"tool_input\":{\"file_path\":\"" + file + "\"}";
     Clock::time_point start = Clock::now();
-    shadowbox(
-        ws, store,
-        {"snapshot", "--phase", "pre_tool", "--tool-call-id", id, "--tool-name", "Edit", "--input",
-         "edit d" + std::to_string(i % 100) + "/f" + std::to_string(i % args.files)});
-    testing_support::write_file(
-        ws / ("d" + std::to_string(i % 100)) / ("f" + std::to_string(i % args.files)),
-        "line " + std::to_string(i) + " edited by call " + id + "\n");
-    shadowbox(ws, store,
-              {"snapshot", "--phase", "post_tool", "--tool-call-id", id, "--result", "ok"});
+    hook(ws, store, "PreToolUse", tool);
+    testing_support::write_file(ws / file, "line " + std::to_string(i) + " edited by " + id + "\n");
+    hook(ws, store, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
     call_ms.push_back(ms(Clock::now() - start));
   }
-  // Detached maintenance may still be packing: wait for it to finish.
+  hook(ws, store, "SessionEnd", ",\"reason\":\"other\"");
+  // The maintenance the session's end started (detached) packs what is loose: wait for
+  // it to start, then to finish.
+  for (int i = 0; i < 600 && loose_objects(store) > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   wait_for_maintenance(store);
+  std::size_t loose_left = loose_objects(store);
   std::uintmax_t after = disk_usage(store);
   // The baseline: `git gc` on a copy of the same store.
   fs::path copy = args.dir / "store-git-gc";
@@ -156,16 +183,18 @@ int main(int argc, char** argv) try {
     return t / static_cast<double>(to - from);
   };
   std::size_t n = call_ms.size();
-  std::size_t note10 = note_size(store, ws, "post:call_10");
-  std::size_t note_last = note_size(store, ws, "post:call_" + std::to_string(args.calls));
+  std::size_t note10 = note_size(store, ws, "post:toolu_10");
+  std::size_t note_last = note_size(store, ws, "post:toolu_" + std::to_string(args.calls));
   std::printf(
-      "store_growth_bench: %d tool calls (%d checkpoints), %d files, automatic maintenance\n",
+      "store_growth_bench: %d tool calls (%d checkpoints) through hook processes, %d files, "
+      "automatic maintenance\n",
       args.calls, 2 * args.calls, args.files);
   std::printf("  store before        %10.2f MB\n", static_cast<double>(before) / 1e6);
   std::printf("  store after         %10.2f MB\n", static_cast<double>(after) / 1e6);
   double growth = static_cast<double>(after) - static_cast<double>(before);
   std::printf("  growth              %10.2f MB  (%.1f KB per call)\n", growth / 1e6,
               growth / 1e3 / args.calls);
+  std::printf("  loose objects left  %10zu\n", loose_left);
   std::printf("  git gc on a copy    %10.2f MB  (store / git gc: %.2fx)\n",
               static_cast<double>(git_gc) / 1e6,
               static_cast<double>(after) / static_cast<double>(git_gc));

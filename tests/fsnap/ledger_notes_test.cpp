@@ -1,6 +1,6 @@
 // The ledger's notes stay cheap to write and read as they grow: the notes tree is
-// fanned out as git does ("ab/cdef..."), no tree level holds more than 128 notes, and
-// plain git reads every note.
+// fanned out as git does ("ab/cdef..."), no tree level holds more than 128 notes, the
+// notes of one write are one commit, and plain git reads every note.
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
@@ -63,6 +63,10 @@ TEST(LedgerNotesTest, TheNotesTreeIsFannedOutAndEveryNoteIsRead) {
   testing_support::CommandResult show = testing_support::run_command(
       {"git", "--git-dir", git_dir, "notes", "--ref=shadowbox", "show", annotated[7]}, temp.path());
   EXPECT_EQ(show.out, "note 7, amended\n") << show.err;
+  // One commit per write, the batch of 50 included.
+  testing_support::CommandResult commits = testing_support::run_command(
+      {"git", "--git-dir", git_dir, "rev-list", "--count", fsnap::layout::kNotesRef}, temp.path());
+  EXPECT_EQ(commits.out, "302\n") << commits.err;
   testing_support::CommandResult fsck = testing_support::run_command(
       {"git", "--git-dir", git_dir, "fsck", "--strict", "--no-dangling"}, temp.path());
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;

@@ -223,6 +223,41 @@ TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   EXPECT_EQ(status(), "complete");
 }
 
+// Whether the repository at git_dir has a loose object.
+bool has_loose_objects(const fs::path& git_dir) {
+  for (fs::directory_iterator dir(git_dir / "objects"), end; dir != end; ++dir) {
+    if (dir->path().filename().string().size() != 2) continue;
+    if (!fs::is_empty(dir->path())) return true;
+  }
+  return false;
+}
+
+TEST_F(HookTest, TheEndOfTheAgentsSessionPacksWhatIsLeftLoose) {
+  // Too few objects for maintenance to be due after a call...
+  ASSERT_EQ(send("PreToolUse", tool("Write", "toolu_1")).exit_code, 0);
+  write_file(ws_ / "new.txt", "written by the tool\n");
+  ASSERT_EQ(send("PostToolUse", tool("Write", "toolu_1", ",\"tool_response\":{}")).exit_code, 0);
+  ASSERT_TRUE(has_loose_objects(store_ / "repo.git"));
+  // ...but once the session has ended, a detached maintenance packs them.
+  ASSERT_EQ(send("SessionEnd", ",\"reason\":\"other\"").exit_code, 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (has_loose_objects(store_ / "repo.git") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(has_loose_objects(store_ / "repo.git"));
+  EXPECT_EQ(shape(),
+            (std::vector<std::string>{"pre_tool toolu_1", "post_tool toolu_1", "checkpoint"}));
+  // Everything reads back from the pack.
+  std::vector<fsnap::Checkpoint> c = chain();
+  std::vector<fsnap::TreeChange> diff = repo().diff_trees(c[0].tree, c[1].tree);
+  ASSERT_EQ(diff.size(), 1u);
+  ASSERT_TRUE(diff[0].after.has_value());
+  EXPECT_EQ(repo().read_blob(diff[0].after->oid), "written by the tool\n");
+  CommandResult fsck = run_command(
+      {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
 TEST_F(HookTest, MalformedInputChangesNothing) {
   for (const std::string& bad :
        {std::string("not json"), std::string("[1,2]"), std::string("{\"no\":\"name\"}"),

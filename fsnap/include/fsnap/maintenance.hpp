@@ -36,6 +36,10 @@ struct MaintenanceReport {
 // counted and scaled, as `git gc --auto` does (cheap enough for every command).
 std::size_t estimate_loose_objects(const Store& store);
 
+// Whether the store's repository has any loose object (reads each fan-out directory
+// until it finds one).
+bool has_loose_objects(const Store& store);
+
 // Whether maintenance is due by options.
 bool maintenance_due(const Store& store, const MaintenanceOptions& options);
 
