@@ -10,6 +10,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/maintenance.hpp"
+#include "sandbox/retention.hpp"
 #include "shell.hpp"
 
 namespace cli {
@@ -21,7 +22,9 @@ void maintain_in_background(const Context& context, bool session_ended) {
     if (!boost::filesystem::is_directory(context.store_dir, ec)) return;
     fsnap::Store store = fsnap::Store::open(context.store_dir, context.workspace, false);
     bool due = fsnap::maintenance_due(store, context.config.maintenance);
-    if (!due && !(session_ended && fsnap::has_loose_objects(store))) return;
+    bool leftovers =
+        fsnap::has_loose_objects(store) || sandbox::has_retention_limits(context.config.retention);
+    if (!due && !(session_ended && leftovers)) return;
     std::vector<std::string> argv = {self_path(), "--workspace", context.workspace.string(),
                                      "--store", context.store_dir.string()};
     if (!context.config.source.empty()) {

@@ -1,16 +1,13 @@
 // `shadowbox init`, `shadowbox path` and `shadowbox gc`: the store itself.
 #include <chrono>
 #include <iostream>
-#include <set>
-
-#include <boost/filesystem/operations.hpp>
 
 #include "commands.hpp"
 #include "fsnap/maintenance.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
 #include "output.hpp"
-#include "sandbox/run_meta.hpp"
+#include "sandbox/retention.hpp"
 
 namespace cli {
 
@@ -45,22 +42,12 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
   fsnap::StoreLock lock = store.lock();
   const fsnap::RetentionPolicy& policy = context.config.retention;
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
-  // A running agent's run is not cut short under it.
-  std::set<std::string> running;
-  for (const std::string& run : repo->runs()) {
-    std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
-    if (meta && meta->running()) running.insert(run);
+  sandbox::RetentionReport retention =
+      sandbox::apply_retention(store, *repo, policy, std::chrono::system_clock::now());
+  for (const std::string& warning : retention.warnings) {
+    std::cerr << "shadowbox: warning: " << warning << '\n';
   }
-  fsnap::GcReport report = repo->collect_garbage(policy, std::chrono::system_clock::now(), running);
-  // A run left with no checkpoint goes everywhere: its folder (run.json, HOME, log) too.
-  for (const std::string& run : report.dropped_runs) {
-    boost::system::error_code ec;
-    boost::filesystem::remove_all(fsnap::layout::run_dir(store.dir(), run), ec);
-    if (ec) {
-      std::cerr << "shadowbox: warning: could not remove the folder of dropped run " << run << ": "
-                << ec.message() << '\n';
-    }
-  }
+  const fsnap::GcReport& report = retention.gc;
   // What is left is packed (with deltas), as maintenance does.
   std::optional<fsnap::MaintenanceReport> packed =
       fsnap::maintain(store, {0, context.config.maintenance.max_packs});
@@ -75,24 +62,26 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     for (const std::string& run : report.dropped_runs) dropped->add(run);
     out->set("dropped_runs", dropped);
     Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
-    for (const std::string& run : running) kept->add(run);
+    for (const std::string& run : retention.running) kept->add(run);
     out->set("running_runs_kept", kept);
     out->set("objects_pruned", report.objects_pruned);
+    out->set("packed_objects_dropped", retention.packed_objects_dropped);
     print_json(std::cout, out);
     return 0;
   }
-  if (policy.keep_last == 0 && policy.max_age.count() == 0) {
+  if (!sandbox::has_retention_limits(policy)) {
     std::cout << "no retention limits configured (retention.keep_last, retention.max_age): "
                  "every checkpoint kept\n";
   } else {
     std::cout << "dropped " << report.checkpoints_dropped << " checkpoint(s) and "
               << report.runs_dropped << " run(s) beyond the retention limits\n";
     for (const std::string& run : report.dropped_runs) std::cout << "dropped run " << run << '\n';
-    for (const std::string& run : running) {
+    for (const std::string& run : retention.running) {
       std::cout << "kept run " << run << " whole: its agent is running\n";
     }
   }
-  std::cout << "pruned " << report.objects_pruned << " unreferenced object(s)\n";
+  std::cout << "pruned " << report.objects_pruned << " unreferenced loose object(s) and "
+            << retention.packed_objects_dropped << " packed one(s)\n";
   if (packed) std::cout << "packed " << packed->objects_packed << " object(s)\n";
   return 0;
 }
@@ -100,6 +89,17 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
 int cmd_maintenance(const Context& context, const Args& parsed) {
   fsnap::Store store = context.open_store(false);
   fsnap::MaintenanceOptions options = context.config.maintenance;
+  // Asked for (or started when an agent's session ended): the retention limits too.
+  std::optional<sandbox::RetentionReport> retention;
+  if (!parsed.has("--auto") && sandbox::has_retention_limits(context.config.retention)) {
+    fsnap::StoreLock lock = store.lock();
+    std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
+    retention = sandbox::apply_retention(store, *repo, context.config.retention,
+                                         std::chrono::system_clock::now());
+    for (const std::string& warning : retention->warnings) {
+      std::cerr << "shadowbox: warning: " << warning << '\n';
+    }
+  }
   bool due = fsnap::maintenance_due(store, options);
   std::optional<fsnap::MaintenanceReport> report;
   if (due || !parsed.has("--auto")) {
@@ -112,8 +112,16 @@ int cmd_maintenance(const Context& context, const Args& parsed) {
     out->set("objects_packed", report ? report->objects_packed : 0);
     out->set("packs_merged", report ? report->packs_merged : 0);
     out->set("loose_objects_estimate", fsnap::estimate_loose_objects(store));
+    out->set("checkpoints_dropped", retention ? retention->gc.checkpoints_dropped : 0);
+    out->set("runs_dropped", retention ? retention->gc.runs_dropped : 0);
     print_json(std::cout, out);
-  } else if (!report) {
+    return 0;
+  }
+  if (retention) {
+    std::cout << "dropped " << retention->gc.checkpoints_dropped << " checkpoint(s) and "
+              << retention->gc.runs_dropped << " run(s) beyond the retention limits\n";
+  }
+  if (!report) {
     std::cout << (due ? "another maintenance of this store is running\n" : "nothing to do\n");
   } else {
     std::cout << "packed " << report->objects_packed << " loose object(s), merged "

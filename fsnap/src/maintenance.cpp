@@ -151,6 +151,34 @@ std::vector<Pack> packs_of(const fs::path& pack_dir) {
   return out;
 }
 
+// The objects of the pack whose index is idx.
+OidSet objects_of(const fs::path& idx) {
+  OidSet out;
+  git::Odb odb = pack_odb(idx);
+  git::check(git_odb_foreach(odb.get(), collect, &out), "cannot list " + idx.string());
+  return out;
+}
+
+// Deletes a pack (its .pack first: without it, the index alone is never used).
+void remove_pack(const fs::path& idx) {
+  boost::system::error_code ec;
+  fs::remove(fs::path(idx).replace_extension(".pack"), ec);
+  fs::remove(idx, ec);
+  fs::remove(fs::path(idx).replace_extension(".rev"), ec);
+}
+
+// Throws unless the pack whose index is idx holds every one of objects.
+void check_pack_holds(const fs::path& idx, const OidSet& objects) {
+  if (objects.empty()) return;
+  git::Odb check = pack_odb(idx);
+  for (const git_oid& oid : objects) {
+    if (!git_odb_exists(check.get(), &oid)) {
+      throw Error(ErrorCode::kCorrupt,
+                  "a new pack lacks " + git::to_hex(oid) + "; nothing removed");
+    }
+  }
+}
+
 // Merges the smallest packs into one while the pack count is over max_packs: every
 // pack but the largest, unless that one is smaller than twice the rest (then all of
 // them), so that large packs are rewritten rarely.
@@ -162,25 +190,12 @@ std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
   for (std::size_t i = 0; i + 1 < packs.size(); ++i) rest += packs[i].size;
   if (packs.back().size >= 2 * rest) packs.pop_back();
   OidSet objects;
-  for (const Pack& p : packs) {
-    git::Odb odb = pack_odb(p.idx);
-    git::check(git_odb_foreach(odb.get(), collect, &objects), "cannot list " + p.idx.string());
-  }
+  for (const Pack& p : packs) objects.merge(objects_of(p.idx));
   fs::path merged = write_pack(impl.repo.get(), objects, name_reachable_objects(impl), pack_dir);
   // The old packs go only once the new one holds everything they held.
-  git::Odb check = pack_odb(merged);
-  for (const git_oid& oid : objects) {
-    if (!git_odb_exists(check.get(), &oid)) {
-      throw Error(ErrorCode::kCorrupt,
-                  "a merged pack lacks " + git::to_hex(oid) + "; nothing removed");
-    }
-  }
+  check_pack_holds(merged, objects);
   for (const Pack& p : packs) {
-    if (p.idx == merged) continue;
-    boost::system::error_code ec;
-    fs::remove(fs::path(p.idx).replace_extension(".pack"), ec);
-    fs::remove(p.idx, ec);
-    fs::remove(fs::path(p.idx).replace_extension(".rev"), ec);
+    if (p.idx != merged) remove_pack(p.idx);
   }
   return packs.size();
 }
@@ -255,6 +270,43 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   }
   report.packs_merged = merge_packs(impl, pack_dir, options.max_packs);
   return report;
+}
+
+std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace) {
+  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()));
+  if (!lock.held()) return std::nullopt;
+  fs::path git_dir = store.repo_dir();
+  ShadowRepo shadow = ShadowRepo::open(git_dir, false);
+  ShadowRepo::Impl& impl = shadow.impl();
+  fs::path pack_dir = git_dir / "objects" / "pack";
+  PackNames reachable = name_reachable_objects(impl);
+  auto now = std::chrono::system_clock::now();
+  std::vector<fs::path> stale;  // old packs with unreachable objects
+  OidSet kept;                  // their reachable objects
+  std::size_t dropped = 0;
+  for (const Pack& p : packs_of(pack_dir)) {
+    boost::system::error_code ec;
+    std::time_t written = fs::last_write_time(fs::path(p.idx).replace_extension(".pack"), ec);
+    if (ec || now - std::chrono::system_clock::from_time_t(written) < grace) continue;
+    OidSet objects = objects_of(p.idx);
+    std::size_t unreachable = 0;
+    for (const git_oid& oid : objects) unreachable += reachable.contains(oid) ? 0 : 1;
+    if (unreachable == 0) continue;
+    dropped += unreachable;
+    stale.push_back(p.idx);
+    for (const git_oid& oid : objects) {
+      if (reachable.contains(oid)) kept.insert(oid);
+    }
+  }
+  if (stale.empty()) return 0;
+  if (!kept.empty()) {
+    fs::path fresh = write_pack(impl.repo.get(), kept, reachable, pack_dir);
+    check_pack_holds(fresh, kept);
+  }
+  for (const fs::path& idx : stale) remove_pack(idx);
+  // A stat cache may name a tree that is gone now: it is not to be trusted any more.
+  impl.bump_generation();
+  return dropped;
 }
 
 }  // namespace fsnap

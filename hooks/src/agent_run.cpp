@@ -25,6 +25,7 @@
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/redaction.hpp"
+#include "sandbox/retention.hpp"
 
 namespace hooks {
 
@@ -397,10 +398,20 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   meta.exit_code = result.exit.code();
   meta.ended_at = now_text();
   meta.save(spec.store);
-  // The agent is done, so nothing waits on packing now: what the run left loose goes
-  // into a pack before `run` returns, rather than waiting for the next threshold.
+  // The agent is done, so nothing waits on packing now: the retention limits apply
+  // (this run is finished, so to it too), and what the run left loose goes into a pack
+  // before `run` returns, rather than waiting for the next threshold.
   if (spec.config.auto_maintenance) {
     try {
+      if (sandbox::has_retention_limits(spec.config.retention)) {
+        fsnap::StoreLock lock = spec.store.lock();
+        for (const std::string& warning :
+             sandbox::apply_retention(spec.store, *run.repo(), spec.config.retention,
+                                      std::chrono::system_clock::now())
+                 .warnings) {
+          warn(warning);
+        }
+      }
       fsnap::maintain(spec.store, {0, spec.config.maintenance.max_packs});
     } catch (const std::exception& e) {
       warn(std::string("maintenance of the store failed (nothing was removed): ") + e.what());

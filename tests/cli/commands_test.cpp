@@ -622,4 +622,63 @@ TEST_F(CliTest, GcRemovesARunLeftWithNoCheckpointEverywhere) {
   EXPECT_FALSE(shadow.ref_tree("refs/shadowbox/home/old").has_value());
 }
 
+TEST_F(CliTest, RetentionRunsItselfWhenARunEnds) {
+  const std::string config = "retention:\n  keep_last: 2\n  prune_grace: 0s\n";
+  for (int i = 0; i < 4; ++i) {
+    write("f", std::to_string(i));
+    ok({"snapshot", "--run", "earlier"});
+  }
+  fsnap::ShadowRepo before = fsnap::ShadowRepo::open(store_ / "repo.git", false);
+  ASSERT_EQ(before.log("earlier", 0).size(), 4u);
+  // No command about retention: the end of an agent's run applies it, to the run that
+  // ended as well as to the others.
+  write("f", "agent");
+  CommandResult r = shadowbox({"run", "--run-id", "agent", "--", "true"}, config);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  fsnap::ShadowRepo after = fsnap::ShadowRepo::open(store_ / "repo.git", false);
+  EXPECT_EQ(after.log("earlier", 0).size(), 2u);
+  EXPECT_LE(after.log("agent", 0).size(), 2u);
+  ok({"restore", "earlier"});
+  EXPECT_EQ(testing_support::read_file(ws_ / "f"), "3");
+  CommandResult fsck = run_command(
+      {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
+TEST_F(CliTest, GcDropsThePackedObjectsOfDroppedCheckpointsAfterTheGracePeriod) {
+  write("f", std::string(4000, 'x') + " only in the first checkpoint");
+  ok({"snapshot"});
+  write("f", "later");
+  ok({"snapshot"});
+  ok({"maintenance"});  // everything packed
+  std::string blob = run_command({"git", "hash-object", "--stdin"}, ws_, {},
+                                 std::string(4000, 'x') + " only in the first checkpoint")
+                         .out.substr(0, 40);
+  auto has_blob = [&] {
+    return fsnap::ShadowRepo::open(store_ / "repo.git", false).has_object(blob);
+  };
+  ASSERT_TRUE(has_blob());
+  // Dropped, but in a pack younger than the grace period: kept.
+  Poco::JSON::Object::Ptr young =
+      object_of(ok({"--json", "gc"}, "retention:\n  keep_last: 1\n  prune_grace: 1h\n"));
+  EXPECT_EQ(young->getValue<std::size_t>("checkpoints_dropped"), 1u);
+  EXPECT_EQ(young->getValue<std::size_t>("packed_objects_dropped"), 0u);
+  EXPECT_TRUE(has_blob());
+  // Past it: gone, and what is kept still restores.
+  for (fs::directory_iterator it(store_ / "repo.git" / "objects" / "pack"), end; it != end; ++it) {
+    fs::last_write_time(it->path(), std::time(nullptr) - 7200);
+  }
+  Poco::JSON::Object::Ptr old =
+      object_of(ok({"--json", "gc"}, "retention:\n  keep_last: 1\n  prune_grace: 1h\n"));
+  EXPECT_GT(old->getValue<std::size_t>("packed_objects_dropped"), 0u);
+  EXPECT_FALSE(has_blob());
+  write("f", "changed again");
+  ok({"restore", "default"});
+  EXPECT_EQ(testing_support::read_file(ws_ / "f"), "later");
+  ok({"snapshot"});  // the stat cache does not name what is gone
+  CommandResult fsck = run_command(
+      {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
 }  // namespace

@@ -258,6 +258,24 @@ TEST_F(HookTest, TheEndOfTheAgentsSessionPacksWhatIsLeftLoose) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+TEST_F(HookTest, TheEndOfTheAgentsSessionAppliesTheRetentionLimits) {
+  write_file(ws_ / ".shadowbox.yaml", "retention:\n  keep_last: 2\n");
+  for (const std::string id : {"toolu_1", "toolu_2", "toolu_3"}) {
+    ASSERT_EQ(send("PreToolUse", tool("Write", id)).exit_code, 0);
+    write_file(ws_ / (id + ".txt"), id);
+    ASSERT_EQ(send("PostToolUse", tool("Write", id, ",\"tool_response\":{}")).exit_code, 0);
+  }
+  ASSERT_EQ(chain().size(), 6u) << "nothing applies the limits while the session goes on";
+  ASSERT_EQ(send("SessionEnd", ",\"reason\":\"logout\"").exit_code, 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (chain().size() > 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(shape(), (std::vector<std::string>{"post_tool toolu_3", "checkpoint"}));
+  // The kept checkpoints keep their records.
+  EXPECT_TRUE(ledger().read(repo().resolve("post:toolu_3"))->success.value_or(false));
+}
+
 TEST_F(HookTest, MalformedInputChangesNothing) {
   for (const std::string& bad :
        {std::string("not json"), std::string("[1,2]"), std::string("{\"no\":\"name\"}"),

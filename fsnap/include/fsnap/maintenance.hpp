@@ -13,6 +13,7 @@
 // at once); it runs beside the store's writers without their lock.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 
@@ -46,5 +47,13 @@ bool maintenance_due(const Store& store, const MaintenanceOptions& options);
 // Packs every loose object into a new pack, then merges packs if there are more than
 // options.max_packs. nullopt if another maintenance of the store is running.
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options);
+
+// Rewrites each pack older than grace that holds objects the refs no longer reach (the
+// checkpoints gc dropped) without them: their reachable objects go into one new pack,
+// written and fsynced before the old ones are deleted. A pack younger than grace is
+// left for a later gc: an object in it may belong to a checkpoint being recorded. The
+// number of objects dropped; nullopt if another maintenance of the store is running.
+// The caller holds the store lock (no checkpoint is being written meanwhile).
+std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace);
 
 }  // namespace fsnap

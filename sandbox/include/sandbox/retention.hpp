@@ -1,0 +1,36 @@
+// Retention: the limits of the config's retention.* applied to a store — by `shadowbox
+// gc`, and by itself when an agent's session or run ends — to every run whose agent is
+// not running (a running run is kept whole: its process holds its newest checkpoints).
+// A run left with no checkpoint goes everywhere: its refs (checkpoints, tags, session
+// trees, preserved HOME), its notes and its folder. The objects only dropped
+// checkpoints used go too, loose or packed, once older than retention.prune_grace.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "fsnap/shadow_repo.hpp"
+#include "fsnap/store.hpp"
+
+namespace sandbox {
+
+// What apply_retention did.
+struct RetentionReport {
+  fsnap::GcReport gc;                // checkpoints and runs dropped, loose objects pruned
+  std::vector<std::string> running;  // runs kept whole: their agent is running
+  std::size_t packed_objects_dropped = 0;
+  std::vector<std::string> warnings;  // what could not be removed (nothing else is lost)
+};
+
+// Whether policy limits anything (keep_last or max_age).
+bool has_retention_limits(const fsnap::RetentionPolicy& policy);
+
+// Applies policy to the store's runs at now. The caller holds the store lock; repo is
+// the store's repository.
+RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& repo,
+                                const fsnap::RetentionPolicy& policy,
+                                std::chrono::system_clock::time_point now);
+
+}  // namespace sandbox

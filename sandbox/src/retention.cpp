@@ -1,0 +1,43 @@
+#include "sandbox/retention.hpp"
+
+#include <set>
+
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/maintenance.hpp"
+#include "fsnap/store_layout.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace sandbox {
+
+bool has_retention_limits(const fsnap::RetentionPolicy& policy) {
+  return policy.keep_last > 0 || policy.max_age.count() > 0;
+}
+
+RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& repo,
+                                const fsnap::RetentionPolicy& policy,
+                                std::chrono::system_clock::time_point now) {
+  RetentionReport report;
+  std::set<std::string> running;
+  for (const std::string& run : repo.runs()) {
+    std::optional<RunMeta> meta = RunMeta::load(store, run);
+    if (meta && meta->running()) running.insert(run);
+  }
+  report.running.assign(running.begin(), running.end());
+  report.gc = repo.collect_garbage(policy, now, running);
+  for (const std::string& run : report.gc.dropped_runs) {
+    boost::system::error_code ec;
+    boost::filesystem::remove_all(fsnap::layout::run_dir(store.dir(), run), ec);
+    if (ec) {
+      report.warnings.push_back("could not remove the folder of dropped run " + run + ": " +
+                                ec.message());
+    }
+  }
+  if (std::optional<std::size_t> dropped =
+          fsnap::drop_unreachable_packed(store, policy.prune_grace)) {
+    report.packed_objects_dropped = *dropped;
+  }
+  return report;
+}
+
+}  // namespace sandbox
