@@ -50,7 +50,7 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
   const fsnap::GcReport& report = retention.gc;
   // What is left is packed (with deltas), as maintenance does.
   std::optional<fsnap::MaintenanceReport> packed =
-      fsnap::maintain(store, {0, context.config.maintenance.max_packs});
+      fsnap::maintain(store, {0, context.config.maintenance.max_packs, /*consolidate=*/true});
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("objects_packed", packed ? packed->objects_packed : 0);
@@ -103,7 +103,11 @@ int cmd_maintenance(const Context& context, const Args& parsed) {
   bool due = fsnap::maintenance_due(store, options);
   std::optional<fsnap::MaintenanceReport> report;
   if (due || !parsed.has("--auto")) {
-    if (!parsed.has("--auto")) options.loose_objects = 0;  // asked for: pack what there is
+    if (!parsed.has("--auto")) {
+      // Asked for, or an agent's session has ended: pack what there is, as well as can be.
+      options.loose_objects = 0;
+      options.consolidate = true;
+    }
     report = fsnap::maintain(store, options);
   }
   if (context.options.json) {

@@ -181,14 +181,20 @@ void check_pack_holds(const fs::path& idx, const OidSet& objects) {
 
 // Merges the smallest packs into one while the pack count is over max_packs: every
 // pack but the largest, unless that one is smaller than twice the rest (then all of
-// them), so that large packs are rewritten rarely.
+// them), so that large packs are rewritten rarely. With consolidate, a store whose
+// packs are small enough is repacked whole: one pack compares every version of a tree
+// with its neighbours in time, where packs merged piecemeal store some whole.
 std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
-                        std::size_t max_packs) {
+                        const MaintenanceOptions& options) {
   std::vector<Pack> packs = packs_of(pack_dir);
-  if (packs.size() <= max_packs) return 0;
   std::uintmax_t rest = 0;
   for (std::size_t i = 0; i + 1 < packs.size(); ++i) rest += packs[i].size;
-  if (packs.back().size >= 2 * rest) packs.pop_back();
+  bool whole =
+      options.consolidate && packs.size() > 1 && rest + packs.back().size <= kConsolidateBytes;
+  if (!whole) {
+    if (packs.size() <= options.max_packs) return 0;
+    if (packs.back().size >= 2 * rest) packs.pop_back();
+  }
   OidSet objects;
   for (const Pack& p : packs) objects.merge(objects_of(p.idx));
   fs::path merged = write_pack(impl.repo.get(), objects, name_reachable_objects(impl), pack_dir);
@@ -268,7 +274,7 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
     }
     // Empty fan-out directories stay: a writer may be about to put an object there.
   }
-  report.packs_merged = merge_packs(impl, pack_dir, options.max_packs);
+  report.packs_merged = merge_packs(impl, pack_dir, options);
   return report;
 }
 

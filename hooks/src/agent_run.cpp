@@ -412,7 +412,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
           warn(warning);
         }
       }
-      fsnap::maintain(spec.store, {0, spec.config.maintenance.max_packs});
+      fsnap::maintain(spec.store, {0, spec.config.maintenance.max_packs, /*consolidate=*/true});
     } catch (const std::exception& e) {
       warn(std::string("maintenance of the store failed (nothing was removed): ") + e.what());
     }

@@ -3,7 +3,7 @@
 // hand would answer them (a PreToolUse and a PostToolUse event each, one small edit per
 // call) on a workspace of F files, then ends the agent's session (SessionEnd), with
 // automatic maintenance on, and prints:
-//   the store's size before and after (bytes on disk), and per call;
+//   the store's size before, at the last call and after (bytes on disk), and per call;
 //   the loose objects left once the maintenance the session's end started is done;
 //   the size of the ledger note of call 10 and of call N;
 //   the time of a call (both checkpoints) over the first and the last 10 calls.
@@ -161,6 +161,9 @@ int main(int argc, char** argv) try {
     hook(ws, store, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
     call_ms.push_back(ms(Clock::now() - start));
   }
+  // Before the session ends, once a maintenance that may be running has finished.
+  wait_for_maintenance(store);
+  std::uintmax_t during = disk_usage(store);
   hook(ws, store, "SessionEnd", ",\"reason\":\"other\"");
   // The maintenance the session's end started (detached) packs what is loose: wait for
   // it to start, then to finish.
@@ -190,6 +193,9 @@ int main(int argc, char** argv) try {
       "automatic maintenance\n",
       args.calls, 2 * args.calls, args.files);
   std::printf("  store before        %10.2f MB\n", static_cast<double>(before) / 1e6);
+  std::printf("  store at call %-6d%10.2f MB  (growth %.2f MB, before the session ends)\n",
+              args.calls, static_cast<double>(during) / 1e6,
+              (static_cast<double>(during) - static_cast<double>(before)) / 1e6);
   std::printf("  store after         %10.2f MB\n", static_cast<double>(after) / 1e6);
   double growth = static_cast<double>(after) - static_cast<double>(before);
   std::printf("  growth              %10.2f MB  (%.1f KB per call)\n", growth / 1e6,

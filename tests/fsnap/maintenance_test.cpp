@@ -90,6 +90,25 @@ TEST_F(MaintenanceTest, SmallPacksAreMergedOnceThereAreTooMany) {
   expect_every_checkpoint_restores(states);
 }
 
+TEST_F(MaintenanceTest, AConsolidatingMaintenanceLeavesOnePack) {
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
+  std::vector<std::pair<std::string, testing_support::Manifest>> states;
+  for (int round = 0; round < 3; ++round) {
+    auto more = history(2);
+    states.insert(states.end(), more.begin(), more.end());
+    fsnap::maintain(store, {0, 100});
+  }
+  ASSERT_EQ(packs(objects()), 3u);
+  fsnap::maintain(store, {0, 100});
+  EXPECT_EQ(packs(objects()), 3u) << "under max_packs: left as they are";
+  std::optional<fsnap::MaintenanceReport> report =
+      fsnap::maintain(store, {0, 100, /*consolidate=*/true});
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->packs_merged, 3u);
+  EXPECT_EQ(packs(objects()), 1u);
+  expect_every_checkpoint_restores(states);
+}
+
 TEST_F(MaintenanceTest, OneMaintenanceAtATime) {
   history(3);
   fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);

@@ -15,16 +15,24 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "fsnap/store.hpp"
 
 namespace fsnap {
 
+// Packs of this many bytes at most, together, are merged whole by a maintenance with
+// MaintenanceOptions::consolidate (a few seconds of one core at most).
+inline constexpr std::uintmax_t kConsolidateBytes = 64ull << 20;
+
 // When maintenance is due, and how far it merges.
 struct MaintenanceOptions {
   std::size_t loose_objects = 256;  // pack once about this many loose objects exist
   std::size_t max_packs = 8;        // merge packs once there are more
+  // Merge every pack into one if together they are at most kConsolidateBytes: for a
+  // maintenance nobody waits for (an agent's session or run has ended, or asked for).
+  bool consolidate = false;
 };
 
 // What one maintenance did.
