@@ -71,6 +71,22 @@ Error damaged(std::string_view tree, const std::string& why) {
                "the session tree " + std::string(tree) + " is damaged: " + why);
 }
 
+// Runs read, turning what goes wrong into Error kCorrupt about tree (a slice type this
+// process has not registered stays a SnapshotMismatchError).
+template <typename F>
+auto guarded(std::string_view tree, F read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Poco::Exception& e) {
+    throw damaged(tree, e.displayText());
+  } catch (const SnapshotMismatchError&) {
+    throw;
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kCorrupt) throw;
+    throw damaged(tree, e.what());
+  }
+}
+
 // What a SessionTrees remembers of one repository: the chunks and nodes it wrote or
 // read in its last two operations.
 struct Chunk {
@@ -112,6 +128,63 @@ struct RepoMemory {
   }
 };
 
+// The items of the chunk oid whose text is text, as JSON values.
+Poco::JSON::Array::Ptr chunk_values(const std::string& text, const std::string& oid,
+                                    std::string_view tree) {
+  // Keys in stored order, so the items read back as they were encoded.
+  Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
+  Poco::Dynamic::Var parsed = parser.parse(text);
+  Poco::JSON::Array::Ptr values;
+  if (parsed.type() == typeid(Poco::JSON::Array::Ptr))
+    values = parsed.extract<Poco::JSON::Array::Ptr>();
+  if (values == nullptr || values->size() == 0 || values->size() > kFanout) {
+    throw damaged(tree, "chunk " + oid + " is not an array of 1 to 32 items");
+  }
+  return values;
+}
+
+// A full chunk of a slice read back from a session tree: its text is read with the
+// tree, its items are decoded when first used. Writing the slice again names the same
+// chunk by its id, decoded or not.
+class StoredChunk : public LazyLeaf<Item> {
+ public:
+  StoredChunk(std::string oid, std::string text, std::shared_ptr<const SliceType> codec,
+              std::string tree)
+      : oid_(std::move(oid)),
+        text_(std::move(text)),
+        codec_(std::move(codec)),
+        tree_(std::move(tree)) {}
+  // A chunk whose items are known already.
+  StoredChunk(std::string oid, std::vector<Item> items)
+      : LazyLeaf<Item>(std::move(items)), oid_(std::move(oid)) {}
+
+  const std::string& oid() const { return oid_; }
+
+ private:
+  std::vector<Item> load() const override {
+    return guarded(tree_, [&] {
+      Poco::JSON::Array::Ptr values = chunk_values(text_, oid_, tree_);
+      if (values->size() != kFanout) {
+        throw damaged(tree_, "chunk " + oid_ + " holds " + std::to_string(values->size()) +
+                                 " items, not " + std::to_string(kFanout));
+      }
+      std::vector<Item> items;
+      items.reserve(kFanout);
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        items.push_back(codec_->decode(values->get(static_cast<unsigned>(i))));
+      }
+      return items;
+    });
+  }
+
+  std::string oid_;
+  std::string text_;
+  std::shared_ptr<const SliceType> codec_;
+  std::string tree_;
+};
+
+static_assert(kFanout == SliceItems::kLeafSize, "a chunk is a leaf of the slice's vector");
+
 // Writes the trie of one slice.
 class SliceWriter {
  public:
@@ -144,6 +217,11 @@ class SliceWriter {
 
   std::string chunk(std::size_t start) {
     std::size_t end = std::min(start + kFanout, items_.size());
+    // A chunk read back from this repository, decoded or not, is named by its id.
+    if (const auto* stored = dynamic_cast<const StoredChunk*>(items_.lazy_leaf(start));
+        stored != nullptr && end - start == kFanout && repo_.has_object(stored->oid())) {
+      return stored->oid();
+    }
     std::vector<const void*> key;
     key.reserve(end - start);
     for (std::size_t i = start; i < end; ++i) key.push_back(items_[i].get());
@@ -191,44 +269,45 @@ void walk_chunks(const fsnap::ShadowRepo& repo, const std::string& root, std::st
   }
 }
 
-// The items of a chunk, as JSON values.
-Poco::JSON::Array::Ptr chunk_values(const fsnap::ShadowRepo& repo, const std::string& oid,
-                                    std::string_view tree) {
-  // Keys in stored order, so the items read back as they were encoded.
-  Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
-  Poco::Dynamic::Var parsed = parser.parse(repo.read_blob(oid));
-  Poco::JSON::Array::Ptr values;
-  if (parsed.type() == typeid(Poco::JSON::Array::Ptr))
-    values = parsed.extract<Poco::JSON::Array::Ptr>();
-  if (values == nullptr || values->size() == 0 || values->size() > kFanout) {
-    throw damaged(tree, "chunk " + oid + " is not an array of 1 to 32 items");
+// The items of the slice whose root node is root: every chunk but the last as a lazy
+// leaf (or as remembered), the last one decoded.
+SliceItems read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
+                      const std::shared_ptr<const SliceType>& codec, const std::string& root,
+                      std::string_view tree) {
+  std::vector<std::string> chunks;
+  walk_chunks(repo, root, tree, [&](const std::string& oid) { chunks.push_back(oid); });
+  std::vector<std::shared_ptr<const LazyLeaf<Item>>> leaves;
+  leaves.reserve(chunks.size());
+  for (std::size_t i = 0; i + 1 < chunks.size(); ++i) {
+    auto known = memory.chunks_by_oid.find(chunks[i]);
+    if (known != memory.chunks_by_oid.end() && known->second->items.size() == kFanout) {
+      known->second->used = memory.op;
+      leaves.push_back(std::make_shared<StoredChunk>(chunks[i], known->second->items));
+    } else {
+      leaves.push_back(std::make_shared<StoredChunk>(chunks[i], repo.read_blob(chunks[i]), codec,
+                                                     std::string(tree)));
+    }
   }
-  return values;
-}
-
-// The items of the slice whose root node is root, decoded (or as remembered).
-std::vector<Item> read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
-                             const SliceType& codec, const std::string& root,
-                             std::string_view tree) {
-  std::vector<Item> items;
-  walk_chunks(repo, root, tree, [&](const std::string& oid) {
-    auto known = memory.chunks_by_oid.find(oid);
+  std::vector<Item> tail;
+  if (!chunks.empty()) {
+    const std::string& last = chunks.back();
+    auto known = memory.chunks_by_oid.find(last);
     if (known != memory.chunks_by_oid.end()) {
       known->second->used = memory.op;
-      items.insert(items.end(), known->second->items.begin(), known->second->items.end());
-      return;
+      tail = known->second->items;
+    } else {
+      auto fresh = std::make_shared<Chunk>();
+      fresh->oid = last;
+      fresh->used = memory.op;
+      Poco::JSON::Array::Ptr values = chunk_values(repo.read_blob(last), last, tree);
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        fresh->items.push_back(codec->decode(values->get(static_cast<unsigned>(i))));
+      }
+      tail = fresh->items;
+      memory.remember(std::move(fresh));
     }
-    auto fresh = std::make_shared<Chunk>();
-    fresh->oid = oid;
-    fresh->used = memory.op;
-    Poco::JSON::Array::Ptr values = chunk_values(repo, oid, tree);
-    for (std::size_t i = 0; i < values->size(); ++i) {
-      fresh->items.push_back(codec.decode(values->get(static_cast<unsigned>(i))));
-    }
-    items.insert(items.end(), fresh->items.begin(), fresh->items.end());
-    memory.remember(std::move(fresh));
-  });
-  return items;
+  }
+  return SliceItems::from_leaves(leaves, std::move(tail));
 }
 
 // One slice as head.json lists it.
@@ -293,22 +372,6 @@ void check_count(const SliceEntry& slice, std::size_t found, std::string_view tr
   if (found != slice.count) {
     throw damaged(tree, "slice " + slice.type + " holds " + std::to_string(found) +
                             " items, head.json says " + std::to_string(slice.count));
-  }
-}
-
-// Runs read, turning what goes wrong into Error kCorrupt about tree (a slice type this
-// process has not registered stays a SnapshotMismatchError).
-template <typename F>
-auto guarded(std::string_view tree, F read) -> decltype(read()) {
-  try {
-    return read();
-  } catch (const Poco::Exception& e) {
-    throw damaged(tree, e.displayText());
-  } catch (const SnapshotMismatchError&) {
-    throw;
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::kCorrupt) throw;
-    throw damaged(tree, e.what());
   }
 }
 
@@ -395,11 +458,7 @@ SessionSnapshot SessionTrees::read(const fsnap::ShadowRepo& repo, std::string_vi
                                     slice.type + "', which this process has not registered");
       }
       SliceItems items;
-      if (!slice.root.empty()) {
-        for (Item& item : read_items(repo, memory, *codec, slice.root, tree)) {
-          items = items.push_back(std::move(item));
-        }
-      }
+      if (!slice.root.empty()) items = read_items(repo, memory, codec, slice.root, tree);
       check_count(slice, items.size(), tree);
       out.slices.emplace(codec->type, std::move(items));
       out.policies.emplace(codec->type, slice.policy);
@@ -432,7 +491,7 @@ std::string SessionTrees::read_json(const fsnap::ShadowRepo& repo, std::string_v
       Poco::JSON::Array::Ptr items = new Poco::JSON::Array;
       if (!slice.root.empty()) {
         walk_chunks(repo, slice.root, tree, [&](const std::string& oid) {
-          Poco::JSON::Array::Ptr values = chunk_values(repo, oid, tree);
+          Poco::JSON::Array::Ptr values = chunk_values(repo.read_blob(oid), oid, tree);
           for (std::size_t i = 0; i < values->size(); ++i) {
             items->add(values->get(static_cast<unsigned>(i)));
           }

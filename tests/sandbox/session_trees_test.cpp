@@ -2,9 +2,11 @@
 // same JSON as its inline form), a snapshot that adds one item to a long LOG slice
 // writes a handful of new objects whatever the slice's length, a warm SessionTrees
 // writes the same trees as a cold one and hands back the items it has without decoding
-// them, and a damaged tree or an unknown slice type is a clear error.
+// them, a cold one decodes only the items used (and the last chunk), and a damaged tree
+// or an unknown slice type is a clear error.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 
 #include <boost/filesystem.hpp>
@@ -187,6 +189,75 @@ TEST_F(SessionTreesTest, AWarmWriterWritesWhatAColdOneWritesAndReadsWithoutDecod
     EXPECT_EQ(back.slice<ToolInvoked>().items()[7].get(),
               snap.slice<ToolInvoked>().items()[7].get());
     EXPECT_EQ(back.slice<ToolInvoked>().size(), 301u + static_cast<std::size_t>(step));
+  }
+}
+
+// A slice type that counts how many of its items are decoded.
+struct Counted {
+  int n = 0;
+};
+std::atomic<int> decoded_counted{0};
+
+void register_counted() {
+  SliceTypes::add<Counted>(
+      "counted", SlicePolicy::kLog, [](const Counted& c) { return Poco::Dynamic::Var(c.n); },
+      [](const Poco::Dynamic::Var& v) {
+        ++decoded_counted;
+        return Counted{v.convert<int>()};
+      });
+}
+
+TEST_F(SessionTreesTest, AReadLongLogDecodesOnlyWhatIsUsed) {
+  register_counted();
+  SessionSnapshot snap;
+  SliceItems items;
+  for (int i = 0; i < 1000; ++i)
+    items = items.push_back(std::make_shared<const Counted>(Counted{i}));
+  snap.slices.emplace(typeid(Counted), items);
+  snap.policies.emplace(typeid(Counted), SlicePolicy::kLog);
+  std::string tree = SessionTrees().write(repo_, snap);
+
+  decoded_counted = 0;
+  SessionTrees cold;
+  SessionSnapshot back = cold.read(repo_, tree, SessionStamp::of(snap));
+  EXPECT_EQ(decoded_counted, 1000 % 32) << "the last chunk only";
+  ASSERT_EQ(back.slices.at(typeid(Counted)).size(), 1000u);
+  // The next snapshot (one item more) is written without decoding the rest, and is the
+  // tree a writer that has every item in hand writes.
+  SessionSnapshot next = back;
+  next.slices.at(typeid(Counted)) =
+      back.slices.at(typeid(Counted)).push_back(std::make_shared<const Counted>(Counted{1000}));
+  std::string next_tree = cold.write(repo_, next);
+  EXPECT_EQ(decoded_counted, 1000 % 32);
+  snap.slices.at(typeid(Counted)) = items.push_back(std::make_shared<const Counted>(Counted{1000}));
+  EXPECT_EQ(SessionTrees().write(repo_, snap), next_tree);
+  // Items are there when asked for: their chunk is decoded then, once.
+  const SliceItems& read = next.slices.at(typeid(Counted));
+  EXPECT_EQ(static_cast<const Counted*>(read[33].get())->n, 33);
+  EXPECT_EQ(static_cast<const Counted*>(read[40].get())->n, 40);
+  EXPECT_EQ(decoded_counted, 1000 % 32 + 32);
+  for (int i = 0; i <= 1000; ++i) {
+    ASSERT_EQ(static_cast<const Counted*>(read[static_cast<std::size_t>(i)].get())->n, i);
+  }
+}
+
+TEST_F(SessionTreesTest, ADamagedChunkDecodedLateIsACorruptError) {
+  SessionSnapshot snap = session_with(100)->snapshot({}, true);
+  std::string tree = SessionTrees().write(repo_, snap);
+  std::vector<fsnap::ObjectEntry> root = repo_.read_tree(tree);
+  auto log =
+      std::find_if(root.begin(), root.end(), [](auto& e) { return e.name == "tool_invoked"; });
+  std::vector<fsnap::ObjectEntry> chunks = repo_.read_tree(log->oid);
+  chunks[0].oid = repo_.write_blob("[\n{\"not\": \"a tool call\"}\n]\n");
+  log->oid = repo_.write_tree(chunks);
+  std::string bad = repo_.write_tree(root);
+  SessionSnapshot back = SessionTrees().read(repo_, bad, {});
+  try {
+    (void)back.slice<ToolInvoked>().items()[0];
+    ADD_FAILURE() << "decoded a damaged chunk";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+    EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
   }
 }
 

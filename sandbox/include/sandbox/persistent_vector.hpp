@@ -6,17 +6,50 @@
 // operation returns a new vector and leaves this one untouched, so a snapshot of a
 // session is a copy of a few pointers and appending to a log never copies the log.
 //
+// A vector may also be built of LazyLeaf blocks of 32 elements (from_leaves), each
+// produced the first time one of its elements is read: a long log read back from
+// storage costs what is used of it, not its length.
+//
 // Thread-safety: a PersistentVector is an immutable value; distinct threads may read
-// and copy the same vector concurrently.
+// and copy the same vector concurrently (a lazy leaf is produced once).
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 namespace sandbox {
+
+// A block of a PersistentVector's elements produced on first use (by load()), then
+// kept. A load that throws is tried again by the next read.
+template <typename T>
+class LazyLeaf {
+ public:
+  virtual ~LazyLeaf() = default;
+  LazyLeaf(const LazyLeaf&) = delete;
+  LazyLeaf& operator=(const LazyLeaf&) = delete;
+
+  // The elements, loaded if they were not yet.
+  const std::vector<T>& values() const {
+    std::call_once(once_, [this] { values_ = load(); });
+    return values_;
+  }
+
+ protected:
+  LazyLeaf() = default;
+  // The elements, for a leaf that has them already.
+  explicit LazyLeaf(std::vector<T> loaded) : values_(std::move(loaded)) {
+    std::call_once(once_, [] {});
+  }
+  virtual std::vector<T> load() const = 0;
+
+ private:
+  mutable std::once_flag once_;
+  mutable std::vector<T> values_;
+};
 
 // An immutable, structurally shared sequence of T.
 template <typename T>
@@ -25,15 +58,41 @@ class PersistentVector {
   static constexpr std::size_t kWidth = std::size_t{1} << kBits;
   static constexpr std::size_t kMask = kWidth - 1;
 
-  // Interior nodes hold children, leaves hold up to kWidth values.
+  // Interior nodes hold children, leaves hold up to kWidth values, or a lazy leaf.
   struct Node {
     std::vector<std::shared_ptr<const Node>> children;
     std::vector<T> values;
+    std::shared_ptr<const LazyLeaf<T>> lazy;
+
+    const std::vector<T>& leaf_values() const { return lazy ? lazy->values() : values; }
   };
   using NodePtr = std::shared_ptr<const Node>;
 
  public:
+  static constexpr std::size_t kLeafSize = kWidth;
+
   PersistentVector() = default;
+
+  // A vector of the elements of leaves (each must load exactly kLeafSize of them), then
+  // tail's. No leaf is loaded here.
+  static PersistentVector from_leaves(const std::vector<std::shared_ptr<const LazyLeaf<T>>>& leaves,
+                                      std::vector<T> tail) {
+    PersistentVector out;
+    for (const auto& leaf : leaves) {
+      auto node = std::make_shared<Node>();
+      node->lazy = leaf;
+      out = out.with_full_tail(std::move(node));
+    }
+    for (T& value : tail) out = out.push_back(std::move(value));
+    return out;
+  }
+
+  // The lazy leaf that holds the element at index, if it is in one (nullptr otherwise).
+  const LazyLeaf<T>* lazy_leaf(std::size_t index) const {
+    if (index >= size_) return nullptr;
+    const Node* node = index >= tail_offset() ? tail_.get() : leaf_of(index);
+    return node->lazy.get();
+  }
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -44,39 +103,27 @@ class PersistentVector {
     return (*this)[index];
   }
   const T& operator[](std::size_t index) const {
-    if (index >= tail_offset()) return tail_->values[index - tail_offset()];
-    const Node* node = root_.get();
-    for (unsigned level = shift_; level > 0; level -= kBits) {
-      node = node->children[(index >> level) & kMask].get();
-    }
-    return node->values[index & kMask];
+    if (index >= tail_offset()) return tail_->leaf_values()[index - tail_offset()];
+    return leaf_of(index)->leaf_values()[index & kMask];
   }
   const T& back() const { return (*this)[size_ - 1]; }
 
   // A vector with value appended.
   PersistentVector push_back(T value) const {
-    PersistentVector out = *this;
-    if (size_ - tail_offset() < kWidth) {
-      auto tail = tail_ ? std::make_shared<Node>(*tail_) : std::make_shared<Node>();
+    if (tail_ && size_ - tail_offset() < kWidth) {
+      // A tail that is not full was built by push_back: never lazy.
+      PersistentVector out = *this;
+      auto tail = std::make_shared<Node>(*tail_);
       tail->values.push_back(std::move(value));
       out.tail_ = std::move(tail);
-    } else {
-      // The tail is full: it becomes a leaf of the trie.
-      if ((size_ >> kBits) > (std::size_t{1} << shift_)) {
-        auto root = std::make_shared<Node>();
-        root->children.push_back(root_);
-        root->children.push_back(new_path(shift_, tail_));
-        out.root_ = std::move(root);
-        out.shift_ = shift_ + kBits;
-      } else {
-        out.root_ = push_tail(size_, shift_, root_.get(), tail_);
-      }
-      auto tail = std::make_shared<Node>();
-      tail->values.reserve(kWidth);
-      tail->values.push_back(std::move(value));
-      out.tail_ = std::move(tail);
+      ++out.size_;
+      return out;
     }
-    ++out.size_;
+    auto tail = std::make_shared<Node>();
+    tail->values.reserve(kWidth);
+    tail->values.push_back(std::move(value));
+    PersistentVector out = with_full_tail(std::move(tail));
+    out.size_ -= kWidth - 1;
     return out;
   }
 
@@ -85,7 +132,8 @@ class PersistentVector {
     if (index >= size_) throw std::out_of_range("PersistentVector index out of range");
     PersistentVector out = *this;
     if (index >= tail_offset()) {
-      auto tail = std::make_shared<Node>(*tail_);
+      auto tail = std::make_shared<Node>();
+      tail->values = tail_->leaf_values();
       tail->values[index - tail_offset()] = std::move(value);
       out.tail_ = std::move(tail);
     } else {
@@ -140,6 +188,35 @@ class PersistentVector {
  private:
   std::size_t tail_offset() const { return size_ < kWidth ? 0 : ((size_ - 1) >> kBits) << kBits; }
 
+  // The trie's leaf that holds index (below tail_offset()).
+  const Node* leaf_of(std::size_t index) const {
+    const Node* node = root_.get();
+    for (unsigned level = shift_; level > 0; level -= kBits) {
+      node = node->children[(index >> level) & kMask].get();
+    }
+    return node;
+  }
+
+  // This vector (whose tail is full, or which is empty) with its tail moved into the
+  // trie and leaf, taken as full, as the new tail.
+  PersistentVector with_full_tail(NodePtr leaf) const {
+    PersistentVector out = *this;
+    if (tail_) {
+      if ((size_ >> kBits) > (std::size_t{1} << shift_)) {
+        auto root = std::make_shared<Node>();
+        root->children.push_back(root_);
+        root->children.push_back(new_path(shift_, tail_));
+        out.root_ = std::move(root);
+        out.shift_ = shift_ + kBits;
+      } else {
+        out.root_ = push_tail(size_, shift_, root_.get(), tail_);
+      }
+    }
+    out.tail_ = std::move(leaf);
+    out.size_ += kWidth;
+    return out;
+  }
+
   // A copy of parent (nullptr: an empty node) with leaf added as the next leaf; size
   // is the element count before the push.
   static NodePtr push_tail(std::size_t size, unsigned level, const Node* parent, NodePtr leaf) {
@@ -171,6 +248,8 @@ class PersistentVector {
   static NodePtr assoc(const NodePtr& node, unsigned level, std::size_t index, T value) {
     auto copy = std::make_shared<Node>(*node);
     if (level == 0) {
+      if (copy->lazy) copy->values = copy->lazy->values();
+      copy->lazy.reset();
       copy->values[index & kMask] = std::move(value);
     } else {
       std::size_t slot = (index >> level) & kMask;
