@@ -6,7 +6,8 @@
 //   the store's size before, at the last call and after (bytes on disk), and per call;
 //   the loose objects left once the maintenance the session's end started is done;
 //   the size of the ledger note of call 10 and of call N;
-//   the time of a call (both checkpoints) over the first and the last 10 calls.
+//   the time of a call (both checkpoints), the median over the first and the last tenth
+//   of the calls (at least 10; a maintenance running beside a call slows it).
 //
 //   store_growth_bench [--calls N] [--files F] [--dir PATH]
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -180,11 +182,14 @@ int main(int argc, char** argv) try {
                                 "gc", "--quiet", "--prune=now"},
                                args.dir);
   std::uintmax_t git_gc = disk_usage(copy);
-  auto mean = [&](std::size_t from, std::size_t to) {
-    double t = 0;
-    for (std::size_t i = from; i < to; ++i) t += call_ms[i];
-    return t / static_cast<double>(to - from);
+  auto median = [&](std::size_t from, std::size_t to) {
+    std::vector<double> part(call_ms.begin() + static_cast<std::ptrdiff_t>(from),
+                             call_ms.begin() + static_cast<std::ptrdiff_t>(to));
+    std::nth_element(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(part.size() / 2),
+                     part.end());
+    return part[part.size() / 2];
   };
+
   std::size_t n = call_ms.size();
   std::size_t note10 = note_size(store, ws, "post:toolu_10");
   std::size_t note_last = note_size(store, ws, "post:toolu_" + std::to_string(args.calls));
@@ -207,9 +212,10 @@ int main(int argc, char** argv) try {
   std::printf("  note of call 10     %10zu bytes\n", note10);
   std::printf("  note of call %-6d %10zu bytes  (%.1fx call 10)\n", args.calls, note_last,
               static_cast<double>(note_last) / static_cast<double>(note10));
-  std::printf("  call, first 10      %10.1f ms\n", mean(0, 10));
-  std::printf("  call, last 10       %10.1f ms  (%.2fx)\n", mean(n - 10, n),
-              mean(n - 10, n) / mean(0, 10));
+  std::size_t tenth = std::max<std::size_t>(10, n / 10);
+  std::printf("  call, first %-5zu   %10.1f ms  (median)\n", tenth, median(0, tenth));
+  std::printf("  call, last %-5zu    %10.1f ms  (median, %.2fx)\n", tenth, median(n - tenth, n),
+              median(n - tenth, n) / median(0, tenth));
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "store_growth_bench: %s\n", e.what());
