@@ -69,22 +69,6 @@ std::size_t prune_loose(const ShadowRepo::Impl& impl, const PackNames& reachable
   return pruned;
 }
 
-struct NoteEntry {
-  git_oid annotated;
-  std::string text;
-};
-
-int collect_note(const git_oid* blob, const git_oid* annotated, void* payload) {
-  auto* ctx = static_cast<std::pair<git_repository*, std::vector<NoteEntry>*>*>(payload);
-  git_blob* raw = nullptr;
-  if (git_blob_lookup(&raw, ctx->first, blob) != 0) return -1;
-  git::Blob owned(raw);
-  ctx->second->push_back(
-      NoteEntry{*annotated, std::string(static_cast<const char*>(git_blob_rawcontent(raw)),
-                                        static_cast<std::size_t>(git_blob_rawsize(raw)))});
-  return 0;
-}
-
 // text with every commit id it names (a run of exactly 40 hex digits) that gc rewrote
 // replaced by the new id: a note names its own commit, and may name others.
 std::string with_rewritten_ids(const std::string& text,
@@ -107,30 +91,46 @@ std::string with_rewritten_ids(const std::string& text,
   return out;
 }
 
+// Adds every object id text names (a run of exactly 40 hex digits) to ids.
+void add_named_ids(const std::string& text, std::set<std::string>& ids) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t end = i;
+    while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - i == 40) ids.insert(text.substr(i, 40));
+    i = end == i ? i + 1 : end;
+  }
+}
+
 // Rebuilds the notes ref so that notes follow rewritten commits (and name them) and
-// notes of dropped commits go. The new notes history starts afresh, in one commit.
+// notes of dropped commits go, with the anchors a kept note names. The new notes
+// history starts afresh, in one commit.
 void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
                    const std::set<std::string>& dropped,
                    std::chrono::system_clock::time_point now) {
   git_repository* repo = impl.repo.get();
-  std::vector<NoteEntry> notes;
-  std::pair<git_repository*, std::vector<NoteEntry>*> ctx{repo, &notes};
-  int rc = git_note_foreach(repo, layout::kNotesRef, collect_note, &ctx);
-  if (rc == GIT_ENOTFOUND || notes.empty()) return;
-  git::check(rc, "cannot read the ledger notes");
+  std::optional<git_oid> tip = impl.ref_target(layout::kNotesRef);
+  if (!tip) return;
+  git::Commit tip_commit = lookup_commit(repo, *tip);
+  NotesContent content = read_notes(impl, *git_commit_tree_id(tip_commit.get()));
   std::vector<Note> kept;
-  for (const NoteEntry& n : notes) {
-    std::string hex = git::to_hex(n.annotated);
-    if (dropped.count(hex)) continue;
-    auto r = rewritten.find(hex);
-    kept.push_back(Note{git::to_hex(r != rewritten.end() ? r->second : n.annotated),
+  std::set<std::string> named;
+  for (const Note& n : content.notes) {
+    if (dropped.count(n.commit)) continue;
+    auto r = rewritten.find(n.commit);
+    kept.push_back(Note{r != rewritten.end() ? git::to_hex(r->second) : n.commit,
                         with_rewritten_ids(n.text, rewritten)});
+    add_named_ids(kept.back().text, named);
+  }
+  std::vector<ObjectEntry> anchors;
+  for (const ObjectEntry& a : content.anchors) {
+    if (named.count(a.oid)) anchors.push_back(a);
   }
   git_reference* ref = nullptr;
   if (!kept.empty()) {
-    git_oid tip = commit_notes(impl, std::nullopt, kept, shadowbox_signature(now).get());
+    git_oid fresh = commit_notes(impl, std::nullopt, kept, shadowbox_signature(now).get(), anchors);
     impl.clear_stale_lock(layout::kNotesRef);
-    git::check(git_reference_create(&ref, repo, layout::kNotesRef, &tip, 1, "shadowbox: gc"),
+    git::check(git_reference_create(&ref, repo, layout::kNotesRef, &fresh, 1, "shadowbox: gc"),
                "cannot move the ledger notes");
     git_reference_free(ref);
   } else if (git_reference_lookup(&ref, repo, layout::kNotesRef) == 0) {
@@ -146,53 +146,75 @@ void delete_ref_if_any(git_repository* repo, const std::string& name) {
   git::check(git_reference_delete(ref), "cannot delete " + name);
 }
 
-// Adds every object id text names (a run of exactly 40 hex digits) to ids.
-void add_named_ids(const std::string& text, std::set<std::string>& ids) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t end = i;
-    while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
-    if (end - i == 40) ids.insert(text.substr(i, 40));
-    i = end == i ? i + 1 : end;
-  }
-}
-
-// Rewrites the session chain at ref so that it holds only the commits whose tree is
-// one of trees (oldest first, as before), or deletes it if none is left.
+// Makes the session chain at ref_name hold trees, oldest first, one commit each (none:
+// no chain): the session trees a run's kept records name, which the notes' history
+// kept reachable until gc started it afresh. A chain that holds them already stays.
 void keep_session_trees(const ShadowRepo::Impl& impl, const std::string& ref_name,
-                        const std::set<std::string>& trees) {
+                        const std::vector<git_oid>& trees,
+                        std::chrono::system_clock::time_point now) {
   git_repository* repo = impl.repo.get();
   std::optional<git_oid> tip = impl.ref_target(ref_name);
-  if (!tip) return;
-  std::vector<git::Commit> chain;  // newest first
+  std::vector<git_oid> held;  // newest first
   for (std::optional<git_oid> at = tip; at;) {
     git::Commit commit = lookup_commit(repo, *at);
+    held.push_back(*git_commit_tree_id(commit.get()));
     at = git_commit_parentcount(commit.get()) > 0
              ? std::optional<git_oid>(*git_commit_parent_id(commit.get(), 0))
              : std::nullopt;
-    chain.push_back(std::move(commit));
   }
-  std::optional<git_oid> parent;
-  bool changed = false;
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const git_commit* commit = it->get();
-    if (trees.count(git::to_hex(*git_commit_tree_id(commit))) == 0) {
-      changed = true;
-      continue;
-    }
-    parent = changed ? rewrite_commit(repo, commit, parent) : *git_commit_id(commit);
-  }
-  if (!changed) return;
+  std::reverse(held.begin(), held.end());
+  auto same = [](const git_oid& a, const git_oid& b) { return git_oid_equal(&a, &b) != 0; };
+  if (std::equal(held.begin(), held.end(), trees.begin(), trees.end(), same)) return;
   impl.clear_stale_lock(ref_name);
-  if (!parent) {
+  if (trees.empty()) {
     delete_ref_if_any(repo, ref_name);
     return;
   }
+  git::Signature sig = shadowbox_signature(now);
+  std::optional<git_oid> parent;
+  for (const git_oid& tree_id : trees) {
+    git::Tree tree = impl.lookup_tree(tree_id);
+    git::Commit parent_commit;
+    if (parent) parent_commit = lookup_commit(repo, *parent);
+    const git_commit* parents[] = {parent_commit.get()};
+    git_oid out;
+    git::check(git_commit_create(&out, repo, nullptr, sig.get(), sig.get(), nullptr,
+                                 "session kept by gc\n", tree.get(), parent ? 1 : 0, parents),
+               "cannot write the session chain " + ref_name);
+    parent = out;
+  }
   git_reference* ref = nullptr;
-  git::check(git_reference_create_matching(&ref, repo, ref_name.c_str(), &*parent, 1, &*tip,
-                                           "shadowbox: gc"),
+  git::check(git_reference_create(&ref, repo, ref_name.c_str(), &*parent, 1, "shadowbox: gc"),
              "cannot move " + ref_name);
   git_reference_free(ref);
+}
+
+// The trees that the notes of run's checkpoints name, oldest checkpoint first, each
+// once.
+std::vector<git_oid> named_trees(const ShadowRepo& shadow, const ShadowRepo::Impl& impl,
+                                 const std::string& run) {
+  std::vector<Checkpoint> chain = impl.run_log(run, 0);  // newest first
+  std::vector<git_oid> out;
+  OidSet seen;
+  for (auto c = chain.rbegin(); c != chain.rend(); ++c) {
+    std::optional<std::string> text = shadow.note(c->commit);
+    if (!text) continue;
+    std::set<std::string> ids;
+    add_named_ids(*text, ids);
+    for (const std::string& hex : ids) {
+      git_oid oid = git::from_hex(hex);
+      std::size_t size = 0;
+      git_object_t type = GIT_OBJECT_INVALID;
+      if (hex == c->tree || seen.count(oid) ||
+          git_odb_read_header(&size, &type, impl.odb.get(), &oid) != 0 || type != GIT_OBJECT_TREE) {
+        git_error_clear();
+        continue;
+      }
+      seen.insert(oid);
+      out.push_back(oid);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -243,12 +265,6 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
                                              "shadowbox: gc"),
                "cannot move " + ref_name);
     git_reference_free(ref);
-    // The session trees the kept checkpoints' records name stay; the others go.
-    std::set<std::string> named;
-    for (std::size_t i = 0; i < keep; ++i) {
-      if (std::optional<std::string> text = note(chain[i].commit)) add_named_ids(*text, named);
-    }
-    keep_session_trees(*impl_, layout::session_ref(run), named);
   }
 
   // Tags follow their checkpoints, or go with them.
@@ -278,7 +294,14 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
     }
   }
 
-  if (!dropped.empty()) migrate_notes(*impl_, rewritten, dropped, now);
+  if (!dropped.empty()) {
+    migrate_notes(*impl_, rewritten, dropped, now);
+    // The notes' history held every session tree a record names; it starts afresh, so
+    // each run's session chain keeps those of its kept records (and only those).
+    for (const std::string& run : runs()) {
+      keep_session_trees(*impl_, layout::session_ref(run), named_trees(*this, *impl_, run), now);
+    }
+  }
 
   report.objects_pruned = prune_loose(*impl_, name_reachable_objects(*impl_), policy.prune_grace);
   if (report.objects_pruned > 0) impl_->bump_generation();

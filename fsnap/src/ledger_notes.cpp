@@ -1,10 +1,10 @@
 // The ledger's notes (refs/notes/shadowbox), written with git's fanout: a notes tree
 // level that holds more than kMaxNotesPerLevel notes has them moved into subtrees named
-// by their next two hex digits ("ab/cdef..."), as git itself does. libgit2 puts a new
-// note into the subtree of its prefix when there is one, so a write rewrites a few small
+// by their next two hex digits ("ab/cdef..."), as git itself does, and a new note goes
+// into the subtree of its prefix when there is one, so a write rewrites a few small
 // trees instead of one tree that grows with the ledger (and a lookup reads those few).
-// The notes of one write (a checkpoint's record, and the record of the call it ends)
-// land in one commit.
+// The notes of one write land in one commit, each tree written once. Beside the notes,
+// at the root, a notes tree may hold anchors: trees the notes name, kept reachable.
 
 #include <algorithm>
 #include <cctype>
@@ -57,101 +57,98 @@ git_oid write_entries(ShadowRepo::Impl& impl, const std::vector<Entry>& entries)
   return impl.write(encode_tree(items), GIT_OBJECT_TREE);
 }
 
-// The notes tree at depth, with a crowded level's notes moved into fanout subtrees —
-// this level, and those on the path of note (a 40-digit id; "" for this level only).
-// The same id if nothing needed to move.
-git_oid balance(ShadowRepo::Impl& impl, const git_oid& tree, std::size_t depth,
-                std::string_view note) {
-  std::vector<Entry> entries = entries_of(impl, tree);
-  bool changed = false;
-  auto notes_here = std::count_if(entries.begin(), entries.end(),
-                                  [&](const Entry& e) { return is_note_at(e, depth); });
-  if (static_cast<std::size_t>(notes_here) > kMaxNotesPerLevel && 2 * depth + 2 < GIT_OID_HEXSZ) {
-    std::map<std::string, std::vector<Entry>> moved;  // by the next two digits
-    std::vector<Entry> kept;
-    for (Entry& e : entries) {
-      if (is_note_at(e, depth)) {
-        moved[e.name.substr(0, 2)].push_back(Entry{e.name.substr(2), e.mode, e.oid});
-      } else {
-        kept.push_back(std::move(e));
-      }
-    }
-    for (auto& group : moved) {
-      const std::string& prefix = group.first;
-      std::vector<Entry>& list = group.second;
-      auto dir = std::find_if(kept.begin(), kept.end(),
-                              [&](const Entry& e) { return is_fanout(e) && e.name == prefix; });
-      if (dir != kept.end()) {
-        std::vector<Entry> inner = entries_of(impl, dir->oid);
-        list.insert(list.end(), inner.begin(), inner.end());
-      }
-      git_oid sub = balance(impl, write_entries(impl, list), depth + 1, "");
-      if (dir != kept.end()) {
-        dir->oid = sub;
-      } else {
-        kept.push_back(Entry{prefix, kModeTree, sub});
-      }
-    }
-    entries = std::move(kept);
-    changed = true;
+// A note to set at some depth: the rest of its commit's id after 2 * depth digits.
+struct NoteAt {
+  std::string rest;
+  git_oid blob;
+};
+
+// The anchors of a notes tree's root, by name.
+using Anchors = std::map<std::string, git_oid>;
+
+git_oid edit_level(ShadowRepo::Impl& impl, const std::optional<git_oid>& tree, std::size_t depth,
+                   const std::vector<NoteAt>& notes, const Anchors* anchors);
+
+// Moves the notes of entries (a level at depth) into fanout subtrees by their next two
+// digits, as git does, if there are more than kMaxNotesPerLevel of them.
+void spread(ShadowRepo::Impl& impl, std::vector<Entry>& entries, std::size_t depth) {
+  auto crowd = std::count_if(entries.begin(), entries.end(),
+                             [&](const Entry& e) { return is_note_at(e, depth); });
+  if (static_cast<std::size_t>(crowd) <= kMaxNotesPerLevel || 2 * depth + 2 >= GIT_OID_HEXSZ) {
+    return;
   }
-  if (note.size() == GIT_OID_HEXSZ) {
-    std::string prefix(note.substr(2 * depth, 2));
-    auto dir = std::find_if(entries.begin(), entries.end(),
+  std::map<std::string, std::vector<NoteAt>> moved;  // by the next two digits
+  std::vector<Entry> kept;
+  for (Entry& e : entries) {
+    if (is_note_at(e, depth)) {
+      moved[e.name.substr(0, 2)].push_back(NoteAt{e.name.substr(2), e.oid});
+    } else {
+      kept.push_back(std::move(e));
+    }
+  }
+  for (const auto& entry : moved) {
+    const std::string& prefix = entry.first;
+    const std::vector<NoteAt>& group = entry.second;
+    auto dir = std::find_if(kept.begin(), kept.end(),
                             [&](const Entry& e) { return is_fanout(e) && e.name == prefix; });
-    if (dir != entries.end()) {
-      git_oid sub = balance(impl, dir->oid, depth + 1, note);
-      if (!git_oid_equal(&sub, &dir->oid)) {
-        dir->oid = sub;
-        changed = true;
-      }
+    if (dir != kept.end()) {
+      dir->oid = edit_level(impl, dir->oid, depth + 1, group, nullptr);
+    } else {
+      kept.push_back(
+          Entry{prefix, kModeTree, edit_level(impl, std::nullopt, depth + 1, group, nullptr)});
     }
   }
-  return changed ? write_entries(impl, entries) : tree;
+  entries = std::move(kept);
 }
 
-// The notes tree at depth (none: empty) with the note of commit (40 hex digits) set to
-// blob: in the fanout subtree of its next two digits if there is one, else at this
-// level; a note of commit at a level passed through goes (git reads the deepest one).
-git_oid with_note(ShadowRepo::Impl& impl, const std::optional<git_oid>& tree, std::size_t depth,
-                  const std::string& commit, const git_oid& blob) {
+// The notes tree at depth (none: empty) with notes set — each in the fanout subtree of
+// its next two digits if there is one, else at this level (a note of the same commit
+// at this level goes: git reads the deepest) — crowded levels fanned out, and at the
+// root anchors set. Every tree is written once, each one part of the result.
+git_oid edit_level(ShadowRepo::Impl& impl, const std::optional<git_oid>& tree, std::size_t depth,
+                   const std::vector<NoteAt>& notes, const Anchors* anchors) {
   std::vector<Entry> entries;
   if (tree) entries = entries_of(impl, *tree);
-  std::string rest = commit.substr(2 * depth);
-  std::erase_if(entries, [&](const Entry& e) { return e.mode != kModeTree && e.name == rest; });
-  std::string prefix = rest.substr(0, 2);
-  auto dir = std::find_if(entries.begin(), entries.end(),
-                          [&](const Entry& e) { return is_fanout(e) && e.name == prefix; });
-  if (dir != entries.end() && 2 * depth + 2 < GIT_OID_HEXSZ) {
-    dir->oid = with_note(impl, dir->oid, depth + 1, commit, blob);
-  } else {
-    entries.push_back(Entry{rest, kModeFile, blob});
+  std::map<std::string, std::vector<NoteAt>> deeper;  // by fanout subtree
+  for (const NoteAt& note : notes) {
+    std::erase_if(entries,
+                  [&](const Entry& e) { return e.mode != kModeTree && e.name == note.rest; });
+    std::string prefix = note.rest.substr(0, 2);
+    bool has_dir = 2 * depth + 2 < GIT_OID_HEXSZ &&
+                   std::any_of(entries.begin(), entries.end(),
+                               [&](const Entry& e) { return is_fanout(e) && e.name == prefix; });
+    if (has_dir) {
+      deeper[prefix].push_back(NoteAt{note.rest.substr(2), note.blob});
+    } else {
+      entries.push_back(Entry{note.rest, kModeFile, note.blob});
+    }
   }
+  for (Entry& e : entries) {
+    auto group = is_fanout(e) ? deeper.find(e.name) : deeper.end();
+    if (group != deeper.end()) e.oid = edit_level(impl, e.oid, depth + 1, group->second, nullptr);
+  }
+  if (anchors != nullptr) {
+    for (const auto& anchor : *anchors) {
+      const std::string& name = anchor.first;
+      const git_oid& oid = anchor.second;
+      auto at = std::find_if(entries.begin(), entries.end(),
+                             [&](const Entry& e) { return e.name == name; });
+      if (at != entries.end()) {
+        *at = Entry{name, kModeTree, oid};
+      } else {
+        entries.push_back(Entry{name, kModeTree, oid});
+      }
+    }
+  }
+  spread(impl, entries, depth);
   return write_entries(impl, entries);
-}
-
-// A notes tree at depth of notes (the rest of each id after 2 * depth digits, and its
-// blob; no two for one commit), fanned out where a level would hold too many.
-git_oid fanned_tree(ShadowRepo::Impl& impl, const std::vector<Entry>& notes, std::size_t depth) {
-  if (notes.size() <= kMaxNotesPerLevel || 2 * depth + 2 >= GIT_OID_HEXSZ) {
-    return write_entries(impl, notes);
-  }
-  std::map<std::string, std::vector<Entry>> groups;  // by the next two digits
-  for (const Entry& e : notes) {
-    groups[e.name.substr(0, 2)].push_back(Entry{e.name.substr(2), e.mode, e.oid});
-  }
-  std::vector<Entry> level;
-  level.reserve(groups.size());
-  for (const auto& [prefix, group] : groups) {
-    level.push_back(Entry{prefix, kModeTree, fanned_tree(impl, group, depth + 1)});
-  }
-  return write_entries(impl, level);
 }
 
 }  // namespace
 
 git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
-                     const std::vector<Note>& notes, const git_signature* sig) {
+                     const std::vector<Note>& notes, const git_signature* sig,
+                     const std::vector<ObjectEntry>& extra_anchors) {
   if (notes.empty()) throw Error(ErrorCode::kInvalidArgument, "no notes to write");
   git_repository* repo = impl.repo.get();
   git::Commit parent;
@@ -169,17 +166,22 @@ git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
     }
     blobs[note.commit] = impl.write(note.text, GIT_OBJECT_BLOB);
   }
-  if (!tree) {
-    // A new history (gc rebuilding the ledger): the whole tree at once.
-    std::vector<Entry> all;
-    all.reserve(blobs.size());
-    for (const auto& [commit, blob] : blobs) all.push_back(Entry{commit, kModeFile, blob});
-    tree = fanned_tree(impl, all, 0);
-  } else {
-    for (const auto& [commit, blob] : blobs) {
-      tree = balance(impl, with_note(impl, tree, 0, commit, blob), 0, commit);
+  std::map<std::string, git_oid> anchors;  // by name: a later one wins
+  auto anchor = [&](const std::string& name, const std::string& tree_hex) {
+    if (name.empty()) return;
+    if (name.find('/') != std::string::npos || name == "." || name == ".." || is_hex(name) ||
+        tree_hex.size() != GIT_OID_HEXSZ || !is_hex(tree_hex)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "bad anchor " + name + " " + tree_hex + " of a note");
     }
-  }
+    anchors[name] = git::from_hex(tree_hex);
+  };
+  for (const ObjectEntry& e : extra_anchors) anchor(e.name, e.oid);
+  for (const Note& note : notes) anchor(note.anchor_name, note.anchor_tree);
+  std::vector<NoteAt> edits;
+  edits.reserve(blobs.size());
+  for (const auto& [commit, blob] : blobs) edits.push_back(NoteAt{commit, blob});
+  tree = edit_level(impl, tree, 0, edits, &anchors);
   git::Tree written = impl.lookup_tree(*tree);
   const git_commit* parents[] = {parent.get()};
   git_oid commit;
@@ -187,6 +189,29 @@ git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
                                written.get(), base ? 1 : 0, parents),
              "cannot write the ledger's notes");
   return commit;
+}
+
+namespace {
+
+void collect_notes(const ShadowRepo::Impl& impl, const git_oid& tree, const std::string& prefix,
+                   NotesContent& out) {
+  for (const Entry& e : entries_of(impl, tree)) {
+    if (is_fanout(e) && prefix.size() + 2 < GIT_OID_HEXSZ) {
+      collect_notes(impl, e.oid, prefix + e.name, out);
+    } else if (e.mode != kModeTree && is_note_at(e, prefix.size() / 2)) {
+      out.notes.push_back(Note{prefix + e.name, impl.read(e.oid, GIT_OBJECT_BLOB)});
+    } else if (prefix.empty() && e.mode == kModeTree) {
+      out.anchors.push_back(ObjectEntry{e.name, git::to_hex(e.oid), true});
+    }
+  }
+}
+
+}  // namespace
+
+NotesContent read_notes(const ShadowRepo::Impl& impl, const git_oid& tree) {
+  NotesContent out;
+  collect_notes(impl, tree, "", out);
+  return out;
 }
 
 }  // namespace fsnap

@@ -64,8 +64,10 @@ class Namer {
     for (std::size_t i = 0; i < n; ++i) {
       const git_tree_entry* e = git_tree_entry_byindex(tree.get(), i);
       bool subtree = git_tree_entry_type(e) == GIT_OBJECT_TREE;
-      // Notes are named by their ids: they are all one kind of thing.
-      std::string name = path + "/" + (notes && !subtree ? "note" : git_tree_entry_name(e));
+      // Notes are named by their ids: they are all one kind of thing (what else the notes
+      // tree holds, the trees notes name, keeps its names).
+      std::string entry = git_tree_entry_name(e);
+      std::string name = path + "/" + (notes && !subtree && is_hex(entry) ? "note" : entry);
       if (subtree) {
         if (take(*git_tree_entry_id(e), name)) walk_tree(*git_tree_entry_id(e), name);
       } else if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {

@@ -26,8 +26,18 @@ git::Signature shadowbox_signature(std::chrono::system_clock::time_point t);
 // Writes notes in one commit on top of the notes commit base (none: a new history),
 // keeping the notes tree fanned out as git does; returns the commit (not moving any
 // ref). Error kInvalidArgument for no notes at all, or a note without a full commit id.
+// anchors are set beside the notes as the notes' own anchors are.
 git_oid commit_notes(ShadowRepo::Impl& impl, std::optional<git_oid> base,
-                     const std::vector<Note>& notes, const git_signature* sig);
+                     const std::vector<Note>& notes, const git_signature* sig,
+                     const std::vector<ObjectEntry>& anchors = {});
+
+// The notes (commit and text; the anchors apart) and the anchors (name and tree, as
+// ObjectEntry) of the notes tree at tree.
+struct NotesContent {
+  std::vector<Note> notes;
+  std::vector<ObjectEntry> anchors;
+};
+NotesContent read_notes(const ShadowRepo::Impl& impl, const git_oid& tree);
 
 // Whether s is a non-empty run of lowercase hex digits, as git writes object names.
 inline bool is_hex(std::string_view s) {

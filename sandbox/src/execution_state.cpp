@@ -41,7 +41,7 @@ namespace {
 
 // The ledger records of one session snapshot in the stores of host filesystems: the
 // session tree is written once per store, when its first checkpoint needs it, and
-// committed on the run's session chain with each checkpoint.
+// anchored by each checkpoint's note.
 class SessionRecords {
  public:
   SessionRecords(SessionTrees& trees, const SessionSnapshot& session)
@@ -51,8 +51,11 @@ class SessionRecords {
   LedgerRecord of(fsnap::ShadowRepo& repo, const fsnap::Checkpoint& c) {
     auto [it, fresh] = written_.try_emplace(&repo);
     if (fresh) it->second = trees_.write(repo, session_);
-    trees_.commit(repo, it->second, c);
     return LedgerRecord::for_checkpoint(c, it->second, SessionStamp::of(session_));
+  }
+  // The note of record (made by of), keeping its session tree reachable.
+  static fsnap::Note note(const LedgerRecord& record) {
+    return SessionTrees::anchored(record.note(), record.run, record.session_tree);
   }
 
  private:
@@ -89,12 +92,12 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
           snap.record = record;
           recorded = true;
         }
-        return std::vector<fsnap::Note>{record.note()};
+        return std::vector<fsnap::Note>{SessionRecords::note(record)};
       };
       request.outside_notes = [&](const fsnap::Checkpoint& c) {
         LedgerRecord record = records.of(repo, c);
         record.result_summary = "changes made outside any tool call";
-        return std::vector<fsnap::Note>{record.note()};
+        return std::vector<fsnap::Note>{SessionRecords::note(record)};
       };
     }
     snap.resources.emplace(entry->name, entry->snapshot(request));
@@ -145,7 +148,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
         LedgerRecord record = before_records.of(repo, c);
         record.result_summary =
             request.summary.empty() ? "before restoring " + snapshot.id : request.summary;
-        return std::vector<fsnap::Note>{record.note()};
+        return std::vector<fsnap::Note>{SessionRecords::note(record)};
       };
     }
     return entry.restore(value, context);

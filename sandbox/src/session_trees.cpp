@@ -428,14 +428,12 @@ std::string SessionTrees::write(fsnap::ShadowRepo& repo, const SessionSnapshot& 
   return tree;
 }
 
-void SessionTrees::commit(fsnap::ShadowRepo& repo, const std::string& tree,
-                          const fsnap::Checkpoint& at) {
-  std::string ref = fsnap::layout::session_ref(at.meta.run);
-  if (repo.ref_tree(ref) == tree) return;  // reachable already
-  std::string subject = "session at " + std::string(fsnap::to_string(at.meta.phase));
-  if (!at.meta.tool_name.empty()) subject += " " + at.meta.tool_name;
-  if (!at.meta.tool_call_id.empty()) subject += " " + at.meta.tool_call_id;
-  repo.commit_to_ref(ref, tree, subject + "\n\nSession-Of-Checkpoint: " + at.id + "\n");
+fsnap::Note SessionTrees::anchored(fsnap::Note note, const std::string& run,
+                                   const std::string& tree) {
+  if (tree.empty()) return note;
+  note.anchor_name = "session-" + run;
+  note.anchor_tree = tree;
+  return note;
 }
 
 SessionSnapshot SessionTrees::read(const fsnap::ShadowRepo& repo, std::string_view tree,

@@ -1,10 +1,12 @@
 // The ledger's notes stay cheap to write and read as they grow: the notes tree is
 // fanned out as git does ("ab/cdef..."), no tree level holds more than 128 notes, the
-// notes of one write are one commit, and plain git reads every note.
+// notes of one write are one commit leaving no tree behind, a tree anchored beside the
+// notes stays, and plain git reads every note.
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
 
+#include "fsnap/error.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
 #include "test_support.hpp"
@@ -12,11 +14,12 @@
 namespace {
 
 // The number of notes in the notes tree at tree (depth levels down), checking that no
-// level holds more than 128 of them directly.
+// level holds more than 128 of them directly (the root's anchors apart).
 std::size_t count_notes(const fsnap::ShadowRepo& repo, const std::string& tree, std::size_t depth) {
   std::size_t here = 0;
   std::size_t below = 0;
   for (const fsnap::ObjectEntry& e : repo.read_tree(tree)) {
+    if (depth == 0 && e.name.rfind("session-", 0) == 0) continue;
     if (e.is_tree) {
       EXPECT_EQ(e.name.size(), 2u) << e.name;
       below += count_notes(repo, e.oid, depth + 1);
@@ -38,6 +41,9 @@ TEST(LedgerNotesTest, TheNotesTreeIsFannedOutAndEveryNoteIsRead) {
     annotated.push_back(repo.write_blob("object " + std::to_string(i)));
     repo.write_notes({{annotated.back(), "note " + std::to_string(i) + "\n"}}, now);
   }
+  // A note may anchor a tree beside the notes; it stays through later writes.
+  std::string anchored_tree = repo.write_tree({{"kept.txt", repo.write_blob("kept\n"), false}});
+  repo.write_notes({{annotated[0], "note 0\n", "session-r", anchored_tree}}, now);
   std::vector<fsnap::Note> batch;
   for (int i = 300; i < 350; ++i) {
     annotated.push_back(repo.write_blob("object " + std::to_string(i)));
@@ -66,7 +72,19 @@ TEST(LedgerNotesTest, TheNotesTreeIsFannedOutAndEveryNoteIsRead) {
   // One commit per write, the batch of 50 included.
   testing_support::CommandResult commits = testing_support::run_command(
       {"git", "--git-dir", git_dir, "rev-list", "--count", fsnap::layout::kNotesRef}, temp.path());
-  EXPECT_EQ(commits.out, "302\n") << commits.err;
+  EXPECT_EQ(commits.out, "303\n") << commits.err;
+  EXPECT_EQ(testing_support::run_command({"git", "--git-dir", git_dir, "rev-parse",
+                                          std::string(fsnap::layout::kNotesRef) + ":session-r"},
+                                         temp.path())
+                .out,
+            anchored_tree + "\n");
+  // Each tree a write makes is part of what it commits: none is left behind unreachable.
+  testing_support::CommandResult unreachable = testing_support::run_command(
+      {"git", "--git-dir", git_dir, "fsck", "--unreachable", "--no-reflogs"}, temp.path());
+  EXPECT_EQ(unreachable.out.find("unreachable tree"), std::string::npos) << unreachable.out;
+  EXPECT_EQ(unreachable.out.find("unreachable commit"), std::string::npos) << unreachable.out;
+  // An anchor must not look like a note or a fan-out directory.
+  EXPECT_THROW(repo.write_notes({{annotated[1], "x\n", "ab", anchored_tree}}, now), fsnap::Error);
   testing_support::CommandResult fsck = testing_support::run_command(
       {"git", "--git-dir", git_dir, "fsck", "--strict", "--no-dangling"}, temp.path());
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;

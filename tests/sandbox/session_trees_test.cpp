@@ -6,6 +6,7 @@
 // or an unknown slice type is a clear error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <set>
 
@@ -146,7 +147,7 @@ TEST_F(SessionTreesTest, OneMoreItemWritesAHandfulOfObjectsWhateverTheLength) {
   }
 }
 
-TEST_F(SessionTreesTest, AnUnchangedSessionIsOneTreeAndOneCommitOnTheChain) {
+TEST_F(SessionTreesTest, AnUnchangedSessionIsOneTreeThatItsNoteAnchors) {
   std::shared_ptr<Session> session = session_with(10);
   SessionSnapshot first = session->snapshot({}, true);
   SessionSnapshot second = session->snapshot({}, true);  // another id and time
@@ -154,23 +155,29 @@ TEST_F(SessionTreesTest, AnUnchangedSessionIsOneTreeAndOneCommitOnTheChain) {
   SessionTrees trees;
   std::string tree = trees.write(repo_, first);
   EXPECT_EQ(SessionTrees().write(repo_, second), tree);
-  fsnap::Checkpoint at;
-  at.id = "c1";
-  at.meta.run = "r";
-  at.meta.phase = fsnap::Phase::kPreTool;
-  trees.commit(repo_, tree, at);
-  at.id = "c2";
-  at.meta.phase = fsnap::Phase::kPostTool;
-  trees.commit(repo_, tree, at);  // nothing new to keep reachable
+  // A note that names the tree anchors it beside the notes; a later one replaces the
+  // anchor, and the notes' history keeps the earlier tree reachable.
+  std::string commit = repo_.commit_to_ref("refs/shadowbox/home/r", tree, "a checkpoint\n");
+  repo_.write_notes({SessionTrees::anchored({commit, "names " + tree + "\n"}, "r", tree)},
+                    std::chrono::system_clock::now());
   session->dispatch(call(10));
   std::string grown = trees.write(repo_, session->snapshot({}, true));
-  at.id = "c3";
-  trees.commit(repo_, grown, at);
-  testing_support::CommandResult log =
-      testing_support::run_command({"git", "--git-dir", repo_.git_dir().string(), "log",
-                                    "--format=%T %s", "refs/shadowbox/sessions/r"},
-                                   temp_.path());
-  EXPECT_EQ(log.out, grown + " session at post_tool\n" + tree + " session at pre_tool\n");
+  repo_.write_notes({SessionTrees::anchored({commit, "names " + grown + "\n"}, "r", grown)},
+                    std::chrono::system_clock::now());
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "--git-dir", repo_.git_dir().string()});
+    return testing_support::run_command(args, temp_.path());
+  };
+  EXPECT_EQ(git({"rev-parse", "refs/notes/shadowbox:session-r"}).out, grown + "\n");
+  std::string listed = git({"notes", "--ref=shadowbox", "list"}).out;
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), '\n'), 1)
+      << "the anchor is no note: " << listed;
+  EXPECT_NE(listed.find(commit), std::string::npos) << listed;
+  EXPECT_NE(git({"rev-list", "--objects", "refs/notes/shadowbox"}).out.find(tree),
+            std::string::npos)
+      << "the earlier session tree stays reachable";
+  testing_support::CommandResult fsck = git({"fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
   // Each reads back with its own stamp.
   EXPECT_EQ(trees.read(repo_, tree, SessionStamp::of(second)).id, second.id);
   EXPECT_EQ(trees.read(repo_, tree, SessionStamp::of(first)).created_at, first.created_at);

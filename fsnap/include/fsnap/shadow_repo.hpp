@@ -5,8 +5,10 @@
 // hooks. Refs (all browsable with plain git; store_layout.hpp names them):
 //   refs/shadowbox/runs/<run>   chain of checkpoint commits of one run, newest at tip
 //   refs/shadowbox/tags/<tag>   the newest checkpoint taken with that tag
-//   refs/notes/shadowbox        notes on checkpoint commits (the ledger's records)
-//   refs/shadowbox/sessions/<run>  chain of the session trees the run's notes name
+//   refs/notes/shadowbox        notes on checkpoint commits (the ledger's records), and
+//                               beside them the trees notes name (Note::anchor_name)
+//   refs/shadowbox/sessions/<run>  after gc, chain of the session trees the run's kept
+//                               notes name (gc starts the notes' history afresh)
 // Objects are written before any ref moves, and refs move by compare-and-swap, so a
 // crash at any instant leaves a consistent repository. A checkpoint and the notes
 // recorded with it land together: its notes are written before its run ref moves.
@@ -49,6 +51,13 @@ struct RetentionPolicy {
 struct Note {
   std::string commit;  // full hex id of the annotated commit
   std::string text;
+  // A tree the note names, kept reachable from the notes tree: an entry of this name
+  // beside the notes at its root (git's notes code keeps such entries and shows none of
+  // them). A later note's anchor of the same name takes the entry; the trees it held
+  // before stay reachable through the notes' history. Empty: none. A name must not
+  // look like a note or a fan-out directory (all hex digits): kInvalidArgument.
+  std::string anchor_name;
+  std::string anchor_tree;  // full hex id
 };
 
 // An entry of a tree written by ShadowRepo::write_tree or read by read_tree.

@@ -15,13 +15,14 @@
 // full chunk of a growing LOG slice, is one object shared by every snapshot that holds
 // it. What tells apart snapshots of equal contents (a SessionStamp: the snapshot's id,
 // session and time) is kept beside the tree, in the ledger record, so a checkpoint
-// whose session did not change since the last one writes no session object at all. Each snapshot
-// recorded with a checkpoint is also committed on the run's session chain
-// (refs/shadowbox/sessions/<run>), which keeps its objects reachable for git and for maintenance;
-// the checkpoint's ledger record names the tree:
+// whose session did not change since the last one writes no session object at all. The
+// note of each checkpoint names its session tree, and anchors it beside the notes as
+// session-<run> (fsnap::Note::anchor_name): the notes' history keeps every session tree
+// reachable for git and for maintenance, without a commit of its own (gc, which starts
+// that history afresh, keeps those of the kept records on refs/shadowbox/sessions/<run>):
 //
 //   git show <session_tree>:head.json
-//   git log refs/shadowbox/sessions/<run>
+//   git show refs/notes/shadowbox:session-<run>/head.json    the run's newest
 //
 // A SessionTrees remembers the chunks it wrote or read last, by the identity of their
 // items, so writing a snapshot after the previous one encodes only the chunks that
@@ -66,9 +67,9 @@ class SessionTrees {
   // Writes snapshot as a tree in repo (objects already there are not written again) and
   // returns the tree's id. A slice type without a codec is Error kInvalidArgument.
   std::string write(fsnap::ShadowRepo& repo, const SessionSnapshot& snapshot);
-  // Commits tree (written by write) on the session chain of checkpoint at's run, naming
-  // the checkpoint, unless the chain's tip holds that tree already.
-  void commit(fsnap::ShadowRepo& repo, const std::string& tree, const fsnap::Checkpoint& at);
+  // note, with tree (written by write) anchored beside the notes for the session of
+  // run: so recorded, the tree stays reachable.
+  static fsnap::Note anchored(fsnap::Note note, const std::string& run, const std::string& tree);
   // The snapshot a tree written by write holds, stamped. Error kCorrupt for a tree that
   // is not one (or is missing); SnapshotMismatchError for a slice type this process has
   // not registered.
