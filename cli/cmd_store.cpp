@@ -56,6 +56,7 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     out->set("objects_packed", packed ? packed->objects_packed : 0);
     out->set("keep_last", policy.keep_last);
     out->set("max_age_seconds", static_cast<std::int64_t>(policy.max_age.count()));
+    out->set("max_size", static_cast<std::uint64_t>(policy.max_size));
     out->set("checkpoints_dropped", report.checkpoints_dropped);
     out->set("runs_dropped", report.runs_dropped);
     Poco::JSON::Array::Ptr dropped = new Poco::JSON::Array;
@@ -70,7 +71,7 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     return 0;
   }
   if (!sandbox::has_retention_limits(policy)) {
-    std::cout << "no retention limits configured (retention.keep_last, retention.max_age): "
+    std::cout << "no retention limits configured (retention.keep_last, .max_age, .max_size): "
                  "every checkpoint kept\n";
   } else {
     std::cout << "dropped " << report.checkpoints_dropped << " checkpoint(s) and "

@@ -15,6 +15,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "pack_names.hpp"
 #include "shadow_repo_impl.hpp"
+#include "store_size.hpp"
 
 namespace fsnap {
 
@@ -116,10 +117,10 @@ void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>&
   std::vector<Note> kept;
   std::set<std::string> named;
   for (const Note& n : content.notes) {
-    if (dropped.count(n.commit)) continue;
     auto r = rewritten.find(n.commit);
-    kept.push_back(Note{r != rewritten.end() ? git::to_hex(r->second) : n.commit,
-                        with_rewritten_ids(n.text, rewritten)});
+    std::string target = r != rewritten.end() ? git::to_hex(r->second) : n.commit;
+    if (dropped.count(n.commit) || dropped.count(target)) continue;
+    kept.push_back(Note{target, with_rewritten_ids(n.text, rewritten)});
     add_named_ids(kept.back().text, named);
   }
   std::vector<ObjectEntry> anchors;
@@ -227,6 +228,20 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
   std::map<std::string, git_oid> rewritten;  // old commit hex -> new commit
   std::set<std::string> dropped;             // commit hex
 
+  // Deletes the refs of run, whose checkpoints are in dropped already.
+  auto drop_whole = [&](const std::string& run) {
+    std::string ref_name = layout::run_ref(run);
+    git_reference* ref = nullptr;
+    git::check(git_reference_lookup(&ref, repo, ref_name.c_str()), "cannot read " + ref_name);
+    git::Reference owned(ref);
+    git::check(git_reference_delete(ref), "cannot delete " + ref_name);
+    // Its preserved agent session data and its session trees go with it.
+    delete_ref_if_any(repo, layout::home_ref(run));
+    delete_ref_if_any(repo, layout::session_ref(run));
+    ++report.runs_dropped;
+    report.dropped_runs.push_back(run);
+  };
+
   for (const std::string& run : runs()) {
     if (keep_whole.count(run) != 0) continue;
     std::vector<Checkpoint> chain = impl_->run_log(run, 0);  // newest first
@@ -241,15 +256,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
     std::string ref_name = layout::run_ref(run);
     git_oid old_tip = git::from_hex(chain.front().commit);
     if (keep == 0) {
-      git_reference* ref = nullptr;
-      git::check(git_reference_lookup(&ref, repo, ref_name.c_str()), "cannot read " + ref_name);
-      git::Reference owned(ref);
-      git::check(git_reference_delete(ref), "cannot delete " + ref_name);
-      // Its preserved agent session data and its session trees go with it.
-      delete_ref_if_any(repo, layout::home_ref(run));
-      delete_ref_if_any(repo, layout::session_ref(run));
-      ++report.runs_dropped;
-      report.dropped_runs.push_back(run);
+      drop_whole(run);
       continue;
     }
     std::optional<git_oid> parent;
@@ -267,6 +274,16 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
     git_reference_free(ref);
   }
 
+  // Then whole runs, the oldest first, while the store is over its size.
+  if (policy.max_size > 0) {
+    for (const std::string& run : runs_over_size(*impl_, policy.max_size, keep_whole)) {
+      std::vector<Checkpoint> chain = impl_->run_log(run, 0);
+      for (const Checkpoint& c : chain) dropped.insert(c.commit);
+      report.checkpoints_dropped += chain.size();
+      drop_whole(run);
+    }
+  }
+
   // Tags follow their checkpoints, or go with them.
   if (!dropped.empty()) {
     git_reference_iterator* raw = nullptr;
@@ -282,11 +299,12 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
     for (const auto& [tag, target] : tags) {
       git_reference* ref = nullptr;
       impl_->clear_stale_lock(tag);
-      if (auto r = rewritten.find(target); r != rewritten.end()) {
+      auto r = rewritten.find(target);
+      if (r != rewritten.end() && dropped.count(git::to_hex(r->second)) == 0) {
         git::check(git_reference_create(&ref, repo, tag.c_str(), &r->second, 1, "shadowbox: gc"),
                    "cannot move " + tag);
         git_reference_free(ref);
-      } else if (dropped.count(target)) {
+      } else if (r != rewritten.end() || dropped.count(target)) {
         git::check(git_reference_lookup(&ref, repo, tag.c_str()), "cannot read " + tag);
         git::Reference owned(ref);
         git::check(git_reference_delete(ref), "cannot delete " + tag);

@@ -35,7 +35,11 @@ void check_keys(const std::string& origin, const YAML::Node& map, const std::str
     std::string key = item.first.as<std::string>();
     if (known.count(key) == 0) {
       std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + prefix + k;
+      for (const std::string& k : known) {
+        if (!list.empty()) list += ", ";
+        list += prefix;
+        list += k;
+      }
       fail(origin, item.first, prefix + key, "unknown key (known keys: " + list + ")");
     }
   }
@@ -95,7 +99,7 @@ void parse_capture(const std::string& origin, const YAML::Node& node, Config& co
 
 void parse_retention(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "retention", "expected a mapping");
-  check_keys(origin, node, "retention.", {"keep_last", "max_age", "prune_grace"});
+  check_keys(origin, node, "retention.", {"keep_last", "max_age", "max_size", "prune_grace"});
   if (YAML::Node grace = node["prune_grace"]; grace) {
     config.retention.prune_grace =
         parse_with(origin, grace, "retention.prune_grace", parse_duration);
@@ -106,6 +110,9 @@ void parse_retention(const std::string& origin, const YAML::Node& node, Config& 
   }
   if (YAML::Node age = node["max_age"]; age) {
     config.retention.max_age = parse_with(origin, age, "retention.max_age", parse_duration);
+  }
+  if (YAML::Node size = node["max_size"]; size) {
+    config.retention.max_size = parse_with(origin, size, "retention.max_size", parse_size);
   }
 }
 
@@ -379,7 +386,7 @@ std::chrono::seconds parse_duration(const std::string& text) {
   } else if (unit == "d") {
     factor = 86400;
   } else if (unit == "w") {
-    factor = 7 * 86400;
+    factor = std::uint64_t{7} * 86400;
   } else {
     throw ConfigError("unknown duration unit " + fsnap::quote_input(unit) + " in " +
                       fsnap::quote_input(text) + " (use s, m, h, d or w)");

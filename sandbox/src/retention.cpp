@@ -11,7 +11,7 @@
 namespace sandbox {
 
 bool has_retention_limits(const fsnap::RetentionPolicy& policy) {
-  return policy.keep_last > 0 || policy.max_age.count() > 0;
+  return policy.keep_last > 0 || policy.max_age.count() > 0 || policy.max_size > 0;
 }
 
 RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& repo,

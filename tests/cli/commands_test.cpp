@@ -681,4 +681,40 @@ TEST_F(CliTest, GcDropsThePackedObjectsOfDroppedCheckpointsAfterTheGracePeriod) 
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+TEST_F(CliTest, AStoreOverMaxSizeDropsItsOldestRunsWhole) {
+  // Files that do not compress, one per run, gone again before the next run.
+  auto noise = [](unsigned seed) {
+    std::mt19937 gen(seed);
+    std::string out(300 * 1024, '\0');
+    for (char& c : out) c = static_cast<char>(gen() & 0xff);
+    return out;
+  };
+  write("small.txt", "small\n");
+  write("big1", noise(1));
+  ok({"snapshot", "--run", "old1"});
+  fs::remove(ws_ / "big1");
+  write("big2", noise(2));
+  ok({"snapshot", "--run", "old2"});
+  fs::remove(ws_ / "big2");
+  ok({"snapshot", "--run", "new"});
+  const std::string config = "retention:\n  max_size: 450KiB\n  prune_grace: 0s\n";
+  Poco::JSON::Object::Ptr report = object_of(ok({"--json", "gc"}, config));
+  Poco::JSON::Array::Ptr dropped = report->getArray("dropped_runs");
+  ASSERT_EQ(dropped->size(), 1u);
+  EXPECT_EQ(dropped->getElement<std::string>(0), "old1") << "the oldest run, and it is enough";
+  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store_ / "repo.git", false);
+  EXPECT_EQ(repo.runs(), (std::vector<std::string>{"new", "old2"}));
+  // Under the limit now: the next gc drops nothing.
+  EXPECT_EQ(object_of(ok({"--json", "gc"}, config))->getArray("dropped_runs")->size(), 0u);
+  ok({"restore", "old2"});
+  EXPECT_EQ(testing_support::read_file(ws_ / "big2"), noise(2));
+  // However small the limit, the run of the newest checkpoint (the restore's safety
+  // checkpoint) stays.
+  std::string newest =
+      fsnap::ShadowRepo::open(store_ / "repo.git", false).log("", 1).front().meta.run;
+  ok({"--json", "gc"}, "retention:\n  max_size: 1\n  prune_grace: 0s\n");
+  EXPECT_EQ(fsnap::ShadowRepo::open(store_ / "repo.git", false).runs(),
+            (std::vector<std::string>{newest}));
+}
+
 }  // namespace

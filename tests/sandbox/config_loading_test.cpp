@@ -46,6 +46,7 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.capture.respect_gitignore, defaults.capture.respect_gitignore);
   EXPECT_EQ(shipped.retention.keep_last, defaults.retention.keep_last);
   EXPECT_EQ(shipped.retention.max_age, defaults.retention.max_age);
+  EXPECT_EQ(shipped.retention.max_size, defaults.retention.max_size);
   EXPECT_EQ(shipped.retention.prune_grace, defaults.retention.prune_grace);
   EXPECT_EQ(shipped.auto_maintenance, defaults.auto_maintenance);
   EXPECT_EQ(shipped.maintenance.loose_objects, defaults.maintenance.loose_objects);
@@ -78,6 +79,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "retention:\n"
       "  keep_last: 50\n"
       "  max_age: 30d\n"
+      "  max_size: 2GiB\n"
       "  prune_grace: 10m\n"
       "maintenance:\n"
       "  auto: false\n"
@@ -115,6 +117,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_TRUE(c.capture.respect_gitignore);
   EXPECT_EQ(c.retention.keep_last, 50u);
   EXPECT_EQ(c.retention.max_age, std::chrono::hours(24 * 30));
+  EXPECT_EQ(c.retention.max_size, 2ull << 30);
   EXPECT_EQ(c.retention.prune_grace, std::chrono::minutes(10));
   EXPECT_FALSE(c.auto_maintenance);
   EXPECT_EQ(c.maintenance.loose_objects, 50u);

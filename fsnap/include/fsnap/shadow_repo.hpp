@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,6 +43,10 @@ namespace fsnap {
 struct RetentionPolicy {
   std::size_t keep_last = 0;        // checkpoints kept per run; 0 = no limit
   std::chrono::seconds max_age{0};  // checkpoints older than this are dropped; 0 = no limit
+  // Bytes the store's live objects may take on disk (estimated); above it, whole runs
+  // are dropped, the oldest first (by their newest checkpoint), never the newest run
+  // nor one kept whole. 0 = no limit.
+  std::uint64_t max_size = 0;
   // Unreferenced loose objects younger than this stay: one may be part of a checkpoint
   // being recorded right now (git's gc.pruneExpire plays the same part).
   std::chrono::seconds prune_grace{3600};

@@ -24,7 +24,7 @@ struct RetentionReport {
   std::vector<std::string> warnings;  // what could not be removed (nothing else is lost)
 };
 
-// Whether policy limits anything (keep_last or max_age).
+// Whether policy limits anything (keep_last, max_age or max_size).
 bool has_retention_limits(const fsnap::RetentionPolicy& policy);
 
 // Applies policy to the store's runs at now. The caller holds the store lock; repo is
