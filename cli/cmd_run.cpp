@@ -147,19 +147,21 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
              r.halt_reason.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(r.halt_reason));
       o->set("cost_usd", r.cost_usd);
       o->set("steps", r.steps);
+      o->set("calls", r.calls);
+      o->set("failed_calls", r.failed_calls);
       o->set("gaps", r.gaps);
       out->add(o);
     }
     print_json(std::cout, out);
     return 0;
   }
-  std::printf("%-32s %-9s %-12s %9s %6s %-38s %-9s %11s %4s  %s\n", "RUN", "STATUS", "HALT-REASON",
-              "COST-USD", "STEPS", "AGENT-SESSION", "RESUMABLE", "CHECKPOINTS", "GAPS",
-              "LAST-ACTIVITY");
+  std::printf("%-32s %-9s %-12s %9s %6s %6s %6s %-38s %-9s %11s %4s  %s\n", "RUN", "STATUS",
+              "HALT-REASON", "COST-USD", "STEPS", "CALLS", "FAILED", "AGENT-SESSION", "RESUMABLE",
+              "CHECKPOINTS", "GAPS", "LAST-ACTIVITY");
   for (const hooks::RunInfo& r : runs) {
-    std::printf("%-32s %-9s %-12s %9.4f %6zu %-38s %-9s %11zu %4zu  %s\n", r.run.c_str(),
+    std::printf("%-32s %-9s %-12s %9.4f %6zu %6zu %6zu %-38s %-9s %11zu %4zu  %s\n", r.run.c_str(),
                 r.status.c_str(), r.halt_reason.empty() ? "-" : r.halt_reason.c_str(), r.cost_usd,
-                r.steps, r.session_id.empty() ? "-" : r.session_id.c_str(),
+                r.steps, r.calls, r.failed_calls, r.session_id.empty() ? "-" : r.session_id.c_str(),
                 r.resumable ? "yes" : "no", r.checkpoints, r.gaps,
                 r.last_activity.empty() ? "-" : r.last_activity.c_str());
   }

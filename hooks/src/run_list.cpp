@@ -10,6 +10,7 @@
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_meta.hpp"
+#include "sandbox/run_stats.hpp"
 
 namespace hooks {
 
@@ -70,9 +71,12 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
     } else if (auto status = sandbox::latest_run_status(session)) {
       recorded = status->status;
     }
+    sandbox::RunStats stats = sandbox::run_stats(session);
+    info.cost_usd = std::round(stats.cost_usd * 1e6) / 1e6;  // to the micro-dollar
+    info.steps = stats.steps;
+    info.calls = stats.calls;
+    info.failed_calls = stats.failed;
     if (std::optional<policy::ContainmentState> counted = sandbox::containment_state(session)) {
-      info.cost_usd = std::round(counted->cost_usd * 1e6) / 1e6;  // to the micro-dollar
-      info.steps = counted->step_count;
       if (counted->halted_by && recorded == "halted") {
         info.halt_reason = std::string(policy::halt_reason_name(*counted->halted_by));
       }

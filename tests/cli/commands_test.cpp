@@ -382,8 +382,9 @@ TEST_F(CliTest, SmallerMessagesSayWhatIsTrue) {
   EXPECT_EQ(taken.err.find("shadowbox resume"), std::string::npos) << taken.err;
   // runs' column headers are single words, as the README shows them.
   std::string header = ok({"runs"}).substr(0, ok({"runs"}).find('\n'));
-  for (const char* column : {"RUN", "STATUS", "HALT-REASON", "COST-USD", "STEPS", "AGENT-SESSION",
-                             "RESUMABLE", "CHECKPOINTS", "GAPS", "LAST-ACTIVITY"}) {
+  for (const char* column :
+       {"RUN", "STATUS", "HALT-REASON", "COST-USD", "STEPS", "CALLS", "FAILED", "AGENT-SESSION",
+        "RESUMABLE", "CHECKPOINTS", "GAPS", "LAST-ACTIVITY"}) {
     EXPECT_NE(header.find(column), std::string::npos) << column;
   }
 }
@@ -715,6 +716,23 @@ TEST_F(CliTest, AStoreOverMaxSizeDropsItsOldestRunsWhole) {
   ok({"--json", "gc"}, "retention:\n  max_size: 1\n  prune_grace: 0s\n");
   EXPECT_EQ(fsnap::ShadowRepo::open(store_ / "repo.git", false).runs(),
             (std::vector<std::string>{newest}));
+}
+
+TEST_F(CliTest, RunsCountEachRunsCallsAndFailures) {
+  write("a", "1");
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--tool-name", "Bash"});
+  write("a", "2");
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c1", "--result", "ok"});
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c2", "--tool-name", "Bash"});
+  write("a", "3");
+  ok({"rollback", "c2", "--result", "exit 1"});
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c3", "--tool-name", "Bash"});
+  Poco::JSON::Array::Ptr runs =
+      parse_json(ok({"--json", "runs"})).extract<Poco::JSON::Array::Ptr>();
+  ASSERT_EQ(runs->size(), 1u);
+  Poco::JSON::Object::Ptr run = runs->getObject(0);
+  EXPECT_EQ(run->getValue<std::size_t>("calls"), 2u) << "c3 has not ended";
+  EXPECT_EQ(run->getValue<std::size_t>("failed_calls"), 1u);
 }
 
 }  // namespace

@@ -26,9 +26,11 @@ struct RunInfo {
   // Why containment stopped it (policy::halt_reason_name: max_steps, max_cost, timeout,
   // retry_budget, aborted...), or "".
   std::string halt_reason;
-  double cost_usd = 0;    // what it spent (the agent's model requests) as last counted, in
-                          // whole micro-dollars
-  std::size_t steps = 0;  // tool calls it attempted
+  double cost_usd = 0;           // what it spent (the agent's model requests) as last counted, in
+                                 // whole micro-dollars
+  std::size_t steps = 0;         // tool calls it attempted
+  std::size_t calls = 0;         // tool calls that ended (sandbox::RunStats)
+  std::size_t failed_calls = 0;  // of them, the ones that failed
   std::string session_id;
   bool resumable = false;
   std::size_t checkpoints = 0;

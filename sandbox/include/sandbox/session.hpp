@@ -29,6 +29,7 @@
 
 #include "fsnap/clock.hpp"
 #include "fsnap/id_source.hpp"
+#include "sandbox/computed.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/persistent_vector.hpp"
 #include "sandbox/slice_types.hpp"
@@ -195,6 +196,21 @@ class Session {
     return policy_of(typeid(S));
   }
 
+  // Installs the computed slice compute defines (sandbox/computed.hpp: a function of
+  // `const Slice<S>&`s returning the value), replacing one of the same type. Error
+  // kInvalidArgument if a reducer writes that type (a computed slice is read-only).
+  template <typename F>
+  void install_computed(F compute) {
+    install(define_computed(std::move(compute)));
+  }
+  // The value of computed slice T — recomputed first if one of its sources changed
+  // since the last read — or nullptr if T is not installed. Not in snapshots: it is
+  // derived from them.
+  template <typename T>
+  std::shared_ptr<const T> computed() const {
+    return std::static_pointer_cast<const T>(computed_value(typeid(T)));
+  }
+
   // Captures the slices whose policy is in policies (all slices with include_all).
   // O(number of slices): items are shared, never copied.
   SessionSnapshot snapshot(const std::set<SlicePolicy>& policies = kStatePolicies,
@@ -235,6 +251,8 @@ class Session {
   SliceItems items_locked(std::type_index slice) const;  // with mutex_ held
   void set_items(std::type_index slice, SliceItems items);
   SlicePolicy policy_of(std::type_index slice) const;
+  void install(ComputedDefinition definition);
+  std::shared_ptr<const void> computed_value(std::type_index type) const;
 
   struct ReducerEntry {
     std::type_index slice;
@@ -250,6 +268,13 @@ class Session {
   std::map<std::type_index, SliceState> slices_;
   std::multimap<std::type_index, ReducerEntry> reducers_;  // by event type
   std::vector<std::weak_ptr<Session>> children_;
+  // A computed slice, with the sources' items its value was computed from.
+  struct ComputedState {
+    ComputedDefinition definition;
+    std::vector<SliceItems> seen;
+    std::shared_ptr<const void> value;
+  };
+  mutable std::map<std::type_index, ComputedState> computed_;
 };
 
 }  // namespace sandbox
