@@ -1,5 +1,7 @@
 // `shadowbox log`, `show` and `diff`: read the history.
+#include <algorithm>
 #include <iostream>
+#include <typeindex>
 
 #include <Poco/JSON/Parser.h>
 
@@ -8,6 +10,7 @@
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/slice_types.hpp"
 
 namespace cli {
 
@@ -152,7 +155,91 @@ int cmd_show(const Context& context, const Args& parsed) {
   return 0;
 }
 
+// The session snapshot a checkpoint's record holds (Error kNotFound without one).
+sandbox::SessionSnapshot session_at(const sandbox::Ledger& ledger, const fsnap::Checkpoint& c) {
+  std::optional<sandbox::LedgerRecord> record = ledger.read(c);
+  if (!record || !record->has_session()) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound,
+                       "checkpoint " + c.id + " has no session snapshot in its record");
+  }
+  return ledger.session(*record);
+}
+
+// `diff --session REF REF2`: the slices added, removed and modified between two
+// checkpoints' session snapshots; a modified slice with the positions whose items differ.
+int diff_sessions(const Context& context, const Args& parsed) {
+  if (parsed.operands().size() != 2) {
+    throw parsed.usage_error("--session compares two checkpoints: give REF and REF2");
+  }
+  std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
+  sandbox::Ledger ledger(repo);
+  fsnap::Checkpoint from = repo->resolve(parsed.operands()[0]);
+  fsnap::Checkpoint to = repo->resolve(parsed.operands()[1]);
+  sandbox::SnapshotDiff diff =
+      sandbox::SessionSnapshot::diff(session_at(ledger, from), session_at(ledger, to));
+  auto encode = [](std::type_index type, const sandbox::Item& item) {
+    return sandbox::SliceTypes::find(type)->encode(item.get());
+  };
+  auto items_json = [&](std::type_index type, const sandbox::SliceItems& items) {
+    Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
+    for (std::size_t i = 0; i < items.size(); ++i) out->add(encode(type, items[i]));
+    return out;
+  };
+  auto count = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " item" : " items"); };
+  Poco::JSON::Object::Ptr added = make_object();
+  Poco::JSON::Object::Ptr removed = make_object();
+  Poco::JSON::Object::Ptr modified = make_object();
+  std::vector<std::string> lines;
+  for (const auto& [type, items] : diff.added) {
+    std::string name = sandbox::SliceTypes::name_of(type);
+    added->set(name, items_json(type, items));
+    lines.push_back("A " + name + " (" + count(items.size()) + ")");
+  }
+  for (const auto& [type, items] : diff.removed) {
+    std::string name = sandbox::SliceTypes::name_of(type);
+    removed->set(name, items_json(type, items));
+    lines.push_back("D " + name + " (" + count(items.size()) + ")");
+  }
+  for (const auto& [type, versions] : diff.modified) {
+    const auto& [before, after] = versions;
+    std::string name = sandbox::SliceTypes::name_of(type);
+    Poco::JSON::Array::Ptr changed = new Poco::JSON::Array;
+    for (std::size_t i = 0; i < std::max(before.size(), after.size()); ++i) {
+      Poco::Dynamic::Var was = i < before.size() ? encode(type, before[i]) : Poco::Dynamic::Var();
+      Poco::Dynamic::Var now = i < after.size() ? encode(type, after[i]) : Poco::Dynamic::Var();
+      if (i < before.size() && i < after.size() && was.toString() == now.toString()) continue;
+      Poco::JSON::Object::Ptr change = make_object();
+      change->set("index", i);
+      change->set("before", was);
+      change->set("after", now);
+      changed->add(change);
+    }
+    Poco::JSON::Object::Ptr entry = make_object();
+    entry->set("before", before.size());
+    entry->set("after", after.size());
+    entry->set("changed", changed);
+    modified->set(name, entry);
+    lines.push_back("M " + name + " (" + std::to_string(before.size()) + " -> " +
+                    count(after.size()) + ", " + std::to_string(changed->size()) + " changed)");
+  }
+  if (context.options.json) {
+    Poco::JSON::Object::Ptr out = make_object();
+    out->set("from", checkpoint_json(from));
+    out->set("to", checkpoint_json(to));
+    out->set("added", added);
+    out->set("removed", removed);
+    out->set("modified", modified);
+    print_json(std::cout, out);
+    return 0;
+  }
+  std::sort(lines.begin(), lines.end(),
+            [](const std::string& a, const std::string& b) { return a.substr(2) < b.substr(2); });
+  for (const std::string& line : lines) std::cout << line << '\n';
+  return 0;
+}
+
 int cmd_diff(const Context& context, const Args& parsed) {
+  if (parsed.has("--session")) return diff_sessions(context, parsed);
   std::string from_tree;
   std::string to_tree;
   Poco::JSON::Object::Ptr out = make_object();

@@ -82,7 +82,10 @@ const std::vector<Command>& all_commands() {
        cmd_show},
       {{"diff",
         "unified diff from REF to REF2 (default: the live workspace)",
-        {{"--name-status", nullptr, nullptr, "one line per changed path instead of the patch"}},
+        {{"--name-status", nullptr, nullptr, "one line per changed path instead of the patch"},
+         {"--session", nullptr, nullptr,
+          "the slices of the session snapshots added (A), removed (D) and modified (M) "
+          "from REF to REF2"}},
         {{"REF", true, false, "from this checkpoint"},
          {"REF2", false, false, "to this checkpoint (default: the live workspace)"}}},
        cmd_diff},

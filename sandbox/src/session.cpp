@@ -297,22 +297,62 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
   return snap;
 }
 
+namespace {
+
+// Whether two versions of slice type hold equal items (by identity, else by encoding).
+bool same_items(std::type_index type, const SliceItems& a, const SliceItems& b) {
+  if (a.size() != b.size()) return false;
+  if (a.shares_root_with(b)) return true;
+  std::shared_ptr<const SliceType> codec = codec_for(type);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    if (codec->encode(a[i].get()).toString() != codec->encode(b[i].get()).toString()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool SessionSnapshot::equivalent(const SessionSnapshot& other) const {
   if (policies != other.policies || slices.size() != other.slices.size()) return false;
   for (const auto& [type, items] : slices) {
     auto it = other.slices.find(type);
-    if (it == other.slices.end() || it->second.size() != items.size()) return false;
-    if (it->second.shares_root_with(items)) continue;
-    std::shared_ptr<const SliceType> codec = codec_for(type);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (items[i] == it->second[i]) continue;
-      if (codec->encode(items[i].get()).toString() !=
-          codec->encode(it->second[i].get()).toString()) {
-        return false;
-      }
-    }
+    if (it == other.slices.end() || !same_items(type, items, it->second)) return false;
   }
   return true;
+}
+
+SnapshotDiff SessionSnapshot::diff(const SessionSnapshot& before, const SessionSnapshot& after) {
+  SnapshotDiff out;
+  for (const auto& [type, items] : before.slices) {
+    auto now = after.slices.find(type);
+    if (now == after.slices.end()) {
+      out.removed.emplace(type, items);
+    } else if (!same_items(type, items, now->second)) {
+      out.modified.emplace(type, std::make_pair(items, now->second));
+    }
+  }
+  for (const auto& [type, items] : after.slices) {
+    if (before.slices.count(type) == 0) out.added.emplace(type, items);
+  }
+  return out;
+}
+
+SessionSnapshot SessionSnapshot::merge(const SessionSnapshot& earlier,
+                                       const SessionSnapshot& later) {
+  SessionSnapshot out = later;
+  for (const auto& [type, items] : earlier.slices) {
+    if (out.slices.emplace(type, items).second) {
+      auto policy = earlier.policies.find(type);
+      if (policy != earlier.policies.end()) out.policies.emplace(type, policy->second);
+    }
+  }
+  for (const auto& [key, value] : earlier.tags) out.tags.emplace(key, value);
+  out.covered.clear();  // a merge is partial: no slice's absence is a fact
+  for (SlicePolicy p : earlier.covered) {
+    if (later.covered.count(p) != 0) out.covered.insert(p);
+  }
+  return out;
 }
 
 }  // namespace sandbox

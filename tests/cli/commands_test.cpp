@@ -735,4 +735,32 @@ TEST_F(CliTest, RunsCountEachRunsCallsAndFailures) {
   EXPECT_EQ(run->getValue<std::size_t>("failed_calls"), 1u);
 }
 
+TEST_F(CliTest, DiffSessionShowsTheSlicesThatChangedBetweenTwoCheckpoints) {
+  write("a", "1");
+  for (const std::string call : {"c1", "c2"}) {
+    ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"});
+    write("a", call);
+    ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call, "--result", "done " + call});
+  }
+  // The first call's end adds the log of calls; the second appends to it.
+  EXPECT_EQ(ok({"diff", "--session", "pre:c1", "post:c1"}), "A tool_invoked (1 item)\n");
+  Poco::JSON::Object::Ptr d = object_of(ok({"--json", "diff", "--session", "post:c1", "post:c2"}));
+  EXPECT_EQ(d->getObject("added")->size(), 0u);
+  EXPECT_EQ(d->getObject("removed")->size(), 0u);
+  Poco::JSON::Object::Ptr log = d->getObject("modified")->getObject("tool_invoked");
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->getValue<std::size_t>("before"), 1u);
+  EXPECT_EQ(log->getValue<std::size_t>("after"), 2u);
+  Poco::JSON::Array::Ptr changed = log->getArray("changed");
+  ASSERT_EQ(changed->size(), 1u) << "only the appended call";
+  EXPECT_EQ(changed->getObject(0)->getValue<std::size_t>("index"), 1u);
+  EXPECT_TRUE(changed->getObject(0)->isNull("before"));
+  EXPECT_EQ(changed->getObject(0)->getObject("after")->getValue<std::string>("result_summary"),
+            "done c2");
+  EXPECT_EQ(ok({"diff", "--session", "post:c2", "post:c2"}), "") << "nothing changed";
+  CommandResult one = shadowbox({"diff", "--session", "post:c2"});
+  EXPECT_EQ(one.exit_code, 2) << "a usage error";
+  EXPECT_NE(one.err.find("give REF and REF2"), std::string::npos) << one.err;
+}
+
 }  // namespace

@@ -91,6 +91,21 @@ Slice<S> replace_latest(const Slice<S>&, const S& event) {
 }
 }  // namespace reducers
 
+struct SessionSnapshot;
+
+// What differs between two session snapshots, slice by slice (STATE_MANAGEMENT
+// proposal 7). Slices compare by their items' encodings (equal items at equal
+// positions), so snapshots read back from the ledger compare like live ones.
+//
+//   SnapshotDiff d = SessionSnapshot::diff(at_call_3, at_call_9);
+//   if (d.modified.count(typeid(Plan))) { ... d.modified.at(typeid(Plan)).second ... }
+struct SnapshotDiff {
+  std::map<std::type_index, SliceItems> added;    // in the later snapshot only
+  std::map<std::type_index, SliceItems> removed;  // in the earlier one only
+  std::map<std::type_index, std::pair<SliceItems, SliceItems>> modified;  // earlier, later
+  bool empty() const { return added.empty() && removed.empty() && modified.empty(); }
+};
+
 // The captured state of a session's slices. Immutable and cheap to copy.
 struct SessionSnapshot {
   std::string id;          // unique per snapshot
@@ -121,6 +136,13 @@ struct SessionSnapshot {
 
   // True if both hold the same slices with equal encoded contents and policies.
   bool equivalent(const SessionSnapshot& other) const;
+
+  // The slices added, removed and modified from before to after.
+  static SnapshotDiff diff(const SessionSnapshot& before, const SessionSnapshot& after);
+  // later with the slices (and tags) only earlier has: later's values win. The merge
+  // covers only the policies both cover (Session::rollback then removes no slice of
+  // another).
+  static SessionSnapshot merge(const SessionSnapshot& earlier, const SessionSnapshot& later);
 };
 
 // The policies of STATE slices only: what a transaction snapshot takes by default.
