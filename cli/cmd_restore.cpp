@@ -1,6 +1,7 @@
 // `shadowbox restore REF [--dry-run]`: make the workspace, and the run's STATE slices,
 // exactly a checkpoint — always, whatever REF names. And `shadowbox rollback CALL_ID`:
 // the failure transaction of an external tool call.
+#include <algorithm>
 #include <iostream>
 
 #include <boost/filesystem/operations.hpp>
@@ -40,6 +41,40 @@ void print_safety(const fsnap::RestoreReport& report) {
   }
 }
 
+// `restore REF --slices TYPE,...`: the named session slices only.
+int restore_slices(const Context& context, const Args& parsed, sandbox::LedgerRun& run,
+                   const fsnap::Checkpoint& target) {
+  std::vector<std::string> types;
+  std::string list = parsed.value_or("--slices", "");
+  for (std::size_t start = 0; start <= list.size();) {
+    std::size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) types.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (types.empty()) throw parsed.usage_error("--slices needs at least one slice type");
+  if (parsed.has("--dry-run")) {
+    throw parsed.usage_error(
+        "--dry-run shows files; see a session's slices change with "
+        "diff --session");
+  }
+  sandbox::StepResult result = run.transactions().restore_slices(
+      run.log().boundary_at(target), types, "restored slices " + list + " of " + target.id);
+  fsnap::Checkpoint recorded = run.repo()->read_checkpoint(result.boundary.record.commit);
+  if (context.options.json) {
+    Poco::JSON::Object::Ptr out = make_object();
+    out->set("target", checkpoint_json(target));
+    Poco::JSON::Array::Ptr slices = new Poco::JSON::Array;
+    for (const std::string& t : types) slices->add(t);
+    out->set("slices", slices);
+    out->set("recorded", checkpoint_json(recorded));
+    print_json(std::cout, out);
+    return 0;
+  }
+  std::cout << "restored slices " << list << " of " << target.id << " (recorded as checkpoint "
+            << recorded.id << ")\n";
+  return 0;
+}
+
 }  // namespace
 
 int cmd_restore(const Context& context, const Args& parsed) {
@@ -50,6 +85,7 @@ int cmd_restore(const Context& context, const Args& parsed) {
   fsnap::Checkpoint target = repo->resolve(ref);
   std::unique_ptr<sandbox::LedgerRun> run =
       context.open_run(parsed.value_or("--run", target.meta.run), false, repo);
+  if (parsed.has("--slices")) return restore_slices(context, parsed, *run, target);
   fsnap::RestoreReport report;
   std::optional<fsnap::Checkpoint> recorded;
   if (dry_run) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fsnap/error.hpp"
+#include "fsnap/path_quoting.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/checkpoint_store.hpp"
 #include "sandbox/containment.hpp"
@@ -314,6 +315,42 @@ StepResult ToolTransactions::restore(const Boundary& target, const std::string& 
   m.phase = fsnap::Phase::kCheckpoint;
   m.outcome.result_summary = summary;
   return StepResult{record(std::move(m)), std::move(report)};
+}
+
+StepResult ToolTransactions::restore_slices(const Boundary& target,
+                                            const std::vector<std::string>& types,
+                                            const std::string& summary) {
+  std::vector<std::type_index> chosen;
+  for (const std::string& name : types) {
+    std::shared_ptr<const SliceType> type = SliceTypes::find(std::string_view(name));
+    if (type == nullptr) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "no slice type " + fsnap::quote_input(name) +
+                      " (the types of a session are "
+                      "listed by shadowbox show REF --json, under ledger.session.slices)");
+    }
+    chosen.push_back(type->type);
+  }
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  Session& session = state_.session();
+  SessionSnapshot now = session.snapshot(kStatePolicies, /*include_all=*/true);
+  SessionSnapshot wanted = now;
+  for (std::type_index type : chosen) {
+    auto there = target.snapshot.session.slices.find(type);
+    if (there != target.snapshot.session.slices.end()) {
+      wanted.slices[type] = there->second;
+      auto policy = target.snapshot.session.policies.find(type);
+      if (policy != target.snapshot.session.policies.end()) wanted.policies[type] = policy->second;
+    } else {
+      wanted.slices.erase(type);
+      wanted.policies.erase(type);
+    }
+  }
+  session.rollback(wanted, /*preserve_logs=*/false);
+  SnapshotMetadata m;
+  m.phase = fsnap::Phase::kCheckpoint;
+  m.outcome.result_summary = summary;
+  return StepResult{record(std::move(m)), std::nullopt};
 }
 
 }  // namespace sandbox

@@ -763,4 +763,23 @@ TEST_F(CliTest, DiffSessionShowsTheSlicesThatChangedBetweenTwoCheckpoints) {
   EXPECT_NE(one.err.find("give REF and REF2"), std::string::npos) << one.err;
 }
 
+TEST_F(CliTest, RestoreSlicesPutsBackTheNamedSessionSlicesOnly) {
+  write("a", "1");
+  for (const std::string call : {"c1", "c2"}) {
+    ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"});
+    write("a", call);
+    ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call, "--result", "done " + call});
+  }
+  Poco::JSON::Object::Ptr restored =
+      object_of(ok({"--json", "restore", "pre:c2", "--slices", "tool_invoked"}));
+  std::string recorded = restored->getObject("recorded")->getValue<std::string>("id");
+  EXPECT_EQ(testing_support::read_file(ws_ / "a"), "c2") << "the files stay as they are";
+  // The log of calls is back to what it was before c2; nothing else of the session moved.
+  EXPECT_EQ(ok({"diff", "--session", "pre:c2", recorded}), "");
+  EXPECT_EQ(ok({"diff", "--session", "post:c2", recorded}),
+            "M tool_invoked (2 -> 1 item, 1 changed)\n");
+  expect_error(shadowbox({"restore", "pre:c2", "--slices", "no_such_slice"}),
+               "no slice type 'no_such_slice'");
+}
+
 }  // namespace

@@ -116,6 +116,12 @@ class ToolTransactions {
                         const std::string& summary = "");
   // Makes files and STATE slices exactly target's, then records the result.
   StepResult restore(const Boundary& target, const std::string& summary);
+  // Makes only the session slices named types (their SliceTypes names; a LOG slice
+  // too) exactly target's — one target lacks is removed — leaving the files and every
+  // other slice as they are, then records the result. Error kInvalidArgument, nothing
+  // changed, for a name no registered slice type has.
+  StepResult restore_slices(const Boundary& target, const std::vector<std::string>& types,
+                            const std::string& summary);
 
   ExecutionState& state() { return state_; }
   const RollbackPolicy& policy() const { return policy_; }
