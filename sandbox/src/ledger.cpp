@@ -1,10 +1,16 @@
 #include "sandbox/ledger.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <iterator>
 #include <set>
+
+#include <Poco/JSON/Parser.h>
 
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
+#include "fsnap/path_quoting.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 
@@ -80,6 +86,61 @@ std::string Ledger::session_json(const LedgerRecord& record) const {
     throw Error(ErrorCode::kCorrupt, "the session of checkpoint " + record.checkpoint_id +
                                          " (commit " + record.commit + "): " + e.what());
   }
+}
+
+namespace {
+
+// The names of the slice types a record's session holds items of.
+std::vector<std::string> slice_types_of(const Ledger& ledger, SessionTrees& trees,
+                                        const LedgerRecord& record) {
+  if (!record.session_tree.empty()) return trees.slice_types(ledger.repo(), record.session_tree);
+  std::vector<std::string> out;
+  if (record.session_json.empty()) return out;
+  // An inline (v1) session: its JSON lists its slices.
+  Poco::JSON::Parser parser;
+  Poco::JSON::Object::Ptr root =
+      parser.parse(record.session_json).extract<Poco::JSON::Object::Ptr>();
+  Poco::JSON::Array::Ptr slices = root ? root->getArray("slices") : nullptr;
+  for (std::size_t i = 0; slices && i < slices->size(); ++i) {
+    Poco::JSON::Object::Ptr slice = slices->getObject(static_cast<unsigned>(i));
+    Poco::JSON::Array::Ptr items = slice ? slice->getArray("items") : nullptr;
+    if (items && items->size() > 0) out.push_back(slice->getValue<std::string>("type"));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<fsnap::Checkpoint> Ledger::find(const std::string& run,
+                                            const SnapshotQuery& query) const {
+  std::vector<fsnap::Checkpoint> out;
+  for (const fsnap::Checkpoint& c : repo_->log(run, 0)) {
+    if (!query.tag_pattern.empty() &&
+        ::fnmatch(query.tag_pattern.c_str(), c.meta.tag.c_str(), 0) != 0) {
+      continue;
+    }
+    if (query.created_after && c.created_at <= *query.created_after) continue;
+    if (query.created_before && c.created_at >= *query.created_before) continue;
+    if (!query.contains_slice.empty()) {
+      std::optional<LedgerRecord> record = read(c);
+      if (!record) continue;
+      std::vector<std::string> types = slice_types_of(*this, *trees_, *record);
+      if (std::find(types.begin(), types.end(), query.contains_slice) == types.end()) continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<fsnap::Checkpoint> Ledger::lineage(const fsnap::Checkpoint& checkpoint) const {
+  std::vector<fsnap::Checkpoint> chain = repo_->log(checkpoint.meta.run, 0);  // newest first
+  auto at = std::find_if(chain.begin(), chain.end(),
+                         [&](const fsnap::Checkpoint& c) { return c.commit == checkpoint.commit; });
+  if (at == chain.end()) {
+    throw Error(ErrorCode::kNotFound, "checkpoint " + checkpoint.id + " is not in run " +
+                                          fsnap::quote_input(checkpoint.meta.run));
+  }
+  return {std::make_reverse_iterator(chain.end()), std::make_reverse_iterator(at)};
 }
 
 // ---- LedgerBoundaryLog ------------------------------------------------------------

@@ -428,6 +428,17 @@ std::string SessionTrees::write(fsnap::ShadowRepo& repo, const SessionSnapshot& 
   return tree;
 }
 
+std::vector<std::string> SessionTrees::slice_types(const fsnap::ShadowRepo& repo,
+                                                   std::string_view tree) {
+  return guarded(tree, [&] {
+    std::vector<std::string> out;
+    for (const SliceEntry& slice : read_head(repo, tree).slices) {
+      if (slice.count > 0) out.push_back(slice.type);
+    }
+    return out;
+  });
+}
+
 fsnap::Note SessionTrees::anchored(fsnap::Note note, const std::string& run,
                                    const std::string& tree) {
   if (tree.empty()) return note;

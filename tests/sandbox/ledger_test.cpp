@@ -157,6 +157,40 @@ TEST_F(LedgerTest, RestoreToAToolBoundaryFromTheLedgerAlone) {
   EXPECT_EQ(fresh.ledger().session(*safety).slice<Plan>()[0].objective, "after call_c");
 }
 
+TEST_F(LedgerTest, CheckpointsAreFoundByTagTimeAndSliceAndHaveALineage) {
+  ToolRunner runner(*state_, tools(), "prompt");
+  runner.execute({"call_a", "step", "{}"});
+  runner.execute({"call_b", "step", "{}"});
+  SnapshotMetadata tagged;
+  tagged.tag = "release-1";
+  state_->snapshot(tagged);
+  Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
+  std::vector<fsnap::Checkpoint> chain = fresh.repo().log("default", 0);  // newest first
+  ASSERT_EQ(chain.size(), 5u);
+  auto ids = [](const std::vector<fsnap::Checkpoint>& cs) {
+    std::vector<std::string> out;
+    for (const fsnap::Checkpoint& c : cs) out.push_back(c.id);
+    return out;
+  };
+  SnapshotQuery by_tag;
+  by_tag.tag_pattern = "release-*";
+  EXPECT_EQ(ids(fresh.find("", by_tag)), ids({chain[0]}));
+  // The log of calls exists from the first call's end on.
+  SnapshotQuery by_slice;
+  by_slice.contains_slice = "tool_invoked";
+  EXPECT_EQ(ids(fresh.find("default", by_slice)), ids({chain[0], chain[1], chain[2], chain[3]}));
+  SnapshotQuery by_time;
+  by_time.created_after = chain[3].created_at;
+  by_time.created_before = chain[0].created_at;
+  EXPECT_EQ(ids(fresh.find("default", by_time)), ids({chain[1], chain[2]}));
+  EXPECT_TRUE(fresh.find("no-such-run", {}).empty());
+  // Lineage: the run up to a checkpoint, oldest first.
+  EXPECT_EQ(ids(fresh.lineage(chain[2])), ids({chain[4], chain[3], chain[2]}));
+  fsnap::Checkpoint elsewhere = chain[2];
+  elsewhere.meta.run = "other";
+  EXPECT_THROW(fresh.lineage(elsewhere), Error);
+}
+
 TEST_F(LedgerTest, GcMovesRecordsWithTheirCheckpoints) {
   ToolRunner runner(*state_, tools(), "prompt");
   for (int i = 0; i < 4; ++i) runner.execute({"call_" + std::to_string(i), "step", "{}"});

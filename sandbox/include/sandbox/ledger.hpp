@@ -12,6 +12,7 @@
 // (one thread at a time). Steps of several processes serialise on the store lock.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,19 @@
 #include "sandbox/session_trees.hpp"
 
 namespace sandbox {
+
+// What Ledger::find matches (STATE_MANAGEMENT proposal 7): every criterion given.
+//
+//   SnapshotQuery q;
+//   q.tag_pattern = "release-*";
+//   q.contains_slice = "plan";
+//   for (const fsnap::Checkpoint& c : ledger.find("", q)) { ... }
+struct SnapshotQuery {
+  std::string tag_pattern;  // a glob (fnmatch) the checkpoint's tag matches; "" = any
+  std::optional<std::chrono::system_clock::time_point> created_after;   // exclusive
+  std::optional<std::chrono::system_clock::time_point> created_before;  // exclusive
+  std::string contains_slice;  // a slice type name the session holds items of; "" = any
+};
 
 // Reads the ledger of one store.
 class Ledger {
@@ -45,6 +59,10 @@ class Ledger {
   std::optional<LedgerRecord> latest(const std::string& run) const;
   // Every record of a run, oldest first (none for a run that does not exist).
   std::vector<LedgerRecord> records(const std::string& run) const;
+  // The checkpoints of run (of every run if "") that query matches, newest first.
+  std::vector<fsnap::Checkpoint> find(const std::string& run, const SnapshotQuery& query) const;
+  // The checkpoints that led to checkpoint in its run, oldest first, itself last.
+  std::vector<fsnap::Checkpoint> lineage(const fsnap::Checkpoint& checkpoint) const;
   // The session a record holds (an empty snapshot for a record without one). Error
   // kCorrupt for a session tree that is missing or damaged.
   SessionSnapshot session(const LedgerRecord& record) const;

@@ -37,6 +37,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/shadow_repo.hpp"
@@ -67,6 +68,9 @@ class SessionTrees {
   // Writes snapshot as a tree in repo (objects already there are not written again) and
   // returns the tree's id. A slice type without a codec is Error kInvalidArgument.
   std::string write(fsnap::ShadowRepo& repo, const SessionSnapshot& snapshot);
+  // The names of the slice types a tree written by write holds items of, read from its
+  // head.json alone (nothing decoded). Error kCorrupt as read.
+  std::vector<std::string> slice_types(const fsnap::ShadowRepo& repo, std::string_view tree);
   // note, with tree (written by write) anchored beside the notes for the session of
   // run: so recorded, the tree stays reachable.
   static fsnap::Note anchored(fsnap::Note note, const std::string& run, const std::string& tree);
