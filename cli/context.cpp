@@ -7,6 +7,7 @@
 
 #include "fsnap/error.hpp"
 #include "progress.hpp"
+#include "sandbox/redaction.hpp"
 
 namespace cli {
 
@@ -63,6 +64,7 @@ std::unique_ptr<sandbox::LedgerRun> Context::open_run(
   run_options.capture.on_progress = terminal_progress();
   run_options.policy = config.hooks.policy();
   run_options.run = run;
+  run_options.secrets = sandbox::secret_values(config.run.secrets);
   return std::make_unique<sandbox::LedgerRun>(open_store(create), std::move(run_options));
 }
 

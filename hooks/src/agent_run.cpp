@@ -200,7 +200,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     if (spec.warn) spec.warn(text);
   };
   sandbox::LedgerRun run(spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
-                                      fsnap::HostEnv{spec.repo, nullptr, nullptr}});
+                                      fsnap::HostEnv{spec.repo, nullptr, nullptr}, std::nullopt,
+                                      sandbox::secret_values(spec.config.run.secrets)});
   const sandbox::PolicySettings& policy = spec.config.policy;
   contain_run(run, spec.config, policy.limits.overridden_by(spec.meta.limits));
   std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);

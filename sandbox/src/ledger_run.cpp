@@ -1,6 +1,7 @@
 #include "sandbox/ledger_run.hpp"
 
 #include "fsnap/shadow_repo.hpp"
+#include "sandbox/builtin_middleware.hpp"
 
 namespace sandbox {
 
@@ -20,6 +21,7 @@ LedgerRun::LedgerRun(fsnap::Store store, LedgerRunOptions options) : run_(option
   state_ = std::make_unique<ExecutionState>(std::make_shared<Session>(env.clock, env.ids),
                                             std::move(resources), env.clock, options.seed);
   state_->share_session_trees(std::move(trees));
+  state_->session().use(redacting_middleware(std::move(options.secrets)));
   transactions_ =
       std::make_unique<ToolTransactions>(*state_, *log_, std::move(options.policy), run_);
 }

@@ -84,6 +84,23 @@ Session::SliceState& Session::slice_state(std::type_index slice) {
   return it->second;
 }
 
+void Session::use(Middleware middleware) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  middleware_.push_back(std::move(middleware));
+}
+
+SliceItems Session::run_reducer(const ReducerEntry& entry, std::type_index event, const void* value,
+                                const SliceItems& before) const {
+  if (middleware_.empty()) return entry.reducer(before, value);
+  // The chain from middleware i on: middleware i, then the rest, the reducer last.
+  std::function<SliceItems(std::size_t, const ReducerContext&)> from =
+      [&](std::size_t i, const ReducerContext& ctx) -> SliceItems {
+    if (i == middleware_.size()) return entry.reducer(ctx.previous, ctx.event);
+    return middleware_[i](ctx, [&](const ReducerContext& next) { return from(i + 1, next); });
+  };
+  return from(0, ReducerContext{event, value, entry.slice, before});
+}
+
 std::size_t Session::apply(std::type_index event, const void* value, bool to_children) {
   std::size_t applied = 0;
   std::vector<std::shared_ptr<Session>> children;
@@ -98,7 +115,7 @@ std::size_t Session::apply(std::type_index event, const void* value, bool to_chi
       auto pending = results.find(entry.slice);
       const SliceItems before =
           pending != results.end() ? pending->second : items_locked(entry.slice);
-      results[entry.slice] = entry.reducer(before, value);
+      results[entry.slice] = run_reducer(entry, event, value, before);
       ++applied;
     }
     for (auto& [slice, items] : results) slice_state(slice).items = std::move(items);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store.hpp"
@@ -33,6 +34,9 @@ struct LedgerRunOptions {
   std::string run = std::string(fsnap::kDefaultRun);
   fsnap::HostEnv env;                 // repository, clock, ids (defaults if empty)
   std::optional<std::uint64_t> seed;  // of the state's snapshot ids (random if not given)
+  // Values redacted from every tool call the session logs (redacting_middleware, which
+  // also redacts well-known credential shapes): the config's run.secrets.
+  std::vector<std::string> secrets;
 };
 
 // A run whose session and boundaries are kept in a store's ledger.

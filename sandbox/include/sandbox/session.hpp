@@ -31,6 +31,7 @@
 #include "fsnap/id_source.hpp"
 #include "sandbox/computed.hpp"
 #include "sandbox/errors.hpp"
+#include "sandbox/middleware.hpp"
 #include "sandbox/persistent_vector.hpp"
 #include "sandbox/slice_types.hpp"
 
@@ -218,6 +219,10 @@ class Session {
     return policy_of(typeid(S));
   }
 
+  // Adds middleware around every reducer of every dispatch (sandbox/middleware.hpp),
+  // after those added before (the first added is the outermost).
+  void use(Middleware middleware);
+
   // Installs the computed slice compute defines (sandbox/computed.hpp: a function of
   // `const Slice<S>&`s returning the value), replacing one of the same type. Error
   // kInvalidArgument if a reducer writes that type (a computed slice is read-only).
@@ -268,6 +273,10 @@ class Session {
   // rollback removed it. Called with mutex_ held.
   SliceState& slice_state(std::type_index slice);
   std::size_t apply(std::type_index event, const void* value, bool to_children);
+  struct ReducerEntry;
+  // entry's reducer for the event, inside the middleware. Called with mutex_ held.
+  SliceItems run_reducer(const ReducerEntry& entry, std::type_index event, const void* value,
+                         const SliceItems& before) const;
   bool has_reducer(std::type_index slice, std::type_index event) const;
   SliceItems items(std::type_index slice) const;
   SliceItems items_locked(std::type_index slice) const;  // with mutex_ held
@@ -290,6 +299,7 @@ class Session {
   std::map<std::type_index, SliceState> slices_;
   std::multimap<std::type_index, ReducerEntry> reducers_;  // by event type
   std::vector<std::weak_ptr<Session>> children_;
+  std::vector<Middleware> middleware_;  // outermost first
   // A computed slice, with the sources' items its value was computed from.
   struct ComputedState {
     ComputedDefinition definition;

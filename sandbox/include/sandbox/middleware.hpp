@@ -1,0 +1,78 @@
+// Middleware (STATE_MANAGEMENT proposal 3): functions around every reducer a Session
+// runs for an event — validation, timing, redaction — installed once instead of in
+// every reducer. Each gets the reducer's context and the rest of the chain (next), in
+// the order of Session::use, and may:
+//   - call next and return its result (observe: time it, check it);
+//   - call next with another event of the same type (transform: redact it first);
+//   - not call next and return ctx.previous (skip this reducer, the slice unchanged);
+//   - throw DispatchStopped with a reason (stop the whole dispatch: no slice changes).
+// typed_middleware<E> is one that acts on events of type E only and lets others pass.
+//
+//   session.use(typed_middleware<ToolInvoked>(
+//       [secrets](const ToolInvoked& e, const TypedNext<ToolInvoked>& next) {
+//         ToolInvoked clean = e;
+//         clean.params = redact(clean.params, secrets);
+//         return next(clean);
+//       }));
+#pragma once
+
+#include <functional>
+#include <string>
+#include <typeindex>
+#include <utility>
+
+#include "sandbox/errors.hpp"
+#include "sandbox/persistent_vector.hpp"
+#include "sandbox/slice_types.hpp"
+
+namespace sandbox {
+
+using SliceItems = PersistentVector<Item>;  // as session.hpp has it
+
+// One reducer about to run for an event.
+struct ReducerContext {
+  std::type_index event_type;
+  const void* event;  // of event_type
+  std::type_index slice_type;
+  const SliceItems& previous;  // the slice before the reducer
+
+  // The event as E, or nullptr if it is of another type.
+  template <typename E>
+  const E* event_as() const {
+    return event_type == typeid(E) ? static_cast<const E*>(event) : nullptr;
+  }
+};
+
+// The rest of a middleware chain, ending with the reducer: the slice after it.
+using ReducerNext = std::function<SliceItems(const ReducerContext&)>;
+// A middleware.
+using Middleware = std::function<SliceItems(const ReducerContext&, const ReducerNext&)>;
+
+// Thrown by a middleware to stop a dispatch: no slice changes, and dispatch rethrows it.
+class DispatchStopped : public Error {
+ public:
+  explicit DispatchStopped(const std::string& reason)
+      : Error(ErrorCode::kInvalidArgument, "dispatch stopped: " + reason), reason_(reason) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+// The rest of the chain for an event of type E.
+template <typename E>
+using TypedNext = std::function<SliceItems(const E&)>;
+
+// A middleware for events of type E (others pass untouched): fn(event, next).
+template <typename E>
+Middleware typed_middleware(std::function<SliceItems(const E&, const TypedNext<E>&)> fn) {
+  return [fn = std::move(fn)](const ReducerContext& ctx, const ReducerNext& next) {
+    const E* event = ctx.event_as<E>();
+    if (event == nullptr) return next(ctx);
+    return fn(*event, [&](const E& changed) {
+      return next(ReducerContext{ctx.event_type, &changed, ctx.slice_type, ctx.previous});
+    });
+  };
+}
+
+}  // namespace sandbox
