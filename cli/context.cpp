@@ -65,6 +65,7 @@ std::unique_ptr<sandbox::LedgerRun> Context::open_run(
   run_options.policy = config.hooks.policy();
   run_options.run = run;
   run_options.secrets = sandbox::secret_values(config.run.secrets);
+  run_options.windows = config.session_windows;
   return std::make_unique<sandbox::LedgerRun>(open_store(create), std::move(run_options));
 }
 

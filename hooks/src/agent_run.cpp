@@ -199,9 +199,10 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     sandbox::append_run_log(spec.store, spec.run, "warning: " + text);
     if (spec.warn) spec.warn(text);
   };
-  sandbox::LedgerRun run(spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
-                                      fsnap::HostEnv{spec.repo, nullptr, nullptr}, std::nullopt,
-                                      sandbox::secret_values(spec.config.run.secrets)});
+  sandbox::LedgerRun run(
+      spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
+                   fsnap::HostEnv{spec.repo, nullptr, nullptr}, std::nullopt,
+                   sandbox::secret_values(spec.config.run.secrets), spec.config.session_windows});
   const sandbox::PolicySettings& policy = spec.config.policy;
   contain_run(run, spec.config, policy.limits.overridden_by(spec.meta.limits));
   std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);

@@ -461,7 +461,16 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   }
   if (YAML::Node session = root["session"]; session && !session.IsNull()) {
     if (!session.IsMap()) fail(origin, session, "session", "expected a mapping");
-    check_keys(origin, session, "session.", {"checkpoint_ring"});
+    check_keys(origin, session, "session.", {"checkpoint_ring", "windows"});
+    if (YAML::Node windows = session["windows"]; windows && !windows.IsNull()) {
+      if (!windows.IsMap()) fail(origin, windows, "session.windows", "expected a mapping");
+      for (const auto& entry : windows) {
+        std::string type = scalar(origin, entry.first, "session.windows");
+        std::uint64_t n = as_count(origin, entry.second, "session.windows." + type);
+        if (n == 0) fail(origin, entry.second, "session.windows." + type, "must be at least 1");
+        config.session_windows[type] = static_cast<std::size_t>(n);
+      }
+    }
     if (YAML::Node ring = session["checkpoint_ring"]; ring) {
       std::uint64_t n = as_count(origin, ring, "session.checkpoint_ring");
       if (n == 0) fail(origin, ring, "session.checkpoint_ring", "must be at least 1");

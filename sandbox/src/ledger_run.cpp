@@ -2,6 +2,7 @@
 
 #include "fsnap/shadow_repo.hpp"
 #include "sandbox/builtin_middleware.hpp"
+#include "sandbox/errors.hpp"
 
 namespace sandbox {
 
@@ -22,6 +23,14 @@ LedgerRun::LedgerRun(fsnap::Store store, LedgerRunOptions options) : run_(option
                                             std::move(resources), env.clock, options.seed);
   state_->share_session_trees(std::move(trees));
   state_->session().use(redacting_middleware(std::move(options.secrets)));
+  for (const auto& [name, max_items] : options.windows) {
+    std::shared_ptr<const SliceType> type = SliceTypes::find(std::string_view(name));
+    if (type == nullptr) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "session.windows names " + name + ", which is no slice type");
+    }
+    state_->session().set_count_window(type->type, max_items);
+  }
   transactions_ =
       std::make_unique<ToolTransactions>(*state_, *log_, std::move(options.policy), run_);
 }

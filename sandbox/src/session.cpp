@@ -84,6 +84,23 @@ Session::SliceState& Session::slice_state(std::type_index slice) {
   return it->second;
 }
 
+void Session::set_window_erased(std::type_index slice, ErasedWindow window) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  windows_.insert_or_assign(slice, std::move(window));
+}
+
+void Session::set_count_window(std::type_index slice, std::size_t max_items) {
+  set_window_erased(slice, [max_items](const SliceItems& items,
+                                       std::chrono::system_clock::time_point) {
+    if (max_items == 0 || items.size() <= max_items) return items;
+    std::size_t leaf = SliceItems::kLeafSize;
+    std::size_t drop = std::min(items.size(), (items.size() - max_items + leaf - 1) / leaf * leaf);
+    SliceItems out;
+    for (std::size_t i = drop; i < items.size(); ++i) out = out.push_back(items[i]);
+    return out;
+  });
+}
+
 void Session::use(Middleware middleware) {
   std::lock_guard<std::mutex> lock(mutex_);
   middleware_.push_back(std::move(middleware));
@@ -118,7 +135,11 @@ std::size_t Session::apply(std::type_index event, const void* value, bool to_chi
       results[entry.slice] = run_reducer(entry, event, value, before);
       ++applied;
     }
-    for (auto& [slice, items] : results) slice_state(slice).items = std::move(items);
+    for (auto& [slice, items] : results) {
+      auto window = windows_.find(slice);
+      if (window != windows_.end()) items = window->second(items, clock_->now());
+      slice_state(slice).items = std::move(items);
+    }
     if (to_children) {
       for (const std::weak_ptr<Session>& weak : children_) {
         if (std::shared_ptr<Session> child = weak.lock()) children.push_back(std::move(child));

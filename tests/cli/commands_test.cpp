@@ -782,4 +782,35 @@ TEST_F(CliTest, RestoreSlicesPutsBackTheNamedSessionSlicesOnly) {
                "no slice type 'no_such_slice'");
 }
 
+TEST_F(CliTest, ASessionWindowBoundsTheLogARunsSessionKeeps) {
+  const std::string config = "session:\n  windows: {tool_invoked: 33}\n";
+  write("a", "0");
+  for (int i = 1; i <= 40; ++i) {
+    std::string call = "c" + std::to_string(i);
+    ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"}, config);
+    write("a", call);
+    ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call}, config);
+  }
+  auto logged = [&](const std::string& ref) {
+    Poco::JSON::Array::Ptr slices = object_of(ok({"show", ref, "--json"}))
+                                        ->getObject("ledger")
+                                        ->getObject("session")
+                                        ->getArray("slices");
+    for (std::size_t i = 0; i < slices->size(); ++i) {
+      Poco::JSON::Object::Ptr slice = slices->getObject(static_cast<unsigned>(i));
+      if (slice->getValue<std::string>("type") == "tool_invoked") {
+        return slice->getArray("items")->size();
+      }
+    }
+    return std::size_t{0};
+  };
+  // At call 34 the log passed 33: the oldest 32 went; the ledger's earlier sessions keep
+  // them.
+  EXPECT_EQ(logged("post:c33"), 33u);
+  EXPECT_EQ(logged("post:c34"), 2u);
+  EXPECT_EQ(logged("post:c40"), 8u);
+  expect_error(shadowbox({"snapshot"}, "session:\n  windows: {no_such_slice: 3}\n"),
+               "no_such_slice");
+}
+
 }  // namespace

@@ -52,6 +52,7 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.maintenance.loose_objects, defaults.maintenance.loose_objects);
   EXPECT_EQ(shipped.maintenance.max_packs, defaults.maintenance.max_packs);
   EXPECT_EQ(shipped.checkpoint_ring, defaults.checkpoint_ring);
+  EXPECT_EQ(shipped.session_windows, defaults.session_windows);
   EXPECT_EQ(shipped.run.env, defaults.run.env);
   EXPECT_EQ(shipped.run.secrets, defaults.run.secrets);
   EXPECT_EQ(shipped.run.resume_max_age, defaults.run.resume_max_age);
@@ -87,6 +88,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  max_packs: 3\n"
       "session:\n"
       "  checkpoint_ring: 7\n"
+      "  windows: {tool_invoked: 500}\n"
       "run:\n"
       "  env: [PATH, MY_TOKEN]\n"
       "  secrets: [MY_TOKEN]\n"
@@ -123,6 +125,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.maintenance.loose_objects, 50u);
   EXPECT_EQ(c.maintenance.max_packs, 3u);
   EXPECT_EQ(c.checkpoint_ring, 7u);
+  EXPECT_EQ(c.session_windows, (std::map<std::string, std::size_t>{{"tool_invoked", 500}}));
   EXPECT_EQ(c.run.env, (std::vector<std::string>{"PATH", "MY_TOKEN"}));
   EXPECT_EQ(c.run.secrets, (std::vector<std::string>{"MY_TOKEN"}));
   EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));

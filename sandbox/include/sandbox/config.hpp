@@ -7,6 +7,7 @@
 // Thread-safety: a loaded Config is a plain value.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -144,10 +145,13 @@ struct Config {
   fsnap::MaintenanceOptions maintenance;
   bool auto_maintenance = true;
   std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
-  RunSettings run;                    // run.env, run.secrets, run.resume_max_age
-  HookSettings hooks;                 // hooks.rollback_on_failure, .keep_failed_tools, .transport
-  PolicySettings policy;              // policy.*: limits of agent runs, prices
-  boost::filesystem::path source;     // the file it came from; empty for the defaults
+  // session.windows: slice type name -> the newest items a run's session keeps of it
+  // (Session::set_count_window); none by default.
+  std::map<std::string, std::size_t> session_windows;
+  RunSettings run;                 // run.env, run.secrets, run.resume_max_age
+  HookSettings hooks;              // hooks.rollback_on_failure, .keep_failed_tools, .transport
+  PolicySettings policy;           // policy.*: limits of agent runs, prices
+  boost::filesystem::path source;  // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).
   static Config parse(const std::string& yaml_text, const std::string& origin);

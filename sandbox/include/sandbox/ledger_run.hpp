@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ struct LedgerRunOptions {
   // Values redacted from every tool call the session logs (redacting_middleware, which
   // also redacts well-known credential shapes): the config's run.secrets.
   std::vector<std::string> secrets;
+  // Slice type name -> the newest items the session keeps (config session.windows).
+  // Error kInvalidArgument for a name no registered slice type has.
+  std::map<std::string, std::size_t> windows;
 };
 
 // A run whose session and boundaries are kept in a store's ledger.

@@ -2,7 +2,8 @@
 // session: the tool calls that ended and how (from the ToolInvoked log), and
 // containment's count of steps and spend (from its state). Recomputed only when one of
 // those slices changed, and only when read: `shadowbox runs` reads it from each run's
-// newest session; a hook process, which does not read it, pays nothing for it.
+// newest session; a hook process, which does not read it, pays nothing for it. With a
+// window on tool_invoked (config session.windows), calls counts what the window kept.
 #pragma once
 
 #include <cstddef>

@@ -34,6 +34,7 @@
 #include "sandbox/middleware.hpp"
 #include "sandbox/persistent_vector.hpp"
 #include "sandbox/slice_types.hpp"
+#include "sandbox/slice_window.hpp"
 
 namespace sandbox {
 
@@ -219,6 +220,20 @@ class Session {
     return policy_of(typeid(S));
   }
 
+  // Bounds slice S from now on (sandbox/slice_window.hpp): after each dispatch that
+  // changes S, the items the window does not keep go. Replaces S's window.
+  template <typename S>
+  void set_window(SliceWindow<S> window) {
+    set_window_erased(typeid(S),
+                      [window = std::move(window)](const SliceItems& items,
+                                                   std::chrono::system_clock::time_point now) {
+                        return windowed(window, items, now);
+                      });
+  }
+  // A window of the newest max_items items of the slice type (by type alone, as the
+  // config names it), evicted in whole leaves.
+  void set_count_window(std::type_index slice, std::size_t max_items);
+
   // Adds middleware around every reducer of every dispatch (sandbox/middleware.hpp),
   // after those added before (the first added is the outermost).
   void use(Middleware middleware);
@@ -283,6 +298,9 @@ class Session {
   void set_items(std::type_index slice, SliceItems items);
   SlicePolicy policy_of(std::type_index slice) const;
   void install(ComputedDefinition definition);
+  using ErasedWindow =
+      std::function<SliceItems(const SliceItems&, std::chrono::system_clock::time_point)>;
+  void set_window_erased(std::type_index slice, ErasedWindow window);
   std::shared_ptr<const void> computed_value(std::type_index type) const;
 
   struct ReducerEntry {
@@ -300,6 +318,7 @@ class Session {
   std::multimap<std::type_index, ReducerEntry> reducers_;  // by event type
   std::vector<std::weak_ptr<Session>> children_;
   std::vector<Middleware> middleware_;  // outermost first
+  std::map<std::type_index, ErasedWindow> windows_;
   // A computed slice, with the sources' items its value was computed from.
   struct ComputedState {
     ComputedDefinition definition;
