@@ -89,27 +89,24 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
 
 int cmd_maintenance(const Context& context, const Args& parsed) {
   fsnap::Store store = context.open_store(false);
-  fsnap::MaintenanceOptions options = context.config.maintenance;
-  // Asked for (or started when an agent's session ended): the retention limits too.
-  std::optional<sandbox::RetentionReport> retention;
-  if (!parsed.has("--auto") && sandbox::has_retention_limits(context.config.retention)) {
-    fsnap::StoreLock lock = store.lock();
-    std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
-    retention = sandbox::apply_retention(store, *repo, context.config.retention,
-                                         std::chrono::system_clock::now());
-    for (const std::string& warning : retention->warnings) {
-      std::cerr << "shadowbox: warning: " << warning << '\n';
-    }
-  }
-  bool due = fsnap::maintenance_due(store, options);
+  bool due = fsnap::maintenance_due(store, context.config.maintenance);
   std::optional<fsnap::MaintenanceReport> report;
-  if (due || !parsed.has("--auto")) {
-    if (!parsed.has("--auto")) {
-      // Asked for, or an agent's session has ended: pack what there is, as well as can be.
-      options.loose_objects = 0;
-      options.consolidate = true;
+  std::optional<sandbox::RetentionReport> retention;
+  if (!parsed.has("--auto")) {
+    // Asked for (or started when an agent's session ended): the retention limits too,
+    // and everything packed as well as can be.
+    sandbox::IdleMaintenanceReport idle =
+        sandbox::maintain_when_idle(store, *context.open_repo(store), context.config.retention,
+                                    context.config.maintenance, std::chrono::system_clock::now());
+    report = idle.packed;
+    retention = std::move(idle.retention);
+    if (retention) {
+      for (const std::string& warning : retention->warnings) {
+        std::cerr << "shadowbox: warning: " << warning << '\n';
+      }
     }
-    report = fsnap::maintain(store, options);
+  } else if (due) {
+    report = fsnap::maintain(store, context.config.maintenance);
   }
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();

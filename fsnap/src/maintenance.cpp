@@ -295,14 +295,12 @@ std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chro
     std::time_t written = fs::last_write_time(fs::path(p.idx).replace_extension(".pack"), ec);
     if (ec || now - std::chrono::system_clock::from_time_t(written) < grace) continue;
     OidSet objects = objects_of(p.idx);
-    std::size_t unreachable = 0;
-    for (const git_oid& oid : objects) unreachable += reachable.contains(oid) ? 0 : 1;
-    if (unreachable == 0) continue;
-    dropped += unreachable;
+    std::size_t before = objects.size();
+    std::erase_if(objects, [&](const git_oid& oid) { return !reachable.contains(oid); });
+    if (objects.size() == before) continue;
+    dropped += before - objects.size();
     stale.push_back(p.idx);
-    for (const git_oid& oid : objects) {
-      if (reachable.contains(oid)) kept.insert(oid);
-    }
+    kept.merge(objects);
   }
   if (stale.empty()) return 0;
   if (!kept.empty()) {

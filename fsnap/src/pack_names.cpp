@@ -83,12 +83,11 @@ class Namer {
 
 }  // namespace
 
-PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* only) {
-  Namer namer(impl, only);
+std::vector<RefTip> ref_tips(const ShadowRepo::Impl& impl) {
   git_reference_iterator* raw = nullptr;
   git::check(git_reference_iterator_new(&raw, impl.repo.get()), "cannot list refs");
   git::ReferenceIterator it(raw);
-  std::vector<std::pair<std::string, git_oid>> tips;
+  std::vector<RefTip> tips;
   git_reference* ref = nullptr;
   while (git_reference_next(&ref, it.get()) == 0) {
     git::Reference owned(ref);
@@ -98,12 +97,23 @@ PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* onl
       git_reference_free(resolved);
     }
   }
-  // A tag names a checkpoint its run reaches too: the run's walk names it first.
-  std::stable_partition(tips.begin(), tips.end(), [](const auto& tip) {
-    return tip.first.rfind(layout::kTagRefPrefix, 0) != 0;
-  });
+  return tips;
+}
+
+PackNames name_objects_from(const ShadowRepo::Impl& impl, const std::vector<RefTip>& tips,
+                            const OidSet* only) {
+  Namer namer(impl, only);
   for (const auto& [name, tip] : tips) namer.walk_ref(name, tip);
   return namer.take_names();
+}
+
+PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* only) {
+  std::vector<RefTip> tips = ref_tips(impl);
+  // A tag names a checkpoint its run reaches too: the run's walk names it first.
+  std::stable_partition(tips.begin(), tips.end(), [](const RefTip& tip) {
+    return tip.first.rfind(layout::kTagRefPrefix, 0) != 0;
+  });
+  return name_objects_from(impl, tips, only);
 }
 
 }  // namespace fsnap

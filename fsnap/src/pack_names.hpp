@@ -12,6 +12,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "shadow_repo_impl.hpp"
@@ -26,10 +27,21 @@ struct PackNames {
   bool contains(const git_oid& oid) const { return names.count(oid) != 0; }
 };
 
+// A ref's full name and the object it names (a symbolic ref resolved).
+using RefTip = std::pair<std::string, git_oid>;
+
+// Every ref of the repository, resolved.
+std::vector<RefTip> ref_tips(const ShadowRepo::Impl& impl);
+
+// The objects tips reach, each with its name (the kind of its tip's ref and its path),
+// in walk order. With only, the walk goes down through the objects of only and names
+// those alone.
+PackNames name_objects_from(const ShadowRepo::Impl& impl, const std::vector<RefTip>& tips,
+                            const OidSet* only = nullptr);
+
 // The objects the refs reach, each with its name (gc prunes loose objects not among
-// them; maintenance packs those among them). With only, the walk goes down through
-// the objects of only and names those alone (the loose objects: an object in a pack has
-// what it refers to in a pack too).
+// them; maintenance packs those among them). With only, as name_objects_from (the
+// loose objects: an object in a pack has what it refers to in a pack too).
 PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* only = nullptr);
 
 }  // namespace fsnap

@@ -8,6 +8,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/store_layout.hpp"
+#include "pack_names.hpp"
 
 namespace fsnap {
 
@@ -16,38 +17,6 @@ namespace {
 namespace fs = boost::filesystem;
 
 constexpr int kShared = -1;  // reached from more than one run, or from no run's refs
-
-// Calls visit on every object reachable from tip; visit returns whether to go on below.
-template <typename Visit>
-void walk_from(const ShadowRepo::Impl& impl, const git_oid& tip, Visit visit) {
-  std::vector<git_oid> stack{tip};
-  while (!stack.empty()) {
-    git_oid id = stack.back();
-    stack.pop_back();
-    if (!visit(id)) continue;
-    git_object* obj = nullptr;
-    if (git_object_lookup(&obj, impl.repo.get(), &id, GIT_OBJECT_ANY) != 0) {
-      git_error_clear();
-      continue;
-    }
-    if (git_object_type(obj) == GIT_OBJECT_COMMIT) {
-      auto* commit = reinterpret_cast<git_commit*>(obj);
-      stack.push_back(*git_commit_tree_id(commit));
-      for (unsigned i = 0; i < git_commit_parentcount(commit); ++i) {
-        stack.push_back(*git_commit_parent_id(commit, i));
-      }
-    } else if (git_object_type(obj) == GIT_OBJECT_TREE) {
-      auto* tree = reinterpret_cast<git_tree*>(obj);
-      for (std::size_t i = 0; i < git_tree_entrycount(tree); ++i) {
-        const git_tree_entry* e = git_tree_entry_byindex(tree, i);
-        git_object_t type = git_tree_entry_type(e);
-        if (type == GIT_OBJECT_TREE || type == GIT_OBJECT_BLOB)
-          stack.push_back(*git_tree_entry_id(e));
-      }
-    }
-    git_object_free(obj);
-  }
-}
 
 // The run whose refs ref is one of ("" for the ledger, tags and anything else).
 std::string run_of_ref(const std::string& ref) {
@@ -100,45 +69,31 @@ std::vector<std::string> runs_over_size(const ShadowRepo::Impl& impl, std::uint6
   if (all_sizes == 0) return {};
   double scale = static_cast<double>(on_disk) / static_cast<double>(all_sizes);
 
-  // Who reaches each object: the ledger and tags first (shared), then each run.
-  std::map<std::string, std::vector<git_oid>> tips;  // by run ("" for shared)
-  git_reference_iterator* raw = nullptr;
-  git::check(git_reference_iterator_new(&raw, impl.repo.get()), "cannot list refs");
-  git::ReferenceIterator it(raw);
-  git_reference* ref = nullptr;
-  while (git_reference_next(&ref, it.get()) == 0) {
-    git::Reference owned(ref);
-    git_reference* resolved = nullptr;
-    if (git_reference_resolve(&resolved, ref) == 0) {
-      git_oid tip = *git_reference_target(resolved);
-      git_reference_free(resolved);
-      // Of the ledger, its newest tree: gc starts the notes' history afresh when it drops
-      // anything (the session trees the kept records name go on their runs' chains).
-      if (std::string(git_reference_name(ref)) == layout::kNotesRef) {
-        git_commit* commit = nullptr;
-        if (git_commit_lookup(&commit, impl.repo.get(), &tip) != 0) {
-          git_error_clear();
-          continue;
-        }
-        tip = *git_commit_tree_id(commit);
-        git_commit_free(commit);
+  // Who reaches each object: the ledger and tags (shared), and each run.
+  std::map<std::string, std::vector<RefTip>> groups;  // by run ("" for shared)
+  for (RefTip& tip : ref_tips(impl)) {
+    // Of the ledger, its newest tree: gc starts the notes' history afresh when it drops
+    // anything (the session trees the kept records name go on their runs' chains).
+    if (tip.first == layout::kNotesRef) {
+      git_commit* commit = nullptr;
+      if (git_commit_lookup(&commit, impl.repo.get(), &tip.second) != 0) {
+        git_error_clear();
+        continue;
       }
-      tips[run_of_ref(git_reference_name(ref))].push_back(tip);
+      tip.second = *git_commit_tree_id(commit);
+      git_commit_free(commit);
     }
+    std::string run = run_of_ref(tip.first);
+    groups[run].push_back(std::move(tip));
   }
   std::vector<std::string> runs;
   std::unordered_map<git_oid, int, OidHash, OidEq> owner;
-  for (const auto& [run, run_tips] : tips) {
+  for (const auto& [run, tips] : groups) {
     int index = run.empty() ? kShared : static_cast<int>(runs.size());
     if (!run.empty()) runs.push_back(run);
-    OidSet seen;
-    for (const git_oid& tip : run_tips) {
-      walk_from(impl, tip, [&](const git_oid& id) {
-        if (!seen.insert(id).second) return false;
-        auto [at, fresh] = owner.emplace(id, index);
-        if (!fresh && at->second != index) at->second = kShared;
-        return true;
-      });
+    for (const git_oid& id : name_objects_from(impl, tips).order) {
+      auto [at, fresh] = owner.emplace(id, index);
+      if (!fresh && at->second != index) at->second = kShared;
     }
   }
   std::uint64_t live = 0;

@@ -405,16 +405,12 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // before `run` returns, rather than waiting for the next threshold.
   if (spec.config.auto_maintenance) {
     try {
-      if (sandbox::has_retention_limits(spec.config.retention)) {
-        fsnap::StoreLock lock = spec.store.lock();
-        for (const std::string& warning :
-             sandbox::apply_retention(spec.store, *run.repo(), spec.config.retention,
-                                      std::chrono::system_clock::now())
-                 .warnings) {
-          warn(warning);
-        }
+      sandbox::IdleMaintenanceReport idle =
+          sandbox::maintain_when_idle(spec.store, *run.repo(), spec.config.retention,
+                                      spec.config.maintenance, std::chrono::system_clock::now());
+      if (idle.retention) {
+        for (const std::string& warning : idle.retention->warnings) warn(warning);
       }
-      fsnap::maintain(spec.store, {0, spec.config.maintenance.max_packs, /*consolidate=*/true});
     } catch (const std::exception& e) {
       warn(std::string("maintenance of the store failed (nothing was removed): ") + e.what());
     }

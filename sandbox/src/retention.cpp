@@ -40,4 +40,19 @@ RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& re
   return report;
 }
 
+IdleMaintenanceReport maintain_when_idle(const fsnap::Store& store, fsnap::ShadowRepo& repo,
+                                         const fsnap::RetentionPolicy& policy,
+                                         fsnap::MaintenanceOptions options,
+                                         std::chrono::system_clock::time_point now) {
+  IdleMaintenanceReport report;
+  if (has_retention_limits(policy)) {
+    fsnap::StoreLock lock = store.lock();
+    report.retention = apply_retention(store, repo, policy, now);
+  }
+  options.loose_objects = 0;
+  options.consolidate = true;
+  report.packed = fsnap::maintain(store, options);
+  return report;
+}
+
 }  // namespace sandbox

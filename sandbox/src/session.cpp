@@ -90,15 +90,14 @@ void Session::set_window_erased(std::type_index slice, ErasedWindow window) {
 }
 
 void Session::set_count_window(std::type_index slice, std::size_t max_items) {
-  set_window_erased(slice, [max_items](const SliceItems& items,
-                                       std::chrono::system_clock::time_point) {
-    if (max_items == 0 || items.size() <= max_items) return items;
-    std::size_t leaf = SliceItems::kLeafSize;
-    std::size_t drop = std::min(items.size(), (items.size() - max_items + leaf - 1) / leaf * leaf);
-    SliceItems out;
-    for (std::size_t i = drop; i < items.size(); ++i) out = out.push_back(items[i]);
-    return out;
-  });
+  // A count alone looks at no item: any item type will do.
+  struct AnyItem {};
+  SliceWindow<AnyItem> window = SliceWindow<AnyItem>::count(max_items);
+  window.whole_leaves = true;
+  set_window_erased(slice,
+                    [window](const SliceItems& items, std::chrono::system_clock::time_point now) {
+                      return windowed(window, items, now);
+                    });
 }
 
 void Session::use(Middleware middleware) {

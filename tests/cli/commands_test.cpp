@@ -64,6 +64,16 @@ class CliTest : public ::testing::Test {
     return r.out;
   }
 
+  // Tool calls c1 and c2 through the CLI, each writing a and ending with "done <id>".
+  void two_calls() {
+    write("a", "1");
+    for (const std::string call : {"c1", "c2"}) {
+      ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"});
+      write("a", call);
+      ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call, "--result", "done " + call});
+    }
+  }
+
   Poco::JSON::Object::Ptr snapshot_json(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--json", "snapshot"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -736,12 +746,7 @@ TEST_F(CliTest, RunsCountEachRunsCallsAndFailures) {
 }
 
 TEST_F(CliTest, DiffSessionShowsTheSlicesThatChangedBetweenTwoCheckpoints) {
-  write("a", "1");
-  for (const std::string call : {"c1", "c2"}) {
-    ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"});
-    write("a", call);
-    ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call, "--result", "done " + call});
-  }
+  two_calls();
   // The first call's end adds the log of calls; the second appends to it.
   EXPECT_EQ(ok({"diff", "--session", "pre:c1", "post:c1"}), "A tool_invoked (1 item)\n");
   Poco::JSON::Object::Ptr d = object_of(ok({"--json", "diff", "--session", "post:c1", "post:c2"}));
@@ -764,12 +769,7 @@ TEST_F(CliTest, DiffSessionShowsTheSlicesThatChangedBetweenTwoCheckpoints) {
 }
 
 TEST_F(CliTest, RestoreSlicesPutsBackTheNamedSessionSlicesOnly) {
-  write("a", "1");
-  for (const std::string call : {"c1", "c2"}) {
-    ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"});
-    write("a", call);
-    ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call, "--result", "done " + call});
-  }
+  two_calls();
   Poco::JSON::Object::Ptr restored =
       object_of(ok({"--json", "restore", "pre:c2", "--slices", "tool_invoked"}));
   std::string recorded = restored->getObject("recorded")->getValue<std::string>("id");

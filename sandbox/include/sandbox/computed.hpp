@@ -33,7 +33,6 @@ namespace sandbox {
 
 template <typename T>
 class Slice;
-using SliceItems = PersistentVector<Item>;  // as session.hpp has it
 
 namespace computed_detail {
 

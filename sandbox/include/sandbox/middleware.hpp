@@ -27,8 +27,6 @@
 
 namespace sandbox {
 
-using SliceItems = PersistentVector<Item>;  // as session.hpp has it
-
 // One reducer about to run for an event.
 struct ReducerContext {
   std::type_index event_type;

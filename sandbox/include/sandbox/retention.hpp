@@ -8,9 +8,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "fsnap/maintenance.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 
@@ -32,5 +34,20 @@ bool has_retention_limits(const fsnap::RetentionPolicy& policy);
 RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& repo,
                                 const fsnap::RetentionPolicy& policy,
                                 std::chrono::system_clock::time_point now);
+
+// What maintain_when_idle did.
+struct IdleMaintenanceReport {
+  std::optional<RetentionReport> retention;        // if limits are set
+  std::optional<fsnap::MaintenanceReport> packed;  // nullopt: another maintenance ran
+};
+
+// The maintenance nobody waits for — an agent's session or run has ended, or a person
+// asked for it: policy applied if it sets limits (under the store lock), then every
+// loose object packed and the packs merged into one while they are small
+// (fsnap::MaintenanceOptions::consolidate). repo is the store's repository.
+IdleMaintenanceReport maintain_when_idle(const fsnap::Store& store, fsnap::ShadowRepo& repo,
+                                         const fsnap::RetentionPolicy& policy,
+                                         fsnap::MaintenanceOptions options,
+                                         std::chrono::system_clock::time_point now);
 
 }  // namespace sandbox

@@ -38,8 +38,6 @@
 
 namespace sandbox {
 
-using SliceItems = PersistentVector<Item>;
-
 // A typed, immutable view of one slice. Cheap to copy.
 template <typename T>
 class Slice {

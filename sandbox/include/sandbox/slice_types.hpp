@@ -15,6 +15,8 @@
 
 #include <Poco/Dynamic/Var.h>
 
+#include "sandbox/persistent_vector.hpp"
+
 namespace sandbox {
 
 // How a slice behaves when a session rolls back (EXECUTION_STATE.md, Slice Policies).
@@ -30,6 +32,8 @@ std::optional<SlicePolicy> parse_slice_policy(std::string_view text);
 
 // A type-erased slice item (always a const T of the slice's type).
 using Item = std::shared_ptr<const void>;
+// The items of a slice, oldest first.
+using SliceItems = PersistentVector<Item>;
 
 // What the registry knows about one slice type.
 struct SliceType {

@@ -47,8 +47,6 @@ struct SliceWindow {
   }
 };
 
-using SliceItems = PersistentVector<Item>;  // as session.hpp has it
-
 // The items of a slice of S that window keeps at now (items itself if it keeps all).
 template <typename S>
 SliceItems windowed(const SliceWindow<S>& window, const SliceItems& items,
