@@ -50,7 +50,8 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
   const fsnap::GcReport& report = retention.gc;
   // What is left is packed (with deltas), as maintenance does.
   std::optional<fsnap::MaintenanceReport> packed =
-      fsnap::maintain(store, {0, context.config.maintenance.max_packs, /*consolidate=*/true});
+      fsnap::maintain(store, {0, context.config.maintenance.max_packs, /*consolidate=*/true,
+                              /*wait=*/true});
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("objects_packed", packed ? packed->objects_packed : 0);

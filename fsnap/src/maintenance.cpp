@@ -25,15 +25,20 @@ namespace {
 
 using Packbuilder = git::Handle<git_packbuilder, git_packbuilder_free>;
 
-// An exclusive, non-blocking hold on the store's maintenance lock.
+// An exclusive hold on the store's maintenance lock: at once or not at all, or (wait)
+// once the maintenance holding it has ended.
 class MaintenanceLock {
  public:
-  explicit MaintenanceLock(const fs::path& file)
+  MaintenanceLock(const fs::path& file, bool wait)
       : fd_(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
     if (fd_ < 0) {
       throw Error(ErrorCode::kIo, "cannot open " + file.string() + ": " + std::strerror(errno));
     }
-    held_ = ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+    int rc = 0;
+    do {
+      rc = ::flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    held_ = rc == 0;
   }
   ~MaintenanceLock() { ::close(fd_); }
   MaintenanceLock(const MaintenanceLock&) = delete;
@@ -238,7 +243,7 @@ bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
 }
 
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options) {
-  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()));
+  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()), options.wait);
   if (!lock.held()) return std::nullopt;
   fs::path git_dir = store.repo_dir();
   ShadowRepo shadow = ShadowRepo::open(git_dir, false);
@@ -278,8 +283,9 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   return report;
 }
 
-std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace) {
-  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()));
+std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace,
+                                                   bool wait) {
+  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()), wait);
   if (!lock.held()) return std::nullopt;
   fs::path git_dir = store.repo_dir();
   ShadowRepo shadow = ShadowRepo::open(git_dir, false);

@@ -34,7 +34,7 @@ RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& re
     }
   }
   if (std::optional<std::size_t> dropped =
-          fsnap::drop_unreachable_packed(store, policy.prune_grace)) {
+          fsnap::drop_unreachable_packed(store, policy.prune_grace, /*wait=*/true)) {
     report.packed_objects_dropped = *dropped;
   }
   return report;
@@ -51,6 +51,7 @@ IdleMaintenanceReport maintain_when_idle(const fsnap::Store& store, fsnap::Shado
   }
   options.loose_objects = 0;
   options.consolidate = true;
+  options.wait = true;
   report.packed = fsnap::maintain(store, options);
   return report;
 }

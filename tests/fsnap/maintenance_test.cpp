@@ -117,8 +117,14 @@ TEST_F(MaintenanceTest, OneMaintenanceAtATime) {
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // another process maintaining
   EXPECT_FALSE(fsnap::maintain(store, {0, 8}).has_value());
   EXPECT_GT(loose_files(objects()), 0u) << "nothing touched";
+  // One that waits runs once the other has ended.
+  std::optional<fsnap::MaintenanceReport> waited;
+  std::thread waiting([&] { waited = fsnap::maintain(store, {0, 8, false, /*wait=*/true}); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ::close(fd);
-  EXPECT_TRUE(fsnap::maintain(store, {0, 8}).has_value());
+  waiting.join();
+  ASSERT_TRUE(waited.has_value()) << "it waited for the lock";
+  EXPECT_EQ(loose_files(objects()), 0u);
 }
 
 TEST_F(MaintenanceTest, UnreferencedObjectsStayLooseUntilGcsGracePeriodEnds) {

@@ -10,7 +10,8 @@
 // (libgit2 looks in new packs when an object is gone from where it was).
 //
 // Thread-safety: one maintenance per store at a time (a lock file; a second one returns
-// at once); it runs beside the store's writers without their lock.
+// at once, or with MaintenanceOptions::wait waits for the first to end); it runs beside
+// the store's writers without their lock.
 #pragma once
 
 #include <chrono>
@@ -33,6 +34,10 @@ struct MaintenanceOptions {
   // Merge every pack into one if together they are at most kConsolidateBytes: for a
   // maintenance nobody waits for (an agent's session or run has ended, or asked for).
   bool consolidate = false;
+  // Wait for a maintenance of the store that is running to end, then maintain, rather
+  // than returning at once: for a maintenance nobody waits for, which would otherwise
+  // leave what came after the running one's start loose.
+  bool wait = false;
 };
 
 // What one maintenance did.
@@ -53,15 +58,18 @@ bool has_loose_objects(const Store& store);
 bool maintenance_due(const Store& store, const MaintenanceOptions& options);
 
 // Packs every loose object into a new pack, then merges packs if there are more than
-// options.max_packs. nullopt if another maintenance of the store is running.
+// options.max_packs. nullopt if another maintenance of the store is running (unless
+// options.wait).
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options);
 
 // Rewrites each pack older than grace that holds objects the refs no longer reach (the
 // checkpoints gc dropped) without them: their reachable objects go into one new pack,
 // written and fsynced before the old ones are deleted. A pack younger than grace is
 // left for a later gc: an object in it may belong to a checkpoint being recorded. The
-// number of objects dropped; nullopt if another maintenance of the store is running.
-// The caller holds the store lock (no checkpoint is being written meanwhile).
-std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace);
+// number of objects dropped; nullopt if another maintenance of the store is running
+// (with wait, once it has ended, this one runs). The caller holds the store lock (no
+// checkpoint is being written meanwhile).
+std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace,
+                                                   bool wait = false);
 
 }  // namespace fsnap

@@ -44,7 +44,8 @@ struct IdleMaintenanceReport {
 // The maintenance nobody waits for — an agent's session or run has ended, or a person
 // asked for it: policy applied if it sets limits (under the store lock), then every
 // loose object packed and the packs merged into one while they are small
-// (fsnap::MaintenanceOptions::consolidate). repo is the store's repository.
+// (fsnap::MaintenanceOptions::consolidate), once a maintenance already running has
+// ended. repo is the store's repository.
 IdleMaintenanceReport maintain_when_idle(const fsnap::Store& store, fsnap::ShadowRepo& repo,
                                          const fsnap::RetentionPolicy& policy,
                                          fsnap::MaintenanceOptions options,
