@@ -117,28 +117,41 @@ SliceItems Session::run_reducer(const ReducerEntry& entry, std::type_index event
   return from(0, ReducerContext{event, value, entry.slice, before});
 }
 
-std::size_t Session::apply(std::type_index event, const void* value, bool to_children) {
-  std::size_t applied = 0;
+Dispatched Session::apply(std::type_index event, const void* value, bool to_children, bool queue) {
+  Dispatched out;
   std::vector<std::shared_ptr<Session>> children;
   {
     // Reducers run under the lock: each sees the newest slice, and the results of one
-    // event land together. A reducer that throws leaves every slice as it was.
+    // event land together. A reducer that throws leaves every slice as it was, and the
+    // effects of the reducers before it are dropped.
     std::lock_guard<std::mutex> lock(mutex_);
+    dispatching_.clear();
     auto [first, last] = reducers_.equal_range(event);
     std::map<std::type_index, SliceItems> results;
-    for (auto it = first; it != last; ++it) {
-      const ReducerEntry& entry = it->second;
-      auto pending = results.find(entry.slice);
-      const SliceItems before =
-          pending != results.end() ? pending->second : items_locked(entry.slice);
-      results[entry.slice] = run_reducer(entry, event, value, before);
-      ++applied;
+    try {
+      for (auto it = first; it != last; ++it) {
+        const ReducerEntry& entry = it->second;
+        auto pending = results.find(entry.slice);
+        const SliceItems before =
+            pending != results.end() ? pending->second : items_locked(entry.slice);
+        results[entry.slice] = run_reducer(entry, event, value, before);
+        ++out.applied;
+      }
+    } catch (...) {
+      dispatching_.clear();
+      throw;
     }
     for (auto& [slice, items] : results) {
       auto window = windows_.find(slice);
       if (window != windows_.end()) items = window->second(items, clock_->now());
       slice_state(slice).items = std::move(items);
     }
+    if (queue) {
+      for (Effect& e : dispatching_) queued_.push_back(std::move(e));
+    } else {
+      out.effects = std::move(dispatching_);
+    }
+    dispatching_.clear();
     if (to_children) {
       for (const std::weak_ptr<Session>& weak : children_) {
         if (std::shared_ptr<Session> child = weak.lock()) children.push_back(std::move(child));
@@ -146,9 +159,20 @@ std::size_t Session::apply(std::type_index event, const void* value, bool to_chi
     }
   }
   for (const std::shared_ptr<Session>& child : children) {
-    applied += child->apply(event, value, true);
+    out.applied += child->apply(event, value, true, true).applied;
   }
-  return applied;
+  return out;
+}
+
+void Session::collect_effects(Effects effects) {
+  for (Effect& e : effects) dispatching_.push_back(std::move(e));
+}
+
+Effects Session::take_effects() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Effects out = std::move(queued_);
+  queued_.clear();
+  return out;
 }
 
 bool Session::has_reducer(std::type_index slice, std::type_index event) const {

@@ -8,6 +8,11 @@
 // every child session. Every slice has a policy (STATE, LOG, CACHE; the default comes
 // from SliceTypes) that decides what snapshots include and what rollbacks keep.
 //
+// A reducer may also return effects (STATE_MANAGEMENT proposal 4, sandbox/effects.hpp):
+// side effects as data, which the session never performs itself. dispatch queues them
+// for take_effects; dispatch_effects returns them. Either way a dispatch that throws
+// leaves no effect behind.
+//
 // Snapshot times and ids come from the injected clock and id source, so a seeded run
 // gives the same ids every time.
 //
@@ -30,6 +35,7 @@
 #include "fsnap/clock.hpp"
 #include "fsnap/id_source.hpp"
 #include "sandbox/computed.hpp"
+#include "sandbox/effects.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/middleware.hpp"
 #include "sandbox/persistent_vector.hpp"
@@ -90,6 +96,24 @@ Slice<S> replace_latest(const Slice<S>&, const S& event) {
   return Slice<S>::of(event);
 }
 }  // namespace reducers
+
+// What a reducer that has side effects returns: the new slice, and the effects to
+// perform once it is in place.
+template <typename S>
+struct Reduced {
+  Slice<S> slice;
+  Effects effects;
+};
+
+// A reducer with effects.
+template <typename S, typename E>
+using EffectReducer = std::function<Reduced<S>(const Slice<S>&, const E&)>;
+
+// What one dispatch did.
+struct Dispatched {
+  std::size_t applied = 0;  // reducers run
+  Effects effects;          // the effects they returned, in order
+};
 
 struct SessionSnapshot;
 
@@ -177,22 +201,46 @@ class Session {
                 });
   }
 
+  // Registers a reducer of slice S for events E that returns effects besides the slice.
+  template <typename S, typename E>
+  void register_effect_reducer(EffectReducer<S, E> reducer,
+                               std::optional<SlicePolicy> policy = std::nullopt) {
+    add_reducer(typeid(S), typeid(E), policy,
+                [this, reducer = std::move(reducer)](const SliceItems& items, const void* event) {
+                  Reduced<S> reduced = reducer(Slice<S>(items), *static_cast<const E*>(event));
+                  collect_effects(std::move(reduced.effects));
+                  return reduced.slice.items();
+                });
+  }
+
   // True if a reducer of slice S for events E is registered.
   template <typename S, typename E>
   bool has_reducer() const {
     return has_reducer(typeid(S), typeid(E));
   }
 
-  // Applies every reducer registered for E, atomically; returns how many ran.
+  // Applies every reducer registered for E, atomically; returns how many ran. The
+  // effects they return are queued for take_effects.
   template <typename E>
   std::size_t dispatch(const E& event) {
-    return apply(typeid(E), &event, false);
+    return apply(typeid(E), &event, false, true).applied;
   }
   // dispatch in this session and in every child session.
   template <typename E>
   std::size_t broadcast(const E& event) {
-    return apply(typeid(E), &event, true);
+    return apply(typeid(E), &event, true, true).applied;
   }
+  // dispatch, returning the effects the reducers returned instead of queueing them:
+  // the caller performs them (an EffectRunner) or inspects them (a test).
+  template <typename E>
+  Dispatched dispatch_effects(const E& event) {
+    return apply(typeid(E), &event, false, false);
+  }
+  // The effects dispatch and broadcast queued, oldest first; the queue is then empty.
+  Effects take_effects();
+
+  // The clock the session stamps snapshots (and state machines their moves) with.
+  std::shared_ptr<const fsnap::Clock> clock() const { return clock_; }
 
   // The values of slice S (empty if S is unknown).
   template <typename S>
@@ -285,7 +333,9 @@ class Session {
   // The state of slice, declared (with its reducers' policy, else its default) if a
   // rollback removed it. Called with mutex_ held.
   SliceState& slice_state(std::type_index slice);
-  std::size_t apply(std::type_index event, const void* value, bool to_children);
+  Dispatched apply(std::type_index event, const void* value, bool to_children, bool queue);
+  // Adds effects of the reducer running now. Called with mutex_ held.
+  void collect_effects(Effects effects);
   struct ReducerEntry;
   // entry's reducer for the event, inside the middleware. Called with mutex_ held.
   SliceItems run_reducer(const ReducerEntry& entry, std::type_index event, const void* value,
@@ -317,6 +367,8 @@ class Session {
   std::vector<std::weak_ptr<Session>> children_;
   std::vector<Middleware> middleware_;  // outermost first
   std::map<std::type_index, ErasedWindow> windows_;
+  Effects dispatching_;  // the effects of the dispatch under way
+  Effects queued_;       // for take_effects
   // A computed slice, with the sources' items its value was computed from.
   struct ComputedState {
     ComputedDefinition definition;
