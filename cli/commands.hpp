@@ -28,6 +28,7 @@ int cmd_hook(const GlobalOptions& options, const Args& args);
 int cmd_hooks(const Context& context, const Args& args);
 int cmd_run(const Context& context, const Args& args);
 int cmd_runs(const Context& context, const Args& args);
+int cmd_states(const Context& context, const Args& args);
 int cmd_resume(const Context& context, const Args& args);
 int cmd_abort(const Context& context, const Args& args);
 int cmd_help(const GlobalOptions& options, const Args& args);

@@ -129,6 +129,12 @@ const std::vector<Command>& all_commands() {
         "runs with status, halt reason, cost, steps, agent session id, resumable, "
         "checkpoints"},
        cmd_runs},
+      {{"states",
+        "the run lifecycle state machine; with RUN, the moves that run made through it and "
+        "when",
+        {{"--mermaid", nullptr, nullptr, "print a Mermaid stateDiagram-v2 (RUN's states marked)"}},
+        {{"RUN", false, false, "the run"}}},
+       cmd_states},
       {{"resume",
         "start the agent of a run again from its preserved session (forked by default), with "
         "the run's agent options and limits unless given again; what it spent so far counts",

@@ -270,7 +270,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       [&](sandbox::Session& s) {
         // What the run counted goes on; a stop, an abort and the clock start afresh.
         run.state().restart_containment(/*keep_count=*/true);
-        sandbox::record_run_status(s, {"running", spec.start_summary});
+        sandbox::record_run_start(s, spec.start_summary);
       },
       spec.start_summary);
   std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();

@@ -23,7 +23,7 @@ std::string status_of(const std::optional<sandbox::RunMeta>& meta,
                       const std::optional<ResumableState>& state, const std::string& recorded) {
   if (meta && meta->running()) return "running";
   if (recorded == "complete" || recorded == "failed" || recorded == "killed" ||
-      recorded == "halted") {
+      recorded == "halted" || recorded == "crashed") {
     return recorded;
   }
   if (meta && meta->exit_code) {

@@ -814,3 +814,39 @@ TEST_F(CliTest, ASessionWindowBoundsTheLogARunsSessionKeeps) {
 }
 
 }  // namespace
+
+TEST_F(CliTest, StatesShowsTheLifecycleAndTheMovesOfARun) {
+  // The machine alone, as text and as a Mermaid diagram.
+  std::string machine = ok({"states"});
+  EXPECT_NE(machine.find("    running (initial)\n"), std::string::npos) << machine;
+  EXPECT_NE(machine.find("agent_ended [outcome == complete]"), std::string::npos) << machine;
+  std::string mermaid = ok({"states", "--mermaid"});
+  EXPECT_EQ(mermaid.rfind("stateDiagram-v2\n    [*] --> created\n", 0), 0u) << mermaid;
+  EXPECT_NE(mermaid.find("    state ended {\n"), std::string::npos) << mermaid;
+  EXPECT_NE(mermaid.find("    active --> halted: halt\n"), std::string::npos) << mermaid;
+
+  // A run that ended with status 3: started, then failed.
+  CommandResult run = shadowbox({"run", "--run-id", "life", "--", "sh", "-c", "exit 3"});
+  ASSERT_EQ(run.exit_code, 3) << run.err;
+  Poco::JSON::Object::Ptr states = object_of(ok({"--json", "states", "life"}));
+  EXPECT_EQ(states->getValue<std::string>("current"), "failed");
+  Poco::JSON::Array::Ptr moves = states->getArray("moves");
+  ASSERT_EQ(moves->size(), 2u);
+  EXPECT_EQ(moves->getObject(0)->getValue<std::string>("from"), "created");
+  EXPECT_EQ(moves->getObject(0)->getValue<std::string>("to"), "running");
+  EXPECT_EQ(moves->getObject(0)->getValue<std::string>("event"), "agent_started");
+  EXPECT_EQ(moves->getObject(1)->getValue<std::string>("to"), "failed");
+  EXPECT_EQ(moves->getObject(1)->getValue<std::string>("event"), "agent_ended");
+  EXPECT_NE(moves->getObject(1)->getValue<std::string>("reason").find("3"), std::string::npos);
+  EXPECT_FALSE(moves->getObject(1)->getValue<std::string>("at").empty());
+  std::string text = ok({"states", "life"});
+  EXPECT_NE(text.find("run life, now failed:"), std::string::npos) << text;
+  EXPECT_NE(text.find("running    -> failed     agent_ended"), std::string::npos) << text;
+  std::string styled = ok({"states", "life", "--mermaid"});
+  EXPECT_NE(styled.find("    class running,failed visited\n    class failed current\n"),
+            std::string::npos)
+      << styled;
+
+  expect_error(shadowbox({"states", "nosuchrun"}), "run nosuchrun has no record");
+  expect_usage_error(shadowbox({"states", "../bad"}), "");
+}

@@ -274,6 +274,19 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   Poco::JSON::Object::Ptr after = run_info("crash");
   EXPECT_NE(after->getValue<std::string>("session_id"), first_session);
   EXPECT_EQ(after->getValue<std::string>("status"), "complete");
+  // The lifecycle went from running to crashed (found by resume) to resumed to complete.
+  CommandResult states = shadowbox({"--json", "states", "crash"});
+  ASSERT_EQ(states.exit_code, 0) << states.err;
+  Poco::JSON::Parser states_parser;
+  auto moves =
+      states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
+  std::vector<std::string> visited;  // consecutive repeats (a SessionStart, a SessionEnd) once
+  for (std::size_t i = 0; i < moves->size(); ++i) {
+    std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
+    if (visited.empty() || visited.back() != to) visited.push_back(to);
+  }
+  EXPECT_EQ(visited, std::vector<std::string>({"running", "crashed", "resumed", "complete"}))
+      << states.out;
 
   // --continue appends to the resumed session instead of forking it.
   std::string forked = after->getValue<std::string>("session_id");

@@ -70,7 +70,8 @@ struct PromptExecuted {
 struct RunStatus {
   // "running", "complete" (the agent exited with status 0, or its session ended),
   // "failed" (it exited with another status), "killed" (by a signal), "halted" (stopped
-  // by containment or `shadowbox abort`).
+  // by containment or `shadowbox abort`), "crashed" (its supervisor died while the
+  // agent ran; recorded when the run is resumed).
   std::string status;
   std::string reason;
   friend bool operator==(const RunStatus&, const RunStatus&) = default;

@@ -47,8 +47,15 @@ struct RunMeta {
   bool running() const;
 };
 
-// Appends status to the session's RunStatus slice (a LOG slice: rollbacks keep it).
+// Appends status to the session's RunStatus slice (a LOG slice: rollbacks keep it),
+// after moving the run's lifecycle (sandbox/run_lifecycle.hpp) accordingly.
+// InvalidTransition, recording nothing, if the lifecycle does not allow the move;
+// Error kInvalidArgument for a status it does not know.
 void record_run_status(Session& session, RunStatus status);
+// Records that the run's agent is starting (`run`, `resume`). A run whose lifecycle
+// says its agent is still active had its supervisor die: it is recorded as crashed
+// first.
+void record_run_start(Session& session, const std::string& summary);
 // The newest RunStatus of a session snapshot, or nullopt.
 std::optional<RunStatus> latest_run_status(const SessionSnapshot& session);
 

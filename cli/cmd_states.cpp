@@ -1,0 +1,166 @@
+// `shadowbox states`: the run lifecycle machine, and the moves a run made through it.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "fsnap/checkpoint.hpp"
+#include "fsnap/error.hpp"
+#include "output.hpp"
+#include "sandbox/ledger.hpp"
+#include "sandbox/run_lifecycle.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace cli {
+
+namespace {
+
+using Poco::JSON::Array;
+using Poco::JSON::Object;
+
+// The moves run made, oldest first (none for a run recorded before lifecycles were).
+// Error kNotFound if the store has no ledger record of run.
+std::vector<sandbox::RunLifecycle> moves_of(const Context& context, const std::string& run,
+                                            std::string& recorded_status) {
+  fsnap::Store store = context.open_store(false);
+  sandbox::Ledger ledger(context.open_repo(store));
+  std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
+  if (!latest) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound,
+                       "run " + run + " has no record in this store (shadowbox runs lists them)");
+  }
+  if (!latest->has_session()) return {};
+  sandbox::SessionSnapshot session = ledger.session(*latest);
+  if (std::optional<sandbox::RunStatus> status = sandbox::latest_run_status(session)) {
+    recorded_status = status->status;
+  }
+  return session.slice<sandbox::RunLifecycle>().to_vector();
+}
+
+Object::Ptr machine_json(const sandbox::MachineGraph& graph) {
+  Object::Ptr out = make_object();
+  out->set("machine", graph.name());
+  Array::Ptr states = new Array;
+  for (const std::string& name : graph.states()) {
+    const sandbox::StateOptions& o = graph.options(name);
+    Object::Ptr s = make_object();
+    s->set("name", name);
+    s->set("parent", o.parent.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(o.parent));
+    s->set("initial", o.initial);
+    s->set("terminal", o.terminal);
+    s->set("history", o.history);
+    states->add(s);
+  }
+  out->set("states", states);
+  Array::Ptr transitions = new Array;
+  for (const sandbox::TransitionInfo& t : graph.transitions()) {
+    Object::Ptr j = make_object();
+    Array::Ptr from = new Array;
+    for (const std::string& f : t.from) from->add(f);
+    j->set("from", from);
+    j->set("to", t.to);
+    j->set("event", t.label);
+    j->set("guard",
+           t.guard_label.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(t.guard_label));
+    transitions->add(j);
+  }
+  out->set("transitions", transitions);
+  return out;
+}
+
+void print_machine(const sandbox::MachineGraph& graph) {
+  std::printf("states of the %s:\n", graph.name().c_str());
+  for (const std::string& name : graph.states()) {
+    const sandbox::StateOptions& o = graph.options(name);
+    std::size_t depth = 0;
+    for (std::string p = o.parent; !p.empty(); p = graph.options(p).parent) ++depth;
+    std::string marks;
+    if (o.initial) marks += " (initial)";
+    if (o.terminal) marks += " (terminal)";
+    if (o.history) marks += " (history)";
+    std::printf("  %s%s%s\n", std::string(2 * depth, ' ').c_str(), name.c_str(), marks.c_str());
+  }
+  std::printf("transitions:\n");
+  for (const sandbox::TransitionInfo& t : graph.transitions()) {
+    std::string from;
+    for (const std::string& f : t.from) from += (from.empty() ? "" : "|") + f;
+    std::printf("  %-24s -> %-9s %s%s\n", from.c_str(), t.to.c_str(), t.label.c_str(),
+                t.guard_label.empty() ? "" : (" [" + t.guard_label + "]").c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_states(const Context& context, const Args& parsed) {
+  const sandbox::MachineGraph& graph = sandbox::run_lifecycle().graph();
+  std::optional<std::string> run;
+  if (!parsed.operands().empty()) {
+    run = parsed.operands()[0];
+    try {
+      sandbox::check_run_id(*run);
+    } catch (const fsnap::Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  std::string recorded_status;
+  std::vector<sandbox::RunLifecycle> moves;
+  if (run) moves = moves_of(context, *run, recorded_status);
+
+  if (context.options.json) {
+    Object::Ptr out = machine_json(graph);
+    if (run) {
+      out->set("run", *run);
+      out->set("current",
+               moves.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(moves.back().state));
+      Array::Ptr list = new Array;
+      for (const sandbox::RunLifecycle& m : moves) {
+        Object::Ptr j = make_object();
+        j->set("at", fsnap::format_timestamp(m.at));
+        j->set("from", m.from);
+        j->set("to", m.state);
+        j->set("event", m.event);
+        j->set("reason", m.reason);
+        list->add(j);
+      }
+      out->set("moves", list);
+    }
+    print_json(std::cout, out);
+    return 0;
+  }
+  if (parsed.has("--mermaid")) {
+    std::cout << graph.to_mermaid();
+    if (!moves.empty()) {
+      // The states the run went through, and where it is now.
+      std::vector<std::string> visited;
+      for (const sandbox::RunLifecycle& m : moves) {
+        if (std::find(visited.begin(), visited.end(), m.state) == visited.end()) {
+          visited.push_back(m.state);
+        }
+      }
+      std::string list;
+      for (const std::string& s : visited) list += (list.empty() ? "" : ",") + s;
+      std::cout << "    classDef visited fill:#e8f0fe\n"
+                << "    classDef current fill:#fde293,stroke-width:3px\n"
+                << "    class " << list << " visited\n"
+                << "    class " << moves.back().state << " current\n";
+    }
+    return 0;
+  }
+  print_machine(graph);
+  if (!run) return 0;
+  if (moves.empty()) {
+    std::printf(
+        "\nrun %s recorded no lifecycle moves (it predates them)%s\n", run->c_str(),
+        recorded_status.empty() ? "" : ("; its recorded status: " + recorded_status).c_str());
+    return 0;
+  }
+  std::printf("\nrun %s, now %s:\n", run->c_str(), moves.back().state.c_str());
+  std::printf("  %-24s %-10s    %-10s %-14s %s\n", "AT", "FROM", "TO", "EVENT", "REASON");
+  for (const sandbox::RunLifecycle& m : moves) {
+    std::printf("  %-24s %-10s -> %-10s %-14s %s\n", fsnap::format_timestamp(m.at).c_str(),
+                m.from.c_str(), m.state.c_str(), m.event.c_str(), m.reason.c_str());
+  }
+  return 0;
+}
+
+}  // namespace cli
