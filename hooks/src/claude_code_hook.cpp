@@ -5,13 +5,12 @@
 #include <Poco/JSON/Object.h>
 
 #include "fsnap/checkpoint.hpp"
-#include "fsnap/path_quoting.hpp"
+#include "hooks/boundary_effects.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/redaction.hpp"
-#include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
 
 namespace hooks {
@@ -19,34 +18,6 @@ namespace hooks {
 namespace {
 
 using Poco::JSON::Object;
-
-std::string hook_output(const std::string& event_name, const std::string& context) {
-  Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  specific->set("hookEventName", event_name);
-  specific->set("additionalContext", context);
-  Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  out->set("hookSpecificOutput", specific);
-  std::ostringstream text;
-  out->stringify(text);
-  return text.str();
-}
-
-std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
-  std::string text;
-  std::size_t shown = 0;
-  for (const fsnap::TreeChange& c : changes) {
-    if (c.after && c.after->type == fsnap::EntryType::kDirectory && c.before) continue;
-    if (shown++ == 10) {
-      text += ", ...";
-      break;
-    }
-    const char* verb = c.kind == fsnap::TreeChange::Kind::kAdded     ? "restored "
-                       : c.kind == fsnap::TreeChange::Kind::kDeleted ? "removed "
-                                                                     : "reverted ";
-    text += (text.empty() ? "" : ", ") + std::string(verb) + fsnap::quote_path(c.path);
-  }
-  return text;
-}
 
 // Brings the run's model spend up to date (inside a step: the state is current).
 void meter_spend(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
@@ -67,62 +38,14 @@ void meter_spend(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
 // supervisor to stop it.
 HookAnswer on_denied(const ClaudeCodeEvent& event, const policy::SafetyEvent& safety,
                      sandbox::LedgerRun& run) {
-  bool stops_run = policy::stops_chain(safety.type);
-  std::string halt_reason(policy::halt_reason_name(safety.type));
-  Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  specific->set("hookEventName", "PreToolUse");
-  specific->set("permissionDecision", "deny");
-  specific->set("permissionDecisionReason",
-                "shadowbox denied this " + event.tool_name + " call: " + safety.reason +
-                    (stops_run ? ". The run is stopped (" + halt_reason + ")." : "."));
-  Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  if (stops_run) {
-    out->set("continue", false);
-    out->set("stopReason",
-             "shadowbox stopped the run: " + safety.reason + " (" + halt_reason + ")");
-    sandbox::request_halt(run.store(), run.run(), {halt_reason, safety.reason, true});
-  }
-  out->set("hookSpecificOutput", specific);
-  std::ostringstream text;
-  out->stringify(text);
-  HookAnswer answer;
-  answer.stdout_json = text.str();
-  return answer;
+  return perform_boundary_effects(denial_effects(event, safety), run);
 }
 
-HookAnswer on_failure(const ClaudeCodeEvent& event, sandbox::ToolTransactions& tx,
+HookAnswer on_failure(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
                       const ClaudeCodeHookOptions& options) {
   std::string error = sandbox::redact(event.error, options.secrets);
-  sandbox::FailureResult failure = tx.fail(event.tool_use_id, error);
-  const std::string& tool = event.tool_name;
-  const std::string& call = event.tool_use_id;
-  HookAnswer answer;
-  switch (failure.decision.kind) {
-    case sandbox::RollbackDecision::Kind::kKeep:
-      return answer;
-    case sandbox::RollbackDecision::Kind::kRefuse:
-      answer.stdout_json =
-          hook_output("PostToolUseFailure", "shadowbox did NOT roll back this failed " + tool +
-                                                " call (" + call + "): " + failure.decision.reason +
-                                                ". Its changes are still in the workspace.");
-      answer.stderr_text = "shadowbox: warning: " + failure.decision.reason;
-      return answer;
-    case sandbox::RollbackDecision::Kind::kRollBack:
-      break;
-  }
-  const std::optional<fsnap::RestoreReport>& report = failure.step.restore;
-  std::string context;
-  if (!report || report->changes.empty()) {
-    context = "shadowbox checked the workspace after this failed " + tool + " call (" + call +
-              "): it had changed nothing.";
-  } else {
-    context = "shadowbox rolled back the workspace to before this failed " + tool + " call (" +
-              call + "): " + describe_changes(report->changes) + ". The failed state is kept as " +
-              "checkpoint " + report->safety->id + " (shadowbox restore " + report->safety->id +
-              " brings it back).";
-  }
-  answer.stdout_json = hook_output("PostToolUseFailure", context);
-  return answer;
+  sandbox::FailureResult failure = run.transactions().fail(event.tool_use_id, error);
+  return perform_boundary_effects(failure_effects(event, failure), run);
 }
 
 // Answers one event; name receives its hook_event_name as soon as it is known.
@@ -154,7 +77,7 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
       tx.succeed(event.tool_use_id, redacted(event.tool_response));
       return HookAnswer{};
     }
-    if (name == "PostToolUseFailure") return on_failure(event, tx, options);
+    if (name == "PostToolUseFailure") return on_failure(event, run, options);
     if (name == "SessionStart") {
       ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
                                 fsnap::format_timestamp(run.state().clock().now())};

@@ -125,6 +125,11 @@ TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
   ASSERT_TRUE(halt);
   EXPECT_EQ(halt->halt_reason, "max_steps");
   EXPECT_TRUE(halt->agent_told);
+  // The run's log says which call containment denied, and why.
+  std::string log = testing_support::read_file(fsnap::layout::run_log_file(store_, "r1"));
+  EXPECT_NE(log.find("containment denied Bash call toolu_3 (max_steps): "), std::string::npos)
+      << log;
+  EXPECT_EQ(sandbox::count_gaps(store(), "r1"), 0u) << "a decision, not a gap";
   // The ledger: one `denied` boundary with the decision and its SafetyEvent.
   std::optional<sandbox::LedgerRecord> record = latest();
   ASSERT_TRUE(record);

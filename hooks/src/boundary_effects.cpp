@@ -1,0 +1,132 @@
+#include "hooks/boundary_effects.hpp"
+
+#include <sstream>
+
+#include <Poco/JSON/Object.h>
+
+#include "fsnap/path_quoting.hpp"
+#include "sandbox/run_halt.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace hooks {
+
+namespace {
+
+using Poco::JSON::Object;
+using sandbox::Effect;
+
+std::string stringify(const Object::Ptr& o) {
+  std::ostringstream text;
+  o->stringify(text);
+  return text.str();
+}
+
+std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
+  std::string text;
+  std::size_t shown = 0;
+  for (const fsnap::TreeChange& c : changes) {
+    if (c.after && c.after->type == fsnap::EntryType::kDirectory && c.before) continue;
+    if (shown++ == 10) {
+      text += ", ...";
+      break;
+    }
+    const char* verb = c.kind == fsnap::TreeChange::Kind::kAdded     ? "restored "
+                       : c.kind == fsnap::TreeChange::Kind::kDeleted ? "removed "
+                                                                     : "reverted ";
+    text += (text.empty() ? "" : ", ") + std::string(verb) + fsnap::quote_path(c.path);
+  }
+  return text;
+}
+
+}  // namespace
+
+sandbox::Effects failure_effects(const ClaudeCodeEvent& event,
+                                 const sandbox::FailureResult& failure) {
+  const std::string& tool = event.tool_name;
+  const std::string& call = event.tool_use_id;
+  switch (failure.decision.kind) {
+    case sandbox::RollbackDecision::Kind::kKeep:
+      return {};
+    case sandbox::RollbackDecision::Kind::kRefuse:
+      return {Effect::of(TellAgent{"PostToolUseFailure",
+                                   "shadowbox did NOT roll back this failed " + tool + " call (" +
+                                       call + "): " + failure.decision.reason +
+                                       ". Its changes are still in the workspace."}),
+              Effect::of(WarnUser{failure.decision.reason})};
+    case sandbox::RollbackDecision::Kind::kRollBack:
+      break;
+  }
+  const std::optional<fsnap::RestoreReport>& report = failure.step.restore;
+  if (!report || report->changes.empty()) {
+    return {Effect::of(TellAgent{"PostToolUseFailure",
+                                 "shadowbox checked the workspace after this failed " + tool +
+                                     " call (" + call + "): it had changed nothing."})};
+  }
+  return {Effect::of(TellAgent{
+      "PostToolUseFailure", "shadowbox rolled back the workspace to before this failed " + tool +
+                                " call (" + call + "): " + describe_changes(report->changes) +
+                                ". The failed state is kept as " + "checkpoint " +
+                                report->safety->id + " (shadowbox restore " + report->safety->id +
+                                " brings it back)."})};
+}
+
+sandbox::Effects denial_effects(const ClaudeCodeEvent& event, const policy::SafetyEvent& safety) {
+  bool stops_run = policy::stops_chain(safety.type);
+  std::string halt_reason(policy::halt_reason_name(safety.type));
+  DenyCall deny{"shadowbox denied this " + event.tool_name + " call: " + safety.reason +
+                    (stops_run ? ". The run is stopped (" + halt_reason + ")." : "."),
+                ""};
+  sandbox::Effects effects;
+  effects.push_back(
+      Effect::of(LogToRun{"containment denied " + event.tool_name + " call " + event.tool_use_id +
+                          " (" + halt_reason + "): " + safety.reason}));
+  if (stops_run) {
+    deny.stop_reason = "shadowbox stopped the run: " + safety.reason + " (" + halt_reason + ")";
+    effects.push_back(Effect::of(RequestHalt{halt_reason, safety.reason}));
+  }
+  effects.insert(effects.begin(), Effect::of(std::move(deny)));
+  return effects;
+}
+
+HookAnswer perform_boundary_effects(const sandbox::Effects& effects, sandbox::LedgerRun& run) {
+  HookAnswer answer;
+  std::string warnings;
+  auto warn = [&](const std::string& text) {
+    warnings += (warnings.empty() ? "" : "\n") + ("shadowbox: warning: " + text);
+  };
+  sandbox::EffectRunner runner;
+  runner.handle<TellAgent>([&](const TellAgent& t) {
+    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    specific->set("hookEventName", t.event);
+    specific->set("additionalContext", t.context);
+    Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    out->set("hookSpecificOutput", specific);
+    answer.stdout_json = stringify(out);
+  });
+  runner.handle<DenyCall>([&](const DenyCall& d) {
+    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    specific->set("hookEventName", "PreToolUse");
+    specific->set("permissionDecision", "deny");
+    specific->set("permissionDecisionReason", d.reason);
+    Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    if (!d.stop_reason.empty()) {
+      out->set("continue", false);
+      out->set("stopReason", d.stop_reason);
+    }
+    out->set("hookSpecificOutput", specific);
+    answer.stdout_json = stringify(out);
+  });
+  runner.handle<RequestHalt>([&](const RequestHalt& h) {
+    sandbox::request_halt(run.store(), run.run(), {h.halt_reason, h.reason, true});
+  });
+  runner.handle<LogToRun>(
+      [&](const LogToRun& l) { sandbox::append_run_log(run.store(), run.run(), l.line); });
+  runner.handle<WarnUser>([&](const WarnUser& w) { warn(w.text); });
+  for (const sandbox::EffectOutcome& o : runner.run_all(effects)) {
+    if (!o.ok) warn(o.error);
+  }
+  answer.stderr_text = warnings;
+  return answer;
+}
+
+}  // namespace hooks

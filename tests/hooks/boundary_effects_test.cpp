@@ -1,0 +1,79 @@
+// The side effects of answering a tool boundary are data: what a failed or denied call
+// leads to is checked here without performing anything (containment_hook_test and
+// claude_code_hook_test check the same effects performed, through the hook).
+#include <gtest/gtest.h>
+
+#include "hooks/boundary_effects.hpp"
+
+namespace {
+
+using namespace hooks;
+
+ClaudeCodeEvent call_event(const std::string& name) {
+  ClaudeCodeEvent e;
+  e.name = name;
+  e.tool_name = "Bash";
+  e.tool_use_id = "toolu_9";
+  return e;
+}
+
+TEST(BoundaryEffects, ARolledBackFailureTellsTheAgentWhatCameBack) {
+  sandbox::FailureResult failure;
+  failure.decision.kind = sandbox::RollbackDecision::Kind::kRollBack;
+  fsnap::RestoreReport report;
+  fsnap::TreeChange change;
+  change.kind = fsnap::TreeChange::Kind::kModified;
+  change.path = "src/a.txt";
+  report.changes.push_back(change);
+  fsnap::Checkpoint safety;
+  safety.id = "abc123";
+  report.safety = safety;
+  failure.step.restore = report;
+  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  ASSERT_EQ(effects.size(), 1u);
+  const TellAgent* tell = effects[0].as<TellAgent>();
+  ASSERT_NE(tell, nullptr) << effects[0].describe();
+  EXPECT_EQ(tell->event, "PostToolUseFailure");
+  EXPECT_NE(tell->context.find("rolled back the workspace to before this failed Bash call "
+                               "(toolu_9): reverted src/a.txt"),
+            std::string::npos)
+      << tell->context;
+  EXPECT_NE(tell->context.find("shadowbox restore abc123"), std::string::npos);
+}
+
+TEST(BoundaryEffects, ARefusedRollbackAlsoWarnsTheUserAndAKeptFailureDoesNothing) {
+  sandbox::FailureResult failure;
+  failure.decision.kind = sandbox::RollbackDecision::Kind::kRefuse;
+  failure.decision.reason = "a later call changed a.txt";
+  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  ASSERT_EQ(effects.size(), 2u);
+  EXPECT_NE(effects[0].as<TellAgent>()->context.find("did NOT roll back"), std::string::npos);
+  EXPECT_EQ(effects[1].as<WarnUser>()->text, "a later call changed a.txt");
+  failure.decision.kind = sandbox::RollbackDecision::Kind::kKeep;
+  EXPECT_TRUE(failure_effects(call_event("PostToolUseFailure"), failure).empty());
+}
+
+TEST(BoundaryEffects, ADenialThatStopsTheRunAsksTheSupervisorToo) {
+  policy::SafetyEvent stop;
+  stop.type = policy::StopReason::kStepLimitExceeded;
+  stop.reason = "step limit reached";
+  sandbox::Effects effects = denial_effects(call_event("PreToolUse"), stop);
+  ASSERT_EQ(effects.size(), 3u);
+  const DenyCall* deny = effects[0].as<DenyCall>();
+  ASSERT_NE(deny, nullptr);
+  EXPECT_NE(deny->reason.find("The run is stopped (max_steps)"), std::string::npos) << deny->reason;
+  EXPECT_NE(deny->stop_reason.find("shadowbox stopped the run"), std::string::npos);
+  EXPECT_NE(effects[1].as<LogToRun>()->line.find("containment denied Bash call toolu_9"),
+            std::string::npos);
+  EXPECT_EQ(effects[2].as<RequestHalt>()->halt_reason, "max_steps");
+
+  policy::SafetyEvent open_circuit;
+  open_circuit.type = policy::StopReason::kCircuitOpen;
+  open_circuit.reason = "circuit open for Bash";
+  sandbox::Effects one_tool = denial_effects(call_event("PreToolUse"), open_circuit);
+  ASSERT_EQ(one_tool.size(), 2u) << "the run goes on: no halt";
+  EXPECT_TRUE(one_tool[0].as<DenyCall>()->stop_reason.empty());
+  EXPECT_EQ(one_tool[1].as<LogToRun>()->line.find("containment denied"), 0u);
+}
+
+}  // namespace
