@@ -10,6 +10,7 @@
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/checkpoint_store.hpp"
 #include "sandbox/containment.hpp"
+#include "sandbox/saga.hpp"
 
 namespace sandbox {
 
@@ -153,49 +154,54 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
     }
     return entry.restore(value, context);
   };
+  // One saga: each part restored with the way back to its present state, the session
+  // last (it cannot fail once the parts fit). A part that fails is its own to leave as
+  // it was — a host restore puts its files back, a resource's restore is atomic — and
+  // the parts before it are put back in reverse order.
   StateRestore out;
-  std::vector<std::pair<const ResourceRegistry::Entry*, ResourceSnapshot>> undo;
+  Saga saga("restore of " + snapshot.id);
   for (const auto& [entry, value] : parts) {
-    try {
-      // The way back to this part's present state, kept once its restore succeeded (a
-      // part that fails is its own to leave as it was: a host restore puts its files
-      // back, a resource's restore is atomic).
-      std::optional<ResourceSnapshot> before;
-      if (entry->host == nullptr) {
-        CaptureRequest request;
-        request.meta.phase = fsnap::Phase::kSafety;
-        request.meta.run = context.run;
-        before = entry->snapshot(request);
-      }
-      std::optional<fsnap::RestoreReport> report = restore_part(*entry, *value);
-      if (before) undo.emplace_back(entry, std::move(*before));
-      if (report) {
-        if (report->safety) {
-          undo.emplace_back(entry, ResourceSnapshot::of(fsnap::to_snapshot(*report->safety)));
-        }
-        out.filesystems.emplace(entry->name, std::move(*report));
-      }
-    } catch (const std::exception& e) {
-      std::string failure = "cannot restore resource '" + entry->name + "' of snapshot " +
-                            snapshot.id + ": " + e.what();
-      // A host restore puts its own files back; it says kCorrupt when it could not.
-      const auto* error = dynamic_cast<const Error*>(&e);
-      bool left_as_before = error == nullptr || error->code() != ErrorCode::kCorrupt;
-      std::string leftover;
-      for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
-        try {
-          restore_part(*it->first, it->second);
-        } catch (const std::exception& undo_error) {
-          left_as_before = false;
-          leftover += "; and could not put back '" + it->first->name + "': " + undo_error.what();
-        }
-      }
-      if (!left_as_before) throw Error(ErrorCode::kCorrupt, failure + leftover);
-      throw RestoreFailedError(failure);
-    }
+    saga.step<std::vector<ResourceSnapshot>>(
+        entry->name,
+        [&, entry = entry, value = value](SagaContext&) {
+          std::vector<ResourceSnapshot> ways_back;
+          if (entry->host == nullptr) {
+            CaptureRequest request;
+            request.meta.phase = fsnap::Phase::kSafety;
+            request.meta.run = context.run;
+            ways_back.push_back(entry->snapshot(request));
+          }
+          std::optional<fsnap::RestoreReport> report = restore_part(*entry, *value);
+          if (report) {
+            if (report->safety) {
+              ways_back.push_back(ResourceSnapshot::of(fsnap::to_snapshot(*report->safety)));
+            }
+            out.filesystems.emplace(entry->name, std::move(*report));
+          }
+          return ways_back;
+        },
+        [&, entry = entry](const std::vector<ResourceSnapshot>& ways_back) {
+          for (const ResourceSnapshot& back : ways_back) restore_part(*entry, back);
+        });
   }
-  // 3. The session last: it cannot fail once the parts fit.
-  session_->rollback(snapshot.session, /*preserve_logs=*/true);
+  saga.step<void>("session", [&](SagaContext&) {
+    session_->rollback(snapshot.session, /*preserve_logs=*/true);
+  });
+  try {
+    saga.run();
+  } catch (const SagaFailed& e) {
+    std::string failure = "cannot restore resource '" + e.failed_step() + "' of snapshot " +
+                          snapshot.id + ": " + e.cause();
+    // A host restore says kCorrupt when it could not put its own files back.
+    bool left_as_before =
+        e.cause_code() != ErrorCode::kCorrupt && e.compensation_failures().empty();
+    std::string leftover;
+    for (const CompensationFailure& f : e.compensation_failures()) {
+      leftover += "; and could not put back '" + f.step + "': " + f.error;
+    }
+    if (!left_as_before) throw Error(ErrorCode::kCorrupt, failure + leftover);
+    throw RestoreFailedError(failure);
+  }
   return out;
 }
 

@@ -24,9 +24,11 @@ TEST(ExecutionStateTest, SeededRandomnessAndInjectedClock) {
 struct Fragile : fsnap::Snapshotable<BudgetSnapshot> {
   BudgetSnapshot value;
   bool fail = false;
+  int restores_left = -1;  // how many restores succeed before it refuses (-1: all)
   BudgetSnapshot snapshot(std::string_view) override { return value; }
   void restore(const BudgetSnapshot& s) override {
-    if (fail) throw std::runtime_error("fragile resource refuses");
+    if (fail || restores_left == 0) throw std::runtime_error("fragile resource refuses");
+    if (restores_left > 0) --restores_left;
     value = s;
   }
 };
@@ -55,6 +57,40 @@ TEST(ExecutionStateTest, AFailedRestoreLeavesEverythingAsBefore) {
   state.restore(snap);
   EXPECT_EQ(fs->read("a"), "old");
   EXPECT_EQ(fragile->value.tool_calls, 1u);
+}
+
+// The restore is a saga: when a later part fails and putting an earlier one back fails
+// too, the error says so (kCorrupt), naming what may be left — and the session, the
+// last step, is not touched.
+TEST(ExecutionStateTest, ARestoreThatCannotPutAPartBackSaysWhatIsLeft) {
+  auto first = std::make_shared<Fragile>();
+  struct OtherFragile : Fragile {};  // the registry holds one resource per type
+  auto second = std::make_shared<OtherFragile>();
+  ResourceRegistry r;
+  r.put<Fragile>(first, "first");
+  r.put<OtherFragile>(second, "second");
+  ExecutionState state(make_session(), std::move(r));
+  state.session().seed<Plan>({Plan{"old", "", {}}});
+  first->value.tool_calls = 1;
+  CompositeSnapshot snap = state.snapshot();
+  first->value.tool_calls = 2;
+  state.session().dispatch(SetObjective{"new"});
+  first->restores_left = 1;  // restored, then cannot be put back
+  second->fail = true;
+  try {
+    state.restore(snap);
+    FAIL() << "the restore did not fail";
+  } catch (const RestoreFailedError& e) {
+    FAIL() << "not everything was put back, yet the error says so: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("cannot restore resource 'second'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("could not put back 'first'"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(first->value.tool_calls, 1u) << "restored, and left so";
+  EXPECT_EQ(state.session().latest<Plan>()->objective, "new");
 }
 
 TEST(ExecutionStateTest, AHostRestoreThatFailsPartWayLeavesEverythingAsBefore) {
