@@ -25,31 +25,6 @@ namespace {
 
 using Packbuilder = git::Handle<git_packbuilder, git_packbuilder_free>;
 
-// An exclusive hold on the store's maintenance lock: at once or not at all, or (wait)
-// once the maintenance holding it has ended.
-class MaintenanceLock {
- public:
-  MaintenanceLock(const fs::path& file, bool wait)
-      : fd_(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
-    if (fd_ < 0) {
-      throw Error(ErrorCode::kIo, "cannot open " + file.string() + ": " + std::strerror(errno));
-    }
-    int rc = 0;
-    do {
-      rc = ::flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB);
-    } while (rc != 0 && errno == EINTR);
-    held_ = rc == 0;
-  }
-  ~MaintenanceLock() { ::close(fd_); }
-  MaintenanceLock(const MaintenanceLock&) = delete;
-  MaintenanceLock& operator=(const MaintenanceLock&) = delete;
-  bool held() const { return held_; }
-
- private:
-  int fd_;
-  bool held_ = false;
-};
-
 // Calls visit(oid, file) for each loose object of the repository at objects until it
 // returns false.
 template <typename Visit>
@@ -231,6 +206,27 @@ bool has_loose_objects(const Store& store) {
   return any;
 }
 
+std::optional<MaintenanceLock> MaintenanceLock::acquire(const Store& store, bool wait) {
+  fs::path file = layout::maintenance_lock_file(store.dir());
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw Error(ErrorCode::kIo, "cannot open " + file.string() + ": " + std::strerror(errno));
+  }
+  int rc = 0;
+  do {
+    rc = ::flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  return MaintenanceLock(fd);
+}
+
+MaintenanceLock::~MaintenanceLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
   if (estimate_loose_objects(store) >= options.loose_objects) return true;
   boost::system::error_code ec;
@@ -243,8 +239,8 @@ bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
 }
 
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options) {
-  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()), options.wait);
-  if (!lock.held()) return std::nullopt;
+  std::optional<MaintenanceLock> lock = MaintenanceLock::acquire(store, options.wait);
+  if (!lock) return std::nullopt;
   fs::path git_dir = store.repo_dir();
   ShadowRepo shadow = ShadowRepo::open(git_dir, false);
   const ShadowRepo::Impl& impl = shadow.impl();
@@ -283,10 +279,8 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   return report;
 }
 
-std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace,
-                                                   bool wait) {
-  MaintenanceLock lock(layout::maintenance_lock_file(store.dir()), wait);
-  if (!lock.held()) return std::nullopt;
+std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds grace,
+                                    const MaintenanceLock& /*held*/) {
   fs::path git_dir = store.repo_dir();
   ShadowRepo shadow = ShadowRepo::open(git_dir, false);
   ShadowRepo::Impl& impl = shadow.impl();

@@ -24,6 +24,11 @@ RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& re
     if (meta && meta->running()) running.insert(run);
   }
   report.running.assign(running.begin(), running.end());
+  // Packing moves objects while it runs (a new pack is written before the loose objects
+  // it holds go): what the objects take on disk, which max_size is held to, is known
+  // only while no maintenance runs.
+  std::optional<fsnap::MaintenanceLock> maintenance =
+      fsnap::MaintenanceLock::acquire(store, /*wait=*/true);
   report.gc = repo.collect_garbage(policy, now, running);
   for (const std::string& run : report.gc.dropped_runs) {
     boost::system::error_code ec;
@@ -33,10 +38,8 @@ RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& re
                                 ec.message());
     }
   }
-  if (std::optional<std::size_t> dropped =
-          fsnap::drop_unreachable_packed(store, policy.prune_grace, /*wait=*/true)) {
-    report.packed_objects_dropped = *dropped;
-  }
+  report.packed_objects_dropped =
+      fsnap::drop_unreachable_packed(store, policy.prune_grace, *maintenance);
   return report;
 }
 

@@ -19,6 +19,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "fsnap/store_layout.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -692,14 +693,62 @@ TEST_F(CliTest, GcDropsThePackedObjectsOfDroppedCheckpointsAfterTheGracePeriod) 
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+// Bytes that do not compress.
+std::string noise(unsigned seed) {
+  std::mt19937 gen(seed);
+  std::string out(300 * 1024, '\0');
+  for (char& c : out) c = static_cast<char>(gen() & 0xff);
+  return out;
+}
+
+TEST_F(CliTest, GcSizesTheStoreOnlyOnceAMaintenanceRunningHasEnded) {
+  const std::string manual = "maintenance:\n  auto: false\n";
+  write("small.txt", "small\n");
+  write("big1", noise(1));
+  ok({"snapshot", "--run", "old1"}, manual);
+  fs::remove(ws_ / "big1");
+  write("big2", noise(2));
+  ok({"snapshot", "--run", "old2"}, manual);
+  fs::remove(ws_ / "big2");
+  ok({"snapshot", "--run", "new"}, manual);
+  // A maintenance part-way: its pack written, the loose objects it holds not yet gone
+  // (on disk, every object twice).
+  fs::path objects = store_ / "repo.git" / "objects";
+  fs::path copies = temp_ / "loose";
+  std::vector<fs::path> loose;
+  for (fs::recursive_directory_iterator it(objects), end; it != end; ++it) {
+    std::string fanout = it->path().parent_path().filename().string();
+    if (!fs::is_regular_file(it->path()) || fanout.size() != 2) continue;
+    loose.push_back(fs::relative(it->path(), objects));
+    fs::create_directories((copies / loose.back()).parent_path());
+    fs::copy_file(it->path(), copies / loose.back());
+  }
+  ASSERT_FALSE(loose.empty());
+  ok({"maintenance"}, manual);
+  for (const fs::path& rel : loose) {
+    if (!fs::exists(objects / rel)) fs::copy_file(copies / rel, objects / rel);
+  }
+  int lock = ::open(fsnap::layout::maintenance_lock_file(store_).c_str(),
+                    O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+
+  std::string out;
+  std::thread gc([&] {
+    out = ok({"--json", "gc"}, manual + "retention:\n  max_size: 450KiB\n  prune_grace: 0s\n");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The maintenance ends: the loose objects go, then its lock.
+  for (const fs::path& rel : loose) fs::remove(objects / rel);
+  ::close(lock);
+  gc.join();
+  Poco::JSON::Array::Ptr dropped = object_of(out)->getArray("dropped_runs");
+  ASSERT_EQ(dropped->size(), 1u) << "sized with each object once: " << out;
+  EXPECT_EQ(dropped->getElement<std::string>(0), "old1");
+}
+
 TEST_F(CliTest, AStoreOverMaxSizeDropsItsOldestRunsWhole) {
   // Files that do not compress, one per run, gone again before the next run.
-  auto noise = [](unsigned seed) {
-    std::mt19937 gen(seed);
-    std::string out(300 * 1024, '\0');
-    for (char& c : out) c = static_cast<char>(gen() & 0xff);
-    return out;
-  };
   write("small.txt", "small\n");
   write("big1", noise(1));
   ok({"snapshot", "--run", "old1"});

@@ -9,15 +9,16 @@
 // replaces is deleted, and only objects found in it are. Readers never miss an object
 // (libgit2 looks in new packs when an object is gone from where it was).
 //
-// Thread-safety: one maintenance per store at a time (a lock file; a second one returns
-// at once, or with MaintenanceOptions::wait waits for the first to end); it runs beside
-// the store's writers without their lock.
+// Thread-safety: one maintenance per store at a time (MaintenanceLock; a second one
+// returns at once, or with MaintenanceOptions::wait waits for the first to end); it runs
+// beside the store's writers without their lock.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "fsnap/store.hpp"
 
@@ -46,6 +47,27 @@ struct MaintenanceReport {
   std::size_t packs_merged = 0;    // packs merged into one
 };
 
+// An exclusive hold on a store's maintenance lock (a file lock, so between processes as
+// well as threads): packs are written and the objects they replace deleted only under
+// it. Whoever needs the objects on disk to stay put — gc's size estimate — holds it.
+// Not re-entrant: a thread that holds it passes it on rather than taking it again.
+class MaintenanceLock {
+ public:
+  // Takes the lock of store, waiting for a holder to release it if wait; nullopt if
+  // another holds it and !wait. Error kIo if the lock file cannot be opened.
+  static std::optional<MaintenanceLock> acquire(const Store& store, bool wait);
+
+  MaintenanceLock(MaintenanceLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  MaintenanceLock& operator=(MaintenanceLock&&) = delete;
+  MaintenanceLock(const MaintenanceLock&) = delete;
+  MaintenanceLock& operator=(const MaintenanceLock&) = delete;
+  ~MaintenanceLock();
+
+ private:
+  explicit MaintenanceLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 // About how many loose objects the store's repository has: one fan-out directory
 // counted and scaled, as `git gc --auto` does (cheap enough for every command).
 std::size_t estimate_loose_objects(const Store& store);
@@ -65,11 +87,10 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
 // Rewrites each pack older than grace that holds objects the refs no longer reach (the
 // checkpoints gc dropped) without them: their reachable objects go into one new pack,
 // written and fsynced before the old ones are deleted. A pack younger than grace is
-// left for a later gc: an object in it may belong to a checkpoint being recorded. The
-// number of objects dropped; nullopt if another maintenance of the store is running
-// (with wait, once it has ended, this one runs). The caller holds the store lock (no
-// checkpoint is being written meanwhile).
-std::optional<std::size_t> drop_unreachable_packed(const Store& store, std::chrono::seconds grace,
-                                                   bool wait = false);
+// left for a later gc: an object in it may belong to a checkpoint being recorded.
+// Returns the number of objects dropped. The caller holds the store lock (no checkpoint
+// is being written meanwhile) and the maintenance lock, held.
+std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds grace,
+                                    const MaintenanceLock& held);
 
 }  // namespace fsnap

@@ -174,7 +174,8 @@ class ShadowRepo {
   // keep_whole, removes runs left empty (with their home refs) and tags that pointed
   // at dropped checkpoints, moves notes to the rewritten commits with the commit ids
   // they name rewritten too (and drops those of dropped ones), then deletes loose
-  // objects nothing references any more. The caller holds the store lock.
+  // objects nothing references any more. The caller holds the store lock, and with a
+  // max_size the maintenance lock too (a pack being written counts its objects twice).
   GcReport collect_garbage(const RetentionPolicy& policy, std::chrono::system_clock::time_point now,
                            const std::set<std::string>& keep_whole = {});
 

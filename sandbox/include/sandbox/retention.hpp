@@ -29,8 +29,9 @@ struct RetentionReport {
 // Whether policy limits anything (keep_last, max_age or max_size).
 bool has_retention_limits(const fsnap::RetentionPolicy& policy);
 
-// Applies policy to the store's runs at now. The caller holds the store lock; repo is
-// the store's repository.
+// Applies policy to the store's runs at now, holding the store's maintenance lock (it
+// waits for a running maintenance to end). The caller holds the store lock; repo is the
+// store's repository.
 RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& repo,
                                 const fsnap::RetentionPolicy& policy,
                                 std::chrono::system_clock::time_point now);
