@@ -237,6 +237,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   }
 
   std::unique_ptr<InProcessHooks> in_process;
+  sandbox::Subscription containment_news;
   std::unique_ptr<HookServer> telemetry_only;
   std::string telemetry_url;
   boost::filesystem::path settings = claude_code_settings_file(spec.home);
@@ -251,6 +252,16 @@ AgentRunResult run_agent(AgentRunSpec spec) {
         telemetry);
     install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
     telemetry_url = in_process->telemetry_url();
+    // The hooks are answered in this process: containment's decisions reach the user as
+    // they are made, not only when the run ends.
+    if (spec.inform) {
+      containment_news = run.transactions().events().safety.subscribe(
+          [inform = spec.inform](const policy::SafetyEvent& e) {
+            inform("containment (" + std::string(policy::halt_reason_name(e.type)) +
+                   "): " + e.reason +
+                   (policy::stops_chain(e.type) ? "; stopping the run" : "; the run goes on"));
+          });
+    }
   } else {
     install_hooks_in_file(settings, spec.hook_command);
     if (telemetry) {

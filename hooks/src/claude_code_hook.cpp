@@ -61,6 +61,7 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
   }
   name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
+  tx.events().hooks.publish({"claude-code", event.name, event.session_id, event.tool_use_id});
   auto redacted = [&](const std::string& text) { return sandbox::redact(text, options.secrets); };
   try {
     if (name == "PreToolUse") {

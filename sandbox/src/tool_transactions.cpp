@@ -193,6 +193,8 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
       StepResult out{record(std::move(meta)), std::nullopt};
       out.decision = policy::Decision::kHalt;
       out.safety_event = admission.event;
+      step.reset();
+      publish(call.id, call.name, "denied", summary, admission.event);
       return out;
     }
     containment_nodes_[call.id] = admission.node_id;
@@ -202,6 +204,8 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   StepResult out{record(std::move(meta)), std::nullopt};
   out.decision = admission.decision;
   out.safety_event = admission.event;
+  step.reset();
+  publish(call.id, call.name, "begin", call.params, admission.event);
   return out;
 }
 
@@ -227,9 +231,12 @@ StepResult ToolTransactions::succeed(const std::string& call_id, const std::stri
   complete_containment(pre, true, cost_usd, "");
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
   log_invocation(pre, true, result_summary, elapsed);
-  return StepResult{
+  StepResult out{
       end_call(pre, fsnap::Phase::kPostTool, true, result_summary, elapsed, tag, move_tag),
       std::nullopt};
+  step.reset();
+  publish(call_id, pre.snapshot.metadata.tool_name, "succeeded", result_summary, std::nullopt);
+  return out;
 }
 
 FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error,
@@ -254,7 +261,16 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
                            : fsnap::Phase::kPostTool;
   out.step =
       StepResult{end_call(pre, phase, false, out.result_summary, elapsed, ""), std::move(report)};
+  step.reset();
+  publish(call_id, pre.snapshot.metadata.tool_name, "failed", out.result_summary, std::nullopt);
   return out;
+}
+
+void ToolTransactions::publish(const std::string& call_id, const std::string& tool,
+                               const std::string& phase, const std::string& summary,
+                               const std::optional<policy::SafetyEvent>& safety) {
+  events_.tools.publish({call_id, tool, phase, summary});
+  if (safety) events_.safety.publish(*safety);
 }
 
 StepResult ToolTransactions::discard(const std::string& call_id) {

@@ -241,6 +241,13 @@ TEST_P(ContainmentTest, AToolFailingEveryTimeRunsExactlyFailureThresholdTimes) {
     }
   }
   EXPECT_EQ(circuit_open, 3u) << "steps 4, 5 and 6 were denied by the open circuit";
+  if (transport() == "http") {
+    // Answered in shadowbox's own process, each decision was told as it was made (the
+    // run's safety channel).
+    EXPECT_NE(r.err.find("shadowbox: containment (circuit_open): "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("; the run goes on\n"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("shadowbox: containment (max_steps): "), std::string::npos) << r.err;
+  }
 }
 
 // What does not depend on the transport, checked once.

@@ -43,6 +43,7 @@
 #include "sandbox/boundary_log.hpp"
 #include "sandbox/execution_state.hpp"
 #include "sandbox/rollback_policy.hpp"
+#include "sandbox/run_events.hpp"
 
 namespace sandbox {
 
@@ -124,10 +125,15 @@ class ToolTransactions {
                             const std::string& summary);
 
   ExecutionState& state() { return state_; }
+  // The run's event channels: every boundary is published there once recorded.
+  RunEvents& events() { return events_; }
   const RollbackPolicy& policy() const { return policy_; }
   const std::string& run() const { return run_; }
 
  private:
+  // Publishes a boundary of call (and its SafetyEvent) on the run's channels.
+  void publish(const std::string& call_id, const std::string& tool, const std::string& phase,
+               const std::string& summary, const std::optional<policy::SafetyEvent>& safety);
   // The open call call_id (under a step): its pre-tool boundary.
   Boundary open_call(const std::string& call_id) const;
   // What the rollback decision needs about the boundaries after pre: a boundary that
@@ -155,6 +161,7 @@ class ToolTransactions {
   BoundaryLog& log_;
   RollbackPolicy policy_;
   std::string run_;
+  RunEvents events_;
   std::map<std::string, std::string> containment_nodes_;  // call id -> node id, admitted here
 };
 
