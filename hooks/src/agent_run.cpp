@@ -26,6 +26,7 @@
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/redaction.hpp"
 #include "sandbox/retention.hpp"
+#include "sandbox/saga.hpp"
 
 namespace hooks {
 
@@ -209,15 +210,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    claude_code_preserved_parts(), secrets);
   sandbox::clear_halt(spec.store, spec.run);
-  // The run is running from here on (others' clean-ups leave its HOME alone).
-  spec.meta.pid = ::getpid();
-  spec.meta.home = spec.home.string();
-  spec.meta.exit_code.reset();
-  spec.meta.ended_at.clear();
-  spec.meta.save(spec.store);
   // A run whose supervisor was killed may have left its login behind.
   remove_stale_credentials(spec.store);
-  AgentHome home(spec.home, spec.user, spec.config.run.home, spec.workspace, warn);
 
   // The agent's cost: its transcripts, and its own reports (OpenTelemetry), which go on
   // from what the run's earlier agents reported.
@@ -235,93 +229,136 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   if (policy.telemetry) {
     telemetry = [&reported](const std::string& body) { reported.add_export(body); };
   }
-
-  std::unique_ptr<InProcessHooks> in_process;
-  sandbox::Subscription containment_news;
-  std::unique_ptr<HookServer> telemetry_only;
-  std::string telemetry_url;
-  boost::filesystem::path settings = claude_code_settings_file(spec.home);
-  if (spec.config.hooks.transport == "http") {
+  bool http = spec.config.hooks.transport == "http";
+  if (http) {
     try {
       run.workspace().watch();
     } catch (const fsnap::Error& e) {
       warn(std::string(e.what()) + "; every tool boundary will look at the whole workspace");
     }
-    in_process = std::make_unique<InProcessHooks>(
-        run, preserver, ClaudeCodeHookOptions{secrets, &meter, /*supervised=*/true, warn},
-        telemetry);
-    install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
-    telemetry_url = in_process->telemetry_url();
-    // The hooks are answered in this process: containment's decisions reach the user as
-    // they are made, not only when the run ends.
-    if (spec.inform) {
-      containment_news = run.transactions().events().safety.subscribe(
-          [inform = spec.inform](const policy::SafetyEvent& e) {
-            inform("containment (" + std::string(policy::halt_reason_name(e.type)) +
-                   "): " + e.reason +
-                   (policy::stops_chain(e.type) ? "; stopping the run" : "; the run goes on"));
-          });
-    }
-  } else {
-    install_hooks_in_file(settings, spec.hook_command);
-    if (telemetry) {
-      telemetry_only = std::make_unique<HookServer>(nullptr, nullptr, telemetry);
-      telemetry_url = telemetry_only->telemetry_url();
-    }
   }
+
+  // Starting the run is one saga: when a step fails, those before it are undone in
+  // reverse order — the hooks taken out of the agent's settings, the opening boundary
+  // followed by a record that the run did not start, the login taken out of its HOME,
+  // the run recorded as ended — and nothing is left half-done.
+  sandbox::RunMeta& meta = spec.meta;
+  std::optional<AgentHome> home;
+  std::unique_ptr<InProcessHooks> in_process;
+  sandbox::Subscription containment_news;
+  std::unique_ptr<HookServer> telemetry_only;
+  std::string telemetry_url;
+  boost::filesystem::path settings = claude_code_settings_file(spec.home);
   auto stop_servers = [&] {
     if (in_process) in_process->stop();
     if (telemetry_only) telemetry_only->stop();
   };
-
-  // The opening boundary: the workspace as the agent finds it. (When watched, this
-  // capture walks the tree; the ones at tool boundaries don't.)
-  run.transactions().checkpoint(
-      {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
-      [&](sandbox::Session& s) {
-        // What the run counted goes on; a stop, an abort and the clock start afresh.
-        run.state().restart_containment(/*keep_count=*/true);
-        sandbox::record_run_start(s, spec.start_summary);
-      },
-      spec.start_summary);
-  std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();
-
-  std::vector<std::string> extra = {"HOME=" + spec.home.string(), "SHADOWBOX_RUN=" + spec.run,
-                                    "SHADOWBOX_RUN_HOME=" + spec.home.string(),
-                                    "SHADOWBOX_NO_PROGRESS=1"};
-  for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
-  if (!telemetry_url.empty()) {
-    for (std::string& v : telemetry_environment(telemetry_url)) extra.push_back(std::move(v));
-  }
-  // The agent's Claude Code configuration is the run's HOME, never the user's own.
-  std::vector<std::string> names = spec.config.run.env;
-  std::erase_if(names, [](const std::string& name) {
-    return name == "CLAUDE_CONFIG_DIR" || name == "CLAUDE_SECURESTORAGE_CONFIG_DIR";
-  });
-  std::vector<std::string> env = agent_environment(names, extra);
-  sandbox::RunMeta& meta = spec.meta;
-  AgentRunResult result;
-  try {
-    become_subreaper();
-  } catch (const std::exception& e) {
-    warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
-  }
   std::unique_ptr<AgentProcess> agent;
-  try {
-    agent = std::make_unique<AgentProcess>(spec.argv, spec.workspace, env);
-  } catch (const std::exception& e) {
-    stop_servers();
-    run.transactions().checkpoint(
-        {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
-        [&](sandbox::Session& s) {
-          sandbox::record_run_status(s, {"failed", e.what()});
-        },
-        std::string("the agent could not be started: ") + e.what());
-    meta.exit_code = 127;
-    meta.ended_at = now_text();
-    meta.save(spec.store);
-    throw;
-  }
+  std::string start_failure;
+  sandbox::Saga start("start of run " + spec.run, [&](const sandbox::SagaEvent& e) {
+    if (e.kind == sandbox::SagaEvent::Kind::kStepFailed) start_failure = e.error;
+  });
+  start.step<void>(
+      "run record",
+      [&](sandbox::SagaContext&) {
+        // The run is running from here on (others' clean-ups leave its HOME alone).
+        meta.pid = ::getpid();
+        meta.home = spec.home.string();
+        meta.exit_code.reset();
+        meta.ended_at.clear();
+        meta.save(spec.store);
+      },
+      [&] {
+        meta.exit_code = 127;
+        meta.ended_at = now_text();
+        meta.save(spec.store);
+      });
+  start.step<void>(
+      "agent home",
+      [&](sandbox::SagaContext&) {
+        home.emplace(spec.home, spec.user, spec.config.run.home, spec.workspace, warn);
+      },
+      [&] { home->finish(); });
+  start.step<void>(
+      "opening boundary",
+      [&](sandbox::SagaContext&) {
+        // The workspace as the agent finds it. (When watched, this capture walks the
+        // tree; the ones at tool boundaries don't.)
+        run.transactions().checkpoint(
+            {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
+            [&](sandbox::Session& s) {
+              // What the run counted goes on; a stop, an abort and the clock start afresh.
+              run.state().restart_containment(/*keep_count=*/true);
+              sandbox::record_run_start(s, spec.start_summary);
+            },
+            spec.start_summary);
+      },
+      [&] {
+        std::string reason = "the run could not start: " + start_failure;
+        run.transactions().checkpoint(
+            {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
+            [&](sandbox::Session& s) {
+              sandbox::record_run_status(s, {"failed", reason});
+            },
+            reason);
+      });
+  start.step<void>(
+      "hooks",
+      [&](sandbox::SagaContext&) {
+        if (http) {
+          in_process = std::make_unique<InProcessHooks>(
+              run, preserver, ClaudeCodeHookOptions{secrets, &meter, /*supervised=*/true, warn},
+              telemetry);
+          install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
+          telemetry_url = in_process->telemetry_url();
+          // The hooks are answered in this process: containment's decisions reach the
+          // user as they are made, not only when the run ends.
+          if (spec.inform) {
+            containment_news = run.transactions().events().safety.subscribe(
+                [inform = spec.inform](const policy::SafetyEvent& e) {
+                  inform(
+                      "containment (" + std::string(policy::halt_reason_name(e.type)) +
+                      "): " + e.reason +
+                      (policy::stops_chain(e.type) ? "; stopping the run" : "; the run goes on"));
+                });
+          }
+        } else {
+          install_hooks_in_file(settings, spec.hook_command);
+          if (telemetry) {
+            telemetry_only = std::make_unique<HookServer>(nullptr, nullptr, telemetry);
+            telemetry_url = telemetry_only->telemetry_url();
+          }
+        }
+      },
+      [&] {
+        containment_news = {};
+        stop_servers();
+        uninstall_hooks_in_file(settings);
+      });
+  start.step<void>("agent", [&](sandbox::SagaContext&) {
+    std::vector<std::string> extra = {"HOME=" + spec.home.string(), "SHADOWBOX_RUN=" + spec.run,
+                                      "SHADOWBOX_RUN_HOME=" + spec.home.string(),
+                                      "SHADOWBOX_NO_PROGRESS=1"};
+    for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
+    if (!telemetry_url.empty()) {
+      for (std::string& v : telemetry_environment(telemetry_url)) extra.push_back(std::move(v));
+    }
+    // The agent's Claude Code configuration is the run's HOME, never the user's own.
+    std::vector<std::string> names = spec.config.run.env;
+    std::erase_if(names, [](const std::string& name) {
+      return name == "CLAUDE_CONFIG_DIR" || name == "CLAUDE_SECURESTORAGE_CONFIG_DIR";
+    });
+    try {
+      become_subreaper();
+    } catch (const std::exception& e) {
+      warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
+    }
+    agent =
+        std::make_unique<AgentProcess>(spec.argv, spec.workspace, agent_environment(names, extra));
+  });
+  start.run();
+  std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();
+  AgentRunResult result;
   meta.agent_pid = agent->pid();
   try {
     meta.save(spec.store);
@@ -362,7 +399,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     if (std::chrono::steady_clock::now() - last_tick < std::chrono::seconds(1)) return;
     last_tick = std::chrono::steady_clock::now();
     maintain_when_due();
-    home.tick();
+    home->tick();
     if (in_process) {
       in_process->preserve_between_events();
     } else {
@@ -382,7 +419,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   } catch (const std::exception& e) {
     warn(std::string("could not preserve the agent's session data: ") + e.what());
   }
-  home.finish();
+  home->finish();
   try {
     // A call the agent began and never reported (refused by its permissions, or the
     // agent ended first) does not stay open.

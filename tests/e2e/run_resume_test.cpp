@@ -15,6 +15,8 @@
 
 #include "agent_harness.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "fsnap/store_layout.hpp"
+#include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/ledger.hpp"
 
@@ -150,6 +152,34 @@ TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
       << "run ids are unique";
   EXPECT_EQ(shadowbox({"run", "--run-id", "x", "--", "no-such-command-here"}).exit_code, 1);
   EXPECT_EQ(shadowbox({"run"}).exit_code, 2);
+}
+
+TEST_F(RunTest, ARunWhoseAgentCannotStartIsUndoneInReverseOrder) {
+  start_mock("s", R"({"steps":[]})");
+  testing_support::write_file(temp_ / "user-home" / ".claude" / ".credentials.json",
+                              R"({"claudeAiOauth":{"accessToken":"token-)" + secret_ + R"("}})");
+  CommandResult r = shadowbox({"run", "--run-id", "x", "--", "no-such-command-here"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("start of run x: step 'agent' failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no-such-command-here"), std::string::npos) << r.err;
+
+  // Undone: the hooks out of the agent's settings, the login out of its HOME, ...
+  fs::path home = fsnap::layout::run_home_dir(store_, "x");
+  ASSERT_TRUE(fs::is_directory(home / ".claude"));
+  EXPECT_FALSE(hooks::file_has_shadowbox_hooks(home / ".claude" / "settings.json"));
+  EXPECT_FALSE(fs::exists(home / ".claude" / ".credentials.json"));
+  // ... the opening boundary followed by the record that the run did not start, ...
+  std::vector<sandbox::LedgerRecord> records =
+      sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false)).records("x");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].result_summary, "run started: no-such-command-here");
+  EXPECT_NE(records[1].result_summary.find("the run could not start: "), std::string::npos)
+      << records[1].result_summary;
+  // ... and the run ended, not running nor crashed.
+  Poco::JSON::Object::Ptr info = run_info("x");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->getValue<std::string>("status"), "failed");
+  EXPECT_EQ(info->getValue<int>("exit_code"), 127);
 }
 
 // Starts `shadowbox run` with an agent that writes sig.txt when it gets SIGTERM, and

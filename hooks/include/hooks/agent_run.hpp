@@ -64,8 +64,13 @@ struct AgentRunResult {
   int code() const { return halt ? 3 : exit.code(); }
 };
 
-// Runs the agent to its end under shadowbox and returns how it ended. Error if it
-// cannot be started (the run's opening boundary is recorded even then).
+// Runs the agent to its end under shadowbox and returns how it ended. The start is a
+// saga (sandbox/saga.hpp): the run's record, its HOME, the opening boundary, the hooks,
+// the agent. If a step fails, what the steps before it did is undone in reverse order
+// — the hooks taken out of the settings, a record after the opening boundary that the
+// run did not start, the login taken out of the HOME, run.json saying it ended (exit
+// code 127) — and SagaFailed names the step and the cause (kCorrupt if something could
+// not be undone).
 AgentRunResult run_agent(AgentRunSpec spec);
 
 // The NO_PROXY / no_proxy entries that let a loopback hook request bypass a proxy set in
