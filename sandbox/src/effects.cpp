@@ -91,7 +91,7 @@ std::string Effect::describe() const {
 EffectRunner::EffectRunner()
     : sleep_([](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }) {}
 
-EffectOutcome EffectRunner::run(const Effect& effect, std::stop_token stop) const {
+EffectOutcome EffectRunner::run(const Effect& effect, const std::stop_token& stop) const {
   const RetryPolicy& retry = effect.retry();
   EffectOutcome outcome;
   std::chrono::milliseconds delay = retry.initial_delay;
@@ -205,6 +205,7 @@ EffectOutcome EffectRunner::run_once(const Effect& effect, std::stop_token stop)
         std::all_of(outcomes.begin(), outcomes.end(), [](const EffectOutcome& o) { return o.ok; });
     if (out.ok) {
       std::vector<std::any> values;
+      values.reserve(outcomes.size());
       for (EffectOutcome& o : outcomes) values.push_back(std::move(o.value));
       out.value = std::move(values);
       return out;

@@ -42,7 +42,7 @@ class EffectsTest : public ::testing::Test {
     runner_.handle<Fail>([](const Fail& f) { throw std::runtime_error(f.why); });
     runner_.handle<Fetch>([](const Fetch& f) { return "body of " + f.url; });
     // Waits until asked to stop (bounded, so a broken race cannot hang the test).
-    runner_.handle<WaitForStop>([this](const WaitForStop&, std::stop_token stop) {
+    runner_.handle<WaitForStop>([this](const WaitForStop&, const std::stop_token& stop) {
       std::mutex m;
       std::condition_variable_any cv;
       std::unique_lock<std::mutex> lock(m);

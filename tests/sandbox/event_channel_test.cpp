@@ -33,14 +33,14 @@ template <typename C, typename F>
 concept Subscribable = requires(C& c, F f) {
   c.subscribe(f);
 };
-auto takes_plan = [](const PlanEvent&) {};
-auto takes_tool = [](const ToolEvent&) {};
-auto takes_either = [](const std::variant<PlanEvent, ToolEvent>&) {};
-static_assert(Subscribable<Channel<PlanEvent>, decltype(takes_plan)>);
-static_assert(!Subscribable<Channel<PlanEvent>, decltype(takes_tool)>,
+using TakesPlan = void (*)(const PlanEvent&);
+using TakesTool = void (*)(const ToolEvent&);
+using TakesEither = void (*)(const std::variant<PlanEvent, ToolEvent>&);
+static_assert(Subscribable<Channel<PlanEvent>, TakesPlan>);
+static_assert(!Subscribable<Channel<PlanEvent>, TakesTool>,
               "a subscriber of another event type must not compile");
-static_assert(Subscribable<UnionChannel<PlanEvent, ToolEvent>, decltype(takes_either)>);
-static_assert(!Subscribable<UnionChannel<PlanEvent, ToolEvent>, decltype(takes_plan)>,
+static_assert(Subscribable<UnionChannel<PlanEvent, ToolEvent>, TakesEither>);
+static_assert(!Subscribable<UnionChannel<PlanEvent, ToolEvent>, TakesPlan>,
               "a union's subscriber takes every member's events");
 
 TEST(EventChannel, EventsAreNumberedAndDeliveredInSubscriptionOrder) {
@@ -197,6 +197,7 @@ TEST(EventChannel, ConcurrentPublishersGetUniqueGapFreeNumbers) {
     EXPECT_TRUE(seen.insert(seq).second) << seq;
   });
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 500; ++i) system.publish({i});

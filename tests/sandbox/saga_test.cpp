@@ -28,14 +28,14 @@ class SagaTest : public ::testing::Test {
     });
     auto vm = saga.step<Created>(
         "vm",
-        [this, fail_at](SagaContext&) {
+        [fail_at](SagaContext&) {
           if (fail_at == 1) throw std::runtime_error("no capacity");
           return Created{"vm-1"};
         },
         [this](const Created& c) { undone_.push_back(c.id); });
     auto net = saga.step<Created>(
         "net",
-        [this, fail_at, vm](SagaContext& ctx) {
+        [fail_at, vm](SagaContext& ctx) {
           if (fail_at == 2) throw std::runtime_error("no network");
           return Created{"net-for-" + ctx.result(vm).id};
         },
@@ -45,7 +45,7 @@ class SagaTest : public ::testing::Test {
         });
     saga.step<Created>(
         "app",
-        [this, fail_at, net](SagaContext& ctx) {
+        [fail_at, net](SagaContext& ctx) {
           if (fail_at == 3) throw Error(ErrorCode::kNotFound, "no image");
           return Created{"app-on-" + ctx.result(net).id};
         },

@@ -170,7 +170,7 @@ class EffectRunner {
   bool handles(std::type_index type) const { return handlers_.count(type) != 0; }
 
   // Performs effect (stop asks a running race or handler to stop early).
-  EffectOutcome run(const Effect& effect, std::stop_token stop = {}) const;
+  EffectOutcome run(const Effect& effect, const std::stop_token& stop = {}) const;
   // Performs each effect in order (one failing does not stop the next).
   std::vector<EffectOutcome> run_all(const Effects& effects) const;
 

@@ -253,7 +253,11 @@ class StateMachine {
           Fired fired = self.fire(current, event, now);
           S next{};
           static_cast<MachineState&>(next) = std::move(fired.state);
-          if constexpr (std::invocable<const Annotate&, S&, const E&>) annotate(next, event);
+          if constexpr (std::invocable<const Annotate&, S&, const E&>) {
+            annotate(next, event);
+          } else {
+            (void)annotate;
+          }
           return Reduced<S>{slice.append(std::move(next)), std::move(fired.effects)};
         },
         policy);
