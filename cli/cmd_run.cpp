@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
@@ -100,6 +101,15 @@ int cmd_run(const Context& context, const Args& parsed) {
     throw UsageError(e.what());
   }
   sandbox::PolicyLimits limits = limit_options(parsed);
+  std::string agent;
+  if (parsed.has("--agent")) {
+    std::string kind = *parsed.value("--agent");
+    if (!hooks::parse_agent_kind(kind)) {
+      throw parsed.usage_error("--agent must be claude-code or claude-sdk, not " +
+                               fsnap::quote_input(kind));
+    }
+    agent = kind;
+  }
   fsnap::Store store = context.open_store(true);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fs::path home = fsnap::layout::run_home_dir(store.dir(), run);
@@ -123,6 +133,7 @@ int cmd_run(const Context& context, const Args& parsed) {
   spec.meta.run = run;
   spec.meta.workspace = context.workspace.string();
   spec.meta.command = parsed.operands();
+  spec.meta.agent = agent;
   spec.meta.started_at = now_text();
   spec.meta.limits = limits;
   return report(run, hooks::run_agent(std::move(spec)));
@@ -137,6 +148,7 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
       Poco::JSON::Object::Ptr o = make_object();
       o->set("run", r.run);
       o->set("status", r.status);
+      o->set("agent", r.agent.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(r.agent));
       o->set("session_id",
              r.session_id.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(r.session_id));
       o->set("resumable", r.resumable);
@@ -203,6 +215,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
   hooks::AgentRunSpec spec = spec_for(context, store, repo, run);
   spec.home = plan.home;
   spec.argv = plan.argv;
+  spec.env = plan.env;
   spec.start_summary = "run resumed from agent session " + plan.session.session_id;
   spec.meta = plan.meta;
   spec.meta.resumes.push_back({now_text(), plan.argv});

@@ -117,6 +117,9 @@ const std::vector<Command>& all_commands() {
         "run an agent under shadowbox with an ephemeral HOME whose session data is preserved, "
         "within the given limits (exit status 3 when one stops it)",
         {{"--run-id", nullptr, "ID", "name the run (default: a new id)"},
+         {"--agent", nullptr, "KIND",
+          "claude-code or claude-sdk (an application embedding Claude Code): how `resume` "
+          "starts it again (default: claude-code for a claude command, else claude-sdk)"},
          kMaxCost,
          kMaxSteps,
          kMaxRetries,
@@ -148,7 +151,9 @@ const std::vector<Command>& all_commands() {
          kMaxRetries,
          kTimeout},
         {{"RUN", true, false, "the run"},
-         {"ARGS", false, true, "the agent's new arguments (a prompt replaces the old one)"}}},
+         {"ARGS", false, true,
+          "claude: its new arguments (a prompt replaces the old one); an application "
+          "(claude-sdk): the command to run instead of the run's own"}}},
        cmd_resume},
       {{"abort",
         "stop a running agent run: recorded in its ledger, its agent's processes ended",

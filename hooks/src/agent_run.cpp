@@ -12,11 +12,13 @@
 #include "fsnap/maintenance.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_home.hpp"
+#include "hooks/agent_kind.hpp"
 #include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
+#include "hooks/claude_code_state.hpp"
 #include "hooks/hook_server.hpp"
 #include "hooks/process_tree.hpp"
 #include "hooks/reported_cost.hpp"
@@ -47,6 +49,15 @@ sandbox::RunStatus status_of(const AgentExit& exit,
   if (exit.status == 0) return {"complete", "the agent exited with status 0"};
   return {"failed", "the agent exited with status " + std::to_string(exit.status)};
 }
+
+// Said when files changed in a run whose agent sent no hook event.
+constexpr const char* kNotReporting =
+    "the agent changed files but reported none of its tool calls to shadowbox: they were "
+    "not checkpointed one by one and none of them can be rolled back alone (the run's "
+    "first and last checkpoints hold the files before and after). shadowbox's hooks are "
+    "in the user settings of the agent's HOME: an application using the Claude Agent SDK "
+    "must load them, with settingSources including 'user' (settingSources: [] is the "
+    "SDK's isolation mode, which loads no hooks)";
 
 // Preserves the agent's session data; a failure goes to the run's log (the next
 // boundary tries again).
@@ -254,6 +265,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     if (telemetry_only) telemetry_only->stop();
   };
   std::unique_ptr<AgentProcess> agent;
+  std::string opening_commit;
   std::string start_failure;
   sandbox::Saga start("start of run " + spec.run, [&](const sandbox::SagaEvent& e) {
     if (e.kind == sandbox::SagaEvent::Kind::kStepFailed) start_failure = e.error;
@@ -284,14 +296,17 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       [&](sandbox::SagaContext&) {
         // The workspace as the agent finds it. (When watched, this capture walks the
         // tree; the ones at tool boundaries don't.)
-        run.transactions().checkpoint(
-            {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
-            [&](sandbox::Session& s) {
-              // What the run counted goes on; a stop, an abort and the clock start afresh.
-              run.state().restart_containment(/*keep_count=*/true);
-              sandbox::record_run_start(s, spec.start_summary);
-            },
-            spec.start_summary);
+        opening_commit = run.transactions()
+                             .checkpoint(
+                                 {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
+                                 [&](sandbox::Session& s) {
+                                   // What the run counted goes on; a stop, an abort and the clock
+                                   // start afresh.
+                                   run.state().restart_containment(/*keep_count=*/true);
+                                   sandbox::record_run_start(s, spec.start_summary);
+                                 },
+                                 spec.start_summary)
+                             .boundary.record.commit;
       },
       [&] {
         std::string reason = "the run could not start: " + start_failure;
@@ -339,6 +354,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     std::vector<std::string> extra = {"HOME=" + spec.home.string(), "SHADOWBOX_RUN=" + spec.run,
                                       "SHADOWBOX_RUN_HOME=" + spec.home.string(),
                                       "SHADOWBOX_NO_PROGRESS=1"};
+    extra.insert(extra.end(), spec.env.begin(), spec.env.end());
     for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
     if (!telemetry_url.empty()) {
       for (std::string& v : telemetry_environment(telemetry_url)) extra.push_back(std::move(v));
@@ -427,8 +443,12 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   } catch (const std::exception& e) {
     warn(std::string("could not close the calls the agent left open: ") + e.what());
   }
+  // A hook event records a checkpoint: none since the opening one means the agent
+  // reported nothing.
+  std::vector<fsnap::Checkpoint> newest = run.repo()->log(spec.run, 1);
+  bool agent_reported = !newest.empty() && newest.front().commit != opening_commit;
   sandbox::RunStatus status = status_of(result.exit, result.halt);
-  run.transactions().checkpoint(
+  sandbox::StepResult closing = run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
       [&](sandbox::Session& s) {
         for (const std::string& model :
@@ -438,8 +458,15 @@ AgentRunResult run_agent(AgentRunSpec spec) {
         if (result.halt) record_halt(run.state(), *result.halt);
         run.state().record_containment();
         sandbox::record_run_status(s, status);
+        if (meta.agent.empty() && !s.all<ClaudeCodeSession>().empty()) {
+          meta.agent = std::string(agent_kind_name(detect_agent_kind(meta.command)));
+        }
       },
       status.reason);
+  if (!agent_reported && run.repo()->read_checkpoint(opening_commit).tree !=
+                             run.repo()->read_checkpoint(closing.boundary.record.commit).tree) {
+    warn(kNotReporting);
+  }
   if (policy::ExecutionContext* context = run.state().containment()) {
     policy::ContainmentState counted = context->state();
     result.cost_usd = counted.cost_usd;

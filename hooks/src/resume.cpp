@@ -125,10 +125,27 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
   plan.meta.run = run;
   plan.meta.workspace = request.workspace;
   if (plan.meta.command.empty()) plan.meta.command = {"claude"};
+  std::optional<AgentKind> recorded = parse_agent_kind(plan.meta.agent);
+  plan.agent = recorded ? *recorded : detect_agent_kind(plan.meta.command);
+  plan.meta.agent = std::string(agent_kind_name(plan.agent));
+  plan.env = {std::string(kResumeSessionVariable) + "=" + state->session.session_id,
+              std::string(kResumeForkVariable) + "=" + (request.fork ? "1" : "0")};
+  if (plan.agent == AgentKind::kClaudeSdk) {
+    // An application is started again as it is; the session to resume is in its
+    // environment.
+    if (request.only_extra_args) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "cannot resume run " + quoted +
+                      ": --only-args is for Claude Code; the agent of this run is an "
+                      "application (claude-sdk), which is started as given: resume " +
+                      run + " -- CMD ARGS");
+    }
+    plan.argv = request.extra_args.empty() ? plan.meta.command : request.extra_args;
+    return plan;
+  }
   const std::string& program = plan.meta.command.front();
   plan.argv = {program};
-  if (!request.only_extra_args &&
-      boost::filesystem::path(program).filename().string().find("claude") != std::string::npos) {
+  if (!request.only_extra_args) {
     // The options the run was started with go on (tools allowed, permission mode,
     // model...); its prompt is replaced by the one given now, if any.
     std::vector<std::string> original(plan.meta.command.begin() + 1, plan.meta.command.end());

@@ -1,5 +1,7 @@
 #include "hooks/run_list.hpp"
 
+#include "hooks/agent_kind.hpp"
+
 #include <cmath>
 #include <set>
 
@@ -82,7 +84,14 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
       }
     }
     std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
-    if (meta) info.exit_code = meta->exit_code;
+    if (meta) {
+      info.exit_code = meta->exit_code;
+      info.agent = meta->agent;
+      // A run that ended without saying (a crash) is known by its command.
+      if (info.agent.empty() && state) {
+        info.agent = std::string(agent_kind_name(detect_agent_kind(meta->command)));
+      }
+    }
     info.gaps = sandbox::count_gaps(store, name);
     info.status = status_of(meta, state, recorded);
     out.push_back(std::move(info));

@@ -80,6 +80,7 @@ std::optional<RunMeta> RunMeta::load(const fsnap::Store& store, const std::strin
         m.command.push_back(command->getElement<std::string>(static_cast<unsigned>(i)));
       }
     }
+    if (o->has("agent")) m.agent = o->getValue<std::string>("agent");
     m.started_at = o->getValue<std::string>("started_at");
     m.pid = o->getValue<long>("pid");
     m.agent_pid = o->getValue<long>("agent_pid");
@@ -111,6 +112,7 @@ void RunMeta::save(const fsnap::Store& store) const {
   Poco::JSON::Array::Ptr c = new Poco::JSON::Array;
   for (const std::string& a : command) c->add(a);
   o->set("command", c);
+  o->set("agent", agent);
   o->set("started_at", started_at);
   o->set("pid", pid);
   o->set("agent_pid", agent_pid);

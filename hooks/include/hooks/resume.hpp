@@ -16,6 +16,7 @@
 
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
+#include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/run_meta.hpp"
 
@@ -54,8 +55,12 @@ std::vector<std::string> resume_problems(const ResumableState& state, ResumeVali
 struct ResumePlan {
   ClaudeCodeSession session;     // the agent session resumed
   boost::filesystem::path home;  // a fresh HOME rebuilt from the preserved data
-  // <agent> [the run's own options] --resume <id> [--fork-session] ARGS...
+  AgentKind agent = AgentKind::kClaudeCode;
+  // kClaudeCode: <agent> [the run's own options] --resume <id> [--fork-session] ARGS...
+  // kClaudeSdk: ARGS exactly as given, or else the run's own command.
   std::vector<std::string> argv;
+  // kResumeSessionVariable=<id> and kResumeForkVariable=1|0, for either kind.
+  std::vector<std::string> env;
   sandbox::RunMeta meta;  // run.json as the resume starts
 };
 
@@ -66,14 +71,17 @@ struct ResumeRequest {
   std::string workspace;            // where the agent is to resume
   std::chrono::seconds max_age{0};  // run.resume_max_age (strict)
   bool fork = true;                 // --fork-session (false: --continue)
+  // Claude Code: arguments added to the run's own; an SDK application: the command.
   std::vector<std::string> extra_args;
-  // Only extra_args, without the options of the command the run was started with.
+  // Only extra_args, without the options of the command the run was started with
+  // (Claude Code only: kInvalidArgument for an SDK application).
   bool only_extra_args = false;
   std::chrono::system_clock::time_point now;  // "now" of the age check
 };
 
 // Finds, validates and prepares the resume of a run: rebuilds a fresh HOME and builds
-// the command. Error kNotFound / kConflict saying why the run cannot be resumed.
+// the command for the run's kind of agent (RunMeta::agent, else detect_agent_kind of
+// its command). Error kNotFound / kConflict saying why the run cannot be resumed.
 ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
                           const ResumeRequest& request);
 

@@ -31,6 +31,7 @@ struct RunInfo {
   std::size_t steps = 0;         // tool calls it attempted
   std::size_t calls = 0;         // tool calls that ended (sandbox::RunStats)
   std::size_t failed_calls = 0;  // of them, the ones that failed
+  std::string agent;             // RunMeta::agent: claude-code, claude-sdk, or "" (not known)
   std::string session_id;
   bool resumable = false;
   std::size_t checkpoints = 0;

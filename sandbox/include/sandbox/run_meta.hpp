@@ -30,11 +30,15 @@ struct RunMeta {
   std::string run;
   std::string workspace;
   std::vector<std::string> command;  // the agent command as given to `run`
-  std::string started_at;            // when `run` started it
-  std::vector<RunStart> resumes;     // each `resume` after, with the command it ran
-  long pid = 0;                      // the shadowbox process supervising the agent
-  long agent_pid = 0;                // the agent
-  std::optional<int> exit_code;      // 128 + N when a signal N ended it
+  // How the agent is resumed (hooks::AgentKind: "claude-code", "claude-sdk"): as given
+  // to `run --agent`, or as detected once it reported a Claude Code session; "" if
+  // neither.
+  std::string agent;
+  std::string started_at;         // when `run` started it
+  std::vector<RunStart> resumes;  // each `resume` after, with the command it ran
+  long pid = 0;                   // the shadowbox process supervising the agent
+  long agent_pid = 0;             // the agent
+  std::optional<int> exit_code;   // 128 + N when a signal N ended it
   std::string ended_at;
   std::string home;     // the HOME the agent runs (ran) with
   PolicyLimits limits;  // the run's own limits (its run flags); `resume` keeps them
