@@ -38,9 +38,17 @@ tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
 installed=""
 [ -f "$tools/node_modules/@anthropic-ai/claude-code/package.json" ] &&
   installed="$(node -p "require('$tools/node_modules/@anthropic-ai/claude-code/package.json').version")"
-if [ "$installed" != "$claude_version" ]; then
-  echo "setup: installing @anthropic-ai/claude-code@$claude_version into $tools" >&2
+# The Claude Agent SDK, pinned too: the end-to-end tests run an SDK application
+# (fixtures/sdk-app) under shadowbox.
+sdk_version="0.3.328"
+sdk_installed=""
+[ -f "$tools/node_modules/@anthropic-ai/claude-agent-sdk/package.json" ] &&
+  sdk_installed="$(node -p "require('$tools/node_modules/@anthropic-ai/claude-agent-sdk/package.json').version")"
+if [ "$installed" != "$claude_version" ] || [ "$sdk_installed" != "$sdk_version" ]; then
+  echo "setup: installing @anthropic-ai/claude-code@$claude_version and" \
+    "@anthropic-ai/claude-agent-sdk@$sdk_version into $tools" >&2
   mkdir -p "$tools"
   npm install --prefix "$tools" --no-audit --no-fund --loglevel=error \
-    "@anthropic-ai/claude-code@$claude_version" >&2
+    "@anthropic-ai/claude-code@$claude_version" \
+    "@anthropic-ai/claude-agent-sdk@$sdk_version" >&2
 fi
