@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_hook.hpp"
@@ -70,8 +71,8 @@ hooks::HookAnswer record_event(const Context& context, const std::string& run_na
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
   bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
-  hooks::HookAnswer answer =
-      hooks::handle_claude_code_event(event, *run, {secrets, &meter, supervised, warn});
+  hooks::HookAnswer answer = hooks::handle_claude_code_event(
+      event, *run, {secrets, &meter, supervised, warn, environment(hooks::kResumeSessionVariable)});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
   // a crash loses at most the step in flight.
   std::string run_home = environment("SHADOWBOX_RUN_HOME");

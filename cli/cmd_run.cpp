@@ -141,7 +141,9 @@ int cmd_run(const Context& context, const Args& parsed) {
 
 int cmd_runs(const Context& context, const Args& /*parsed*/) {
   fsnap::Store store = context.open_store(false);
-  std::vector<hooks::RunInfo> runs = hooks::list_runs(store, context.open_repo(store));
+  std::vector<hooks::RunInfo> runs =
+      hooks::list_runs(store, context.open_repo(store), context.config.run.resume_max_age,
+                       std::chrono::system_clock::now());
   if (context.options.json) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
     for (const hooks::RunInfo& r : runs) {
@@ -162,6 +164,22 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
       o->set("calls", r.calls);
       o->set("failed_calls", r.failed_calls);
       o->set("gaps", r.gaps);
+      Poco::JSON::Array::Ptr sessions = new Poco::JSON::Array;
+      for (const hooks::ClaudeCodeSession& s : r.sessions) {
+        Poco::JSON::Object::Ptr item = make_object();
+        item->set("session_id", s.session_id);
+        item->set("source", s.source);
+        item->set("started_by", s.started_by);
+        item->set("started_at", s.captured_at);
+        item->set("last_activity_at", s.last_activity_at);
+        item->set("message_count", s.message_count);
+        item->set("complete", s.complete);
+        item->set("cwd", s.cwd);
+        item->set("resumed_from", s.resumed_from.empty() ? Poco::Dynamic::Var()
+                                                         : Poco::Dynamic::Var(s.resumed_from));
+        sessions->add(item);
+      }
+      o->set("sessions", sessions);
       out->add(o);
     }
     print_json(std::cout, out);
@@ -206,9 +224,16 @@ int cmd_resume(const Context& context, const Args& parsed) {
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   bool fork = !parsed.has("--continue");
-  hooks::ResumeRequest request{
-      run,  *validation, context.workspace.string(), context.config.run.resume_max_age,
-      fork, extra,       parsed.has("--only-args"),  std::chrono::system_clock::now()};
+  hooks::ResumeRequest request;
+  request.run = run;
+  request.validation = *validation;
+  request.session_id = parsed.value_or("--session", "");
+  request.workspace = context.workspace.string();
+  request.max_age = context.config.run.resume_max_age;
+  request.fork = fork;
+  request.extra_args = extra;
+  request.only_extra_args = parsed.has("--only-args");
+  request.now = std::chrono::system_clock::now();
   hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
             << plan.session.session_id << (fork ? " (forked)" : "") << '\n';
@@ -216,6 +241,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
   spec.home = plan.home;
   spec.argv = plan.argv;
   spec.env = plan.env;
+  spec.resumed_session = plan.session.session_id;
   spec.start_summary = "run resumed from agent session " + plan.session.session_id;
   spec.meta = plan.meta;
   spec.meta.resumes.push_back({now_text(), plan.argv});

@@ -142,6 +142,9 @@ const std::vector<Command>& all_commands() {
         "start the agent of a run again from its preserved session (forked by default), with "
         "the run's agent options and limits unless given again; what it spent so far counts",
         {{"--continue", nullptr, nullptr, "continue the agent's session instead of forking it"},
+         {"--session", nullptr, "ID",
+          "the agent session to resume (default: the newest that did not end; runs --json "
+          "lists them)"},
          {"--only-args", nullptr, nullptr,
           "give the agent only ARGS, not the options of the run's earlier command line"},
          {"--validation", nullptr, "MODE",

@@ -322,7 +322,9 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       [&](sandbox::SagaContext&) {
         if (http) {
           in_process = std::make_unique<InProcessHooks>(
-              run, preserver, ClaudeCodeHookOptions{secrets, &meter, /*supervised=*/true, warn},
+              run, preserver,
+              ClaudeCodeHookOptions{secrets, &meter, /*supervised=*/true, warn,
+                                    spec.resumed_session},
               telemetry);
           install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
           telemetry_url = in_process->telemetry_url();

@@ -11,6 +11,7 @@
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/redaction.hpp"
+#include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
 
 namespace hooks {
@@ -31,6 +32,36 @@ void meter_spend(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
     sandbox::append_run_log(run.store(), run.run(), "warning: " + text);
     if (options.warn) options.warn(text);
   }
+}
+
+// Brings the adapter state of the event's session up to date: its newest activity,
+// the messages its transcript holds, whether it ended (inside a step).
+void note_session_activity(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
+                           const ClaudeCodeHookOptions& options, bool ended) {
+  sandbox::Session& session = run.state().session();
+  install_claude_code_reducers(session);
+  ClaudeCodeActivity activity{event.session_id, fsnap::format_timestamp(run.state().clock().now()),
+                              0, ended};
+  if (options.spend != nullptr && !event.transcript_path.empty()) {
+    activity.message_count = options.spend->usage().messages(event.transcript_path);
+  }
+  session.dispatch(activity);
+}
+
+// The command line that started the run's agent (its newest resume's), or "".
+std::string agent_command(const sandbox::LedgerRun& run) {
+  std::optional<sandbox::RunMeta> meta;
+  try {
+    meta = sandbox::RunMeta::load(run.store(), run.run());
+  } catch (const std::exception&) {
+    return "";  // an unreadable run.json says nothing of it
+  }
+  if (!meta) return "";
+  const std::vector<std::string>& argv =
+      meta->resumes.empty() ? meta->command : meta->resumes.back().command;
+  std::string out;
+  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
 }
 
 // The answer to a call containment denied: Claude Code's deny, with the reason the
@@ -67,8 +98,10 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
     if (name == "PreToolUse") {
       sandbox::StepResult step =
           tx.begin({event.tool_use_id, event.tool_name, redacted(event.tool_input)},
-                   {.separate_outside_changes = true,
-                    .before_admission = [&] { meter_spend(event, run, options); }});
+                   {.separate_outside_changes = true, .before_admission = [&] {
+                      meter_spend(event, run, options);
+                      note_session_activity(event, run, options, /*ended=*/false);
+                    }});
       if (step.decision == policy::Decision::kHalt && step.safety_event) {
         return on_denied(event, *step.safety_event, run);
       }
@@ -80,15 +113,18 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
     }
     if (name == "PostToolUseFailure") return on_failure(event, run, options);
     if (name == "SessionStart") {
+      std::string now = fsnap::format_timestamp(run.state().clock().now());
       ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
-                                fsnap::format_timestamp(run.state().clock().now())};
+                                now};
+      session.started_by = redacted(agent_command(run));
+      if (event.source == "resume" || event.source == "fork") {
+        session.resumed_from = options.resumed_session;
+      }
+      session.last_activity_at = now;
       tx.checkpoint(
           {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
           [&](sandbox::Session& s) {
-            if (!s.has_reducer<ClaudeCodeSession, ClaudeCodeSession>()) {
-              s.register_reducer<ClaudeCodeSession, ClaudeCodeSession>(
-                  sandbox::reducers::append_all<ClaudeCodeSession>);
-            }
+            install_claude_code_reducers(s);
             s.dispatch(session);
             if (!options.supervised && event.source == "startup") {
               run.state().restart_containment(/*keep_count=*/false);
@@ -112,6 +148,12 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
           {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
           [&](sandbox::Session& s) {
             meter_spend(event, run, options);
+            // A session that containment or an abort stopped did not complete: it can
+            // be resumed (with other limits).
+            policy::ExecutionContext* containment = run.state().containment();
+            bool stopped = (containment != nullptr && containment->state().halted_by) ||
+                           sandbox::pending_halt(run.store(), run.run()).has_value();
+            note_session_activity(event, run, options, /*ended=*/!stopped);
             run.state().record_containment();
             record_run_status(s, {"complete", reason});
           },

@@ -1,5 +1,6 @@
 #include "hooks/claude_code_state.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include <Poco/JSON/Object.h>
@@ -18,7 +19,48 @@ std::string text(const Object::Ptr& o, const std::string& key) {
   return o->has(key) && !o->isNull(key) ? o->getValue<std::string>(key) : std::string();
 }
 
+// The index of the session with id in slice, or slice.size().
+std::size_t index_of(const sandbox::Slice<ClaudeCodeSession>& slice, const std::string& id) {
+  for (std::size_t i = slice.size(); i-- > 0;) {
+    if (slice[i].session_id == id) return i;
+  }
+  return slice.size();
+}
+
 }  // namespace
+
+sandbox::Slice<ClaudeCodeSession> start_session(const sandbox::Slice<ClaudeCodeSession>& slice,
+                                                const ClaudeCodeSession& started) {
+  std::size_t at = index_of(slice, started.session_id);
+  if (started.session_id.empty() || at == slice.size()) return slice.append(started);
+  ClaudeCodeSession again = started;
+  again.captured_at = slice[at].captured_at;
+  if (again.started_by.empty()) again.started_by = slice[at].started_by;
+  if (again.resumed_from == again.session_id) again.resumed_from = slice[at].resumed_from;
+  again.message_count = std::max(again.message_count, slice[at].message_count);
+  return slice.replace(at, std::move(again));
+}
+
+sandbox::Slice<ClaudeCodeSession> note_activity(const sandbox::Slice<ClaudeCodeSession>& slice,
+                                                const ClaudeCodeActivity& activity) {
+  std::size_t at = index_of(slice, activity.session_id);
+  if (activity.session_id.empty() || at == slice.size()) return slice;
+  ClaudeCodeSession updated = slice[at];
+  updated.last_activity_at = activity.at;
+  updated.message_count = std::max(updated.message_count, activity.message_count);
+  updated.complete = updated.complete || activity.ended;
+  if (updated == slice[at]) return slice;
+  return slice.replace(at, std::move(updated));
+}
+
+void install_claude_code_reducers(sandbox::Session& session) {
+  if (!session.has_reducer<ClaudeCodeSession, ClaudeCodeSession>()) {
+    session.register_reducer<ClaudeCodeSession, ClaudeCodeSession>(start_session);
+  }
+  if (!session.has_reducer<ClaudeCodeSession, ClaudeCodeActivity>()) {
+    session.register_reducer<ClaudeCodeSession, ClaudeCodeActivity>(note_activity);
+  }
+}
 
 void register_claude_code_slice_types() {
   register_agent_spend_slice_type();
@@ -33,12 +75,24 @@ void register_claude_code_slice_types() {
           o->set("source", s.source);
           o->set("cwd", s.cwd);
           o->set("captured_at", s.captured_at);
+          o->set("started_by", s.started_by);
+          o->set("last_activity_at", s.last_activity_at);
+          o->set("message_count", s.message_count);
+          o->set("complete", s.complete);
+          o->set("resumed_from", s.resumed_from);
           return o;
         },
         [](const Var& v) {
           Object::Ptr o = v.extract<Object::Ptr>();
-          return ClaudeCodeSession{text(o, "session_id"), text(o, "transcript_path"),
-                                   text(o, "source"), text(o, "cwd"), text(o, "captured_at")};
+          ClaudeCodeSession s{text(o, "session_id"), text(o, "transcript_path"), text(o, "source"),
+                              text(o, "cwd"), text(o, "captured_at")};
+          // Sessions recorded before these fields existed have none.
+          s.started_by = text(o, "started_by");
+          s.last_activity_at = text(o, "last_activity_at");
+          if (o->has("message_count")) s.message_count = o->getValue<std::size_t>("message_count");
+          if (o->has("complete")) s.complete = o->getValue<bool>("complete");
+          s.resumed_from = text(o, "resumed_from");
+          return s;
         });
   });
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <set>
 
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_command.hpp"
@@ -18,7 +19,8 @@ using sandbox::ErrorCode;
 
 std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
                                                    const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                                                   const std::string& run) {
+                                                   const std::string& run,
+                                                   const std::string& session_id) {
   register_claude_code_slice_types();
   sandbox::Ledger ledger(repo);
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
@@ -26,13 +28,36 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   sandbox::SessionSnapshot session = ledger.session(*latest);
   sandbox::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
   std::optional<ResumableState> state;
-  for (std::size_t i = sessions.size(); i-- > 0;) {
-    if (!sessions[i].session_id.empty()) {
-      state = ResumableState{sessions[i], "", false, std::nullopt, 0};
-      break;
+  // A session a resume forked is superseded by the fork: it holds all of it, and more.
+  std::set<std::string> superseded;
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (sessions[i].resumed_from != sessions[i].session_id) {
+      superseded.insert(sessions[i].resumed_from);
     }
   }
-  if (!state) return std::nullopt;
+  const ClaudeCodeSession* chosen = nullptr;
+  const ClaudeCodeSession* newest = nullptr;
+  for (std::size_t i = sessions.size(); i-- > 0;) {
+    const ClaudeCodeSession& s = sessions[i];
+    if (s.session_id.empty()) continue;
+    if (!session_id.empty()) {
+      if (s.session_id == session_id && chosen == nullptr) chosen = &s;
+      continue;
+    }
+    if (newest == nullptr) newest = &s;
+    if (chosen == nullptr && s.resumable() && superseded.count(s.session_id) == 0) chosen = &s;
+  }
+  if (chosen == nullptr) chosen = newest;
+  if (chosen == nullptr) {
+    if (session_id.empty()) return std::nullopt;
+    throw Error(ErrorCode::kNotFound, "run " + fsnap::quote_input(run) +
+                                          " recorded no agent session " +
+                                          fsnap::quote_input(session_id));
+  }
+  state = ResumableState{*chosen, {}, "", false, std::nullopt, 0};
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (!sessions[i].session_id.empty()) state->sessions.push_back(sessions[i]);
+  }
   if (std::optional<sandbox::RunStatus> status = sandbox::latest_run_status(session)) {
     state->run_status = status->status;
   }
@@ -46,11 +71,11 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   }
   std::vector<fsnap::Checkpoint> tip = repo->log(run, 1);
   if (!tip.empty()) state->last_activity = tip.front().created_at;
-  if (auto preserved = sandbox::home_preserved_at(*repo, run)) {
-    if (!state->last_activity || *preserved > *state->last_activity) {
-      state->last_activity = preserved;
-    }
-  }
+  auto newer = [&](std::optional<std::chrono::system_clock::time_point> t) {
+    if (t && (!state->last_activity || *t > *state->last_activity)) state->last_activity = t;
+  };
+  newer(sandbox::home_preserved_at(*repo, run));
+  newer(fsnap::parse_timestamp(state->session.last_activity_at));
   std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
   if (meta && meta->running() && meta->pid != ::getpid()) {
     state->running_pid = meta->pid;
@@ -88,6 +113,9 @@ std::vector<std::string> resume_problems(const ResumableState& state, ResumeVali
                        ") is older than run.resume_max_age");
   }
   if (state.run_status == "complete") problems.push_back("the run is complete");
+  if (state.session.complete) {
+    problems.push_back("agent session " + state.session.session_id + " ended");
+  }
   return problems;
 }
 
@@ -95,7 +123,12 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
                           const ResumeRequest& request) {
   const std::string& run = request.run;
   std::string quoted = fsnap::quote_input(run);
-  std::optional<ResumableState> state = find_resumable_state(store, repo, run);
+  std::optional<ResumableState> state;
+  try {
+    state = find_resumable_state(store, repo, run, request.session_id);
+  } catch (const Error& e) {
+    throw Error(e.code(), "cannot resume: " + std::string(e.what()));
+  }
   if (!state) {
     throw Error(ErrorCode::kNotFound,
                 "cannot resume run " + quoted + ": it recorded no agent session");

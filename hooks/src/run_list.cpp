@@ -39,7 +39,9 @@ std::string status_of(const std::optional<sandbox::RunMeta>& meta,
 }  // namespace
 
 std::vector<RunInfo> list_runs(const fsnap::Store& store,
-                               const std::shared_ptr<fsnap::ShadowRepo>& repo) {
+                               const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                               std::chrono::seconds resume_max_age,
+                               std::chrono::system_clock::time_point now) {
   std::set<std::string> names;
   for (const std::string& r : repo->runs()) names.insert(r);
   boost::system::error_code ec;
@@ -68,7 +70,7 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
     if (latest && latest->has_session()) session = ledger.session(*latest);
     if (state) {
       info.session_id = state->session.session_id;
-      info.resumable = state->home_preserved;
+      info.sessions = state->sessions;
       recorded = state->run_status;
     } else if (auto status = sandbox::latest_run_status(session)) {
       recorded = status->status;
@@ -91,6 +93,12 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
       if (info.agent.empty() && state) {
         info.agent = std::string(agent_kind_name(detect_agent_kind(meta->command)));
       }
+    }
+    if (state) {
+      std::string workspace = meta ? meta->workspace : state->session.cwd;
+      info.resumable =
+          resume_problems(*state, ResumeValidation::kStrict, workspace, resume_max_age, now)
+              .empty();
     }
     info.gaps = sandbox::count_gaps(store, name);
     info.status = status_of(meta, state, recorded);

@@ -82,12 +82,14 @@ std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t&
 
 }  // namespace
 
-void TranscriptUsage::read_line(const std::string& line) {
-  // Only assistant entries with usage matter; most lines are skipped unparsed.
-  if (line.find("\"usage\"") == std::string::npos ||
-      line.find("\"assistant\"") == std::string::npos) {
-    return;
-  }
+void TranscriptUsage::read_line(const std::string& file, const std::string& line) {
+  // Only messages matter (and of them, assistant entries with usage for the cost); the
+  // other lines are skipped unparsed.
+  bool message_line = line.find("\"type\":\"user\"") != std::string::npos ||
+                      line.find("\"type\":\"assistant\"") != std::string::npos;
+  bool usage_line = line.find("\"usage\"") != std::string::npos &&
+                    line.find("\"assistant\"") != std::string::npos;
+  if (!message_line && !usage_line) return;
   Object::Ptr entry;
   try {
     Poco::JSON::Parser parser;
@@ -95,9 +97,15 @@ void TranscriptUsage::read_line(const std::string& line) {
   } catch (const std::exception&) {
     return;  // not JSON: not an entry of ours to count
   }
-  if (text(entry, "type") != "assistant") return;
+  std::string type = text(entry, "type");
   Object::Ptr message = entry->getObject("message");
-  if (!message) return;
+  if (type == "user" || type == "assistant") {
+    // A streamed reply is written several times: its message id counts it once.
+    std::string key = type == "assistant" ? text(message, "id") : "";
+    if (key.empty()) key = text(entry, "uuid");
+    if (!key.empty()) messages_[file].insert(type + " " + key);
+  }
+  if (type != "assistant" || !message) return;
   Object::Ptr usage = message->getObject("usage");
   if (!usage) return;
   std::string id = text(message, "id");
@@ -146,10 +154,15 @@ void TranscriptUsage::update(const std::vector<fs::path>& files) {
     }
     std::size_t start = 0;
     for (std::size_t nl; (nl = data.find('\n', start)) != std::string::npos; start = nl + 1) {
-      if (nl > start) read_line(data.substr(start, nl - start));
+      if (nl > start) read_line(file.string(), data.substr(start, nl - start));
     }
     offset += start;  // an unfinished last line is read again next time
   }
+}
+
+std::size_t TranscriptUsage::messages(const fs::path& file) const {
+  auto it = messages_.find(file.string());
+  return it == messages_.end() ? 0 : it->second.size();
 }
 
 std::vector<fs::path> session_transcripts(const fs::path& transcript) {

@@ -110,8 +110,22 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   Poco::JSON::Object::Ptr info = run_info("r1");
   ASSERT_FALSE(info.isNull());
   EXPECT_EQ(info->getValue<std::string>("status"), "complete");
-  EXPECT_TRUE(info->getValue<bool>("resumable"));
+  EXPECT_FALSE(info->getValue<bool>("resumable"))
+      << "resumable means resumable now: a complete run takes --validation relaxed or none";
   EXPECT_FALSE(info->isNull("session_id"));
+  // Its adapter state, brought up to date as the session went on.
+  Poco::JSON::Array::Ptr sessions = info->getArray("sessions");
+  ASSERT_EQ(sessions->size(), 1u);
+  Poco::JSON::Object::Ptr session = sessions->getObject(0);
+  EXPECT_EQ(session->getValue<std::string>("session_id"),
+            info->getValue<std::string>("session_id"));
+  EXPECT_EQ(session->getValue<std::string>("started_by"),
+            "claude -p go --dangerously-skip-permissions");
+  EXPECT_TRUE(session->getValue<bool>("complete"));
+  EXPECT_GE(session->getValue<std::size_t>("message_count"), 4u)
+      << "the prompt, two calls with their results";
+  EXPECT_GE(session->getValue<std::string>("last_activity_at"),
+            session->getValue<std::string>("started_at"));
   EXPECT_NE(git({"for-each-ref", "--format=%(refname)"}).find("refs/shadowbox/home/r1"),
             std::string::npos);
   std::string home_files = git({"ls-tree", "-r", "--name-only", "refs/shadowbox/home/r1"});

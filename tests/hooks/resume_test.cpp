@@ -63,12 +63,17 @@ class ResumeTest : public ::testing::Test {
                         "SHADOWBOX_RUN_HOME=" + home_.string(), "PATH=/usr/bin:/bin"},
                        stdin_data);
   }
-  CommandResult send(const std::string& event_name, const std::string& extra = "") {
-    return shadowbox({"hook", "claude-code", "--run", "r"},
-                     "{\"hook_event_name\":\"" + event_name +
-                         "\",\"session_id\":\"sess-1\",\"transcript_path\":\"t.jsonl\","
-                         "\"cwd\":\"" +
-                         ws_.string() + "\"" + extra + "}");
+  CommandResult send(const std::string& event_name, const std::string& extra = "",
+                     const std::string& session = "sess-1", std::vector<std::string> env = {}) {
+    std::vector<std::string> argv = {
+        SHADOWBOX_BIN, "--workspace", ws_.string(), "--store", store_dir_.string(),
+        "hook",        "claude-code", "--run",      "r"};
+    env.insert(env.end(), {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1",
+                           "SHADOWBOX_RUN_HOME=" + home_.string(), "PATH=/usr/bin:/bin"});
+    return run_command(argv, ws_, env,
+                       "{\"hook_event_name\":\"" + event_name + "\",\"session_id\":\"" + session +
+                           "\",\"transcript_path\":\"t.jsonl\",\"cwd\":\"" + ws_.string() + "\"" +
+                           extra + "}");
   }
   Poco::JSON::Object::Ptr run_info() {
     CommandResult r = shadowbox({"--json", "runs"});
@@ -154,6 +159,48 @@ TEST_F(ResumeTest, ARunThatIsStillRunningIsNotResumedTwice) {
     EXPECT_EQ(r.exit_code, 1) << mode;
     EXPECT_NE(r.err.find("still running"), std::string::npos) << r.err;
   }
+}
+
+TEST_F(ResumeTest, EverySessionOfARunIsKeptAndResumeTakesTheOneThatCanGoOn) {
+  write_file(home_ / ".claude/projects/p/sess-2.jsonl", "{\"turn\":1}\n");
+  write_file(home_ / ".claude/projects/p/sess-3.jsonl", "{\"turn\":1}\n");
+  // An application that ran two SDK sessions: the second ended, the first did not.
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"", "sess-2").exit_code, 0);
+  ASSERT_EQ(send("SessionEnd", ",\"reason\":\"other\"", "sess-2").exit_code, 0);
+  // The session recorded as complete (SessionEnd) made the run complete; the agent was
+  // killed while sess-1 went on.
+  Poco::JSON::Object::Ptr info = run_info();
+  Poco::JSON::Array::Ptr sessions = info->getArray("sessions");
+  ASSERT_EQ(sessions->size(), 2u);
+  EXPECT_EQ(sessions->getObject(0)->getValue<std::string>("session_id"), "sess-1");
+  EXPECT_FALSE(sessions->getObject(0)->getValue<bool>("complete"));
+  EXPECT_TRUE(sessions->getObject(1)->getValue<bool>("complete"));
+  EXPECT_EQ(info->getValue<std::string>("session_id"), "sess-1")
+      << "the newest session that did not end";
+
+  CommandResult unknown = shadowbox({"resume", "r", "--session", "sess-9"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("recorded no agent session 'sess-9'"), std::string::npos)
+      << unknown.err;
+  CommandResult ended = shadowbox({"resume", "r", "--session", "sess-2", "--validation", "strict"});
+  EXPECT_EQ(ended.exit_code, 1);
+  EXPECT_NE(ended.err.find("agent session sess-2 ended"), std::string::npos) << ended.err;
+  CommandResult chosen = shadowbox({"resume", "r", "--session", "sess-2", "--validation", "none"});
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_NE(chosen.err.find("from agent session sess-2"), std::string::npos) << chosen.err;
+
+  // A resume of sess-1 that forks it: the fork supersedes it, so the run goes on from
+  // the fork.
+  ASSERT_EQ(
+      send("SessionStart", ",\"source\":\"fork\"", "sess-3", {"SHADOWBOX_RESUME_SESSION_ID=sess-1"})
+          .exit_code,
+      0);
+  info = run_info();
+  ASSERT_EQ(info->getArray("sessions")->size(), 3u);
+  EXPECT_EQ(info->getArray("sessions")->getObject(2)->getValue<std::string>("resumed_from"),
+            "sess-1");
+  EXPECT_EQ(info->getValue<std::string>("session_id"), "sess-3");
 }
 
 }  // namespace

@@ -201,3 +201,26 @@ TEST_F(TranscriptUsageTest, NearTheCeilingTheRequestOfTheCallIsWaitedFor) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(TranscriptUsageTest, MessagesAreCountedOnceAndPerFile) {
+  append(transcript_,
+         "{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"go\"}}\n");
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 10, 1));
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 10, 9));  // streamed
+  append(transcript_,
+         "{\"type\":\"system\",\"uuid\":\"s1\",\"content\":\"hook ran: \\\"type\\\":\\\"user\\\"\"}\n");
+  fs::path other = dir_ / "projects/-ws/sess-2.jsonl";
+  append(other, "{\"type\":\"user\",\"uuid\":\"u9\",\"message\":{\"content\":\"hi\"}}\n");
+  TranscriptUsage usage(prices_);
+  usage.update({transcript_, other});
+  EXPECT_EQ(usage.messages(transcript_), 2u) << "the prompt and one reply";
+  EXPECT_EQ(usage.messages(other), 1u);
+  append(transcript_, "{\"type\":\"user\",\"uuid\":\"u2\",\"message\":{\"content\":[]}}\n");
+  usage.update({transcript_});
+  EXPECT_EQ(usage.messages(transcript_), 3u) << "read as it grows";
+  EXPECT_EQ(usage.messages(dir_ / "none.jsonl"), 0u);
+}
+
+}  // namespace

@@ -48,6 +48,7 @@ struct AgentRunSpec {
   UserClaudeSetup user;           // whose setup the HOME starts from (config run.home)
   std::vector<std::string> argv;  // the agent command
   std::vector<std::string> env;   // NAME=VALUE for the agent besides the run's own (a resume's)
+  std::string resumed_session;    // the agent session a resume resumes ("" for a run)
   std::string hook_command;       // what a command hook runs: this executable, bound to the run
   std::string start_summary;      // said in the record of the run's opening boundary
   sandbox::RunMeta meta;          // run.json as the run starts (meta.limits: the run's own)

@@ -64,6 +64,8 @@ class SpendMeter {
   std::vector<std::string> update(sandbox::Session& session, policy::ExecutionContext* containment,
                                   const std::vector<boost::filesystem::path>& transcripts,
                                   const std::string& call_id = "");
+  // What the transcripts read so far hold.
+  const TranscriptUsage& usage() const { return usage_; }
   // How long update() waits at most for a call's request (default 1 s).
   void set_max_wait(std::chrono::milliseconds max_wait) { max_wait_ = max_wait; }
 

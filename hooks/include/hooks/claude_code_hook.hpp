@@ -48,6 +48,9 @@ struct ClaudeCodeHookOptions {
   bool supervised = false;
   // Warnings for the person running the agent (they also go to the run's log).
   std::function<void(const std::string&)> warn;
+  // The agent session a resume started the agent to resume, if it did: a session that
+  // starts then records it as the one it resumed.
+  std::string resumed_session;
 };
 
 // What to answer Claude Code.

@@ -1,21 +1,53 @@
 // The slice the Claude Code integration keeps in a run's session (ADAPTER_STATE.md):
-// the agent's session as SessionStart reported it (LOG: every session a run had,
-// newest last), what `resume` finds the session to resume in.
+// the adapter state of each agent session the run had (a LOG slice, in the order they
+// started), kept up to date as the session goes on — what `resume` finds the session to
+// resume in, and what `runs` lists.
 #pragma once
 
+#include <cstddef>
 #include <string>
+
+#include "sandbox/session.hpp"
 
 namespace hooks {
 
-// One Claude Code session of a run, as its SessionStart hook reported it.
+// One Claude Code session of a run: as its SessionStart hook reported it, then brought
+// up to date at each of its tool calls and at its end.
 struct ClaudeCodeSession {
   std::string session_id;
   std::string transcript_path;
   std::string source;  // startup, resume, clear, compact, fork
   std::string cwd;
-  std::string captured_at;  // ISO-8601 UTC
+  std::string captured_at;        // ISO-8601 UTC: when it started
+  std::string started_by;         // the command line of the run's agent that started it
+  std::string last_activity_at;   // ISO-8601 UTC: its newest hook event
+  std::size_t message_count = 0;  // user and assistant messages in its transcript
+  bool complete = false;          // it ended (SessionEnd, not /clear)
+  std::string resumed_from;       // the session a `shadowbox resume` started it from
+
+  // Whether it can be resumed: it has an id and did not end.
+  bool resumable() const { return !session_id.empty() && !complete; }
   friend bool operator==(const ClaudeCodeSession&, const ClaudeCodeSession&) = default;
 };
+
+// A session's activity, dispatched at its tool calls: updates the session with the
+// same id (nothing if there is none).
+struct ClaudeCodeActivity {
+  std::string session_id;
+  std::string at;  // ISO-8601 UTC
+  std::size_t message_count = 0;
+  bool ended = false;  // SessionEnd
+};
+
+// The reducers of the ClaudeCodeSession slice: a session that starts is appended, or —
+// started again under the same id (a resume that continues it) — replaces its item,
+// keeping when it first started and what started it; activity updates its session.
+sandbox::Slice<ClaudeCodeSession> start_session(const sandbox::Slice<ClaudeCodeSession>& slice,
+                                                const ClaudeCodeSession& started);
+sandbox::Slice<ClaudeCodeSession> note_activity(const sandbox::Slice<ClaudeCodeSession>& slice,
+                                                const ClaudeCodeActivity& activity);
+// Registers those reducers in session (once).
+void install_claude_code_reducers(sandbox::Session& session);
 
 // Registers the Claude Code slice types (this one, and AgentSpend) in
 // sandbox::SliceTypes. Idempotent.

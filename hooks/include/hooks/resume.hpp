@@ -24,19 +24,25 @@ namespace hooks {
 
 // The agent session a run can be resumed from, and what validation looks at.
 struct ResumableState {
-  ClaudeCodeSession session;    // the newest agent session the run recorded
-  std::string run_status;       // the newest RunStatus ("" if none was recorded)
-  bool home_preserved = false;  // the session's transcript is in the preserved HOME
-  // The run's last activity: its newest checkpoint or the last preservation of its
-  // HOME (a transcript change), whichever is newer.
+  // The session to resume: the one asked for, else the newest that did not end and that
+  // no resume forked (the fork holds it all), else the newest.
+  ClaudeCodeSession session;
+  std::vector<ClaudeCodeSession> sessions;  // every session the run recorded, oldest first
+  std::string run_status;                   // the newest RunStatus ("" if none was recorded)
+  bool home_preserved = false;              // the session's transcript is in the preserved HOME
+  // The run's last activity: its newest checkpoint, the last preservation of its HOME
+  // (a transcript change) or the session's newest hook event, whichever is newest.
   std::optional<std::chrono::system_clock::time_point> last_activity;
   long running_pid = 0;  // the supervising process, if it is alive
 };
 
-// The newest agent session recorded in the run's ledger, or nullopt.
+// The agent session of the run to resume (see ResumableState::session), with session_id
+// the one of that id; nullopt if the run recorded no session. Error kNotFound if it
+// recorded none with session_id.
 std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
                                                    const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                                                   const std::string& run);
+                                                   const std::string& run,
+                                                   const std::string& session_id = "");
 
 // How strictly resume checks the state.
 enum class ResumeValidation { kStrict, kRelaxed, kNone };
@@ -44,8 +50,8 @@ enum class ResumeValidation { kStrict, kRelaxed, kNone };
 std::optional<ResumeValidation> parse_resume_validation(std::string_view text);
 
 // The reasons state may not be resumed under validation (empty: it may).
-//   strict:  same workspace path, last activity within max_age, run not complete,
-//            plus relaxed
+//   strict:  same workspace path, last activity within max_age, neither the run nor
+//            the session complete, plus relaxed
 //   relaxed: a session id, its preserved transcript, the run not running right now
 std::vector<std::string> resume_problems(const ResumableState& state, ResumeValidation validation,
                                          const std::string& workspace, std::chrono::seconds max_age,
@@ -68,6 +74,7 @@ struct ResumePlan {
 struct ResumeRequest {
   std::string run;
   ResumeValidation validation = ResumeValidation::kStrict;
+  std::string session_id;           // the agent session to resume ("": see ResumableState)
   std::string workspace;            // where the agent is to resume
   std::chrono::seconds max_age{0};  // run.resume_max_age (strict)
   bool fork = true;                 // --fork-session (false: --continue)

@@ -5,6 +5,7 @@
 // Thread-safety: a function of the store; it borrows the process's ShadowRepo.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
+#include "hooks/claude_code_state.hpp"
 
 namespace hooks {
 
@@ -32,8 +34,10 @@ struct RunInfo {
   std::size_t calls = 0;         // tool calls that ended (sandbox::RunStats)
   std::size_t failed_calls = 0;  // of them, the ones that failed
   std::string agent;             // RunMeta::agent: claude-code, claude-sdk, or "" (not known)
-  std::string session_id;
+  std::string session_id;        // the session `resume` would pick (ResumableState::session)
+  // Whether `resume` would resume it now, with strict validation in the run's workspace.
   bool resumable = false;
+  std::vector<ClaudeCodeSession> sessions;  // every agent session of the run, oldest first
   std::size_t checkpoints = 0;
   std::string last_activity;  // ISO-8601 of the newest checkpoint
   std::optional<int> exit_code;
@@ -42,6 +46,8 @@ struct RunInfo {
 
 // Every run of the store, sorted by name.
 std::vector<RunInfo> list_runs(const fsnap::Store& store,
-                               const std::shared_ptr<fsnap::ShadowRepo>& repo);
+                               const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                               std::chrono::seconds resume_max_age,
+                               std::chrono::system_clock::time_point now);
 
 }  // namespace hooks

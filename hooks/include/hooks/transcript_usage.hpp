@@ -54,9 +54,11 @@ class TranscriptUsage {
   // Claude Code writes the transcript in batches, so a hook can learn of a call before
   // the request that made it is written.
   bool has_tool_call(const std::string& id) const { return tool_calls_.count(id) != 0; }
+  // The user and assistant messages seen in file (a streamed reply once).
+  std::size_t messages(const boost::filesystem::path& file) const;
 
  private:
-  void read_line(const std::string& line);
+  void read_line(const std::string& file, const std::string& line);
   // Counts request in cost_, replacing replaced (a smaller usage of it) if not null.
   void price(const Request& request, const Request* replaced);
 
@@ -66,6 +68,7 @@ class TranscriptUsage {
   Cost cost_;
   double largest_usd_ = 0;
   std::set<std::string> tool_calls_;  // ids of the tool_use blocks of replies seen
+  std::map<std::string, std::set<std::string>> messages_;  // file -> "<type> <id>"
 };
 
 // The transcripts of one Claude Code session, given its transcript file: that file and
