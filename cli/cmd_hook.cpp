@@ -73,10 +73,10 @@ hooks::HookAnswer record_event(const Context& context, const std::string& run_na
   bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
   hooks::HookAnswer answer = hooks::handle_claude_code_event(
       event, *run, {secrets, &meter, supervised, warn, environment(hooks::kResumeSessionVariable)});
-  // Under `shadowbox run`, the agent's session data is preserved at every boundary, so
-  // a crash loses at most the step in flight.
+  // Under `shadowbox run`, the agent's session data is preserved at every boundary (with
+  // run.preserve on_tool_use, the default), so a crash loses at most the step in flight.
   std::string run_home = environment("SHADOWBOX_RUN_HOME");
-  if (!run_home.empty()) {
+  if (!run_home.empty() && context.config.run.preserve == sandbox::PreserveStrategy::kOnToolUse) {
     try {
       sandbox::HomePreserver(run->store(), run->repo(), run_name, run_home,
                              hooks::claude_code_preserved_parts(), secrets)

@@ -12,10 +12,13 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
+#include "hooks/claude_code_home.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
 #include "hooks/run_policy.hpp"
 #include "output.hpp"
+#include "sandbox/home_preservation.hpp"
+#include "sandbox/redaction.hpp"
 #include "sandbox/run_meta.hpp"
 #include "shell.hpp"
 
@@ -284,6 +287,44 @@ int cmd_abort(const Context& context, const Args& parsed) {
             << std::chrono::duration_cast<std::chrono::seconds>(waited).count()
             << " s; the abort is recorded, so no further tool call of it is admitted\n";
   return 1;
+}
+
+int cmd_preserve(const Context& context, const Args& parsed) {
+  std::string run = parsed.operands()[0];
+  try {
+    sandbox::check_run_id(run);
+  } catch (const fsnap::Error& e) {
+    throw UsageError(e.what());
+  }
+  fsnap::Store store = context.open_store(false);
+  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  if (!meta || meta->home.empty()) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound,
+                       "run " + fsnap::quote_input(run) +
+                           " has no agent HOME to preserve (shadowbox run starts one)");
+  }
+  if (!fs::is_directory(meta->home)) {
+    throw fsnap::Error(
+        fsnap::ErrorCode::kNotFound,
+        "the agent HOME of run " + fsnap::quote_input(run) + " is gone (" + meta->home + ")");
+  }
+  // Beside a running supervisor, too: each preservation is a commit on the run's home
+  // ref under the store lock.
+  std::string tree = sandbox::HomePreserver(store, context.open_repo(store), run, meta->home,
+                                            hooks::claude_code_preserved_parts(),
+                                            sandbox::secret_values(context.config.run.secrets))
+                         .preserve_now();
+  if (context.options.json) {
+    Poco::JSON::Object::Ptr out = make_object();
+    out->set("run", run);
+    out->set("home", meta->home);
+    out->set("tree", tree);
+    print_json(std::cout, out);
+    return 0;
+  }
+  std::cout << "preserved the agent session data of run " << run << " (tree " << tree.substr(0, 12)
+            << ")\n";
+  return 0;
 }
 
 }  // namespace cli

@@ -31,6 +31,7 @@ int cmd_runs(const Context& context, const Args& args);
 int cmd_states(const Context& context, const Args& args);
 int cmd_resume(const Context& context, const Args& args);
 int cmd_abort(const Context& context, const Args& args);
+int cmd_preserve(const Context& context, const Args& args);
 int cmd_help(const GlobalOptions& options, const Args& args);
 
 // One command: its syntax (declared once; parsing, --help and usage errors come from

@@ -163,6 +163,12 @@ const std::vector<Command>& all_commands() {
         {{"--reason", nullptr, "TEXT", "why, kept in the ledger"}},
         {{"RUN", true, false, "the run"}}},
        cmd_abort},
+      {{"preserve",
+        "preserve a run's agent session data (its HOME's transcripts) now: what run.preserve "
+        "on_demand waits for, and at any time for the others",
+        {},
+        {{"RUN", true, false, "the run"}}},
+       cmd_preserve},
       {{"help",
         "this overview, or the help of one command",
         {},

@@ -76,13 +76,18 @@ void preserve_logged(sandbox::HomePreserver& preserver, const fsnap::Store& stor
 // open and watched between events, and each event costs one loopback request.
 class InProcessHooks {
  public:
+  // With preserve_at_events, the agent's session data is preserved after each event.
   InProcessHooks(sandbox::LedgerRun& run, sandbox::HomePreserver& preserver,
-                 ClaudeCodeHookOptions options, HookServer::TelemetryHandler telemetry)
+                 ClaudeCodeHookOptions options, HookServer::TelemetryHandler telemetry,
+                 bool preserve_at_events)
       : run_(run),
         preserver_(preserver),
         options_(std::move(options)),
         server_([this](const std::string& event) { return answer(event); },
-                [this](const HttpHookReply&) { preserve(); }, std::move(telemetry)) {}
+                [this, preserve_at_events](const HttpHookReply&) {
+                  if (preserve_at_events) preserve();
+                },
+                std::move(telemetry)) {}
 
   const std::string& url() const { return server_.url(); }
   const std::string& telemetry_url() const { return server_.telemetry_url(); }
@@ -241,6 +246,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     telemetry = [&reported](const std::string& body) { reported.add_export(body); };
   }
   bool http = spec.config.hooks.transport == "http";
+  sandbox::PreserveStrategy preserve = spec.config.run.preserve;
   if (http) {
     try {
       run.workspace().watch();
@@ -325,7 +331,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
               run, preserver,
               ClaudeCodeHookOptions{secrets, &meter, /*supervised=*/true, warn,
                                     spec.resumed_session},
-              telemetry);
+              telemetry, preserve == sandbox::PreserveStrategy::kOnToolUse);
           install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
           telemetry_url = in_process->telemetry_url();
           // The hooks are answered in this process: containment's decisions reach the
@@ -413,11 +419,21 @@ AgentRunResult run_agent(AgentRunSpec spec) {
           }
         });
   };
+  // How often the session data is preserved while the agent runs (run.preserve), if at
+  // all.
+  std::optional<std::chrono::seconds> preserve_every;
+  if (preserve == sandbox::PreserveStrategy::kOnToolUse) preserve_every = std::chrono::seconds(1);
+  if (preserve == sandbox::PreserveStrategy::kPeriodic) {
+    preserve_every = spec.config.run.preserve_interval;
+  }
+  auto last_preserved = std::chrono::steady_clock::now();
   auto while_running = [&] {
     if (std::chrono::steady_clock::now() - last_tick < std::chrono::seconds(1)) return;
     last_tick = std::chrono::steady_clock::now();
     maintain_when_due();
     home->tick();
+    if (!preserve_every || last_tick - last_preserved < *preserve_every) return;
+    last_preserved = last_tick;
     if (in_process) {
       in_process->preserve_between_events();
     } else {
@@ -431,11 +447,14 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // No event is answered after this (the one in flight, if any, is waited for): from
   // here on this thread alone uses the run and its repository.
   stop_servers();
-  // Whatever happened: keep the agent's session data, and the files as they are now.
-  try {
-    preserver.preserve_now();
-  } catch (const std::exception& e) {
-    warn(std::string("could not preserve the agent's session data: ") + e.what());
+  // Whatever happened: keep the agent's session data (unless only asked for), and the
+  // files as they are now.
+  if (preserve != sandbox::PreserveStrategy::kOnDemand) {
+    try {
+      preserver.preserve_now();
+    } catch (const std::exception& e) {
+      warn(std::string("could not preserve the agent's session data: ") + e.what());
+    }
   }
   home->finish();
   try {

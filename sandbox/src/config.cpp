@@ -182,7 +182,8 @@ void parse_home(const std::string& origin, const YAML::Node& node, Config& confi
 
 void parse_run(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "run", "expected a mapping");
-  check_keys(origin, node, "run.", {"env", "secrets", "resume_max_age", "home"});
+  check_keys(origin, node, "run.",
+             {"env", "secrets", "resume_max_age", "preserve", "preserve_interval", "home"});
   if (YAML::Node home = node["home"]; home && !home.IsNull()) parse_home(origin, home, config);
   if (YAML::Node env = node["env"]; env) config.run.env = names(origin, env, "run.env");
   if (YAML::Node secrets = node["secrets"]; secrets) {
@@ -190,6 +191,22 @@ void parse_run(const std::string& origin, const YAML::Node& node, Config& config
   }
   if (YAML::Node age = node["resume_max_age"]; age) {
     config.run.resume_max_age = parse_with(origin, age, "run.resume_max_age", parse_duration);
+  }
+  if (YAML::Node preserve = node["preserve"]; preserve) {
+    std::optional<PreserveStrategy> strategy =
+        parse_preserve_strategy(scalar(origin, preserve, "run.preserve"));
+    if (!strategy) {
+      fail(origin, preserve, "run.preserve",
+           "expected on_tool_use, on_complete, periodic or on_demand");
+    }
+    config.run.preserve = *strategy;
+  }
+  if (YAML::Node interval = node["preserve_interval"]; interval) {
+    config.run.preserve_interval =
+        parse_with(origin, interval, "run.preserve_interval", parse_duration);
+    if (config.run.preserve_interval.count() == 0) {
+      fail(origin, interval, "run.preserve_interval", "expected at least 1s");
+    }
   }
 }
 
@@ -503,6 +520,28 @@ Config Config::load(const std::optional<fs::path>& explicit_file, const fs::path
   boost::system::error_code ec;
   if (fs::is_regular_file(local, ec)) return load_file(local);
   return Config{};
+}
+
+std::string_view preserve_strategy_name(PreserveStrategy strategy) {
+  switch (strategy) {
+    case PreserveStrategy::kOnToolUse:
+      return "on_tool_use";
+    case PreserveStrategy::kOnComplete:
+      return "on_complete";
+    case PreserveStrategy::kPeriodic:
+      return "periodic";
+    case PreserveStrategy::kOnDemand:
+      return "on_demand";
+  }
+  return "on_tool_use";
+}
+
+std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text) {
+  for (PreserveStrategy s : {PreserveStrategy::kOnToolUse, PreserveStrategy::kOnComplete,
+                             PreserveStrategy::kPeriodic, PreserveStrategy::kOnDemand}) {
+    if (preserve_strategy_name(s) == text) return s;
+  }
+  return std::nullopt;
 }
 
 }  // namespace sandbox

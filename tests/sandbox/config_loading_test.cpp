@@ -56,6 +56,8 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.run.env, defaults.run.env);
   EXPECT_EQ(shipped.run.secrets, defaults.run.secrets);
   EXPECT_EQ(shipped.run.resume_max_age, defaults.run.resume_max_age);
+  EXPECT_EQ(shipped.run.preserve, defaults.run.preserve);
+  EXPECT_EQ(shipped.run.preserve_interval, defaults.run.preserve_interval);
   EXPECT_EQ(shipped.run.home.carry, defaults.run.home.carry);
   EXPECT_EQ(shipped.run.home.credentials, defaults.run.home.credentials);
   EXPECT_EQ(shipped.run.home.isolate, defaults.run.home.isolate);
@@ -93,6 +95,8 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  env: [PATH, MY_TOKEN]\n"
       "  secrets: [MY_TOKEN]\n"
       "  resume_max_age: 2h\n"
+      "  preserve: periodic\n"
+      "  preserve_interval: 5m\n"
       "  home:\n"
       "    carry: [.claude/settings.json, .gitconfig]\n"
       "    credentials: false\n"
@@ -129,6 +133,8 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.run.env, (std::vector<std::string>{"PATH", "MY_TOKEN"}));
   EXPECT_EQ(c.run.secrets, (std::vector<std::string>{"MY_TOKEN"}));
   EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));
+  EXPECT_EQ(c.run.preserve, sandbox::PreserveStrategy::kPeriodic);
+  EXPECT_EQ(c.run.preserve_interval, std::chrono::minutes(5));
   EXPECT_EQ(c.run.home.carry, (std::vector<std::string>{".claude/settings.json", ".gitconfig"}));
   EXPECT_FALSE(c.run.home.credentials);
   EXPECT_TRUE(c.run.home.isolate);
@@ -222,6 +228,8 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("run:\n  home:\n    carry: [.claude/projects/x]\n", {"run.home.carry"});
   expect_config_error("run:\n  home:\n    cary: []\n", {"run.home.cary", "unknown"});
   expect_config_error("hooks:\n  transport: pigeon\n", {"hooks.transport", "http or command"});
+  expect_config_error("run:\n  preserve: sometimes\n", {"run.preserve", "on_demand"});
+  expect_config_error("run:\n  preserve_interval: 0s\n", {"run.preserve_interval"});
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
   expect_config_error("- just\n- a list\n", {"test.yaml", "mapping"});
   expect_config_error("capture:\n  excludes: [a\n", {"test.yaml", "invalid YAML"});

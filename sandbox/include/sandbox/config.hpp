@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/filesystem/path.hpp>
@@ -30,6 +31,18 @@ class ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& message) : Error(ErrorCode::kInvalidArgument, message) {}
 };
+
+// When a run's agent session data (its ephemeral HOME's transcripts) is preserved in
+// the store (run.preserve; ADAPTER_STATE's CheckpointStrategy).
+enum class PreserveStrategy {
+  kOnToolUse,   // at every hook event, every second between them while it changes, at the end
+  kOnComplete,  // when the agent exits
+  kPeriodic,    // every run.preserve_interval while the agent runs, and when it exits
+  kOnDemand,    // only when `shadowbox preserve RUN` asks
+};
+// "on_tool_use", "on_complete", "periodic", "on_demand".
+std::string_view preserve_strategy_name(PreserveStrategy strategy);
+std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text);
 
 // What of the user's own HOME an agent run's ephemeral HOME starts from (run.home).
 struct HomeSettings {
@@ -89,7 +102,9 @@ struct RunSettings {
                                       "CLAUDE_CODE_OAUTH_TOKEN"};
   // Strict resume validation refuses agent sessions older than this.
   std::chrono::seconds resume_max_age{7 * 24 * 3600};
-  HomeSettings home;  // run.home
+  PreserveStrategy preserve = PreserveStrategy::kOnToolUse;  // run.preserve
+  std::chrono::seconds preserve_interval{30};                // run.preserve_interval (periodic)
+  HomeSettings home;                                         // run.home
 };
 
 // How the agent hooks treat failed tool calls.
