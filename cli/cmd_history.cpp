@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "hooks/adapter_state_diff.hpp"
 #include "output.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/slice_types.hpp"
@@ -165,6 +166,48 @@ sandbox::SessionSnapshot session_at(const sandbox::Ledger& ledger, const fsnap::
   return ledger.session(*record);
 }
 
+// The agent sessions' part of `diff --session --json`: {"added": [ids], "removed":
+// [ids], "changed": [{"session_id", "messages_added", "ended", "last_activity_at"}],
+// "session_data": [{"status", "path"}]}.
+Poco::JSON::Object::Ptr agent_sessions_json(const hooks::AdapterStateDiff& d) {
+  Poco::JSON::Object::Ptr out = make_object();
+  Poco::JSON::Array::Ptr added = new Poco::JSON::Array;
+  for (const hooks::ClaudeCodeSession& s : d.added) added->add(s.session_id);
+  Poco::JSON::Array::Ptr removed = new Poco::JSON::Array;
+  for (const hooks::ClaudeCodeSession& s : d.removed) removed->add(s.session_id);
+  Poco::JSON::Array::Ptr changed = new Poco::JSON::Array;
+  for (const hooks::SessionChange& c : d.changed) {
+    Poco::JSON::Object::Ptr item = make_object();
+    item->set("session_id", c.session_id);
+    item->set("messages_added", c.messages_added());
+    item->set("ended", c.ended);
+    item->set("last_activity_at", c.last_activity_after);
+    changed->add(item);
+  }
+  out->set("added", added);
+  out->set("removed", removed);
+  out->set("changed", changed);
+  out->set("session_data", changes_json(d.session_data));
+  return out;
+}
+
+void print_agent_sessions(const hooks::AdapterStateDiff& d) {
+  for (const hooks::ClaudeCodeSession& s : d.added) {
+    std::cout << "agent session " << s.session_id << ": started (" << s.source << ")\n";
+  }
+  for (const hooks::ClaudeCodeSession& s : d.removed) {
+    std::cout << "agent session " << s.session_id << ": gone\n";
+  }
+  for (const hooks::SessionChange& c : d.changed) {
+    std::size_t n = c.messages_added();
+    std::cout << "agent session " << c.session_id << ": " << n << " message" << (n == 1 ? "" : "s")
+              << " added" << (c.ended ? ", ended" : "") << '\n';
+  }
+  for (const fsnap::TreeChange& change : d.session_data) {
+    std::cout << "agent session data: " << change_line(change) << '\n';
+  }
+}
+
 // `diff --session REF REF2`: the slices added, removed and modified between two
 // checkpoints' session snapshots; a modified slice with the positions whose items differ.
 int diff_sessions(const Context& context, const Args& parsed) {
@@ -222,6 +265,13 @@ int diff_sessions(const Context& context, const Args& parsed) {
     lines.push_back("M " + name + " (" + std::to_string(before.size()) + " -> " +
                     count(after.size()) + ", " + std::to_string(changed->size()) + " changed)");
   }
+  hooks::AdapterStateDiff agents =
+      hooks::diff_adapter_states(session_at(ledger, from).slice<hooks::ClaudeCodeSession>(),
+                                 session_at(ledger, to).slice<hooks::ClaudeCodeSession>());
+  if (from.meta.run == to.meta.run) {
+    agents.session_data =
+        hooks::session_data_changes(*repo, to.meta.run, from.created_at, to.created_at);
+  }
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("from", checkpoint_json(from));
@@ -229,12 +279,14 @@ int diff_sessions(const Context& context, const Args& parsed) {
     out->set("added", added);
     out->set("removed", removed);
     out->set("modified", modified);
+    out->set("agent_sessions", agent_sessions_json(agents));
     print_json(std::cout, out);
     return 0;
   }
   std::sort(lines.begin(), lines.end(),
             [](const std::string& a, const std::string& b) { return a.substr(2) < b.substr(2); });
   for (const std::string& line : lines) std::cout << line << '\n';
+  print_agent_sessions(agents);
   return 0;
 }
 

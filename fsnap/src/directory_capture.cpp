@@ -9,6 +9,7 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "shadow_repo_impl.hpp"
@@ -16,6 +17,11 @@
 #include "workspace_capture.hpp"
 
 namespace fsnap {
+
+namespace {
+// The trailer commit_to_ref's commits carry: when they were made, to the microsecond.
+constexpr std::string_view kCommittedAtTrailer = "Committed-At: ";
+}  // namespace
 
 namespace fs = boost::filesystem;
 
@@ -48,11 +54,15 @@ std::string ShadowRepo::commit_to_ref(const std::string& ref, std::string_view t
     git::check(git_commit_lookup(&raw, repo, &*parent_oid), "cannot read the tip of " + ref);
     parent.reset(raw);
   }
-  git::Signature sig = shadowbox_signature(std::chrono::system_clock::now());
+  auto now = std::chrono::system_clock::now();
+  git::Signature sig = shadowbox_signature(now);
+  // git's commit time is in seconds; the trailer says when to the microsecond.
+  std::string full =
+      message + "\n\n" + std::string(kCommittedAtTrailer) + format_timestamp(now) + "\n";
   const git_commit* parents[] = {parent.get()};
   git_oid commit;
-  git::check(git_commit_create(&commit, repo, nullptr, sig.get(), sig.get(), nullptr,
-                               message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
+  git::check(git_commit_create(&commit, repo, nullptr, sig.get(), sig.get(), nullptr, full.c_str(),
+                               tree_obj.get(), parent ? 1 : 0, parents),
              "cannot commit to " + ref);
   impl_->clear_stale_lock(ref);
   git_reference* out = nullptr;
@@ -85,6 +95,31 @@ std::optional<std::chrono::system_clock::time_point> ShadowRepo::ref_time(
   git::check(git_commit_lookup(&raw, impl_->repo.get(), &*tip), "cannot read " + ref);
   git::Commit commit(raw);
   return std::chrono::system_clock::from_time_t(git_commit_time(commit.get()));
+}
+
+std::optional<std::string> ShadowRepo::ref_tree_at(const std::string& ref,
+                                                   std::chrono::system_clock::time_point at) const {
+  std::optional<git_oid> id = impl_->ref_target(ref);
+  while (id) {
+    git_commit* raw = nullptr;
+    git::check(git_commit_lookup(&raw, impl_->repo.get(), &*id), "cannot read " + ref);
+    git::Commit commit(raw);
+    // When it was made: its trailer, else (a commit of an older version) its time, to
+    // the second.
+    std::string_view message = git_commit_message(commit.get());
+    std::optional<std::chrono::system_clock::time_point> made;
+    if (std::size_t at_trailer = message.rfind(kCommittedAtTrailer);
+        at_trailer != std::string_view::npos) {
+      std::string_view value = message.substr(at_trailer + kCommittedAtTrailer.size());
+      made = parse_timestamp(value.substr(0, value.find('\n')));
+    }
+    bool in_time = made ? *made <= at
+                        : git_commit_time(commit.get()) <= std::chrono::system_clock::to_time_t(at);
+    if (in_time) return git::to_hex(*git_commit_tree_id(commit.get()));
+    id.reset();
+    if (git_commit_parentcount(commit.get()) > 0) id = *git_commit_parent_id(commit.get(), 0);
+  }
+  return std::nullopt;
 }
 
 namespace {

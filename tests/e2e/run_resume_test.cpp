@@ -132,6 +132,34 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   EXPECT_NE(home_files.find(".claude/projects/"), std::string::npos) << home_files;
   EXPECT_EQ(home_files.find("settings.json"), std::string::npos) << home_files;
 
+  // diff --session from the run's opening checkpoint to its last: the agent session
+  // that started, and its session data (preserved by the end: its transcript).
+  CommandResult log = shadowbox({"--json", "log", "--run", "r1"});
+  ASSERT_EQ(log.exit_code, 0) << log.err;
+  Poco::JSON::Parser log_parser;
+  auto checkpoints = log_parser.parse(log.out).extract<Poco::JSON::Array::Ptr>();
+  std::string first = checkpoints->getObject(static_cast<unsigned>(checkpoints->size() - 1))
+                          ->getValue<std::string>("id");
+  std::string last = checkpoints->getObject(0)->getValue<std::string>("id");
+  CommandResult diff = shadowbox({"--json", "diff", "--session", first, last});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  Poco::JSON::Parser diff_parser;
+  Poco::JSON::Object::Ptr agents =
+      diff_parser.parse(diff.out).extract<Poco::JSON::Object::Ptr>()->getObject("agent_sessions");
+  ASSERT_EQ(agents->getArray("added")->size(), 1u) << diff.out;
+  EXPECT_EQ(agents->getArray("added")->getElement<std::string>(0),
+            info->getValue<std::string>("session_id"));
+  std::ostringstream data;
+  agents->getArray("session_data")->stringify(data);
+  EXPECT_NE(data.str().find(info->getValue<std::string>("session_id") + ".jsonl"),
+            std::string::npos)
+      << data.str();
+  CommandResult text = shadowbox({"diff", "--session", first, last});
+  EXPECT_NE(text.out.find("agent session " + info->getValue<std::string>("session_id") +
+                          ": started (startup)"),
+            std::string::npos)
+      << text.out;
+
   // No git object holds the API key (the agent printed it; it was redacted).
   CommandResult all = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "cat-file",
                                    "--batch-all-objects", "--batch"},

@@ -140,11 +140,17 @@ class ShadowRepo {
   std::string capture_directory(const boost::filesystem::path& dir, const CaptureOptions& options);
   // Records tree as a new commit on ref (a full ref name outside refs/shadowbox/runs/,
   // e.g. refs/shadowbox/home/<run>), parented on the ref's current commit, and moves
-  // the ref. Returns the commit's hex id. The caller holds the store lock.
+  // the ref; the message ends with a Committed-At trailer (when, to the microsecond).
+  // Returns the commit's hex id. The caller holds the store lock.
   std::string commit_to_ref(const std::string& ref, std::string_view tree,
                             const std::string& message);
   // The tree of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::string> ref_tree(const std::string& ref) const;
+  // The tree of the newest commit of ref's first-parent history made at or before at
+  // (by the Committed-At trailer commit_to_ref writes, to the microsecond; by the commit
+  // time, to the second, for a commit without one), or nullopt if there is none.
+  std::optional<std::string> ref_tree_at(const std::string& ref,
+                                         std::chrono::system_clock::time_point at) const;
   // The commit time of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::chrono::system_clock::time_point> ref_time(const std::string& ref) const;
   // Plain objects, for data kept beside the checkpoints (the ledger's session trees).
