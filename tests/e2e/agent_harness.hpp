@@ -17,6 +17,7 @@
 
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
+#include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
 #include "test_support.hpp"
@@ -118,5 +119,46 @@ inline std::vector<std::string> claude_env(const MockServer& server, const fs::p
           "SHADOWBOX_CONFIG=",
           "SHADOWBOX_NO_PROGRESS=1"};
 }
+
+// A workspace and a store in a temporary directory, and the shadowbox CLI on them in
+// the environment env() gives (the agent's and the person's).
+class ShadowboxTest : public ::testing::Test {
+ protected:
+  ShadowboxTest() {
+    fs::create_directories(ws_);
+    ws_ = fs::canonical(ws_);
+  }
+
+  virtual std::vector<std::string> env() const = 0;
+
+  std::vector<std::string> shadowbox_argv(std::vector<std::string> args) const {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  testing_support::CommandResult shadowbox(std::vector<std::string> args) {
+    return testing_support::run_command(shadowbox_argv(std::move(args)), ws_, env(), "",
+                                        std::chrono::seconds(180));
+  }
+  // The entry of run in `runs --json` (null, and a failure, if there is none).
+  Poco::JSON::Object::Ptr run_info(const std::string& run) {
+    testing_support::CommandResult r = shadowbox({"--json", "runs"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Poco::JSON::Parser parser;
+    auto runs = parser.parse(r.out).extract<Poco::JSON::Array::Ptr>();
+    for (std::size_t i = 0; i < runs->size(); ++i) {
+      if (runs->getObject(static_cast<unsigned>(i))->getValue<std::string>("run") == run) {
+        return runs->getObject(static_cast<unsigned>(i));
+      }
+    }
+    ADD_FAILURE() << "no run " << run << " in " << r.out;
+    return nullptr;
+  }
+
+  testing_support::TempDir temp_;
+  fs::path ws_ = temp_ / "ws";
+  fs::path store_ = temp_ / "store";
+};
 
 }  // namespace e2e

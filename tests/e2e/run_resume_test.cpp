@@ -26,11 +26,9 @@ namespace fs = boost::filesystem;
 using testing_support::CommandResult;
 using testing_support::run_command;
 
-class RunTest : public ::testing::Test {
+class RunTest : public e2e::ShadowboxTest {
  protected:
   RunTest() {
-    fs::create_directories(ws_);
-    ws_ = fs::canonical(ws_);
     hooks::register_claude_code_slice_types();
     std::random_device rd;
     secret_ = "sk-ant-test-" + std::to_string(rd()) + std::to_string(rd());
@@ -42,7 +40,7 @@ class RunTest : public ::testing::Test {
   }
   // The environment of the person running shadowbox: credentials, and a private
   // variable the agent must not see.
-  std::vector<std::string> env() const {
+  std::vector<std::string> env() const override {
     std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
     const char* path = std::getenv("PATH");
     return {"HOME=" + (temp_ / "user-home").string(),
@@ -54,28 +52,6 @@ class RunTest : public ::testing::Test {
             "SHADOWBOX_CONFIG=",
             "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")};
   }
-  std::vector<std::string> shadowbox_argv(std::vector<std::string> args) const {
-    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
-                                     store_.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-  CommandResult shadowbox(std::vector<std::string> args) {
-    return run_command(shadowbox_argv(std::move(args)), ws_, env(), "", std::chrono::seconds(180));
-  }
-  Poco::JSON::Object::Ptr run_info(const std::string& run) {
-    CommandResult r = shadowbox({"--json", "runs"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    Poco::JSON::Parser parser;
-    auto runs = parser.parse(r.out).extract<Poco::JSON::Array::Ptr>();
-    for (std::size_t i = 0; i < runs->size(); ++i) {
-      if (runs->getObject(static_cast<unsigned>(i))->getValue<std::string>("run") == run) {
-        return runs->getObject(static_cast<unsigned>(i));
-      }
-    }
-    ADD_FAILURE() << "no run " << run << " in " << r.out;
-    return nullptr;
-  }
   std::string path(const std::string& rel) const { return (ws_ / rel).string(); }
   std::string git(std::vector<std::string> args) {
     std::vector<std::string> argv = {"git", "--git-dir", (store_ / "repo.git").string()};
@@ -85,9 +61,6 @@ class RunTest : public ::testing::Test {
     return r.out;
   }
 
-  testing_support::TempDir temp_;
-  fs::path ws_ = temp_ / "ws";
-  fs::path store_ = temp_ / "store";
   std::string secret_;
   std::unique_ptr<e2e::MockServer> server_;
 };

@@ -22,11 +22,9 @@ namespace fs = boost::filesystem;
 using testing_support::CommandResult;
 using testing_support::run_command;
 
-class SdkAppTest : public ::testing::Test {
+class SdkAppTest : public e2e::ShadowboxTest {
  protected:
   SdkAppTest() {
-    fs::create_directories(ws_);
-    ws_ = fs::canonical(ws_);
     // The application, beside the SDK as an npm project of its own would have it.
     fs::create_directories(temp_ / "app");
     fs::copy_file(fs::path(SHADOWBOX_SOURCE_DIR) / "fixtures" / "sdk-app" / "app.mjs", app());
@@ -44,7 +42,7 @@ class SdkAppTest : public ::testing::Test {
     server_.reset();
     server_ = std::make_unique<e2e::MockServer>(temp_ / (name + ".json"), temp_ / (name + ".log"));
   }
-  std::vector<std::string> env() const {
+  std::vector<std::string> env() const override {
     const char* path = std::getenv("PATH");
     return {"HOME=" + (temp_ / "user-home").string(),
             "ANTHROPIC_BASE_URL=" + server_->base_url(),
@@ -54,28 +52,6 @@ class SdkAppTest : public ::testing::Test {
             "SHADOWBOX_CONFIG=",
             "SHADOWBOX_NO_PROGRESS=1",
             std::string("PATH=") + (path ? path : "/usr/bin:/bin")};
-  }
-  std::vector<std::string> shadowbox_argv(std::vector<std::string> args) const {
-    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
-                                     store_.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-  CommandResult shadowbox(std::vector<std::string> args) {
-    return run_command(shadowbox_argv(std::move(args)), ws_, env(), "", std::chrono::seconds(180));
-  }
-  Poco::JSON::Object::Ptr run_info(const std::string& run) {
-    CommandResult r = shadowbox({"--json", "runs"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    Poco::JSON::Parser parser;
-    auto runs = parser.parse(r.out).extract<Poco::JSON::Array::Ptr>();
-    for (std::size_t i = 0; i < runs->size(); ++i) {
-      if (runs->getObject(static_cast<unsigned>(i))->getValue<std::string>("run") == run) {
-        return runs->getObject(static_cast<unsigned>(i));
-      }
-    }
-    ADD_FAILURE() << "no run " << run << " in " << r.out;
-    return nullptr;
   }
   // Whether the mock has been asked for step `step` of its scenario.
   bool reached(int step) const {
@@ -88,9 +64,6 @@ class SdkAppTest : public ::testing::Test {
     return false;
   }
 
-  testing_support::TempDir temp_;
-  fs::path ws_ = temp_ / "ws";
-  fs::path store_ = temp_ / "store";
   std::unique_ptr<e2e::MockServer> server_;
 };
 
