@@ -24,6 +24,7 @@ int cmd_show(const Context& context, const Args& args);
 int cmd_diff(const Context& context, const Args& args);
 int cmd_gc(const Context& context, const Args& args);
 int cmd_maintenance(const Context& context, const Args& args);
+int cmd_daemon(const Context& context, const Args& args);
 int cmd_hook(const GlobalOptions& options, const Args& args);
 int cmd_hooks(const Context& context, const Args& args);
 int cmd_run(const Context& context, const Args& args);

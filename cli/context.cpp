@@ -8,6 +8,7 @@
 #include "fsnap/error.hpp"
 #include "progress.hpp"
 #include "sandbox/redaction.hpp"
+#include "watch_daemon.hpp"
 
 namespace cli {
 
@@ -66,7 +67,9 @@ std::unique_ptr<sandbox::LedgerRun> Context::open_run(
   run_options.run = run;
   run_options.secrets = sandbox::secret_values(config.run.secrets);
   run_options.windows = config.session_windows;
-  return std::make_unique<sandbox::LedgerRun>(open_store(create), std::move(run_options));
+  fsnap::Store store = open_store(create);
+  if (config.watch.daemon) run_options.env.captures = watch_client(*this, store);
+  return std::make_unique<sandbox::LedgerRun>(std::move(store), std::move(run_options));
 }
 
 }  // namespace cli

@@ -12,6 +12,7 @@
 #include "context.hpp"
 #include "fsnap/error.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "version.hpp"
 
 namespace cli {
 
@@ -99,6 +100,13 @@ const std::vector<Command>& all_commands() {
         "themselves when due; see maintenance.* in the config)",
         {{"--auto", nullptr, nullptr, "only if due (maintenance.loose_objects, .max_packs)"}}},
        cmd_maintenance},
+      {{"daemon",
+        "the store's watch daemon, which the commands that capture start and ask (see watch.* "
+        "in the config)",
+        {},
+        {{"status|stop|serve", true, false,
+          "show it (memory, directories watched); end it; or run one in the foreground"}}},
+       cmd_daemon},
       {{"hook",
         "handle one Claude Code hook event (JSON on stdin); the workspace is --workspace, "
         "else $CLAUDE_PROJECT_DIR, else the event's cwd",
@@ -180,8 +188,6 @@ const std::vector<Command>& all_commands() {
 }
 
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
 
 void print_help(std::ostream& out) {
   out << "usage: shadowbox [--workspace DIR] [--store DIR] [--config FILE] [--json] COMMAND "

@@ -84,6 +84,7 @@ struct HostFilesystem::Impl {
   ShadowRepo& repo;
   std::shared_ptr<const Clock> clock;
   std::shared_ptr<IdSource> ids;
+  std::shared_ptr<CaptureService> captures;
   std::string root;
   std::unique_ptr<WatchState> watch;
 
@@ -96,6 +97,7 @@ struct HostFilesystem::Impl {
         repo(*shared_repo),
         clock(env.clock ? std::move(env.clock) : std::make_shared<SystemClock>()),
         ids(env.ids ? std::move(env.ids) : IdSource::shared_random()),
+        captures(std::move(env.captures)),
         root(store.workspace().string()) {}
 
   ~Impl() {
@@ -128,7 +130,24 @@ struct HostFilesystem::Impl {
         .count();
   }
 
-  CaptureResult capture() {
+  // A capture the service made, in the form of one this process made (with no stat
+  // cache: the service keeps it).
+  static CaptureResult served(CaptureReport report) {
+    CaptureResult result;
+    result.tree = git::from_hex(report.tree);
+    result.skipped = std::move(report.skipped);
+    result.uncaptured = std::move(report.uncaptured);
+    result.progress = report.progress;
+    result.cache_changed = false;
+    return result;
+  }
+
+  CaptureResult capture(bool ask_service = true) {
+    if (!watch && captures && ask_service) {
+      if (std::optional<CaptureReport> report = captures->capture(options)) {
+        return served(std::move(*report));
+      }
+    }
     std::string key = cache_key();
     if (!watch) {
       return capture_workspace(root, repo.impl(), options,
@@ -232,6 +251,14 @@ void HostFilesystem::watch() {
 
 bool HostFilesystem::watching() const {
   return impl_->watch != nullptr;
+}
+
+void HostFilesystem::drain_watch() {
+  if (impl_->watch) impl_->watch->pending.merge(impl_->watch->watcher->take_changes());
+}
+
+std::size_t HostFilesystem::watched_directories() const {
+  return impl_->watch ? impl_->watch->watcher->watched() : 0;
 }
 
 // ---- Filesystem ------------------------------------------------------------------
@@ -408,6 +435,16 @@ std::string HostFilesystem::capture_tree() {
   // The stat cache is not saved: these objects are not reachable from any ref, and a
   // later prune must never leave the cache pointing at missing objects.
   return git::to_hex(impl_->capture().tree);
+}
+
+CaptureReport HostFilesystem::capture_for_lock_holder() {
+  CaptureResult result = impl_->capture(false);
+  CaptureReport report;
+  report.tree = git::to_hex(result.tree);
+  report.skipped = std::move(result.skipped);
+  report.uncaptured = std::move(result.uncaptured);
+  report.progress = result.progress;
+  return report;
 }
 
 std::vector<TreeChange> HostFilesystem::changes_to(const Checkpoint& target) {

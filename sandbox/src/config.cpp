@@ -430,7 +430,20 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
   check_keys(origin, root, "",
-             {"capture", "retention", "maintenance", "session", "run", "hooks", "policy"});
+             {"capture", "retention", "maintenance", "session", "run", "hooks", "policy", "watch"});
+  if (YAML::Node watch = root["watch"]; watch && !watch.IsNull()) {
+    if (!watch.IsMap()) fail(origin, watch, "watch", "expected a mapping");
+    check_keys(origin, watch, "watch.", {"daemon", "idle_exit"});
+    if (YAML::Node mode = watch["daemon"]; mode) {
+      std::string text = scalar(origin, mode, "watch.daemon");
+      if (text != "auto" && text != "off")
+        fail(origin, mode, "watch.daemon", "expected auto or off");
+      config.watch.daemon = text == "auto";
+    }
+    if (YAML::Node idle = watch["idle_exit"]; idle) {
+      config.watch.idle_exit = parse_with(origin, idle, "watch.idle_exit", parse_duration);
+    }
+  }
   if (YAML::Node maintenance = root["maintenance"]; maintenance && !maintenance.IsNull()) {
     if (!maintenance.IsMap()) fail(origin, maintenance, "maintenance", "expected a mapping");
     check_keys(origin, maintenance, "maintenance.", {"auto", "loose_objects", "max_packs"});

@@ -38,6 +38,22 @@ TEST(ConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_EQ(c.maintenance.max_packs, 8u);
 }
 
+TEST(ConfigTest, WatchDaemonSettings) {
+  Config c = Config::parse("watch: {daemon: off, idle_exit: 90s}\n", "w.yaml");
+  EXPECT_FALSE(c.watch.daemon);
+  EXPECT_EQ(c.watch.idle_exit, std::chrono::seconds(90));
+  EXPECT_TRUE(Config::parse("watch: {daemon: auto}\n", "w.yaml").watch.daemon);
+  EXPECT_TRUE(Config().watch.daemon);
+  EXPECT_EQ(Config().watch.idle_exit, std::chrono::minutes(10));
+  try {
+    Config::parse("watch: {daemon: sometimes}\n", "w.yaml");
+    FAIL() << "an unknown watch.daemon value is accepted";
+  } catch (const sandbox::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("watch.daemon"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Config::parse("watch: {idle: 5m}\n", "w.yaml"), sandbox::ConfigError);
+}
+
 TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   Config shipped = Config::load_file(SHADOWBOX_SOURCE_DIR "/config/shadowbox.yaml");
   Config defaults;
@@ -64,6 +80,8 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.hooks.rollback_on_failure, defaults.hooks.rollback_on_failure);
   EXPECT_EQ(shipped.hooks.keep_failed_tools, defaults.hooks.keep_failed_tools);
   EXPECT_EQ(shipped.hooks.transport, defaults.hooks.transport);
+  EXPECT_EQ(shipped.watch.daemon, defaults.watch.daemon);
+  EXPECT_EQ(shipped.watch.idle_exit, defaults.watch.idle_exit);
   EXPECT_EQ(shipped.policy.limits, defaults.policy.limits);
   EXPECT_FALSE(shipped.policy.circuit_breaker);
   EXPECT_FALSE(shipped.policy.budget_window);

@@ -23,6 +23,7 @@
 #include <boost/filesystem/path.hpp>
 
 #include "fsnap/capture_options.hpp"
+#include "fsnap/capture_service.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/clock.hpp"
 #include "fsnap/filesystem.hpp"
@@ -36,11 +37,14 @@ namespace fsnap {
 
 // What a HostFilesystem shares with the rest of its process. A member left empty gets
 // its default: the store's repository opened for this object alone, the system clock,
-// random ids.
+// random ids, no capture service.
 struct HostEnv {
   std::shared_ptr<ShadowRepo> repo;    // the store's open repository (one per process)
   std::shared_ptr<const Clock> clock;  // checkpoint times, and "now" of the racy-timestamp rule
   std::shared_ptr<IdSource> ids;       // checkpoint ids
+  // Asked for every capture of an object that does not watch() (the watch daemon);
+  // when it has no answer, the object scans.
+  std::shared_ptr<CaptureService> captures;
 };
 
 // How restore_checkpoint behaves.
@@ -98,6 +102,12 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   void watch();
   // Whether watch() is in effect.
   bool watching() const;
+  // Reads the events the watch has queued, without capturing: a watcher that stays
+  // idle for long calls this now and then so that the kernel's queue does not overflow
+  // (which costs the next capture a full walk). No-op when not watching.
+  void drain_watch();
+  // Number of directories the watch covers (0 when not watching).
+  std::size_t watched_directories() const;
 
   // Captures the whole workspace as a new checkpoint described by meta, recorded
   // together with the notes that notes returns for it (see ShadowRepo::commit_checkpoint).
@@ -121,6 +131,10 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   // (no commit, no ref moves) and returns the tree's hex id — for comparing the live
   // workspace with a checkpoint. Unreferenced objects are removed by gc.
   std::string capture_tree();
+  // Captures like capture_tree but without taking the store lock, and says what was
+  // skipped: for a process that captures on behalf of another one which holds the
+  // lock (the watch daemon). Never asks the capture service.
+  CaptureReport capture_for_lock_holder();
   // Changes from the current workspace to target, without touching anything (takes
   // a capture of the current state, which is not recorded as a checkpoint).
   std::vector<TreeChange> changes_to(const Checkpoint& target);

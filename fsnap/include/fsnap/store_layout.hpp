@@ -6,6 +6,9 @@
 //   <store>/stat-cache                  stat data of the last capture (a cache)
 //   <store>/lock                        flock(2) target serialising writers
 //   <store>/maintenance.lock            held by the one maintenance running (packing)
+//   <store>/watch.sock                  the watch daemon's socket (0600)
+//   <store>/watch.lock                  held by the one watch daemon alive
+//   <store>/watch.log                   what the watch daemon reports (its stderr)
 //   <store>/runs/<run>/                 one run of an agent:
 //       home/                           the agent's ephemeral HOME
 //       home-resumed-<stamp>/           HOMEs rebuilt by `resume`
@@ -57,6 +60,15 @@ inline Path lock_file(const Path& store) {
 }
 inline Path maintenance_lock_file(const Path& store) {
   return store / "maintenance.lock";
+}
+inline Path watch_socket(const Path& store) {
+  return store / "watch.sock";
+}
+inline Path watch_lock_file(const Path& store) {
+  return store / "watch.lock";
+}
+inline Path watch_log_file(const Path& store) {
+  return store / "watch.log";
 }
 inline Path runs_dir(const Path& store) {
   return store / "runs";

@@ -151,6 +151,13 @@ struct PolicySettings {
   policy::ExecutionConfig execution_config(const PolicyLimits& limits) const;
 };
 
+// watch.*: the per-workspace watch daemon the short-lived commands use.
+struct WatchSettings {
+  bool daemon = true;  // watch.daemon: auto (true) or off
+  // watch.idle_exit: the daemon exits after this long without a request (0: never).
+  std::chrono::seconds idle_exit{600};
+};
+
 // All of shadowbox's settings, with their defaults.
 struct Config {
   fsnap::CaptureOptions capture;     // capture.excludes, .max_file_size, .respect_gitignore
@@ -166,6 +173,7 @@ struct Config {
   RunSettings run;                 // run.env, run.secrets, run.resume_max_age
   HookSettings hooks;              // hooks.rollback_on_failure, .keep_failed_tools, .transport
   PolicySettings policy;           // policy.*: limits of agent runs, prices
+  WatchSettings watch;             // watch.daemon, watch.idle_exit
   boost::filesystem::path source;  // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).

@@ -1,0 +1,24 @@
+// The CLI's side of the watch daemon (fsnap/watch_daemon.hpp): the client every
+// command that captures hands its HostFilesystem, and how a daemon is started —
+// `shadowbox daemon serve`, detached, in a session of its own, its output appended to
+// the store's watch.log.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "context.hpp"
+#include "fsnap/watch_daemon.hpp"
+
+namespace cli {
+
+// The daemon's version: the program's, and which build of it (a daemon from an
+// earlier build of the same version is replaced too).
+std::string daemon_version();
+// A client for the store of context; it starts a daemon when none answers.
+std::shared_ptr<fsnap::WatchDaemonClient> watch_client(const Context& context,
+                                                       const fsnap::Store& store);
+// Starts `shadowbox daemon serve` for context's store, detached; never throws.
+void start_daemon_detached(const Context& context);
+
+}  // namespace cli

@@ -1,0 +1,309 @@
+// The watch daemon's side: one connection at a time, a capture per request.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "fsnap/error.hpp"
+#include "fsnap/host_filesystem.hpp"
+#include "fsnap/watch_daemon.hpp"
+#include "watch_protocol.hpp"
+
+namespace fsnap {
+
+namespace {
+
+namespace wire = watch_wire;
+using Steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// How long a client may take to send its request once connected.
+constexpr int kRequestTimeoutMs = 2000;
+
+// Device and inode of a path (not following a last symlink); nullopt if absent.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+std::optional<FileId> file_id(const boost::filesystem::path& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{st.st_dev, st.st_ino};
+}
+
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0;
+  std::uint64_t resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::uint64_t ms(Steady::duration d) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(d).count());
+}
+
+// The daemon's hold on <store>/watch.lock; released when destroyed.
+class WatchLock {
+ public:
+  // Takes the lock, waiting up to wait for a holder to let go; false if it could not.
+  bool take(const boost::filesystem::path& file, milliseconds wait) {
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      throw Error(ErrorCode::kIo, "cannot open " + file.string() + ": " + std::strerror(errno));
+    }
+    Steady::time_point until = Steady::now() + wait;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) return false;
+      if (Steady::now() >= until) return false;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return true;
+  }
+  ~WatchLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+class Daemon {
+ public:
+  Daemon(const Store& store, const WatchDaemonOptions& options)
+      : store_(store),
+        options_(options),
+        socket_path_(layout::watch_socket(store.dir())),
+        started_(Steady::now()),
+        last_request_(started_) {}
+
+  ~Daemon() {
+    if (listen_fd_ >= 0) {
+      // Only our own socket file: a daemon after us may already have made another.
+      if (socket_id_ && file_id(socket_path_) == socket_id_) ::unlink(socket_path_.c_str());
+      ::close(listen_fd_);
+    }
+  }
+
+  WatchDaemonExit run() {
+    if (!lock_.take(layout::watch_lock_file(store_.dir()), options_.lock_wait)) {
+      return WatchDaemonExit::kAlreadyRunning;
+    }
+    workspace_id_ = file_id(store_.workspace());
+    store_id_ = file_id(store_.dir());
+    open_filesystem(options_.capture);
+    // Watching before listening: no client is answered by a daemon that could miss a
+    // change.
+    ::unlink(socket_path_.c_str());
+    listen_fd_ = wire::listen_socket(socket_path_);
+    if (listen_fd_ < 0) {
+      throw Error(ErrorCode::kIo,
+                  "cannot listen on " + socket_path_.string() + ": " + std::strerror(errno));
+    }
+    socket_id_ = file_id(socket_path_);
+    for (;;) {
+      if (options_.stop_requested != nullptr && options_.stop_requested->load()) {
+        return WatchDaemonExit::kStopped;
+      }
+      pollfd p{listen_fd_, POLLIN, 0};
+      int ready = ::poll(&p, 1, static_cast<int>(options_.tick.count()));
+      if (ready > 0) {
+        int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (conn >= 0) {
+          std::optional<WatchDaemonExit> exit = serve(conn);
+          ::close(conn);
+          last_request_ = Steady::now();
+          if (exit) return *exit;
+        }
+      }
+      fs_->drain_watch();
+      if (gone()) return WatchDaemonExit::kGone;
+      if (options_.idle_exit.count() > 0 && Steady::now() - last_request_ >= options_.idle_exit) {
+        return WatchDaemonExit::kIdle;
+      }
+    }
+  }
+
+ private:
+  void open_filesystem(const CaptureOptions& given) {
+    fs_.reset();  // its stat cache is written for the one after it
+    capture_options_ = given;
+    CaptureOptions options = given;
+    options.on_progress = [this](const CaptureProgress& p) { report(p); };
+    fs_ = std::make_unique<HostFilesystem>(store_, std::move(options));
+    fs_->watch();
+  }
+
+  // Whether the workspace, the store or the socket is no longer what it was.
+  bool gone() const {
+    return file_id(store_.workspace()) != workspace_id_ || file_id(store_.dir()) != store_id_ ||
+           file_id(socket_path_) != socket_id_;
+  }
+
+  // Sends progress to the client being served (from the capture's reporting thread).
+  void report(const CaptureProgress& p) {
+    std::lock_guard<std::mutex> lock(report_mutex_);
+    if (report_fd_ < 0 || p.done) return;
+    wire::FrameWriter w;
+    w.u8(static_cast<std::uint8_t>(wire::Kind::kProgress))
+        .u64(p.entries_seen)
+        .u64(p.files_hashed)
+        .u64(p.bytes_hashed);
+    wire::send_frame(report_fd_, w.bytes());
+  }
+
+  static void refuse(int conn, const std::string& why, bool exiting) {
+    wire::FrameWriter w;
+    w.u8(static_cast<std::uint8_t>(wire::Kind::kRefused)).str(why).u8(exiting ? 1 : 0);
+    wire::send_frame(conn, w.bytes());
+  }
+
+  // Answers one request; a value if the daemon must exit now.
+  std::optional<WatchDaemonExit> serve(int conn) {
+    std::string payload;
+    if (!wire::receive_frame(conn, payload, kRequestTimeoutMs)) return std::nullopt;
+    try {
+      wire::FrameReader r(payload);
+      if (payload.compare(0, wire::kMagic.size(), wire::kMagic) != 0) return std::nullopt;
+      for (std::size_t i = 0; i < wire::kMagic.size(); ++i) r.u8();
+      std::uint32_t protocol = r.u32();
+      std::string version = r.str();
+      if (protocol != wire::kProtocol || version != options_.version) {
+        refuse(conn,
+               "the watch daemon is from shadowbox " + options_.version + "; this is " + version,
+               true);
+        return WatchDaemonExit::kReplaced;
+      }
+      auto op = static_cast<wire::Op>(r.u8());
+      switch (op) {
+        case wire::Op::kCapture:
+          return capture(conn, wire::get_options(r));
+        case wire::Op::kStatus:
+          send_status(conn);
+          return std::nullopt;
+        case wire::Op::kStop: {
+          wire::FrameWriter w;
+          w.u8(static_cast<std::uint8_t>(wire::Kind::kStopping));
+          wire::send_frame(conn, w.bytes());
+          return WatchDaemonExit::kStopped;
+        }
+      }
+      refuse(conn, "unknown request", false);
+    } catch (const Error&) {
+      // A malformed request: no answer.
+    }
+    return std::nullopt;
+  }
+
+  std::optional<WatchDaemonExit> capture(int conn, const CaptureOptions& options) {
+    // Everything written before the request is in the kernel's queue by now; the
+    // capture drains it first. A workspace replaced by another directory of the same
+    // name is not the one watched.
+    if (gone()) {
+      refuse(conn, "the watched workspace or store went away", true);
+      return WatchDaemonExit::kGone;
+    }
+    try {
+      if (!wire::same_capture(options, capture_options_)) open_filesystem(options);
+      {
+        std::lock_guard<std::mutex> lock(report_mutex_);
+        report_fd_ = conn;
+      }
+      CaptureReport report = fs_->capture_for_lock_holder();
+      {
+        std::lock_guard<std::mutex> lock(report_mutex_);
+        report_fd_ = -1;
+      }
+      ++captures_;
+      last_capture_entries_ = report.progress.entries_seen;
+      wire::FrameWriter w;
+      w.u8(static_cast<std::uint8_t>(wire::Kind::kCaptured)).str(report.tree);
+      w.u32(static_cast<std::uint32_t>(report.skipped.size()));
+      for (const SkippedPath& s : report.skipped) w.str(s.path).str(s.reason).u64(s.size);
+      w.u32(static_cast<std::uint32_t>(report.uncaptured.size()));
+      for (const std::string& u : report.uncaptured) w.str(u);
+      w.u64(report.progress.entries_seen)
+          .u64(report.progress.files_hashed)
+          .u64(report.progress.bytes_hashed);
+      wire::send_frame(conn, w.bytes());
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard<std::mutex> lock(report_mutex_);
+        report_fd_ = -1;
+      }
+      // The client scans and meets the same problem, with its own message.
+      refuse(conn, e.what(), false);
+    }
+    return std::nullopt;
+  }
+
+  void send_status(int conn) const {
+    Steady::time_point now = Steady::now();
+    wire::FrameWriter w;
+    w.u8(static_cast<std::uint8_t>(wire::Kind::kStatus))
+        .u64(static_cast<std::uint64_t>(::getpid()))
+        .str(options_.version)
+        .str(store_.workspace().string())
+        .u64(ms(now - started_))
+        .u64(ms(now - last_request_))
+        .u64(static_cast<std::uint64_t>(options_.idle_exit.count()))
+        .u64(captures_)
+        .u64(fs_->watched_directories())
+        .u64(resident_bytes())
+        .u64(last_capture_entries_);
+    wire::send_frame(conn, w.bytes());
+  }
+
+  const Store& store_;
+  const WatchDaemonOptions& options_;
+  boost::filesystem::path socket_path_;
+  Steady::time_point started_;
+  Steady::time_point last_request_;
+  WatchLock lock_;
+  std::optional<FileId> workspace_id_;
+  std::optional<FileId> store_id_;
+  std::optional<FileId> socket_id_;
+  int listen_fd_ = -1;
+  CaptureOptions capture_options_;
+  std::unique_ptr<HostFilesystem> fs_;
+  std::mutex report_mutex_;
+  int report_fd_ = -1;
+  std::uint64_t captures_ = 0;
+  std::uint64_t last_capture_entries_ = 0;
+};
+
+}  // namespace
+
+WatchDaemonExit serve_watch_daemon(const Store& store, const WatchDaemonOptions& options) {
+  Daemon daemon(store, options);
+  return daemon.run();
+}
+
+const char* to_string(WatchDaemonExit e) {
+  switch (e) {
+    case WatchDaemonExit::kIdle:
+      return "idle";
+    case WatchDaemonExit::kStopped:
+      return "stopped";
+    case WatchDaemonExit::kGone:
+      return "workspace or store gone";
+    case WatchDaemonExit::kReplaced:
+      return "replaced by another version";
+    case WatchDaemonExit::kAlreadyRunning:
+      return "another daemon is running";
+  }
+  return "?";
+}
+
+}  // namespace fsnap

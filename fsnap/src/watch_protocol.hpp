@@ -1,0 +1,92 @@
+// The watch daemon's wire format and socket plumbing. Private to fsnap.
+//
+// One connection carries one request and its answer. Every message is a frame: a
+// 4-byte little-endian length, then that many bytes of fields — u8, u32 and u64
+// little-endian, strings as a u32 length and the bytes.
+//
+//   request:  "SBXW" u32:protocol str:client-version u8:op [capture options]
+//   answers:  u8:kind, then by kind —
+//     kProgress  u64:entries-seen u64:files-hashed u64:bytes-hashed   (any number)
+//     kCaptured  str:tree u32:n {str:path str:reason u64:size}* u32:n {str:path}*
+//                u64:entries-seen u64:files-hashed u64:bytes-hashed
+//     kStatus    u64:pid str:version str:workspace u64:uptime-ms u64:idle-ms
+//                u64:idle-exit-ms u64:captures u64:watched-dirs u64:rss-bytes
+//                u64:last-capture-entries
+//     kStopping  (the daemon exits after this answer)
+//     kRefused   str:why u8:exiting (the client scans; exiting: the daemon exits now,
+//                as one does for a client of another version)
+//
+// Capture options: u32:n {str:exclude}* u64:max-file-size u8:respect-gitignore.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <boost/filesystem/path.hpp>
+
+#include "fsnap/capture_options.hpp"
+
+namespace fsnap::watch_wire {
+
+inline constexpr std::string_view kMagic = "SBXW";
+inline constexpr std::uint32_t kProtocol = 1;
+
+// What a request asks.
+enum class Op : std::uint8_t { kCapture = 1, kStatus = 2, kStop = 3 };
+// What an answer frame is.
+enum class Kind : std::uint8_t {
+  kProgress = 1,
+  kCaptured = 2,
+  kStatus = 3,
+  kStopping = 4,
+  kRefused = 5
+};
+
+// Builds one frame's fields.
+class FrameWriter {
+ public:
+  FrameWriter& u8(std::uint8_t v);
+  FrameWriter& u32(std::uint32_t v);
+  FrameWriter& u64(std::uint64_t v);
+  FrameWriter& str(std::string_view v);
+  const std::string& bytes() const { return buf_; }
+
+ private:
+  std::string buf_;
+};
+
+// Reads one frame's fields; throws Error(kCorrupt) past its end.
+class FrameReader {
+ public:
+  explicit FrameReader(std::string_view data) : data_(data) {}
+  std::uint8_t u8();
+  std::uint32_t u32();
+  std::uint64_t u64();
+  std::string str();
+
+ private:
+  std::string_view take(std::size_t n);
+  std::string_view data_;
+};
+
+void put_options(FrameWriter& w, const CaptureOptions& options);
+// The options a frame names (with no progress callback).
+CaptureOptions get_options(FrameReader& r);
+// Whether a and b capture the same things.
+bool same_capture(const CaptureOptions& a, const CaptureOptions& b);
+
+// Sends one frame; false if the peer is gone. Never raises SIGPIPE.
+bool send_frame(int fd, std::string_view payload);
+// Receives one frame, waiting at most timeout_ms for each part of it; false on a
+// timeout, an error, a closed connection or a frame over 256 MiB.
+bool receive_frame(int fd, std::string& payload, int timeout_ms);
+
+// A unix stream socket connected to path, or -1 (errno says why). Paths longer than
+// sockaddr_un allows are reached through /proc/self/fd.
+int connect_socket(const boost::filesystem::path& path);
+// A unix stream socket bound to path and listening, or -1 (errno says why). The
+// socket file is created 0600 whatever the umask.
+int listen_socket(const boost::filesystem::path& path);
+
+}  // namespace fsnap::watch_wire

@@ -1,0 +1,269 @@
+// The watch daemon (watch_daemon.hpp): captures it serves are exactly what a full walk
+// captures, whatever happened in between — changes of every kind, the daemon killed at
+// any moment, other options, another version — and it goes away when it should.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <random>
+#include <string>
+#include <thread>
+
+#include "fsnap/error.hpp"
+#include "fsnap/watch_daemon.hpp"
+#include "host_fixture.hpp"
+
+namespace fsnap_test {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kVersion = "test-1";
+
+class WatchDaemonTest : public HostTest {
+ protected:
+  ~WatchDaemonTest() override {
+    if (daemon_ > 0) {
+      ::kill(daemon_, SIGKILL);
+      ::waitpid(daemon_, nullptr, 0);
+    }
+  }
+
+  fsnap::Store store() { return fsnap::Store::open(store_dir_, ws_, true); }
+
+  // Starts a daemon in a child process; returns once it answers.
+  void start_daemon(fsnap::WatchDaemonOptions options = {}) {
+    fsnap::Store s = store();
+    if (options.version.empty()) options.version = kVersion;
+    options.tick = milliseconds(50);
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        code = static_cast<int>(fsnap::serve_watch_daemon(s, options));
+      } catch (...) {
+        code = 100;
+      }
+      ::_exit(code);
+    }
+    daemon_ = pid;
+    for (int i = 0; i < 500 && !client().status(); ++i)
+      std::this_thread::sleep_for(milliseconds(10));
+    ASSERT_TRUE(client().status()) << "the daemon never answered";
+  }
+
+  // Waits for the daemon to exit; its WatchDaemonExit, or -1 if it is still running
+  // after timeout.
+  int wait_exit(milliseconds timeout = milliseconds(5000)) {
+    for (auto until = std::chrono::steady_clock::now() + timeout;
+         std::chrono::steady_clock::now() < until;) {
+      int status = 0;
+      if (::waitpid(daemon_, &status, WNOHANG) == daemon_) {
+        daemon_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return -1;
+  }
+
+  fsnap::WatchDaemonClient client(std::string version = kVersion) {
+    fsnap::WatchClientOptions options;
+    options.version = std::move(version);
+    options.start_daemon = [this] { ++start_requests_; };
+    return fsnap::WatchDaemonClient(store(), std::move(options));
+  }
+
+  // A HostFilesystem that asks the daemon for its captures through c.
+  fsnap::HostFilesystem served(std::shared_ptr<fsnap::WatchDaemonClient> c,
+                               fsnap::CaptureOptions options = {}) {
+    return fsnap::HostFilesystem(store(), std::move(options),
+                                 fsnap::HostEnv{nullptr, nullptr, nullptr, std::move(c)});
+  }
+
+  // The tree a fresh scan with no stat cache captures, into a store of its own.
+  std::string full_walk(fsnap::CaptureOptions options = {}) {
+    fs::path dir = temp_.path() / ("walk" + std::to_string(walks_++));
+    return fsnap::HostFilesystem(fsnap::Store::open(dir, ws_, true), std::move(options))
+        .capture_tree();
+  }
+
+  void populate() {
+    for (int d = 0; d < 10; ++d) {
+      for (int f = 0; f < 20; ++f) {
+        write("dir" + std::to_string(d) + "/sub/file" + std::to_string(f), std::to_string(d * f));
+      }
+    }
+  }
+
+  pid_t daemon_ = -1;
+  int start_requests_ = 0;
+  int walks_ = 0;
+};
+
+TEST_F(WatchDaemonTest, ServesCapturesThatMatchAFullWalkAndReadOnlyWhatChanged) {
+  populate();
+  start_daemon();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client());
+  fsnap::HostFilesystem fs = served(c);
+  EXPECT_EQ(fs.capture_tree(), full_walk());
+  EXPECT_EQ(c->last_fallback(), "");
+
+  write("dir3/sub/file7", "changed");
+  remove("dir5");
+  link("../dir1", "dir0/up");
+  fsnap::Checkpoint cp = fs.checkpoint({});
+  EXPECT_EQ(c->last_fallback(), "");
+  EXPECT_EQ(cp.tree, full_walk());
+  std::optional<fsnap::WatchDaemonStatus> s = c->status();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->pid, daemon_);
+  EXPECT_EQ(s->version, kVersion);
+  EXPECT_EQ(s->captures, 2u);
+  EXPECT_GE(s->watched_directories, 19u);
+  EXPECT_GT(s->memory_bytes, 0u);
+  // The root's entries, dir0's and dir3's, dir3/sub's: not the other directories.
+  EXPECT_LT(s->last_capture_entries, 40u);
+}
+
+TEST_F(WatchDaemonTest, WithoutADaemonTheClientAsksForOneAndTheCommandScans) {
+  populate();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client());
+  fsnap::HostFilesystem fs = served(c);
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+  EXPECT_EQ(c->last_fallback(), "no watch daemon is running");
+  EXPECT_EQ(start_requests_, 1);
+  EXPECT_FALSE(c->status());
+  EXPECT_FALSE(c->stop());
+}
+
+TEST_F(WatchDaemonTest, ADaemonOfAnotherVersionIsNotUsedAndExits) {
+  populate();
+  start_daemon();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client("test-2"));
+  fsnap::HostFilesystem fs = served(c);
+  EXPECT_EQ(fs.capture_tree(), full_walk());
+  EXPECT_NE(c->last_fallback().find("test-1"), std::string::npos) << c->last_fallback();
+  EXPECT_EQ(start_requests_, 1) << "a daemon of this version is asked for";
+  EXPECT_EQ(wait_exit(), static_cast<int>(fsnap::WatchDaemonExit::kReplaced));
+}
+
+TEST_F(WatchDaemonTest, StopEndsTheDaemonAndWritesItsStatCache) {
+  populate();
+  start_daemon();
+  ASSERT_TRUE(client().capture({}));
+  fs::remove(store_dir_ / "stat-cache");
+  EXPECT_TRUE(client().stop());
+  EXPECT_EQ(wait_exit(), static_cast<int>(fsnap::WatchDaemonExit::kStopped));
+  EXPECT_TRUE(fs::exists(store_dir_ / "stat-cache"));
+  EXPECT_FALSE(fs::exists(store_dir_ / "watch.sock"));
+  EXPECT_FALSE(client().status());
+}
+
+TEST_F(WatchDaemonTest, IdleDaemonExits) {
+  fsnap::WatchDaemonOptions options;
+  options.idle_exit = milliseconds(300);
+  start_daemon(options);
+  EXPECT_EQ(wait_exit(), static_cast<int>(fsnap::WatchDaemonExit::kIdle));
+}
+
+TEST_F(WatchDaemonTest, DaemonExitsWhenItsWorkspaceIsRemoved) {
+  populate();
+  start_daemon();
+  fs::remove_all(ws_);
+  EXPECT_EQ(wait_exit(), static_cast<int>(fsnap::WatchDaemonExit::kGone));
+}
+
+TEST_F(WatchDaemonTest, ASecondDaemonDefersToTheFirst) {
+  start_daemon();
+  fsnap::WatchDaemonOptions options;
+  options.version = kVersion;
+  options.lock_wait = milliseconds(100);
+  EXPECT_EQ(fsnap::serve_watch_daemon(store(), options), fsnap::WatchDaemonExit::kAlreadyRunning);
+  EXPECT_TRUE(client().status());
+}
+
+TEST_F(WatchDaemonTest, OtherCaptureOptionsAreAdopted) {
+  populate();
+  write("big.bin", std::string(5000, 'x'));
+  write("logs/a.log", "log");
+  start_daemon();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client());
+  EXPECT_EQ(served(c).capture_tree(), full_walk());
+  fsnap::CaptureOptions narrow;
+  narrow.excludes = {"logs/", "dir2/"};
+  narrow.max_file_size = 1000;
+  fsnap::HostFilesystem fs = served(c, narrow);
+  std::vector<fsnap::Checkpoint> cps = fs.checkpoint_after_outside_changes({}, {});
+  EXPECT_EQ(c->last_fallback(), "");
+  EXPECT_EQ(cps.back().tree, full_walk(narrow));
+  ASSERT_EQ(cps.back().skipped.size(), 1u);
+  EXPECT_EQ(cps.back().skipped[0].path, "big.bin");
+}
+
+// Random changes of every kind between captures, with the daemon killed at random
+// points — between captures and in the middle of one — and started again: every
+// capture, served or scanned, is the full walk's.
+TEST_F(WatchDaemonTest, RandomChangesAndKilledDaemonsNeverGiveAStaleCapture) {
+  std::mt19937 rng(GTEST_FLAG_GET(random_seed) != 0 ? GTEST_FLAG_GET(random_seed) : 20261125);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  populate();
+  start_daemon();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client());
+  fsnap::HostFilesystem fs = served(c);
+  int served_count = 0;
+  for (int round = 0; round < 60; ++round) {
+    for (int k = pick(6); k >= 0; --k) {
+      std::string dir = "dir" + std::to_string(pick(12));
+      std::string file = dir + "/sub/file" + std::to_string(pick(25));
+      switch (pick(7)) {
+        case 0:
+          write(file, "v" + std::to_string(rng()));
+          break;
+        case 1:
+          remove(file);
+          break;
+        case 2:
+          remove(dir);
+          break;
+        case 3:
+          if (fs::exists(at(dir)) && !fs::exists(at(dir + "-moved"))) {
+            fs::rename(at(dir), at(dir + "-moved"));
+          }
+          break;
+        case 4:
+          if (fs::is_regular_file(at(file))) ::chmod(at(file).c_str(), pick(2) ? 0755 : 0644);
+          break;
+        case 5:
+          write(dir + "/new/deep/" + std::to_string(pick(5)), "n");
+          break;
+        default:
+          if (!fs::exists(at(dir + "/link")) && fs::exists(at(dir))) link("sub", dir + "/link");
+          break;
+      }
+    }
+    bool alive = daemon_ > 0;
+    std::thread killer;
+    if (alive && pick(8) == 0) {
+      // Kill it at a random moment, perhaps while it serves the capture below.
+      killer = std::thread([pid = daemon_, delay = pick(3000)] {
+        std::this_thread::sleep_for(std::chrono::microseconds(delay));
+        ::kill(pid, SIGKILL);
+      });
+    }
+    std::string tree = fs.checkpoint({}).tree;
+    if (c->last_fallback().empty()) ++served_count;
+    if (killer.joinable()) {
+      killer.join();
+      ASSERT_GT(wait_exit(), 0);
+    }
+    ASSERT_EQ(tree, full_walk()) << "round " << round << ", fallback: " << c->last_fallback();
+    if (daemon_ < 0 && pick(2) == 0) start_daemon();
+  }
+  EXPECT_GT(served_count, 20) << "most captures are served";
+}
+
+}  // namespace
+}  // namespace fsnap_test
