@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include <git2.h>
+
 #include "fsnap/error.hpp"
 #include "fsnap/watch_daemon.hpp"
 #include "host_fixture.hpp"
@@ -201,6 +203,31 @@ TEST_F(WatchDaemonTest, OtherCaptureOptionsAreAdopted) {
   EXPECT_EQ(cps.back().tree, full_walk(narrow));
   ASSERT_EQ(cps.back().skipped.size(), 1u);
   EXPECT_EQ(cps.back().skipped[0].path, "big.bin");
+}
+
+// A prune in another process (gc bumps shadowbox.pruneGeneration) may have deleted
+// objects the daemon's stat cache names: the daemon forgets its cache and reads
+// everything again.
+TEST_F(WatchDaemonTest, APruneElsewhereMakesTheDaemonReadEverythingAgain) {
+  populate();
+  start_daemon();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client());
+  fsnap::HostFilesystem fs = served(c);
+  fs.capture_tree();
+  fs.capture_tree();
+  EXPECT_LT(c->status()->last_capture_entries, 20u);
+  {
+    git_repository* repo = nullptr;
+    ASSERT_EQ(git_repository_open(&repo, (store_dir_ / "repo.git").c_str()), 0);
+    git_config* config = nullptr;
+    ASSERT_EQ(git_repository_config(&config, repo), 0);
+    ASSERT_EQ(git_config_set_int64(config, "shadowbox.pruneGeneration", 41), 0);
+    git_config_free(config);
+    git_repository_free(repo);
+  }
+  EXPECT_EQ(fs.capture_tree(), full_walk());
+  EXPECT_EQ(c->last_fallback(), "");
+  EXPECT_GT(c->status()->last_capture_entries, 200u) << "the whole tree was read again";
 }
 
 // Random changes of every kind between captures, with the daemon killed at random
