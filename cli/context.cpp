@@ -8,6 +8,7 @@
 #include "fsnap/error.hpp"
 #include "progress.hpp"
 #include "sandbox/redaction.hpp"
+#include "shell.hpp"
 #include "watch_daemon.hpp"
 
 namespace cli {
@@ -70,6 +71,20 @@ std::unique_ptr<sandbox::LedgerRun> Context::open_run(
   fsnap::Store store = open_store(create);
   if (config.watch.daemon) run_options.env.captures = watch_client(*this, store);
   return std::make_unique<sandbox::LedgerRun>(std::move(store), std::move(run_options));
+}
+
+}  // namespace cli
+
+namespace cli {
+
+std::vector<std::string> Context::self_command() const {
+  std::vector<std::string> argv = {self_path(), "--workspace", workspace.string(), "--store",
+                                   store_dir.string()};
+  if (!config.source.empty()) {
+    argv.push_back("--config");
+    argv.push_back(fs::absolute(config.source).string());
+  }
+  return argv;
 }
 
 }  // namespace cli

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <boost/filesystem/path.hpp>
 
@@ -34,6 +35,9 @@ struct Context {
   // repository it opens.
   std::unique_ptr<sandbox::LedgerRun> open_run(
       const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo = nullptr) const;
+  // This program, with the workspace, store and config of this context: the start of
+  // the command line of a helper it starts.
+  std::vector<std::string> self_command() const;
 };
 
 // Resolves the global options (reads the config). Throws fsnap::Error or ConfigError.

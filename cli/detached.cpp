@@ -1,0 +1,37 @@
+#include "detached.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace cli {
+
+void spawn_detached(std::vector<std::string> argv, const std::string& output) {
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  const char* out_path = output.empty() ? "/dev/null" : output.c_str();
+  pid_t child = ::fork();
+  if (child < 0) return;
+  if (child == 0) {
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = ::open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (in >= 0) ::dup2(in, 0);
+    if (out >= 0) {
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::waitpid(child, nullptr, 0);
+}
+
+}  // namespace cli
