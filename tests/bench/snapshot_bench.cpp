@@ -149,7 +149,11 @@ struct GitBaseline {
                                      "-c",
                                      "user.email=bench@localhost",
                                      "-c",
-                                     "core.hooksPath=/dev/null"};
+                                     "core.hooksPath=/dev/null",
+                                     "-c",
+                                     "feature.manyFiles=true",
+                                     "-c",
+                                     "core.untrackedCache=true"};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, work_tree, {}, "", std::chrono::seconds(3600));
   }
@@ -161,14 +165,19 @@ struct GitBaseline {
   void restore_head() { check(git({"reset", "-q", "--hard", "HEAD"}), "git reset --hard"); }
 };
 
-// The shadowbox CLI with its own store.
+// The shadowbox CLI with its own store (and a config, if given).
 struct CliRunner {
   fs::path store;
   fs::path workspace;
+  fs::path config;
 
   testing_support::CommandResult run(std::vector<std::string> args) const {
     std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", workspace.string(), "--store",
                                      store.string()};
+    if (!config.empty()) {
+      argv.push_back("--config");
+      argv.push_back(config.string());
+    }
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, workspace, {"SHADOWBOX_CONFIG="}, "", std::chrono::seconds(3600));
   }
@@ -224,16 +233,18 @@ struct Row {
   double lib = 0;
   double watched = 0;
   double cli = 0;
+  double daemon = 0;
   double git = 0;
 };
 
 void print_rows(const std::vector<Row>& rows) {
-  std::printf("\n%-28s %12s %12s %12s %12s %9s %9s %9s\n", "case", "fsnap lib", "lib watched",
-              "shadowbox", "git CLI", "git/lib", "git/watch", "git/cli");
+  std::printf("\n%-28s %11s %11s %11s %11s %11s %9s %9s %9s %9s\n", "case", "fsnap lib",
+              "lib watched", "CLI scan", "CLI daemon", "git CLI", "git/lib", "git/watch",
+              "git/scan", "git/daemon");
   for (const Row& r : rows) {
-    std::printf("%-28s %10.1fms %10.1fms %10.1fms %10.1fms %8.1fx %8.1fx %8.1fx\n", r.name.c_str(),
-                r.lib * 1000, r.watched * 1000, r.cli * 1000, r.git * 1000, r.git / r.lib,
-                r.git / r.watched, r.git / r.cli);
+    std::printf("%-28s %9.1fms %9.1fms %9.1fms %9.1fms %9.1fms %8.1fx %8.1fx %8.1fx %8.1fx\n",
+                r.name.c_str(), r.lib * 1000, r.watched * 1000, r.cli * 1000, r.daemon * 1000,
+                r.git * 1000, r.git / r.lib, r.git / r.watched, r.git / r.cli, r.git / r.daemon);
   }
 }
 
@@ -270,7 +281,9 @@ int main(int argc, char** argv) {
     fsnap::HostFilesystem watched(fsnap::Store::open(base / "store-watched", workspace, true),
                                   fsnap::CaptureOptions{});
     watched.watch();
-    CliRunner cli{base / "store-cli", workspace};
+    testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
+    CliRunner cli{base / "store-cli", workspace, base / "no-daemon.yaml"};
+    CliRunner daemon{base / "store-daemon", workspace, {}};
     GitBaseline git{base / "baseline.git", workspace};
     check(run_command({"git", "init", "-q", "--bare", git.git_dir.string()}), "git init");
 
@@ -279,42 +292,55 @@ int main(int argc, char** argv) {
     first.lib = seconds_of([&] { lib.checkpoint({}); });
     first.watched = seconds_of([&] { watched.checkpoint({}); });
     first.cli = seconds_of([&] { cli.snapshot(); });
+    // The first command that captures starts the daemon and scans; the daemon's own
+    // first capture reads the stat cache that scan wrote.
+    first.daemon = seconds_of([&] { daemon.snapshot(); });
     first.git = seconds_of([&] { git.snapshot(); });
     rows.push_back(first);
+    for (int i = 0;
+         i < 50 && daemon.run({"--json", "daemon", "status"}).out.find("\"running\":true") ==
+                       std::string::npos;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    daemon.snapshot();  // the daemon's first capture: a walk with the stat cache
 
     std::mt19937_64 rng(7);
     auto change_one = [&](const std::string& rel) {
       testing_support::write_file(workspace / rel, text_of_size(rng, s.file_size));
     };
 
-    std::vector<double> lib_t, watched_t, cli_t, git_t;
+    std::vector<double> lib_t, watched_t, cli_t, daemon_t, git_t;
     for (std::size_t i = 0; i < s.repeat; ++i) {
       change_one(files[rng() % files.size()]);
       lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
       watched_t.push_back(seconds_of([&] { watched.checkpoint({}); }));
       cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
+      daemon_t.push_back(seconds_of([&] { daemon.snapshot(); }));
       git_t.push_back(seconds_of([&] { git.snapshot(); }));
     }
     rows.push_back({"snapshot, one file changed", median(lib_t), median(watched_t), median(cli_t),
-                    median(git_t)});
+                    median(daemon_t), median(git_t)});
 
-    lib_t.clear(), watched_t.clear(), cli_t.clear(), git_t.clear();
+    lib_t.clear(), watched_t.clear(), cli_t.clear(), daemon_t.clear(), git_t.clear();
     for (std::size_t i = 0; i < s.repeat; ++i) {
       lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
       watched_t.push_back(seconds_of([&] { watched.checkpoint({}); }));
       cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
+      daemon_t.push_back(seconds_of([&] { daemon.snapshot(); }));
       git_t.push_back(seconds_of([&] { git.snapshot(); }));
     }
     rows.push_back({"snapshot, nothing changed", median(lib_t), median(watched_t), median(cli_t),
-                    median(git_t)});
+                    median(daemon_t), median(git_t)});
 
     // Every side has the current state as its latest snapshot; change one file and
     // put it back, once per side.
     fsnap::Checkpoint lib_target = lib.checkpoint({});
     fsnap::Checkpoint watched_target = watched.checkpoint({});
     std::string cli_target = cli.snapshot();
+    std::string daemon_target = daemon.snapshot();
     git.snapshot();
-    lib_t.clear(), watched_t.clear(), cli_t.clear(), git_t.clear();
+    lib_t.clear(), watched_t.clear(), cli_t.clear(), daemon_t.clear(), git_t.clear();
     for (std::size_t i = 0; i < s.repeat; ++i) {
       const std::string& victim = files[rng() % files.size()];
       std::string original = testing_support::read_file(workspace / victim);
@@ -325,13 +351,18 @@ int main(int argc, char** argv) {
       change_one(victim);
       cli_t.push_back(seconds_of([&] { check(cli.run({"restore", cli_target}), "restore"); }));
       change_one(victim);
+      daemon_t.push_back(seconds_of([&] {
+        check(daemon.run({"restore", daemon_target}), "restore");
+      }));
+      change_one(victim);
       git_t.push_back(seconds_of([&] { git.restore_head(); }));
       if (testing_support::read_file(workspace / victim) != original) {
         throw std::runtime_error("restore did not bring back " + victim);
       }
     }
     rows.push_back({"restore one changed file", median(lib_t), median(watched_t), median(cli_t),
-                    median(git_t)});
+                    median(daemon_t), median(git_t)});
+    check(daemon.run({"daemon", "stop"}), "shadowbox daemon stop");
 
     print_rows(rows);
     std::vector<double> floor_t;
@@ -340,9 +371,10 @@ int main(int argc, char** argv) {
                 std::thread::hardware_concurrency(), median(floor_t) * 1000);
     std::printf(
         "\nfsnap lib: HostFilesystem in-process; lib watched: the same after watch() (inotify), "
-        "as in\n`shadowbox run`; shadowbox: the CLI, one process per snapshot;\ngit CLI: `git add "
-        "-A && git commit` / `git reset --hard` with a separate "
-        "git dir.\nshadowbox's restore also takes a safety checkpoint first; git's does not.\n");
+        "as in\n`shadowbox run`; CLI scan: one process per snapshot, watch.daemon off; CLI "
+        "daemon: the same\nwith the watch daemon (warm); git CLI: `git add -A && git commit` / "
+        "`git reset --hard` with a\nseparate git dir, feature.manyFiles and the untracked cache.\n"
+        "shadowbox's restore also takes a safety checkpoint first; git's does not.\n");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "snapshot_bench: %s\n", e.what());
