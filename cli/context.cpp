@@ -73,10 +73,6 @@ std::unique_ptr<sandbox::LedgerRun> Context::open_run(
   return std::make_unique<sandbox::LedgerRun>(std::move(store), std::move(run_options));
 }
 
-}  // namespace cli
-
-namespace cli {
-
 std::vector<std::string> Context::self_command() const {
   std::vector<std::string> argv = {self_path(), "--workspace", workspace.string(), "--store",
                                    store_dir.string()};

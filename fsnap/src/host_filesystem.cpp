@@ -142,8 +142,8 @@ struct HostFilesystem::Impl {
     return result;
   }
 
-  CaptureResult capture(bool ask_service = true) {
-    if (!watch && captures && ask_service) {
+  CaptureResult capture() {
+    if (!watch && captures) {
       if (std::optional<CaptureReport> report = captures->capture(options)) {
         return served(std::move(*report));
       }
@@ -438,7 +438,7 @@ std::string HostFilesystem::capture_tree() {
 }
 
 CaptureReport HostFilesystem::capture_for_lock_holder() {
-  CaptureResult result = impl_->capture(false);
+  CaptureResult result = impl_->capture();
   CaptureReport report;
   report.tree = git::to_hex(result.tree);
   report.skipped = std::move(result.skipped);

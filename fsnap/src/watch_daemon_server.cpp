@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "fsnap/error.hpp"
@@ -152,8 +151,7 @@ class Daemon {
   }
 
   // Sends progress to the client being served (from the capture's reporting thread).
-  void report(const CaptureProgress& p) {
-    std::lock_guard<std::mutex> lock(report_mutex_);
+  void report(const CaptureProgress& p) const {
     if (report_fd_ < 0 || p.done) return;
     wire::FrameWriter w;
     w.u8(static_cast<std::uint8_t>(wire::Kind::kProgress))
@@ -216,15 +214,14 @@ class Daemon {
     }
     try {
       if (!wire::same_capture(options, capture_options_)) open_filesystem(options);
-      {
-        std::lock_guard<std::mutex> lock(report_mutex_);
-        report_fd_ = conn;
-      }
+      // Progress goes to this client while the capture runs (the capture's reporting
+      // thread ends before it returns).
+      report_fd_ = conn;
+      struct Unset {
+        int& fd;
+        ~Unset() { fd = -1; }
+      } unset{report_fd_};
       CaptureReport report = fs_->capture_for_lock_holder();
-      {
-        std::lock_guard<std::mutex> lock(report_mutex_);
-        report_fd_ = -1;
-      }
       ++captures_;
       last_capture_entries_ = report.progress.entries_seen;
       wire::FrameWriter w;
@@ -238,10 +235,6 @@ class Daemon {
           .u64(report.progress.bytes_hashed);
       wire::send_frame(conn, w.bytes());
     } catch (const std::exception& e) {
-      {
-        std::lock_guard<std::mutex> lock(report_mutex_);
-        report_fd_ = -1;
-      }
       // The client scans and meets the same problem, with its own message.
       refuse(conn, e.what(), false);
     }
@@ -277,8 +270,7 @@ class Daemon {
   int listen_fd_ = -1;
   CaptureOptions capture_options_;
   std::unique_ptr<HostFilesystem> fs_;
-  std::mutex report_mutex_;
-  int report_fd_ = -1;
+  int report_fd_ = -1;  // the client being served, during a capture
   std::uint64_t captures_ = 0;
   std::uint64_t last_capture_entries_ = 0;
 };

@@ -205,12 +205,14 @@ TEST_F(TranscriptUsageTest, NearTheCeilingTheRequestOfTheCallIsWaitedFor) {
 namespace {
 
 TEST_F(TranscriptUsageTest, MessagesAreCountedOnceAndPerFile) {
-  append(transcript_,
-         "{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"go\"}}\n");
+  append(
+      transcript_,
+      "{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"go\"}}\n");
   append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 10, 1));
   append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 10, 9));  // streamed
   append(transcript_,
-         "{\"type\":\"system\",\"uuid\":\"s1\",\"content\":\"hook ran: \\\"type\\\":\\\"user\\\"\"}\n");
+         "{\"type\":\"system\",\"uuid\":\"s1\",\"content\":\"hook ran: "
+         "\\\"type\\\":\\\"user\\\"\"}\n");
   fs::path other = dir_ / "projects/-ws/sess-2.jsonl";
   append(other, "{\"type\":\"user\",\"uuid\":\"u9\",\"message\":{\"content\":\"hi\"}}\n");
   TranscriptUsage usage(prices_);

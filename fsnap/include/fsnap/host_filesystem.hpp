@@ -133,7 +133,7 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   std::string capture_tree();
   // Captures like capture_tree but without taking the store lock, and says what was
   // skipped: for a process that captures on behalf of another one which holds the
-  // lock (the watch daemon). Never asks the capture service.
+  // lock (the watch daemon, which watches and so never asks a capture service).
   CaptureReport capture_for_lock_holder();
   // Changes from the current workspace to target, without touching anything (takes
   // a capture of the current state, which is not recorded as a checkpoint).
