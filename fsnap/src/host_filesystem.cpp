@@ -151,7 +151,8 @@ struct HostFilesystem::Impl {
     std::string key = cache_key();
     if (!watch) {
       return capture_workspace(root, repo.impl(), options,
-                               StatCache::load(store.stat_cache_file(), key), now_ns());
+                               StatCache::load(store.stat_cache_file(), key), now_ns(), nullptr,
+                               /*pack_new=*/true);
     }
     watch->pending.merge(watch->watcher->take_changes());
     std::optional<CaptureScope> scope;
@@ -164,7 +165,8 @@ struct HostFilesystem::Impl {
     }
     watch->cache.reset();  // if this capture fails, the next one walks everything
     CaptureResult result = capture_workspace(root, repo.impl(), options, std::move(previous),
-                                             now_ns(), scope ? &*scope : nullptr);
+                                             now_ns(), scope ? &*scope : nullptr,
+                                             /*pack_new=*/true);
     watch->cache = std::move(result.cache);
     watch->cache_key = key;
     watch->pending = ChangedDirs{};

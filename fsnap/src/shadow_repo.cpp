@@ -144,6 +144,24 @@ git::Odb ShadowRepo::Impl::open_odb() const {
   return fsnap::open_odb(git_dir);
 }
 
+std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_for_errors) {
+  std::string data(size, '\0');
+  std::size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::read(fd, data.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      throw Error(ErrorCode::kIo, "cannot read " + path_for_errors + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got != size) {
+    throw Error(ErrorCode::kConflict, path_for_errors + " changed size while being read");
+  }
+  return data;
+}
+
 git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
                            const std::string& path_for_errors) {
   constexpr std::size_t kChunk = 1 << 20;
@@ -151,19 +169,7 @@ git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
     return Error(ErrorCode::kIo, "cannot read " + path_for_errors + ": " + std::strerror(errno));
   };
   if (size <= 8 * kChunk) {
-    std::string data(size, '\0');
-    std::size_t got = 0;
-    while (got < size) {
-      ssize_t n = ::read(fd, data.data() + got, size - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw read_fail();
-      if (n == 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    if (got != size) {
-      throw Error(ErrorCode::kConflict, path_for_errors + " changed size while being read");
-    }
-    return write_object(odb, data, GIT_OBJECT_BLOB);
+    return write_object(odb, read_whole_file(fd, size, path_for_errors), GIT_OBJECT_BLOB);
   }
   git_odb_stream* raw = nullptr;
   git::check(git_odb_open_wstream(&raw, odb, size, GIT_OBJECT_BLOB),

@@ -106,6 +106,9 @@ struct ShadowRepo::Impl {
   void bump_generation();
 };
 
+// The content of the file open at fd, of known size; kConflict if it has another size.
+std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_for_errors);
+
 // Writes a blob read from the file descriptor fd of known size to odb, streaming
 // large files; kConflict if the file changes size meanwhile.
 git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,

@@ -13,10 +13,13 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 
+#include "checkout_index.hpp"
 #include "fsnap/error.hpp"
+#include "pack_writer.hpp"
 #include "shadow_repo_impl.hpp"
 #include "tree_encoding.hpp"
 
@@ -95,8 +98,10 @@ std::vector<std::string> read_names(int dirfd, const std::string& path) {
 struct SharedState {
   const CaptureOptions& options;
   const StatCache& previous;
-  const CaptureScope* scope;  // null: walk everything
-  std::int64_t cutoff_ns;     // entries modified after this are recorded smudged
+  const CaptureScope* scope;                // null: walk everything
+  std::int64_t cutoff_ns;                   // entries modified after this are recorded smudged
+  const CheckoutIndex* checkout = nullptr;  // the user's git index, on a first capture
+  PackWriter* pack = nullptr;               // where new objects go, on a first capture
   std::atomic<std::uint64_t> entries_seen{0};
   std::atomic<std::uint64_t> files_hashed{0};
   std::atomic<std::uint64_t> bytes_hashed{0};
@@ -188,6 +193,11 @@ class Walker {
                                                       : kModeFile;
         if (trusted(c, mode, st)) {
           e = *c;
+        } else if (std::optional<git_oid> id = from_checkout(path, mode, st)) {
+          changed = true;
+          e.oid = *id;
+          e.mode = mode;
+          record_stat(e, st);
         } else {
           changed = true;
           bool present = S_ISLNK(st.st_mode) ? hash_link(dirfd, name, path, st, e)
@@ -222,8 +232,7 @@ class Walker {
       std::vector<TreeItem> items;
       items.reserve(record.entries.size());
       for (const StatEntry& e : record.entries) items.push_back(TreeItem{&e.name, e.mode, e.oid});
-      std::string encoded = encode_tree(items);
-      tree = write_object(odb_, encoded, GIT_OBJECT_TREE);
+      tree = write_tree(encode_tree(items));
       out_.changed = true;
     }
     record.tree = tree;
@@ -236,6 +245,47 @@ class Walker {
   WalkOutput& output() { return out_; }
 
  private:
+  std::optional<git_oid> from_checkout(const std::string& path, std::uint32_t mode,
+                                       const struct stat& st) {
+    if (shared_.checkout == nullptr) return std::nullopt;
+    return shared_.checkout->blob_for(path, mode, st, [this](std::string_view data) {
+      return store_object(data, GIT_OBJECT_BLOB);
+    });
+  }
+
+  // Writes a tree unless a pack holds it already: a tree of the user's own commits is
+  // found in their linked packs, which are never touched (writing an object that
+  // exists "freshens" it, which for a pack means a new mtime, and a linked pack's
+  // mtime is the user's pack's).
+  git_oid write_tree(const std::string& encoded) {
+    if (shared_.checkout != nullptr) {
+      git_oid oid;
+      git::check(git_odb_hash(&oid, encoded.data(), encoded.size(), GIT_OBJECT_TREE),
+                 "cannot hash a tree");
+      if (shared_.checkout->packed(oid)) return oid;
+    }
+    return store_object(encoded, GIT_OBJECT_TREE);
+  }
+
+  // Stores an object: into the capture's pack when it has one and the store lacks the
+  // object (looked up without rescanning the pack directory, which libgit2 does for
+  // every object it writes and does not find), else through the object database.
+  git_oid store_object(std::string_view data, git_object_t type) {
+    if (shared_.pack == nullptr || data.size() > kStreamedBlobSize) {
+      return write_object(odb_, data, type);
+    }
+    git_oid oid;
+    git::check(git_odb_hash(&oid, data.data(), data.size(), type), "cannot hash an object");
+    if (shared_.pack->contains(oid)) return oid;
+    if (git_odb_exists_ext(odb_, &oid, GIT_ODB_LOOKUP_NO_REFRESH) != 0) {
+      // An older version the user's packs hold: not to be touched. Else ours, freshened.
+      if (shared_.checkout != nullptr && shared_.checkout->packed(oid)) return oid;
+      return write_object(odb_, data, type);
+    }
+    shared_.pack->add(oid, data, type);
+    return oid;
+  }
+
   bool trusted(const StatEntry* c, std::uint32_t mode, const struct stat& st) const {
     std::int64_t cutoff = shared_.previous.scan_started_ns();
     return c != nullptr && c->mode == mode && c->size == static_cast<std::uint64_t>(st.st_size) &&
@@ -266,7 +316,10 @@ class Walker {
     if (!S_ISREG(st.st_mode)) {
       throw Error(ErrorCode::kConflict, path + " changed type while being captured");
     }
-    e.oid = write_blob_from_fd(odb_, fd.get(), static_cast<std::uint64_t>(st.st_size), path);
+    auto size = static_cast<std::uint64_t>(st.st_size);
+    e.oid = shared_.pack != nullptr && size <= kStreamedBlobSize
+                ? store_object(read_whole_file(fd.get(), size, path), GIT_OBJECT_BLOB)
+                : write_blob_from_fd(odb_, fd.get(), size, path);
     e.mode = (st.st_mode & S_IXUSR) ? kModeExec : kModeFile;
     record_stat(e, st);
     shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
@@ -291,7 +344,7 @@ class Walker {
       }
       target.resize(target.size() * 2);
     }
-    e.oid = write_object(odb_, target, GIT_OBJECT_BLOB);
+    e.oid = store_object(target, GIT_OBJECT_BLOB);
     e.mode = kModeLink;
     record_stat(e, st);
     shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
@@ -331,8 +384,9 @@ unsigned capture_threads() {
 class Capture {
  public:
   Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, StatCache previous,
-          std::int64_t now_ns, const CaptureScope* scope)
+          std::int64_t now_ns, const CaptureScope* scope, bool pack_new)
       : repo_(repo),
+        pack_new_(pack_new),
         previous_(std::move(previous)),
         shared_{options, previous_, scope, now_ns - kRacyMarginNs} {}
 
@@ -342,7 +396,20 @@ class Capture {
     result.cache.set_scan_started_ns(shared_.cutoff_ns);
     Fd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (root_fd.get() < 0) fail_io("open workspace", root, errno);
+    if (shared_.options.use_git_index && shared_.scope == nullptr &&
+        shared_.previous.find_dir("") == nullptr) {
+      checkout_ = CheckoutIndex::open(root, (repo_.git_dir / "objects").string());
+      if (checkout_) {
+        git_odb_refresh(repo_.odb.get());  // it may have new packs
+        shared_.checkout = checkout_.get();
+      }
+    }
 
+    if (pack_new_ && shared_.scope == nullptr && shared_.previous.find_dir("") == nullptr) {
+      // Nothing to go by: about every file is new to the store. One pack for them all.
+      pack_ = std::make_unique<PackWriter>(repo_.git_dir / "objects" / "pack");
+      shared_.pack = pack_.get();
+    }
     Walker main(shared_, repo_.odb.get(), exclude_rules(shared_.options));
     std::vector<RootTask> tasks;
     DirRecord root_record;
@@ -362,6 +429,10 @@ class Capture {
       return e.mode == kModeTree && git_oid_is_zero(&e.oid);
     });
     result.tree = main.finish_dir("", std::move(root_record), changed);
+    if (pack_) {
+      pack_->finish(repo_.odb.get());
+      git_odb_refresh(repo_.odb.get());
+    }
 
     std::unordered_set<std::string> walked;
     if (shared_.scope != nullptr) {
@@ -478,8 +549,11 @@ class Capture {
   }
 
   ShadowRepo::Impl& repo_;
+  bool pack_new_;
   StatCache previous_;
   SharedState shared_;
+  std::unique_ptr<CheckoutIndex> checkout_;
+  std::unique_ptr<PackWriter> pack_;
   std::vector<git::Odb> odbs_;
   std::vector<std::unique_ptr<Walker>> workers_;
 };
@@ -516,8 +590,8 @@ bool CaptureScope::must_walk(const std::string& dir) const {
 
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,
-                                std::int64_t now_ns, const CaptureScope* scope) {
-  return Capture(repo, options, std::move(previous), now_ns, scope).run(root);
+                                std::int64_t now_ns, const CaptureScope* scope, bool pack_new) {
+  return Capture(repo, options, std::move(previous), now_ns, scope, pack_new).run(root);
 }
 
 }  // namespace fsnap

@@ -80,7 +80,8 @@ auto parse_with(const std::string& origin, const YAML::Node& node, const std::st
 
 void parse_capture(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "capture", "expected a mapping");
-  check_keys(origin, node, "capture.", {"excludes", "max_file_size", "respect_gitignore"});
+  check_keys(origin, node, "capture.",
+             {"excludes", "max_file_size", "respect_gitignore", "use_git_index"});
   if (YAML::Node excludes = node["excludes"]; excludes && !excludes.IsNull()) {
     if (!excludes.IsSequence()) fail(origin, excludes, "capture.excludes", "expected a list");
     for (const YAML::Node& item : excludes) {
@@ -94,6 +95,9 @@ void parse_capture(const std::string& origin, const YAML::Node& node, Config& co
   }
   if (YAML::Node flag = node["respect_gitignore"]; flag) {
     config.capture.respect_gitignore = as_bool(origin, flag, "capture.respect_gitignore");
+  }
+  if (YAML::Node flag = node["use_git_index"]; flag) {
+    config.capture.use_git_index = as_bool(origin, flag, "capture.use_git_index");
   }
 }
 

@@ -31,6 +31,7 @@ TEST(ConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_TRUE(c.capture.excludes.empty());
   EXPECT_EQ(c.capture.max_file_size, 100ull << 20);
   EXPECT_FALSE(c.capture.respect_gitignore);
+  EXPECT_TRUE(c.capture.use_git_index);
   EXPECT_EQ(c.retention.keep_last, 0u);
   EXPECT_EQ(c.retention.max_age.count(), 0);
   EXPECT_TRUE(c.auto_maintenance);
@@ -60,6 +61,7 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_EQ(shipped.capture.excludes, defaults.capture.excludes);
   EXPECT_EQ(shipped.capture.max_file_size, defaults.capture.max_file_size);
   EXPECT_EQ(shipped.capture.respect_gitignore, defaults.capture.respect_gitignore);
+  EXPECT_EQ(shipped.capture.use_git_index, defaults.capture.use_git_index);
   EXPECT_EQ(shipped.retention.keep_last, defaults.retention.keep_last);
   EXPECT_EQ(shipped.retention.max_age, defaults.retention.max_age);
   EXPECT_EQ(shipped.retention.max_size, defaults.retention.max_size);
@@ -97,6 +99,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  excludes: [node_modules/, '*.log', '!keep.log']\n"
       "  max_file_size: 2MiB\n"
       "  respect_gitignore: true\n"
+      "  use_git_index: false\n"
       "retention:\n"
       "  keep_last: 50\n"
       "  max_age: 30d\n"
@@ -139,6 +142,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
   EXPECT_EQ(c.capture.max_file_size, 2u << 20);
   EXPECT_TRUE(c.capture.respect_gitignore);
+  EXPECT_FALSE(c.capture.use_git_index);
   EXPECT_EQ(c.retention.keep_last, 50u);
   EXPECT_EQ(c.retention.max_age, std::chrono::hours(24 * 30));
   EXPECT_EQ(c.retention.max_size, 2ull << 30);

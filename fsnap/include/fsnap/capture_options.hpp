@@ -33,6 +33,12 @@ struct CaptureOptions {
   // When true, the workspace's .gitignore files exclude too. Off by default so an
   // ignored `.env` still comes back after a rollback.
   bool respect_gitignore = false;
+  // When the workspace is a git checkout, a capture without a stat cache (the first)
+  // takes the blob id of each file whose stat matches the checkout's index from the
+  // index, as `git status` trusts it, after linking the repository's packs into the
+  // store (the objects are then the store's own). Files that differ from the index,
+  // untracked and ignored files are read as always.
+  bool use_git_index = true;
   // Called every 200 ms during a capture, from a reporting thread, and once at the
   // end (with done = true) from the capturing thread. Must not throw.
   std::function<void(const CaptureProgress&)> on_progress;

@@ -1,0 +1,76 @@
+// CheckoutIndex — when the workspace is a git checkout, the blob ids its own index
+// already vouches for, so that a first capture reads what `git status` would read and
+// not every file. Private to fsnap.
+//
+// The user's pack files are linked into the store first (hard links, copies across
+// filesystems), as `git clone --local` does, so the ids it hands out name objects the
+// store holds itself: deleting or garbage-collecting the user's repository later
+// breaks nothing. Objects the packs lack (loose ones, or from alternates) are copied
+// one by one; an id whose object cannot be had is not handed out.
+//
+// The user's repository is only read. Thread-safe after open().
+#pragma once
+
+#include <git2/index.h>
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "git_handles.hpp"
+
+namespace fsnap {
+
+// Whether index entry e vouches for a file whose lstat is st and whose git mode is mode,
+// in an index file last written at index_mtime: git's stat check (mode, size, mtime and
+// ctime to the nanosecond, inode; 32-bit fields compared as git stores them) and its
+// racy rule (an entry whose file changed at or after the index was written may have
+// changed again since without its stat showing it). Entries git itself does not stat
+// (assume-unchanged, skip-worktree), intent-to-add and conflict entries never vouch.
+bool index_entry_vouches(const git_index_entry& e, const struct stat& st, std::uint32_t mode,
+                         const timespec& index_mtime);
+
+class CheckoutIndex {
+ public:
+  // The index of the checkout whose work tree is root, with its packs linked into the
+  // store whose object directory is store_objects. Null when root is not the top of a
+  // git work tree, or its repository or index cannot be read as libgit2 reads them
+  // (then a capture reads every file, as without it); never throws for the user's
+  // repository, only kIo when the store cannot be written.
+  static std::unique_ptr<CheckoutIndex> open(const std::string& root,
+                                             const std::string& store_objects);
+
+  // The blob id of the file at path (relative to root; lstat st, git mode mode) if the
+  // index vouches for it and the store holds a blob of that id and of st's size (one
+  // only the user's repository held is copied in through store first). The size check
+  // also catches content a filter changed on its way into the index (line endings,
+  // `ident`, LFS). Files larger than kStreamedBlobSize are never vouched for: captured,
+  // they stay loose objects, which restore streams.
+  std::optional<git_oid> blob_for(const std::string& path, std::uint32_t mode,
+                                  const struct stat& st,
+                                  const std::function<git_oid(std::string_view)>& store) const;
+
+  // Whether the store's packs (the user's linked ones among them) hold oid.
+  bool packed(const git_oid& oid) const;
+
+  ~CheckoutIndex();
+  CheckoutIndex(const CheckoutIndex&) = delete;
+  CheckoutIndex& operator=(const CheckoutIndex&) = delete;
+
+ private:
+  CheckoutIndex() = default;
+
+  git::Repository user_;  // the user's repository, read only
+  git_index* index_ = nullptr;
+  timespec index_mtime_{};
+  git::Odb user_odb_;
+  git::Odb store_packs_;  // the store's packs alone (no loose lookups, no freshening)
+  std::unordered_map<std::string_view, const git_index_entry*> entries_;
+};
+
+}  // namespace fsnap
