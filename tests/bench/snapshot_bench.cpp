@@ -248,6 +248,78 @@ void print_rows(const std::vector<Row>& rows) {
   }
 }
 
+// The first snapshot of a git checkout against `git status` on it: the workspace
+// becomes a checkout (its files committed and packed, as a clone's are; a few edited,
+// a few untracked), then each shadowbox side takes a first snapshot into a fresh store.
+void checkout_first_snapshot(const fs::path& base, const fs::path& workspace,
+                             const std::vector<std::string>& files, const Settings& s) {
+  auto git = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"git",
+                                     "-c",
+                                     "user.name=bench",
+                                     "-c",
+                                     "user.email=bench@localhost",
+                                     "-c",
+                                     "core.hooksPath=/dev/null"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv, workspace, {}, "", std::chrono::seconds(3600));
+  };
+  double setup = seconds_of([&] {
+    check(git({"init", "-q"}), "git init");
+    check(git({"config", "feature.manyFiles", "true"}), "git config");
+    check(git({"config", "core.untrackedCache", "true"}), "git config");
+    check(git({"config", "gc.auto", "0"}), "git config");
+    check(git({"add", "-A"}), "git add -A");
+    check(git({"commit", "-q", "-m", "checkout"}), "git commit");
+    check(git({"repack", "-adq"}), "git repack");
+  });
+  std::mt19937_64 rng(11);
+  for (std::size_t i = 0; i < 10; ++i) {
+    testing_support::write_file(workspace / files[rng() % files.size()],
+                                text_of_size(rng, s.file_size));
+    testing_support::write_file(workspace / ("untracked-" + std::to_string(i) + ".txt"),
+                                text_of_size(rng, s.file_size));
+  }
+  // Twice: the first status refreshes the index and writes the untracked cache.
+  check(git({"status", "--porcelain"}), "git status");
+  check(git({"status", "--porcelain"}), "git status");
+  std::printf(
+      "\nfirst snapshot of a git checkout (committed and packed in %.1f s; 10 files "
+      "edited, 10 untracked):\n",
+      setup);
+
+  std::vector<double> status_t, lib_t, cli_t, read_all_t;
+  testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
+  for (std::size_t i = 0; i < s.repeat; ++i) {
+    std::string n = std::to_string(i);
+    status_t.push_back(seconds_of([&] { check(git({"status", "--porcelain"}), "git status"); }));
+    lib_t.push_back(seconds_of([&] {
+      fsnap::HostFilesystem fresh(fsnap::Store::open(base / ("checkout-lib-" + n), workspace, true),
+                                  fsnap::CaptureOptions{});
+      fresh.checkpoint({});
+    }));
+    CliRunner cli{base / ("checkout-cli-" + n), workspace, base / "no-daemon.yaml"};
+    cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
+    if (i == 0) {  // once: the same capture reading every file, for scale
+      fsnap::CaptureOptions read_all;
+      read_all.use_git_index = false;
+      read_all_t.push_back(seconds_of([&] {
+        fsnap::HostFilesystem fresh(fsnap::Store::open(base / "checkout-read-all", workspace, true),
+                                    read_all);
+        fresh.checkpoint({});
+      }));
+    }
+  }
+  double status = median(status_t);
+  std::printf("  git status:                        %9.1fms\n", status * 1000);
+  std::printf("  fsnap lib, from the index:         %9.1fms  (%.2fx git status)\n",
+              median(lib_t) * 1000, median(lib_t) / status);
+  std::printf("  shadowbox CLI, from the index:     %9.1fms  (%.2fx git status)\n",
+              median(cli_t) * 1000, median(cli_t) / status);
+  std::printf("  fsnap lib, reading every file (1): %9.1fms  (%.2fx git status)\n",
+              read_all_t.front() * 1000, read_all_t.front() / status);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -365,6 +437,7 @@ int main(int argc, char** argv) {
     check(daemon.run({"daemon", "stop"}), "shadowbox daemon stop");
 
     print_rows(rows);
+    checkout_first_snapshot(base, workspace, files, s);
     std::vector<double> floor_t;
     for (std::size_t i = 0; i < s.repeat; ++i) floor_t.push_back(stat_floor(workspace));
     std::printf("\nreference: one fstatat per entry on %u threads, nothing else: %.1fms\n",
