@@ -119,6 +119,50 @@ std::optional<CaptureReport> WatchDaemonClient::capture(const CaptureOptions& op
   }
 }
 
+MessageOutcome WatchDaemonClient::message(std::string_view message,
+                                          std::chrono::milliseconds timeout) {
+  using State = MessageOutcome::State;
+  MessageOutcome out;
+  try {
+    Connection conn(store_);
+    if (!conn.open()) {
+      out.why = "no watch daemon is running";
+      if (options_.start_daemon) options_.start_daemon();
+      return out;
+    }
+    wire::FrameWriter req = request(options_.version, wire::Op::kMessage);
+    req.str(message);
+    if (!wire::send_frame(conn.fd(), req.bytes())) {
+      out.why = "the watch daemon closed the connection";
+      return out;
+    }
+    std::string payload;
+    if (!wire::receive_frame(conn.fd(), payload, static_cast<int>(timeout.count()))) {
+      out.state = State::kNoAnswer;
+      out.why = "the watch daemon did not answer";
+      return out;
+    }
+    wire::FrameReader r(payload);
+    auto kind = static_cast<wire::Kind>(r.u8());
+    if (kind == wire::Kind::kRefused) {
+      out.why = r.str();
+      if (r.u8() != 0 && options_.start_daemon) options_.start_daemon();
+      return out;
+    }
+    if (kind != wire::Kind::kReply) {
+      out.state = State::kNoAnswer;
+      out.why = kind == wire::Kind::kFailed ? r.str() : "unexpected answer";
+      return out;
+    }
+    out.reply = r.str();
+    out.state = State::kAnswered;
+  } catch (const std::exception& e) {
+    out.state = State::kNoAnswer;
+    out.why = e.what();
+  }
+  return out;
+}
+
 std::optional<WatchDaemonStatus> WatchDaemonClient::status() {
   Connection conn(store_);
   if (!conn.open()) return std::nullopt;

@@ -190,6 +190,8 @@ class Daemon {
         case wire::Op::kStatus:
           send_status(conn);
           return std::nullopt;
+        case wire::Op::kMessage:
+          return message(conn, r.str());
         case wire::Op::kStop: {
           wire::FrameWriter w;
           w.u8(static_cast<std::uint8_t>(wire::Kind::kStopping));
@@ -213,7 +215,6 @@ class Daemon {
       return WatchDaemonExit::kGone;
     }
     try {
-      if (!wire::same_capture(options, capture_options_)) open_filesystem(options);
       // Progress goes to this client while the capture runs (the capture's reporting
       // thread ends before it returns).
       report_fd_ = conn;
@@ -221,9 +222,7 @@ class Daemon {
         int& fd;
         ~Unset() { fd = -1; }
       } unset{report_fd_};
-      CaptureReport report = fs_->capture_for_lock_holder();
-      ++captures_;
-      last_capture_entries_ = report.progress.entries_seen;
+      CaptureReport report = capture_now(options);
       wire::FrameWriter w;
       w.u8(static_cast<std::uint8_t>(wire::Kind::kCaptured)).str(report.tree);
       w.u32(static_cast<std::uint32_t>(report.skipped.size()));
@@ -237,6 +236,51 @@ class Daemon {
     } catch (const std::exception& e) {
       // The client scans and meets the same problem, with its own message.
       refuse(conn, e.what(), false);
+    }
+    return std::nullopt;
+  }
+
+  // The daemon's own captures, for a message handler: what a client would get, without
+  // the connection.
+  class LocalCaptures : public CaptureService {
+   public:
+    explicit LocalCaptures(Daemon& daemon) : daemon_(daemon) {}
+    std::optional<CaptureReport> capture(const CaptureOptions& options) override {
+      return daemon_.capture_now(options);
+    }
+
+   private:
+    Daemon& daemon_;
+  };
+
+  CaptureReport capture_now(const CaptureOptions& options) {
+    if (!wire::same_capture(options, capture_options_)) open_filesystem(options);
+    CaptureReport report = fs_->capture_for_lock_holder();
+    ++captures_;
+    last_capture_entries_ = report.progress.entries_seen;
+    return report;
+  }
+
+  std::optional<WatchDaemonExit> message(int conn, const std::string& text) {
+    if (!options_.on_message) {
+      refuse(conn, "this watch daemon takes no messages", false);
+      return std::nullopt;
+    }
+    if (gone()) {
+      refuse(conn, "the watched workspace or store went away", true);
+      return WatchDaemonExit::kGone;
+    }
+    try {
+      LocalCaptures captures(*this);
+      std::string reply = options_.on_message(text, captures);
+      wire::FrameWriter w;
+      w.u8(static_cast<std::uint8_t>(wire::Kind::kReply)).str(reply);
+      wire::send_frame(conn, w.bytes());
+    } catch (const std::exception& e) {
+      // Not a refusal: the handler may have done part of its work.
+      wire::FrameWriter w;
+      w.u8(static_cast<std::uint8_t>(wire::Kind::kFailed)).str(e.what());
+      wire::send_frame(conn, w.bytes());
     }
     return std::nullopt;
   }

@@ -15,6 +15,8 @@
 //     kStopping  (the daemon exits after this answer)
 //     kRefused   str:why u8:exiting (the client scans; exiting: the daemon exits now,
 //                as one does for a client of another version)
+//     kReply     str:reply   (to a kMessage request, whose op is followed by str:message)
+//     kFailed    str:why     (the message's handler failed part-way)
 //
 // Capture options: u32:n {str:exclude}* u64:max-file-size u8:respect-gitignore.
 #pragma once
@@ -33,14 +35,16 @@ inline constexpr std::string_view kMagic = "SBXW";
 inline constexpr std::uint32_t kProtocol = 1;
 
 // What a request asks.
-enum class Op : std::uint8_t { kCapture = 1, kStatus = 2, kStop = 3 };
+enum class Op : std::uint8_t { kCapture = 1, kStatus = 2, kStop = 3, kMessage = 4 };
 // What an answer frame is.
 enum class Kind : std::uint8_t {
   kProgress = 1,
   kCaptured = 2,
   kStatus = 3,
   kStopping = 4,
-  kRefused = 5
+  kRefused = 5,
+  kReply = 6,
+  kFailed = 7
 };
 
 // Builds one frame's fields.

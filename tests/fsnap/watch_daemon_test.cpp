@@ -233,6 +233,42 @@ TEST_F(WatchDaemonTest, APruneElsewhereMakesTheDaemonReadEverythingAgain) {
 // Random changes of every kind between captures, with the daemon killed at random
 // points — between captures and in the middle of one — and started again: every
 // capture, served or scanned, is the full walk's.
+TEST_F(WatchDaemonTest, AMessageIsAnsweredByTheHandlerWhichCapturesThroughTheDaemon) {
+  write("a.txt", "one");
+  fsnap::WatchDaemonOptions options;
+  options.on_message = [](std::string_view message, fsnap::CaptureService& captures) {
+    std::optional<fsnap::CaptureReport> report = captures.capture(fsnap::CaptureOptions{});
+    if (message == "fail") throw std::runtime_error("handler failed");
+    return std::string(message) + " " + (report ? report->tree : "none");
+  };
+  start_daemon(options);
+  write("b/c.txt", "two");  // written before the message: in the capture
+  fsnap::MessageOutcome out = client().message("hello", milliseconds(5000));
+  ASSERT_EQ(out.state, fsnap::MessageOutcome::State::kAnswered) << out.why;
+  fsnap::HostFilesystem plain(fsnap::Store::open(temp_.path() / "plain", ws_, true), {});
+  EXPECT_EQ(out.reply, "hello " + plain.capture_tree());
+  EXPECT_EQ(client().status()->captures, 1u);
+
+  fsnap::MessageOutcome failed = client().message("fail", milliseconds(5000));
+  EXPECT_EQ(failed.state, fsnap::MessageOutcome::State::kNoAnswer)
+      << "a handler that failed part-way must not look undelivered";
+  EXPECT_EQ(failed.why, "handler failed");
+}
+
+TEST_F(WatchDaemonTest, AMessageNobodyTakesIsNotDelivered) {
+  fsnap::MessageOutcome none = client().message("hello", milliseconds(1000));
+  EXPECT_EQ(none.state, fsnap::MessageOutcome::State::kNotDelivered);
+  EXPECT_EQ(start_requests_, 1) << "a daemon is started for the next message";
+
+  start_daemon();  // no handler
+  fsnap::MessageOutcome refused = client().message("hello", milliseconds(1000));
+  EXPECT_EQ(refused.state, fsnap::MessageOutcome::State::kNotDelivered);
+  EXPECT_NE(refused.why.find("no messages"), std::string::npos) << refused.why;
+
+  fsnap::MessageOutcome other = client("test-2").message("hello", milliseconds(1000));
+  EXPECT_EQ(other.state, fsnap::MessageOutcome::State::kNotDelivered);
+}
+
 TEST_F(WatchDaemonTest, RandomChangesAndKilledDaemonsNeverGiveAStaleCapture) {
   std::mt19937 rng(GTEST_FLAG_GET(random_seed) != 0 ? GTEST_FLAG_GET(random_seed) : 20261125);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };

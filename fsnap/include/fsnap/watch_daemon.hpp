@@ -22,12 +22,26 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "fsnap/capture_options.hpp"
 #include "fsnap/capture_service.hpp"
 #include "fsnap/store.hpp"
 
 namespace fsnap {
+
+// What became of a message sent to the daemon (WatchDaemonClient::message).
+struct MessageOutcome {
+  enum class State {
+    kAnswered,      // reply holds the daemon's reply
+    kNotDelivered,  // no daemon took it (none running, another version): nothing was done
+    kNoAnswer,      // delivered, then no reply in time (or the handler failed): it may have
+                    // been acted on, in part
+  };
+  State state = State::kNotDelivered;
+  std::string reply;
+  std::string why;  // when not answered
+};
 
 // What a running watch daemon says of itself.
 struct WatchDaemonStatus {
@@ -66,6 +80,10 @@ class WatchDaemonClient : public CaptureService {
   std::optional<WatchDaemonStatus> status();
   // Asks the daemon to exit and waits (up to 5 s) until it has; false if none ran.
   bool stop();
+  // Sends message to the daemon's message handler (WatchDaemonOptions::on_message) and
+  // waits up to timeout for its reply. A daemon is started (options.start_daemon) when
+  // none runs, for the next message; this one is then not delivered.
+  MessageOutcome message(std::string_view message, std::chrono::milliseconds timeout);
   // Why the last capture() had no answer ("" if it had one).
   const std::string& last_fallback() const { return last_fallback_; }
 
@@ -88,6 +106,12 @@ struct WatchDaemonOptions {
   std::chrono::milliseconds lock_wait{2000};
   // Set (from a signal handler, say) to make it exit at the next tick.
   const std::atomic<bool>* stop_requested = nullptr;
+  // Answers a client's message (WatchDaemonClient::message), on the daemon's thread,
+  // one at a time; captures is this daemon's own capture service, for a handler that
+  // records checkpoints (and holds the store lock while it asks, as clients do). Empty:
+  // messages are refused. An exception is reported to the client as a failure (the
+  // message may have been acted on in part), not as a refusal.
+  std::function<std::string(std::string_view message, CaptureService& captures)> on_message;
 };
 
 // Why serve_watch_daemon returned.
