@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hook_event.hpp"
 #include "output.hpp"
 #include "watch_daemon.hpp"
 
@@ -62,6 +63,20 @@ int serve(const Context& context, const fsnap::Store& store) {
   options.capture = context.config.capture;
   options.idle_exit = context.config.watch.idle_exit;
   options.stop_requested = &stop_requested;
+  // Hook events a thin client (`shadowbox-hook`) relays: recorded here, with this
+  // daemon's captures, by the code `shadowbox hook claude-code` runs.
+  options.on_message = [&store](std::string_view text, fsnap::CaptureService& captures) {
+    std::optional<HookMessage> message = decode_message(text);
+    if (!message) {
+      HookReply unknown;
+      unknown.fall_back = true;
+      unknown.why = "not a hook event";
+      return encode(unknown);
+    }
+    // Not owned: the daemon's own service outlives the event.
+    std::shared_ptr<fsnap::CaptureService> borrowed(&captures, [](fsnap::CaptureService*) {});
+    return encode(answer_relayed_hook_event(*message, store, borrowed));
+  };
   fsnap::WatchDaemonExit exit = fsnap::serve_watch_daemon(store, options);
   std::cerr << "shadowbox: watch daemon " << ::getpid() << " for " << store.workspace().string()
             << " exited: " << fsnap::to_string(exit) << '\n';

@@ -1,5 +1,7 @@
 // `shadowbox hook claude-code` (one hook event on stdin) and
 // `shadowbox hooks install|uninstall [--scope project|user]`.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
@@ -11,6 +13,7 @@
 #include "commands.hpp"
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hook_event.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
@@ -35,12 +38,18 @@ std::string environment(const char* name) {
   return value != nullptr ? value : "";
 }
 
+// Makes a relative path of the hook's command line absolute against its cwd.
+void absolute_against(std::optional<std::string>& path, const std::string& cwd) {
+  if (path && !path->empty() && (*path)[0] != '/') *path = (fs::path(cwd) / *path).string();
+}
+
 // The workspace of a hook event: --workspace, else the project Claude Code names, else
 // the event's own cwd. So hooks installed for every project (--scope user) record each
 // project into its own store.
-GlobalOptions hook_options(GlobalOptions options, const hooks::ClaudeCodeEvent& event) {
+GlobalOptions hook_options(GlobalOptions options, const hooks::ClaudeCodeEvent& event,
+                           const HookEnvironment& env) {
   if (options.workspace) return options;
-  std::string project = environment("CLAUDE_PROJECT_DIR");
+  std::string project = env.get("CLAUDE_PROJECT_DIR");
   if (!project.empty()) {
     options.workspace = project;
   } else if (!event.cwd.empty()) {
@@ -61,21 +70,23 @@ bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
 
 // Records the event into the run; the answer for Claude Code.
 hooks::HookAnswer record_event(const Context& context, const std::string& run_name,
-                               const std::string& event, bool session_ends) {
-  std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true);
+                               const std::string& event, bool session_ends,
+                               const HookEnvironment& env,
+                               const std::shared_ptr<fsnap::CaptureService>& captures) {
+  std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true, nullptr, captures);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
-  std::vector<std::string> secrets = sandbox::secret_values(context.config.run.secrets);
+  std::vector<std::string> secrets = context.secret_values();
   hooks::SpendMeter meter(context.config.policy.prices,
                           fsnap::layout::agent_cost_file(run->store().dir(), run_name));
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
   bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
   hooks::HookAnswer answer = hooks::handle_claude_code_event(
-      event, *run, {secrets, &meter, supervised, warn, environment(hooks::kResumeSessionVariable)});
+      event, *run, {secrets, &meter, supervised, warn, env.get(hooks::kResumeSessionVariable)});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary (with
   // run.preserve on_tool_use, the default), so a crash loses at most the step in flight.
-  std::string run_home = environment("SHADOWBOX_RUN_HOME");
+  std::string run_home = env.get("SHADOWBOX_RUN_HOME");
   if (!run_home.empty() && context.config.run.preserve == sandbox::PreserveStrategy::kOnToolUse) {
     try {
       sandbox::HomePreserver(run->store(), run->repo(), run_name, run_home,
@@ -115,39 +126,119 @@ hooks::HookAnswer unrecorded(const GlobalOptions& options, const std::string& ru
 
 }  // namespace
 
-int cmd_hook(const GlobalOptions& global, const Args& parsed) {
+static_assert(is_hook_environment(hooks::kResumeSessionVariable),
+              "the thin hook client must pass on the variable resume sets");
+
+std::string HookEnvironment::get(const char* name) const {
+  auto found = vars.find(name);
+  return found != vars.end() ? found->second : "";
+}
+
+HookEnvironment HookEnvironment::of_process() {
+  HookEnvironment env;
+  for (const char* name : kHookEnvironment) {
+    if (const char* value = std::getenv(name)) env.vars[name] = value;
+  }
+  return env;
+}
+
+void check_hook_agent(const Args& parsed) {
   if (parsed.operands()[0] != "claude-code") {
     throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
                              " (supported: claude-code)");
   }
-  // An agent being stopped gets SIGTERM with its hook processes: this one finishes the
-  // step it records (it is short; SIGKILL after the kill grace still ends it).
-  defer_termination();
-  std::string event((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+}
+
+HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
+                            const std::string& event, const HookEnvironment& env,
+                            const std::shared_ptr<fsnap::CaptureService>& captures) {
+  HookReply reply;
   // Malformed input is answered before anything is opened or created.
   if (std::optional<std::string> problem = hooks::event_problem(event)) {
-    std::cerr << "shadowbox: ignoring a malformed hook event: " << *problem << '\n';
-    return 1;
+    reply.exit_code = 1;
+    reply.err = "shadowbox: ignoring a malformed hook event: " + *problem + "\n";
+    return reply;
   }
   // Under `shadowbox run`, the run's own hooks (they name their run) record every event;
   // shadowbox's hooks from the project's or the user's settings stand aside, so that
   // nothing is recorded twice.
-  if (!parsed.has("--run") && !environment("SHADOWBOX_RUN_HOME").empty()) return 0;
-  std::string env_run = environment("SHADOWBOX_RUN");
+  if (!parsed.has("--run") && !env.get("SHADOWBOX_RUN_HOME").empty()) return reply;
+  std::string env_run = env.get("SHADOWBOX_RUN");
   std::string run_name = parsed.value_or("--run", env_run.empty() ? "default" : env_run);
   hooks::ClaudeCodeEvent parsed_event = hooks::parse_claude_code_event(event);
-  GlobalOptions options = hook_options(global, parsed_event);
-  if (defers_to_project_hooks(global, parsed, options)) return 0;
+  GlobalOptions options = hook_options(global, parsed_event, env);
+  if (defers_to_project_hooks(global, parsed, options)) return reply;
   hooks::HookAnswer answer;
   try {
-    answer = record_event(make_context(options), run_name, event,
-                          parsed_event.name == "SessionEnd" && parsed_event.reason != "clear");
+    Context context = make_context(options);
+    if (env.relayed) context.environment = env.vars;
+    answer = record_event(context, run_name, event,
+                          parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env,
+                          captures);
   } catch (const std::exception& e) {
     answer = unrecorded(options, run_name, parsed_event, e.what());
   }
-  if (!answer.stdout_json.empty()) std::cout << answer.stdout_json << '\n';
-  if (!answer.stderr_text.empty()) std::cerr << answer.stderr_text << '\n';
-  return answer.exit_code;
+  if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
+  if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";
+  reply.exit_code = answer.exit_code;
+  return reply;
+}
+
+HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Store& store,
+                                    const std::shared_ptr<fsnap::CaptureService>& captures) {
+  HookReply fall_back;
+  fall_back.fall_back = true;
+  HookEnvironment env;
+  env.relayed = true;
+  for (const auto& [name, value] : message.env) env.vars[name] = value;
+  // The daemon reads its configuration from its own environment: an event whose hook
+  // names another one is recorded by the full command.
+  if (env.get("SHADOWBOX_CONFIG") != environment("SHADOWBOX_CONFIG") ||
+      env.get("SHADOWBOX_STORE") != environment("SHADOWBOX_STORE")) {
+    fall_back.why = "the hook's environment names another configuration or store";
+    return fall_back;
+  }
+  std::vector<const CommandSyntax*> syntaxes;
+  const Command* hook = nullptr;
+  for (const Command& c : all_commands()) {
+    syntaxes.push_back(&c.syntax);
+    if (c.run_unresolved == cmd_hook) hook = &c;
+  }
+  CommandLine line;
+  try {
+    line = parse_command_line(message.args, syntaxes);
+  } catch (const UsageError& e) {
+    fall_back.why = e.what();
+    return fall_back;
+  }
+  if (hook == nullptr || line.command != &hook->syntax || line.help || !line.args ||
+      line.args->operands()[0] != "claude-code") {
+    fall_back.why = "not a hook event's command line";
+    return fall_back;
+  }
+  GlobalOptions global = line.options;
+  absolute_against(global.store, message.cwd);
+  absolute_against(global.workspace, message.cwd);
+  absolute_against(global.config, message.cwd);
+  boost::system::error_code ec;
+  if (!global.store || !fs::equivalent(*global.store, store.dir(), ec) || ec) {
+    fall_back.why = "the event is for another store";
+    return fall_back;
+  }
+  return answer_hook_event(global, *line.args, message.event, env, captures);
+}
+
+int cmd_hook(const GlobalOptions& global, const Args& parsed) {
+  check_hook_agent(parsed);
+  // An agent being stopped gets SIGTERM with its hook processes: this one finishes the
+  // step it records (it is short; SIGKILL after the kill grace still ends it).
+  defer_termination();
+  std::string event((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  HookReply reply =
+      answer_hook_event(global, parsed, event, HookEnvironment::of_process(), nullptr);
+  std::cout << reply.out;
+  std::cerr << reply.err;
+  return reply.exit_code;
 }
 
 int cmd_hooks(const Context& context, const Args& parsed) {
@@ -178,6 +269,10 @@ int cmd_hooks(const Context& context, const Args& parsed) {
     // project find each project's store from its workspace.
     std::string command = shell_quote(self_path());
     if (scope == "project") {
+      // The thin client beside this program, when there is one: it hands each event to
+      // the store's watch daemon (or runs this program when none can take it).
+      fs::path thin = fs::path(self_path()).parent_path() / "shadowbox-hook";
+      if (::access(thin.c_str(), X_OK) == 0) command = shell_quote(thin.string());
       command += " --store " + shell_quote(context.store_dir.string());
       context.open_store(true);
     }

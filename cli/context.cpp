@@ -59,18 +59,31 @@ std::shared_ptr<fsnap::ShadowRepo> Context::open_repo(const fsnap::Store& store)
 }
 
 std::unique_ptr<sandbox::LedgerRun> Context::open_run(
-    const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo) const {
+    const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo,
+    std::shared_ptr<fsnap::CaptureService> captures) const {
   sandbox::LedgerRunOptions run_options;
   run_options.env.repo = std::move(repo);
   run_options.capture = config.capture;
   run_options.capture.on_progress = terminal_progress();
   run_options.policy = config.hooks.policy();
   run_options.run = run;
-  run_options.secrets = sandbox::secret_values(config.run.secrets);
+  run_options.secrets = secret_values();
   run_options.windows = config.session_windows;
   fsnap::Store store = open_store(create);
-  if (config.watch.daemon) run_options.env.captures = watch_client(*this, store);
+  if (captures) {
+    run_options.env.captures = std::move(captures);
+  } else if (config.watch.daemon) {
+    run_options.env.captures = watch_client(*this, store);
+  }
   return std::make_unique<sandbox::LedgerRun>(std::move(store), std::move(run_options));
+}
+
+std::vector<std::string> Context::secret_values() const {
+  if (!environment) return sandbox::secret_values(config.run.secrets);
+  return sandbox::secret_values(config.run.secrets, [this](const std::string& name) {
+    auto found = environment->find(name);
+    return found != environment->end() ? found->second.c_str() : nullptr;
+  });
 }
 
 std::vector<std::string> Context::self_command() const {

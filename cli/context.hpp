@@ -2,6 +2,7 @@
 // its store, opened the same way for all commands.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,13 @@ struct Context {
   boost::filesystem::path workspace;  // as given (checked to be a directory)
   boost::filesystem::path store_dir;  // --store, else $SHADOWBOX_STORE, else the default
   sandbox::Config config;
+  // The environment of the process this command works for, when that is not this one
+  // (a hook event the watch daemon records for a thin client); its secrets are the
+  // ones redacted.
+  std::optional<std::map<std::string, std::string>> environment;
+
+  // The values of run.secrets in the environment this command works for.
+  std::vector<std::string> secret_values() const;
 
   // Opens the store; with create, makes it if missing. Without, a missing store is an
   // error telling the user to run `shadowbox init`.
@@ -32,9 +40,11 @@ struct Context {
   std::shared_ptr<fsnap::ShadowRepo> open_repo(const fsnap::Store& store) const;
   // A run of the workspace, with the config's capture options (and, on a terminal, a
   // progress line for long captures) and rollback policy; on repo, if given, else on a
-  // repository it opens.
+  // repository it opens. Captures are asked of captures if given, else of the watch
+  // daemon (watch.daemon), else made by scanning.
   std::unique_ptr<sandbox::LedgerRun> open_run(
-      const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo = nullptr) const;
+      const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo = nullptr,
+      std::shared_ptr<fsnap::CaptureService> captures = nullptr) const;
   // This program, with the workspace, store and config of this context: the start of
   // the command line of a helper it starts.
   std::vector<std::string> self_command() const;

@@ -107,9 +107,15 @@ std::string redact(std::string text, const std::vector<std::string>& secrets) {
 }
 
 std::vector<std::string> secret_values(const std::vector<std::string>& names) {
+  return secret_values(names, [](const std::string& name) { return std::getenv(name.c_str()); });
+}
+
+std::vector<std::string> secret_values(
+    const std::vector<std::string>& names,
+    const std::function<const char*(const std::string&)>& lookup) {
   std::vector<std::string> out;
   for (const std::string& name : names) {
-    const char* value = std::getenv(name.c_str());
+    const char* value = lookup(name);
     if (value != nullptr && *value != '\0') out.emplace_back(value);
   }
   return out;

@@ -2,9 +2,10 @@
 // Claude Code CLI. Runs the same scripted scenario (N Bash calls against the mock
 // Messages API) on a workspace of F files: without hooks; under
 // `shadowbox run` (hooks.transport http: events posted to the run's loopback server,
-// workspace watched); and with `shadowbox hooks install` (one `shadowbox hook` process
-// per event), once served by the watch daemon and once with watch.daemon off (each
-// process scans the workspace). The time between consecutive model requests is one tool call's
+// workspace watched); and with `shadowbox hooks install` (one hook process per event:
+// the thin client `shadowbox-hook`), once with the watch daemon recording the events
+// and once with watch.daemon off (the thin client then runs `shadowbox hook`, which
+// scans the workspace). The time between consecutive model requests is one tool call's
 // round trip; the bench prints the median and 90th percentile of each run and the median overhead
 // per call. A run under `shadowbox run` with every limit set (cost ceiling, steps, retries,
 // timeout, circuit breaker, budget window) shows what containment's decision adds; one with HTTP
@@ -86,7 +87,8 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
     });
     hooks::install_http_hooks_in_file(home / ".claude" / "settings.json", empty->url(), "true");
   } else if (mode == Mode::kHookProcesses || mode == Mode::kHookProcessesScanning) {
-    // Hooks for every project find each project's store; this one's is named here.
+    // The project's hooks, as `shadowbox hooks install` writes them: the thin client
+    // (`shadowbox-hook`) naming this store.
     env.push_back("SHADOWBOX_STORE=" + store.string());
     if (mode == Mode::kHookProcessesScanning) {
       testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
@@ -95,7 +97,7 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
     // The first capture of the workspace is not per call; with the daemon, the second
     // snapshot is its first capture (a walk with the stat cache).
     for (std::vector<std::string> args :
-         {std::vector<std::string>{"hooks", "install", "--scope", "user"},
+         {std::vector<std::string>{"hooks", "install"},
           std::vector<std::string>{"snapshot", "--tag", "baseline"},
           std::vector<std::string>{"daemon", "status"},
           std::vector<std::string>{"snapshot", "--tag", "warm"}}) {

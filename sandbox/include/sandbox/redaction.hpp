@@ -8,6 +8,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,9 @@ inline constexpr std::size_t kMinAnthropicTokenBody = 12;
 std::string redact(std::string text, const std::vector<std::string>& secrets);
 // The values of the named environment variables that are set and non-empty.
 std::vector<std::string> secret_values(const std::vector<std::string>& names);
+// The same in another process's environment: lookup gives a variable's value, or null.
+std::vector<std::string> secret_values(
+    const std::vector<std::string>& names,
+    const std::function<const char*(const std::string&)>& lookup);
 
 }  // namespace sandbox
