@@ -11,6 +11,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "hook_events.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/ledger.hpp"
@@ -33,11 +34,7 @@ class HookTest : public ::testing::Test {
 
   // Sends one event (built from fields) to the hook, as Claude Code would.
   CommandResult send(const std::string& event_name, const std::string& extra_json = "") {
-    std::string event = "{\"hook_event_name\":\"" + event_name +
-                        "\",\"session_id\":\"sess-1\",\"transcript_path\":\"/nowhere/t.jsonl\","
-                        "\"cwd\":\"" +
-                        ws_.string() + "\"" + extra_json + "}";
-    return raw(event);
+    return raw(hook_events::event(event_name, ws_.string(), extra_json));
   }
   CommandResult raw(const std::string& stdin_data) {
     return run_command({SHADOWBOX_BIN, "--store", store_.string(), "hook", "claude-code"}, ws_,
@@ -45,8 +42,7 @@ class HookTest : public ::testing::Test {
   }
   static std::string tool(const std::string& name, const std::string& id,
                           const std::string& more = "") {
-    return ",\"tool_name\":\"" + name + "\",\"tool_use_id\":\"" + id +
-           "\",\"tool_input\":{\"command\":\"x\"}" + more;
+    return hook_events::tool(name, id, more);
   }
 
   fsnap::ShadowRepo repo() const { return fsnap::ShadowRepo::open(store_ / "repo.git", false); }

@@ -16,6 +16,7 @@
 
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
+#include "hook_events.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/ledger.hpp"
 #include "test_support.hpp"
@@ -89,11 +90,7 @@ class HookClientTest : public ::testing::Test {
 
   // Sends one event through the thin client, as Claude Code runs an installed hook.
   CommandResult send(const std::string& event_name, const std::string& extra_json = "") {
-    std::string event = "{\"hook_event_name\":\"" + event_name +
-                        "\",\"session_id\":\"sess-1\",\"transcript_path\":\"/nowhere/t.jsonl\","
-                        "\"cwd\":\"" +
-                        ws_.string() + "\"" + extra_json + "}";
-    return raw(event);
+    return raw(hook_events::event(event_name, ws_.string(), extra_json));
   }
   CommandResult raw(const std::string& stdin_data) {
     return run_command({kThinClient, "--store", store_.string(), "hook", "claude-code"}, ws_,
@@ -101,8 +98,7 @@ class HookClientTest : public ::testing::Test {
   }
   static std::string tool(const std::string& name, const std::string& id,
                           const std::string& more = "") {
-    return ",\"tool_name\":\"" + name + "\",\"tool_use_id\":\"" + id +
-           "\",\"tool_input\":{\"command\":\"x\"}" + more;
+    return hook_events::tool(name, id, more);
   }
 
   std::vector<std::string> shape() const {
@@ -156,13 +152,11 @@ TEST_F(HookClientTest, TheHooksOwnSecretsAreRedactedNotTheDaemons) {
   write_file(ws_ / ".shadowbox.yaml", "run:\n  secrets: [HOOK_CLIENT_TEST_TOKEN]\n");
   start_daemon();  // its environment has no such variable
   const std::string secret = "s3cr3t-value-of-the-agent-only";
-  std::string event =
-      "{\"hook_event_name\":\"PreToolUse\",\"session_id\":\"sess-1\","
-      "\"transcript_path\":\"/nowhere/t.jsonl\",\"cwd\":\"" +
-      ws_.string() +
-      "\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_s\","
-      "\"tool_input\":{\"command\":\"curl -H " +
-      secret + "\"}}";
+  std::string event = hook_events::event(
+      "PreToolUse", ws_.string(),
+      ",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_s\",\"tool_input\":{\"command\":"
+      "\"curl -H " +
+          secret + "\"}");
   CommandResult r =
       run_command({kThinClient, "--store", store_.string(), "hook", "claude-code"}, ws_,
                   {"SHADOWBOX_CONFIG=", "CLAUDE_PROJECT_DIR=" + ws_.string(),
