@@ -65,7 +65,8 @@ int serve(const Context& context, const fsnap::Store& store) {
   options.stop_requested = &stop_requested;
   // Hook events a thin client (`shadowbox-hook`) relays: recorded here, with this
   // daemon's captures, by the code `shadowbox hook claude-code` runs.
-  options.on_message = [&store](std::string_view text, fsnap::CaptureService& captures) {
+  options.on_message = [&store](std::string_view text,
+                                const std::shared_ptr<fsnap::CaptureService>& captures) {
     std::optional<HookMessage> message = decode_message(text);
     if (!message) {
       HookReply unknown;
@@ -73,9 +74,7 @@ int serve(const Context& context, const fsnap::Store& store) {
       unknown.why = "not a hook event";
       return encode(unknown);
     }
-    // Not owned: the daemon's own service outlives the event.
-    std::shared_ptr<fsnap::CaptureService> borrowed(&captures, [](fsnap::CaptureService*) {});
-    return encode(answer_relayed_hook_event(*message, store, borrowed));
+    return encode(answer_relayed_hook_event(*message, store, captures));
   };
   fsnap::WatchDaemonExit exit = fsnap::serve_watch_daemon(store, options);
   std::cerr << "shadowbox: watch daemon " << ::getpid() << " for " << store.workspace().string()

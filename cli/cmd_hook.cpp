@@ -27,6 +27,8 @@
 #include "shell.hpp"
 #include "termination.hpp"
 
+extern char** environ;
+
 namespace cli {
 
 namespace fs = boost::filesystem;
@@ -102,32 +104,28 @@ hooks::HookAnswer record_event(const Context& context, const std::string& run_na
   return answer;
 }
 
-// The answer when nothing could be recorded (no workspace, a broken config...): loud
-// where the person and the agent look, and a gap in the run's log that `shadowbox runs`
-// counts.
-hooks::HookAnswer unrecorded(const GlobalOptions& options, const std::string& run_name,
-                             const hooks::ClaudeCodeEvent& event, const std::string& error) {
-  std::string message = "shadowbox: cannot record " + event.name + ": " + error;
+// The answer when nothing could be recorded (no workspace, a broken config...), which
+// is also a gap in the run's log that `shadowbox runs` counts.
+HookReply unrecorded(const GlobalOptions& options, const std::string& run_name,
+                     const hooks::ClaudeCodeEvent& event, const std::string& error) {
+  HookReply reply = unrecorded_reply(event.name, error);
   try {
-    sandbox::record_gap(locate(options).second, run_name, message);
+    sandbox::record_gap(locate(options).second, run_name,
+                        "shadowbox: cannot record " + event.name + ": " + error);
   } catch (const std::exception&) {
-    // No store to write to: the answer below is all there is.
+    // No store to write to: the answer is all there is.
   }
-  bool tool_event = event.name == "PreToolUse" || event.name == "PostToolUse" ||
-                    event.name == "PostToolUseFailure";
-  if (event.name == "PreToolUse") {
-    message +=
-        " (the tool call is blocked so that it cannot make a change shadowbox could not undo)";
+  return reply;
+}
+
+void check_hook_agent(const Args& parsed) {
+  if (parsed.operands()[0] != "claude-code") {
+    throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
+                             " (supported: claude-code)");
   }
-  // A tool event blocks (the agent reads why); another must not (a blocked Stop would
-  // keep the agent from stopping) and is shown to the person.
-  return hooks::HookAnswer{tool_event ? 2 : 1, "", message, event.name};
 }
 
 }  // namespace
-
-static_assert(is_hook_environment(hooks::kResumeSessionVariable),
-              "the thin hook client must pass on the variable resume sets");
 
 std::string HookEnvironment::get(const char* name) const {
   auto found = vars.find(name);
@@ -136,17 +134,14 @@ std::string HookEnvironment::get(const char* name) const {
 
 HookEnvironment HookEnvironment::of_process() {
   HookEnvironment env;
-  for (const char* name : kHookEnvironment) {
-    if (const char* value = std::getenv(name)) env.vars[name] = value;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    std::size_t eq = entry.find('=');
+    if (eq != std::string_view::npos) {
+      env.vars.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+    }
   }
   return env;
-}
-
-void check_hook_agent(const Args& parsed) {
-  if (parsed.operands()[0] != "claude-code") {
-    throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
-                             " (supported: claude-code)");
-  }
 }
 
 HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
@@ -168,20 +163,19 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
   hooks::ClaudeCodeEvent parsed_event = hooks::parse_claude_code_event(event);
   GlobalOptions options = hook_options(global, parsed_event, env);
   if (defers_to_project_hooks(global, parsed, options)) return reply;
-  hooks::HookAnswer answer;
   try {
     Context context = make_context(options);
-    if (env.relayed) context.environment = env.vars;
-    answer = record_event(context, run_name, event,
-                          parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env,
-                          captures);
+    context.environment = env.vars;
+    hooks::HookAnswer answer = record_event(
+        context, run_name, event,
+        parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env, captures);
+    if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
+    if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";
+    reply.exit_code = answer.exit_code;
+    return reply;
   } catch (const std::exception& e) {
-    answer = unrecorded(options, run_name, parsed_event, e.what());
+    return unrecorded(options, run_name, parsed_event, e.what());
   }
-  if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
-  if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";
-  reply.exit_code = answer.exit_code;
-  return reply;
 }
 
 HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Store& store,
@@ -189,8 +183,7 @@ HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Sto
   HookReply fall_back;
   fall_back.fall_back = true;
   HookEnvironment env;
-  env.relayed = true;
-  for (const auto& [name, value] : message.env) env.vars[name] = value;
+  env.vars.insert(message.env.begin(), message.env.end());
   // The daemon reads its configuration from its own environment: an event whose hook
   // names another one is recorded by the full command.
   if (env.get("SHADOWBOX_CONFIG") != environment("SHADOWBOX_CONFIG") ||

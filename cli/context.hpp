@@ -25,9 +25,9 @@ struct Context {
   boost::filesystem::path workspace;  // as given (checked to be a directory)
   boost::filesystem::path store_dir;  // --store, else $SHADOWBOX_STORE, else the default
   sandbox::Config config;
-  // The environment of the process this command works for, when that is not this one
-  // (a hook event the watch daemon records for a thin client); its secrets are the
-  // ones redacted.
+  // The environment of the process this command works for, when it is given (a hook
+  // event's, which the watch daemon may record for a thin client); its secrets are the
+  // ones redacted. Unset: this process's.
   std::optional<std::map<std::string, std::string>> environment;
 
   // The values of run.secrets in the environment this command works for.

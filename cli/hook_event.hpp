@@ -14,18 +14,14 @@
 
 namespace cli {
 
-// The hook's environment: the variables of kHookEnvironment of this process, or the
-// whole environment a thin client sent (relayed), whose run.secrets are redacted.
+// The environment of the hook process: this one's, or the one a thin client sent. Its
+// variables name the run and the workspace, and its run.secrets are the ones redacted.
 struct HookEnvironment {
   std::map<std::string, std::string> vars;
-  bool relayed = false;
   // The value of name, or "" when it is not set.
   std::string get(const char* name) const;
   static HookEnvironment of_process();
 };
-
-// Throws a usage error unless the hook command names an agent shadowbox supports.
-void check_hook_agent(const CommandArgs& parsed);
 
 // Records event (the hook command's own arguments in parsed) and says what the hook
 // process answers Claude Code. captures, if given, is asked for every capture (the

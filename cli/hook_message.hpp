@@ -15,26 +15,14 @@
 
 namespace cli {
 
-// The variables of the hook's environment that decide what an event records.
-inline constexpr const char* kHookEnvironment[] = {
-    "CLAUDE_PROJECT_DIR",          "SHADOWBOX_RUN",    "SHADOWBOX_RUN_HOME",
-    "SHADOWBOX_RESUME_SESSION_ID", "SHADOWBOX_CONFIG", "SHADOWBOX_STORE"};
-
-// Whether name is one of kHookEnvironment.
-constexpr bool is_hook_environment(std::string_view name) {
-  for (std::string_view v : kHookEnvironment) {
-    if (v == name) return true;
-  }
-  return false;
-}
-
 // What the thin client sends.
 struct HookMessage {
   static constexpr std::string_view kTag = "hook-event-1";
   std::string cwd;                // the hook process's
   std::vector<std::string> args;  // its arguments (no argv[0])
-  // Its whole environment: kHookEnvironment decides what is recorded, run.secrets
-  // what is redacted. (The socket is the user's alone: 0600 in the 0700 store.)
+  // Its whole environment: some variables decide what is recorded (the run, the
+  // workspace), run.secrets what is redacted. (The socket is the user's alone: 0600
+  // in the 0700 store.)
   std::vector<std::pair<std::string, std::string>> env;
   std::string event;  // stdin: the event's JSON
 };
@@ -48,6 +36,23 @@ struct HookReply {
   std::string out;
   std::string err;
 };
+
+// The answer for an event that could not be recorded: loud where the person and the
+// agent look. A tool event blocks (exit 2, the agent reads why); another must not (a
+// blocked Stop would keep the agent from stopping) and is shown to the person.
+inline HookReply unrecorded_reply(const std::string& event_name, const std::string& why) {
+  HookReply r;
+  r.err =
+      "shadowbox: cannot record " + (event_name.empty() ? "the event" : event_name) + ": " + why;
+  if (event_name == "PreToolUse") {
+    r.err += " (the tool call is blocked so that it cannot make a change shadowbox could not undo)";
+  }
+  r.err += "\n";
+  bool tool_event = event_name == "PreToolUse" || event_name == "PostToolUse" ||
+                    event_name == "PostToolUseFailure";
+  r.exit_code = tool_event ? 2 : 1;
+  return r;
+}
 
 namespace hook_wire {
 

@@ -158,7 +158,7 @@ bool has(const std::vector<std::string>& args, std::string_view arg) {
 }
 
 // The event's hook_event_name, found without a JSON parser ("" if not found): only
-// to choose how loudly to fail.
+// to say which event could not be recorded, and how loudly.
 std::string event_name(std::string_view event) {
   std::size_t key = event.find("\"hook_event_name\"");
   if (key == std::string_view::npos) return "";
@@ -169,19 +169,11 @@ std::string event_name(std::string_view event) {
                                          : std::string(event.substr(open + 1, close - open - 1));
 }
 
-// Fails the way the full command fails for an event it cannot record: a tool event is
-// blocked (exit 2, the agent reads why), any other is not (exit 1).
+// Fails the way the full command fails for an event it cannot record.
 [[noreturn]] void fail(const std::string& event, const std::string& why) {
-  std::string name = event_name(event);
-  std::string message =
-      "shadowbox: cannot record " + (name.empty() ? "the event" : name) + ": " + why;
-  if (name == "PreToolUse") {
-    message +=
-        " (the tool call is blocked so that it cannot make a change shadowbox could not undo)";
-  }
-  std::fprintf(stderr, "%s\n", message.c_str());
-  bool tool = name == "PreToolUse" || name == "PostToolUse" || name == "PostToolUseFailure";
-  std::_Exit(tool ? 2 : 1);
+  cli::HookReply reply = cli::unrecorded_reply(event_name(event), why);
+  std::fwrite(reply.err.data(), 1, reply.err.size(), stderr);
+  std::_Exit(reply.exit_code);
 }
 
 // Runs the full command with the same arguments and the event on stdin.

@@ -1,12 +1,8 @@
 #include "checkout_index.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string>
-#include <vector>
 
 #include <boost/filesystem.hpp>
 
@@ -18,8 +14,6 @@ namespace fsnap {
 namespace fs = boost::filesystem;
 
 namespace {
-
-using Index = git::Handle<git_index, git_index_free>;
 
 bool same_time(const git_index_time& t, const timespec& ts) {
   return static_cast<std::uint32_t>(t.seconds) == static_cast<std::uint32_t>(ts.tv_sec) &&
@@ -43,36 +37,19 @@ bool same_file_version(const struct stat& a, const struct stat& b) {
 bool copy_file_into(const fs::path& from, const fs::path& to) {
   fs::path tmp = to;
   tmp += ".tmp-" + std::to_string(::getpid());
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return false;
-  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
-  if (out < 0) {
-    ::close(in);
-    return false;
+  boost::system::error_code ec;
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+  try {
+    if (!ec) fsync_path(tmp);
+  } catch (const Error&) {
+    ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
   }
-  bool ok = true;
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    ssize_t n = ::read(in, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = n == 0;
-      break;
-    }
-    for (ssize_t done = 0; done < n && ok;) {
-      ssize_t w = ::write(out, buf.data() + done, static_cast<std::size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      ok = w > 0;
-      done += w > 0 ? w : 0;
-    }
-    if (!ok) break;
+  if (!ec) fs::rename(tmp, to, ec);
+  if (ec) {
+    boost::system::error_code ignored;
+    fs::remove(tmp, ignored);
   }
-  ok = ok && ::fsync(out) == 0;
-  ok = ::close(out) == 0 && ok;
-  ::close(in);
-  ok = ok && ::rename(tmp.c_str(), to.c_str()) == 0;
-  if (!ok) ::unlink(tmp.c_str());
-  return ok;
+  return !ec;
 }
 
 // Packs copied (not linked) into a store on another filesystem, at most: past that,
@@ -126,8 +103,12 @@ std::optional<struct stat> stat_of(const std::string& path) {
   return st;
 }
 
-}  // namespace
-
+// Whether index entry e vouches for a file whose lstat is st and whose git mode is mode,
+// in an index file last written at index_mtime: git's stat check (mode, size, mtime and
+// ctime to the nanosecond, inode; 32-bit fields compared as git stores them) and its
+// racy rule (an entry whose file changed at or after the index was written may have
+// changed again since without its stat showing it). Entries git itself does not stat
+// (assume-unchanged, skip-worktree), intent-to-add and conflict entries never vouch.
 bool index_entry_vouches(const git_index_entry& e, const struct stat& st, std::uint32_t mode,
                          const timespec& index_mtime) {
   if (GIT_INDEX_ENTRY_STAGE(&e) != 0 || (e.flags & GIT_INDEX_ENTRY_VALID) != 0 ||
@@ -139,6 +120,8 @@ bool index_entry_vouches(const git_index_entry& e, const struct stat& st, std::u
          same_time(e.ctime, st.st_ctim) && !at_or_after(e.mtime, index_mtime) &&
          !at_or_after(e.ctime, index_mtime);
 }
+
+}  // namespace
 
 std::unique_ptr<CheckoutIndex> CheckoutIndex::open(const std::string& root,
                                                    const std::string& store_objects) {
@@ -163,10 +146,12 @@ std::unique_ptr<CheckoutIndex> CheckoutIndex::open(const std::string& root,
   // read, so a rewrite while it is read leaves the capture without the index.
   std::string index_file = std::string(git_repository_path(repo)) + "index";
   std::optional<struct stat> before = stat_of(index_file);
-  if (!before || git_index_open(&out->index_, index_file.c_str()) != 0) {
+  git_index* index = nullptr;
+  if (!before || git_index_open(&index, index_file.c_str()) != 0) {
     git_error_clear();
     return nullptr;
   }
+  out->index_.reset(index);
   std::optional<struct stat> after = stat_of(index_file);
   if (!after || !same_file_version(*before, *after)) return nullptr;
   out->index_mtime_ = after->st_mtim;
@@ -179,10 +164,10 @@ std::unique_ptr<CheckoutIndex> CheckoutIndex::open(const std::string& root,
       names_a_filter(fs::path(root) / ".gitattributes")) {
     return nullptr;
   }
-  std::size_t count = git_index_entrycount(out->index_);
+  std::size_t count = git_index_entrycount(index);
   out->entries_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
-    const git_index_entry* e = git_index_get_byindex(out->index_, i);
+    const git_index_entry* e = git_index_get_byindex(index, i);
     std::string_view path(e->path);
     if (path == ".gitattributes" || path.ends_with("/.gitattributes")) {
       if (names_a_filter(fs::path(root) / e->path)) return nullptr;
@@ -206,10 +191,6 @@ std::unique_ptr<CheckoutIndex> CheckoutIndex::open(const std::string& root,
              "cannot open packs in " + store_objects);
   git::check(git_odb_add_backend(packs, backend, 1), "cannot add pack backend");
   return out;
-}
-
-CheckoutIndex::~CheckoutIndex() {
-  if (index_ != nullptr) git_index_free(index_);
 }
 
 std::optional<git_oid> CheckoutIndex::blob_for(

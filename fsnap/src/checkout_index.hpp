@@ -8,7 +8,9 @@
 // breaks nothing. Objects the packs lack (loose ones, or from alternates) are copied
 // one by one; an id whose object cannot be had is not handed out.
 //
-// The user's repository is only read. Thread-safe after open().
+// The user's repository is only read: a capture never writes an object a linked pack
+// holds (libgit2 would set the pack's mtime), except a blob over kStreamedBlobSize,
+// which is streamed before its id is known. Thread-safe after open().
 #pragma once
 
 #include <git2/index.h>
@@ -25,15 +27,6 @@
 #include "git_handles.hpp"
 
 namespace fsnap {
-
-// Whether index entry e vouches for a file whose lstat is st and whose git mode is mode,
-// in an index file last written at index_mtime: git's stat check (mode, size, mtime and
-// ctime to the nanosecond, inode; 32-bit fields compared as git stores them) and its
-// racy rule (an entry whose file changed at or after the index was written may have
-// changed again since without its stat showing it). Entries git itself does not stat
-// (assume-unchanged, skip-worktree), intent-to-add and conflict entries never vouch.
-bool index_entry_vouches(const git_index_entry& e, const struct stat& st, std::uint32_t mode,
-                         const timespec& index_mtime);
 
 class CheckoutIndex {
  public:
@@ -58,19 +51,15 @@ class CheckoutIndex {
   // Whether the store's packs (the user's linked ones among them) hold oid.
   bool packed(const git_oid& oid) const;
 
-  ~CheckoutIndex();
-  CheckoutIndex(const CheckoutIndex&) = delete;
-  CheckoutIndex& operator=(const CheckoutIndex&) = delete;
-
  private:
   CheckoutIndex() = default;
 
   git::Repository user_;  // the user's repository, read only
-  git_index* index_ = nullptr;
+  git::Index index_;
   timespec index_mtime_{};
   git::Odb user_odb_;
   git::Odb store_packs_;  // the store's packs alone (no loose lookups, no freshening)
-  std::unordered_map<std::string_view, const git_index_entry*> entries_;
+  std::unordered_map<std::string_view, const git_index_entry*> entries_;  // into index_
 };
 
 }  // namespace fsnap

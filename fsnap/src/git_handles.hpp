@@ -43,6 +43,7 @@ using ReferenceIterator = Handle<git_reference_iterator, git_reference_iterator_
 using Revwalk = Handle<git_revwalk, git_revwalk_free>;
 using Signature = Handle<git_signature, git_signature_free>;
 using Config = Handle<git_config, git_config_free>;
+using Index = Handle<git_index, git_index_free>;
 using Patch = Handle<git_patch, git_patch_free>;
 using Diff = Handle<git_diff, git_diff_free>;
 

@@ -152,7 +152,7 @@ struct HostFilesystem::Impl {
     if (!watch) {
       return capture_workspace(root, repo.impl(), options,
                                StatCache::load(store.stat_cache_file(), key), now_ns(), nullptr,
-                               /*pack_new=*/true);
+                               /*workspace=*/true);
     }
     watch->pending.merge(watch->watcher->take_changes());
     std::optional<CaptureScope> scope;
@@ -166,7 +166,7 @@ struct HostFilesystem::Impl {
     watch->cache.reset();  // if this capture fails, the next one walks everything
     CaptureResult result = capture_workspace(root, repo.impl(), options, std::move(previous),
                                              now_ns(), scope ? &*scope : nullptr,
-                                             /*pack_new=*/true);
+                                             /*workspace=*/true);
     watch->cache = std::move(result.cache);
     watch->cache_key = key;
     watch->pending = ChangedDirs{};

@@ -53,17 +53,6 @@ std::vector<std::pair<git_oid, fs::path>> loose_objects(const fs::path& objects)
   return out;
 }
 
-void fsync_path(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error(ErrorCode::kIo, "cannot open " + path.string() + ": " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0)
-    throw Error(ErrorCode::kIo, "cannot sync " + path.string() + ": " + std::strerror(err));
-}
-
 // Writes a pack of objects into pack_dir, durably; returns its .idx path ("" if empty).
 // Objects are compared for deltas by their names, and given in the order the walk met
 // them (an object the refs do not reach comes last, compared by size alone).

@@ -240,11 +240,7 @@ fs::path PackWriter::finish(git_odb* loose) {
     ::unlink(idx_tmp.c_str());
     throw;
   }
-  int dir = ::open(pack_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  fsync_path(pack_dir_);
   return idx;
 }
 

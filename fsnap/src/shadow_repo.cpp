@@ -1,5 +1,6 @@
 #include "fsnap/shadow_repo.hpp"
 
+#include <fcntl.h>
 #include <git2/sys/repository.h>
 #include <unistd.h>
 
@@ -142,6 +143,19 @@ git_oid write_object(git_odb* odb, std::string_view data, git_object_t type) {
 
 git::Odb ShadowRepo::Impl::open_odb() const {
   return fsnap::open_odb(git_dir);
+}
+
+void fsync_path(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error(ErrorCode::kIo, "cannot open " + path.string() + ": " + std::strerror(errno));
+  }
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) {
+    throw Error(ErrorCode::kIo, "cannot sync " + path.string() + ": " + std::strerror(err));
+  }
 }
 
 std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_for_errors) {

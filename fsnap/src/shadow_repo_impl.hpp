@@ -106,6 +106,9 @@ struct ShadowRepo::Impl {
   void bump_generation();
 };
 
+// Flushes a file or directory to the disk; kIo naming it if it cannot.
+void fsync_path(const boost::filesystem::path& path);
+
 // The content of the file open at fd, of known size; kConflict if it has another size.
 std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_for_errors);
 

@@ -271,8 +271,8 @@ class Daemon {
       return WatchDaemonExit::kGone;
     }
     try {
-      LocalCaptures captures(*this);
-      std::string reply = options_.on_message(text, captures);
+      if (!local_captures_) local_captures_ = std::make_shared<LocalCaptures>(*this);
+      std::string reply = options_.on_message(text, local_captures_);
       wire::FrameWriter w;
       w.u8(static_cast<std::uint8_t>(wire::Kind::kReply)).str(reply);
       wire::send_frame(conn, w.bytes());
@@ -314,7 +314,8 @@ class Daemon {
   int listen_fd_ = -1;
   CaptureOptions capture_options_;
   std::unique_ptr<HostFilesystem> fs_;
-  int report_fd_ = -1;  // the client being served, during a capture
+  int report_fd_ = -1;                             // the client being served, during a capture
+  std::shared_ptr<LocalCaptures> local_captures_;  // for the message handler
   std::uint64_t captures_ = 0;
   std::uint64_t last_capture_entries_ = 0;
 };

@@ -232,7 +232,7 @@ class Walker {
       std::vector<TreeItem> items;
       items.reserve(record.entries.size());
       for (const StatEntry& e : record.entries) items.push_back(TreeItem{&e.name, e.mode, e.oid});
-      tree = write_tree(encode_tree(items));
+      tree = store_object(encode_tree(items), GIT_OBJECT_TREE);
       out_.changed = true;
     }
     record.tree = tree;
@@ -253,23 +253,12 @@ class Walker {
     });
   }
 
-  // Writes a tree unless a pack holds it already: a tree of the user's own commits is
-  // found in their linked packs, which are never touched (writing an object that
-  // exists "freshens" it, which for a pack means a new mtime, and a linked pack's
-  // mtime is the user's pack's).
-  git_oid write_tree(const std::string& encoded) {
-    if (shared_.checkout != nullptr) {
-      git_oid oid;
-      git::check(git_odb_hash(&oid, encoded.data(), encoded.size(), GIT_OBJECT_TREE),
-                 "cannot hash a tree");
-      if (shared_.checkout->packed(oid)) return oid;
-    }
-    return store_object(encoded, GIT_OBJECT_TREE);
-  }
-
   // Stores an object: into the capture's pack when it has one and the store lacks the
   // object (looked up without rescanning the pack directory, which libgit2 does for
-  // every object it writes and does not find), else through the object database.
+  // every object it writes and does not find), else through the object database. An
+  // object the user's linked packs hold (a tree or an older file of their commits) is
+  // not written at all: writing an object that exists "freshens" it, which for a pack
+  // means a new mtime, and a linked pack's mtime is the user's pack's.
   git_oid store_object(std::string_view data, git_object_t type) {
     if (shared_.pack == nullptr || data.size() > kStreamedBlobSize) {
       return write_object(odb_, data, type);
@@ -278,7 +267,6 @@ class Walker {
     git::check(git_odb_hash(&oid, data.data(), data.size(), type), "cannot hash an object");
     if (shared_.pack->contains(oid)) return oid;
     if (git_odb_exists_ext(odb_, &oid, GIT_ODB_LOOKUP_NO_REFRESH) != 0) {
-      // An older version the user's packs hold: not to be touched. Else ours, freshened.
       if (shared_.checkout != nullptr && shared_.checkout->packed(oid)) return oid;
       return write_object(odb_, data, type);
     }
@@ -384,9 +372,9 @@ unsigned capture_threads() {
 class Capture {
  public:
   Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, StatCache previous,
-          std::int64_t now_ns, const CaptureScope* scope, bool pack_new)
+          std::int64_t now_ns, const CaptureScope* scope, bool workspace)
       : repo_(repo),
-        pack_new_(pack_new),
+        workspace_(workspace),
         previous_(std::move(previous)),
         shared_{options, previous_, scope, now_ns - kRacyMarginNs} {}
 
@@ -396,19 +384,18 @@ class Capture {
     result.cache.set_scan_started_ns(shared_.cutoff_ns);
     Fd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (root_fd.get() < 0) fail_io("open workspace", root, errno);
-    if (shared_.options.use_git_index && shared_.scope == nullptr &&
-        shared_.previous.find_dir("") == nullptr) {
-      checkout_ = CheckoutIndex::open(root, (repo_.git_dir / "objects").string());
-      if (checkout_) {
-        git_odb_refresh(repo_.odb.get());  // it may have new packs
-        shared_.checkout = checkout_.get();
-      }
-    }
-
-    if (pack_new_ && shared_.scope == nullptr && shared_.previous.find_dir("") == nullptr) {
-      // Nothing to go by: about every file is new to the store. One pack for them all.
+    if (workspace_ && shared_.scope == nullptr && shared_.previous.find_dir("") == nullptr) {
+      // Nothing to go by: about every file is new to the store. One pack for them all,
+      // and the ids the checkout's index vouches for, if it is one.
       pack_ = std::make_unique<PackWriter>(repo_.git_dir / "objects" / "pack");
       shared_.pack = pack_.get();
+      if (shared_.options.use_git_index) {
+        checkout_ = CheckoutIndex::open(root, (repo_.git_dir / "objects").string());
+        if (checkout_) {
+          git_odb_refresh(repo_.odb.get());  // it may have new packs
+          shared_.checkout = checkout_.get();
+        }
+      }
     }
     Walker main(shared_, repo_.odb.get(), exclude_rules(shared_.options));
     std::vector<RootTask> tasks;
@@ -549,7 +536,7 @@ class Capture {
   }
 
   ShadowRepo::Impl& repo_;
-  bool pack_new_;
+  bool workspace_;
   StatCache previous_;
   SharedState shared_;
   std::unique_ptr<CheckoutIndex> checkout_;
@@ -590,8 +577,8 @@ bool CaptureScope::must_walk(const std::string& dir) const {
 
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,
-                                std::int64_t now_ns, const CaptureScope* scope, bool pack_new) {
-  return Capture(repo, options, std::move(previous), now_ns, scope, pack_new).run(root);
+                                std::int64_t now_ns, const CaptureScope* scope, bool workspace) {
+  return Capture(repo, options, std::move(previous), now_ns, scope, workspace).run(root);
 }
 
 }  // namespace fsnap

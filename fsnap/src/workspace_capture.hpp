@@ -56,13 +56,15 @@ class CaptureScope {
 // whole workspace as it was at that capture). now_ns is the time the capture starts
 // (ns since the epoch, from the injected clock): entries modified within the racy
 // margin before it are recorded so that the next capture reads them again.
-// With pack_new, a capture with no stat cache to go by (the first) writes its new
-// objects into one pack instead of loose files.
+// With workspace (a HostFilesystem's capture, not a directory's kept beside it), a
+// capture with no stat cache to go by (the first) writes its new objects into one pack
+// instead of loose files, and takes ids from the user's git index when root is a
+// checkout (options.use_git_index).
 // Throws kIo for an unreadable entry (naming it) — never returns a partial tree.
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,
                                 std::int64_t now_ns, const CaptureScope* scope = nullptr,
-                                bool pack_new = false);
+                                bool workspace = false);
 
 // The exclude rules of options (config excludes only; .gitignore files are read
 // during a capture when options.respect_gitignore is set).

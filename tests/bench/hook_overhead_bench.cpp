@@ -96,11 +96,10 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
     }
     // The first capture of the workspace is not per call; with the daemon, the second
     // snapshot is its first capture (a walk with the stat cache).
-    for (std::vector<std::string> args :
-         {std::vector<std::string>{"hooks", "install"},
-          std::vector<std::string>{"snapshot", "--tag", "baseline"},
-          std::vector<std::string>{"daemon", "status"},
-          std::vector<std::string>{"snapshot", "--tag", "warm"}}) {
+    for (std::vector<std::string> args : {std::vector<std::string>{"hooks", "install"},
+                                          std::vector<std::string>{"snapshot", "--tag", "baseline"},
+                                          std::vector<std::string>{"daemon", "status"},
+                                          std::vector<std::string>{"snapshot", "--tag", "warm"}}) {
       std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws.string()};
       argv.insert(argv.end(), args.begin(), args.end());
       testing_support::CommandResult r = testing_support::run_command(argv, ws, env);

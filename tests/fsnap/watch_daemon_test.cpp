@@ -236,8 +236,9 @@ TEST_F(WatchDaemonTest, APruneElsewhereMakesTheDaemonReadEverythingAgain) {
 TEST_F(WatchDaemonTest, AMessageIsAnsweredByTheHandlerWhichCapturesThroughTheDaemon) {
   write("a.txt", "one");
   fsnap::WatchDaemonOptions options;
-  options.on_message = [](std::string_view message, fsnap::CaptureService& captures) {
-    std::optional<fsnap::CaptureReport> report = captures.capture(fsnap::CaptureOptions{});
+  options.on_message = [](std::string_view message,
+                          const std::shared_ptr<fsnap::CaptureService>& captures) {
+    std::optional<fsnap::CaptureReport> report = captures->capture(fsnap::CaptureOptions{});
     if (message == "fail") throw std::runtime_error("handler failed");
     return std::string(message) + " " + (report ? report->tree : "none");
   };

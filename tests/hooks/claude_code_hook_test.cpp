@@ -20,6 +20,7 @@
 namespace {
 
 namespace fs = boost::filesystem;
+using hook_events::tool;
 using testing_support::CommandResult;
 using testing_support::run_command;
 using testing_support::write_file;
@@ -39,10 +40,6 @@ class HookTest : public ::testing::Test {
   CommandResult raw(const std::string& stdin_data) {
     return run_command({SHADOWBOX_BIN, "--store", store_.string(), "hook", "claude-code"}, ws_,
                        {"SHADOWBOX_CONFIG=", "CLAUDE_PROJECT_DIR=" + ws_.string()}, stdin_data);
-  }
-  static std::string tool(const std::string& name, const std::string& id,
-                          const std::string& more = "") {
-    return hook_events::tool(name, id, more);
   }
 
   fsnap::ShadowRepo repo() const { return fsnap::ShadowRepo::open(store_ / "repo.git", false); }
@@ -167,6 +164,7 @@ TEST_F(HookTest, ConcurrentHookProcessesSerialiseAndLoseNothing) {
   constexpr int kCalls = 8;
   auto in_parallel = [&](const std::string& event) {
     std::vector<std::thread> threads;
+    threads.reserve(kCalls);
     std::vector<int> codes(kCalls, -1);
     for (int i = 0; i < kCalls; ++i) {
       threads.emplace_back([&, i] {

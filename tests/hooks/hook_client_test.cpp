@@ -26,6 +26,7 @@ extern char** environ;
 namespace {
 
 namespace fs = boost::filesystem;
+using hook_events::tool;
 using std::chrono::milliseconds;
 using testing_support::CommandResult;
 using testing_support::run_command;
@@ -82,6 +83,7 @@ class HookClientTest : public ::testing::Test {
     std::vector<std::string> args = {SHADOWBOX_BIN,   "--workspace", ws_.string(), "--store",
                                      store_.string(), "daemon",      "serve"};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     ASSERT_EQ(::posix_spawn(&daemon_, SHADOWBOX_BIN, nullptr, nullptr, argv.data(), environ), 0);
@@ -95,10 +97,6 @@ class HookClientTest : public ::testing::Test {
   CommandResult raw(const std::string& stdin_data) {
     return run_command({kThinClient, "--store", store_.string(), "hook", "claude-code"}, ws_,
                        {"SHADOWBOX_CONFIG=", "CLAUDE_PROJECT_DIR=" + ws_.string()}, stdin_data);
-  }
-  static std::string tool(const std::string& name, const std::string& id,
-                          const std::string& more = "") {
-    return hook_events::tool(name, id, more);
   }
 
   std::vector<std::string> shape() const {

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -111,7 +112,9 @@ struct WatchDaemonOptions {
   // records checkpoints (and holds the store lock while it asks, as clients do). Empty:
   // messages are refused. An exception is reported to the client as a failure (the
   // message may have been acted on in part), not as a refusal.
-  std::function<std::string(std::string_view message, CaptureService& captures)> on_message;
+  std::function<std::string(std::string_view message,
+                            const std::shared_ptr<CaptureService>& captures)>
+      on_message;
 };
 
 // Why serve_watch_daemon returned.
