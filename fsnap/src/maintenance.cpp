@@ -7,12 +7,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/filesystem.hpp>
 
+#include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/store_layout.hpp"
 #include "git_handles.hpp"
 #include "pack_names.hpp"
 #include "shadow_repo_impl.hpp"
@@ -175,15 +179,40 @@ std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
   return packs.size();
 }
 
+// Loose objects spread evenly over the 256 fan-out directories: this one is counted and
+// the count scaled, as `git gc --auto` does.
+constexpr const char* kSampledFanout = "17";
+
+// The file names in the sampled fan-out directory.
+std::vector<std::string> sampled_loose_objects(const Store& store) {
+  std::vector<std::string> names;
+  boost::system::error_code ec;
+  for (fs::directory_iterator it(store.repo_dir() / "objects" / kSampledFanout, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  return names;
+}
+
+// The sampled loose objects the last maintenance left loose, one file name per line:
+// garbage waiting for gc's grace period, large blobs. They do not make maintenance due
+// again, or every command would start one that packs nothing.
+std::unordered_set<std::string> leftovers(const Store& store) {
+  std::unordered_set<std::string> names;
+  try {
+    std::istringstream in(
+        read_small_file(layout::maintenance_leftovers_file(store.dir())).value_or(""));
+    for (std::string line; std::getline(in, line);) names.insert(line);
+  } catch (const Error&) {
+    // Unreadable: every loose object counts, as before any maintenance.
+  }
+  return names;
+}
+
 }  // namespace
 
 std::size_t estimate_loose_objects(const Store& store) {
-  // Objects spread evenly over the 256 fan-out directories: count one.
-  fs::path sample = store.repo_dir() / "objects" / "17";
-  std::size_t n = 0;
-  boost::system::error_code ec;
-  for (fs::directory_iterator it(sample, ec), end; !ec && it != end; it.increment(ec)) ++n;
-  return n * 256;
+  return sampled_loose_objects(store).size() * 256;
 }
 
 bool has_loose_objects(const Store& store) {
@@ -217,7 +246,10 @@ MaintenanceLock::~MaintenanceLock() {
 }
 
 bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
-  if (estimate_loose_objects(store) >= options.loose_objects) return true;
+  std::unordered_set<std::string> left = leftovers(store);
+  std::size_t pending = 0;
+  for (const std::string& name : sampled_loose_objects(store)) pending += left.count(name) == 0;
+  if (pending * 256 >= options.loose_objects) return true;
   boost::system::error_code ec;
   std::size_t packs = 0;
   for (fs::directory_iterator it(store.repo_dir() / "objects" / "pack", ec), end; !ec && it != end;
@@ -238,13 +270,27 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   fs::create_directories(pack_dir);
 
   MaintenanceReport report;
+  // The refs are read before the loose objects are listed, so that the listing holds
+  // every loose object they reach: all were written before it began. (Refs read after
+  // it could name a commit written during the listing whose parent, in a fan-out
+  // directory listed before the parent was written, would be missed: the commit would
+  // be packed and its parent left loose behind it, where the walk below, which stops
+  // at packed objects, never finds it again.)
+  std::vector<RefTip> tips = ref_tips(impl);
   std::vector<std::pair<git_oid, fs::path>> loose = loose_objects(git_dir / "objects");
+  std::vector<fs::path> sampled;
+  for (const auto& [oid, file] : loose) {
+    if (file.parent_path().filename() == kSampledFanout) sampled.push_back(file);
+  }
   // Only what the refs reach is packed (as `git repack` does): an object a checkpoint is
   // writing right now, or garbage waiting for gc's grace period, stays loose. Nor do
-  // large blobs: only loose objects can be streamed back (kStreamedBlobSize).
+  // large blobs: only loose objects can be streamed back (kStreamedBlobSize). A
+  // consolidating maintenance walks everything the refs reach, which also finds loose
+  // objects that an older version left behind packed ones.
   OidSet loose_ids;
   for (const auto& [oid, file] : loose) loose_ids.insert(oid);
-  PackNames reachable = name_reachable_objects(impl, &loose_ids);
+  PackNames reachable =
+      name_reachable_objects(impl, std::move(tips), options.consolidate ? nullptr : &loose_ids);
   std::erase_if(loose, [&](const std::pair<git_oid, fs::path>& object) {
     std::size_t size = 0;
     git_object_t type = GIT_OBJECT_INVALID;
@@ -264,6 +310,12 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
     }
     // Empty fan-out directories stay: a writer may be about to put an object there.
   }
+  std::string left;
+  boost::system::error_code ec;
+  for (const fs::path& file : sampled) {
+    if (fs::exists(file, ec)) left += file.filename().string() + "\n";
+  }
+  write_file_atomically(layout::maintenance_leftovers_file(store.dir()), left, 0600);
   report.packs_merged = merge_packs(impl, pack_dir, options);
   return report;
 }

@@ -108,7 +108,11 @@ PackNames name_objects_from(const ShadowRepo::Impl& impl, const std::vector<RefT
 }
 
 PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* only) {
-  std::vector<RefTip> tips = ref_tips(impl);
+  return name_reachable_objects(impl, ref_tips(impl), only);
+}
+
+PackNames name_reachable_objects(const ShadowRepo::Impl& impl, std::vector<RefTip> tips,
+                                 const OidSet* only) {
   // A tag names a checkpoint its run reaches too: the run's walk names it first.
   std::stable_partition(tips.begin(), tips.end(), [](const RefTip& tip) {
     return tip.first.rfind(layout::kTagRefPrefix, 0) != 0;

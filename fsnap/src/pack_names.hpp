@@ -43,5 +43,8 @@ PackNames name_objects_from(const ShadowRepo::Impl& impl, const std::vector<RefT
 // them; maintenance packs those among them). With only, as name_objects_from (the
 // loose objects: an object in a pack has what it refers to in a pack too).
 PackNames name_reachable_objects(const ShadowRepo::Impl& impl, const OidSet* only = nullptr);
+// The same from tips read earlier (ref_tips).
+PackNames name_reachable_objects(const ShadowRepo::Impl& impl, std::vector<RefTip> tips,
+                                 const OidSet* only);
 
 }  // namespace fsnap

@@ -4,7 +4,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
+
+#include <git2.h>
 
 #include "fsnap/maintenance.hpp"
 #include "host_fixture.hpp"
@@ -150,6 +153,97 @@ TEST_F(MaintenanceTest, UnreferencedObjectsStayLooseUntilGcsGracePeriodEnds) {
   }
   EXPECT_EQ(repo.collect_garbage({}, now).objects_pruned, unreferenced) << "old: pruned";
   EXPECT_EQ(loose_files(objects()), 0u);
+}
+
+// Writes a blob that nothing refers to, of some content starting with salt whose id starts
+// with prefix (a fan-out directory's name); returns its id.
+std::string write_unreferenced_blob(const fs::path& git_dir, const std::string& prefix,
+                                    const std::string& salt) {
+  git_repository* repo = nullptr;
+  EXPECT_EQ(git_repository_open_bare(&repo, git_dir.c_str()), 0);
+  std::string id;
+  for (int i = 0; id.empty() && i < 100000; ++i) {
+    std::string content = salt + std::to_string(i);
+    git_oid oid;
+    git_odb_hash(&oid, content.data(), content.size(), GIT_OBJECT_BLOB);
+    std::string hex = git_oid_tostr_s(&oid);
+    if (hex.rfind(prefix, 0) == 0) {
+      EXPECT_EQ(git_blob_create_from_buffer(&oid, repo, content.data(), content.size()), 0);
+      id = hex;
+    }
+  }
+  git_repository_free(repo);
+  return id;
+}
+
+TEST_F(MaintenanceTest, WhatAMaintenanceLeftLooseDoesNotMakeItDueAgain) {
+  history(2);
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
+  fsnap::maintain(store, {0, 8});
+  ASSERT_EQ(loose_files(objects()), 0u);
+  fsnap::MaintenanceOptions options{256, 8};
+  ASSERT_FALSE(fsnap::maintenance_due(store, options));
+  // Garbage waiting for gc's grace period in the fan-out directory the estimate counts.
+  ASSERT_FALSE(write_unreferenced_blob(store_dir_ / "repo.git", "17", "first ").empty());
+  ASSERT_TRUE(fsnap::maintenance_due(store, options)) << "one object there: about 256 loose";
+  std::optional<fsnap::MaintenanceReport> report = fsnap::maintain(store, options);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->objects_packed, 0u);
+  EXPECT_EQ(loose_files(objects()), 1u) << "unreferenced: stays loose";
+  EXPECT_FALSE(fsnap::maintenance_due(store, options))
+      << "the object it could not pack must not start another maintenance at every command";
+  // A new object there is counted again.
+  ASSERT_FALSE(write_unreferenced_blob(store_dir_ / "repo.git", "17", "second ").empty());
+  ASSERT_EQ(loose_files(objects()), 2u);
+  EXPECT_TRUE(fsnap::maintenance_due(store, options));
+}
+
+TEST_F(MaintenanceTest, AConsolidatingMaintenancePacksLooseObjectsLeftBehindAPackedCommit) {
+  auto states = history(4);
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
+  // As an older version could leave it: the newest commit packed, all it refers to loose.
+  fs::path git_dir = store_dir_ / "repo.git";
+  std::string tip = states.back().first;
+  std::string commit = fsnap::ShadowRepo::open(git_dir, false).resolve(tip).commit;
+  testing_support::CommandResult packed =
+      testing_support::run_command({"git", "--git-dir", git_dir.string(), "pack-objects",
+                                    (objects() / "pack" / "pack").string()},
+                                   temp_.path(), {}, commit + "\n");
+  ASSERT_EQ(packed.exit_code, 0) << packed.err;
+  fs::remove(objects() / commit.substr(0, 2) / commit.substr(2));
+  std::size_t behind = loose_files(objects());
+  ASSERT_GT(behind, 10u);
+  fsnap::maintain(store, {0, 8});
+  EXPECT_EQ(loose_files(objects()), behind) << "the usual walk stops at packed objects";
+  fsnap::maintain(store, {0, 8, /*consolidate=*/true});
+  EXPECT_EQ(loose_files(objects()), 0u);
+  expect_every_checkpoint_restores(states);
+}
+
+TEST_F(MaintenanceTest, MaintenanceBesideAWriterLeavesNothingReachableLoose) {
+  // Checkpoints are written while maintenance runs again and again; once the writer has
+  // stopped, one more maintenance must pack every object left loose (all of them are
+  // reachable). Had a maintenance packed a commit without its parent, the walk would
+  // never reach the parent again.
+  history(1);
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    fsnap::HostFilesystem fs = open();
+    for (int i = 0; i < 150; ++i) {
+      write("w/" + std::to_string(i % 13), std::to_string(i));
+      fs.snapshot("");
+    }
+    done = true;
+  });
+  int rounds = 0;
+  while (!done) {
+    fsnap::maintain(store, {0, 1000});
+    ++rounds;
+  }
+  writer.join();
+  fsnap::maintain(store, {0, 1000});
+  EXPECT_EQ(loose_files(objects()), 0u) << "after " << rounds << " maintenances beside the writer";
 }
 
 }  // namespace

@@ -61,6 +61,9 @@ inline Path lock_file(const Path& store) {
 inline Path maintenance_lock_file(const Path& store) {
   return store / "maintenance.lock";
 }
+inline Path maintenance_leftovers_file(const Path& store) {
+  return store / "maintenance.leftovers";
+}
 inline Path watch_socket(const Path& store) {
   return store / "watch.sock";
 }
