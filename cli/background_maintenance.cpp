@@ -18,10 +18,14 @@ void maintain_in_background(const Context& context, bool session_ended) {
     boost::system::error_code ec;
     if (!boost::filesystem::is_directory(context.store_dir, ec)) return;
     fsnap::Store store = fsnap::Store::open(context.store_dir, context.workspace, false);
-    bool due = fsnap::maintenance_due(store, context.config.maintenance);
-    bool leftovers =
-        fsnap::has_loose_objects(store) || sandbox::has_retention_limits(context.config.retention);
-    if (!due && !(session_ended && leftovers)) return;
+    // When a session has ended, whatever is left is packed (and retention applied) for
+    // good; otherwise only once enough has piled up.
+    bool due = fsnap::maintenance_due(store, context.config.maintenance) ||
+               (session_ended && (fsnap::has_loose_objects(store) ||
+                                  sandbox::has_retention_limits(context.config.retention)));
+    if (!due) return;
+    // One is running already (it packs what there is): no process to start for nothing.
+    if (!fsnap::MaintenanceLock::acquire(store, false)) return;
     std::vector<std::string> argv = context.self_command();
     argv.push_back("maintenance");
     if (!session_ended) argv.push_back("--auto");
