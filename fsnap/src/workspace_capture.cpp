@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -106,6 +105,31 @@ struct SharedState {
   std::atomic<std::uint64_t> files_hashed{0};
   std::atomic<std::uint64_t> bytes_hashed{0};
   std::atomic<bool> failed{false};
+
+  CaptureProgress progress() const {
+    CaptureProgress p;
+    p.entries_seen = entries_seen.load();
+    p.files_hashed = files_hashed.load();
+    p.bytes_hashed = bytes_hashed.load();
+    return p;
+  }
+
+  // Calls options.on_progress if kProgressInterval has passed since the last call. The
+  // walking threads call it as they go (one at a time), so that no thread is started
+  // for it: most captures are over long before the first report.
+  void report_progress() {
+    if (!options.on_progress) return;
+    std::unique_lock<std::mutex> lock(report_mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return;  // another thread is reporting
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_report) return;
+    next_report = now + kProgressInterval;
+    options.on_progress(progress());
+  }
+
+  std::mutex report_mutex;  // held by the thread reporting
+  std::chrono::steady_clock::time_point next_report =
+      std::chrono::steady_clock::now() + kProgressInterval;
 };
 
 // What one thread found; merged into the CaptureResult at the end.
@@ -146,7 +170,9 @@ class Walker {
         throw Error(ErrorCode::kIo, "capture abandoned");
       }
       if (name == ".git") continue;  // the user's repositories are never captured
-      shared_.entries_seen.fetch_add(1, std::memory_order_relaxed);
+      if (shared_.entries_seen.fetch_add(1, std::memory_order_relaxed) % 64 == 63) {
+        shared_.report_progress();
+      }
       std::string path = join(dir, name);
       struct stat st;
       if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -313,6 +339,7 @@ class Walker {
     shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
     shared_.bytes_hashed.fetch_add(static_cast<std::uint64_t>(st.st_size),
                                    std::memory_order_relaxed);
+    shared_.report_progress();
     return true;
   }
 
@@ -363,8 +390,8 @@ class Walker {
 };
 
 unsigned capture_threads() {
-  unsigned n = std::thread::hardware_concurrency();
-  return std::clamp(n, 1u, 8u);
+  static const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  return n;
 }
 
 // Captures: the root's own entries on this thread, its subdirectories on a small
@@ -437,21 +464,13 @@ class Capture {
     std::sort(result.skipped.begin(), result.skipped.end(),
               [](const SkippedPath& a, const SkippedPath& b) { return a.path < b.path; });
     std::sort(result.uncaptured.begin(), result.uncaptured.end());
-    result.progress = progress();
+    result.progress = shared_.progress();
     result.progress.done = true;
     if (shared_.options.on_progress) shared_.options.on_progress(result.progress);
     return result;
   }
 
  private:
-  CaptureProgress progress() const {
-    CaptureProgress p;
-    p.entries_seen = shared_.entries_seen.load();
-    p.files_hashed = shared_.files_hashed.load();
-    p.bytes_hashed = shared_.bytes_hashed.load();
-    return p;
-  }
-
   void run_tasks(int root_fd, Walker& main, std::vector<RootTask>& tasks) {
     std::atomic<std::size_t> next{0};
     std::mutex error_mutex;
@@ -483,28 +502,8 @@ class Capture {
       workers_.push_back(std::make_unique<Walker>(shared_, odbs_.back().get(), main.rules()));
     }
     for (unsigned i = 0; i < extra; ++i) threads.emplace_back(work, std::ref(*workers_[i]));
-    // A reporter thread calls on_progress every kProgressInterval while this thread
-    // works too.
-    std::mutex done_mutex;
-    std::condition_variable done_cv;
-    bool done = false;
-    std::thread reporter;
-    if (shared_.options.on_progress) {
-      reporter = std::thread([&] {
-        std::unique_lock<std::mutex> lock(done_mutex);
-        while (!done_cv.wait_for(lock, kProgressInterval, [&] { return done; })) {
-          shared_.options.on_progress(progress());
-        }
-      });
-    }
     work(main);
     for (std::thread& t : threads) t.join();
-    {
-      std::lock_guard<std::mutex> lock(done_mutex);
-      done = true;
-    }
-    done_cv.notify_all();
-    if (reporter.joinable()) reporter.join();
     if (error) std::rethrow_exception(error);
   }
 
