@@ -10,14 +10,20 @@
 // per call. A run under `shadowbox run` with every limit set (cost ceiling, steps, retries,
 // timeout, circuit breaker, budget window) shows what containment's decision adds; one with HTTP
 // hooks answered at once by a server that does nothing shows what Claude Code itself spends on two
-// HTTP hooks per call.
+// HTTP hooks per call, and one with hook processes that read the event and do nothing what it
+// spends on starting two processes per call: the floor under shadowbox's hook processes.
 //
-//   hook_overhead_bench [--calls N] [--files F]     (defaults: 50 calls, 10,000 files)
+//   hook_overhead_bench [--calls N] [--files F] [--modes KEY,...]
+//   (defaults: 50 calls, 10,000 files, every mode; --help lists the modes)
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Poco/JSON/Object.h>
@@ -58,7 +64,8 @@ enum class Mode {
   kRunLimited,
   kHookProcesses,
   kHookProcessesScanning,
-  kEmptyHttpHooks
+  kEmptyHttpHooks,
+  kEmptyCommandHooks
 };
 
 std::vector<double> run_scenario(const fs::path& base, const std::string& name, const fs::path& ws,
@@ -86,6 +93,10 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
       return hooks::HttpHookReply{200, "application/json", "{}"};
     });
     hooks::install_http_hooks_in_file(home / ".claude" / "settings.json", empty->url(), "true");
+  } else if (mode == Mode::kEmptyCommandHooks) {
+    // A hook process that reads the event and answers nothing: what Claude Code spends
+    // on starting two processes per call, the floor under any hook process.
+    hooks::install_hooks_in_file(home / ".claude" / "settings.json", "cat > /dev/null");
   } else if (mode == Mode::kHookProcesses || mode == Mode::kHookProcessesScanning) {
     // The project's hooks, as `shadowbox hooks install` writes them: the thin client
     // (`shadowbox-hook`) naming this store.
@@ -127,10 +138,59 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
     argv.push_back("--");
     agent.insert(agent.begin(), argv.begin(), argv.end());
   }
+  // What an earlier mode wrote to the disk is not written back during this one.
+  ::sync();
   testing_support::CommandResult r =
       testing_support::run_command(agent, ws, env, "", std::chrono::seconds(1800));
   if (r.exit_code != 0) throw std::runtime_error("claude failed: " + r.out + r.err);
+  if (mode == Mode::kHookProcesses || mode == Mode::kHookProcessesScanning) {
+    // The project's hooks and the store's daemon would otherwise stay for the modes
+    // after this one (the hooks firing in each of them).
+    for (std::vector<std::string> args : {std::vector<std::string>{"hooks", "uninstall"},
+                                          std::vector<std::string>{"daemon", "stop"}}) {
+      std::vector<std::string> argv = sb;
+      argv.insert(argv.end(), args.begin(), args.end());
+      testing_support::CommandResult done = testing_support::run_command(argv, ws, env);
+      if (done.exit_code != 0) throw std::runtime_error("shadowbox failed: " + done.err);
+    }
+  }
   return round_trips(server);
+}
+
+// One row of the table: a way of running the scenario.
+struct Row {
+  Mode mode;
+  const char* key;    // for --modes
+  const char* label;  // in the table
+};
+
+constexpr Row kRows[] = {
+    {Mode::kRun, "run", "shadowbox run (http, watched)"},
+    {Mode::kRunLimited, "limited", "shadowbox run, every limit set"},
+    {Mode::kHookProcesses, "hooked", "hook processes, watch daemon"},
+    {Mode::kHookProcessesScanning, "scanning", "hook processes, daemon off (scan)"},
+    {Mode::kEmptyHttpHooks, "empty-http", "HTTP hooks that do nothing"},
+    {Mode::kEmptyCommandHooks, "empty-command", "hook processes that do nothing"},
+};
+
+bool selected(const std::string& modes, const char* key) {
+  if (modes.empty()) return true;
+  std::string list = "," + modes + ",";
+  return list.find("," + std::string(key) + ",") != std::string::npos;
+}
+
+// Whether every key of a --modes list names a mode.
+bool known_modes(const std::string& modes) {
+  std::size_t start = 0;
+  while (start <= modes.size()) {
+    std::size_t end = std::min(modes.find(',', start), modes.size());
+    std::string key = modes.substr(start, end - start);
+    bool found = false;
+    for (const Row& row : kRows) found = found || key == row.key;
+    if (!found) return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 }  // namespace
@@ -138,14 +198,21 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
 int main(int argc, char** argv) {
   int calls = 50;
   int files = 10000;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  std::string modes;
+  for (int i = 1; i < argc; i += 2) {
     std::string arg = argv[i];
-    if (arg == "--calls") {
+    if (i + 1 < argc && arg == "--calls") {
       calls = std::atoi(argv[i + 1]);
-    } else if (arg == "--files") {
+    } else if (i + 1 < argc && arg == "--files") {
       files = std::atoi(argv[i + 1]);
+    } else if (i + 1 < argc && arg == "--modes" && known_modes(argv[i + 1])) {
+      modes = argv[i + 1];
     } else {
-      std::fprintf(stderr, "usage: hook_overhead_bench [--calls N] [--files F]\n");
+      std::fprintf(stderr,
+                   "usage: hook_overhead_bench [--calls N] [--files F] [--modes KEY,...]\n"
+                   "modes (default all; the run without hooks always):");
+      for (const Row& row : kRows) std::fprintf(stderr, " %s", row.key);
+      std::fprintf(stderr, "\n");
       return 2;
     }
   }
@@ -160,35 +227,42 @@ int main(int argc, char** argv) {
       testing_support::write_file(ws / ("d" + std::to_string(i % 100)) / ("f" + std::to_string(i)),
                                   "file " + std::to_string(i) + "\n");
     }
-    Figures p = percentiles(run_scenario(base.path(), "plain", ws, calls, Mode::kPlain));
-    Figures r = percentiles(run_scenario(base.path(), "run", ws, calls, Mode::kRun));
-    Figures l = percentiles(run_scenario(base.path(), "limited", ws, calls, Mode::kRunLimited));
-    Figures h = percentiles(run_scenario(base.path(), "hooked", ws, calls, Mode::kHookProcesses));
-    Figures hs =
-        percentiles(run_scenario(base.path(), "scanning", ws, calls, Mode::kHookProcessesScanning));
-    Figures e = percentiles(run_scenario(base.path(), "empty", ws, calls, Mode::kEmptyHttpHooks));
+    Figures plain = percentiles(run_scenario(base.path(), "plain", ws, calls, Mode::kPlain));
+    std::vector<std::pair<const Row*, Figures>> figures;
+    for (const Row& row : kRows) {
+      if (!selected(modes, row.key)) continue;
+      figures.emplace_back(&row,
+                           percentiles(run_scenario(base.path(), row.key, ws, calls, row.mode)));
+    }
     std::printf("workspace: %d files; %d Bash calls per run; real Claude Code CLI, mock API\n",
                 files, calls);
     std::printf("%-34s %10s %10s %12s\n", "per tool call", "median", "p90", "overhead");
-    std::printf("%-34s %8.1fms %8.1fms\n", "without hooks", p.median, p.p90);
-    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "shadowbox run (http, watched)", r.median,
-                r.p90, r.median - p.median);
-    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "shadowbox run, every limit set", l.median,
-                l.p90, l.median - p.median);
-    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "hook processes, watch daemon", h.median, h.p90,
-                h.median - p.median);
-    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "hook processes, daemon off (scan)", hs.median,
-                hs.p90, hs.median - p.median);
-    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", "HTTP hooks that do nothing (floor)", e.median,
-                e.p90, e.median - p.median);
-    std::printf(
-        "overhead per call under shadowbox run (median): %.1f ms, with every limit "
-        "set: %.1f ms (goal: <= 20 ms)\n",
-        r.median - p.median, l.median - p.median);
-    std::printf(
-        "overhead per call with hook processes (median): %.1f ms with the watch daemon, "
-        "%.1f ms scanning: %.1fx (goal: <= 25 ms)\n",
-        h.median - p.median, hs.median - p.median, (hs.median - p.median) / (h.median - p.median));
+    std::printf("%-34s %8.1fms %8.1fms\n", "without hooks", plain.median, plain.p90);
+    auto overhead = [&](Mode mode) -> std::optional<double> {
+      for (const auto& [row, f] : figures) {
+        if (row->mode == mode) return f.median - plain.median;
+      }
+      return std::nullopt;
+    };
+    for (const auto& [row, f] : figures) {
+      std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", row->label, f.median, f.p90,
+                  f.median - plain.median);
+    }
+    if (auto run = overhead(Mode::kRun)) {
+      std::printf("overhead per call under shadowbox run (median): %.1f ms (goal: <= 20 ms)\n",
+                  *run);
+    }
+    if (auto hooked = overhead(Mode::kHookProcesses)) {
+      std::printf("overhead per call with hook processes (median): %.1f ms (goal: <= 25 ms)",
+                  *hooked);
+      if (auto scanning = overhead(Mode::kHookProcessesScanning)) {
+        std::printf("; scanning: %.1f ms, %.1fx", *scanning, *scanning / *hooked);
+      }
+      if (auto floor = overhead(Mode::kEmptyCommandHooks)) {
+        std::printf("; above hook processes that do nothing: %.1f ms", *hooked - *floor);
+      }
+      std::printf("\n");
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hook_overhead_bench: %s\n", e.what());
