@@ -25,7 +25,9 @@ void maintain_in_background(const Context& context, bool session_ended) {
                                   sandbox::has_retention_limits(context.config.retention)));
     if (!due) return;
     // One is running already (it packs what there is): no process to start for nothing.
-    if (!fsnap::MaintenanceLock::acquire(store, false)) return;
+    // The one at the end of a session is started all the same: it waits for the running
+    // one, then packs what came after it and applies the retention limits.
+    if (!session_ended && !fsnap::MaintenanceLock::acquire(store, false)) return;
     std::vector<std::string> argv = context.self_command();
     argv.push_back("maintenance");
     if (!session_ended) argv.push_back("--auto");
