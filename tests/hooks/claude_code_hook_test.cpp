@@ -11,6 +11,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "fsnap/store.hpp"
 #include "hook_events.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/builtin_slices.hpp"
@@ -265,6 +266,9 @@ TEST_F(HookTest, TheEndOfTheAgentsSessionAppliesTheRetentionLimits) {
   while (chain().size() > 2 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  // The chain is cut before the records move to the rewritten checkpoints: read them
+  // once the maintenance has let go of the store.
+  { fsnap::StoreLock settled = fsnap::Store::open(store_, ws_, false).lock(); }
   EXPECT_EQ(shape(), (std::vector<std::string>{"post_tool toolu_3", "checkpoint"}));
   // The kept checkpoints keep their records.
   EXPECT_TRUE(ledger().read(repo().resolve("post:toolu_3"))->success.value_or(false));
