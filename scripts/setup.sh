@@ -24,9 +24,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The end-to-end tests drive the real Claude Code CLI, pinned, installed from npm into
-# ./.tools (not globally). Node.js also runs the mock Messages API server.
-claude_version="2.1.330"
+# The end-to-end tests drive the real agent CLIs, pinned, installed from npm into
+# ./.tools (not globally). Node.js also runs the mock model API servers.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -35,20 +34,26 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm
 fi
 tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
-installed=""
-[ -f "$tools/node_modules/@anthropic-ai/claude-code/package.json" ] &&
-  installed="$(node -p "require('$tools/node_modules/@anthropic-ai/claude-code/package.json').version")"
-# The Claude Agent SDK, pinned too: the end-to-end tests run an SDK application
-# (fixtures/sdk-app) under shadowbox.
-sdk_version="0.3.328"
-sdk_installed=""
-[ -f "$tools/node_modules/@anthropic-ai/claude-agent-sdk/package.json" ] &&
-  sdk_installed="$(node -p "require('$tools/node_modules/@anthropic-ai/claude-agent-sdk/package.json').version")"
-if [ "$installed" != "$claude_version" ] || [ "$sdk_installed" != "$sdk_version" ]; then
-  echo "setup: installing @anthropic-ai/claude-code@$claude_version and" \
-    "@anthropic-ai/claude-agent-sdk@$sdk_version into $tools" >&2
+# Pinned, each with why: the end-to-end tests drive these agents against the mocks in
+# fixtures/ (Claude Code; the Claude Agent SDK runs fixtures/sdk-app; Codex CLI and
+# Gemini CLI, whose hook protocols shadowbox speaks too).
+pinned=(
+  "@anthropic-ai/claude-code@2.1.330"
+  "@anthropic-ai/claude-agent-sdk@0.3.328"
+  "@openai/codex@0.169.0"
+  "@google/gemini-cli@0.61.0"
+)
+wanted=()
+for spec in "${pinned[@]}"; do
+  name="${spec%@*}"
+  version="${spec##*@}"
+  have=""
+  [ -f "$tools/node_modules/$name/package.json" ] &&
+    have="$(node -p "require('$tools/node_modules/$name/package.json').version")"
+  [ "$have" = "$version" ] || wanted+=("$spec")
+done
+if ((${#wanted[@]})); then
+  echo "setup: installing ${wanted[*]} into $tools" >&2
   mkdir -p "$tools"
-  npm install --prefix "$tools" --no-audit --no-fund --loglevel=error \
-    "@anthropic-ai/claude-code@$claude_version" \
-    "@anthropic-ai/claude-agent-sdk@$sdk_version" >&2
+  npm install --prefix "$tools" --no-audit --no-fund --loglevel=error --save-exact "${wanted[@]}" >&2
 fi

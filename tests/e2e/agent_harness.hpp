@@ -1,6 +1,6 @@
-// Harness for end-to-end tests with the real Claude Code CLI: the scripted mock of
-// the Messages API (fixtures/mock-anthropic/server.mjs) on 127.0.0.1, and the `claude`
-// binary the setup script installs into .tools/.
+// Harness for end-to-end tests with the real agent CLIs: the scripted mocks of their
+// model APIs (fixtures/mock-*/server.mjs) on 127.0.0.1, and the pinned binaries the setup
+// script installs into .tools/ (`claude`, `codex`, `gemini`).
 #pragma once
 
 #include <fcntl.h>
@@ -32,10 +32,33 @@ inline std::string claude_binary() {
   return std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin/claude";
 }
 
-// The mock Messages API server, running for the lifetime of the object.
+// The pinned Codex CLI and Gemini CLI the setup script installs into .tools/.
+inline std::string codex_binary() {
+  return std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin/codex";
+}
+inline std::string gemini_binary() {
+  return std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin/gemini";
+}
+
+// The model APIs fixtures/ mocks, one per agent: each server takes the same scenarios.
+enum class MockApi {
+  kAnthropic,  // the Messages API (Claude Code): fixtures/mock-anthropic
+  kOpenAi,     // the Responses API over SSE (Codex CLI): fixtures/mock-openai
+  kGemini,     // streamGenerateContent over SSE (Gemini CLI): fixtures/mock-gemini
+};
+
+inline std::string mock_server_script(MockApi api) {
+  const char* dir = api == MockApi::kOpenAi   ? "mock-openai"
+                    : api == MockApi::kGemini ? "mock-gemini"
+                                              : "mock-anthropic";
+  return std::string(SHADOWBOX_SOURCE_DIR) + "/fixtures/" + dir + "/server.mjs";
+}
+
+// A mock model API server, running for the lifetime of the object.
 class MockServer {
  public:
-  MockServer(const fs::path& scenario, const fs::path& log) : log_(log) {
+  MockServer(const fs::path& scenario, const fs::path& log, MockApi api = MockApi::kAnthropic)
+      : log_(log) {
     int out[2];
     if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
     pid_ = ::fork();
@@ -44,8 +67,7 @@ class MockServer {
       ::dup2(out[1], STDOUT_FILENO);
       ::close(out[0]);
       ::close(out[1]);
-      std::string server =
-          std::string(SHADOWBOX_SOURCE_DIR) + "/fixtures/mock-anthropic/server.mjs";
+      std::string server = mock_server_script(api);
       ::execlp("node", "node", server.c_str(), "--scenario", scenario.c_str(), "--log", log.c_str(),
                static_cast<char*>(nullptr));
       ::_exit(127);

@@ -1,0 +1,193 @@
+// The pinned Gemini CLI (0.61.0) against the scripted mock of the Gemini API
+// (fixtures/mock-gemini), with command hooks that record what they are given: the facts
+// shadowbox's Gemini adapter stands on, checked against the real CLI. BeforeTool and
+// AfterTool fire around every shell command with the session id and no tool-call id; a
+// failed command's exit status is only in AfterTool's text; a deny answer blocks the
+// call and the model reads the reason; `--resume` sends the earlier history.
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Poco/JSON/Parser.h>
+#include <Poco/JSON/Stringifier.h>
+
+#include <gtest/gtest.h>
+
+#include "agent_harness.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using Poco::JSON::Object;
+using testing_support::CommandResult;
+using testing_support::read_file;
+using testing_support::write_file;
+
+constexpr const char* kModel = "gemini-2.5-flash";  // named: no routing call first
+
+class GeminiCliTest : public ::testing::Test {
+ protected:
+  GeminiCliTest() {
+    fs::create_directories(ws_);
+    fs::create_directories(hooks_);
+    // Records each event's input as <ns>-<event>.json; answers with <event>.answer if any.
+    write_file(hooks_ / "hook.sh",
+               "#!/bin/sh\n"
+               "cat > \"$2/$(date +%s%N)-$1.json\"\n"
+               "[ -f \"$2/$1.answer\" ] && cat \"$2/$1.answer\"\n"
+               "exit 0\n");
+    fs::permissions(hooks_ / "hook.sh", fs::owner_all);
+    auto hook = [&](const std::string& event) {
+      return "[{\"matcher\":\".*\",\"hooks\":[{\"name\":\"record\",\"type\":\"command\","
+             "\"command\":\"" +
+             (hooks_ / "hook.sh").string() + " " + event + " " + hooks_.string() +
+             "\",\"timeout\":30000}]}]";
+    };
+    // The API-key auth type, and session retention off (on, a later run deletes a
+    // resumed session's files in this version).
+    write_file(home_ / ".gemini" / "settings.json",
+               "{\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}},"
+               "\"general\":{\"sessionRetention\":{\"enabled\":false}},"
+               "\"hooks\":{\"BeforeTool\":" +
+                   hook("BeforeTool") + ",\"AfterTool\":" + hook("AfterTool") + "}}");
+  }
+
+  // Runs gemini with args against a mock playing steps; the mock's requests in mock_.
+  CommandResult gemini(const std::string& steps, std::vector<std::string> args) {
+    write_file(temp_ / "scenario.json", "{\"steps\":[" + steps + "]}");
+    fs::remove(temp_ / "mock.log");
+    e2e::MockServer server(temp_ / "scenario.json", temp_ / "mock.log", e2e::MockApi::kGemini);
+    std::vector<std::string> argv = {e2e::gemini_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* a : {"-y", "-o", "stream-json", "-m", kModel}) argv.push_back(a);
+    CommandResult r = testing_support::run_command(
+        argv, ws_,
+        {"HOME=" + home_.string(), "GEMINI_API_KEY=test-key",
+         "GOOGLE_API_KEY=", "GOOGLE_GEMINI_BASE_URL=" + server.base_url(),
+         "GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_CLI_NO_RELAUNCH=true"},
+        "", std::chrono::seconds(120));
+    requests_ = server.requests();
+    return r;
+  }
+
+  // The inputs the hooks got, in order, each with its event's name.
+  std::vector<std::pair<std::string, Object::Ptr>> events() const {
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(hooks_), end; it != end; ++it) {
+      if (it->path().extension() == ".json") files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<std::pair<std::string, Object::Ptr>> out;
+    for (const fs::path& f : files) {
+      std::string stem = f.stem().string();
+      Poco::JSON::Parser parser;
+      out.emplace_back(stem.substr(stem.find('-') + 1),
+                       parser.parse(read_file(f)).extract<Object::Ptr>());
+    }
+    return out;
+  }
+
+  // The session id in the CLI's stream-json output (its "init" line).
+  static std::string session_id(const std::string& out) {
+    Poco::JSON::Parser parser;
+    Object::Ptr init = parser.parse(out.substr(0, out.find('\n'))).extract<Object::Ptr>();
+    return init->optValue<std::string>("session_id", "");
+  }
+
+  // The main-loop requests (those that offer tools) the mock got.
+  std::vector<Object::Ptr> main_requests() const {
+    std::vector<Object::Ptr> out;
+    for (const Object::Ptr& r : requests_) {
+      if (r->optValue<bool>("main", false)) out.push_back(r);
+    }
+    return out;
+  }
+
+  static std::string shell(const std::string& command) {
+    return "{\"tool\":\"run_shell_command\",\"input\":{\"command\":\"" + command +
+           "\",\"description\":\"step\"}}";
+  }
+
+  testing_support::TempDir temp_{"shadowbox-gemini"};
+  fs::path ws_ = temp_ / "ws";
+  fs::path home_ = temp_ / "home";
+  fs::path hooks_ = temp_ / "hooks";
+  std::vector<Object::Ptr> requests_;
+};
+
+TEST_F(GeminiCliTest, HooksSeeEveryShellCommandWithTheSessionAndNoCallId) {
+  ASSERT_TRUE(fs::exists(e2e::gemini_binary())) << "run scripts/setup.sh";
+  CommandResult r = gemini(shell("echo hello > created.txt && echo wrote") + "," +
+                               shell("echo failing >&2; exit 3") + ",{\"text\":\"done\"}",
+                           {"-p", "do the thing"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(ws_ / "created.txt"));
+  std::string session = session_id(r.out);
+  ASSERT_FALSE(session.empty()) << r.out;
+  auto seen = events();
+  std::vector<std::string> names;
+  for (const auto& [name, input] : seen) names.push_back(name);
+  ASSERT_EQ(names,
+            (std::vector<std::string>{"BeforeTool", "AfterTool", "BeforeTool", "AfterTool"}));
+  for (const auto& [name, input] : seen) {
+    EXPECT_EQ(input->getValue<std::string>("hook_event_name"), name);
+    EXPECT_EQ(input->getValue<std::string>("tool_name"), "run_shell_command");
+    EXPECT_EQ(input->getValue<std::string>("session_id"), session);
+    EXPECT_EQ(fs::path(input->getValue<std::string>("cwd")).filename(), "ws");
+    EXPECT_FALSE(input->has("tool_use_id")) << "shadowbox pairs the events itself";
+    EXPECT_FALSE(input->getObject("tool_input").isNull());
+  }
+  EXPECT_EQ(seen[0].second->getObject("tool_input")->getValue<std::string>("command"),
+            "echo hello > created.txt && echo wrote");
+  // A failed command is not an error to the CLI: the exit status is in the text.
+  std::string failed =
+      seen[3].second->getObject("tool_response")->getValue<std::string>("llmContent");
+  EXPECT_NE(failed.find("Exit Code: 3"), std::string::npos) << failed;
+  EXPECT_EQ(seen[1]
+                .second->getObject("tool_response")
+                ->getValue<std::string>("llmContent")
+                .find("Exit Code"),
+            std::string::npos);
+}
+
+TEST_F(GeminiCliTest, ADenyAnswerBlocksTheCallAndTheModelReadsTheReason) {
+  ASSERT_TRUE(fs::exists(e2e::gemini_binary())) << "run scripts/setup.sh";
+  write_file(hooks_ / "BeforeTool.answer", "{\"decision\":\"deny\",\"reason\":\"limit reached\"}");
+  CommandResult r =
+      gemini(shell("echo hello > created.txt") + ",{\"text\":\"done\"}", {"-p", "go"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(ws_ / "created.txt")) << "the call ran";
+  std::vector<Object::Ptr> main = main_requests();
+  ASSERT_EQ(main.size(), 2u);
+  Poco::JSON::Array::Ptr responses = main[1]->getArray("function_responses");
+  ASSERT_EQ(responses->size(), 1u);
+  std::ostringstream said_out;
+  Poco::JSON::Stringifier::stringify(responses->get(0), said_out);
+  std::string said = said_out.str();
+  EXPECT_NE(said.find("limit reached"), std::string::npos) << said;
+  for (const auto& [name, input] : events()) EXPECT_NE(name, "AfterTool");
+}
+
+TEST_F(GeminiCliTest, ResumeSendsTheEarlierHistory) {
+  ASSERT_TRUE(fs::exists(e2e::gemini_binary())) << "run scripts/setup.sh";
+  CommandResult first =
+      gemini(shell("echo one > one.txt") + ",{\"text\":\"done\"}", {"-p", "first prompt"});
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  std::string session = session_id(first.out);
+  ASSERT_FALSE(session.empty());
+  // Sessions are kept under the HOME, by project.
+  EXPECT_TRUE(fs::exists(home_ / ".gemini" / "projects.json"));
+  CommandResult second = gemini("{\"text\":\"again\"}", {"--resume", session, "-p", "second"});
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_EQ(session_id(second.out), session);
+  std::vector<Object::Ptr> main = main_requests();
+  ASSERT_FALSE(main.empty());
+  std::ostringstream history_out;
+  Poco::JSON::Stringifier::stringify(main[0]->getArray("user_texts"), history_out);
+  std::string history = history_out.str();
+  EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
+  EXPECT_EQ(main[0]->getArray("function_call_names")->size(), 1u);
+}
+
+}  // namespace
