@@ -1,0 +1,225 @@
+// The pinned Codex CLI (0.169.0) against the scripted mock of the OpenAI Responses API
+// (fixtures/mock-openai), with command hooks in $CODEX_HOME/hooks.json that record what
+// they are given: the facts shadowbox's Codex adapter stands on, checked against the
+// real CLI. Hooks nobody trusted are skipped without a word; trusted, PreToolUse and
+// PostToolUse fire around every shell command with the thread id and the model's call
+// id; a deny answer blocks the call and the model reads the reason; `codex exec resume`
+// sends the earlier history.
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Poco/JSON/Parser.h>
+#include <Poco/JSON/Stringifier.h>
+
+#include <gtest/gtest.h>
+
+#include "agent_harness.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using Poco::JSON::Object;
+using testing_support::CommandResult;
+using testing_support::read_file;
+using testing_support::write_file;
+
+class CodexCliTest : public ::testing::Test {
+ protected:
+  CodexCliTest() {
+    fs::create_directories(ws_);
+    fs::create_directories(hooks_);
+    // Records each event's input as <ns>-<event>.json; answers with <event>.answer if any.
+    write_file(hooks_ / "hook.sh",
+               "#!/bin/sh\n"
+               "cat > \"$2/$(date +%s%N)-$1.json\"\n"
+               "[ -f \"$2/$1.answer\" ] && cat \"$2/$1.answer\"\n"
+               "exit 0\n");
+    fs::permissions(hooks_ / "hook.sh", fs::owner_all);
+    auto hook = [&](const std::string& event) {
+      return "\"" + event +
+             "\":[{\"matcher\":\"*\",\"hooks\":[{\"type\":\"command\",\"command\":\"" +
+             (hooks_ / "hook.sh").string() + " " + event + " " + hooks_.string() +
+             "\",\"timeout\":30}]}]";
+    };
+    write_file(home_ / "hooks.json",
+               "{\"hooks\":{" + hook("PreToolUse") + "," + hook("PostToolUse") + "}}");
+  }
+
+  // Runs `codex exec [args] PROMPT` (or `codex exec resume ...`) against a mock playing
+  // steps; the mock's requests in requests_.
+  CommandResult codex(const std::string& steps, std::vector<std::string> args) {
+    write_file(temp_ / "scenario.json", "{\"steps\":[" + steps + "]}");
+    fs::remove(temp_ / "mock.log");
+    e2e::MockServer server(temp_ / "scenario.json", temp_ / "mock.log", e2e::MockApi::kOpenAi);
+    write_file(home_ / "config.toml",
+               "model = \"gpt-5.1-codex\"\n"
+               "model_provider = \"mock\"\n"
+               "[model_providers.mock]\n"
+               "name = \"mock\"\n"
+               "base_url = \"" +
+                   server.base_url() +
+                   "/v1\"\n"
+                   "env_key = \"OPENAI_API_KEY\"\n"
+                   "wire_api = \"responses\"\n"
+                   "request_max_retries = 0\n"
+                   "stream_max_retries = 0\n");
+    std::vector<std::string> argv = {e2e::codex_binary(), "exec"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = testing_support::run_command(
+        argv, ws_,
+        {"HOME=" + (temp_ / "home").string(), "CODEX_HOME=" + home_.string(),
+         "OPENAI_API_KEY=sk-mock-key", "OPENAI_BASE_URL="},
+        "", std::chrono::seconds(120));
+    requests_ = server.requests();
+    return r;
+  }
+
+  static std::vector<std::string> flags(bool trust_hooks) {
+    std::vector<std::string> f = {"--skip-git-repo-check",
+                                  "--dangerously-bypass-approvals-and-sandbox", "--json"};
+    if (trust_hooks) f.emplace_back("--dangerously-bypass-hook-trust");
+    return f;
+  }
+
+  // The inputs the hooks got, in order, each with its event's name.
+  std::vector<std::pair<std::string, Object::Ptr>> events() const {
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(hooks_), end; it != end; ++it) {
+      if (it->path().extension() == ".json") files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<std::pair<std::string, Object::Ptr>> out;
+    for (const fs::path& f : files) {
+      std::string stem = f.stem().string();
+      Poco::JSON::Parser parser;
+      out.emplace_back(stem.substr(stem.find('-') + 1),
+                       parser.parse(read_file(f)).extract<Object::Ptr>());
+    }
+    return out;
+  }
+
+  // The thread id in the CLI's --json output (its thread.started line).
+  static std::string thread_id(const std::string& out) {
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"thread.started\"") == std::string::npos) continue;
+      Poco::JSON::Parser parser;
+      return parser.parse(line).extract<Object::Ptr>()->optValue<std::string>("thread_id", "");
+    }
+    return "";
+  }
+
+  std::vector<Object::Ptr> main_requests() const {
+    std::vector<Object::Ptr> out;
+    for (const Object::Ptr& r : requests_) {
+      if (r->optValue<bool>("main", false)) out.push_back(r);
+    }
+    return out;
+  }
+
+  static std::string json(const Poco::Dynamic::Var& value) {
+    std::ostringstream out;
+    Poco::JSON::Stringifier::stringify(value, out);
+    return out.str();
+  }
+
+  static std::string shell(const std::string& command) {
+    return "{\"tool\":\"shell\",\"input\":{\"command\":\"" + command + "\"}}";
+  }
+
+  testing_support::TempDir temp_{"shadowbox-codex"};
+  fs::path ws_ = temp_ / "ws";
+  fs::path home_ = temp_ / "codex-home";
+  fs::path hooks_ = temp_ / "hooks";
+  std::vector<Object::Ptr> requests_;
+};
+
+TEST_F(CodexCliTest, HooksNobodyTrustedAreSkippedSilently) {
+  ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
+  std::vector<std::string> args = flags(false);
+  args.emplace_back("go");
+  CommandResult r = codex(shell("echo hello > created.txt") + ",{\"text\":\"done\"}", args);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(ws_ / "created.txt"));
+  EXPECT_TRUE(events().empty()) << "shadowbox must install its hooks trusted, or refuse to start";
+}
+
+TEST_F(CodexCliTest, TrustedHooksSeeEveryShellCommandWithTheThreadAndTheCallId) {
+  ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
+  std::vector<std::string> args = flags(true);
+  args.emplace_back("do the thing");
+  CommandResult r = codex(shell("echo hello > created.txt && echo wrote") + "," +
+                              shell("echo failing >&2; exit 3") + ",{\"text\":\"done\"}",
+                          args);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(ws_ / "created.txt"));
+  std::string thread = thread_id(r.out);
+  ASSERT_FALSE(thread.empty()) << r.out;
+  auto seen = events();
+  std::vector<std::string> names;
+  for (const auto& [name, input] : seen) names.push_back(name);
+  ASSERT_EQ(names,
+            (std::vector<std::string>{"PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse"}));
+  std::vector<std::string> calls;
+  for (const auto& [name, input] : seen) {
+    EXPECT_EQ(input->getValue<std::string>("hook_event_name"), name);
+    EXPECT_EQ(input->getValue<std::string>("tool_name"), "Bash");
+    EXPECT_EQ(input->getValue<std::string>("session_id"), thread);
+    EXPECT_EQ(fs::path(input->getValue<std::string>("cwd")).filename(), "ws");
+    // The rollout file, under CODEX_HOME/sessions/, is what a resume needs.
+    std::string transcript = input->getValue<std::string>("transcript_path");
+    EXPECT_EQ(transcript.rfind((home_ / "sessions").string(), 0), 0u) << transcript;
+    EXPECT_TRUE(fs::exists(transcript)) << transcript;
+    calls.push_back(input->getValue<std::string>("tool_use_id"));
+  }
+  // The model's call ids, the same in each call's two events.
+  EXPECT_EQ(calls,
+            (std::vector<std::string>{"call_mock_1", "call_mock_1", "call_mock_2", "call_mock_2"}));
+  EXPECT_EQ(seen[0].second->getObject("tool_input")->getValue<std::string>("command"),
+            "echo hello > created.txt && echo wrote");
+  EXPECT_TRUE(seen[3].second->has("tool_response"));
+}
+
+TEST_F(CodexCliTest, ADenyAnswerBlocksTheCallAndTheModelReadsTheReason) {
+  ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
+  write_file(hooks_ / "PreToolUse.answer",
+             "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":"
+             "\"deny\",\"permissionDecisionReason\":\"limit reached\"}}");
+  std::vector<std::string> args = flags(true);
+  args.emplace_back("go");
+  CommandResult r = codex(shell("echo x > denied.txt") + ",{\"text\":\"done\"}", args);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(ws_ / "denied.txt")) << "the call ran";
+  std::vector<Object::Ptr> main = main_requests();
+  ASSERT_EQ(main.size(), 2u);
+  std::string said = json(main[1]->getArray("function_call_outputs"));
+  EXPECT_NE(said.find("blocked by PreToolUse hook: limit reached"), std::string::npos) << said;
+  for (const auto& [name, input] : events()) EXPECT_NE(name, "PostToolUse");
+}
+
+TEST_F(CodexCliTest, ResumeSendsTheEarlierHistory) {
+  ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
+  std::vector<std::string> args = flags(true);
+  args.emplace_back("first prompt");
+  CommandResult first = codex(shell("echo one > one.txt") + ",{\"text\":\"done\"}", args);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  std::string thread = thread_id(first.out);
+  ASSERT_FALSE(thread.empty());
+  std::vector<std::string> resume = {"resume", thread};
+  std::vector<std::string> more = flags(true);
+  resume.insert(resume.end(), more.begin(), more.end());
+  resume.emplace_back("second prompt");
+  CommandResult second = codex("{\"text\":\"again\"}", resume);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_EQ(thread_id(second.out), thread);
+  std::vector<Object::Ptr> main = main_requests();
+  ASSERT_FALSE(main.empty());
+  std::string history = json(main[0]->getArray("user_texts"));
+  EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
+  EXPECT_EQ(main[0]->getArray("function_call_ids")->size(), 1u);
+  EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "second prompt");
+}
+
+}  // namespace
