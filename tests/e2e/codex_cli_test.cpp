@@ -125,8 +125,10 @@ class CodexCliTest : public ::testing::Test {
     return out.str();
   }
 
-  static std::string shell(const std::string& command) {
-    return "{\"tool\":\"shell\",\"input\":{\"command\":\"" + command + "\"}}";
+  // A shell command step; with id, the model's call id for it.
+  static std::string shell(const std::string& command, const std::string& id = "") {
+    return "{\"tool\":\"shell\"," + (id.empty() ? "" : "\"id\":\"" + id + "\",") +
+           "\"input\":{\"command\":\"" + command + "\"}}";
   }
 
   testing_support::TempDir temp_{"shadowbox-codex"};
@@ -150,8 +152,8 @@ TEST_F(CodexCliTest, TrustedHooksSeeEveryShellCommandWithTheThreadAndTheCallId) 
   ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
   std::vector<std::string> args = flags(true);
   args.emplace_back("do the thing");
-  CommandResult r = codex(shell("echo hello > created.txt && echo wrote") + "," +
-                              shell("echo failing >&2; exit 3") + ",{\"text\":\"done\"}",
+  CommandResult r = codex(shell("echo hello > created.txt && echo wrote", "call_a") + "," +
+                              shell("echo failing >&2; exit 3", "call_b") + ",{\"text\":\"done\"}",
                           args);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::exists(ws_ / "created.txt"));
@@ -175,11 +177,12 @@ TEST_F(CodexCliTest, TrustedHooksSeeEveryShellCommandWithTheThreadAndTheCallId) 
     calls.push_back(input->getValue<std::string>("tool_use_id"));
   }
   // The model's call ids, the same in each call's two events.
-  EXPECT_EQ(calls,
-            (std::vector<std::string>{"call_mock_1", "call_mock_1", "call_mock_2", "call_mock_2"}));
+  EXPECT_EQ(calls, (std::vector<std::string>{"call_a", "call_a", "call_b", "call_b"}));
   EXPECT_EQ(seen[0].second->getObject("tool_input")->getValue<std::string>("command"),
             "echo hello > created.txt && echo wrote");
-  EXPECT_TRUE(seen[3].second->has("tool_response"));
+  // PostToolUse carries the command's output only, not its exit status (the adapter
+  // has to learn a failure from the rollout file).
+  EXPECT_EQ(seen[3].second->getValue<std::string>("tool_response"), "failing\n");
 }
 
 TEST_F(CodexCliTest, ADenyAnswerBlocksTheCallAndTheModelReadsTheReason) {
