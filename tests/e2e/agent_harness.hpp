@@ -9,14 +9,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
+#include <Poco/JSON/Stringifier.h>
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
@@ -129,6 +133,74 @@ class MockServer {
   fs::path log_;
   pid_t pid_ = -1;
   int port_ = 0;
+};
+
+// The requests of an agent's main loop (those that offer tools) among a mock's requests.
+inline std::vector<Poco::JSON::Object::Ptr> main_requests(
+    const std::vector<Poco::JSON::Object::Ptr>& requests) {
+  std::vector<Poco::JSON::Object::Ptr> out;
+  for (const Poco::JSON::Object::Ptr& r : requests) {
+    if (r->optValue<bool>("main", false)) out.push_back(r);
+  }
+  return out;
+}
+
+// value as JSON text.
+inline std::string to_json(const Poco::Dynamic::Var& value) {
+  std::ostringstream out;
+  Poco::JSON::Stringifier::stringify(value, out);
+  return out.str();
+}
+
+// Command hooks that record what an agent gives them, for tests of an agent's hook
+// protocol: the hook for event writes its input to <dir>/<ns>-<event>.json and prints
+// what answer() set for the event, if anything.
+class HookRecorder {
+ public:
+  explicit HookRecorder(fs::path dir) : dir_(std::move(dir)) {
+    fs::create_directories(dir_);
+    testing_support::write_file(dir_ / "hook.sh",
+                                "#!/bin/sh\n"
+                                "cat > \"$2/$(date +%s%N)-$1.json\"\n"
+                                "[ -f \"$2/$1.answer\" ] && cat \"$2/$1.answer\"\n"
+                                "exit 0\n");
+    fs::permissions(dir_ / "hook.sh", fs::owner_all);
+  }
+
+  // The command line of the hook for event.
+  std::string command(const std::string& event) const {
+    return (dir_ / "hook.sh").string() + " " + event + " " + dir_.string();
+  }
+  // What the hook for event prints from now on.
+  void answer(const std::string& event, const std::string& text) const {
+    testing_support::write_file(dir_ / (event + ".answer"), text);
+  }
+  // The inputs the hooks got, in order, each with its event's name.
+  std::vector<std::pair<std::string, Poco::JSON::Object::Ptr>> events() const {
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(dir_), end; it != end; ++it) {
+      if (it->path().extension() == ".json") files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<std::pair<std::string, Poco::JSON::Object::Ptr>> out;
+    for (const fs::path& f : files) {
+      std::string stem = f.stem().string();
+      Poco::JSON::Parser parser;
+      out.emplace_back(
+          stem.substr(stem.find('-') + 1),
+          parser.parse(testing_support::read_file(f)).extract<Poco::JSON::Object::Ptr>());
+    }
+    return out;
+  }
+  // Their event names, in order.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, input] : events()) out.push_back(name);
+    return out;
+  }
+
+ private:
+  fs::path dir_;
 };
 
 // The environment Claude Code needs to talk to the mock, with home as HOME.

@@ -5,13 +5,11 @@
 // PostToolUse fire around every shell command with the thread id and the model's call
 // id; a deny answer blocks the call and the model reads the reason; `codex exec resume`
 // sends the earlier history.
-#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <Poco/JSON/Parser.h>
-#include <Poco/JSON/Stringifier.h>
 
 #include <gtest/gtest.h>
 
@@ -22,26 +20,16 @@ namespace {
 namespace fs = boost::filesystem;
 using Poco::JSON::Object;
 using testing_support::CommandResult;
-using testing_support::read_file;
 using testing_support::write_file;
 
 class CodexCliTest : public ::testing::Test {
  protected:
   CodexCliTest() {
     fs::create_directories(ws_);
-    fs::create_directories(hooks_);
-    // Records each event's input as <ns>-<event>.json; answers with <event>.answer if any.
-    write_file(hooks_ / "hook.sh",
-               "#!/bin/sh\n"
-               "cat > \"$2/$(date +%s%N)-$1.json\"\n"
-               "[ -f \"$2/$1.answer\" ] && cat \"$2/$1.answer\"\n"
-               "exit 0\n");
-    fs::permissions(hooks_ / "hook.sh", fs::owner_all);
     auto hook = [&](const std::string& event) {
       return "\"" + event +
              "\":[{\"matcher\":\"*\",\"hooks\":[{\"type\":\"command\",\"command\":\"" +
-             (hooks_ / "hook.sh").string() + " " + event + " " + hooks_.string() +
-             "\",\"timeout\":30}]}]";
+             hooks_.command(event) + "\",\"timeout\":30}]}]";
     };
     write_file(home_ / "hooks.json",
                "{\"hooks\":{" + hook("PreToolUse") + "," + hook("PostToolUse") + "}}");
@@ -83,23 +71,6 @@ class CodexCliTest : public ::testing::Test {
     return f;
   }
 
-  // The inputs the hooks got, in order, each with its event's name.
-  std::vector<std::pair<std::string, Object::Ptr>> events() const {
-    std::vector<fs::path> files;
-    for (fs::directory_iterator it(hooks_), end; it != end; ++it) {
-      if (it->path().extension() == ".json") files.push_back(it->path());
-    }
-    std::sort(files.begin(), files.end());
-    std::vector<std::pair<std::string, Object::Ptr>> out;
-    for (const fs::path& f : files) {
-      std::string stem = f.stem().string();
-      Poco::JSON::Parser parser;
-      out.emplace_back(stem.substr(stem.find('-') + 1),
-                       parser.parse(read_file(f)).extract<Object::Ptr>());
-    }
-    return out;
-  }
-
   // The thread id in the CLI's --json output (its thread.started line).
   static std::string thread_id(const std::string& out) {
     std::istringstream in(out);
@@ -111,20 +82,6 @@ class CodexCliTest : public ::testing::Test {
     return "";
   }
 
-  std::vector<Object::Ptr> main_requests() const {
-    std::vector<Object::Ptr> out;
-    for (const Object::Ptr& r : requests_) {
-      if (r->optValue<bool>("main", false)) out.push_back(r);
-    }
-    return out;
-  }
-
-  static std::string json(const Poco::Dynamic::Var& value) {
-    std::ostringstream out;
-    Poco::JSON::Stringifier::stringify(value, out);
-    return out.str();
-  }
-
   // A shell command step; with id, the model's call id for it.
   static std::string shell(const std::string& command, const std::string& id = "") {
     return "{\"tool\":\"shell\"," + (id.empty() ? "" : "\"id\":\"" + id + "\",") +
@@ -134,7 +91,7 @@ class CodexCliTest : public ::testing::Test {
   testing_support::TempDir temp_{"shadowbox-codex"};
   fs::path ws_ = temp_ / "ws";
   fs::path home_ = temp_ / "codex-home";
-  fs::path hooks_ = temp_ / "hooks";
+  e2e::HookRecorder hooks_{temp_ / "hooks"};
   std::vector<Object::Ptr> requests_;
 };
 
@@ -145,7 +102,8 @@ TEST_F(CodexCliTest, HooksNobodyTrustedAreSkippedSilently) {
   CommandResult r = codex(shell("echo hello > created.txt") + ",{\"text\":\"done\"}", args);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::exists(ws_ / "created.txt"));
-  EXPECT_TRUE(events().empty()) << "shadowbox must install its hooks trusted, or refuse to start";
+  EXPECT_TRUE(hooks_.events().empty())
+      << "shadowbox must install its hooks trusted, or refuse to start";
 }
 
 TEST_F(CodexCliTest, TrustedHooksSeeEveryShellCommandWithTheThreadAndTheCallId) {
@@ -159,10 +117,8 @@ TEST_F(CodexCliTest, TrustedHooksSeeEveryShellCommandWithTheThreadAndTheCallId) 
   EXPECT_TRUE(fs::exists(ws_ / "created.txt"));
   std::string thread = thread_id(r.out);
   ASSERT_FALSE(thread.empty()) << r.out;
-  auto seen = events();
-  std::vector<std::string> names;
-  for (const auto& [name, input] : seen) names.push_back(name);
-  ASSERT_EQ(names,
+  auto seen = hooks_.events();
+  ASSERT_EQ(hooks_.names(),
             (std::vector<std::string>{"PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse"}));
   std::vector<std::string> calls;
   for (const auto& [name, input] : seen) {
@@ -187,19 +143,19 @@ TEST_F(CodexCliTest, TrustedHooksSeeEveryShellCommandWithTheThreadAndTheCallId) 
 
 TEST_F(CodexCliTest, ADenyAnswerBlocksTheCallAndTheModelReadsTheReason) {
   ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
-  write_file(hooks_ / "PreToolUse.answer",
-             "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":"
-             "\"deny\",\"permissionDecisionReason\":\"limit reached\"}}");
+  hooks_.answer("PreToolUse",
+                "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":"
+                "\"deny\",\"permissionDecisionReason\":\"limit reached\"}}");
   std::vector<std::string> args = flags(true);
   args.emplace_back("go");
   CommandResult r = codex(shell("echo x > denied.txt") + ",{\"text\":\"done\"}", args);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_FALSE(fs::exists(ws_ / "denied.txt")) << "the call ran";
-  std::vector<Object::Ptr> main = main_requests();
+  std::vector<Object::Ptr> main = e2e::main_requests(requests_);
   ASSERT_EQ(main.size(), 2u);
-  std::string said = json(main[1]->getArray("function_call_outputs"));
+  std::string said = e2e::to_json(main[1]->getArray("function_call_outputs"));
   EXPECT_NE(said.find("blocked by PreToolUse hook: limit reached"), std::string::npos) << said;
-  for (const auto& [name, input] : events()) EXPECT_NE(name, "PostToolUse");
+  for (const auto& [name, input] : hooks_.events()) EXPECT_NE(name, "PostToolUse");
 }
 
 TEST_F(CodexCliTest, ResumeSendsTheEarlierHistory) {
@@ -217,9 +173,9 @@ TEST_F(CodexCliTest, ResumeSendsTheEarlierHistory) {
   CommandResult second = codex("{\"text\":\"again\"}", resume);
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
   EXPECT_EQ(thread_id(second.out), thread);
-  std::vector<Object::Ptr> main = main_requests();
+  std::vector<Object::Ptr> main = e2e::main_requests(requests_);
   ASSERT_FALSE(main.empty());
-  std::string history = json(main[0]->getArray("user_texts"));
+  std::string history = e2e::to_json(main[0]->getArray("user_texts"));
   EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
   EXPECT_EQ(main[0]->getArray("function_call_ids")->size(), 1u);
   EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "second prompt");

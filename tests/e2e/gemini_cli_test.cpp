@@ -4,13 +4,10 @@
 // AfterTool fire around every shell command with the session id and no tool-call id; a
 // failed command's exit status is only in AfterTool's text; a deny answer blocks the
 // call and the model reads the reason; `--resume` sends the earlier history.
-#include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <Poco/JSON/Parser.h>
-#include <Poco/JSON/Stringifier.h>
 
 #include <gtest/gtest.h>
 
@@ -21,7 +18,6 @@ namespace {
 namespace fs = boost::filesystem;
 using Poco::JSON::Object;
 using testing_support::CommandResult;
-using testing_support::read_file;
 using testing_support::write_file;
 
 constexpr const char* kModel = "gemini-2.5-flash";  // named: no routing call first
@@ -30,19 +26,10 @@ class GeminiCliTest : public ::testing::Test {
  protected:
   GeminiCliTest() {
     fs::create_directories(ws_);
-    fs::create_directories(hooks_);
-    // Records each event's input as <ns>-<event>.json; answers with <event>.answer if any.
-    write_file(hooks_ / "hook.sh",
-               "#!/bin/sh\n"
-               "cat > \"$2/$(date +%s%N)-$1.json\"\n"
-               "[ -f \"$2/$1.answer\" ] && cat \"$2/$1.answer\"\n"
-               "exit 0\n");
-    fs::permissions(hooks_ / "hook.sh", fs::owner_all);
     auto hook = [&](const std::string& event) {
       return "[{\"matcher\":\".*\",\"hooks\":[{\"name\":\"record\",\"type\":\"command\","
              "\"command\":\"" +
-             (hooks_ / "hook.sh").string() + " " + event + " " + hooks_.string() +
-             "\",\"timeout\":30000}]}]";
+             hooks_.command(event) + "\",\"timeout\":30000}]}]";
     };
     // The API-key auth type, and session retention off (on, a later run deletes a
     // resumed session's files in this version).
@@ -53,7 +40,7 @@ class GeminiCliTest : public ::testing::Test {
                    hook("BeforeTool") + ",\"AfterTool\":" + hook("AfterTool") + "}}");
   }
 
-  // Runs gemini with args against a mock playing steps; the mock's requests in mock_.
+  // Runs gemini with args against a mock playing steps; the mock's requests in requests_.
   CommandResult gemini(const std::string& steps, std::vector<std::string> args) {
     write_file(temp_ / "scenario.json", "{\"steps\":[" + steps + "]}");
     fs::remove(temp_ / "mock.log");
@@ -71,37 +58,11 @@ class GeminiCliTest : public ::testing::Test {
     return r;
   }
 
-  // The inputs the hooks got, in order, each with its event's name.
-  std::vector<std::pair<std::string, Object::Ptr>> events() const {
-    std::vector<fs::path> files;
-    for (fs::directory_iterator it(hooks_), end; it != end; ++it) {
-      if (it->path().extension() == ".json") files.push_back(it->path());
-    }
-    std::sort(files.begin(), files.end());
-    std::vector<std::pair<std::string, Object::Ptr>> out;
-    for (const fs::path& f : files) {
-      std::string stem = f.stem().string();
-      Poco::JSON::Parser parser;
-      out.emplace_back(stem.substr(stem.find('-') + 1),
-                       parser.parse(read_file(f)).extract<Object::Ptr>());
-    }
-    return out;
-  }
-
   // The session id in the CLI's stream-json output (its "init" line).
   static std::string session_id(const std::string& out) {
     Poco::JSON::Parser parser;
     Object::Ptr init = parser.parse(out.substr(0, out.find('\n'))).extract<Object::Ptr>();
     return init->optValue<std::string>("session_id", "");
-  }
-
-  // The main-loop requests (those that offer tools) the mock got.
-  std::vector<Object::Ptr> main_requests() const {
-    std::vector<Object::Ptr> out;
-    for (const Object::Ptr& r : requests_) {
-      if (r->optValue<bool>("main", false)) out.push_back(r);
-    }
-    return out;
   }
 
   static std::string shell(const std::string& command) {
@@ -112,7 +73,7 @@ class GeminiCliTest : public ::testing::Test {
   testing_support::TempDir temp_{"shadowbox-gemini"};
   fs::path ws_ = temp_ / "ws";
   fs::path home_ = temp_ / "home";
-  fs::path hooks_ = temp_ / "hooks";
+  e2e::HookRecorder hooks_{temp_ / "hooks"};
   std::vector<Object::Ptr> requests_;
 };
 
@@ -125,10 +86,8 @@ TEST_F(GeminiCliTest, HooksSeeEveryShellCommandWithTheSessionAndNoCallId) {
   EXPECT_TRUE(fs::exists(ws_ / "created.txt"));
   std::string session = session_id(r.out);
   ASSERT_FALSE(session.empty()) << r.out;
-  auto seen = events();
-  std::vector<std::string> names;
-  for (const auto& [name, input] : seen) names.push_back(name);
-  ASSERT_EQ(names,
+  auto seen = hooks_.events();
+  ASSERT_EQ(hooks_.names(),
             (std::vector<std::string>{"BeforeTool", "AfterTool", "BeforeTool", "AfterTool"}));
   for (const auto& [name, input] : seen) {
     EXPECT_EQ(input->getValue<std::string>("hook_event_name"), name);
@@ -153,20 +112,18 @@ TEST_F(GeminiCliTest, HooksSeeEveryShellCommandWithTheSessionAndNoCallId) {
 
 TEST_F(GeminiCliTest, ADenyAnswerBlocksTheCallAndTheModelReadsTheReason) {
   ASSERT_TRUE(fs::exists(e2e::gemini_binary())) << "run scripts/setup.sh";
-  write_file(hooks_ / "BeforeTool.answer", "{\"decision\":\"deny\",\"reason\":\"limit reached\"}");
+  hooks_.answer("BeforeTool", "{\"decision\":\"deny\",\"reason\":\"limit reached\"}");
   CommandResult r =
       gemini(shell("echo hello > created.txt") + ",{\"text\":\"done\"}", {"-p", "go"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_FALSE(fs::exists(ws_ / "created.txt")) << "the call ran";
-  std::vector<Object::Ptr> main = main_requests();
+  std::vector<Object::Ptr> main = e2e::main_requests(requests_);
   ASSERT_EQ(main.size(), 2u);
   Poco::JSON::Array::Ptr responses = main[1]->getArray("function_responses");
   ASSERT_EQ(responses->size(), 1u);
-  std::ostringstream said_out;
-  Poco::JSON::Stringifier::stringify(responses->get(0), said_out);
-  std::string said = said_out.str();
+  std::string said = e2e::to_json(responses->get(0));
   EXPECT_NE(said.find("limit reached"), std::string::npos) << said;
-  for (const auto& [name, input] : events()) EXPECT_NE(name, "AfterTool");
+  for (const auto& [name, input] : hooks_.events()) EXPECT_NE(name, "AfterTool");
 }
 
 TEST_F(GeminiCliTest, ResumeSendsTheEarlierHistory) {
@@ -181,11 +138,9 @@ TEST_F(GeminiCliTest, ResumeSendsTheEarlierHistory) {
   CommandResult second = gemini("{\"text\":\"again\"}", {"--resume", session, "-p", "second"});
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
   EXPECT_EQ(session_id(second.out), session);
-  std::vector<Object::Ptr> main = main_requests();
+  std::vector<Object::Ptr> main = e2e::main_requests(requests_);
   ASSERT_FALSE(main.empty());
-  std::ostringstream history_out;
-  Poco::JSON::Stringifier::stringify(main[0]->getArray("user_texts"), history_out);
-  std::string history = history_out.str();
+  std::string history = e2e::to_json(main[0]->getArray("user_texts"));
   EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
   EXPECT_EQ(main[0]->getArray("function_call_names")->size(), 1u);
 }
