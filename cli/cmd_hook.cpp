@@ -1,4 +1,4 @@
-// `shadowbox hook claude-code` (one hook event on stdin) and
+// `shadowbox hook <agent>` (one hook event on stdin) and
 // `shadowbox hooks install|uninstall [--scope project|user]`.
 #include <unistd.h>
 
@@ -14,10 +14,11 @@
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hook_event.hpp"
+#include "hooks/agent_adapter.hpp"
+#include "hooks/agent_event.hpp"
+#include "hooks/agent_hook.hpp"
 #include "hooks/agent_kind.hpp"
-#include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_home.hpp"
-#include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/run_policy.hpp"
 #include "output.hpp"
@@ -48,7 +49,7 @@ void absolute_against(std::optional<std::string>& path, const std::string& cwd) 
 // The workspace of a hook event: --workspace, else the project Claude Code names, else
 // the event's own cwd. So hooks installed for every project (--scope user) record each
 // project into its own store.
-GlobalOptions hook_options(GlobalOptions options, const hooks::ClaudeCodeEvent& event,
+GlobalOptions hook_options(GlobalOptions options, const hooks::AgentEvent& event,
                            const HookEnvironment& env) {
   if (options.workspace) return options;
   std::string project = env.get("CLAUDE_PROJECT_DIR");
@@ -70,10 +71,10 @@ bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
          hooks::file_has_shadowbox_hooks(claude / "settings.local.json");
 }
 
-// Records the event into the run; the answer for Claude Code.
-hooks::HookAnswer record_event(const Context& context, const std::string& run_name,
-                               const std::string& event, bool session_ends,
-                               const HookEnvironment& env,
+// Records the event into the run; the answer for the agent.
+hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context& context,
+                               const std::string& run_name, const std::string& event,
+                               bool session_ends, const HookEnvironment& env,
                                const std::shared_ptr<fsnap::CaptureService>& captures) {
   std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true, nullptr, captures);
   hooks::contain_run(*run, context.config,
@@ -84,15 +85,17 @@ hooks::HookAnswer record_event(const Context& context, const std::string& run_na
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
   bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
-  hooks::HookAnswer answer = hooks::handle_claude_code_event(
-      event, *run, {secrets, &meter, supervised, warn, env.get(hooks::kResumeSessionVariable)});
+  hooks::HookAnswer answer =
+      hooks::handle_hook_event(adapter, event, *run,
+                               {secrets, adapter.metered() ? &meter : nullptr, supervised, warn,
+                                env.get(hooks::kResumeSessionVariable)});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary (with
   // run.preserve on_tool_use, the default), so a crash loses at most the step in flight.
   std::string run_home = env.get("SHADOWBOX_RUN_HOME");
   if (!run_home.empty() && context.config.run.preserve == sandbox::PreserveStrategy::kOnToolUse) {
     try {
       sandbox::HomePreserver(run->store(), run->repo(), run_name, run_home,
-                             hooks::claude_code_preserved_parts(), secrets)
+                             adapter.preserved_parts(), secrets)
           .preserve_now();
     } catch (const std::exception& e) {
       std::cerr << "shadowbox: warning: could not preserve the agent's session data: " << e.what()
@@ -107,7 +110,7 @@ hooks::HookAnswer record_event(const Context& context, const std::string& run_na
 // The answer when nothing could be recorded (no workspace, a broken config...), which
 // is also a gap in the run's log that `shadowbox runs` counts.
 HookReply unrecorded(const GlobalOptions& options, const std::string& run_name,
-                     const hooks::ClaudeCodeEvent& event, const std::string& error) {
+                     const hooks::AgentEvent& event, const std::string& error) {
   HookReply reply = unrecorded_reply(event.name, error);
   try {
     sandbox::record_gap(locate(options).second, run_name,
@@ -118,11 +121,14 @@ HookReply unrecorded(const GlobalOptions& options, const std::string& run_name,
   return reply;
 }
 
-void check_hook_agent(const Args& parsed) {
-  if (parsed.operands()[0] != "claude-code") {
+// The adapter of the agent the hook is for. A usage error for an unknown one.
+const hooks::AgentAdapter& hook_adapter(const Args& parsed) {
+  std::optional<hooks::AgentKind> kind = hooks::parse_agent_kind(parsed.operands()[0]);
+  if (!kind) {
     throw parsed.usage_error("unknown agent " + fsnap::quote_input(parsed.operands()[0]) +
-                             " (supported: claude-code)");
+                             " (supported: " + hooks::agent_kind_names() + ")");
   }
+  return hooks::adapter_for(*kind);
 }
 
 }  // namespace
@@ -148,10 +154,14 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
                             const std::string& event, const HookEnvironment& env,
                             const std::shared_ptr<fsnap::CaptureService>& captures) {
   HookReply reply;
+  const hooks::AgentAdapter& adapter = hook_adapter(parsed);
   // Malformed input is answered before anything is opened or created.
-  if (std::optional<std::string> problem = hooks::event_problem(event)) {
+  hooks::AgentEvent parsed_event;
+  try {
+    parsed_event = adapter.parse_event(event);
+  } catch (const std::exception& e) {
     reply.exit_code = 1;
-    reply.err = "shadowbox: ignoring a malformed hook event: " + *problem + "\n";
+    reply.err = std::string("shadowbox: ignoring a malformed hook event: ") + e.what() + "\n";
     return reply;
   }
   // Under `shadowbox run`, the run's own hooks (they name their run) record every event;
@@ -160,14 +170,16 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
   if (!parsed.has("--run") && !env.get("SHADOWBOX_RUN_HOME").empty()) return reply;
   std::string env_run = env.get("SHADOWBOX_RUN");
   std::string run_name = parsed.value_or("--run", env_run.empty() ? "default" : env_run);
-  hooks::ClaudeCodeEvent parsed_event = hooks::parse_claude_code_event(event);
   GlobalOptions options = hook_options(global, parsed_event, env);
-  if (defers_to_project_hooks(global, parsed, options)) return reply;
+  // (Only Claude Code's hooks are installed in a project's settings by `hooks install`.)
+  bool claude = adapter.kind() == hooks::AgentKind::kClaudeCode ||
+                adapter.kind() == hooks::AgentKind::kClaudeSdk;
+  if (claude && defers_to_project_hooks(global, parsed, options)) return reply;
   try {
     Context context = make_context(options);
     context.environment = env.vars;
     hooks::HookAnswer answer = record_event(
-        context, run_name, event,
+        adapter, context, run_name, event,
         parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env, captures);
     if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
     if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";
@@ -205,7 +217,7 @@ HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Sto
     return fall_back;
   }
   if (hook == nullptr || line.command != &hook->syntax || line.help || !line.args ||
-      line.args->operands()[0] != "claude-code") {
+      !hooks::parse_agent_kind(line.args->operands()[0])) {
     fall_back.why = "not a hook event's command line";
     return fall_back;
   }
@@ -222,7 +234,7 @@ HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Sto
 }
 
 int cmd_hook(const GlobalOptions& global, const Args& parsed) {
-  check_hook_agent(parsed);
+  hook_adapter(parsed);
   // An agent being stopped gets SIGTERM with its hook processes: this one finishes the
   // step it records (it is short; SIGKILL after the kill grace still ends it).
   defer_termination();

@@ -10,9 +10,9 @@
 #include "commands.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_adapter.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
-#include "hooks/claude_code_home.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
 #include "hooks/run_policy.hpp"
@@ -33,25 +33,26 @@ std::string now_text() {
 }
 
 // The hook command the agent's settings run: this binary, bound to this workspace,
-// store, config and run.
-std::string hook_command(const Context& context, const std::string& run) {
+// store, config, agent and run.
+std::string hook_command(const Context& context, const std::string& run, const std::string& agent) {
   std::string command = shell_quote(self_path()) + " --workspace " +
                         shell_quote(context.workspace.string()) + " --store " +
                         shell_quote(context.store_dir.string());
   if (!context.config.source.empty()) {
     command += " --config " + shell_quote(fs::absolute(context.config.source).string());
   }
-  return command + " hook claude-code --run " + shell_quote(run);
+  return command + " hook " + agent + " --run " + shell_quote(run);
 }
 
 hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
-                             std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run) {
+                             std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
+                             hooks::AgentKind agent) {
   hooks::AgentRunSpec spec{store, std::move(repo)};
   spec.config = context.config;
   spec.run = run;
   spec.workspace = context.workspace;
-  spec.user = hooks::UserClaudeSetup::from_environment();
-  spec.hook_command = hook_command(context, run);
+  spec.user = hooks::UserAgentSetup::from_environment();
+  spec.hook_command = hook_command(context, run, std::string(hooks::agent_kind_name(agent)));
   spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };
   return spec;
@@ -104,14 +105,24 @@ int cmd_run(const Context& context, const Args& parsed) {
     throw UsageError(e.what());
   }
   sandbox::PolicyLimits limits = limit_options(parsed);
-  std::string agent;
+  std::optional<hooks::AgentKind> agent;
   if (parsed.has("--agent")) {
     std::string kind = *parsed.value("--agent");
-    if (!hooks::parse_agent_kind(kind)) {
-      throw parsed.usage_error("--agent must be claude-code or claude-sdk, not " +
+    agent = hooks::parse_agent_kind(kind);
+    if (!agent) {
+      throw parsed.usage_error("--agent must be one of " + hooks::agent_kind_names() + ", not " +
                                fsnap::quote_input(kind));
     }
-    agent = kind;
+  } else {
+    agent = hooks::detect_agent_kind(parsed.operands());
+    if (!agent) {
+      throw parsed.usage_error(
+          "shadowbox does not know the agent " + fsnap::quote_input(parsed.operands().front()) +
+          " (it knows claude, codex and gemini by name); name its kind with --agent (one of " +
+          hooks::agent_kind_names() +
+          "; an application built on the Claude Agent SDK, or a script that starts an agent, "
+          "is --agent claude-sdk)");
+    }
   }
   fsnap::Store store = context.open_store(true);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
@@ -129,14 +140,14 @@ int cmd_run(const Context& context, const Args& parsed) {
   std::string command;
   for (const std::string& a : parsed.operands()) command += (command.empty() ? "" : " ") + a;
   std::cerr << "shadowbox: run " << run << " (store " << store.dir().string() << ")\n";
-  hooks::AgentRunSpec spec = spec_for(context, store, repo, run);
+  hooks::AgentRunSpec spec = spec_for(context, store, repo, run, *agent);
   spec.home = home;
   spec.argv = parsed.operands();
   spec.start_summary = "run started: " + command.substr(0, 200);
   spec.meta.run = run;
   spec.meta.workspace = context.workspace.string();
   spec.meta.command = parsed.operands();
-  spec.meta.agent = agent;
+  spec.meta.agent = std::string(hooks::agent_kind_name(*agent));
   spec.meta.started_at = now_text();
   spec.meta.limits = limits;
   return report(run, hooks::run_agent(std::move(spec)));
@@ -240,7 +251,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
   hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
             << plan.session.session_id << (fork ? " (forked)" : "") << '\n';
-  hooks::AgentRunSpec spec = spec_for(context, store, repo, run);
+  hooks::AgentRunSpec spec = spec_for(context, store, repo, run, plan.agent);
   spec.home = plan.home;
   spec.argv = plan.argv;
   spec.env = plan.env;
@@ -310,8 +321,10 @@ int cmd_preserve(const Context& context, const Args& parsed) {
   }
   // Beside a running supervisor, too: each preservation is a commit on the run's home
   // ref under the store lock.
+  const hooks::AgentAdapter& adapter =
+      hooks::adapter_for(hooks::recorded_agent_kind(meta->agent, meta->command));
   std::string tree = sandbox::HomePreserver(store, context.open_repo(store), run, meta->home,
-                                            hooks::claude_code_preserved_parts(),
+                                            adapter.preserved_parts(),
                                             sandbox::secret_values(context.config.run.secrets))
                          .preserve_now();
   if (context.options.json) {

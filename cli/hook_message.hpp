@@ -44,12 +44,14 @@ inline HookReply unrecorded_reply(const std::string& event_name, const std::stri
   HookReply r;
   r.err =
       "shadowbox: cannot record " + (event_name.empty() ? "the event" : event_name) + ": " + why;
-  if (event_name == "PreToolUse") {
+  // (BeforeTool and AfterTool are Gemini CLI's names.)
+  if (event_name == "PreToolUse" || event_name == "BeforeTool") {
     r.err += " (the tool call is blocked so that it cannot make a change shadowbox could not undo)";
   }
   r.err += "\n";
   bool tool_event = event_name == "PreToolUse" || event_name == "PostToolUse" ||
-                    event_name == "PostToolUseFailure";
+                    event_name == "PostToolUseFailure" || event_name == "BeforeTool" ||
+                    event_name == "AfterTool";
   r.exit_code = tool_event ? 2 : 1;
   return r;
 }

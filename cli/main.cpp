@@ -108,10 +108,10 @@ const std::vector<Command>& all_commands() {
           "show it (memory, directories watched); end it; or run one in the foreground"}}},
        cmd_daemon},
       {{"hook",
-        "handle one Claude Code hook event (JSON on stdin); the workspace is --workspace, "
-        "else $CLAUDE_PROJECT_DIR, else the event's cwd",
+        "handle one agent hook event (JSON on stdin); the workspace is --workspace, else "
+        "$CLAUDE_PROJECT_DIR, else the event's cwd",
         {{"--run", nullptr, "RUN", "record into this run (default: $SHADOWBOX_RUN, else default)"}},
-        {{"AGENT", true, false, "claude-code"}}},
+        {{"AGENT", true, false, "claude-code, claude-sdk, codex or gemini"}}},
        nullptr,
        cmd_hook},
       {{"hooks",
@@ -126,13 +126,14 @@ const std::vector<Command>& all_commands() {
         "within the given limits (exit status 3 when one stops it)",
         {{"--run-id", nullptr, "ID", "name the run (default: a new id)"},
          {"--agent", nullptr, "KIND",
-          "claude-code or claude-sdk (an application embedding Claude Code): how `resume` "
-          "starts it again (default: claude-code for a claude command, else claude-sdk)"},
+          "claude-code, claude-sdk (an application embedding Claude Code, or a script "
+          "starting an agent), codex or gemini (default: from CMD's name: claude, codex, "
+          "gemini)"},
          kMaxCost,
          kMaxSteps,
          kMaxRetries,
          kTimeout},
-        {{"CMD", true, false, "the agent (claude)"},
+        {{"CMD", true, false, "the agent (claude, codex, gemini)"},
          {"ARGS", false, true, "its arguments, passed as they are"}},
         true},
        cmd_run},

@@ -11,13 +11,12 @@
 #include "fsnap/error.hpp"
 #include "fsnap/maintenance.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_adapter.hpp"
+#include "hooks/agent_event.hpp"
 #include "hooks/agent_home.hpp"
+#include "hooks/agent_hook.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_spend.hpp"
-#include "hooks/claude_code_event.hpp"
-#include "hooks/claude_code_home.hpp"
-#include "hooks/claude_code_hook.hpp"
-#include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/hook_server.hpp"
 #include "hooks/process_tree.hpp"
@@ -50,14 +49,12 @@ sandbox::RunStatus status_of(const AgentExit& exit,
   return {"failed", "the agent exited with status " + std::to_string(exit.status)};
 }
 
-// Said when files changed in a run whose agent sent no hook event.
+// Said when files changed in a run whose agent sent no hook event (with the adapter's
+// hint at why).
 constexpr const char* kNotReporting =
-    "the agent changed files but reported none of its tool calls to shadowbox: they were "
-    "not checkpointed one by one and none of them can be rolled back alone (the run's "
-    "first and last checkpoints hold the files before and after). shadowbox's hooks are "
-    "in the user settings of the agent's HOME: an application using the Claude Agent SDK "
-    "must load them, with settingSources including 'user' (settingSources: [] is the "
-    "SDK's isolation mode, which loads no hooks)";
+    "the agent changed files but its hooks never reached shadowbox: none of its tool calls "
+    "were checkpointed one by one and none of them can be rolled back alone (the run's "
+    "first and last checkpoints hold the files before and after). ";
 
 // Preserves the agent's session data; a failure goes to the run's log (the next
 // boundary tries again).
@@ -77,9 +74,8 @@ void preserve_logged(sandbox::HomePreserver& preserver, const fsnap::Store& stor
 class InProcessHooks {
  public:
   // With preserve_at_events, the agent's session data is preserved after each event.
-  InProcessHooks(sandbox::LedgerRun& run, sandbox::HomePreserver& preserver,
-                 ClaudeCodeHookOptions options, HookServer::TelemetryHandler telemetry,
-                 bool preserve_at_events)
+  InProcessHooks(sandbox::LedgerRun& run, sandbox::HomePreserver& preserver, HookOptions options,
+                 HookServer::TelemetryHandler telemetry, bool preserve_at_events)
       : run_(run),
         preserver_(preserver),
         options_(std::move(options)),
@@ -115,7 +111,7 @@ class InProcessHooks {
 
   sandbox::LedgerRun& run_;
   sandbox::HomePreserver& preserver_;
-  ClaudeCodeHookOptions options_;
+  HookOptions options_;
   HookServer server_;  // last: stops before what it uses goes
 };
 
@@ -220,11 +216,14 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
                    fsnap::HostEnv{spec.repo, nullptr, nullptr}, std::nullopt,
                    sandbox::secret_values(spec.config.run.secrets), spec.config.session_windows});
+  const AgentAdapter& adapter =
+      adapter_for(recorded_agent_kind(spec.meta.agent, spec.meta.command));
+  spec.meta.agent = adapter.name();
   const sandbox::PolicySettings& policy = spec.config.policy;
   contain_run(run, spec.config, policy.limits.overridden_by(spec.meta.limits));
   std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
-                                   claude_code_preserved_parts(), secrets);
+                                   adapter.preserved_parts(), secrets);
   sandbox::clear_halt(spec.store, spec.run);
   // A run whose supervisor was killed may have left its login behind.
   remove_stale_credentials(spec.store);
@@ -242,10 +241,11 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   }
   ReportedCost reported(cost_file, reported_before);
   HookServer::TelemetryHandler telemetry;
-  if (policy.telemetry) {
+  if (policy.telemetry && adapter.metered()) {
     telemetry = [&reported](const std::string& body) { reported.add_export(body); };
   }
-  bool http = spec.config.hooks.transport == "http";
+  bool http = spec.config.hooks.transport == "http" && adapter.http_hooks();
+  SpendMeter* spend = adapter.metered() ? &meter : nullptr;
   sandbox::PreserveStrategy preserve = spec.config.run.preserve;
   if (http) {
     try {
@@ -260,12 +260,11 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // followed by a record that the run did not start, the login taken out of its HOME,
   // the run recorded as ended — and nothing is left half-done.
   sandbox::RunMeta& meta = spec.meta;
-  std::optional<AgentHome> home;
+  std::unique_ptr<PreparedHome> home;
   std::unique_ptr<InProcessHooks> in_process;
   sandbox::Subscription containment_news;
   std::unique_ptr<HookServer> telemetry_only;
   std::string telemetry_url;
-  boost::filesystem::path settings = claude_code_settings_file(spec.home);
   auto stop_servers = [&] {
     if (in_process) in_process->stop();
     if (telemetry_only) telemetry_only->stop();
@@ -294,7 +293,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   start.step<void>(
       "agent home",
       [&](sandbox::SagaContext&) {
-        home.emplace(spec.home, spec.user, spec.config.run.home, spec.workspace, warn);
+        home = adapter.prepare_home(
+            {spec.home, spec.workspace, spec.user, spec.config.run.home, warn});
       },
       [&] { home->finish(); });
   start.step<void>(
@@ -329,10 +329,9 @@ AgentRunResult run_agent(AgentRunSpec spec) {
         if (http) {
           in_process = std::make_unique<InProcessHooks>(
               run, preserver,
-              ClaudeCodeHookOptions{secrets, &meter, /*supervised=*/true, warn,
-                                    spec.resumed_session},
+              HookOptions{secrets, spend, /*supervised=*/true, warn, spec.resumed_session},
               telemetry, preserve == sandbox::PreserveStrategy::kOnToolUse);
-          install_http_hooks_in_file(settings, in_process->url(), spec.hook_command);
+          adapter.install_hooks(spec.home, {spec.hook_command, in_process->url()});
           telemetry_url = in_process->telemetry_url();
           // The hooks are answered in this process: containment's decisions reach the
           // user as they are made, not only when the run ends.
@@ -346,7 +345,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
                 });
           }
         } else {
-          install_hooks_in_file(settings, spec.hook_command);
+          adapter.install_hooks(spec.home, {spec.hook_command, ""});
           if (telemetry) {
             telemetry_only = std::make_unique<HookServer>(nullptr, nullptr, telemetry);
             telemetry_url = telemetry_only->telemetry_url();
@@ -356,21 +355,23 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       [&] {
         containment_news = {};
         stop_servers();
-        uninstall_hooks_in_file(settings);
+        adapter.uninstall_hooks(spec.home);
       });
   start.step<void>("agent", [&](sandbox::SagaContext&) {
     std::vector<std::string> extra = {"HOME=" + spec.home.string(), "SHADOWBOX_RUN=" + spec.run,
                                       "SHADOWBOX_RUN_HOME=" + spec.home.string(),
                                       "SHADOWBOX_NO_PROGRESS=1"};
+    for (std::string& v : adapter.environment(spec.home)) extra.push_back(std::move(v));
     extra.insert(extra.end(), spec.env.begin(), spec.env.end());
     for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
     if (!telemetry_url.empty()) {
       for (std::string& v : telemetry_environment(telemetry_url)) extra.push_back(std::move(v));
     }
-    // The agent's Claude Code configuration is the run's HOME, never the user's own.
+    // The agent's configuration is the run's HOME, never the user's own.
     std::vector<std::string> names = spec.config.run.env;
-    std::erase_if(names, [](const std::string& name) {
-      return name == "CLAUDE_CONFIG_DIR" || name == "CLAUDE_SECURESTORAGE_CONFIG_DIR";
+    std::vector<std::string> withheld = adapter.withheld_variables();
+    std::erase_if(names, [&](const std::string& name) {
+      return std::find(withheld.begin(), withheld.end(), name) != withheld.end();
     });
     try {
       become_subreaper();
@@ -472,21 +473,20 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::StepResult closing = run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
       [&](sandbox::Session& s) {
-        for (const std::string& model :
-             meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
-          warn(unpriced_model_warning(model));
+        if (spend != nullptr) {
+          for (const std::string& model :
+               meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
+            warn(unpriced_model_warning(model));
+          }
         }
         if (result.halt) record_halt(run.state(), *result.halt);
         run.state().record_containment();
         sandbox::record_run_status(s, status);
-        if (meta.agent.empty() && !s.all<ClaudeCodeSession>().empty()) {
-          meta.agent = std::string(agent_kind_name(detect_agent_kind(meta.command)));
-        }
       },
       status.reason);
   if (!agent_reported && run.repo()->read_checkpoint(opening_commit).tree !=
                              run.repo()->read_checkpoint(closing.boundary.record.commit).tree) {
-    warn(kNotReporting);
+    warn(kNotReporting + adapter.silent_hooks_hint());
   }
   if (policy::ExecutionContext* context = run.state().containment()) {
     policy::ContainmentState counted = context->state();

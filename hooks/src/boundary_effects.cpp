@@ -1,9 +1,5 @@
 #include "hooks/boundary_effects.hpp"
 
-#include <sstream>
-
-#include <Poco/JSON/Object.h>
-
 #include "fsnap/path_quoting.hpp"
 #include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
@@ -12,14 +8,7 @@ namespace hooks {
 
 namespace {
 
-using Poco::JSON::Object;
 using sandbox::Effect;
-
-std::string stringify(const Object::Ptr& o) {
-  std::ostringstream text;
-  o->stringify(text);
-  return text.str();
-}
 
 std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
   std::string text;
@@ -40,8 +29,7 @@ std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
 
 }  // namespace
 
-sandbox::Effects failure_effects(const ClaudeCodeEvent& event,
-                                 const sandbox::FailureResult& failure) {
+sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure) {
   const std::string& tool = event.tool_name;
   const std::string& call = event.tool_use_id;
   switch (failure.decision.kind) {
@@ -70,7 +58,7 @@ sandbox::Effects failure_effects(const ClaudeCodeEvent& event,
                                 " brings it back)."})};
 }
 
-sandbox::Effects denial_effects(const ClaudeCodeEvent& event, const policy::SafetyEvent& safety) {
+sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety) {
   bool stops_run = policy::stops_chain(safety.type);
   std::string halt_reason(policy::halt_reason_name(safety.type));
   DenyCall deny{"shadowbox denied this " + event.tool_name + " call: " + safety.reason +
@@ -88,33 +76,17 @@ sandbox::Effects denial_effects(const ClaudeCodeEvent& event, const policy::Safe
   return effects;
 }
 
-HookAnswer perform_boundary_effects(const sandbox::Effects& effects, sandbox::LedgerRun& run) {
-  HookAnswer answer;
+HookVerdict perform_boundary_effects(const sandbox::Effects& effects, sandbox::LedgerRun& run) {
+  HookVerdict verdict;
   std::string warnings;
   auto warn = [&](const std::string& text) {
     warnings += (warnings.empty() ? "" : "\n") + ("shadowbox: warning: " + text);
   };
   sandbox::EffectRunner runner;
-  runner.handle<TellAgent>([&](const TellAgent& t) {
-    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    specific->set("hookEventName", t.event);
-    specific->set("additionalContext", t.context);
-    Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    out->set("hookSpecificOutput", specific);
-    answer.stdout_json = stringify(out);
-  });
+  runner.handle<TellAgent>([&](const TellAgent& t) { verdict.context = t.context; });
   runner.handle<DenyCall>([&](const DenyCall& d) {
-    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    specific->set("hookEventName", "PreToolUse");
-    specific->set("permissionDecision", "deny");
-    specific->set("permissionDecisionReason", d.reason);
-    Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    if (!d.stop_reason.empty()) {
-      out->set("continue", false);
-      out->set("stopReason", d.stop_reason);
-    }
-    out->set("hookSpecificOutput", specific);
-    answer.stdout_json = stringify(out);
+    verdict.deny = d.reason;
+    verdict.stop = d.stop_reason;
   });
   runner.handle<RequestHalt>([&](const RequestHalt& h) {
     sandbox::request_halt(run.store(), run.run(), {h.halt_reason, h.reason, true});
@@ -125,8 +97,8 @@ HookAnswer perform_boundary_effects(const sandbox::Effects& effects, sandbox::Le
   for (const sandbox::EffectOutcome& o : runner.run_all(effects)) {
     if (!o.ok) warn(o.error);
   }
-  answer.stderr_text = warnings;
-  return answer;
+  verdict.message = warnings;
+  return verdict;
 }
 
 }  // namespace hooks

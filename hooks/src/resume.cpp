@@ -6,8 +6,7 @@
 #include <set>
 
 #include "fsnap/store_layout.hpp"
-#include "hooks/claude_code_command.hpp"
-#include "hooks/claude_code_home.hpp"
+#include "hooks/agent_adapter.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger.hpp"
@@ -61,9 +60,12 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   if (std::optional<sandbox::RunStatus> status = sandbox::latest_run_status(session)) {
     state->run_status = status->status;
   }
+  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  const AgentAdapter& adapter =
+      adapter_for(meta ? recorded_agent_kind(meta->agent, meta->command) : AgentKind::kClaudeCode);
   if (std::optional<std::string> tree = sandbox::preserved_home(*repo, run)) {
     for (const fsnap::TreeChange& c : repo->diff_trees("", *tree)) {
-      if (is_transcript_path(c.path, state->session.session_id)) {
+      if (adapter.is_session_path(c.path, state->session.session_id)) {
         state->home_preserved = true;
         break;
       }
@@ -76,7 +78,6 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   };
   newer(sandbox::home_preserved_at(*repo, run));
   newer(fsnap::parse_timestamp(state->session.last_activity_at));
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
   if (meta && meta->running() && meta->pid != ::getpid()) {
     state->running_pid = meta->pid;
   }
@@ -149,48 +150,27 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
   } catch (const Error& e) {
     throw Error(e.code(), "cannot resume run " + quoted + ": " + e.what());
   }
-  if (!has_transcript(plan.home, state->session.session_id)) {
-    throw Error(ErrorCode::kNotFound,
-                "cannot resume run " + quoted + ": the transcript of agent session " +
-                    state->session.session_id + " is not in its preserved data");
-  }
   plan.meta = sandbox::RunMeta::load(store, run).value_or(sandbox::RunMeta{});
   plan.meta.run = run;
   plan.meta.workspace = request.workspace;
   if (plan.meta.command.empty()) plan.meta.command = {"claude"};
-  std::optional<AgentKind> recorded = parse_agent_kind(plan.meta.agent);
-  plan.agent = recorded ? *recorded : detect_agent_kind(plan.meta.command);
+  plan.agent = recorded_agent_kind(plan.meta.agent, plan.meta.command);
   plan.meta.agent = std::string(agent_kind_name(plan.agent));
+  const AgentAdapter& adapter = adapter_for(plan.agent);
+  if (!adapter.has_session_data(plan.home, state->session.session_id)) {
+    throw Error(ErrorCode::kNotFound,
+                "cannot resume run " + quoted + ": the transcript of agent session " +
+                    state->session.session_id + " is not in its preserved data");
+  }
   plan.env = {std::string(kResumeSessionVariable) + "=" + state->session.session_id,
               std::string(kResumeForkVariable) + "=" + (request.fork ? "1" : "0")};
-  if (plan.agent == AgentKind::kClaudeSdk) {
-    // An application is started again as it is; the session to resume is in its
-    // environment.
-    if (request.only_extra_args) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "cannot resume run " + quoted +
-                      ": --only-args is for Claude Code; the agent of this run is an "
-                      "application (claude-sdk), which is started as given: resume " +
-                      run + " -- CMD ARGS");
-    }
-    plan.argv = request.extra_args.empty() ? plan.meta.command : request.extra_args;
-    return plan;
+  // The run's own command (a resume's would repeat the options resume added).
+  try {
+    plan.argv = adapter.resume_argv({plan.meta.command, state->session.session_id,
+                                     request.extra_args, request.only_extra_args, request.fork});
+  } catch (const Error& e) {
+    throw Error(e.code(), "cannot resume run " + quoted + ": " + e.what());
   }
-  const std::string& program = plan.meta.command.front();
-  plan.argv = {program};
-  if (!request.only_extra_args) {
-    // The options the run was started with go on (tools allowed, permission mode,
-    // model...); its prompt is replaced by the one given now, if any.
-    std::vector<std::string> original(plan.meta.command.begin() + 1, plan.meta.command.end());
-    bool new_prompt = !split_claude_code_args(request.extra_args).prompt.empty();
-    for (std::string& option : options_to_resume_with(original, new_prompt)) {
-      plan.argv.push_back(std::move(option));
-    }
-  }
-  plan.argv.push_back("--resume");
-  plan.argv.push_back(state->session.session_id);
-  if (request.fork) plan.argv.push_back("--fork-session");
-  plan.argv.insert(plan.argv.end(), request.extra_args.begin(), request.extra_args.end());
   return plan;
 }
 

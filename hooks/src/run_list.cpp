@@ -88,11 +88,8 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
     std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
     if (meta) {
       info.exit_code = meta->exit_code;
-      info.agent = meta->agent;
-      // A run that ended without saying (a crash) is known by its command.
-      if (info.agent.empty() && state) {
-        info.agent = std::string(agent_kind_name(detect_agent_kind(meta->command)));
-      }
+      // Runs recorded before the kind was kept are known by their command.
+      info.agent = std::string(agent_kind_name(recorded_agent_kind(meta->agent, meta->command)));
     }
     if (state) {
       std::string workspace = meta ? meta->workspace : state->session.cwd;

@@ -26,6 +26,14 @@ std::string read_file(const fs::path& file) {
   return s.str();
 }
 
+// Copies the regular file from to to, redacting secrets.
+void copy_file_redacted(const fs::path& from, const fs::path& to,
+                        const std::vector<std::string>& secrets) {
+  std::ofstream out(to.string(), std::ios::binary | std::ios::trunc);
+  out << redact(read_file(from), secrets);
+  if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + to.string());
+}
+
 // Copies the regular files and directories under from into to, redacting secrets.
 void copy_redacted(const fs::path& from, const fs::path& to,
                    const std::vector<std::string>& secrets) {
@@ -36,9 +44,7 @@ void copy_redacted(const fs::path& from, const fs::path& to,
     if (fs::is_directory(st)) {
       copy_redacted(it->path(), target, secrets);
     } else if (fs::is_regular_file(st)) {
-      std::ofstream out(target.string(), std::ios::binary | std::ios::trunc);
-      out << redact(read_file(it->path()), secrets);
-      if (!out.flush()) throw Error(ErrorCode::kIo, "cannot write " + target.string());
+      copy_file_redacted(it->path(), target, secrets);
     }
   }
 }
@@ -59,6 +65,13 @@ std::string HomePreserver::signature() const {
   std::string out;
   for (const std::string& part : parts_) {
     boost::system::error_code ec;
+    struct stat file;
+    if (::lstat((home_ / part).c_str(), &file) == 0 && S_ISREG(file.st_mode)) {
+      out += part + '\0' + std::to_string(file.st_size) + ':' +
+             std::to_string(file.st_mtim.tv_sec) + '.' + std::to_string(file.st_mtim.tv_nsec) +
+             ':' + std::to_string(file.st_ino) + '\n';
+      continue;
+    }
     for (fs::recursive_directory_iterator it(home_ / part, ec), end; !ec && it != end;
          it.increment(ec)) {
       struct stat st;
@@ -87,7 +100,13 @@ std::string HomePreserver::preserve_now() {
   try {
     fs::create_directories(staging);
     for (const std::string& part : parts_) {
-      if (fs::is_directory(home_ / part)) copy_redacted(home_ / part, staging / part, secrets_);
+      fs::file_status st = fs::symlink_status(home_ / part);
+      if (fs::is_directory(st)) {
+        copy_redacted(home_ / part, staging / part, secrets_);
+      } else if (fs::is_regular_file(st)) {
+        fs::create_directories((staging / part).parent_path());
+        copy_file_redacted(home_ / part, staging / part, secrets_);
+      }
     }
     fsnap::StoreLock lock = store_.lock();
     fsnap::CaptureOptions options;

@@ -336,12 +336,12 @@ TEST_F(CliTest, OptionsParseAsAUserExpects) {
   }
   EXPECT_NE(ok({"help", "log"}).find("-n, --max-count N"), std::string::npos);
   // What follows `--` (or the agent's name) is the agent's, --json and --help included.
-  CommandResult passed = shadowbox({"run", "--run-id", "echo1", "--", "sh", "-c",
-                                    "echo \"$0 $1\" > args.txt", "--json", "--help"});
+  CommandResult passed = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "echo1", "--", "sh",
+                                    "-c", "echo \"$0 $1\" > args.txt", "--json", "--help"});
   EXPECT_EQ(passed.exit_code, 0) << passed.err;
   EXPECT_EQ(testing_support::read_file(ws_ / "args.txt"), "--json --help\n");
-  CommandResult no_dashes =
-      shadowbox({"run", "--run-id", "echo2", "sh", "-c", "echo \"$0\" > args.txt", "--max-steps"});
+  CommandResult no_dashes = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "echo2", "sh",
+                                       "-c", "echo \"$0\" > args.txt", "--max-steps"});
   EXPECT_EQ(no_dashes.exit_code, 0) << no_dashes.err;
   EXPECT_EQ(testing_support::read_file(ws_ / "args.txt"), "--max-steps\n");
   // A value that starts with '-' is a value (a tool call's input may).
@@ -388,7 +388,8 @@ TEST_F(CliTest, SmallerMessagesSayWhatIsTrue) {
   EXPECT_EQ(testing_support::read_file(ws_ / ".env"), "SECRET=2") << "not touched";
   // A run with no agent session is not offered to resume.
   ok({"snapshot", "--run", "plain"});
-  CommandResult taken = shadowbox({"run", "--run-id", "plain", "--", "true"});
+  CommandResult taken =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "plain", "--", "true"});
   expect_error(taken, "no agent session to resume; choose another --run-id");
   EXPECT_EQ(taken.err.find("shadowbox resume"), std::string::npos) << taken.err;
   // runs' column headers are single words, as the README shows them.
@@ -613,7 +614,8 @@ TEST_F(CliTest, GcRemovesARunLeftWithNoCheckpointEverywhere) {
   const std::string config = "retention:\n  max_age: 1s\n";
   write("f", "old");
   // An agent run: checkpoints, run.json, its HOME folder and preserved home ref.
-  CommandResult old_run = shadowbox({"run", "--run-id", "old", "--", "true"});
+  CommandResult old_run =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "old", "--", "true"});
   ASSERT_EQ(old_run.exit_code, 0) << old_run.err;
   fs::path repo = store_ / "repo.git";
   ASSERT_TRUE(fs::is_directory(store_ / "runs" / "old"));
@@ -645,7 +647,8 @@ TEST_F(CliTest, RetentionRunsItselfWhenARunEnds) {
   // No command about retention: the end of an agent's run applies it, to the run that
   // ended as well as to the others.
   write("f", "agent");
-  CommandResult r = shadowbox({"run", "--run-id", "agent", "--", "true"}, config);
+  CommandResult r =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "agent", "--", "true"}, config);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   fsnap::ShadowRepo after = fsnap::ShadowRepo::open(store_ / "repo.git", false);
   EXPECT_EQ(after.log("earlier", 0).size(), 2u);
@@ -875,7 +878,8 @@ TEST_F(CliTest, StatesShowsTheLifecycleAndTheMovesOfARun) {
   EXPECT_NE(mermaid.find("    active --> halted: halt\n"), std::string::npos) << mermaid;
 
   // A run that ended with status 3: started, then failed.
-  CommandResult run = shadowbox({"run", "--run-id", "life", "--", "sh", "-c", "exit 3"});
+  CommandResult run =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "life", "--", "sh", "-c", "exit 3"});
   ASSERT_EQ(run.exit_code, 3) << run.err;
   Poco::JSON::Object::Ptr states = object_of(ok({"--json", "states", "life"}));
   EXPECT_EQ(states->getValue<std::string>("current"), "failed");

@@ -47,7 +47,7 @@ class PreserveStrategyTest : public ::testing::Test {
   // Starts `run` with kAgent in the background and waits until it wrote its transcript.
   pid_t start(const std::string& config, const std::string& run) {
     std::vector<std::string> command =
-        argv(config, {"run", "--run-id", run, "--", "sh", "-c", kAgent});
+        argv(config, {"run", "--agent", "claude-sdk", "--run-id", run, "--", "sh", "-c", kAgent});
     std::vector<std::string> environment = env();
     std::vector<char*> args;
     args.reserve(command.size() + 1);

@@ -156,24 +156,37 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
 
 TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
   start_mock("s", R"({"steps":[]})");
-  CommandResult r =
-      shadowbox({"run", "--run-id", "sh", "--", "sh", "-c", "echo hi > hi.txt; exit 7"});
+  CommandResult r = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "sh", "--", "sh", "-c",
+                               "echo hi > hi.txt; exit 7"});
   EXPECT_EQ(r.exit_code, 7);
   EXPECT_TRUE(fs::exists(ws_ / "hi.txt"));
   // The change the command made is checkpointed even without hooks.
   EXPECT_NE(git({"ls-tree", "--name-only", "refs/shadowbox/runs/sh"}).find("hi.txt"),
             std::string::npos);
-  EXPECT_EQ(shadowbox({"run", "--run-id", "sh", "--", "true"}).exit_code, 1)
+  EXPECT_EQ(shadowbox({"run", "--agent", "claude-sdk", "--run-id", "sh", "--", "true"}).exit_code,
+            1)
       << "run ids are unique";
-  EXPECT_EQ(shadowbox({"run", "--run-id", "x", "--", "no-such-command-here"}).exit_code, 1);
+  EXPECT_EQ(
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "x", "--", "no-such-command-here"})
+          .exit_code,
+      1);
   EXPECT_EQ(shadowbox({"run"}).exit_code, 2);
+  // A program shadowbox does not know is not run unrecorded: its kind must be named.
+  CommandResult unknown = shadowbox({"run", "--run-id", "u", "--", "sh", "-c", "touch u.txt"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("does not know the agent 'sh'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("claude-code, claude-sdk, codex, gemini"), std::string::npos)
+      << unknown.err;
+  EXPECT_FALSE(fs::exists(ws_ / "u.txt"));
+  EXPECT_EQ(shadowbox({"run", "--agent", "cursor", "--", "sh"}).exit_code, 2);
 }
 
 TEST_F(RunTest, ARunWhoseAgentCannotStartIsUndoneInReverseOrder) {
   start_mock("s", R"({"steps":[]})");
   testing_support::write_file(temp_ / "user-home" / ".claude" / ".credentials.json",
                               R"({"claudeAiOauth":{"accessToken":"token-)" + secret_ + R"("}})");
-  CommandResult r = shadowbox({"run", "--run-id", "x", "--", "no-such-command-here"});
+  CommandResult r =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "x", "--", "no-such-command-here"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("start of run x: step 'agent' failed"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("no-such-command-here"), std::string::npos) << r.err;
@@ -223,8 +236,9 @@ constexpr const char* kTrappingAgent =
 
 TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
   start_mock("s", R"({"steps":[]})");
-  pid_t pid = start_trapping_run(
-      shadowbox_argv({"run", "--run-id", "sig", "--", "sh", "-c", kTrappingAgent}), env(), ws_);
+  pid_t pid = start_trapping_run(shadowbox_argv({"run", "--agent", "claude-sdk", "--run-id", "sig",
+                                                 "--", "sh", "-c", kTrappingAgent}),
+                                 env(), ws_);
   ASSERT_TRUE(fs::exists(ws_ / "started.txt"));
   ::kill(pid, SIGTERM);  // to shadowbox only: it must pass it on
   int status = 0;
@@ -236,8 +250,9 @@ TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
 
 TEST_F(RunTest, TheAgentDoesNotOutliveShadowbox) {
   start_mock("s", R"({"steps":[]})");
-  pid_t pid = start_trapping_run(
-      shadowbox_argv({"run", "--run-id", "orphan", "--", "sh", "-c", kTrappingAgent}), env(), ws_);
+  pid_t pid = start_trapping_run(shadowbox_argv({"run", "--agent", "claude-sdk", "--run-id",
+                                                 "orphan", "--", "sh", "-c", kTrappingAgent}),
+                                 env(), ws_);
   ASSERT_TRUE(fs::exists(ws_ / "started.txt"));
   ::kill(pid, SIGKILL);  // shadowbox cannot pass anything on
   int status = 0;

@@ -77,8 +77,8 @@ TEST_F(SdkAppTest, AnSdkApplicationIsRolledBackKilledAndResumedUnchanged) {
     {"hang":true}]})");
   // shadowbox, the application and its Claude Code in a process group of their own, so
   // that kill -9 gets them all.
-  std::vector<std::string> argv =
-      shadowbox_argv({"run", "--run-id", "sdk", "--", "node", app().string(), "make a.txt"});
+  std::vector<std::string> argv = shadowbox_argv({"run", "--agent", "claude-sdk", "--run-id", "sdk",
+                                                  "--", "node", app().string(), "make a.txt"});
   std::vector<std::string> environment = env();
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
@@ -165,8 +165,8 @@ TEST_F(SdkAppTest, AnApplicationInIsolationModeIsToldItReportsNothing) {
     {"tool":"Write","input":{"file_path":")" +
                              (ws_ / "a.txt").string() + R"(","content":"unseen\n"}},
     {"text":"done"}]})");
-  CommandResult r = shadowbox(
-      {"run", "--run-id", "iso", "--", "node", app().string(), "--isolated", "make a.txt"});
+  CommandResult r = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "iso", "--", "node",
+                               app().string(), "--isolated", "make a.txt"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "unseen\n");
   EXPECT_NE(r.err.find("reported none of its tool calls to shadowbox"), std::string::npos) << r.err;
@@ -176,8 +176,8 @@ TEST_F(SdkAppTest, AnApplicationInIsolationModeIsToldItReportsNothing) {
     {"tool":"Write","input":{"file_path":")" +
                               (ws_ / "b.txt").string() + R"(","content":"seen\n"}},
     {"text":"done"}]})");
-  CommandResult reporting =
-      shadowbox({"run", "--run-id", "rep", "--", "node", app().string(), "make b.txt"});
+  CommandResult reporting = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "rep", "--",
+                                       "node", app().string(), "make b.txt"});
   ASSERT_EQ(reporting.exit_code, 0) << reporting.err;
   EXPECT_EQ(reporting.err.find("reported none"), std::string::npos) << reporting.err;
 }

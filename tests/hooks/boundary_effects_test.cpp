@@ -9,8 +9,8 @@ namespace {
 
 using namespace hooks;
 
-ClaudeCodeEvent call_event(const std::string& name) {
-  ClaudeCodeEvent e;
+AgentEvent call_event(const std::string& name) {
+  AgentEvent e;
   e.name = name;
   e.tool_name = "Bash";
   e.tool_use_id = "toolu_9";

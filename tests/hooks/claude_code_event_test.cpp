@@ -2,16 +2,16 @@
 // results, and what makes an event malformed.
 #include <gtest/gtest.h>
 
-#include "hooks/claude_code_event.hpp"
+#include "hooks/agent_event.hpp"
 #include "sandbox/errors.hpp"
 
 namespace {
 
-using hooks::ClaudeCodeEvent;
-using hooks::parse_claude_code_event;
+using hooks::AgentEvent;
+using hooks::parse_agent_event;
 
-TEST(ClaudeCodeEventTest, ToolEventsCarryTheCallAndSummaries) {
-  ClaudeCodeEvent e = parse_claude_code_event(
+TEST(AgentEventTest, ToolEventsCarryTheCallAndSummaries) {
+  AgentEvent e = parse_agent_event(
       R"({"hook_event_name":"PostToolUse","session_id":"s","transcript_path":"/t.jsonl",)"
       R"("cwd":"/w","tool_name":"Bash","tool_use_id":"toolu_1",)"
       R"("tool_input":{"command":"ls"},"tool_response":"done","permission_mode":"default"})");
@@ -24,9 +24,9 @@ TEST(ClaudeCodeEventTest, ToolEventsCarryTheCallAndSummaries) {
   EXPECT_EQ(e.cwd, "/w");
 }
 
-TEST(ClaudeCodeEventTest, SummariesAreShortened) {
+TEST(AgentEventTest, SummariesAreShortened) {
   std::string big(20000, 'x');
-  ClaudeCodeEvent e = parse_claude_code_event(
+  AgentEvent e = parse_agent_event(
       R"({"hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_use_id":"t",)"
       R"("tool_input":{"command":")" +
       big + R"("},"error":")" + big + R"("})");
@@ -35,21 +35,20 @@ TEST(ClaudeCodeEventTest, SummariesAreShortened) {
   EXPECT_EQ(e.error.substr(e.error.size() - 3), "...");
 }
 
-TEST(ClaudeCodeEventTest, SessionEventsAndFieldsOfOtherShapes) {
-  ClaudeCodeEvent start = parse_claude_code_event(
+TEST(AgentEventTest, SessionEventsAndFieldsOfOtherShapes) {
+  AgentEvent start = parse_agent_event(
       R"({"hook_event_name":"SessionStart","session_id":"s1","source":"resume"})");
   EXPECT_EQ(start.session_id, "s1");
   EXPECT_EQ(start.source, "resume");
-  ClaudeCodeEvent end =
-      parse_claude_code_event(R"({"hook_event_name":"SessionEnd","reason":"clear"})");
+  AgentEvent end = parse_agent_event(R"({"hook_event_name":"SessionEnd","reason":"clear"})");
   EXPECT_EQ(end.reason, "clear");
   EXPECT_FALSE(end.is_tool_event());
   // A field shadowbox only reads when present is ignored in another shape.
-  ClaudeCodeEvent odd = parse_claude_code_event(R"({"hook_event_name":"Stop","reason":{"x":1}})");
+  AgentEvent odd = parse_agent_event(R"({"hook_event_name":"Stop","reason":{"x":1}})");
   EXPECT_EQ(odd.reason, "");
 }
 
-TEST(ClaudeCodeEventTest, MalformedEventsSayWhatIsWrong) {
+TEST(AgentEventTest, MalformedEventsSayWhatIsWrong) {
   auto problem = [](const std::string& json) { return hooks::event_problem(json).value_or(""); };
   EXPECT_NE(problem("not json").find("not JSON"), std::string::npos);
   EXPECT_NE(problem("[1]").find("not a JSON object"), std::string::npos);
@@ -59,7 +58,7 @@ TEST(ClaudeCodeEventTest, MalformedEventsSayWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(problem(R"({"hook_event_name":"SessionStart"})").find("session_id"), std::string::npos);
   EXPECT_FALSE(hooks::event_problem(R"({"hook_event_name":"Notification"})").has_value());
-  EXPECT_THROW(parse_claude_code_event("{"), sandbox::Error);
+  EXPECT_THROW(parse_agent_event("{"), sandbox::Error);
 }
 
 }  // namespace

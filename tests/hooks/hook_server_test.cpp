@@ -17,7 +17,7 @@
 #include <Poco/URI.h>
 #include <gtest/gtest.h>
 
-#include "hooks/claude_code_hook.hpp"
+#include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/hook_server.hpp"
 #include "sandbox/errors.hpp"

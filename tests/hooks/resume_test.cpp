@@ -10,8 +10,8 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_home.hpp"
-#include "hooks/claude_code_hook.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/resume.hpp"
 #include "sandbox/home_preservation.hpp"

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
-#include "hooks/claude_code_hook.hpp"
+#include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/run_events.hpp"

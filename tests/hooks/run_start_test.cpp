@@ -32,7 +32,7 @@ TEST(RunStart, AFailedStepUndoesTheStepsBeforeItInReverseOrder) {
   spec.run = "r";
   spec.workspace = ws;
   spec.home = home;
-  spec.user.home = user;
+  spec.user.claude.home = user;
   spec.argv = {"true"};
   spec.hook_command = "shadowbox hook claude-code";
   spec.start_summary = "run started: true";

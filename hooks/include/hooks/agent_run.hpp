@@ -1,13 +1,14 @@
 // An agent run under shadowbox (`shadowbox run`, `shadowbox resume`): the run's ledger
-// and workspace (watched), Claude Code's hooks installed in the agent's ephemeral HOME
-// (HTTP hooks answered by a loopback server in this process, or one `shadowbox hook`
-// process per event), the agent started with only the configured environment, its
-// session data preserved at every tool boundary and on exit, and how it ended recorded
-// in the run's session (RunStatus) and in run.json.
+// and workspace (watched), the agent's hooks installed in its ephemeral HOME by its
+// adapter (agent_adapter.hpp; run.json's "agent" says which: Claude Code's HTTP hooks
+// are answered by a loopback server in this process, other hooks by one `shadowbox
+// hook <agent>` process per event), the agent started with only the configured
+// environment, its session data preserved at every tool boundary and on exit, and how
+// it ended recorded in the run's session (RunStatus) and in run.json.
 //
-// The HOME: the user's Claude Code setup is carried into it (config run.home; copies,
-// removed when the run ends) and the user's login is kept in step with theirs
-// (CredentialSync), unless run.home.isolate.
+// The HOME: the user's own configuration of the agent is carried into it (copies,
+// removed when the run ends; never credentials, but for Claude Code's login, which is
+// kept in step with the user's own by CredentialSync), unless run.home.isolate.
 //
 // Containment: every tool call is admitted by the run's ExecutionContext (config
 // policy.* with the run's own limits over it), the agent's model spend is charged to
@@ -29,8 +30,8 @@
 #include <boost/filesystem/path.hpp>
 
 #include "fsnap/store.hpp"
+#include "hooks/agent_adapter.hpp"
 #include "hooks/agent_process.hpp"
-#include "hooks/claude_code_user_setup.hpp"
 #include "sandbox/config.hpp"
 #include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
@@ -45,7 +46,7 @@ struct AgentRunSpec {
   std::string run;
   boost::filesystem::path workspace;
   boost::filesystem::path home;   // the agent's HOME (exists)
-  UserClaudeSetup user;           // whose setup the HOME starts from (config run.home)
+  UserAgentSetup user;            // whose setup the HOME starts from (config run.home)
   std::vector<std::string> argv;  // the agent command
   std::vector<std::string> env;   // NAME=VALUE for the agent besides the run's own (a resume's)
   std::string resumed_session;    // the agent session a resume resumes ("" for a run)

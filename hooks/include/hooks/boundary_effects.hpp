@@ -3,19 +3,19 @@
 // to stop it, recording a containment decision in the run's log, warning the user. What
 // the hook decides is computed by failure_effects and denial_effects without touching
 // anything, so it is tested by looking at the effects; perform_boundary_effects carries
-// them out and builds the answer Claude Code reads.
+// them out and returns the verdict, which the agent's adapter says in its protocol.
 //
 //   sandbox::Effects effects = failure_effects(event, tx.fail(call, error));
 //   // effects[0].as<TellAgent>()->context == "shadowbox rolled back the workspace ..."
-//   HookAnswer answer = perform_boundary_effects(effects, run);
+//   HookVerdict verdict = perform_boundary_effects(effects, run);
 //
 // Thread-safety: plain functions; perform_boundary_effects uses run as a hook does.
 #pragma once
 
 #include <string>
 
-#include "hooks/claude_code_event.hpp"
-#include "hooks/claude_code_hook.hpp"
+#include "hooks/agent_event.hpp"
+#include "hooks/hook_answer.hpp"
 #include "policy/safety_event.hpp"
 #include "sandbox/effects.hpp"
 #include "sandbox/ledger_run.hpp"
@@ -54,14 +54,13 @@ struct WarnUser {
 };
 
 // What answering a failed call (after tx.fail) does.
-sandbox::Effects failure_effects(const ClaudeCodeEvent& event,
-                                 const sandbox::FailureResult& failure);
+sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure);
 // What answering a call containment denied does.
-sandbox::Effects denial_effects(const ClaudeCodeEvent& event, const policy::SafetyEvent& safety);
+sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety);
 
-// Performs effects for run; the answer holds what they said to the agent and the user.
+// Performs effects for run; the verdict holds what they said to the agent and the user.
 // An effect that fails is a warning in the answer, not an error: the call's outcome is
 // already recorded.
-HookAnswer perform_boundary_effects(const sandbox::Effects& effects, sandbox::LedgerRun& run);
+HookVerdict perform_boundary_effects(const sandbox::Effects& effects, sandbox::LedgerRun& run);
 
 }  // namespace hooks

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "hooks/claude_code_hook.hpp"
+#include "hooks/agent_hook.hpp"
 
 namespace hooks {
 

@@ -62,10 +62,13 @@ struct ResumePlan {
   ClaudeCodeSession session;     // the agent session resumed
   boost::filesystem::path home;  // a fresh HOME rebuilt from the preserved data
   AgentKind agent = AgentKind::kClaudeCode;
-  // kClaudeCode: <agent> [the run's own options] --resume <id> [--fork-session] ARGS...
-  // kClaudeSdk: ARGS exactly as given, or else the run's own command.
+  // The agent's adapter's resume_argv:
+  //   kClaudeCode: <agent> [the run's own options] --resume <id> [--fork-session] ARGS...
+  //   kClaudeSdk: ARGS exactly as given, or else the run's own command.
+  //   kCodex: codex [options] [exec [exec options]] resume <id> ARGS...
+  //   kGemini: gemini [options] --resume <id> ARGS...
   std::vector<std::string> argv;
-  // kResumeSessionVariable=<id> and kResumeForkVariable=1|0, for either kind.
+  // kResumeSessionVariable=<id> and kResumeForkVariable=1|0, for every kind.
   std::vector<std::string> env;
   sandbox::RunMeta meta;  // run.json as the resume starts
 };

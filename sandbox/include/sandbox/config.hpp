@@ -90,6 +90,18 @@ struct RunSettings {
                                   "CLAUDE_CODE_OAUTH_TOKEN",
                                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
                                   "IS_SANDBOX",
+                                  "OPENAI_API_KEY",
+                                  "OPENAI_BASE_URL",
+                                  "OPENAI_ORG_ID",
+                                  "CODEX_API_KEY",
+                                  "GEMINI_API_KEY",
+                                  "GOOGLE_API_KEY",
+                                  "GOOGLE_GEMINI_BASE_URL",
+                                  "GOOGLE_CLOUD_PROJECT",
+                                  "GOOGLE_CLOUD_LOCATION",
+                                  "GOOGLE_GENAI_USE_VERTEXAI",
+                                  "GEMINI_MODEL",
+                                  "GEMINI_CLI_TRUST_WORKSPACE",
                                   "HTTP_PROXY",
                                   "HTTPS_PROXY",
                                   "NO_PROXY",
@@ -98,8 +110,9 @@ struct RunSettings {
                                   "no_proxy"};
   // Of the variables, those holding credentials: their values never enter the store
   // (found in captured agent data or ledger records, they are replaced by [REDACTED]).
-  std::vector<std::string> secrets = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-                                      "CLAUDE_CODE_OAUTH_TOKEN"};
+  std::vector<std::string> secrets = {
+      "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY",
+      "CODEX_API_KEY",     "GEMINI_API_KEY",       "GOOGLE_API_KEY"};
   // Strict resume validation refuses agent sessions older than this.
   std::chrono::seconds resume_max_age{7 * 24 * 3600};
   PreserveStrategy preserve = PreserveStrategy::kOnToolUse;  // run.preserve

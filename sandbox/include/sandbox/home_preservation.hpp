@@ -19,7 +19,7 @@
 
 namespace sandbox {
 
-// Preserves one HOME: parts (directories relative to HOME) are copied with secrets
+// Preserves one HOME: parts (directories or files relative to HOME) are copied with secrets
 // redacted and committed to the run's home ref.
 class HomePreserver {
  public:

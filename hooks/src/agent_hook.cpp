@@ -1,12 +1,8 @@
-#include "hooks/claude_code_hook.hpp"
-
-#include <sstream>
-
-#include <Poco/JSON/Object.h>
+#include "hooks/agent_hook.hpp"
 
 #include "fsnap/checkpoint.hpp"
+#include "hooks/agent_event.hpp"
 #include "hooks/boundary_effects.hpp"
-#include "hooks/claude_code_event.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
@@ -18,11 +14,8 @@ namespace hooks {
 
 namespace {
 
-using Poco::JSON::Object;
-
 // Brings the run's model spend up to date (inside a step: the state is current).
-void meter_spend(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
-                 const ClaudeCodeHookOptions& options) {
+void meter_spend(const AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options) {
   if (options.spend == nullptr) return;
   sandbox::Session& session = run.state().session();
   for (const std::string& model :
@@ -36,8 +29,8 @@ void meter_spend(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
 
 // Brings the adapter state of the event's session up to date: its newest activity,
 // the messages its transcript holds, whether it ended (inside a step).
-void note_session_activity(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
-                           const ClaudeCodeHookOptions& options, bool ended) {
+void note_session_activity(const AgentEvent& event, sandbox::LedgerRun& run,
+                           const HookOptions& options, bool ended) {
   sandbox::Session& session = run.state().session();
   install_claude_code_reducers(session);
   ClaudeCodeActivity activity{event.session_id, fsnap::format_timestamp(run.state().clock().now()),
@@ -67,32 +60,69 @@ std::string agent_command(const sandbox::LedgerRun& run) {
 // The answer to a call containment denied: Claude Code's deny, with the reason the
 // model reads; a stop of the whole run also ends the agent's turn and asks the run's
 // supervisor to stop it.
-HookAnswer on_denied(const ClaudeCodeEvent& event, const policy::SafetyEvent& safety,
-                     sandbox::LedgerRun& run) {
+HookVerdict on_denied(const AgentEvent& event, const policy::SafetyEvent& safety,
+                      sandbox::LedgerRun& run) {
   return perform_boundary_effects(denial_effects(event, safety), run);
 }
 
-HookAnswer on_failure(const ClaudeCodeEvent& event, sandbox::LedgerRun& run,
-                      const ClaudeCodeHookOptions& options) {
+// The open calls an after-tool event of an agent that gives its calls no ids may end:
+// those of the same tool, oldest first — of the same input first.
+std::vector<std::string> candidate_calls(const AgentEvent& event, sandbox::LedgerRun& run,
+                                         const std::string& input) {
+  std::vector<std::string> same_input;
+  std::vector<std::string> same_tool;
+  for (const std::string& id : run.log().open_calls()) {
+    std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
+    if (!pre || pre->ended || pre->record.tool_name != event.tool_name) continue;
+    (pre->record.input_summary == input ? same_input : same_tool).push_back(id);
+  }
+  same_input.insert(same_input.end(), same_tool.begin(), same_tool.end());
+  return same_input;
+}
+
+// Ends the call event reports the outcome of with end(id). For an agent that gives its
+// calls no ids, the call is found first: a candidate another process ended meanwhile
+// (a parallel call with the same input) is passed over for the next one.
+template <typename End>
+auto end_call(AgentEvent& event, sandbox::LedgerRun& run, const std::string& input, End end)
+    -> decltype(end(std::string())) {
+  if (!event.tool_use_id.empty()) return end(event.tool_use_id);
+  for (const std::string& id : candidate_calls(event, run, input)) {
+    event.tool_use_id = id;
+    try {
+      return end(id);
+    } catch (const sandbox::Error& e) {
+      if (e.code() != sandbox::ErrorCode::kConflict && e.code() != sandbox::ErrorCode::kNotFound) {
+        throw;
+      }
+    }
+  }
+  event.tool_use_id.clear();
+  throw sandbox::Error(sandbox::ErrorCode::kNotFound,
+                       "no open " + event.tool_name + " call to pair the event with");
+}
+
+HookVerdict on_failure(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
+                       const std::string& input) {
   std::string error = sandbox::redact(event.error, options.secrets);
-  sandbox::FailureResult failure = run.transactions().fail(event.tool_use_id, error);
+  sandbox::FailureResult failure = end_call(
+      event, run, input, [&](const std::string& id) { return run.transactions().fail(id, error); });
   return perform_boundary_effects(failure_effects(event, failure), run);
 }
 
-// Answers one event; name receives its hook_event_name as soon as it is known.
-HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
-                        const ClaudeCodeHookOptions& options, std::string& name) {
+// Decides on one event; event receives it as soon as it is read.
+HookVerdict decide(const AgentAdapter& adapter, const std::string& event_json,
+                   sandbox::LedgerRun& run, const HookOptions& options, AgentEvent& event) {
   register_claude_code_slice_types();
-  ClaudeCodeEvent event;
   try {
-    event = parse_claude_code_event(event_json);
+    event = adapter.parse_event(event_json);
   } catch (const sandbox::Error& e) {
-    return HookAnswer{1, "",
-                      std::string("shadowbox: ignoring a malformed hook event: ") + e.what()};
+    return HookVerdict{1, "", "", "",
+                       std::string("shadowbox: ignoring a malformed hook event: ") + e.what()};
   }
-  name = event.name;
+  const std::string& name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
-  tx.events().hooks.publish({"claude-code", event.name, event.session_id, event.tool_use_id});
+  tx.events().hooks.publish({adapter.name(), event.name, event.session_id, event.tool_use_id});
   auto redacted = [&](const std::string& text) { return sandbox::redact(text, options.secrets); };
   try {
     if (name == "PreToolUse") {
@@ -105,13 +135,17 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
       if (step.decision == policy::Decision::kHalt && step.safety_event) {
         return on_denied(event, *step.safety_event, run);
       }
-      return HookAnswer{};
+      return HookVerdict{};
     }
     if (name == "PostToolUse") {
-      tx.succeed(event.tool_use_id, redacted(event.tool_response));
-      return HookAnswer{};
+      end_call(event, run, redacted(event.tool_input), [&](const std::string& id) {
+        return tx.succeed(id, redacted(event.tool_response));
+      });
+      return HookVerdict{};
     }
-    if (name == "PostToolUseFailure") return on_failure(event, run, options);
+    if (name == "PostToolUseFailure") {
+      return on_failure(event, run, options, redacted(event.tool_input));
+    }
     if (name == "SessionStart") {
       std::string now = fsnap::format_timestamp(run.state().clock().now());
       ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
@@ -134,7 +168,7 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
             record_run_status(s, {"running", "agent session " + session.session_id});
           },
           "agent session " + session.session_id + " (" + session.source + ")");
-      return HookAnswer{};
+      return HookVerdict{};
     }
     if (name == "SessionEnd" && event.reason != "clear") {
       // /clear ends one agent session and starts the next: the run goes on.
@@ -158,10 +192,10 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
             record_run_status(s, {"complete", reason});
           },
           reason);
-      return HookAnswer{};
+      return HookVerdict{};
     }
     // Stop ends a turn, not the session; other events pass through untouched.
-    return HookAnswer{};
+    return HookVerdict{};
   } catch (const std::exception& e) {
     std::string message = "shadowbox: checkpointing failed on " + name + ": " + e.what();
     sandbox::record_gap(run.store().dir(), run.run(), message);
@@ -170,46 +204,22 @@ HookAnswer answer_event(const std::string& event_json, sandbox::LedgerRun& run,
           " (the tool call is blocked so that it cannot make a change shadowbox could not "
           "undo)";
     }
-    return HookAnswer{2, "", message};
+    return HookVerdict{2, "", "", "", message};
   }
 }
 
 }  // namespace
 
-HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
-                                    const ClaudeCodeHookOptions& options) {
-  std::string name;
-  HookAnswer answer = answer_event(event_json, run, options, name);
-  answer.event = name;
-  return answer;
+HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& event_json,
+                             sandbox::LedgerRun& run, const HookOptions& options) {
+  AgentEvent event;
+  HookVerdict verdict = decide(adapter, event_json, run, options, event);
+  return adapter.answer(event, verdict);
 }
 
-HttpHookReply to_http_reply(const HookAnswer& answer) {
-  if (answer.exit_code == 0) {
-    return HttpHookReply{200, "application/json",
-                         answer.stdout_json.empty() ? "{}" : answer.stdout_json};
-  }
-  if (answer.exit_code != 2) {
-    // Not blocking: Claude Code reports a non-2xx answer and goes on.
-    return HttpHookReply{400, "text/plain; charset=utf-8", answer.stderr_text};
-  }
-  // Blocking: said in the JSON Claude Code reads from a 2xx answer.
-  Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  if (answer.event == "PreToolUse") {
-    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    specific->set("hookEventName", "PreToolUse");
-    specific->set("permissionDecision", "deny");
-    specific->set("permissionDecisionReason", answer.stderr_text);
-    out->set("hookSpecificOutput", specific);
-  } else if (answer.event == "PostToolUse" || answer.event == "PostToolUseFailure") {
-    out->set("decision", "block");
-    out->set("reason", answer.stderr_text);
-  } else {
-    out->set("systemMessage", answer.stderr_text);
-  }
-  std::ostringstream text;
-  out->stringify(text);
-  return HttpHookReply{200, "application/json", text.str()};
+HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
+                                    const HookOptions& options) {
+  return handle_hook_event(adapter_for(AgentKind::kClaudeCode), event_json, run, options);
 }
 
 }  // namespace hooks

@@ -1,6 +1,7 @@
-// The Claude Code hook: one hook event (parsed by claude_code_event.hpp) in, the
-// transaction core's step for it, and an answer in Claude Code's hook protocol out
-// (exit status, optional JSON on stdout, text on stderr — or the same as an HTTP reply).
+// The agent hook: one hook event (read by the agent's adapter into the core's
+// vocabulary, agent_event.hpp) in, the transaction core's step for it, and an answer in
+// the agent's hook protocol out (exit status, optional JSON on stdout, text on stderr —
+// or, for Claude Code's HTTP hooks, the same as an HTTP reply).
 //
 //   PreToolUse          pre-tool boundary; changes made since the run's newest boundary
 //                       (a person, a background process) are first recorded as a
@@ -8,9 +9,11 @@
 //                       the agent's spend is brought up to date and the call admitted
 //                       first: a denied call gets Claude Code's deny answer with the
 //                       reason (the model reads it); a limit that stops the run also
-//                       answers `continue: false` and asks the run's supervisor to
-//                       stop the agent (HaltRequest)
-//   PostToolUse         post-tool boundary with the tool's result
+//                       tells the agent to stop where its protocol can, and asks the
+//                       run's supervisor to stop it (HaltRequest)
+//   PostToolUse         post-tool boundary with the tool's result. For an agent that
+//                       gives its calls no ids, the event is paired with the oldest
+//                       open call of the same tool and input
 //   PostToolUseFailure  the failure transaction (ToolTransactions::fail, whose
 //                       RollbackPolicy decides): rolled back, refused or kept; the agent
 //                       is told what happened through additionalContext
@@ -35,13 +38,15 @@
 #include <string>
 #include <vector>
 
+#include "hooks/agent_adapter.hpp"
 #include "hooks/agent_spend.hpp"
+#include "hooks/hook_answer.hpp"
 #include "sandbox/ledger_run.hpp"
 
 namespace hooks {
 
 // How the hook behaves besides the run's rollback policy.
-struct ClaudeCodeHookOptions {
+struct HookOptions {
   std::vector<std::string> secrets;  // values redacted from everything recorded
   SpendMeter* spend = nullptr;       // the run's model spend; null: not metered
   // Whether `shadowbox run` supervises the run (it then starts the run's count itself).
@@ -53,27 +58,23 @@ struct ClaudeCodeHookOptions {
   std::string resumed_session;
 };
 
-// What to answer Claude Code.
-struct HookAnswer {
-  int exit_code = 0;        // 0 proceed, 2 blocking error (stderr to the agent), else warning
-  std::string stdout_json;  // hook-specific output, or empty
-  std::string stderr_text;  // shown to the agent on exit 2, to the user otherwise
-  std::string event;        // the event's hook_event_name, if it had one
-};
-
-// The same answer for an HTTP hook (Claude Code's `"type": "http"` hooks): a blocking
-// answer is a 2xx reply whose JSON blocks (PreToolUse: permissionDecision "deny";
-// PostToolUse and PostToolUseFailure: decision "block"; others: a systemMessage), a
-// non-blocking error is a 400 reply with the message.
+// Claude Code's HTTP hooks (`"type": "http"`): a blocking answer is a 2xx reply whose
+// JSON blocks (PreToolUse: permissionDecision "deny"; PostToolUse and
+// PostToolUseFailure: decision "block"; others: a systemMessage), a non-blocking error
+// is a 400 reply with the message.
 struct HttpHookReply {
   int status = 200;
   std::string content_type;
   std::string body;
 };
 
-// Handles one event for the run. Never throws: every failure becomes an answer.
+// Handles one event of the agent adapter is for, for the run. Never throws: every
+// failure becomes an answer.
+HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& event_json,
+                             sandbox::LedgerRun& run, const HookOptions& options);
+// The same for Claude Code.
 HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
-                                    const ClaudeCodeHookOptions& options);
+                                    const HookOptions& options);
 
 // The HTTP reply that says what answer says.
 HttpHookReply to_http_reply(const HookAnswer& answer);

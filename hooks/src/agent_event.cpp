@@ -1,4 +1,4 @@
-#include "hooks/claude_code_event.hpp"
+#include "hooks/agent_event.hpp"
 
 #include <sstream>
 
@@ -47,11 +47,11 @@ std::string summary_of(const Object::Ptr& event, const std::string& key, std::si
 
 }  // namespace
 
-bool ClaudeCodeEvent::is_tool_event() const {
+bool AgentEvent::is_tool_event() const {
   return name == "PreToolUse" || name == "PostToolUse" || name == "PostToolUseFailure";
 }
 
-ClaudeCodeEvent parse_claude_code_event(const std::string& event_json) {
+AgentEvent parse_agent_event(const std::string& event_json, bool call_ids) {
   Object::Ptr o;
   try {
     Poco::JSON::Parser parser;
@@ -63,7 +63,7 @@ ClaudeCodeEvent parse_claude_code_event(const std::string& event_json) {
   } catch (const Poco::Exception& e) {
     throw Error(ErrorCode::kInvalidArgument, "not JSON: " + e.displayText());
   }
-  ClaudeCodeEvent event;
+  AgentEvent event;
   event.name = field(o, "hook_event_name", true);
   event.session_id = field(o, "session_id", event.name == "SessionStart");
   event.transcript_path = field(o, "transcript_path", false);
@@ -72,7 +72,8 @@ ClaudeCodeEvent parse_claude_code_event(const std::string& event_json) {
   event.reason = field(o, "reason", false);
   bool tool = event.is_tool_event();
   event.tool_name = field(o, "tool_name", tool);
-  event.tool_use_id = field(o, "tool_use_id", tool);
+  event.tool_use_id = field(o, "tool_use_id", tool && call_ids);
+  event.native_name = event.name;
   event.tool_input = summary_of(o, "tool_input", kInputSummaryLimit);
   event.tool_response = summary_of(o, "tool_response", kResultSummaryLimit);
   event.error = summary_of(o, "error", kResultSummaryLimit);
@@ -81,7 +82,7 @@ ClaudeCodeEvent parse_claude_code_event(const std::string& event_json) {
 
 std::optional<std::string> event_problem(const std::string& event_json) {
   try {
-    parse_claude_code_event(event_json);
+    parse_agent_event(event_json);
     return std::nullopt;
   } catch (const Error& e) {
     return std::string(e.what());

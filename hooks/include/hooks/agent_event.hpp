@@ -1,6 +1,8 @@
-// ClaudeCodeEvent — one Claude Code hook event as shadowbox reads it: the one place
-// where an event's JSON is parsed. Command hooks get it on stdin, HTTP hooks as the
-// POST body; both carry the same fields (../shared/reference/agents.md).
+// AgentEvent — one agent hook event in the core's vocabulary, which is Claude Code's
+// (PreToolUse, PostToolUse, PostToolUseFailure, SessionStart, SessionEnd, Stop...).
+// parse_agent_event reads an event in Claude Code's shape, which Codex CLI's hooks
+// share: command hooks get it on stdin, HTTP hooks as the POST body. Other agents'
+// adapters translate their own events into it (agent_adapter.hpp).
 //
 // Thread-safety: plain values and pure functions.
 #pragma once
@@ -12,7 +14,7 @@ namespace hooks {
 
 // The fields of an event shadowbox acts on. Inputs and results are kept as short
 // one-object summaries (JSON text), not whole.
-struct ClaudeCodeEvent {
+struct AgentEvent {
   std::string name;  // hook_event_name: PreToolUse, PostToolUse, PostToolUseFailure,
                      // SessionStart, Stop, SessionEnd, ...
   std::string session_id;
@@ -25,6 +27,11 @@ struct ClaudeCodeEvent {
   std::string tool_input;     // summary of tool_input (at most kInputSummaryLimit bytes)
   std::string tool_response;  // summary of tool_response (at most kResultSummaryLimit)
   std::string error;          // PostToolUseFailure: summary of error
+  std::string native_name;    // the agent's own name for the event (BeforeTool...)
+  // The agent gives its tool calls no ids: tool_use_id of a PreToolUse is one shadowbox
+  // made up, and an after-tool event (tool_use_id empty) is paired with its call by
+  // tool name and input.
+  bool unidentified_calls = false;
 
   // Whether it is one of the tool events (PreToolUse, PostToolUse, PostToolUseFailure).
   bool is_tool_event() const;
@@ -33,11 +40,12 @@ struct ClaudeCodeEvent {
 inline constexpr std::size_t kInputSummaryLimit = 4000;
 inline constexpr std::size_t kResultSummaryLimit = 1000;
 
-// Parses one event. Error kInvalidArgument saying what is wrong when it is not JSON,
-// not an object, has no hook_event_name, is a tool event without tool_name or
-// tool_use_id, or a SessionStart without session_id.
-ClaudeCodeEvent parse_claude_code_event(const std::string& event_json);
-// Why event_json is not an event shadowbox can act on, or nullopt.
+// Parses one event in Claude Code's shape. Error kInvalidArgument saying what is wrong
+// when it is not JSON, not an object, has no hook_event_name, is a tool event without
+// tool_name or tool_use_id (unless call_ids is false), or a SessionStart without
+// session_id.
+AgentEvent parse_agent_event(const std::string& event_json, bool call_ids = true);
+// Why event_json is not an event in Claude Code's shape, or nullopt.
 std::optional<std::string> event_problem(const std::string& event_json);
 
 }  // namespace hooks

@@ -1,0 +1,124 @@
+// AgentAdapter — what shadowbox needs to know of one coding agent: how to read its hook
+// events into the core's vocabulary (agent_event.hpp) and answer them in its protocol,
+// how to prepare the ephemeral HOME it runs with (the user's own configuration carried
+// in without credentials, shadowbox's hooks installed where the agent runs them), what
+// of that HOME is its session data, and how a session of it is resumed. The transaction
+// core (agent_hook.hpp) and `shadowbox run` (agent_run.hpp) go through it alone.
+//
+// There is one adapter per AgentKind (adapter_for). Adding an agent is one adapter and
+// its tests: a source file under hooks/src/ and a line in adapter_for.
+//
+//   const AgentAdapter& codex = adapter_for(AgentKind::kCodex);
+//   AgentEvent event = codex.parse_event(json);          // PreToolUse, ...
+//   HookAnswer answer = codex.answer(event, verdict);    // its stdout and exit status
+//
+// Thread-safety: adapters are immutable; their functions may be called from any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+#include "hooks/agent_event.hpp"
+#include "hooks/agent_kind.hpp"
+#include "hooks/claude_code_user_setup.hpp"
+#include "hooks/hook_answer.hpp"
+#include "sandbox/config.hpp"
+
+namespace hooks {
+
+// Where the user's own agent configurations are (never changed by a run).
+struct UserAgentSetup {
+  UserClaudeSetup claude;              // HOME and $CLAUDE_CONFIG_DIR
+  boost::filesystem::path codex_home;  // $CODEX_HOME, else <HOME>/.codex
+  boost::filesystem::path gemini_dir;  // $GEMINI_CLI_HOME/.gemini, else <HOME>/.gemini
+  static UserAgentSetup from_environment();
+};
+
+// What preparing a run's HOME is given.
+struct HomeRequest {
+  boost::filesystem::path home;       // the run's HOME (exists)
+  boost::filesystem::path workspace;  // where the agent works
+  UserAgentSetup user;
+  sandbox::HomeSettings settings;  // config run.home
+  std::function<void(const std::string&)> warn;
+};
+
+// A run's HOME while the run lasts.
+class PreparedHome {
+ public:
+  virtual ~PreparedHome() = default;
+  // Called about every second while the agent runs (Claude Code's login is kept in step).
+  virtual void tick() {}
+  // The run is over: what was carried in (configuration, logins) is removed; the
+  // session data stays. Idempotent; never throws.
+  virtual void finish() = 0;
+};
+
+// How shadowbox's hooks reach it.
+struct HookEndpoints {
+  std::string command;   // a command hook: this executable, bound to the run and the agent
+  std::string http_url;  // Claude Code's HTTP hooks, answered in the run's process ("": none)
+};
+
+// What a resume starts the agent with.
+struct ResumeCommand {
+  std::vector<std::string> command;  // the run's own command line (its newest resume's)
+  std::string session_id;            // the agent session to resume
+  std::vector<std::string> extra_args;
+  bool only_extra_args = false;  // resume --only-args: the run's own options are not repeated
+  bool fork = true;              // Claude Code: a fork of the session (false: --continue)
+};
+
+// One coding agent, as shadowbox supervises it.
+class AgentAdapter {
+ public:
+  virtual ~AgentAdapter() = default;
+
+  virtual AgentKind kind() const = 0;
+  // The name of the hook subcommand and of run.json's "agent": agent_kind_name(kind()).
+  std::string name() const { return std::string(agent_kind_name(kind())); }
+
+  // Reads one hook event. Error kInvalidArgument saying what is wrong when it is not one.
+  virtual AgentEvent parse_event(const std::string& event_json) const = 0;
+  // The verdict on event as the agent reads it.
+  virtual HookAnswer answer(const AgentEvent& event, const HookVerdict& verdict) const = 0;
+  // Whether its model spend is metered (from transcripts in Claude Code's format and its
+  // cost reports); the spend of an agent that is not counts as nothing for max_cost.
+  virtual bool metered() const { return false; }
+  // Whether its hooks can be answered over HTTP by the run's own process.
+  virtual bool http_hooks() const { return false; }
+
+  // Prepares the run's HOME: the user's configuration carried in (without credentials).
+  virtual std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const = 0;
+  // Installs shadowbox's hooks in home (prepared), so that the agent runs them without
+  // asking; uninstall_hooks takes them out again (never throws).
+  virtual void install_hooks(const boost::filesystem::path& home,
+                             const HookEndpoints& endpoints) const = 0;
+  virtual void uninstall_hooks(const boost::filesystem::path& home) const = 0;
+  // NAME=VALUE the agent runs with besides HOME and the configured run.env (its home's
+  // locations, mostly), and the run.env names it must not inherit.
+  virtual std::vector<std::string> environment(const boost::filesystem::path& home) const = 0;
+  virtual std::vector<std::string> withheld_variables() const { return {}; }
+
+  // Its session data in a HOME (paths relative to it), preserved at every boundary.
+  virtual std::vector<std::string> preserved_parts() const = 0;
+  // Whether a path of a preserved HOME (relative) holds session session_id's transcript.
+  virtual bool is_session_path(const std::string& path, const std::string& session_id) const = 0;
+  // Whether home holds session session_id's transcript.
+  bool has_session_data(const boost::filesystem::path& home, const std::string& session_id) const;
+  // The command that resumes a session. Error kInvalidArgument for a request it cannot do.
+  virtual std::vector<std::string> resume_argv(const ResumeCommand& request) const = 0;
+
+  // Said when files changed in a run whose agent sent no hook event: why its hooks may
+  // not have reached shadowbox.
+  virtual std::string silent_hooks_hint() const = 0;
+};
+
+// The adapter of kind.
+const AgentAdapter& adapter_for(AgentKind kind);
+
+}  // namespace hooks

@@ -1,0 +1,63 @@
+// What the Codex CLI adapter (adapter_for(AgentKind::kCodex)) is made of, for tests and
+// for the curious: the facts are in docs/agents/codex-cli.md, checked against the
+// pinned CLI.
+//
+//   - Hooks: $CODEX_HOME/hooks.json, command hooks in Claude Code's shape. Codex runs
+//     only hooks the user trusted — a table per handler in config.toml whose
+//     trusted_hash is a SHA-256 of the handler — and skips the others without a word,
+//     so shadowbox writes the trust along with the hooks.
+//   - Events: PreToolUse and PostToolUse with the model's call id (tool_use_id), but no
+//     failure event and no exit status: a failed command is learned from the session's
+//     rollout file (the hook's transcript_path), which holds the command's completion
+//     before PostToolUse fires.
+//   - Answers: Claude Code's deny; `continue: false` is ignored before a tool (the call
+//     would run), so a stop is the supervisor's (it ends the process tree).
+//   - Sessions: the rollout under $CODEX_HOME/sessions; `codex exec resume <thread id>`
+//     (`codex resume <id>` for the interactive CLI) with a CODEX_HOME holding only
+//     config.toml and the rollout.
+//
+// Thread-safety: pure functions (codex_call_failure reads a file).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+namespace hooks {
+
+// The timeout Codex is given for shadowbox's tool hooks, in seconds, and for its
+// SessionEnd hook (Codex clamps it to 3).
+inline constexpr int kCodexToolHookTimeout = 600;
+inline constexpr int kCodexSessionEndTimeout = 3;
+
+// "sha256:<hex>": the trusted_hash of a command handler of event (snake_case:
+// pre_tool_use...) in a matcher group with matcher ("" for none), as Codex computes it
+// (the handler's identity as compact JSON with keys sorted).
+std::string codex_trusted_hash(const std::string& event, const std::string& matcher,
+                               const std::string& command, int timeout_seconds);
+
+// The hooks.json that runs command for every tool call and session start and end.
+std::string codex_hooks_json(const std::string& command);
+// The config.toml tables that trust each handler of codex_hooks_json(command) when it is
+// the file hooks_json (an absolute path: it is part of each key).
+std::string codex_hook_trust_toml(const boost::filesystem::path& hooks_json,
+                                  const std::string& command);
+
+// Why the shell command call_id failed, as its completion in the rollout file says
+// ("exit code 3: <output>"), or nullopt if it did not (or the file says nothing of it).
+std::optional<std::string> codex_call_failure(const boost::filesystem::path& rollout,
+                                              const std::string& call_id);
+
+// The command that resumes thread session_id of a run started with command: `codex
+// [its options] exec [its exec options] resume <id> [prompt] ARGS` for a run started with
+// `codex exec`, `codex [its options] resume <id> [prompt] ARGS` otherwise. The run's
+// prompt is repeated only when no extra_args are given; with only_extra_args none of its
+// options are.
+std::vector<std::string> codex_resume_argv(const std::vector<std::string>& command,
+                                           const std::string& session_id,
+                                           const std::vector<std::string>& extra_args,
+                                           bool only_extra_args);
+
+}  // namespace hooks

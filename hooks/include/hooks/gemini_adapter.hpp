@@ -1,0 +1,60 @@
+// What the Gemini CLI adapter (adapter_for(AgentKind::kGemini)) is made of, for tests and
+// for the curious: the facts are in docs/agents/gemini-cli.md, checked against the
+// pinned CLI.
+//
+//   - Hooks: command hooks in .gemini/settings.json (timeouts in milliseconds), merged
+//     into the user's own settings; each carries the run's HOME in its `env`, which
+//     survives the CLI's environment sanitising.
+//   - Events: BeforeTool and AfterTool (PreToolUse and PostToolUse to the core) with no
+//     call id: shadowbox gives each BeforeTool an id of its own, and pairs an AfterTool
+//     with the oldest open call of the same tool and input. A shell command's non-zero
+//     exit is only text in AfterTool's llmContent ("Exit Code: 3", "Signal: 9"); a
+//     tool's own error is tool_response.error.
+//   - Answers: {"decision":"deny","reason":...}; {"continue":false,"stopReason":...}
+//     ends the agent; {"hookSpecificOutput":{"additionalContext":...}} reaches the model.
+//   - Sessions: .gemini/tmp/<project>/chats/session-<time>-<first 8 of id>.jsonl and
+//     projects.json; `gemini --resume <id>`, with session retention off (on, a later run
+//     deletes a resumed session's files).
+//
+// Thread-safety: pure functions (gemini_call_id counts in an atomic).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+namespace hooks {
+
+// The timeout Gemini is given for shadowbox's hooks, in milliseconds.
+inline constexpr int kGeminiHookTimeoutMs = 600000;
+
+// Why the call of tool_name whose AfterTool tool_response is response_json failed, or
+// nullopt if it did not.
+std::optional<std::string> gemini_call_failure(const std::string& tool_name,
+                                               const std::string& response_json);
+
+// A new call id for a BeforeTool event: "sbx_<ms since the epoch>_<pid>_<count>".
+std::string gemini_call_id();
+
+// settings_json (the user's settings.json, "" for none) with what a run needs: session
+// retention off, the API-key authentication when none is chosen. Error kInvalidArgument
+// if it is not a JSON object.
+std::string gemini_run_settings(const std::string& settings_json);
+// settings_json with shadowbox's hooks (command, with env) for BeforeTool, AfterTool,
+// SessionStart and SessionEnd added to the user's; without_shadowbox_hooks takes them
+// out again.
+std::string with_shadowbox_hooks(const std::string& settings_json, const std::string& command,
+                                 const boost::filesystem::path& run_home);
+std::string without_shadowbox_hooks(const std::string& settings_json);
+
+// The command that resumes session_id of a run started with command: `gemini [its
+// options] --resume <id> [its prompt] ARGS`. The run's prompt is repeated only when no
+// extra_args are given; with only_extra_args none of its options are.
+std::vector<std::string> gemini_resume_argv(const std::vector<std::string>& command,
+                                            const std::string& session_id,
+                                            const std::vector<std::string>& extra_args,
+                                            bool only_extra_args);
+
+}  // namespace hooks

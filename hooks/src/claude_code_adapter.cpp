@@ -1,0 +1,197 @@
+// The adapters of Claude Code and of applications embedding it (Claude Agent SDK): the
+// hook protocol is Claude Code's own (agents.md), the HOME is AgentHome's, the hooks go
+// into .claude/settings.json, and a session is resumed with --resume (the CLI) or
+// through the application's environment (kResumeSessionVariable).
+#include <sstream>
+
+#include <Poco/JSON/Object.h>
+
+#include "hooks/agent_adapter.hpp"
+#include "hooks/agent_home.hpp"
+#include "hooks/agent_hook.hpp"
+#include "hooks/claude_code_command.hpp"
+#include "hooks/claude_code_home.hpp"
+#include "hooks/claude_code_settings.hpp"
+#include "sandbox/errors.hpp"
+
+namespace hooks {
+
+namespace {
+
+using Poco::JSON::Object;
+
+std::string stringify(const Object::Ptr& o) {
+  std::ostringstream text;
+  o->stringify(text);
+  return text.str();
+}
+
+// AgentHome as a PreparedHome.
+class ClaudeCodeHome : public PreparedHome {
+ public:
+  explicit ClaudeCodeHome(const HomeRequest& r)
+      : home_(r.home, r.user.claude, r.settings, r.workspace, r.warn) {}
+  void tick() override { home_.tick(); }
+  void finish() override { home_.finish(); }
+
+ private:
+  AgentHome home_;
+};
+
+class ClaudeCodeAdapter : public AgentAdapter {
+ public:
+  explicit ClaudeCodeAdapter(AgentKind kind) : kind_(kind) {}
+
+  AgentKind kind() const override { return kind_; }
+
+  AgentEvent parse_event(const std::string& event_json) const override {
+    return parse_agent_event(event_json);
+  }
+
+  HookAnswer answer(const AgentEvent& event, const HookVerdict& verdict) const override {
+    HookAnswer answer{verdict.exit_code, "", verdict.message, event.name};
+    if (verdict.exit_code != 0) return answer;
+    if (!verdict.deny.empty()) {
+      Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+      specific->set("hookEventName", "PreToolUse");
+      specific->set("permissionDecision", "deny");
+      specific->set("permissionDecisionReason", verdict.deny);
+      Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+      if (!verdict.stop.empty()) {
+        out->set("continue", false);
+        out->set("stopReason", verdict.stop);
+      }
+      out->set("hookSpecificOutput", specific);
+      answer.stdout_json = stringify(out);
+    } else if (!verdict.context.empty()) {
+      Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+      specific->set("hookEventName", event.name);
+      specific->set("additionalContext", verdict.context);
+      Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+      out->set("hookSpecificOutput", specific);
+      answer.stdout_json = stringify(out);
+    }
+    return answer;
+  }
+
+  bool metered() const override { return true; }
+  bool http_hooks() const override { return true; }
+
+  std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
+    return std::make_unique<ClaudeCodeHome>(request);
+  }
+
+  void install_hooks(const boost::filesystem::path& home,
+                     const HookEndpoints& endpoints) const override {
+    boost::filesystem::path settings = claude_code_settings_file(home);
+    if (endpoints.http_url.empty()) {
+      install_hooks_in_file(settings, endpoints.command);
+    } else {
+      install_http_hooks_in_file(settings, endpoints.http_url, endpoints.command);
+    }
+  }
+
+  void uninstall_hooks(const boost::filesystem::path& home) const override {
+    try {
+      uninstall_hooks_in_file(claude_code_settings_file(home));
+    } catch (const std::exception&) {
+      // The run's HOME is the run's own: what is left there harms no one.
+    }
+  }
+
+  std::vector<std::string> environment(const boost::filesystem::path&) const override { return {}; }
+  // Its configuration is the run's HOME, never the user's own.
+  std::vector<std::string> withheld_variables() const override {
+    return {"CLAUDE_CONFIG_DIR", "CLAUDE_SECURESTORAGE_CONFIG_DIR"};
+  }
+
+  std::vector<std::string> preserved_parts() const override {
+    return claude_code_preserved_parts();
+  }
+  bool is_session_path(const std::string& path, const std::string& session_id) const override {
+    return is_transcript_path(path, session_id);
+  }
+
+  std::vector<std::string> resume_argv(const ResumeCommand& request) const override {
+    if (kind_ == AgentKind::kClaudeSdk) {
+      // An application is started again as it is; the session to resume is in its
+      // environment.
+      if (request.only_extra_args) {
+        throw sandbox::Error(sandbox::ErrorCode::kInvalidArgument,
+                             "--only-args is for Claude Code; the agent of this run is an "
+                             "application (claude-sdk), which is started as given: resume RUN "
+                             "-- CMD ARGS");
+      }
+      return request.extra_args.empty() ? request.command : request.extra_args;
+    }
+    std::vector<std::string> argv = {request.command.front()};
+    if (!request.only_extra_args) {
+      // The options the run was started with go on (tools allowed, permission mode,
+      // model...); its prompt is replaced by the one given now, if any.
+      std::vector<std::string> original(request.command.begin() + 1, request.command.end());
+      bool new_prompt = !split_claude_code_args(request.extra_args).prompt.empty();
+      for (std::string& option : options_to_resume_with(original, new_prompt)) {
+        argv.push_back(std::move(option));
+      }
+    }
+    argv.push_back("--resume");
+    argv.push_back(request.session_id);
+    if (request.fork) argv.push_back("--fork-session");
+    argv.insert(argv.end(), request.extra_args.begin(), request.extra_args.end());
+    return argv;
+  }
+
+  std::string silent_hooks_hint() const override {
+    if (kind_ == AgentKind::kClaudeSdk) {
+      return "shadowbox's hooks are in the user settings of the agent's HOME: an application "
+             "using the Claude Agent SDK must load them, with settingSources including 'user' "
+             "(settingSources: [] is the SDK's isolation mode, which loads no hooks)";
+    }
+    return "shadowbox's hooks are in the user settings of the agent's HOME "
+           "(.claude/settings.json); a managed setting such as allowManagedHooksOnly or "
+           "disableAllHooks keeps Claude Code from running them";
+  }
+
+ private:
+  AgentKind kind_;
+};
+
+}  // namespace
+
+const AgentAdapter& claude_code_adapter() {
+  static const ClaudeCodeAdapter adapter(AgentKind::kClaudeCode);
+  return adapter;
+}
+
+const AgentAdapter& claude_sdk_adapter() {
+  static const ClaudeCodeAdapter adapter(AgentKind::kClaudeSdk);
+  return adapter;
+}
+
+HttpHookReply to_http_reply(const HookAnswer& answer) {
+  if (answer.exit_code == 0) {
+    return HttpHookReply{200, "application/json",
+                         answer.stdout_json.empty() ? "{}" : answer.stdout_json};
+  }
+  if (answer.exit_code != 2) {
+    // Not blocking: Claude Code reports a non-2xx answer and goes on.
+    return HttpHookReply{400, "text/plain; charset=utf-8", answer.stderr_text};
+  }
+  // Blocking: said in the JSON Claude Code reads from a 2xx answer.
+  Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  if (answer.event == "PreToolUse") {
+    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    specific->set("hookEventName", "PreToolUse");
+    specific->set("permissionDecision", "deny");
+    specific->set("permissionDecisionReason", answer.stderr_text);
+    out->set("hookSpecificOutput", specific);
+  } else if (answer.event == "PostToolUse" || answer.event == "PostToolUseFailure") {
+    out->set("decision", "block");
+    out->set("reason", answer.stderr_text);
+  } else {
+    out->set("systemMessage", answer.stderr_text);
+  }
+  return HttpHookReply{200, "application/json", stringify(out)};
+}
+
+}  // namespace hooks

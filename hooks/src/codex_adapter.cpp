@@ -1,0 +1,408 @@
+// The Codex CLI adapter (codex_adapter.hpp says what it stands on).
+#include "hooks/codex_adapter.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <Poco/DigestEngine.h>
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+#include <Poco/SHA2Engine.h>
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/atomic_file.hpp"
+#include "hooks/agent_adapter.hpp"
+#include "sandbox/errors.hpp"
+
+namespace hooks {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+using Poco::JSON::Array;
+using Poco::JSON::Object;
+
+// A hook event shadowbox installs: its name in hooks.json and in trust keys.
+struct CodexHookEvent {
+  const char* name;
+  const char* snake;
+  bool tool;  // a tool event (matcher "*")
+};
+
+constexpr CodexHookEvent kEvents[] = {{"PreToolUse", "pre_tool_use", true},
+                                      {"PostToolUse", "post_tool_use", true},
+                                      {"SessionStart", "session_start", false},
+                                      {"SessionEnd", "session_end", false}};
+
+int timeout_of(const CodexHookEvent& e) {
+  return std::string(e.snake) == "session_end" ? kCodexSessionEndTimeout : kCodexToolHookTimeout;
+}
+
+// text as a JSON string, escaped as serde_json escapes it (what Codex hashes).
+std::string serde_json_string(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// text as a TOML basic string.
+std::string toml_string(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string stringify(const Object::Ptr& o) {
+  std::ostringstream text;
+  o->stringify(text);
+  return text.str();
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file.string(), std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string shortened(std::string text, std::size_t limit) {
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return text;
+}
+
+// The options of `codex` and `codex exec` that take a value (the next argument, unless
+// written --name=value).
+bool takes_value(const std::string& option) {
+  static const std::set<std::string> kValued = {"-c",
+                                                "--config",
+                                                "--enable",
+                                                "--disable",
+                                                "-i",
+                                                "--image",
+                                                "-m",
+                                                "--model",
+                                                "--local-provider",
+                                                "-p",
+                                                "--profile",
+                                                "-s",
+                                                "--sandbox",
+                                                "-a",
+                                                "--ask-for-approval",
+                                                "-C",
+                                                "--cd",
+                                                "--add-dir",
+                                                "--output-schema",
+                                                "--color",
+                                                "-o",
+                                                "--output-last-message"};
+  return kValued.count(option) != 0;
+}
+
+// `codex` and `codex exec` arguments: the options (with their values) and the prompt.
+struct CodexArgs {
+  std::vector<std::string> top_options;   // before the subcommand
+  bool exec = false;                      // `codex exec` (or `codex e`)
+  std::vector<std::string> exec_options;  // after `exec`
+  std::vector<std::string> prompt;        // the prompt (and anything after it)
+};
+
+CodexArgs split_codex_args(const std::vector<std::string>& command) {
+  CodexArgs out;
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    const std::string& a = command[i];
+    std::vector<std::string>& options = out.exec ? out.exec_options : out.top_options;
+    if (a == "--") {
+      out.prompt.assign(command.begin() + static_cast<long>(i), command.end());
+      break;
+    }
+    if (a.size() > 1 && a[0] == '-') {
+      options.push_back(a);
+      if (a.find('=') == std::string::npos && takes_value(a) && i + 1 < command.size()) {
+        options.push_back(command[++i]);
+      }
+      continue;
+    }
+    if (!out.exec && out.prompt.empty() && (a == "exec" || a == "e")) {
+      out.exec = true;
+      continue;
+    }
+    out.prompt.assign(command.begin() + static_cast<long>(i), command.end());
+    break;
+  }
+  return out;
+}
+
+// The run's HOME: Codex's configuration carried in (config.toml only — never auth.json).
+class CodexHome : public PreparedHome {
+ public:
+  explicit CodexHome(const HomeRequest& r) : dir_(r.home / ".codex") {
+    fs::create_directories(dir_);
+    ::chmod(dir_.c_str(), 0700);
+    std::string config;
+    fs::path user_config = r.user.codex_home / "config.toml";
+    boost::system::error_code ec;
+    if (!r.settings.isolate && fs::is_regular_file(user_config, ec)) {
+      std::ifstream in(user_config.string(), std::ios::binary);
+      if (!in) {
+        if (r.warn) r.warn("cannot read " + user_config.string() + "; Codex starts without it");
+      } else {
+        config = read_text(user_config);
+      }
+    }
+    fsnap::write_file_atomically(dir_ / "config.toml", config, 0600);
+  }
+  ~CodexHome() override { finish(); }
+  void finish() override {
+    boost::system::error_code ec;
+    fs::remove(dir_ / "config.toml", ec);
+  }
+
+ private:
+  fs::path dir_;
+};
+
+class CodexAdapter : public AgentAdapter {
+ public:
+  AgentKind kind() const override { return AgentKind::kCodex; }
+
+  AgentEvent parse_event(const std::string& event_json) const override {
+    AgentEvent event = parse_agent_event(event_json);
+    if (event.name == "PostToolUse" && !event.transcript_path.empty()) {
+      if (std::optional<std::string> failure =
+              codex_call_failure(event.transcript_path, event.tool_use_id)) {
+        event.name = "PostToolUseFailure";
+        event.error = shortened(*failure, kResultSummaryLimit);
+      }
+    }
+    return event;
+  }
+
+  HookAnswer answer(const AgentEvent& event, const HookVerdict& verdict) const override {
+    HookAnswer answer{verdict.exit_code, "", verdict.message, event.name};
+    if (verdict.exit_code != 0) return answer;
+    Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    if (!verdict.deny.empty()) {
+      // No `continue: false`: before a tool Codex ignores it, and the call would run.
+      // The supervisor stops the agent.
+      specific->set("hookEventName", "PreToolUse");
+      specific->set("permissionDecision", "deny");
+      specific->set("permissionDecisionReason", verdict.deny);
+    } else if (!verdict.context.empty()) {
+      specific->set("hookEventName", event.native_name);
+      specific->set("additionalContext", verdict.context);
+    } else {
+      return answer;
+    }
+    Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    out->set("hookSpecificOutput", specific);
+    answer.stdout_json = stringify(out);
+    return answer;
+  }
+
+  std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
+    return std::make_unique<CodexHome>(request);
+  }
+
+  void install_hooks(const fs::path& home, const HookEndpoints& endpoints) const override {
+    fs::path dir = fs::absolute(home / ".codex");
+    fs::path hooks = dir / "hooks.json";
+    fsnap::write_file_atomically(hooks, codex_hooks_json(endpoints.command), 0600);
+    std::string config = read_text(dir / "config.toml");
+    if (!config.empty() && config.back() != '\n') config += '\n';
+    config += "\n# shadowbox's hooks (hooks.json), trusted\n" +
+              codex_hook_trust_toml(hooks, endpoints.command);
+    fsnap::write_file_atomically(dir / "config.toml", config, 0600);
+  }
+
+  void uninstall_hooks(const fs::path& home) const override {
+    boost::system::error_code ec;
+    fs::remove(home / ".codex" / "hooks.json", ec);
+  }
+
+  std::vector<std::string> environment(const fs::path& home) const override {
+    return {"CODEX_HOME=" + fs::absolute(home / ".codex").string()};
+  }
+  std::vector<std::string> withheld_variables() const override { return {"CODEX_HOME"}; }
+
+  std::vector<std::string> preserved_parts() const override { return {".codex/sessions"}; }
+
+  bool is_session_path(const std::string& path, const std::string& session_id) const override {
+    std::string want = "-" + session_id + ".jsonl";
+    return !session_id.empty() && path.rfind(".codex/sessions/", 0) == 0 &&
+           path.size() > want.size() &&
+           path.compare(path.size() - want.size(), want.size(), want) == 0;
+  }
+
+  std::vector<std::string> resume_argv(const ResumeCommand& request) const override {
+    return codex_resume_argv(request.command, request.session_id, request.extra_args,
+                             request.only_extra_args);
+  }
+
+  std::string silent_hooks_hint() const override {
+    return "shadowbox's hooks are in .codex/hooks.json of the agent's HOME, trusted in its "
+           "config.toml; Codex skips hooks that are not trusted (or whose trust does not match) "
+           "without a word, and runs none when hooks are disabled in the configuration";
+  }
+};
+
+}  // namespace
+
+std::string codex_trusted_hash(const std::string& event, const std::string& matcher,
+                               const std::string& command, int timeout_seconds) {
+  // Keys in sorted order, compact, as serde_json writes them.
+  std::string identity = "{\"event_name\":" + serde_json_string(event) +
+                         ",\"hooks\":[{\"async\":false,\"command\":" + serde_json_string(command) +
+                         ",\"timeout\":" + std::to_string(timeout_seconds) +
+                         ",\"type\":\"command\"}]";
+  if (!matcher.empty()) identity += ",\"matcher\":" + serde_json_string(matcher);
+  identity += "}";
+  Poco::SHA2Engine sha(Poco::SHA2Engine::SHA_256);
+  sha.update(identity);
+  return "sha256:" + Poco::DigestEngine::digestToHex(sha.digest());
+}
+
+std::string codex_hooks_json(const std::string& command) {
+  Object::Ptr events = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  for (const CodexHookEvent& e : kEvents) {
+    Object::Ptr handler = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    handler->set("type", "command");
+    handler->set("command", command);
+    handler->set("timeout", timeout_of(e));
+    Array::Ptr handlers = new Array;
+    handlers->add(handler);
+    Object::Ptr group = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    if (e.tool) group->set("matcher", "*");
+    group->set("hooks", handlers);
+    Array::Ptr groups = new Array;
+    groups->add(group);
+    events->set(e.name, groups);
+  }
+  Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  out->set("hooks", events);
+  return stringify(out) + "\n";
+}
+
+std::string codex_hook_trust_toml(const fs::path& hooks_json, const std::string& command) {
+  std::string out;
+  for (const CodexHookEvent& e : kEvents) {
+    out += "[hooks.state." + toml_string(hooks_json.string() + ":" + e.snake + ":0:0") + "]\n";
+    out += "trusted_hash = " +
+           toml_string(codex_trusted_hash(e.snake, e.tool ? "*" : "", command, timeout_of(e))) +
+           "\n";
+  }
+  return out;
+}
+
+std::optional<std::string> codex_call_failure(const fs::path& rollout, const std::string& call_id) {
+  if (call_id.empty()) return std::nullopt;
+  std::ifstream in(rollout.string(), std::ios::binary);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(call_id) == std::string::npos) continue;
+    Object::Ptr entry;
+    try {
+      Poco::JSON::Parser parser;
+      Poco::Dynamic::Var parsed = parser.parse(line);
+      if (parsed.type() != typeid(Object::Ptr)) continue;
+      entry = parsed.extract<Object::Ptr>();
+    } catch (const Poco::Exception&) {
+      continue;  // a line being written
+    }
+    Object::Ptr payload = entry->getObject("payload");
+    if (!payload) payload = entry;
+    std::string type = payload->optValue<std::string>("type", "");
+    Object::Ptr done;
+    if (type == "item_completed") {
+      done = payload->getObject("item");
+      if (!done || done->optValue<std::string>("id", "") != call_id) continue;
+    } else if (type == "exec_command_end") {
+      if (payload->optValue<std::string>("call_id", "") != call_id) continue;
+      done = payload;
+    } else {
+      continue;
+    }
+    int exit_code = 0;
+    try {
+      exit_code = done->optValue<int>("exit_code", 0);
+    } catch (const Poco::Exception&) {
+    }
+    std::string status = done->optValue<std::string>("status", "");
+    if (exit_code == 0 && status != "failed") return std::nullopt;
+    std::string output = done->optValue<std::string>("aggregated_output", "");
+    return "exit code " + std::to_string(exit_code) + (output.empty() ? "" : ": " + output);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> codex_resume_argv(const std::vector<std::string>& command,
+                                           const std::string& session_id,
+                                           const std::vector<std::string>& extra_args,
+                                           bool only_extra_args) {
+  std::vector<std::string> argv = {command.empty() ? std::string("codex") : command.front()};
+  CodexArgs args = split_codex_args(command);
+  if (!only_extra_args) argv.insert(argv.end(), args.top_options.begin(), args.top_options.end());
+  if (args.exec) argv.emplace_back("exec");
+  if (!only_extra_args) argv.insert(argv.end(), args.exec_options.begin(), args.exec_options.end());
+  argv.emplace_back("resume");
+  argv.push_back(session_id);
+  if (!only_extra_args && extra_args.empty()) {
+    argv.insert(argv.end(), args.prompt.begin(), args.prompt.end());
+  }
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  return argv;
+}
+
+const AgentAdapter& codex_adapter() {
+  static const CodexAdapter adapter;
+  return adapter;
+}
+
+}  // namespace hooks

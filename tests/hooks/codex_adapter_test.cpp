@@ -1,0 +1,190 @@
+// The Codex CLI adapter's parts: the trust Codex requires of a hook (its hash, checked
+// against vectors computed outside shadowbox from the identity docs/agents/codex-cli.md
+// describes), the hooks.json and trust tables, a failed command learned from the
+// rollout, the answers, and the resume command. (tests/e2e/codex_run_test.cpp runs the
+// real CLI under shadowbox.)
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+#include <boost/filesystem/operations.hpp>
+
+#include "hooks/agent_adapter.hpp"
+#include "hooks/codex_adapter.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using hooks::AgentKind;
+using Poco::JSON::Object;
+
+const hooks::AgentAdapter& codex() {
+  return hooks::adapter_for(AgentKind::kCodex);
+}
+
+Object::Ptr parse(const std::string& text) {
+  Poco::JSON::Parser parser;
+  return parser.parse(text).extract<Object::Ptr>();
+}
+
+TEST(CodexAdapter, TheTrustedHashIsTheSha256OfTheHandlersIdentity) {
+  // printf '%s' '{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"sb hook
+  // codex","timeout":600,"type":"command"}],"matcher":"*"}' | sha256sum
+  EXPECT_EQ(hooks::codex_trusted_hash("pre_tool_use", "*", "sb hook codex", 600),
+            "sha256:4056825c74496b4a0d6e760378f5c5b199ebce50f7038a8f5d2e125468286d3c");
+  // No matcher; a quote, a non-ASCII letter and a tab, escaped as serde_json does.
+  EXPECT_EQ(hooks::codex_trusted_hash("session_end", "", "say \"\xC3\xBC\"\tx", 3),
+            "sha256:d802cfa4aace2eadf5661623c47d11baf4471b4cac150f15cc06984958da82bd");
+}
+
+TEST(CodexAdapter, EveryInstalledHandlerIsTrustedUnderItsOwnKey) {
+  std::string command = "'/opt/sb' --store '/s' hook codex --run 'r'";
+  Object::Ptr hooks = parse(hooks::codex_hooks_json(command))->getObject("hooks");
+  std::string trust = hooks::codex_hook_trust_toml("/h/.codex/hooks.json", command);
+  for (const char* event : {"PreToolUse", "PostToolUse", "SessionStart", "SessionEnd"}) {
+    Poco::JSON::Array::Ptr groups = hooks->getArray(event);
+    ASSERT_TRUE(groups) << event;
+    Object::Ptr handler = groups->getObject(0)->getArray("hooks")->getObject(0);
+    EXPECT_EQ(handler->getValue<std::string>("command"), command);
+  }
+  EXPECT_EQ(hooks->getArray("SessionEnd")
+                ->getObject(0)
+                ->getArray("hooks")
+                ->getObject(0)
+                ->getValue<int>("timeout"),
+            hooks::kCodexSessionEndTimeout)
+      << "Codex clamps it to 3 s; the hash is of the effective timeout";
+  EXPECT_NE(
+      trust.find("[hooks.state.\"/h/.codex/hooks.json:pre_tool_use:0:0\"]\ntrusted_hash = \"" +
+                 hooks::codex_trusted_hash("pre_tool_use", "*", command, 600) + "\"\n"),
+      std::string::npos)
+      << trust;
+  EXPECT_NE(trust.find("[hooks.state.\"/h/.codex/hooks.json:session_end:0:0\"]\ntrusted_hash = \"" +
+                       hooks::codex_trusted_hash("session_end", "", command, 3) + "\"\n"),
+            std::string::npos)
+      << trust;
+}
+
+// A rollout with one command that succeeded (call_ok) and one that failed (call_bad), in
+// the lines Codex 0.169.0 writes as a command completes.
+void write_rollout(const fs::path& file) {
+  testing_support::write_file(
+      file,
+      R"({"timestamp":"t","type":"session_meta","payload":{"id":"thread"}})"
+      "\n"
+      R"({"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_ok","status":"completed","exit_code":0,"aggregated_output":"fine\n"}}})"
+      "\n"
+      R"({"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_bad","status":"failed","exit_code":3,"aggregated_output":"failing\n"}}})"
+      "\n");
+}
+
+TEST(CodexAdapter, AFailedCommandIsLearnedFromTheRollout) {
+  testing_support::TempDir temp;
+  fs::path rollout = temp / "rollout.jsonl";
+  write_rollout(rollout);
+  EXPECT_EQ(hooks::codex_call_failure(rollout, "call_ok"), std::nullopt);
+  EXPECT_EQ(hooks::codex_call_failure(rollout, "call_bad"), "exit code 3: failing\n");
+  EXPECT_EQ(hooks::codex_call_failure(rollout, "call_unknown"), std::nullopt);
+  EXPECT_EQ(hooks::codex_call_failure(temp / "missing.jsonl", "call_bad"), std::nullopt);
+
+  auto post = [&](const std::string& id) {
+    return "{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"thread\",\"transcript_path\":\"" +
+           rollout.string() + "\",\"cwd\":\"/w\",\"tool_name\":\"Bash\",\"tool_use_id\":\"" + id +
+           "\",\"tool_input\":{\"command\":\"x\"},\"tool_response\":\"failing\\n\"}";
+  };
+  hooks::AgentEvent failed = codex().parse_event(post("call_bad"));
+  EXPECT_EQ(failed.name, "PostToolUseFailure");
+  EXPECT_EQ(failed.native_name, "PostToolUse");
+  EXPECT_EQ(failed.error, "exit code 3: failing\n");
+  EXPECT_EQ(codex().parse_event(post("call_ok")).name, "PostToolUse");
+}
+
+TEST(CodexAdapter, ADenyNeverCarriesContinueFalseWhichCodexIgnoresBeforeATool) {
+  hooks::AgentEvent pre;
+  pre.name = pre.native_name = "PreToolUse";
+  hooks::HookVerdict stop;
+  stop.deny = "max_steps reached";
+  stop.stop = "shadowbox stopped the run";
+  hooks::HookAnswer answer = codex().answer(pre, stop);
+  EXPECT_EQ(answer.exit_code, 0);
+  Object::Ptr out = parse(answer.stdout_json);
+  EXPECT_FALSE(out->has("continue")) << answer.stdout_json;
+  Object::Ptr specific = out->getObject("hookSpecificOutput");
+  EXPECT_EQ(specific->getValue<std::string>("permissionDecision"), "deny");
+  EXPECT_EQ(specific->getValue<std::string>("permissionDecisionReason"), "max_steps reached");
+
+  // What the model is told after a failed call goes on PostToolUse, Codex's own event.
+  hooks::AgentEvent failure;
+  failure.name = "PostToolUseFailure";
+  failure.native_name = "PostToolUse";
+  hooks::HookVerdict told;
+  told.context = "shadowbox rolled back";
+  specific = parse(codex().answer(failure, told).stdout_json)->getObject("hookSpecificOutput");
+  EXPECT_EQ(specific->getValue<std::string>("hookEventName"), "PostToolUse");
+  EXPECT_EQ(specific->getValue<std::string>("additionalContext"), "shadowbox rolled back");
+
+  hooks::HookVerdict broken{2, "", "", "", "checkpointing failed"};
+  hooks::HookAnswer blocked = codex().answer(pre, broken);
+  EXPECT_EQ(blocked.exit_code, 2) << "Codex blocks the call on exit 2, with stderr as the reason";
+  EXPECT_EQ(blocked.stderr_text, "checkpointing failed");
+}
+
+TEST(CodexAdapter, ResumeKeepsTheRunsOptionsWhereTheyWere) {
+  using V = std::vector<std::string>;
+  V exec = {"codex", "-c", "model=x", "exec", "--json", "-m", "gpt", "do it"};
+  EXPECT_EQ(hooks::codex_resume_argv(exec, "T", {"go on"}, false),
+            (V{"codex", "-c", "model=x", "exec", "--json", "-m", "gpt", "resume", "T", "go on"}));
+  // Without a new prompt the run's own is given again.
+  EXPECT_EQ(hooks::codex_resume_argv(exec, "T", {}, false),
+            (V{"codex", "-c", "model=x", "exec", "--json", "-m", "gpt", "resume", "T", "do it"}));
+  EXPECT_EQ(hooks::codex_resume_argv(exec, "T", {"go on"}, true),
+            (V{"codex", "exec", "resume", "T", "go on"}));
+  // The interactive CLI.
+  EXPECT_EQ(hooks::codex_resume_argv({"codex", "--model=gpt", "fix it"}, "T", {}, false),
+            (V{"codex", "--model=gpt", "resume", "T", "fix it"}));
+  hooks::ResumeCommand request{exec, "T", {"more"}, false, true};
+  EXPECT_EQ(codex().resume_argv(request).back(), "more");
+}
+
+TEST(CodexAdapter, ItsSessionDataIsTheRolloutOfTheThread) {
+  EXPECT_EQ(codex().preserved_parts(), std::vector<std::string>{".codex/sessions"});
+  std::string id = "01a21253-4d4d-7f53-8a31-8329118f6569";
+  EXPECT_TRUE(codex().is_session_path(
+      ".codex/sessions/2026/11/25/rollout-2026-11-25T10-49-38-" + id + ".jsonl", id));
+  EXPECT_FALSE(codex().is_session_path(".codex/sessions/2026/11/25/rollout-x-other.jsonl", id));
+  EXPECT_FALSE(codex().is_session_path(".claude/projects/p/" + id + ".jsonl", id));
+}
+
+TEST(CodexAdapter, TheRunsHomeCarriesTheUsersConfigButNeverTheirLogin) {
+  testing_support::TempDir temp;
+  fs::path user = temp / "user-codex";
+  testing_support::write_file(user / "config.toml", "model = \"gpt-5.5\"");
+  testing_support::write_file(user / "auth.json", "{\"OPENAI_API_KEY\":\"sk-secret\"}");
+  testing_support::write_file(user / "hooks.json", "{\"hooks\":{}}");
+  fs::path home = temp / "run-home";
+  fs::create_directories(home);
+  hooks::HomeRequest request;
+  request.home = home;
+  request.workspace = temp / "ws";
+  request.user.codex_home = user;
+  std::unique_ptr<hooks::PreparedHome> prepared = codex().prepare_home(request);
+  codex().install_hooks(home, {"sb hook codex", ""});
+  std::string config = testing_support::read_file(home / ".codex" / "config.toml");
+  EXPECT_EQ(config.rfind("model = \"gpt-5.5\"\n", 0), 0u) << config;
+  EXPECT_NE(config.find("[hooks.state.\"" + fs::absolute(home).string() +
+                        "/.codex/hooks.json:pre_tool_use:0:0\"]"),
+            std::string::npos)
+      << config;
+  EXPECT_FALSE(fs::exists(home / ".codex" / "auth.json"));
+  EXPECT_EQ(testing_support::read_file(user / "config.toml"), "model = \"gpt-5.5\"")
+      << "the user's file is never changed";
+  EXPECT_EQ(codex().environment(home),
+            std::vector<std::string>{"CODEX_HOME=" + fs::absolute(home / ".codex").string()});
+  prepared->finish();
+  codex().uninstall_hooks(home);
+  EXPECT_FALSE(fs::exists(home / ".codex" / "config.toml"));
+  EXPECT_FALSE(fs::exists(home / ".codex" / "hooks.json"));
+}
+
+}  // namespace
