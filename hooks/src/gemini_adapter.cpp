@@ -315,8 +315,7 @@ std::optional<std::string> gemini_call_failure(const std::string& tool_name,
   if (tool_name != "run_shell_command") return std::nullopt;
   Poco::Dynamic::Var content = response->get("llmContent");
   if (!content.isString()) return std::nullopt;
-  std::string text = content.extract<std::string>();
-  std::optional<std::string> failure = shell_failure(text);
+  std::optional<std::string> failure = shell_failure(content.extract<std::string>());
   if (!failure) return std::nullopt;
   Poco::Dynamic::Var display = response->get("returnDisplay");
   if (display.isString() && !display.extract<std::string>().empty()) {

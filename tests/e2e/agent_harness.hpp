@@ -235,6 +235,39 @@ class ShadowboxTest : public ::testing::Test {
     return testing_support::run_command(shadowbox_argv(std::move(args)), ws_, env(), "",
                                         std::chrono::seconds(180));
   }
+  // Starts shadowbox with args in a process group of its own (so that kill -9 of the
+  // group gets it and its agent), its stdout to /dev/null if quiet. Returns the pid.
+  pid_t start_in_own_group(std::vector<std::string> args, bool quiet = false) const {
+    std::vector<std::string> argv = shadowbox_argv(std::move(args));
+    std::vector<std::string> environment = env();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      for (const std::string& e : environment) ::putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> a;
+      for (const std::string& arg : argv) a.push_back(const_cast<char*>(arg.c_str()));
+      a.push_back(nullptr);
+      if (quiet) ::dup2(::open("/dev/null", O_WRONLY), STDOUT_FILENO);
+      if (::chdir(ws_.c_str()) == 0) ::execv(a[0], a.data());
+      ::_exit(127);
+    }
+    ::setpgid(pid, pid);
+    return pid;
+  }
+  // Waits (10 s at most) until the preserved HOME of run holds text; whether it did.
+  bool wait_until_preserved(const std::string& run, const std::string& text) const {
+    for (int i = 0; i < 100; ++i) {
+      if (testing_support::run_command({"git", "--git-dir", (store_ / "repo.git").string(), "grep",
+                                        "-q", "-F", text, "refs/shadowbox/home/" + run},
+                                       temp_.path())
+              .exit_code == 0) {
+        return true;
+      }
+      ::usleep(100 * 1000);
+    }
+    return false;
+  }
+
   // The entry of run in `runs --json` (null, and a failure, if there is none).
   Poco::JSON::Object::Ptr run_info(const std::string& run) {
     testing_support::CommandResult r = shadowbox({"--json", "runs"});

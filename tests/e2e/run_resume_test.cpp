@@ -272,20 +272,8 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
                           R"(","content":"before the crash\n"}},
     {"hang":true}]})");
   // shadowbox and the agent in a process group of their own, so kill -9 gets both.
-  std::vector<std::string> argv = shadowbox_argv(
+  pid_t pid = start_in_own_group(
       {"run", "--run-id", "crash", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
-  std::vector<std::string> environment = env();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    for (const std::string& e : environment) ::putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    if (::chdir(ws_.c_str()) == 0) ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
   bool hung = false;
   for (int i = 0; i < 240 && !hung; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
@@ -298,14 +286,7 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   ASSERT_TRUE(hung) << "the agent never reached the hanging request";
   // The conversation up to the hanging request is preserved while the agent waits —
   // the call's result too, which the transcript gets after the call's last boundary.
-  bool preserved = false;
-  for (int i = 0; i < 100 && !preserved; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    preserved = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "grep", "-q",
-                             "\"tool_use_id\":\"toolu_before_crash\"", "refs/shadowbox/home/crash"},
-                            temp_.path())
-                    .exit_code == 0;
-  }
+  bool preserved = wait_until_preserved("crash", "\"tool_use_id\":\"toolu_before_crash\"");
   EXPECT_TRUE(preserved) << "the transcript's last lines were never preserved";
   ::kill(-pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);

@@ -77,35 +77,15 @@ TEST_F(SdkAppTest, AnSdkApplicationIsRolledBackKilledAndResumedUnchanged) {
     {"hang":true}]})");
   // shadowbox, the application and its Claude Code in a process group of their own, so
   // that kill -9 gets them all.
-  std::vector<std::string> argv = shadowbox_argv({"run", "--agent", "claude-sdk", "--run-id", "sdk",
-                                                  "--", "node", app().string(), "make a.txt"});
-  std::vector<std::string> environment = env();
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    for (const std::string& e : environment) ::putenv(const_cast<char*>(e.c_str()));
-    if (::chdir(ws_.c_str()) == 0) ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
+  pid_t pid = start_in_own_group({"run", "--agent", "claude-sdk", "--run-id", "sdk", "--", "node",
+                                  app().string(), "make a.txt"});
   for (int i = 0; i < 480 && !reached(2); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   ASSERT_TRUE(reached(2)) << "the application never reached the hanging request";
   // The failed call's result is in the preserved conversation once the model is asked
   // the next step.
-  bool preserved = false;
-  for (int i = 0; i < 100 && !preserved; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    preserved = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "grep", "-q",
-                             "\"tool_use_id\":\"toolu_sdk_fail\"", "refs/shadowbox/home/sdk"},
-                            temp_.path())
-                    .exit_code == 0;
-  }
+  bool preserved = wait_until_preserved("sdk", "\"tool_use_id\":\"toolu_sdk_fail\"");
   EXPECT_TRUE(preserved) << "the transcript's last lines were never preserved";
   EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "hello\n");
   EXPECT_FALSE(fs::exists(ws_ / "b.txt")) << "the failed Bash call was not rolled back";
@@ -169,7 +149,7 @@ TEST_F(SdkAppTest, AnApplicationInIsolationModeIsToldItReportsNothing) {
                                app().string(), "--isolated", "make a.txt"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "unseen\n");
-  EXPECT_NE(r.err.find("reported none of its tool calls to shadowbox"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("its hooks never reached shadowbox"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("settingSources"), std::string::npos) << r.err;
   // A run whose agent reports says nothing of the kind.
   start_mock("reporting", R"({"steps":[
@@ -179,7 +159,7 @@ TEST_F(SdkAppTest, AnApplicationInIsolationModeIsToldItReportsNothing) {
   CommandResult reporting = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "rep", "--",
                                        "node", app().string(), "make b.txt"});
   ASSERT_EQ(reporting.exit_code, 0) << reporting.err;
-  EXPECT_EQ(reporting.err.find("reported none"), std::string::npos) << reporting.err;
+  EXPECT_EQ(reporting.err.find("never reached shadowbox"), std::string::npos) << reporting.err;
 }
 
 }  // namespace

@@ -1,0 +1,306 @@
+// Codex CLI and Gemini CLI under `shadowbox run`, each the real pinned CLI against its
+// scripted mock (fixtures/mock-openai, fixtures/mock-gemini): every tool call between a
+// pre-tool and a post-tool checkpoint with its tool name and id, a failing shell command
+// rolled back and the model told, the agent's session in `runs --json`, the user's own
+// agent configuration carried in and left byte for byte as it was, no credential in any
+// git object, a call containment denies blocked, and kill -9 then `resume` with the
+// earlier history sent to the model.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+
+#include "agent_harness.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using Poco::JSON::Array;
+using Poco::JSON::Object;
+using testing_support::CommandResult;
+using testing_support::run_command;
+
+// What differs between the agents.
+struct Agent {
+  std::string name;  // run.json's agent
+  e2e::MockApi api;
+  std::string binary;
+  std::string tool;  // the shell tool's name in its hook events
+  // The command that runs it headless with prompt.
+  std::function<std::vector<std::string>(const std::string& prompt)> command;
+  // What `resume RUN --` adds to give it a new prompt.
+  std::function<std::vector<std::string>(const std::string& prompt)> new_prompt;
+  // A scenario step running command in the shell.
+  std::function<std::string(const std::string& command)> shell;
+  // The agent's session id in its stdout.
+  std::function<std::string(const std::string& out)> session_id;
+  // The user's own configuration: file (relative to the user's HOME) and text (given the
+  // mock's URL).
+  std::string config_file;
+  std::function<std::string(const std::string& url)> config;
+  // The environment naming the key and the mock.
+  std::function<std::vector<std::string>(const std::string& key, const std::string& url)> env;
+  std::string history_key;  // the mock's log field that lists the earlier calls
+};
+
+Object::Ptr parse_line(const std::string& line) {
+  Poco::JSON::Parser parser;
+  return parser.parse(line).extract<Object::Ptr>();
+}
+
+Agent codex() {
+  Agent a;
+  a.name = "codex";
+  a.api = e2e::MockApi::kOpenAi;
+  a.binary = e2e::codex_binary();
+  a.tool = "Bash";
+  a.command = [](const std::string& prompt) {
+    return std::vector<std::string>{
+        "codex",  "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+        "--json", prompt};
+  };
+  a.new_prompt = [](const std::string& prompt) { return std::vector<std::string>{prompt}; };
+  a.shell = [](const std::string& command) {
+    return "{\"tool\":\"shell\",\"input\":{\"command\":\"" + command + "\"}}";
+  };
+  a.session_id = [](const std::string& out) {
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"thread.started\"") != std::string::npos) {
+        return parse_line(line)->optValue<std::string>("thread_id", "");
+      }
+    }
+    return std::string();
+  };
+  a.config_file = ".codex/config.toml";
+  a.config = [](const std::string& url) {
+    return "model = \"gpt-5.1-codex\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\n"
+           "name = \"mock\"\nbase_url = \"" +
+           url +
+           "/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n"
+           "request_max_retries = 0\nstream_max_retries = 0\n";
+  };
+  a.env = [](const std::string& key, const std::string&) {
+    return std::vector<std::string>{"OPENAI_API_KEY=" + key};
+  };
+  a.history_key = "function_call_ids";
+  return a;
+}
+
+Agent gemini() {
+  Agent a;
+  a.name = "gemini";
+  a.api = e2e::MockApi::kGemini;
+  a.binary = e2e::gemini_binary();
+  a.tool = "run_shell_command";
+  a.command = [](const std::string& prompt) {
+    return std::vector<std::string>{"gemini",           "-y", "-o",  "stream-json", "-m",
+                                    "gemini-2.5-flash", "-p", prompt};
+  };
+  a.new_prompt = [](const std::string& prompt) { return std::vector<std::string>{"-p", prompt}; };
+  a.shell = [](const std::string& command) {
+    return "{\"tool\":\"run_shell_command\",\"input\":{\"command\":\"" + command +
+           "\",\"description\":\"step\"}}";
+  };
+  a.session_id = [](const std::string& out) {
+    return parse_line(out.substr(0, out.find('\n')))->optValue<std::string>("session_id", "");
+  };
+  a.config_file = ".gemini/settings.json";
+  a.config = [](const std::string&) {
+    return std::string("{\n  \"ui\": {\"hideTips\": true},\n  \"hooks\": {}\n}\n");
+  };
+  a.env = [](const std::string& key, const std::string& url) {
+    return std::vector<std::string>{"GEMINI_API_KEY=" + key, "GOOGLE_GEMINI_BASE_URL=" + url,
+                                    "GEMINI_CLI_TRUST_WORKSPACE=true"};
+  };
+  a.history_key = "function_call_names";
+  return a;
+}
+
+class OtherAgentRunTest : public e2e::ShadowboxTest,
+                          public ::testing::WithParamInterface<const char*> {
+ protected:
+  OtherAgentRunTest() : agent_(std::string(GetParam()) == "codex" ? codex() : gemini()) {
+    std::random_device rd;
+    key_ = "sk-test-" + std::to_string(rd()) + std::to_string(rd());
+  }
+
+  void start_mock(const std::string& name, const std::string& steps) {
+    testing_support::write_file(temp_ / (name + ".json"), "{\"steps\":[" + steps + "]}");
+    server_ = std::make_unique<e2e::MockServer>(temp_ / (name + ".json"), temp_ / (name + ".log"),
+                                                agent_.api);
+    // The user's configuration names the mock (Codex reads its URL from there).
+    testing_support::write_file(user_home() / agent_.config_file,
+                                agent_.config(server_->base_url()));
+  }
+  fs::path user_home() const { return temp_ / "user-home"; }
+
+  std::vector<std::string> env() const override {
+    std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
+    const char* path = std::getenv("PATH");
+    std::vector<std::string> out = {"HOME=" + user_home().string(),
+                                    "SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1",
+                                    "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")};
+    for (std::string& v : agent_.env(key_, server_ ? server_->base_url() : "")) {
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+
+  std::vector<std::string> run_args(const std::string& run, const std::string& prompt,
+                                    std::vector<std::string> options = {}) {
+    std::vector<std::string> args = {"run", "--run-id", run};
+    args.insert(args.end(), options.begin(), options.end());
+    args.emplace_back("--");
+    for (std::string& a : agent_.command(prompt)) args.push_back(std::move(a));
+    return args;
+  }
+
+  // The run's checkpoints, oldest first.
+  std::vector<Object::Ptr> checkpoints(const std::string& run) {
+    CommandResult log = shadowbox({"--json", "log", "--run", run});
+    EXPECT_EQ(log.exit_code, 0) << log.err;
+    Poco::JSON::Parser parser;
+    Array::Ptr all = parser.parse(log.out).extract<Array::Ptr>();
+    std::vector<Object::Ptr> out;
+    for (std::size_t i = all->size(); i-- > 0;)
+      out.push_back(all->getObject(static_cast<unsigned>(i)));
+    return out;
+  }
+
+  std::string all_git_objects() {
+    CommandResult all = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "cat-file",
+                                     "--batch-all-objects", "--batch"},
+                                    temp_.path());
+    EXPECT_EQ(all.exit_code, 0) << all.err;
+    return all.out;
+  }
+
+  Agent agent_;
+  std::string key_;
+  std::unique_ptr<e2e::MockServer> server_;
+};
+
+TEST_P(OtherAgentRunTest, EachCallIsCheckpointedAndAFailedOneRolledBack) {
+  ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
+  start_mock(
+      "s", agent_.shell("echo hello > created.txt && echo key=$" +
+                        std::string(agent_.name == "codex" ? "OPENAI_API_KEY" : "GEMINI_API_KEY")) +
+               "," + agent_.shell("echo half > broken.txt; exit 3") + ",{\"text\":\"done\"}");
+  std::string user_config = testing_support::read_file(user_home() / agent_.config_file);
+  CommandResult r = shadowbox(run_args("r1", "do the thing"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("never reached shadowbox"), std::string::npos) << r.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "created.txt"), "hello\n");
+  EXPECT_FALSE(fs::exists(ws_ / "broken.txt")) << "the failed call was not rolled back";
+
+  // A pre-tool and a post-tool (or rollback) checkpoint around each call, named.
+  std::vector<std::string> seen;
+  std::vector<std::string> ids;
+  for (const Object::Ptr& c : checkpoints("r1")) {
+    std::string phase = c->getValue<std::string>("phase");
+    if (phase != "pre_tool" && phase != "post_tool") continue;
+    seen.push_back(phase + " " + c->getValue<std::string>("tool_name"));
+    ids.push_back(c->getValue<std::string>("tool_call_id"));
+  }
+  ASSERT_EQ(seen, (std::vector<std::string>{"pre_tool " + agent_.tool, "post_tool " + agent_.tool,
+                                            "pre_tool " + agent_.tool}))
+      << "the failed call ends in a rollback checkpoint";
+  EXPECT_FALSE(ids[0].empty());
+  EXPECT_EQ(ids[0], ids[1]);
+  EXPECT_NE(ids[0], ids[2]);
+  // The model was told what came back.
+  std::vector<Object::Ptr> main = e2e::main_requests(server_->requests());
+  ASSERT_EQ(main.size(), 3u);
+  std::string told = e2e::to_json(main[2]);
+  EXPECT_NE(told.find("shadowbox rolled back the workspace"), std::string::npos) << told;
+
+  Object::Ptr info = run_info("r1");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("agent"), agent_.name);
+  EXPECT_EQ(info->getValue<std::string>("session_id"), agent_.session_id(r.out)) << r.out;
+  EXPECT_EQ(info->getValue<std::size_t>("calls"), 2u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 1u);
+  EXPECT_EQ(info->getValue<std::size_t>("gaps"), 0u);
+
+  // The user's configuration is untouched; the run's copy was removed when it ended.
+  EXPECT_EQ(testing_support::read_file(user_home() / agent_.config_file), user_config);
+  EXPECT_FALSE(fs::exists(store_ / "runs/r1/home" / agent_.config_file));
+  // The key the agent printed was redacted; no object holds it.
+  std::string objects = all_git_objects();
+  EXPECT_EQ(objects.find(key_), std::string::npos) << "a credential entered the store";
+  std::string home_files = run_command({"git", "--git-dir", (store_ / "repo.git").string(),
+                                        "ls-tree", "-r", "--name-only", "refs/shadowbox/home/r1"},
+                                       temp_.path())
+                               .out;
+  EXPECT_NE(home_files.find(agent_.session_id(r.out).substr(0, 8)), std::string::npos)
+      << home_files;
+}
+
+TEST_P(OtherAgentRunTest, ACallContainmentDeniesIsBlockedAndTheRunStops) {
+  ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
+  start_mock("s", agent_.shell("echo one > one.txt") + "," + agent_.shell("echo two > two.txt") +
+                      ",{\"text\":\"done\"}");
+  CommandResult r = shadowbox(run_args("limited", "go", {"--max-steps", "1"}));
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
+  EXPECT_FALSE(fs::exists(ws_ / "two.txt")) << "the denied call ran";
+  Object::Ptr info = run_info("limited");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("halt_reason"), "max_steps");
+}
+
+TEST_P(OtherAgentRunTest, AKilledRunIsResumedWithItsHistory) {
+  ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
+  start_mock("first", agent_.shell("echo one > one.txt") + ",{\"hang\":true}");
+  pid_t pid = start_in_own_group(run_args("crash", "first prompt"), /*quiet=*/true);
+  // Until the agent waits on its second request and its session data is preserved.
+  bool hung = false;
+  for (int i = 0; i < 480 && !hung; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    hung = e2e::main_requests(server_->requests()).size() >= 2;
+  }
+  ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+  bool preserved = wait_until_preserved("crash", "echo one > one.txt");
+  EXPECT_TRUE(preserved) << "the session's call was never preserved";
+  ::kill(-pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+
+  Object::Ptr info = run_info("crash");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
+  EXPECT_TRUE(info->getValue<bool>("resumable")) << e2e::to_json(info);
+  std::string session = info->getValue<std::string>("session_id");
+
+  start_mock("second", "{\"text\":\"again\"}");
+  std::vector<std::string> resume = {"resume", "crash", "--"};
+  for (std::string& a : agent_.new_prompt("second prompt")) resume.push_back(std::move(a));
+  CommandResult resumed = shadowbox(resume);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(agent_.session_id(resumed.out), session) << resumed.out;
+  std::vector<Object::Ptr> main = e2e::main_requests(server_->requests());
+  ASSERT_FALSE(main.empty());
+  std::string history = e2e::to_json(main[0]->getArray("user_texts"));
+  EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
+  EXPECT_NE(history.find("second prompt"), std::string::npos) << history;
+  EXPECT_GE(main[0]->getArray(agent_.history_key)->size(), 1u) << e2e::to_json(main[0]);
+  Object::Ptr after = run_info("crash");
+  EXPECT_EQ(after->getValue<std::string>("session_id"), session);
+  EXPECT_EQ(after->getValue<std::string>("status"), "complete");
+}
+
+INSTANTIATE_TEST_SUITE_P(Agents, OtherAgentRunTest, ::testing::Values("codex", "gemini"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+}  // namespace
