@@ -221,6 +221,12 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   spec.meta.agent = adapter.name();
   const sandbox::PolicySettings& policy = spec.config.policy;
   contain_run(run, spec.config, policy.limits.overridden_by(spec.meta.limits));
+  if (!adapter.metered() && policy.limits.overridden_by(spec.meta.limits).max_cost_usd) {
+    // Said, not silently ignored: the other limits hold.
+    warn("the model spend of " + adapter.name() +
+         " is not metered yet, so the cost ceiling (max_cost_usd) cannot stop this run; its "
+         "step, retry, time and circuit-breaker limits hold");
+  }
   std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    adapter.preserved_parts(), secrets);

@@ -12,6 +12,8 @@
 // hooks answered at once by a server that does nothing shows what Claude Code itself spends on two
 // HTTP hooks per call, and one with hook processes that read the event and do nothing what it
 // spends on starting two processes per call: the floor under shadowbox's hook processes.
+// Codex CLI and Gemini CLI get a row each too: the same N shell calls against their mocks,
+// without hooks and under `shadowbox run` (one `shadowbox hook` process per event).
 //
 //   hook_overhead_bench [--calls N] [--files F] [--modes KEY,...]
 //   (defaults: 50 calls, 10,000 files, every mode; --help lists the modes)
@@ -157,6 +159,72 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
   return round_trips(server);
 }
 
+// The agents besides Claude Code: how to run one headless against its mock.
+struct OtherAgent {
+  const char* key;  // for --modes, and the program
+  e2e::MockApi api;
+  std::string (*binary)();
+  const char* tool;  // the scenario's shell tool
+};
+
+constexpr OtherAgent kOtherAgents[] = {
+    {"codex", e2e::MockApi::kOpenAi, e2e::codex_binary, "shell"},
+    {"gemini", e2e::MockApi::kGemini, e2e::gemini_binary, "run_shell_command"},
+};
+
+// Runs calls shell calls of agent on ws, with no hooks or under `shadowbox run`; the
+// round trips.
+std::vector<double> run_other_agent(const fs::path& base, const OtherAgent& agent,
+                                    const fs::path& ws, int calls, bool under_shadowbox) {
+  std::string name = std::string(agent.key) + (under_shadowbox ? "-run" : "-plain");
+  std::string steps;
+  for (int i = 0; i < calls; ++i) {
+    steps += "{\"tool\":\"" + std::string(agent.tool) + "\",\"input\":{\"command\":\"echo " +
+             std::to_string(i) + " > step.txt\",\"description\":\"step\"}},";
+  }
+  steps += "{\"text\":\"done\"}";
+  testing_support::write_file(base / (name + ".json"), "{\"steps\":[" + steps + "]}");
+  e2e::MockServer server(base / (name + ".json"), base / (name + ".log"), agent.api);
+  fs::path home = base / (name + "-home");
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> env = {"HOME=" + home.string(),
+                                  "SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1",
+                                  "PATH=" + fs::path(agent.binary()).parent_path().string() + ":" +
+                                      (path != nullptr ? path : "/usr/bin:/bin")};
+  std::vector<std::string> command;
+  if (agent.api == e2e::MockApi::kOpenAi) {
+    testing_support::write_file(home / ".codex" / "config.toml",
+                                "model = \"gpt-5.1-codex\"\nmodel_provider = \"mock\"\n"
+                                "[model_providers.mock]\nname = \"mock\"\nbase_url = \"" +
+                                    server.base_url() +
+                                    "/v1\"\nenv_key = \"OPENAI_API_KEY\"\n"
+                                    "wire_api = \"responses\"\n");
+    env.emplace_back("OPENAI_API_KEY=sk-bench");
+    command = {agent.binary(), "exec", "--skip-git-repo-check",
+               "--dangerously-bypass-approvals-and-sandbox", "go"};
+  } else {
+    testing_support::write_file(home / ".gemini" / "settings.json",
+                                "{\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}}}");
+    env.insert(env.end(), {"GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL=" + server.base_url(),
+                           "GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_CLI_NO_RELAUNCH=true"});
+    command = {agent.binary(), "-y", "-m", "gemini-2.5-flash", "-p", "go"};
+  }
+  if (under_shadowbox) {
+    std::vector<std::string> argv = {
+        SHADOWBOX_BIN, "--workspace", ws.string(), "--store", (base / (name + "-store")).string(),
+        "run",         "--"};
+    command.insert(command.begin(), argv.begin(), argv.end());
+  }
+  ::sync();
+  testing_support::CommandResult r =
+      testing_support::run_command(command, ws, env, "", std::chrono::seconds(1800));
+  if (r.exit_code != 0) {
+    throw std::runtime_error(std::string(agent.key) + " failed (" + std::to_string(r.exit_code) +
+                             "): " + r.out + r.err);
+  }
+  return round_trips(server);
+}
+
 // One row of the table: a way of running the scenario.
 struct Row {
   Mode mode;
@@ -187,6 +255,7 @@ bool known_modes(const std::string& modes) {
     std::string key = modes.substr(start, end - start);
     bool found = false;
     for (const Row& row : kRows) found = found || key == row.key;
+    for (const OtherAgent& agent : kOtherAgents) found = found || key == agent.key;
     if (!found) return false;
     start = end + 1;
   }
@@ -212,6 +281,7 @@ int main(int argc, char** argv) {
                    "usage: hook_overhead_bench [--calls N] [--files F] [--modes KEY,...]\n"
                    "modes (default all; the run without hooks always):");
       for (const Row& row : kRows) std::fprintf(stderr, " %s", row.key);
+      for (const OtherAgent& agent : kOtherAgents) std::fprintf(stderr, " %s", agent.key);
       std::fprintf(stderr, "\n");
       return 2;
     }
@@ -227,6 +297,18 @@ int main(int argc, char** argv) {
       testing_support::write_file(ws / ("d" + std::to_string(i % 100)) / ("f" + std::to_string(i)),
                                   "file " + std::to_string(i) + "\n");
     }
+    // Each agent's own rows: without hooks, then under shadowbox run.
+    std::vector<std::pair<const OtherAgent*, std::pair<Figures, Figures>>> others;
+    for (const OtherAgent& agent : kOtherAgents) {
+      if (!selected(modes, agent.key)) continue;
+      if (!fs::exists(agent.binary())) {
+        throw std::runtime_error("no " + std::string(agent.key) + " CLI at " + agent.binary() +
+                                 " (run scripts/setup.sh)");
+      }
+      Figures without = percentiles(run_other_agent(base.path(), agent, ws, calls, false));
+      Figures with = percentiles(run_other_agent(base.path(), agent, ws, calls, true));
+      others.push_back({&agent, {without, with}});
+    }
     Figures plain = percentiles(run_scenario(base.path(), "plain", ws, calls, Mode::kPlain));
     std::vector<std::pair<const Row*, Figures>> figures;
     for (const Row& row : kRows) {
@@ -234,7 +316,7 @@ int main(int argc, char** argv) {
       figures.emplace_back(&row,
                            percentiles(run_scenario(base.path(), row.key, ws, calls, row.mode)));
     }
-    std::printf("workspace: %d files; %d Bash calls per run; real Claude Code CLI, mock API\n",
+    std::printf("workspace: %d files; %d shell calls per run; the real agent CLIs, mock APIs\n",
                 files, calls);
     std::printf("%-34s %10s %10s %12s\n", "per tool call", "median", "p90", "overhead");
     std::printf("%-34s %8.1fms %8.1fms\n", "without hooks", plain.median, plain.p90);
@@ -262,6 +344,13 @@ int main(int argc, char** argv) {
         std::printf("; above hook processes that do nothing: %.1f ms", *hooked - *floor);
       }
       std::printf("\n");
+    }
+    for (const auto& [agent, f] : others) {
+      std::string label = agent->key;
+      std::printf("%-34s %8.1fms %8.1fms\n", (label + " without hooks").c_str(), f.first.median,
+                  f.first.p90);
+      std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", (label + " under shadowbox run").c_str(),
+                  f.second.median, f.second.p90, f.second.median - f.first.median);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -250,8 +250,11 @@ TEST_P(OtherAgentRunTest, ACallContainmentDeniesIsBlockedAndTheRunStops) {
   ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
   start_mock("s", agent_.shell("echo one > one.txt") + "," + agent_.shell("echo two > two.txt") +
                       ",{\"text\":\"done\"}");
-  CommandResult r = shadowbox(run_args("limited", "go", {"--max-steps", "1"}));
+  CommandResult r =
+      shadowbox(run_args("limited", "go", {"--max-steps", "1", "--max-cost-usd", "5"}));
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  // A limit shadowbox cannot hold for this agent is said, not silently ignored.
+  EXPECT_NE(r.err.find("is not metered yet, so the cost ceiling"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "two.txt")) << "the denied call ran";
   Object::Ptr info = run_info("limited");
