@@ -18,9 +18,10 @@ namespace {
 void meter_spend(const AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options) {
   if (options.spend == nullptr) return;
   sandbox::Session& session = run.state().session();
-  for (const std::string& model :
-       options.spend->update(session, run.state().containment(),
-                             run_transcripts(session, event.transcript_path), event.tool_use_id)) {
+  for (const std::string& model : options.spend->update(
+           session, run.state().containment(), run_transcripts(session, event.transcript_path),
+           // A call id shadowbox made up is in no transcript.
+           event.unidentified_calls ? "" : event.tool_use_id)) {
     std::string text = unpriced_model_warning(model);
     sandbox::append_run_log(run.store(), run.run(), "warning: " + text);
     if (options.warn) options.warn(text);

@@ -247,7 +247,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   }
   ReportedCost reported(cost_file, reported_before);
   HookServer::TelemetryHandler telemetry;
-  if (policy.telemetry && adapter.metered()) {
+  if (policy.telemetry && adapter.reports_cost()) {
     telemetry = [&reported](const std::string& body) { reported.add_export(body); };
   }
   bool http = spec.config.hooks.transport == "http" && adapter.http_hooks();

@@ -75,6 +75,7 @@ class ClaudeCodeAdapter : public AgentAdapter {
   }
 
   bool metered() const override { return true; }
+  bool reports_cost() const override { return true; }
   bool http_hooks() const override { return true; }
 
   std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {

@@ -248,6 +248,9 @@ class CodexAdapter : public AgentAdapter {
     return answer;
   }
 
+  // Its requests' tokens are in its session files (TranscriptUsage).
+  bool metered() const override { return true; }
+
   std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
     return std::make_unique<CodexHome>(request);
   }

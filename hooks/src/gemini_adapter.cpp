@@ -242,6 +242,9 @@ class GeminiAdapter : public AgentAdapter {
     return answer;
   }
 
+  // Its requests' tokens are in its session files (TranscriptUsage).
+  bool metered() const override { return true; }
+
   std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
     return std::make_unique<GeminiHome>(request);
   }

@@ -82,7 +82,82 @@ std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t&
 
 }  // namespace
 
+namespace {
+
+Object::Ptr parse_entry(const std::string& line) {
+  try {
+    Poco::JSON::Parser parser;
+    Poco::Dynamic::Var parsed = parser.parse(line);
+    if (parsed.type() == typeid(Object::Ptr)) return parsed.extract<Object::Ptr>();
+  } catch (const std::exception&) {
+  }
+  return nullptr;  // not JSON: not an entry of ours to count
+}
+
+// Tokens counted twice by an agent (cached input inside input), as the table prices them.
+std::uint64_t less(std::uint64_t total, std::uint64_t part) {
+  return total > part ? total - part : 0;
+}
+
+}  // namespace
+
+void TranscriptUsage::read_codex_line(const std::string& file, const std::string& line) {
+  Object::Ptr entry = parse_entry(line);
+  Object::Ptr payload = entry ? entry->getObject("payload") : nullptr;
+  if (!payload) return;
+  std::string type = text(entry, "type");
+  if (type == "turn_context") {
+    std::string model = text(payload, "model");
+    if (!model.empty()) codex_models_[file] = model;
+  } else if (type == "response_item" && text(payload, "type") == "function_call") {
+    tool_calls_.insert(text(payload, "call_id"));
+  } else if (type == "token_usage_record") {
+    Object::Ptr usage = payload->getObject("usage");
+    std::string id = text(payload, "response_id");
+    if (!usage || id.empty()) return;
+    sandbox::TokenUsage u;
+    u.cache_read = tokens(usage, "cached_input_tokens");
+    u.input = less(tokens(usage, "input_tokens"), u.cache_read);
+    u.cache_write_5m = tokens(usage, "cache_write_input_tokens");
+    u.output = tokens(usage, "output_tokens");  // reasoning included, as OpenAI counts it
+    count("codex " + id, Request{codex_models_[file], u});
+  }
+}
+
+void TranscriptUsage::read_gemini_line(const std::string& line) {
+  Object::Ptr entry = parse_entry(line);
+  Object::Ptr usage = entry ? entry->getObject("tokens") : nullptr;
+  if (!usage || text(entry, "type") != "gemini") return;
+  sandbox::TokenUsage u;
+  u.cache_read = tokens(usage, "cached");
+  u.input = less(tokens(usage, "input"), u.cache_read);
+  u.output = tokens(usage, "output") + tokens(usage, "thoughts");
+  count("gemini " + text(entry, "id"), Request{text(entry, "model"), u});
+}
+
+void TranscriptUsage::count(const std::string& key, const Request& request) {
+  auto [it, added] = requests_.emplace(key, request);
+  if (added) {
+    price(request, nullptr);
+  } else if (request.usage.total() > it->second.usage.total()) {
+    price(request, &it->second);
+    it->second = request;
+  }
+}
+
 void TranscriptUsage::read_line(const std::string& file, const std::string& line) {
+  // The agents' files are told apart by their lines (each file is one agent's).
+  if (line.find("\"type\":\"token_usage_record\"") != std::string::npos ||
+      line.find("\"type\":\"turn_context\"") != std::string::npos ||
+      line.find("\"type\":\"function_call\"") != std::string::npos) {
+    read_codex_line(file, line);
+    return;
+  }
+  if (line.find("\"type\":\"gemini\"") != std::string::npos &&
+      line.find("\"tokens\"") != std::string::npos) {
+    read_gemini_line(line);
+    return;
+  }
   // Only messages matter (and of them, assistant entries with usage for the cost); the
   // other lines are skipped unparsed.
   bool message_line = line.find("\"type\":\"user\"") != std::string::npos ||
@@ -116,15 +191,7 @@ void TranscriptUsage::read_line(const std::string& file, const std::string& line
       if (block && text(block, "type") == "tool_use") tool_calls_.insert(text(block, "id"));
     }
   }
-  std::string key = id + " " + text(entry, "requestId");
-  Request request{text(message, "model"), usage_of(usage)};
-  auto [it, added] = requests_.emplace(key, request);
-  if (added) {
-    price(request, nullptr);
-  } else if (request.usage.total() > it->second.usage.total()) {
-    price(request, &it->second);
-    it->second = request;
-  }
+  count(id + " " + text(entry, "requestId"), Request{text(message, "model"), usage_of(usage)});
 }
 
 TranscriptUsage::TranscriptUsage(sandbox::PriceTable prices) : prices_(std::move(prices)) {}

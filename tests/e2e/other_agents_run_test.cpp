@@ -3,7 +3,8 @@
 // pre-tool and a post-tool checkpoint with its tool name and id, a failing shell command
 // rolled back and the model told, the agent's session in `runs --json`, the user's own
 // agent configuration carried in and left byte for byte as it was, no credential in any
-// git object, a call containment denies blocked, and kill -9 then `resume` with the
+// git object, a call containment denies blocked, the model spend read from the agent's
+// session files so that the cost ceiling holds, and kill -9 then `resume` with the
 // earlier history sent to the model.
 #include <fcntl.h>
 #include <signal.h>
@@ -250,16 +251,50 @@ TEST_P(OtherAgentRunTest, ACallContainmentDeniesIsBlockedAndTheRunStops) {
   ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
   start_mock("s", agent_.shell("echo one > one.txt") + "," + agent_.shell("echo two > two.txt") +
                       ",{\"text\":\"done\"}");
-  CommandResult r =
-      shadowbox(run_args("limited", "go", {"--max-steps", "1", "--max-cost-usd", "5"}));
+  CommandResult r = shadowbox(run_args("limited", "go", {"--max-steps", "1"}));
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  // A limit shadowbox cannot hold for this agent is said, not silently ignored.
-  EXPECT_NE(r.err.find("is not metered yet, so the cost ceiling"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "two.txt")) << "the denied call ran";
   Object::Ptr info = run_info("limited");
   ASSERT_FALSE(info.isNull());
   EXPECT_EQ(info->getValue<std::string>("halt_reason"), "max_steps");
+}
+
+TEST_P(OtherAgentRunTest, ItsModelSpendIsMeteredAndTheCostCeilingHolds) {
+  ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
+  // $1 per million input tokens, $10 per million output: each request below costs $6.
+  testing_support::write_file(
+      temp_ / "prices.yaml",
+      "policy:\n  prices:\n"
+      "    gpt-5.1-codex: {input: 1, output: 10, cache_write_5m: 1, cache_write_1h: 1, "
+      "cache_read: 0.1}\n"
+      "    gemini-2.5-flash: {input: 1, output: 10, cache_write_5m: 1, cache_write_1h: 1, "
+      "cache_read: 0.1}\n");
+  auto costly = [&](const std::string& command) {
+    std::string step = agent_.shell(command);
+    return step.substr(0, step.size() - 1) +
+           ",\"usage\":{\"input_tokens\":1000000,\"output_tokens\":500000}}";
+  };
+  start_mock("s", costly("echo a > a.txt") + "," + costly("echo b > b.txt") + "," +
+                      costly("echo c > c.txt") + ",{\"text\":\"done\"}");
+  std::vector<std::string> args = {"--config", (temp_ / "prices.yaml").string()};
+  for (std::string& a : run_args("costly", "go", {"--max-cost-usd", "10"})) {
+    args.push_back(std::move(a));
+  }
+  CommandResult r = shadowbox(args);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(r.err.find("not metered"), std::string::npos) << r.err;
+  // The first request ($6) let its call run; the second took the spend to $12.
+  EXPECT_TRUE(fs::exists(ws_ / "a.txt"));
+  EXPECT_FALSE(fs::exists(ws_ / "b.txt")) << "a call past the ceiling ran";
+  Object::Ptr info = run_info("costly");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("halt_reason"), "max_cost");
+  // Counted as charged: $12 when the call was denied — and a request Codex makes before
+  // its process tree is ended (it goes on with its turn after a deny) counts as well.
+  double spent = info->getValue<double>("cost_usd");
+  EXPECT_GE(spent, 12.0);
+  EXPECT_LT(spent, agent_.name == "codex" ? 18.1 : 12.1);
 }
 
 TEST_P(OtherAgentRunTest, AKilledRunIsResumedWithItsHistory) {

@@ -226,3 +226,65 @@ TEST_F(TranscriptUsageTest, MessagesAreCountedOnceAndPerFile) {
 }
 
 }  // namespace
+
+namespace {
+
+// A Codex CLI rollout's lines (0.169.0): the turn's model, the call the response asked
+// for, and the response's usage (cached input inside input_tokens).
+std::string codex_turn(const std::string& model) {
+  return R"({"timestamp":"t","type":"turn_context","payload":{"turn_id":"u","model":")" + model +
+         "\"}}\n";
+}
+std::string codex_usage(const std::string& response, int input, int cached, int output) {
+  return R"({"timestamp":"t","type":"token_usage_record","payload":{"response_id":")" + response +
+         R"(","usage":{"input_tokens":)" + std::to_string(input) +
+         ",\"cached_input_tokens\":" + std::to_string(cached) +
+         ",\"cache_write_input_tokens\":0,\"output_tokens\":" + std::to_string(output) +
+         ",\"reasoning_output_tokens\":0},\"thread_token_usage\":{\"input_tokens\":1}}}\n";
+}
+
+TEST(AgentSessionFiles, ACodexRolloutIsPricedByResponseWithCachedInputApart) {
+  testing_support::TempDir dir;
+  fs::path rollout = dir / "rollout-2026-11-25T10-00-00-thread.jsonl";
+  sandbox::PriceTable prices;
+  prices.set("gpt-5", {1, 10, 1, 1, 0.1});
+  append(rollout, codex_turn("gpt-5.1-codex"));
+  append(rollout,
+         R"({"type":"response_item","payload":{"type":"function_call","call_id":"call_1"}})"
+         "\n");
+  append(rollout, codex_usage("resp_1", 1'000'000, 400'000, 100'000));
+  append(rollout, codex_usage("resp_1", 1'000'000, 400'000, 100'000));  // written again
+  append(rollout, codex_usage("resp_2", 2'000'000, 0, 0));
+  TranscriptUsage usage(prices);
+  usage.update({rollout});
+  EXPECT_EQ(usage.cost().requests, 2u);
+  // resp_1: 600k input, 400k cached, 100k output; resp_2: 2M input.
+  EXPECT_NEAR(usage.cost().usd, 0.6 + 0.04 + 1.0 + 2.0, 1e-9);
+  EXPECT_TRUE(usage.cost().unknown_models.empty());
+  EXPECT_TRUE(usage.has_tool_call("call_1"));
+}
+
+TEST(AgentSessionFiles, AGeminiChatFileIsPricedByMessageWithThoughtsAsOutput) {
+  testing_support::TempDir dir;
+  fs::path chat = dir / "session-2026-11-25T10-16-18c99f68.jsonl";
+  sandbox::PriceTable prices;
+  prices.set("gemini-2.5-flash", {1, 10, 1, 1, 0.1});
+  auto message = [](const std::string& id, int input, int cached, int output, int thoughts) {
+    return R"({"id":")" + id +
+           R"(","timestamp":"t","type":"gemini","content":"","tokens":{"input":)" +
+           std::to_string(input) + ",\"output\":" + std::to_string(output) +
+           ",\"cached\":" + std::to_string(cached) + ",\"thoughts\":" + std::to_string(thoughts) +
+           ",\"tool\":0,\"total\":1},\"model\":\"gemini-2.5-flash\"}\n";
+  };
+  append(chat, R"({"id":"u1","timestamp":"t","type":"user","content":[{"text":"go"}]})"
+               "\n");
+  append(chat, message("m1", 1'000'000, 0, 100'000, 50'000));
+  append(chat, message("m1", 1'000'000, 0, 100'000, 50'000));  // the record updated
+  append(chat, message("m2", 1'000'000, 1'000'000, 0, 0));
+  TranscriptUsage usage(prices);
+  usage.update({chat});
+  EXPECT_EQ(usage.cost().requests, 2u);
+  EXPECT_NEAR(usage.cost().usd, 1.0 + 1.5 + 0.1, 1e-9);
+}
+
+}  // namespace

@@ -1,8 +1,15 @@
-// TranscriptUsage — the tokens of every model request recorded in Claude Code
-// transcripts (JSON lines; an assistant entry carries message.id, a top-level
-// requestId, message.model and message.usage). Streaming writes one request several
-// times as it grows, and a resumed or forked session copies earlier entries: each
-// (message id, request id) counts once, with its largest token total. Files are read
+// TranscriptUsage — the tokens of every model request recorded in an agent's session
+// files, JSON lines all:
+//   - Claude Code transcripts: an assistant entry carries message.id, a top-level
+//     requestId, message.model and message.usage;
+//   - Codex CLI rollouts: a token_usage_record per response (payload.response_id,
+//     payload.usage in OpenAI's names, cached input included in input_tokens), the
+//     model in the turn_context before it;
+//   - Gemini CLI chat files: a "gemini" message record with id, model and tokens
+//     (input with cached included, output, thoughts — billed as output).
+// Streaming writes one request several times as it grows, and a resumed or forked
+// session copies earlier entries: each request counts once, with its largest token
+// total. Files are read
 // incrementally — update() parses only what was appended since the last call, and a
 // line still being written waits for its newline — and priced as they come, so what a
 // tool call costs to check does not grow with the length of the session.
@@ -22,7 +29,7 @@
 
 namespace hooks {
 
-// The token usage of Claude Code's model requests.
+// The token usage of an agent's model requests.
 class TranscriptUsage {
  public:
   // One request.
@@ -59,6 +66,10 @@ class TranscriptUsage {
 
  private:
   void read_line(const std::string& file, const std::string& line);
+  void read_codex_line(const std::string& file, const std::string& line);
+  void read_gemini_line(const std::string& line);
+  // Counts request under key once, with its largest usage.
+  void count(const std::string& key, const Request& request);
   // Counts request in cost_, replacing replaced (a smaller usage of it) if not null.
   void price(const Request& request, const Request* replaced);
 
@@ -69,6 +80,7 @@ class TranscriptUsage {
   double largest_usd_ = 0;
   std::set<std::string> tool_calls_;  // ids of the tool_use blocks of replies seen
   std::map<std::string, std::set<std::string>> messages_;  // file -> "<type> <id>"
+  std::map<std::string, std::string> codex_models_;        // rollout -> its current model
 };
 
 // The transcripts of one Claude Code session, given its transcript file: that file and
