@@ -1,5 +1,7 @@
 // `shadowbox run`, `runs`, `resume` and `abort`: arguments and output. The
 // supervision of the agent is hooks::run_agent; resume's checks are hooks::prepare_resume.
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -33,15 +35,22 @@ std::string now_text() {
 }
 
 // The hook command the agent's settings run: this binary, bound to this workspace,
-// store, config, agent and run.
-std::string hook_command(const Context& context, const std::string& run, const std::string& agent) {
-  std::string command = shell_quote(self_path()) + " --workspace " +
-                        shell_quote(context.workspace.string()) + " --store " +
-                        shell_quote(context.store_dir.string());
+// store, config, agent and run. An agent whose every event is a hook process (Codex,
+// Gemini) runs the thin client beside it when there is one: it hands each event to the
+// store's watch daemon, and runs this binary when none can take it.
+std::string hook_command(const Context& context, const std::string& run, hooks::AgentKind agent) {
+  std::string program = shell_quote(self_path());
+  if (!hooks::adapter_for(agent).http_hooks()) {
+    fs::path thin = fs::path(self_path()).parent_path() / "shadowbox-hook";
+    if (::access(thin.c_str(), X_OK) == 0) program = shell_quote(thin.string());
+  }
+  std::string command = program + " --workspace " + shell_quote(context.workspace.string()) +
+                        " --store " + shell_quote(context.store_dir.string());
   if (!context.config.source.empty()) {
     command += " --config " + shell_quote(fs::absolute(context.config.source).string());
   }
-  return command + " hook " + agent + " --run " + shell_quote(run);
+  return command + " hook " + std::string(hooks::agent_kind_name(agent)) + " --run " +
+         shell_quote(run);
 }
 
 hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
@@ -52,7 +61,7 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
   spec.run = run;
   spec.workspace = context.workspace;
   spec.user = hooks::UserAgentSetup::from_environment();
-  spec.hook_command = hook_command(context, run, std::string(hooks::agent_kind_name(agent)));
+  spec.hook_command = hook_command(context, run, agent);
   spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };
   return spec;
