@@ -67,18 +67,23 @@ HookVerdict on_denied(const AgentEvent& event, const policy::SafetyEvent& safety
 }
 
 // The open calls an after-tool event of an agent that gives its calls no ids may end:
-// those of the same tool, oldest first — of the same input first.
+// those of the same tool, oldest first — of the same input first. They are looked for
+// among the run's newest boundaries first (calls in flight are recent), then in all.
 std::vector<std::string> candidate_calls(const AgentEvent& event, sandbox::LedgerRun& run,
                                          const std::string& input) {
-  std::vector<std::string> same_input;
-  std::vector<std::string> same_tool;
-  for (const std::string& id : run.log().open_calls()) {
-    std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
-    if (!pre || pre->ended || pre->record.tool_name != event.tool_name) continue;
-    (pre->record.input_summary == input ? same_input : same_tool).push_back(id);
+  constexpr std::size_t kRecent = 256;
+  for (std::size_t newest : {kRecent, std::size_t{0}}) {
+    std::vector<std::string> same_input;
+    std::vector<std::string> same_tool;
+    for (const std::string& id : run.log().recent_open_calls(newest)) {
+      std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
+      if (!pre || pre->ended || pre->record.tool_name != event.tool_name) continue;
+      (pre->record.input_summary == input ? same_input : same_tool).push_back(id);
+    }
+    same_input.insert(same_input.end(), same_tool.begin(), same_tool.end());
+    if (!same_input.empty()) return same_input;
   }
-  same_input.insert(same_input.end(), same_tool.begin(), same_tool.end());
-  return same_input;
+  return {};
 }
 
 // Ends the call event reports the outcome of with end(id). For an agent that gives its

@@ -251,7 +251,11 @@ std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) 
 }
 
 std::vector<std::string> LedgerBoundaryLog::open_calls() const {
-  std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, 0);  // newest first
+  return recent_open_calls(0);
+}
+
+std::vector<std::string> LedgerBoundaryLog::recent_open_calls(std::size_t newest) const {
+  std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, newest);  // newest first
   std::set<std::string> ended;
   std::vector<std::string> out;
   for (const fsnap::Checkpoint& c : chain) {

@@ -76,6 +76,24 @@ TEST_F(LedgerTransactionsTest, StepsOfACallNeedItOpen) {
   EXPECT_EQ(run->ledger().latest("default")->phase, fsnap::Phase::kPostTool);
 }
 
+TEST_F(LedgerTransactionsTest, OpenCallsAreFoundAmongTheNewestBoundariesOrInAll) {
+  std::unique_ptr<LedgerRun> run = open_run();
+  ToolTransactions& tx = run->transactions();
+  tx.begin({"old", "Bash", "{}"});
+  tx.begin({"done", "Bash", "{}"});
+  tx.succeed("done", "ok");
+  for (int i = 0; i < 3; ++i) tx.checkpoint({"", fsnap::Phase::kCheckpoint, "", "", "default"});
+  tx.begin({"new", "Bash", "{}"});
+  EXPECT_EQ(run->log().open_calls(), (std::vector<std::string>{"old", "new"}));
+  EXPECT_EQ(run->log().recent_open_calls(0), (std::vector<std::string>{"old", "new"}));
+  // The newest two boundaries: new's pre-tool one and a checkpoint.
+  EXPECT_EQ(run->log().recent_open_calls(2), (std::vector<std::string>{"new"}));
+  // old ends: its end is among the newest two, its start is not — only new is open.
+  tx.succeed("old", "ok");
+  EXPECT_EQ(run->log().recent_open_calls(2), (std::vector<std::string>{"new"}));
+  EXPECT_EQ(run->log().open_calls(), (std::vector<std::string>{"new"}));
+}
+
 TEST_F(LedgerTransactionsTest, ARolledBackCallEndsInACheckpointOfThePreToolFiles) {
   std::unique_ptr<LedgerRun> run = open_run();
   StepResult pre = run->transactions().begin({"call_1", "Bash", "{\"command\":\"x\"}"});

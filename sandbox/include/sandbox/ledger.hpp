@@ -94,6 +94,9 @@ class LedgerBoundaryLog : public BoundaryLog {
   void forget(const std::string& call_id) override;
   std::optional<Boundary> pre_tool(const std::string& call_id) const override;
   std::vector<std::string> open_calls() const override;
+  // The open calls begun among the run's newest boundaries (all of them for 0), oldest
+  // first: what open_calls says, without reading the whole chain of a long run.
+  std::vector<std::string> recent_open_calls(std::size_t newest) const;
   std::vector<LaterBoundary> since(const Boundary& pre) const override;
 
   // The boundary at checkpoint c: its files, and the session and outcome of its record
