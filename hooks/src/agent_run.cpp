@@ -384,8 +384,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     } catch (const std::exception& e) {
       warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
     }
-    agent =
-        std::make_unique<AgentProcess>(spec.argv, spec.workspace, agent_environment(names, extra));
+    agent = std::make_unique<AgentProcess>(adapter.run_argv(spec.argv), spec.workspace,
+                                           agent_environment(names, extra));
   });
   start.run();
   std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();

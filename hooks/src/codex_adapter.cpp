@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -285,6 +286,10 @@ class CodexAdapter : public AgentAdapter {
            path.compare(path.size() - want.size(), want.size(), want) == 0;
   }
 
+  std::vector<std::string> run_argv(const std::vector<std::string>& argv) const override {
+    return codex_run_argv(argv);
+  }
+
   std::vector<std::string> resume_argv(const ResumeCommand& request) const override {
     return codex_resume_argv(request.command, request.session_id, request.extra_args,
                              request.only_extra_args);
@@ -383,6 +388,27 @@ std::optional<std::string> codex_call_failure(const fs::path& rollout, const std
     return "exit code " + std::to_string(exit_code) + (output.empty() ? "" : ": " + output);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> codex_run_argv(const std::vector<std::string>& argv) {
+  // The subcommands of `codex` 0.169.0; any other first operand is the prompt.
+  static const std::set<std::string> kSubcommands = {
+      "agents",         "exec",      "e",       "review",      "login",
+      "logout",         "mcp",       "plugin",  "app-server",  "remote-control",
+      "completion",     "update",    "doctor",  "sandbox",     "debug",
+      "apply",          "a",         "archive", "delete",      "migrate-rollouts",
+      "migrate-nfs-db", "unarchive", "cloud",   "exec-server", "features",
+      "help",           "mcp-server"};
+  if (argv.empty() || std::find(argv.begin(), argv.end(), "--no-daemon") != argv.end()) {
+    return argv;
+  }
+  CodexArgs args = split_codex_args(argv);
+  if (args.exec || (!args.prompt.empty() && kSubcommands.count(args.prompt.front()) != 0)) {
+    return argv;
+  }
+  std::vector<std::string> out = argv;
+  out.insert(out.begin() + 1, "--no-daemon");
+  return out;
 }
 
 std::vector<std::string> codex_resume_argv(const std::vector<std::string>& command,

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
+#include "terminal.hpp"
 
 namespace {
 
@@ -334,6 +336,68 @@ TEST_P(OtherAgentRunTest, AKilledRunIsResumedWithItsHistory) {
   Object::Ptr after = run_info("crash");
   EXPECT_EQ(after->getValue<std::string>("session_id"), session);
   EXPECT_EQ(after->getValue<std::string>("status"), "complete");
+}
+
+// The processes whose command line mentions text, but for this test's own.
+std::vector<std::string> processes_mentioning(const std::string& text) {
+  std::vector<std::string> out;
+  for (fs::directory_iterator it("/proc"), end; it != end; ++it) {
+    std::string pid = it->path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline;
+    try {
+      cmdline = testing_support::read_file(it->path() / "cmdline");
+    } catch (const std::exception&) {
+      continue;  // gone meanwhile
+    }
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(text) != std::string::npos && cmdline.find("tmux") == std::string::npos) {
+      out.push_back(pid + " " + cmdline);
+    }
+  }
+  return out;
+}
+
+// Codex's interactive CLI under `shadowbox run`, in a terminal: its calls are recorded,
+// and nothing of it outlives the run — left to itself it starts a shared background
+// server, in the run's HOME, that goes on after the CLI exits.
+TEST(CodexInteractiveRunTest, RecordsItsCallsAndLeavesNoBackgroundServerBehind) {
+  ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
+  testing_support::TempDir temp("shadowbox-codex-tui");
+  fs::path ws = temp / "ws";
+  fs::create_directories(ws);
+  ws = fs::canonical(ws);
+  fs::path store = temp / "store";
+  testing_support::write_file(
+      temp / "scenario.json",
+      "{\"steps\":[" + codex().shell("echo hi > made.txt") + ",{\"text\":\"all done here\"}]}");
+  e2e::MockServer server(temp / "scenario.json", temp / "mock.log", e2e::MockApi::kOpenAi);
+  testing_support::write_file(temp / "user-home/.codex/config.toml",
+                              codex().config(server.base_url()));
+  std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
+  std::vector<std::string> env = {
+      "HOME=" + (temp / "user-home").string(), "OPENAI_API_KEY=sk-test-tui",
+      "SHADOWBOX_CONFIG=", "TERM=xterm-256color", "PATH=" + tools + ":/usr/bin:/bin"};
+  e2e::Terminal terminal(
+      temp.path(), ws, env,
+      {SHADOWBOX_BIN, "--workspace", ws.string(), "--store", store.string(), "run", "--run-id",
+       "tui", "--", "codex", "--dangerously-bypass-approvals-and-sandbox", "make the file"});
+  ASSERT_TRUE(terminal.started()) << terminal.start_error();
+  ASSERT_TRUE(terminal.wait_for("all done here", std::chrono::seconds(90))) << terminal.screen();
+  EXPECT_EQ(testing_support::read_file(ws / "made.txt"), "hi\n");
+  // The TUI offers the slash command as it is typed ("/quit  exit Codex"): Enter once
+  // it has.
+  terminal.type("/quit");
+  ASSERT_TRUE(terminal.wait_for("exit Codex", std::chrono::seconds(10))) << terminal.screen();
+  terminal.press("Enter");
+  ASSERT_EQ(terminal.wait_exit(std::chrono::seconds(60)), 0) << terminal.screen();
+  EXPECT_NE(terminal.screen().find("codex resume"), std::string::npos) << terminal.screen();
+  EXPECT_EQ(processes_mentioning((store / "runs/tui/home").string()), std::vector<std::string>{});
+  CommandResult log = run_command(
+      {SHADOWBOX_BIN, "--workspace", ws.string(), "--store", store.string(), "log", "--run", "tui"},
+      ws, env);
+  EXPECT_NE(log.out.find("pre_tool Bash"), std::string::npos) << log.out;
+  EXPECT_NE(log.out.find("post_tool Bash"), std::string::npos) << log.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Agents, OtherAgentRunTest, ::testing::Values("codex", "gemini"),

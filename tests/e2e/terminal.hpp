@@ -57,6 +57,10 @@ class Terminal {
     tmux({"send-keys", "-t", "0", "-l", text});
     tmux({"send-keys", "-t", "0", "Enter"});
   }
+  // Types text (literally, as keys), without Enter.
+  void type(const std::string& text) const { tmux({"send-keys", "-t", "0", "-l", text}); }
+  // Presses a key by its tmux name (Enter, Escape, C-c...).
+  void press(const std::string& key) const { tmux({"send-keys", "-t", "0", key}); }
   // Waits up to timeout for the command to end: its exit status, or nullopt.
   std::optional<int> wait_exit(std::chrono::seconds timeout) const {
     auto until = std::chrono::steady_clock::now() + timeout;

@@ -147,6 +147,22 @@ TEST(CodexAdapter, ResumeKeepsTheRunsOptionsWhereTheyWere) {
   EXPECT_EQ(codex().resume_argv(request).back(), "more");
 }
 
+TEST(CodexAdapter, TheInteractiveCliRunsWithoutItsBackgroundServer) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(codex().run_argv({"codex"}), (V{"codex", "--no-daemon"}));
+  EXPECT_EQ(codex().run_argv({"codex", "-m", "gpt", "fix it"}),
+            (V{"codex", "--no-daemon", "-m", "gpt", "fix it"}));
+  EXPECT_EQ(codex().run_argv({"codex", "resume", "T"}), (V{"codex", "--no-daemon", "resume", "T"}));
+  // codex exec runs in its own process; other subcommands and a given flag stay as they are.
+  EXPECT_EQ(codex().run_argv({"codex", "exec", "go"}), (V{"codex", "exec", "go"}));
+  EXPECT_EQ(codex().run_argv({"codex", "--json", "e", "go"}), (V{"codex", "--json", "e", "go"}));
+  EXPECT_EQ(codex().run_argv({"codex", "login"}), (V{"codex", "login"}));
+  EXPECT_EQ(codex().run_argv({"codex", "--no-daemon", "go"}), (V{"codex", "--no-daemon", "go"}));
+  // Other agents are started as given.
+  EXPECT_EQ(hooks::adapter_for(AgentKind::kGemini).run_argv({"gemini", "-p", "x"}),
+            (V{"gemini", "-p", "x"}));
+}
+
 TEST(CodexAdapter, ItsSessionDataIsTheRolloutOfTheThread) {
   EXPECT_EQ(codex().preserved_parts(), std::vector<std::string>{".codex/sessions"});
   std::string id = "01a21253-4d4d-7f53-8a31-8329118f6569";

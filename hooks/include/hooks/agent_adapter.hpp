@@ -105,6 +105,12 @@ class AgentAdapter {
   // locations, mostly), and the run.env names it must not inherit.
   virtual std::vector<std::string> environment(const boost::filesystem::path& home) const = 0;
   virtual std::vector<std::string> withheld_variables() const { return {}; }
+  // The command line the agent is started with for argv (a run's or a resume's): argv,
+  // or argv with what keeps the agent inside the run (Codex's TUI: no background
+  // server that would outlive it).
+  virtual std::vector<std::string> run_argv(const std::vector<std::string>& argv) const {
+    return argv;
+  }
 
   // Its session data in a HOME (paths relative to it), preserved at every boundary.
   virtual std::vector<std::string> preserved_parts() const = 0;

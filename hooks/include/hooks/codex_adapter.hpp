@@ -50,6 +50,12 @@ std::string codex_hook_trust_toml(const boost::filesystem::path& hooks_json,
 std::optional<std::string> codex_call_failure(const boost::filesystem::path& rollout,
                                               const std::string& call_id);
 
+// argv as `run` starts it: the interactive CLI (no subcommand, or resume or fork) with
+// --no-daemon, so that its work runs in its own process — the shared background server
+// it starts otherwise outlives the run with the run's HOME, and goes on with the work
+// unrecorded. `codex exec` runs in its own process already.
+std::vector<std::string> codex_run_argv(const std::vector<std::string>& argv);
+
 // The command that resumes thread session_id of a run started with command: `codex
 // [its options] exec [its exec options] resume <id> [prompt] ARGS` for a run started with
 // `codex exec`, `codex [its options] resume <id> [prompt] ARGS` otherwise. The run's
