@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -182,6 +183,12 @@ CodexArgs split_codex_args(const std::vector<std::string>& command) {
   return out;
 }
 
+// Whether the environment variable name is set and not empty.
+bool set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0';
+}
+
 // The run's HOME: Codex's configuration carried in (config.toml only — never auth.json).
 class CodexHome : public PreparedHome {
  public:
@@ -200,6 +207,14 @@ class CodexHome : public PreparedHome {
       }
     }
     fsnap::write_file_atomically(dir_ / "config.toml", config, 0600);
+    // A `codex login` is not carried (credentials never enter a run's HOME): said now,
+    // not as an authentication error at the first request.
+    if (r.warn && fs::exists(r.user.codex_home / "auth.json", ec) && !set("OPENAI_API_KEY") &&
+        !set("CODEX_API_KEY")) {
+      r.warn("your Codex login (" + (r.user.codex_home / "auth.json").string() +
+             ") is not carried into the run; give Codex a key in OPENAI_API_KEY or "
+             "CODEX_API_KEY (its value never enters the store)");
+    }
   }
   ~CodexHome() override { finish(); }
   void finish() override {

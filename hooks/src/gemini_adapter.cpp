@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -107,6 +108,20 @@ std::optional<std::string> shell_failure(std::string text) {
   return std::nullopt;
 }
 
+// Whether the environment variable name is set and not empty.
+bool set(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0';
+}
+
+// security.auth.selectedType of settings_json (a valid object).
+std::string selected_auth(const std::string& settings_json) {
+  Object::Ptr settings = parse_object(settings_json, "settings.json");
+  Object::Ptr security = settings->getObject("security");
+  Object::Ptr auth = security ? security->getObject("auth") : nullptr;
+  return auth ? auth->optValue<std::string>("selectedType", "") : "";
+}
+
 // The run's HOME: the user's Gemini settings (with what a run needs) and trusted folders
 // carried in — never their credentials.
 class GeminiHome : public PreparedHome {
@@ -135,6 +150,15 @@ class GeminiHome : public PreparedHome {
       settings = gemini_run_settings("");
     }
     fsnap::write_file_atomically(dir_ / "settings.json", settings, 0600);
+    // A Google login is not carried (credentials never enter a run's HOME): said now.
+    std::string auth = selected_auth(settings);
+    if (r.warn && auth != "gemini-api-key" && auth != "vertex-ai" && !set("GEMINI_API_KEY") &&
+        !set("GOOGLE_API_KEY")) {
+      r.warn("your Gemini CLI signs in with " + auth +
+             ", whose credentials are not carried into the run; give it a key in "
+             "GEMINI_API_KEY (its value never enters the store) and choose "
+             "security.auth.selectedType gemini-api-key");
+    }
   }
   ~GeminiHome() override { finish(); }
   void finish() override {

@@ -184,7 +184,19 @@ TEST(CodexAdapter, TheRunsHomeCarriesTheUsersConfigButNeverTheirLogin) {
   request.home = home;
   request.workspace = temp / "ws";
   request.user.codex_home = user;
+  std::vector<std::string> warnings;
+  request.warn = [&](const std::string& w) { warnings.push_back(w); };
+  // The login is not carried, and without a key in the environment that is said.
+  ::unsetenv("OPENAI_API_KEY");
+  ::unsetenv("CODEX_API_KEY");
+  codex().prepare_home(request)->finish();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("your Codex login"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("OPENAI_API_KEY"), std::string::npos) << warnings[0];
+  ::setenv("OPENAI_API_KEY", "sk-from-the-environment", 1);
   std::unique_ptr<hooks::PreparedHome> prepared = codex().prepare_home(request);
+  ::unsetenv("OPENAI_API_KEY");
+  EXPECT_EQ(warnings.size(), 1u) << "a key in the environment is what the run uses";
   codex().install_hooks(home, {"sb hook codex", ""});
   std::string config = testing_support::read_file(home / ".codex" / "config.toml");
   EXPECT_EQ(config.rfind("model = \"gpt-5.5\"\n", 0), 0u) << config;

@@ -202,6 +202,41 @@ TEST(GeminiAdapter, TheUsersSettingsAreKeptAndShadowboxsHooksAddedToTheirs) {
   EXPECT_THROW(hooks::gemini_run_settings("[1]"), sandbox::Error);
 }
 
+TEST(GeminiAdapter, TheRunsHomeCarriesTheSettingsButNeverTheLogin) {
+  testing_support::TempDir temp;
+  fs::path user = temp / "user-gemini";
+  testing_support::write_file(user / "settings.json",
+                              R"({"security":{"auth":{"selectedType":"oauth-personal"}}})");
+  testing_support::write_file(user / "oauth_creds.json", R"({"access_token":"ya29.secret"})");
+  testing_support::write_file(user / "trustedFolders.json", R"({"/w":"TRUST_FOLDER"})");
+  fs::path home = temp / "run-home";
+  fs::create_directories(home);
+  hooks::HomeRequest request;
+  request.home = home;
+  request.workspace = temp / "ws";
+  request.user.gemini_dir = user;
+  std::vector<std::string> warnings;
+  request.warn = [&](const std::string& w) { warnings.push_back(w); };
+  ::unsetenv("GEMINI_API_KEY");
+  ::unsetenv("GOOGLE_API_KEY");
+  std::unique_ptr<hooks::PreparedHome> prepared = gemini().prepare_home(request);
+  gemini().install_hooks(home, {"sb hook gemini", ""});
+  EXPECT_FALSE(fs::exists(home / ".gemini/oauth_creds.json"));
+  EXPECT_EQ(testing_support::read_file(home / ".gemini/trustedFolders.json"),
+            R"({"/w":"TRUST_FOLDER"})");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("signs in with oauth-personal"), std::string::npos) << warnings[0];
+  EXPECT_EQ(gemini().environment(home),
+            (std::vector<std::string>{"GEMINI_CLI_HOME=" + fs::absolute(home).string(),
+                                      "GEMINI_CLI_NO_RELAUNCH=true"}));
+  prepared->finish();
+  EXPECT_FALSE(fs::exists(home / ".gemini/settings.json"));
+  EXPECT_FALSE(fs::exists(home / ".gemini/trustedFolders.json"));
+  EXPECT_EQ(testing_support::read_file(user / "settings.json"),
+            R"({"security":{"auth":{"selectedType":"oauth-personal"}}})")
+      << "the user's file is never changed";
+}
+
 TEST(GeminiAdapter, ResumeGivesTheSessionAndKeepsTheRunsOptions) {
   using V = std::vector<std::string>;
   V command = {"gemini", "-y", "-m", "gemini-2.5-flash", "-p", "first", "-o", "stream-json"};
