@@ -17,6 +17,7 @@
 #include <Poco/SHA2Engine.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "adapter_support.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "sandbox/errors.hpp"
@@ -27,6 +28,8 @@ namespace fs = boost::filesystem;
 
 namespace {
 
+using adapter_support::environment_set;
+using adapter_support::read_text;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
 
@@ -109,13 +112,6 @@ std::string stringify(const Object::Ptr& o) {
   return text.str();
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file.string(), std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string shortened(std::string text, std::size_t limit) {
   if (text.size() > limit) text = text.substr(0, limit) + "...";
   return text;
@@ -183,12 +179,6 @@ CodexArgs split_codex_args(const std::vector<std::string>& command) {
   return out;
 }
 
-// Whether the environment variable name is set and not empty.
-bool set(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0';
-}
-
 // The run's HOME: Codex's configuration carried in (config.toml only — never auth.json).
 class CodexHome : public PreparedHome {
  public:
@@ -209,8 +199,8 @@ class CodexHome : public PreparedHome {
     fsnap::write_file_atomically(dir_ / "config.toml", config, 0600);
     // A `codex login` is not carried (credentials never enter a run's HOME): said now,
     // not as an authentication error at the first request.
-    if (r.warn && fs::exists(r.user.codex_home / "auth.json", ec) && !set("OPENAI_API_KEY") &&
-        !set("CODEX_API_KEY")) {
+    if (r.warn && fs::exists(r.user.codex_home / "auth.json", ec) &&
+        !environment_set("OPENAI_API_KEY") && !environment_set("CODEX_API_KEY")) {
       r.warn("your Codex login (" + (r.user.codex_home / "auth.json").string() +
              ") is not carried into the run; give Codex a key in OPENAI_API_KEY or "
              "CODEX_API_KEY (its value never enters the store)");

@@ -17,6 +17,7 @@
 #include <Poco/JSON/Parser.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "adapter_support.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "sandbox/errors.hpp"
@@ -27,6 +28,8 @@ namespace fs = boost::filesystem;
 
 namespace {
 
+using adapter_support::environment_set;
+using adapter_support::read_text;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
 using sandbox::Error;
@@ -59,13 +62,6 @@ Object::Ptr child(Object::Ptr o, const std::string& key) {
   Object::Ptr made = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
   o->set(key, made);
   return made;
-}
-
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file.string(), std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // The number after prefix at the start of line, if there is one.
@@ -108,12 +104,6 @@ std::optional<std::string> shell_failure(std::string text) {
   return std::nullopt;
 }
 
-// Whether the environment variable name is set and not empty.
-bool set(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0';
-}
-
 // security.auth.selectedType of settings_json (a valid object).
 std::string selected_auth(const std::string& settings_json) {
   Object::Ptr settings = parse_object(settings_json, "settings.json");
@@ -152,8 +142,8 @@ class GeminiHome : public PreparedHome {
     fsnap::write_file_atomically(dir_ / "settings.json", settings, 0600);
     // A Google login is not carried (credentials never enter a run's HOME): said now.
     std::string auth = selected_auth(settings);
-    if (r.warn && auth != "gemini-api-key" && auth != "vertex-ai" && !set("GEMINI_API_KEY") &&
-        !set("GOOGLE_API_KEY")) {
+    if (r.warn && auth != "gemini-api-key" && auth != "vertex-ai" &&
+        !environment_set("GEMINI_API_KEY") && !environment_set("GOOGLE_API_KEY")) {
       r.warn("your Gemini CLI signs in with " + auth +
              ", whose credentials are not carried into the run; give it a key in "
              "GEMINI_API_KEY (its value never enters the store) and choose "

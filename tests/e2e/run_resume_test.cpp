@@ -210,35 +210,23 @@ TEST_F(RunTest, ARunWhoseAgentCannotStartIsUndoneInReverseOrder) {
   EXPECT_EQ(info->getValue<int>("exit_code"), 127);
 }
 
-// Starts `shadowbox run` with an agent that writes sig.txt when it gets SIGTERM, and
-// waits until the agent is up. Returns shadowbox's pid.
-pid_t start_trapping_run(const std::vector<std::string>& argv,
-                         const std::vector<std::string>& environment, const fs::path& ws) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    for (const std::string& e : environment) ::putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    if (::chdir(ws.c_str()) == 0) ::execv(args[0], args.data());
-    ::_exit(127);
-  }
+// Waits until the agent kTrappingAgent is up in ws.
+void wait_until_started(const fs::path& ws) {
   for (int i = 0; i < 200 && !fs::exists(ws / "started.txt"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return pid;
 }
 
+// An agent that writes sig.txt when it gets SIGTERM.
 constexpr const char* kTrappingAgent =
     "trap 'echo got-term > sig.txt; exit 5' TERM; echo up > started.txt; "
     "while :; do sleep 0.1; done";
 
 TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
   start_mock("s", R"({"steps":[]})");
-  pid_t pid = start_trapping_run(shadowbox_argv({"run", "--agent", "claude-sdk", "--run-id", "sig",
-                                                 "--", "sh", "-c", kTrappingAgent}),
-                                 env(), ws_);
+  pid_t pid = start_in_own_group(
+      {"run", "--agent", "claude-sdk", "--run-id", "sig", "--", "sh", "-c", kTrappingAgent});
+  wait_until_started(ws_);
   ASSERT_TRUE(fs::exists(ws_ / "started.txt"));
   ::kill(pid, SIGTERM);  // to shadowbox only: it must pass it on
   int status = 0;
@@ -250,9 +238,9 @@ TEST_F(RunTest, SignalsAreForwardedToTheAgent) {
 
 TEST_F(RunTest, TheAgentDoesNotOutliveShadowbox) {
   start_mock("s", R"({"steps":[]})");
-  pid_t pid = start_trapping_run(shadowbox_argv({"run", "--agent", "claude-sdk", "--run-id",
-                                                 "orphan", "--", "sh", "-c", kTrappingAgent}),
-                                 env(), ws_);
+  pid_t pid = start_in_own_group(
+      {"run", "--agent", "claude-sdk", "--run-id", "orphan", "--", "sh", "-c", kTrappingAgent});
+  wait_until_started(ws_);
   ASSERT_TRUE(fs::exists(ws_ / "started.txt"));
   ::kill(pid, SIGKILL);  // shadowbox cannot pass anything on
   int status = 0;
