@@ -39,13 +39,16 @@ class CheckoutIndexTest : public HostTest {
     write("tool.sh", "#!/bin/sh\necho hi\n", true);
     link("src/d0/f0.c", "latest");
     write(".gitignore", "*.o\n");
-    // File times come from a coarse clock: a file written in the same tick as the index
-    // is racy (and read). Past that tick, the index vouches for every file it took.
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    past_the_clock_tick();
     git({"add", "-A"});
     git({"commit", "-q", "-m", "one"});
     git({"gc", "-q"});
   }
+
+  // File times come from a coarse clock (a tick of at most 10 ms): a file written in the
+  // same tick as the index that takes it is racy, and read. Called between writing files
+  // and `git add`, so that the index vouches for them.
+  static void past_the_clock_tick() { std::this_thread::sleep_for(std::chrono::milliseconds(30)); }
 
   fsnap::CaptureOptions counting(bool use_git_index = true) {
     fsnap::CaptureOptions options;
@@ -85,6 +88,7 @@ TEST_F(CheckoutIndexTest, FirstCaptureTakesIdsFromTheIndexAndMatchesAFullRead) {
   make_checkout(40);
   write("src/d1/f1.c", "changed, and longer than before\n");  // edited, not staged
   write("src/d2/new.c", "staged, not committed\n");           // a loose object of the user's
+  past_the_clock_tick();
   git({"add", "src/d2/new.c"});
   write("notes.txt", "untracked\n");
   write("main.o", "ignored\n");
@@ -120,6 +124,7 @@ TEST_F(CheckoutIndexTest, FirstCaptureTakesIdsFromTheIndexAndMatchesAFullRead) {
 TEST_F(CheckoutIndexTest, CheckpointsSurviveTheUserRepositoryDeleted) {
   make_checkout(30);
   write("src/d2/new.c", "staged, not committed\n");
+  past_the_clock_tick();
   git({"add", "src/d2/new.c"});
   settle();
   Manifest before = manifest();
@@ -166,12 +171,12 @@ TEST_F(CheckoutIndexTest, ContentAFilterChangedIsReadAsItIs) {
   git({"config", "core.autocrlf", "true"});
   write("dos.txt", "one\r\ntwo\r\n");
   write("unix.txt", "no line ends at all");
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  past_the_clock_tick();
   git({"add", "-A"});
   git({"commit", "-q", "-m", "one"});
   git({"gc", "-q"});
   write("staged.txt", "three\r\n");  // a loose object of the user's
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  past_the_clock_tick();
   git({"add", "staged.txt"});
   settle();
   Manifest before = manifest();
@@ -191,7 +196,7 @@ TEST_F(CheckoutIndexTest, ContentAFilterChangedIsReadAsItIs) {
 TEST_F(CheckoutIndexTest, AFilterAttributeMeansEveryFileIsRead) {
   make_checkout(10);
   write(".gitattributes", "*.c filter=custom\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  past_the_clock_tick();
   git({"add", ".gitattributes"});
   settle();
   fsnap::HostFilesystem fs = open(counting());
