@@ -114,9 +114,14 @@ void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>&
   if (!tip) return;
   git::Commit tip_commit = lookup_commit(repo, *tip);
   NotesContent content = read_notes(impl, *git_commit_tree_id(tip_commit.get()));
+  // The copies made for the rewritten commits before the runs moved: the originals give
+  // the same notes.
+  std::set<std::string> copies;
+  for (const auto& [old_commit, fresh] : rewritten) copies.insert(git::to_hex(fresh));
   std::vector<Note> kept;
   std::set<std::string> named;
   for (const Note& n : content.notes) {
+    if (copies.count(n.commit) != 0) continue;
     auto r = rewritten.find(n.commit);
     std::string target = r != rewritten.end() ? git::to_hex(r->second) : n.commit;
     if (dropped.count(n.commit) || dropped.count(target)) continue;
@@ -222,11 +227,22 @@ std::vector<git_oid> named_trees(const ShadowRepo& shadow, const ShadowRepo::Imp
 
 GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
                                      std::chrono::system_clock::time_point now,
-                                     const std::set<std::string>& keep_whole) {
+                                     const std::set<std::string>& keep_whole,
+                                     const std::function<void(std::string_view)>& after_step) {
+  auto done = [&](std::string_view step) {
+    if (after_step) after_step(step);
+  };
   GcReport report;
   git_repository* repo = impl_->repo.get();
   std::map<std::string, git_oid> rewritten;  // old commit hex -> new commit
   std::set<std::string> dropped;             // commit hex
+  // A run ref to move to its rewritten tip (after the records are copied).
+  struct RefMove {
+    std::string ref;
+    git_oid to;
+    git_oid from;
+  };
+  std::vector<RefMove> moves;
 
   // Deletes the refs of run, whose checkpoints are in dropped already.
   auto drop_whole = [&](const std::string& run) {
@@ -266,13 +282,32 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
       rewritten[chain[i].commit] = fresh;
       parent = fresh;
     }
+    moves.push_back({ref_name, *parent, old_tip});
+  }
+  done("commits rewritten");
+
+  // Before any run moves to its rewritten commits, each of those gets its record: a crash
+  // from here on leaves every checkpoint a run shows with its record (the old ones keep
+  // theirs until the notes are migrated).
+  if (!rewritten.empty()) {
+    std::vector<Note> bridged;
+    for (const auto& [old_commit, fresh] : rewritten) {
+      if (std::optional<std::string> text = note(old_commit)) {
+        bridged.push_back(Note{git::to_hex(fresh), with_rewritten_ids(*text, rewritten)});
+      }
+    }
+    if (!bridged.empty()) write_notes(bridged, now);
+    done("records copied");
+  }
+  for (const RefMove& move : moves) {
     git_reference* ref = nullptr;
-    impl_->clear_stale_lock(ref_name);
-    git::check(git_reference_create_matching(&ref, repo, ref_name.c_str(), &*parent, 1, &old_tip,
+    impl_->clear_stale_lock(move.ref);
+    git::check(git_reference_create_matching(&ref, repo, move.ref.c_str(), &move.to, 1, &move.from,
                                              "shadowbox: gc"),
-               "cannot move " + ref_name);
+               "cannot move " + move.ref);
     git_reference_free(ref);
   }
+  done("runs moved");
 
   // Then whole runs, the oldest first, while the store is over its size.
   if (policy.max_size > 0) {
@@ -314,6 +349,7 @@ GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
 
   if (!dropped.empty()) {
     migrate_notes(*impl_, rewritten, dropped, now);
+    done("notes migrated");
     // The notes' history held every session tree a record names; it starts afresh, so
     // each run's session chain keeps those of its kept records (and only those).
     for (const std::string& run : runs()) {

@@ -232,6 +232,43 @@ TEST_F(LedgerTest, GcMovesRecordsWithTheirCheckpoints) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+TEST_F(LedgerTest, AGcStoppedAtAnyStepLeavesEveryCheckpointWithItsRecord) {
+  ToolRunner runner(*state_, tools(), "prompt");
+  for (int i = 0; i < 4; ++i) runner.execute({"call_" + std::to_string(i), "step", "{}"});
+  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store_->repo_dir(), false);
+  auto every_checkpoint_has_its_record = [&](const std::string& when) {
+    Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
+    for (const fsnap::Checkpoint& c : repo.log("default", 0)) {
+      std::optional<LedgerRecord> record = fresh.read(c);
+      ASSERT_TRUE(record.has_value()) << when << ": " << c.commit;
+      EXPECT_EQ(record->checkpoint_id, c.id) << when;
+      EXPECT_EQ(record->commit, c.commit) << when;
+    }
+  };
+  // gc stopped as a crash would stop it, after each of its steps in turn.
+  struct Stopped {};
+  for (const char* step : {"commits rewritten", "records copied", "runs moved"}) {
+    fsnap::StoreLock lock = store_->lock();
+    EXPECT_THROW(repo.collect_garbage({.keep_last = 3, .prune_grace = std::chrono::seconds(0)},
+                                      std::chrono::system_clock::now(), {},
+                                      [&](std::string_view done) {
+                                        if (done == step) throw Stopped{};
+                                      }),
+                 Stopped);
+    every_checkpoint_has_its_record(std::string("stopped after ") + step);
+  }
+  {
+    fsnap::StoreLock lock = store_->lock();
+    repo.collect_garbage({.keep_last = 3, .prune_grace = std::chrono::seconds(0)},
+                         std::chrono::system_clock::now());
+  }
+  every_checkpoint_has_its_record("after a whole gc");
+  EXPECT_EQ(repo.log("default", 0).size(), 3u);
+  testing_support::CommandResult fsck = testing_support::run_command(
+      {"git", "--git-dir", store_->repo_dir().string(), "fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+}
+
 TEST_F(LedgerTest, ARecordStaysSmallWhateverTheRunsLength) {
   // Each record names its session tree: the 100th call's record is the size of the
   // 5th's, though the LOG slice it points to holds every call so far.

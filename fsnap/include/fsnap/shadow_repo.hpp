@@ -182,8 +182,13 @@ class ShadowRepo {
   // they name rewritten too (and drops those of dropped ones), then deletes loose
   // objects nothing references any more. The caller holds the store lock, and with a
   // max_size the maintenance lock too (a pack being written counts its objects twice).
+  // Every checkpoint a run shows has its record at every moment: the records are copied
+  // to the rewritten commits before any run moves to them. after_step, if given, is told
+  // each step as it is done ("commits rewritten", "records copied", "runs moved", "notes
+  // migrated"): what a caller reports, and where a test stops gc as a crash would.
   GcReport collect_garbage(const RetentionPolicy& policy, std::chrono::system_clock::time_point now,
-                           const std::set<std::string>& keep_whole = {});
+                           const std::set<std::string>& keep_whole = {},
+                           const std::function<void(std::string_view)>& after_step = nullptr);
 
   struct Impl;
   // The implementation, for fsnap's own sources.
