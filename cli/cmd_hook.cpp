@@ -73,7 +73,7 @@ bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
 
 // Records the event into the run; the answer for the agent.
 hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context& context,
-                               const std::string& run_name, const std::string& event,
+                               const std::string& run_name, const hooks::AgentEvent& event,
                                bool session_ends, const HookEnvironment& env,
                                const std::shared_ptr<fsnap::CaptureService>& captures) {
   std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true, nullptr, captures);
@@ -85,10 +85,9 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
   bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
-  hooks::HookAnswer answer =
-      hooks::handle_hook_event(adapter, event, *run,
-                               {secrets, adapter.metered() ? &meter : nullptr, supervised, warn,
-                                env.get(hooks::kResumeSessionVariable)});
+  hooks::HookAnswer answer = hooks::handle_hook_event(
+      adapter, event, *run,
+      {secrets, &meter, supervised, warn, env.get(hooks::kResumeSessionVariable)});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary (with
   // run.preserve on_tool_use, the default), so a crash loses at most the step in flight.
   std::string run_home = env.get("SHADOWBOX_RUN_HOME");
@@ -179,7 +178,7 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
     Context context = make_context(options);
     context.environment = env.vars;
     hooks::HookAnswer answer = record_event(
-        adapter, context, run_name, event,
+        adapter, context, run_name, parsed_event,
         parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env, captures);
     if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
     if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";

@@ -116,16 +116,10 @@ HookVerdict on_failure(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
   return perform_boundary_effects(failure_effects(event, failure), run);
 }
 
-// Decides on one event; event receives it as soon as it is read.
-HookVerdict decide(const AgentAdapter& adapter, const std::string& event_json,
-                   sandbox::LedgerRun& run, const HookOptions& options, AgentEvent& event) {
+// Decides on one event (a call it pairs gets its id).
+HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::LedgerRun& run,
+                   const HookOptions& options) {
   register_claude_code_slice_types();
-  try {
-    event = adapter.parse_event(event_json);
-  } catch (const sandbox::Error& e) {
-    return HookVerdict{1, "", "", "",
-                       std::string("shadowbox: ignoring a malformed hook event: ") + e.what()};
-  }
   const std::string& name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
   tx.events().hooks.publish({adapter.name(), event.name, event.session_id, event.tool_use_id});
@@ -219,7 +213,20 @@ HookVerdict decide(const AgentAdapter& adapter, const std::string& event_json,
 HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& event_json,
                              sandbox::LedgerRun& run, const HookOptions& options) {
   AgentEvent event;
-  HookVerdict verdict = decide(adapter, event_json, run, options, event);
+  try {
+    event = adapter.parse_event(event_json);
+  } catch (const sandbox::Error& e) {
+    return adapter.answer(event, HookVerdict{1, "", "", "",
+                                             std::string("shadowbox: ignoring a malformed hook "
+                                                         "event: ") +
+                                                 e.what()});
+  }
+  return handle_hook_event(adapter, std::move(event), run, options);
+}
+
+HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sandbox::LedgerRun& run,
+                             const HookOptions& options) {
+  HookVerdict verdict = decide(adapter, event, run, options);
   return adapter.answer(event, verdict);
 }
 

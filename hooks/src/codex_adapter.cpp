@@ -29,7 +29,8 @@ namespace fs = boost::filesystem;
 namespace {
 
 using adapter_support::environment_set;
-using adapter_support::read_text;
+using adapter_support::shortened;
+using adapter_support::to_json;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
 
@@ -106,17 +107,6 @@ std::string toml_string(const std::string& text) {
   return out + "\"";
 }
 
-std::string stringify(const Object::Ptr& o) {
-  std::ostringstream text;
-  o->stringify(text);
-  return text.str();
-}
-
-std::string shortened(std::string text, std::size_t limit) {
-  if (text.size() > limit) text = text.substr(0, limit) + "...";
-  return text;
-}
-
 // The options of `codex` and `codex exec` that take a value (the next argument, unless
 // written --name=value).
 bool takes_value(const std::string& option) {
@@ -179,6 +169,45 @@ CodexArgs split_codex_args(const std::vector<std::string>& command) {
   return out;
 }
 
+// What a rollout line says of the end of the command call_id: nullopt if it is not its
+// completion; else why the command failed, or nullopt inside if it did not.
+std::optional<std::optional<std::string>> completion_of(std::string_view line,
+                                                        const std::string& call_id) {
+  if (line.find(call_id) == std::string_view::npos) return std::nullopt;
+  Object::Ptr entry;
+  try {
+    Poco::JSON::Parser parser;
+    Poco::Dynamic::Var parsed = parser.parse(std::string(line));
+    if (parsed.type() != typeid(Object::Ptr)) return std::nullopt;
+    entry = parsed.extract<Object::Ptr>();
+  } catch (const Poco::Exception&) {
+    return std::nullopt;  // a line being written
+  }
+  Object::Ptr payload = entry->getObject("payload");
+  if (!payload) payload = entry;
+  std::string type = payload->optValue<std::string>("type", "");
+  Object::Ptr done;
+  if (type == "item_completed") {
+    done = payload->getObject("item");
+    if (!done || done->optValue<std::string>("id", "") != call_id) return std::nullopt;
+  } else if (type == "exec_command_end") {
+    if (payload->optValue<std::string>("call_id", "") != call_id) return std::nullopt;
+    done = payload;
+  } else {
+    return std::nullopt;
+  }
+  int exit_code = 0;
+  try {
+    exit_code = done->optValue<int>("exit_code", 0);
+  } catch (const Poco::Exception&) {
+  }
+  std::string status = done->optValue<std::string>("status", "");
+  if (exit_code == 0 && status != "failed") return std::optional<std::string>();
+  std::string output = done->optValue<std::string>("aggregated_output", "");
+  return std::optional<std::string>("exit code " + std::to_string(exit_code) +
+                                    (output.empty() ? "" : ": " + output));
+}
+
 // The run's HOME: Codex's configuration carried in (config.toml only — never auth.json).
 class CodexHome : public PreparedHome {
  public:
@@ -189,11 +218,10 @@ class CodexHome : public PreparedHome {
     fs::path user_config = r.user.codex_home / "config.toml";
     boost::system::error_code ec;
     if (!r.settings.isolate && fs::is_regular_file(user_config, ec)) {
-      std::ifstream in(user_config.string(), std::ios::binary);
-      if (!in) {
-        if (r.warn) r.warn("cannot read " + user_config.string() + "; Codex starts without it");
-      } else {
-        config = read_text(user_config);
+      try {
+        config = fsnap::read_small_file(user_config).value_or("");
+      } catch (const fsnap::Error& e) {
+        if (r.warn) r.warn(std::string(e.what()) + "; Codex starts without it");
       }
     }
     fsnap::write_file_atomically(dir_ / "config.toml", config, 0600);
@@ -250,12 +278,9 @@ class CodexAdapter : public AgentAdapter {
     }
     Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
     out->set("hookSpecificOutput", specific);
-    answer.stdout_json = stringify(out);
+    answer.stdout_json = to_json(out);
     return answer;
   }
-
-  // Its requests' tokens are in its session files (TranscriptUsage).
-  bool metered() const override { return true; }
 
   std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
     return std::make_unique<CodexHome>(request);
@@ -265,7 +290,7 @@ class CodexAdapter : public AgentAdapter {
     fs::path dir = fs::absolute(home / ".codex");
     fs::path hooks = dir / "hooks.json";
     fsnap::write_file_atomically(hooks, codex_hooks_json(endpoints.command), 0600);
-    std::string config = read_text(dir / "config.toml");
+    std::string config = fsnap::read_small_file(dir / "config.toml").value_or("");
     if (!config.empty() && config.back() != '\n') config += '\n';
     config += "\n# shadowbox's hooks (hooks.json), trusted\n" +
               codex_hook_trust_toml(hooks, endpoints.command);
@@ -285,10 +310,8 @@ class CodexAdapter : public AgentAdapter {
   std::vector<std::string> preserved_parts() const override { return {".codex/sessions"}; }
 
   bool is_session_path(const std::string& path, const std::string& session_id) const override {
-    std::string want = "-" + session_id + ".jsonl";
-    return !session_id.empty() && path.rfind(".codex/sessions/", 0) == 0 &&
-           path.size() > want.size() &&
-           path.compare(path.size() - want.size(), want.size(), want) == 0;
+    return !session_id.empty() && path.starts_with(".codex/sessions/") &&
+           path.ends_with("-" + session_id + ".jsonl");
   }
 
   std::vector<std::string> run_argv(const std::vector<std::string>& argv) const override {
@@ -341,7 +364,7 @@ std::string codex_hooks_json(const std::string& command) {
   }
   Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
   out->set("hooks", events);
-  return stringify(out) + "\n";
+  return to_json(out) + "\n";
 }
 
 std::string codex_hook_trust_toml(const fs::path& hooks_json, const std::string& command) {
@@ -357,42 +380,32 @@ std::string codex_hook_trust_toml(const fs::path& hooks_json, const std::string&
 
 std::optional<std::string> codex_call_failure(const fs::path& rollout, const std::string& call_id) {
   if (call_id.empty()) return std::nullopt;
-  std::ifstream in(rollout.string(), std::ios::binary);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(call_id) == std::string::npos) continue;
-    Object::Ptr entry;
-    try {
-      Poco::JSON::Parser parser;
-      Poco::Dynamic::Var parsed = parser.parse(line);
-      if (parsed.type() != typeid(Object::Ptr)) continue;
-      entry = parsed.extract<Object::Ptr>();
-    } catch (const Poco::Exception&) {
-      continue;  // a line being written
+  std::ifstream in(rollout.string(), std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  // The completion was written just before PostToolUse fired: it is near the end of a
+  // rollout that holds the whole session. Its tail is read, in growing windows, newest
+  // line first, and the file from its start only when the tail does not have it.
+  for (std::uint64_t window = std::uint64_t{64} * 1024;; window *= 8) {
+    std::uint64_t start = size > window ? size - window : 0;
+    std::string tail(size - start, '\0');
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(start));
+    in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+    tail.resize(static_cast<std::size_t>(in.gcount()));
+    std::size_t end = tail.size();
+    while (end > 0) {
+      std::size_t begin = tail.rfind('\n', end - 1);
+      begin = begin == std::string::npos ? 0 : begin + 1;
+      if (begin == 0 && start > 0) break;  // a line cut by the window
+      if (std::optional<std::optional<std::string>> found =
+              completion_of(std::string_view(tail).substr(begin, end - begin), call_id)) {
+        return *found;
+      }
+      end = begin == 0 ? 0 : begin - 1;
     }
-    Object::Ptr payload = entry->getObject("payload");
-    if (!payload) payload = entry;
-    std::string type = payload->optValue<std::string>("type", "");
-    Object::Ptr done;
-    if (type == "item_completed") {
-      done = payload->getObject("item");
-      if (!done || done->optValue<std::string>("id", "") != call_id) continue;
-    } else if (type == "exec_command_end") {
-      if (payload->optValue<std::string>("call_id", "") != call_id) continue;
-      done = payload;
-    } else {
-      continue;
-    }
-    int exit_code = 0;
-    try {
-      exit_code = done->optValue<int>("exit_code", 0);
-    } catch (const Poco::Exception&) {
-    }
-    std::string status = done->optValue<std::string>("status", "");
-    if (exit_code == 0 && status != "failed") return std::nullopt;
-    std::string output = done->optValue<std::string>("aggregated_output", "");
-    return "exit code " + std::to_string(exit_code) + (output.empty() ? "" : ": " + output);
+    if (start == 0) return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::vector<std::string> codex_run_argv(const std::vector<std::string>& argv) {

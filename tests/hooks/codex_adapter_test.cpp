@@ -100,6 +100,29 @@ TEST(CodexAdapter, AFailedCommandIsLearnedFromTheRollout) {
   EXPECT_EQ(codex().parse_event(post("call_ok")).name, "PostToolUse");
 }
 
+TEST(CodexAdapter, TheCompletionIsFoundAnywhereInALongRollout) {
+  testing_support::TempDir temp;
+  fs::path rollout = temp / "rollout.jsonl";
+  // A long session: the completion far from the end, and one longer than the first window.
+  std::string filler;
+  for (int i = 0; i < 3000; ++i) {
+    filler +=
+        R"({"timestamp":"t","type":"response_item","payload":{"type":"message","text":"line )" +
+        std::to_string(i) + "\"}}\n";
+  }
+  std::string long_output(200 * 1024, 'x');
+  testing_support::write_file(
+      rollout,
+      R"({"type":"event_msg","payload":{"type":"item_completed","item":{"id":"call_early","status":"failed","exit_code":2,"aggregated_output":"early"}}})"
+      "\n" +
+          filler +
+          R"({"type":"event_msg","payload":{"type":"item_completed","item":{"id":"call_long","status":"failed","exit_code":1,"aggregated_output":")" +
+          long_output + "\"}}}\n" + filler);
+  EXPECT_EQ(hooks::codex_call_failure(rollout, "call_early"), "exit code 2: early");
+  EXPECT_EQ(hooks::codex_call_failure(rollout, "call_long"), "exit code 1: " + long_output);
+  EXPECT_EQ(hooks::codex_call_failure(rollout, "call_absent"), std::nullopt);
+}
+
 TEST(CodexAdapter, ADenyNeverCarriesContinueFalseWhichCodexIgnoresBeforeATool) {
   hooks::AgentEvent pre;
   pre.name = pre.native_name = "PreToolUse";

@@ -72,6 +72,9 @@ struct HttpHookReply {
 // failure becomes an answer.
 HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& event_json,
                              sandbox::LedgerRun& run, const HookOptions& options);
+// The same for an event the adapter has read already (parse_event reads no file twice).
+HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sandbox::LedgerRun& run,
+                             const HookOptions& options);
 // The same for Claude Code.
 HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
                                     const HookOptions& options);
