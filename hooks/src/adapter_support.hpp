@@ -1,13 +1,12 @@
-// What the agents' adapters (hooks/src/*_adapter.cpp) share: small reads of the
-// environment and of files. Private to hooks.
+// What the agents' adapters (hooks/src/*_adapter.cpp) share: the environment, JSON out,
+// and summaries. Private to hooks.
 #pragma once
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 
-#include <boost/filesystem/path.hpp>
+#include <Poco/JSON/Object.h>
 
 namespace hooks::adapter_support {
 
@@ -17,12 +16,17 @@ inline bool environment_set(const char* name) {
   return value != nullptr && *value != '\0';
 }
 
-// The content of file ("" if it cannot be read).
-inline std::string read_text(const boost::filesystem::path& file) {
-  std::ifstream in(file.string(), std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// o as compact JSON text (a hook's answer).
+inline std::string to_json(const Poco::JSON::Object::Ptr& o) {
+  std::ostringstream text;
+  o->stringify(text);
+  return text.str();
+}
+
+// text cut to limit bytes ("..." marks a cut), as the core's summaries are.
+inline std::string shortened(std::string text, std::size_t limit) {
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return text;
 }
 
 }  // namespace hooks::adapter_support

@@ -2,10 +2,9 @@
 // hook protocol is Claude Code's own (agents.md), the HOME is AgentHome's, the hooks go
 // into .claude/settings.json, and a session is resumed with --resume (the CLI) or
 // through the application's environment (kResumeSessionVariable).
-#include <sstream>
-
 #include <Poco/JSON/Object.h>
 
+#include "adapter_support.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_home.hpp"
 #include "hooks/agent_hook.hpp"
@@ -18,13 +17,8 @@ namespace hooks {
 
 namespace {
 
+using adapter_support::to_json;
 using Poco::JSON::Object;
-
-std::string stringify(const Object::Ptr& o) {
-  std::ostringstream text;
-  o->stringify(text);
-  return text.str();
-}
 
 // AgentHome as a PreparedHome.
 class ClaudeCodeHome : public PreparedHome {
@@ -62,19 +56,18 @@ class ClaudeCodeAdapter : public AgentAdapter {
         out->set("stopReason", verdict.stop);
       }
       out->set("hookSpecificOutput", specific);
-      answer.stdout_json = stringify(out);
+      answer.stdout_json = to_json(out);
     } else if (!verdict.context.empty()) {
       Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
       specific->set("hookEventName", event.name);
       specific->set("additionalContext", verdict.context);
       Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
       out->set("hookSpecificOutput", specific);
-      answer.stdout_json = stringify(out);
+      answer.stdout_json = to_json(out);
     }
     return answer;
   }
 
-  bool metered() const override { return true; }
   bool reports_cost() const override { return true; }
   bool http_hooks() const override { return true; }
 
@@ -192,7 +185,7 @@ HttpHookReply to_http_reply(const HookAnswer& answer) {
   } else {
     out->set("systemMessage", answer.stderr_text);
   }
-  return HttpHookReply{200, "application/json", stringify(out)};
+  return HttpHookReply{200, "application/json", to_json(out)};
 }
 
 }  // namespace hooks

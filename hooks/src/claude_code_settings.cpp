@@ -13,6 +13,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/atomic_file.hpp"
+#include "json_object.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -29,22 +30,11 @@ Object::Ptr parse_settings(const std::string& text) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     return new Object(Poco::JSON_PRESERVE_KEY_ORDER);
   }
-  try {
-    Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
-    Poco::Dynamic::Var v = parser.parse(text);
-    if (v.type() != typeid(Object::Ptr))
-      throw Error(ErrorCode::kInvalidArgument, "settings are not a JSON object");
-    return v.extract<Object::Ptr>();
-  } catch (const Poco::Exception& e) {
-    throw Error(ErrorCode::kInvalidArgument, "settings are not valid JSON: " + e.displayText());
-  }
+  return json_object::parse(text, "the settings file");
 }
 
 std::string render(const Object::Ptr& settings) {
-  std::ostringstream out;
-  settings->stringify(out, 2);
-  out << '\n';
-  return out.str();
+  return json_object::file_text(settings);
 }
 
 bool is_ours(const Poco::Dynamic::Var& hook) {

@@ -13,6 +13,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/atomic_file.hpp"
+#include "json_object.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -24,16 +25,7 @@ using sandbox::ErrorCode;
 
 namespace {
 
-Object::Ptr parse_object(const std::string& text, const std::string& what) {
-  try {
-    Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
-    Poco::Dynamic::Var v = parser.parse(text);
-    if (v.type() == typeid(Object::Ptr)) return v.extract<Object::Ptr>();
-  } catch (const Poco::Exception& e) {
-    throw Error(ErrorCode::kInvalidArgument, what + " is not valid JSON: " + e.displayText());
-  }
-  throw Error(ErrorCode::kInvalidArgument, what + " is not a JSON object");
-}
+using json_object::parse;
 
 std::string read_text(const fs::path& file) {
   std::optional<std::string> text = fsnap::read_small_file(file);
@@ -138,7 +130,7 @@ fs::path UserClaudeSetup::source_of(const std::string& carried) const {
 
 std::string claude_json_for_workspace(const std::string& text,
                                       const std::vector<std::string>& workspace_paths) {
-  Object::Ptr config = parse_object(text, ".claude.json");
+  Object::Ptr config = parse(text, ".claude.json");
   if (config->has("projects") && config->get("projects").type() == typeid(Object::Ptr)) {
     Object::Ptr projects = config->getObject("projects");
     Object::Ptr kept = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
@@ -179,7 +171,7 @@ CarriedSetup carry_user_setup(const UserClaudeSetup& user, const std::vector<std
         write_like(to, claude_json_for_workspace(read_text(from), workspace_paths), from);
       } else if (path == ".claude/settings.json") {
         std::string text = read_text(from);
-        Object::Ptr settings = parse_object(text, "settings.json");  // our hooks go into it
+        Object::Ptr settings = parse(text, "settings.json");  // our hooks go into it
         if (settings->has("disableAllHooks")) {
           // It would switch off shadowbox's hooks too: the run records every call.
           settings->remove("disableAllHooks");

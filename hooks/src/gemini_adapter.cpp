@@ -7,19 +7,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
-#include <Poco/JSON/ParseHandler.h>
 #include <Poco/JSON/Parser.h>
 #include <boost/filesystem/operations.hpp>
 
 #include "adapter_support.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
+#include "json_object.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -29,7 +28,6 @@ namespace fs = boost::filesystem;
 namespace {
 
 using adapter_support::environment_set;
-using adapter_support::read_text;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
 using sandbox::Error;
@@ -38,22 +36,7 @@ using sandbox::ErrorCode;
 // The name shadowbox's hook handlers carry in settings.json.
 constexpr const char* kHookName = "shadowbox";
 
-std::string stringify(const Object::Ptr& o) {
-  std::ostringstream text;
-  o->stringify(text, 2);
-  return text.str();
-}
-
-Object::Ptr parse_object(const std::string& text, const std::string& what) {
-  try {
-    Poco::JSON::Parser parser(new Poco::JSON::ParseHandler(/*preserveObjectOrder=*/true));
-    Poco::Dynamic::Var parsed = parser.parse(text);
-    if (parsed.type() == typeid(Object::Ptr)) return parsed.extract<Object::Ptr>();
-  } catch (const Poco::Exception& e) {
-    throw Error(ErrorCode::kInvalidArgument, what + " is not JSON: " + e.displayText());
-  }
-  throw Error(ErrorCode::kInvalidArgument, what + " is not a JSON object");
-}
+using json_object::parse;
 
 // o's object key, made one if it is not.
 Object::Ptr child(Object::Ptr o, const std::string& key) {
@@ -80,10 +63,7 @@ std::optional<long> number_after(const std::string& line, const std::string& pre
 std::optional<std::string> shell_failure(std::string text) {
   const std::string close = "</untrusted_context>";
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  if (text.size() >= close.size() &&
-      text.compare(text.size() - close.size(), close.size(), close) == 0) {
-    text.resize(text.size() - close.size());
-  }
+  if (text.ends_with(close)) text.resize(text.size() - close.size());
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -106,10 +86,21 @@ std::optional<std::string> shell_failure(std::string text) {
 
 // security.auth.selectedType of settings_json (a valid object).
 std::string selected_auth(const std::string& settings_json) {
-  Object::Ptr settings = parse_object(settings_json, "settings.json");
+  Object::Ptr settings = parse(settings_json, "settings.json");
   Object::Ptr security = settings->getObject("security");
   Object::Ptr auth = security ? security->getObject("auth") : nullptr;
   return auth ? auth->optValue<std::string>("selectedType", "") : "";
+}
+
+// The content of the user's file, or "" (said with warn) if it cannot be read.
+std::string read_user_file(const fs::path& file,
+                           const std::function<void(const std::string&)>& warn) {
+  try {
+    return fsnap::read_small_file(file).value_or("");
+  } catch (const fsnap::Error& e) {
+    if (warn) warn(std::string(e.what()) + "; the run goes on without it");
+    return "";
+  }
 }
 
 // The run's HOME: the user's Gemini settings (with what a run needs) and trusted folders
@@ -123,10 +114,11 @@ class GeminiHome : public PreparedHome {
     boost::system::error_code ec;
     if (!r.settings.isolate) {
       fs::path file = r.user.gemini_dir / "settings.json";
-      if (fs::is_regular_file(file, ec)) user_settings = read_text(file);
+      if (fs::is_regular_file(file, ec)) user_settings = read_user_file(file, r.warn);
       fs::path trusted = r.user.gemini_dir / "trustedFolders.json";
       if (fs::is_regular_file(trusted, ec)) {
-        fsnap::write_file_atomically(dir_ / "trustedFolders.json", read_text(trusted), 0600);
+        fsnap::write_file_atomically(dir_ / "trustedFolders.json", read_user_file(trusted, r.warn),
+                                     0600);
       }
     }
     std::string settings;
@@ -216,7 +208,7 @@ class GeminiAdapter : public AgentAdapter {
     }
     event.name = "PostToolUse";
     event.tool_use_id.clear();
-    Object::Ptr o = parse_object(event_json, "the event");
+    Object::Ptr o = parse(event_json, "the event");
     Poco::Dynamic::Var response = o->get("tool_response");
     std::string response_json;
     if (!response.isEmpty()) {
@@ -226,7 +218,7 @@ class GeminiAdapter : public AgentAdapter {
     }
     if (std::optional<std::string> failure = gemini_call_failure(event.tool_name, response_json)) {
       event.name = "PostToolUseFailure";
-      event.error = failure->substr(0, kResultSummaryLimit);
+      event.error = adapter_support::shortened(*failure, kResultSummaryLimit);
     }
     return event;
   }
@@ -250,14 +242,9 @@ class GeminiAdapter : public AgentAdapter {
       out->set("hookSpecificOutput", specific);
     }
     if (out->size() == 0) return answer;
-    std::ostringstream text;
-    out->stringify(text);
-    answer.stdout_json = text.str();
+    answer.stdout_json = adapter_support::to_json(out);
     return answer;
   }
-
-  // Its requests' tokens are in its session files (TranscriptUsage).
-  bool metered() const override { return true; }
 
   std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
     return std::make_unique<GeminiHome>(request);
@@ -265,15 +252,18 @@ class GeminiAdapter : public AgentAdapter {
 
   void install_hooks(const fs::path& home, const HookEndpoints& endpoints) const override {
     fs::path file = home / ".gemini" / "settings.json";
-    fsnap::write_file_atomically(
-        file, with_shadowbox_hooks(read_text(file), endpoints.command, fs::absolute(home)), 0600);
+    fsnap::write_file_atomically(file,
+                                 with_shadowbox_hooks(fsnap::read_small_file(file).value_or(""),
+                                                      endpoints.command, fs::absolute(home)),
+                                 0600);
   }
 
   void uninstall_hooks(const fs::path& home) const override {
     fs::path file = home / ".gemini" / "settings.json";
     try {
       if (fs::exists(file)) {
-        fsnap::write_file_atomically(file, without_shadowbox_hooks(read_text(file)), 0600);
+        fsnap::write_file_atomically(
+            file, without_shadowbox_hooks(fsnap::read_small_file(file).value_or("")), 0600);
       }
     } catch (const std::exception&) {
       // The run's HOME is the run's own: what is left there harms no one.
@@ -293,11 +283,9 @@ class GeminiAdapter : public AgentAdapter {
   }
 
   bool is_session_path(const std::string& path, const std::string& session_id) const override {
-    if (session_id.size() < 8 || path.rfind(".gemini/tmp/", 0) != 0) return false;
+    if (session_id.size() < 8 || !path.starts_with(".gemini/tmp/")) return false;
     if (path.find("/chats/session-") == std::string::npos) return false;
-    std::string want = "-" + session_id.substr(0, 8) + ".jsonl";
-    return path.size() > want.size() &&
-           path.compare(path.size() - want.size(), want.size(), want) == 0;
+    return path.ends_with("-" + session_id.substr(0, 8) + ".jsonl");
   }
 
   std::vector<std::string> resume_argv(const ResumeCommand& request) const override {
@@ -319,7 +307,7 @@ std::optional<std::string> gemini_call_failure(const std::string& tool_name,
   if (response_json.empty()) return std::nullopt;
   Object::Ptr response;
   try {
-    response = parse_object(response_json, "tool_response");
+    response = parse(response_json, "tool_response");
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -353,17 +341,17 @@ std::string gemini_call_id() {
 std::string gemini_run_settings(const std::string& settings_json) {
   Object::Ptr settings = settings_json.find_first_not_of(" \t\r\n") == std::string::npos
                              ? Object::Ptr(new Object(Poco::JSON_PRESERVE_KEY_ORDER))
-                             : parse_object(settings_json, "settings.json");
+                             : parse(settings_json, "settings.json");
   // On, a later run in the project deletes a resumed session's files (0.61.0).
   child(child(settings, "general"), "sessionRetention")->set("enabled", false);
   Object::Ptr auth = child(child(settings, "security"), "auth");
   if (!auth->has("selectedType")) auth->set("selectedType", "gemini-api-key");
-  return stringify(settings) + "\n";
+  return json_object::file_text(settings);
 }
 
 std::string with_shadowbox_hooks(const std::string& settings_json, const std::string& command,
                                  const fs::path& run_home) {
-  Object::Ptr settings = parse_object(without_shadowbox_hooks(settings_json), "settings.json");
+  Object::Ptr settings = parse(without_shadowbox_hooks(settings_json), "settings.json");
   Object::Ptr hooks = child(settings, "hooks");
   for (const char* event : {"BeforeTool", "AfterTool", "SessionStart", "SessionEnd"}) {
     Object::Ptr env = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
@@ -386,13 +374,13 @@ std::string with_shadowbox_hooks(const std::string& settings_json, const std::st
     }
     groups->add(group);
   }
-  return stringify(settings) + "\n";
+  return json_object::file_text(settings);
 }
 
 std::string without_shadowbox_hooks(const std::string& settings_json) {
-  Object::Ptr settings = parse_object(settings_json, "settings.json");
+  Object::Ptr settings = parse(settings_json, "settings.json");
   Object::Ptr hooks = settings->getObject("hooks");
-  if (!hooks) return stringify(settings) + "\n";
+  if (!hooks) return json_object::file_text(settings);
   std::vector<std::string> names;
   hooks->getNames(names);
   for (const std::string& name : names) {
@@ -414,7 +402,7 @@ std::string without_shadowbox_hooks(const std::string& settings_json) {
     }
     hooks->set(name, kept);
   }
-  return stringify(settings) + "\n";
+  return json_object::file_text(settings);
 }
 
 std::vector<std::string> gemini_resume_argv(const std::vector<std::string>& command,

@@ -63,22 +63,22 @@ HomePreserver::HomePreserver(fsnap::Store store, std::shared_ptr<fsnap::ShadowRe
 
 std::string HomePreserver::signature() const {
   std::string out;
+  // One line per file or directory: path, size, mtime in ns, inode.
+  auto add = [&out](const fs::path& path, const struct stat& st) {
+    out += path.string();
+    out += '\0' + std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
+           std::to_string(st.st_mtim.tv_nsec) + ':' + std::to_string(st.st_ino) + '\n';
+  };
   for (const std::string& part : parts_) {
-    boost::system::error_code ec;
-    struct stat file;
-    if (::lstat((home_ / part).c_str(), &file) == 0 && S_ISREG(file.st_mode)) {
-      out += part + '\0' + std::to_string(file.st_size) + ':' +
-             std::to_string(file.st_mtim.tv_sec) + '.' + std::to_string(file.st_mtim.tv_nsec) +
-             ':' + std::to_string(file.st_ino) + '\n';
+    struct stat st;
+    if (::lstat((home_ / part).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      add(home_ / part, st);  // a part that is a file
       continue;
     }
+    boost::system::error_code ec;
     for (fs::recursive_directory_iterator it(home_ / part, ec), end; !ec && it != end;
          it.increment(ec)) {
-      struct stat st;
-      if (::lstat(it->path().c_str(), &st) != 0) continue;
-      out += it->path().string();
-      out += '\0' + std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
-             std::to_string(st.st_mtim.tv_nsec) + ':' + std::to_string(st.st_ino) + '\n';
+      if (::lstat(it->path().c_str(), &st) == 0) add(it->path(), st);
     }
   }
   return out;

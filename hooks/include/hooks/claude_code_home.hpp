@@ -16,8 +16,6 @@ namespace hooks {
 std::vector<std::string> claude_code_preserved_parts();
 // <home>/.claude/settings.json.
 boost::filesystem::path claude_code_settings_file(const boost::filesystem::path& home);
-// True if home holds the transcript of agent session session_id.
-bool has_transcript(const boost::filesystem::path& home, const std::string& session_id);
 // True if a preserved HOME tree's path is the transcript of session_id.
 bool is_transcript_path(const std::string& path, const std::string& session_id);
 
