@@ -221,12 +221,6 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   spec.meta.agent = adapter.name();
   const sandbox::PolicySettings& policy = spec.config.policy;
   contain_run(run, spec.config, policy.limits.overridden_by(spec.meta.limits));
-  if (!adapter.metered() && policy.limits.overridden_by(spec.meta.limits).max_cost_usd) {
-    // Said, not silently ignored: the other limits hold.
-    warn("the model spend of " + adapter.name() +
-         " is not metered yet, so the cost ceiling (max_cost_usd) cannot stop this run; its "
-         "step, retry, time and circuit-breaker limits hold");
-  }
   std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    adapter.preserved_parts(), secrets);
@@ -251,7 +245,6 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     telemetry = [&reported](const std::string& body) { reported.add_export(body); };
   }
   bool http = spec.config.hooks.transport == "http" && adapter.http_hooks();
-  SpendMeter* spend = adapter.metered() ? &meter : nullptr;
   sandbox::PreserveStrategy preserve = spec.config.run.preserve;
   if (http) {
     try {
@@ -335,7 +328,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
         if (http) {
           in_process = std::make_unique<InProcessHooks>(
               run, preserver,
-              HookOptions{secrets, spend, /*supervised=*/true, warn, spec.resumed_session},
+              HookOptions{secrets, &meter, /*supervised=*/true, warn, spec.resumed_session},
               telemetry, preserve == sandbox::PreserveStrategy::kOnToolUse);
           adapter.install_hooks(spec.home, {spec.hook_command, in_process->url()});
           telemetry_url = in_process->telemetry_url();
@@ -479,11 +472,9 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::StepResult closing = run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
       [&](sandbox::Session& s) {
-        if (spend != nullptr) {
-          for (const std::string& model :
-               meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
-            warn(unpriced_model_warning(model));
-          }
+        for (const std::string& model :
+             meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
+          warn(unpriced_model_warning(model));
         }
         if (result.halt) record_halt(run.state(), *result.halt);
         run.state().record_containment();

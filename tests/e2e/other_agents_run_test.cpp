@@ -285,7 +285,8 @@ TEST_P(OtherAgentRunTest, ItsModelSpendIsMeteredAndTheCostCeilingHolds) {
   }
   CommandResult r = shadowbox(args);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  EXPECT_EQ(r.err.find("not metered"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("has no price in policy.prices"), std::string::npos)
+      << "the model is priced from the config" << r.err;
   // The first request ($6) let its call run; the second took the spend to $12.
   EXPECT_TRUE(fs::exists(ws_ / "a.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "b.txt")) << "a call past the ceiling ran";

@@ -86,9 +86,6 @@ class AgentAdapter {
   virtual AgentEvent parse_event(const std::string& event_json) const = 0;
   // The verdict on event as the agent reads it.
   virtual HookAnswer answer(const AgentEvent& event, const HookVerdict& verdict) const = 0;
-  // Whether its model spend is metered (from its session files, TranscriptUsage); the
-  // spend of an agent that is not counts as nothing for max_cost (run says so).
-  virtual bool metered() const { return false; }
   // Whether it reports its own cost (Claude Code's OpenTelemetry logs, ReportedCost).
   virtual bool reports_cost() const { return false; }
   // Whether its hooks can be answered over HTTP by the run's own process.
