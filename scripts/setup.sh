@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libgit2-dev libboost-filesystem-dev libyaml-cpp-dev libpoco-dev libcli11-dev zlib1g-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  tmux
+  tmux redis-server
 )
 
 missing=()

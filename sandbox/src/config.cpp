@@ -67,6 +67,22 @@ std::uint64_t as_count(const std::string& origin, const YAML::Node& node, const 
   return std::stoull(text);
 }
 
+// A name that can be part of a Redis key and of a git ref: letters, digits, '.', '_'
+// and '-', not starting with '.' or '-', at most 64 bytes.
+std::string as_name(const std::string& origin, const YAML::Node& node, const std::string& key) {
+  std::string text = scalar(origin, node, key);
+  bool valid = !text.empty() && text.size() <= 64 && text.front() != '.' &&
+               text.front() != '-' && text.find("..") == std::string::npos &&
+               text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789._-") == std::string::npos;
+  if (!valid) {
+    fail(origin, node, key,
+         "expected a name of letters, digits, '.', '_' and '-' (at most 64), got " +
+             fsnap::quote_input(text));
+  }
+  return text;
+}
+
 template <typename Parse>
 auto parse_with(const std::string& origin, const YAML::Node& node, const std::string& key,
                 Parse parse) {
@@ -76,6 +92,38 @@ auto parse_with(const std::string& origin, const YAML::Node& node, const std::st
   } catch (const ConfigError& e) {
     fail(origin, node, key, e.what());
   }
+}
+
+void parse_fleet(const std::string& origin, const YAML::Node& node, Config& config) {
+  if (!node.IsMap()) fail(origin, node, "fleet", "expected a mapping");
+  check_keys(origin, node, "fleet.",
+             {"redis", "remote", "worker_id", "lease_ttl", "push", "required"});
+  FleetSettings& f = config.fleet;
+  YAML::Node redis = node["redis"];
+  YAML::Node remote = node["remote"];
+  if (!redis || !remote) {
+    fail(origin, node, "fleet", "needs both redis (redis://HOST:PORT/DB) and remote (a git URL)");
+  }
+  f.redis = scalar(origin, redis, "fleet.redis");
+  if (f.redis.rfind("redis://", 0) != 0 || f.redis.size() == 8) {
+    fail(origin, redis, "fleet.redis",
+         "expected redis://[:PASSWORD@]HOST[:PORT][/DB], got " + fsnap::quote_input(f.redis));
+  }
+  f.remote = scalar(origin, remote, "fleet.remote");
+  if (f.remote.empty()) fail(origin, remote, "fleet.remote", "expected a git URL or path");
+  if (YAML::Node v = node["worker_id"]; v) f.worker_id = as_name(origin, v, "fleet.worker_id");
+  if (YAML::Node v = node["lease_ttl"]; v) {
+    f.lease_ttl = parse_with(origin, v, "fleet.lease_ttl", parse_duration);
+    if (f.lease_ttl < std::chrono::seconds(2)) {
+      fail(origin, v, "fleet.lease_ttl", "must be at least 2s (it is renewed every third of it)");
+    }
+  }
+  if (YAML::Node v = node["push"]; v) {
+    std::string text = scalar(origin, v, "fleet.push");
+    if (text != "async" && text != "sync") fail(origin, v, "fleet.push", "expected async or sync");
+    f.sync_push = text == "sync";
+  }
+  if (YAML::Node v = node["required"]; v) f.required = as_bool(origin, v, "fleet.required");
 }
 
 void parse_capture(const std::string& origin, const YAML::Node& node, Config& config) {
@@ -239,7 +287,7 @@ void parse_policy(const std::string& origin, const YAML::Node& node, Config& con
   if (!node.IsMap()) fail(origin, node, "policy", "expected a mapping");
   check_keys(origin, node, "policy.",
              {"max_cost_usd", "max_steps", "max_retries_total", "timeout", "circuit_breaker",
-              "budget_window", "prices", "kill_grace", "telemetry"});
+              "budget_window", "prices", "kill_grace", "telemetry", "shared_budget"});
   PolicySettings& p = config.policy;
   if (YAML::Node v = node["max_cost_usd"]; v)
     p.limits.max_cost_usd = as_usd(origin, v, "policy.max_cost_usd");
@@ -253,6 +301,9 @@ void parse_policy(const std::string& origin, const YAML::Node& node, Config& con
   if (YAML::Node v = node["kill_grace"]; v)
     p.kill_grace = parse_with(origin, v, "policy.kill_grace", parse_duration);
   if (YAML::Node v = node["telemetry"]; v) p.telemetry = as_bool(origin, v, "policy.telemetry");
+  if (YAML::Node v = node["shared_budget"]; v) {
+    p.shared_budget = as_name(origin, v, "policy.shared_budget");
+  }
   if (YAML::Node cb = node["circuit_breaker"]; cb && !cb.IsNull()) {
     if (!cb.IsMap()) fail(origin, cb, "policy.circuit_breaker", "expected a mapping");
     check_keys(origin, cb, "policy.circuit_breaker.", {"failure_threshold", "recovery_timeout"});
@@ -434,7 +485,8 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
   check_keys(origin, root, "",
-             {"capture", "retention", "maintenance", "session", "run", "hooks", "policy", "watch"});
+             {"capture", "retention", "maintenance", "session", "run", "hooks", "policy", "watch",
+              "fleet"});
   if (YAML::Node watch = root["watch"]; watch && !watch.IsNull()) {
     if (!watch.IsMap()) fail(origin, watch, "watch", "expected a mapping");
     check_keys(origin, watch, "watch.", {"daemon", "idle_exit"});
@@ -447,6 +499,14 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
     if (YAML::Node idle = watch["idle_exit"]; idle) {
       config.watch.idle_exit = parse_with(origin, idle, "watch.idle_exit", parse_duration);
     }
+  }
+  if (YAML::Node fleet = root["fleet"]; fleet && !fleet.IsNull()) {
+    parse_fleet(origin, fleet, config);
+  }
+  if (!config.policy.shared_budget.empty() && !config.fleet.enabled()) {
+    throw ConfigError(origin +
+                      ": policy.shared_budget: a shared budget lives in the fleet's Redis; "
+                      "it needs a fleet section (fleet.redis)");
   }
   if (YAML::Node maintenance = root["maintenance"]; maintenance && !maintenance.IsNull()) {
     if (!maintenance.IsMap()) fail(origin, maintenance, "maintenance", "expected a mapping");

@@ -157,6 +157,9 @@ struct PolicySettings {
   PriceTable prices = PriceTable::defaults();                   // policy.prices adds to these
   std::chrono::seconds kill_grace{5};  // policy.kill_grace: SIGTERM to SIGKILL of a halted agent
   bool telemetry = true;  // policy.telemetry: read the agent's own cost (OpenTelemetry) under `run`
+  // policy.shared_budget: the name of a budget in the fleet's Redis that max_cost_usd and
+  // max_steps count against, shared by every run that names it ("": this run's own).
+  std::string shared_budget;
 
   // Whether anything is limited at all.
   bool active(const PolicyLimits& limits) const;
@@ -169,6 +172,21 @@ struct WatchSettings {
   bool daemon = true;  // watch.daemon: auto (true) or off
   // watch.idle_exit: the daemon exits after this long without a request (0: never).
   std::chrono::seconds idle_exit{600};
+};
+
+// fleet.*: workers on several machines sharing runs through Redis (leases, the run
+// registry, shared budgets) and a git remote (the runs' objects). Without a fleet
+// section a run is this machine's alone.
+struct FleetSettings {
+  std::string redis;      // fleet.redis: redis://[:PASSWORD@]HOST[:PORT][/DB]
+  std::string remote;     // fleet.remote: any URL libgit2 can push to (path, file://, ssh://, git://)
+  std::string worker_id;  // fleet.worker_id (default: this machine's host name)
+  std::chrono::seconds lease_ttl{30};  // fleet.lease_ttl: a run's lease lasts this long unrenewed
+  bool sync_push = false;  // fleet.push: async (false: a queue in the store) or sync
+  // fleet.required: false lets a run start in local mode (with a warning) when Redis
+  // cannot be reached at its start.
+  bool required = true;
+  bool enabled() const { return !redis.empty(); }
 };
 
 // All of shadowbox's settings, with their defaults.
@@ -187,6 +205,7 @@ struct Config {
   HookSettings hooks;              // hooks.rollback_on_failure, .keep_failed_tools, .transport
   PolicySettings policy;           // policy.*: limits of agent runs, prices
   WatchSettings watch;             // watch.daemon, watch.idle_exit
+  FleetSettings fleet;             // fleet.*
   boost::filesystem::path source;  // the file it came from; empty for the defaults
 
   // Parses YAML text (origin names it in error messages).
