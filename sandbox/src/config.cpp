@@ -503,11 +503,6 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   if (YAML::Node fleet = root["fleet"]; fleet && !fleet.IsNull()) {
     parse_fleet(origin, fleet, config);
   }
-  if (!config.policy.shared_budget.empty() && !config.fleet.enabled()) {
-    throw ConfigError(origin +
-                      ": policy.shared_budget: a shared budget lives in the fleet's Redis; "
-                      "it needs a fleet section (fleet.redis)");
-  }
   if (YAML::Node maintenance = root["maintenance"]; maintenance && !maintenance.IsNull()) {
     if (!maintenance.IsMap()) fail(origin, maintenance, "maintenance", "expected a mapping");
     check_keys(origin, maintenance, "maintenance.", {"auto", "loose_objects", "max_packs"});
@@ -526,6 +521,11 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   }
   if (YAML::Node policy = root["policy"]; policy && !policy.IsNull()) {
     parse_policy(origin, policy, config);
+  }
+  if (!config.policy.shared_budget.empty() && !config.fleet.enabled()) {
+    throw ConfigError(origin +
+                      ": policy.shared_budget: a shared budget lives in the fleet's Redis; "
+                      "it needs a fleet section (fleet.redis)");
   }
   if (YAML::Node capture = root["capture"]; capture && !capture.IsNull()) {
     parse_capture(origin, capture, config);

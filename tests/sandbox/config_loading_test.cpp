@@ -55,6 +55,46 @@ TEST(ConfigTest, WatchDaemonSettings) {
   EXPECT_THROW(Config::parse("watch: {idle: 5m}\n", "w.yaml"), sandbox::ConfigError);
 }
 
+TEST(ConfigTest, FleetSettings) {
+  Config none = Config::parse("", "f.yaml");
+  EXPECT_FALSE(none.fleet.enabled());
+  Config c = Config::parse(
+      "fleet:\n  redis: redis://127.0.0.1:6379/2\n  remote: /srv/runs.git\n"
+      "  worker_id: ci-7.b_x\n  lease_ttl: 10s\n  push: sync\n  required: false\n"
+      "policy: {shared_budget: nightly}\n",
+      "f.yaml");
+  EXPECT_TRUE(c.fleet.enabled());
+  EXPECT_EQ(c.fleet.redis, "redis://127.0.0.1:6379/2");
+  EXPECT_EQ(c.fleet.remote, "/srv/runs.git");
+  EXPECT_EQ(c.fleet.worker_id, "ci-7.b_x");
+  EXPECT_EQ(c.fleet.lease_ttl, std::chrono::seconds(10));
+  EXPECT_TRUE(c.fleet.sync_push);
+  EXPECT_FALSE(c.fleet.required);
+  EXPECT_EQ(c.policy.shared_budget, "nightly");
+  Config d = Config::parse("fleet: {redis: 'redis://h', remote: 'git://h/r'}\n", "f.yaml");
+  EXPECT_EQ(d.fleet.lease_ttl, std::chrono::seconds(30));
+  EXPECT_FALSE(d.fleet.sync_push);
+  EXPECT_TRUE(d.fleet.required);
+  EXPECT_EQ(d.fleet.worker_id, "");
+}
+
+TEST(ConfigTest, FleetMistakesAreErrorsNamingTheKey) {
+  expect_config_error("fleet: {redis: 'redis://h'}\n", {"fleet", "remote"});
+  expect_config_error("fleet: {remote: /r.git}\n", {"fleet", "redis"});
+  expect_config_error("fleet: {redis: 'http://h', remote: /r}\n", {"fleet.redis", "redis://"});
+  expect_config_error("fleet: {redis: 'redis://h', remote: /r, push: later}\n",
+                      {"fleet.push", "async or sync"});
+  expect_config_error("fleet: {redis: 'redis://h', remote: /r, lease_ttl: 1s}\n",
+                      {"fleet.lease_ttl", "at least 2s"});
+  expect_config_error("fleet: {redis: 'redis://h', remote: /r, worker_id: 'a/b'}\n",
+                      {"fleet.worker_id", "'a/b'"});
+  expect_config_error("fleet: {redis: 'redis://h', remote: /r, workers: 3}\n", {"fleet.workers"});
+  expect_config_error("policy: {shared_budget: team}\n", {"policy.shared_budget", "fleet"});
+  expect_config_error(
+      "fleet: {redis: 'redis://h', remote: /r}\npolicy: {shared_budget: '-x'}\n",
+      {"policy.shared_budget"});
+}
+
 TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   Config shipped = Config::load_file(SHADOWBOX_SOURCE_DIR "/config/shadowbox.yaml");
   Config defaults;
