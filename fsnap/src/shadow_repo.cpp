@@ -258,6 +258,12 @@ git::Tree ShadowRepo::Impl::lookup_tree(const git_oid& oid) const {
   return git::Tree(raw);
 }
 
+std::optional<std::string> ShadowRepo::ref_target(const std::string& ref) const {
+  std::optional<git_oid> target = impl_->ref_target(ref);
+  if (!target) return std::nullopt;
+  return git::to_hex(*target);
+}
+
 std::optional<git_oid> ShadowRepo::Impl::ref_target(const std::string& name) const {
   git_oid oid;
   int rc = git_reference_name_to_id(&oid, repo.get(), name.c_str());

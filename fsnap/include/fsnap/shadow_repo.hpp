@@ -146,6 +146,8 @@ class ShadowRepo {
                             const std::string& message);
   // The tree of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::string> ref_tree(const std::string& ref) const;
+  // The object a ref points to (full hex id), or nullopt if the ref does not exist.
+  std::optional<std::string> ref_target(const std::string& ref) const;
   // The tree of the newest commit of ref's first-parent history made at or before at
   // (by the Committed-At trailer commit_to_ref writes, to the microsecond; by the commit
   // time, to the second, for a commit without one), or nullopt if there is none.
