@@ -258,6 +258,24 @@ git::Tree ShadowRepo::Impl::lookup_tree(const git_oid& oid) const {
   return git::Tree(raw);
 }
 
+std::size_t ShadowRepo::commits_between(std::string_view newer, std::string_view older,
+                                        std::size_t limit) const {
+  git_revwalk* raw = nullptr;
+  git::check(git_revwalk_new(&raw, impl_->repo.get()), "cannot walk the history");
+  git::Revwalk walk(raw);
+  git_oid from = git::from_hex(newer);
+  git::check(git_revwalk_push(walk.get(), &from), "cannot walk from " + std::string(newer));
+  if (!older.empty()) {
+    git_oid hidden = git::from_hex(older);
+    // A commit this repository does not have hides nothing.
+    if (git_revwalk_hide(walk.get(), &hidden) < 0) git_error_clear();
+  }
+  std::size_t count = 0;
+  git_oid oid;
+  while (count < limit && git_revwalk_next(&oid, walk.get()) == 0) ++count;
+  return count;
+}
+
 std::optional<std::string> ShadowRepo::ref_target(const std::string& ref) const {
   std::optional<git_oid> target = impl_->ref_target(ref);
   if (!target) return std::nullopt;
@@ -636,9 +654,14 @@ void ShadowRepo::write_notes(const std::vector<Note>& notes,
 }
 
 std::optional<std::string> ShadowRepo::note(std::string_view commit) const {
+  return note_in(layout::kNotesRef, commit);
+}
+
+std::optional<std::string> ShadowRepo::note_in(const std::string& notes_ref,
+                                               std::string_view commit) const {
   git_oid target = git::from_hex(commit);
   git_note* raw = nullptr;
-  int rc = git_note_read(&raw, impl_->repo.get(), layout::kNotesRef, &target);
+  int rc = git_note_read(&raw, impl_->repo.get(), notes_ref.c_str(), &target);
   if (rc == GIT_ENOTFOUND) return std::nullopt;
   git::check(rc, "cannot read the ledger note of " + std::string(commit));
   std::string text = git_note_message(raw);

@@ -146,6 +146,10 @@ class ShadowRepo {
                             const std::string& message);
   // The tree of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::string> ref_tree(const std::string& ref) const;
+  // How many commits are reachable from newer but not from older ("" : none hidden),
+  // counted up to limit.
+  std::size_t commits_between(std::string_view newer, std::string_view older,
+                              std::size_t limit) const;
   // The object a ref points to (full hex id), or nullopt if the ref does not exist.
   std::optional<std::string> ref_target(const std::string& ref) const;
   // The tree of the newest commit of ref's first-parent history made at or before at
@@ -176,6 +180,8 @@ class ShadowRepo {
   void write_notes(const std::vector<Note>& notes, std::chrono::system_clock::time_point when);
   // The note of a commit, or nullopt.
   std::optional<std::string> note(std::string_view commit) const;
+  // The note of a commit in the notes history at notes_ref (a fetched one), or nullopt.
+  std::optional<std::string> note_in(const std::string& notes_ref, std::string_view commit) const;
 
   // Drops checkpoints beyond the retention limits (rewriting each run's chain so it
   // starts at its oldest kept checkpoint; checkpoint ids stay) except in the runs of

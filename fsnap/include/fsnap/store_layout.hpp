@@ -9,6 +9,7 @@
 //   <store>/watch.sock                  the watch daemon's socket (0600)
 //   <store>/watch.lock                  held by the one watch daemon alive
 //   <store>/watch.log                   what the watch daemon reports (its stderr)
+//   <store>/fleet-pushed.json           what of each run was pushed to the fleet's remote
 //   <store>/runs/<run>/                 one run of an agent:
 //       home/                           the agent's ephemeral HOME
 //       home-resumed-<stamp>/           HOMEs rebuilt by `resume`
@@ -72,6 +73,9 @@ inline Path watch_lock_file(const Path& store) {
 }
 inline Path watch_log_file(const Path& store) {
   return store / "watch.log";
+}
+inline Path fleet_pushed_file(const Path& store) {
+  return store / "fleet-pushed.json";
 }
 inline Path runs_dir(const Path& store) {
   return store / "runs";
