@@ -15,10 +15,12 @@
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
+#include "hooks/fleet_run.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
 #include "hooks/run_policy.hpp"
 #include "output.hpp"
+#include "run_spec.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/redaction.hpp"
 #include "sandbox/run_meta.hpp"
@@ -27,84 +29,6 @@
 namespace cli {
 
 namespace fs = boost::filesystem;
-
-namespace {
-
-std::string now_text() {
-  return fsnap::format_timestamp(std::chrono::system_clock::now());
-}
-
-// The hook command the agent's settings run: this binary, bound to this workspace,
-// store, config, agent and run. An agent whose every event is a hook process (Codex,
-// Gemini) runs the thin client beside it when there is one: it hands each event to the
-// store's watch daemon, and runs this binary when none can take it.
-std::string hook_command(const Context& context, const std::string& run, hooks::AgentKind agent) {
-  std::string program = shell_quote(self_path());
-  if (!hooks::adapter_for(agent).http_hooks()) {
-    fs::path thin = fs::path(self_path()).parent_path() / "shadowbox-hook";
-    if (::access(thin.c_str(), X_OK) == 0) program = shell_quote(thin.string());
-  }
-  std::string command = program + " --workspace " + shell_quote(context.workspace.string()) +
-                        " --store " + shell_quote(context.store_dir.string());
-  if (!context.config.source.empty()) {
-    command += " --config " + shell_quote(fs::absolute(context.config.source).string());
-  }
-  return command + " hook " + std::string(hooks::agent_kind_name(agent)) + " --run " +
-         shell_quote(run);
-}
-
-hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
-                             std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
-                             hooks::AgentKind agent) {
-  hooks::AgentRunSpec spec{store, std::move(repo)};
-  spec.config = context.config;
-  spec.run = run;
-  spec.workspace = context.workspace;
-  spec.user = hooks::UserAgentSetup::from_environment();
-  spec.hook_command = hook_command(context, run, agent);
-  spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
-  spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };
-  return spec;
-}
-
-// The limits given as options (each overrides its policy.* key).
-sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
-  sandbox::PolicyLimits limits;
-  auto checked = [&](const char* option, auto parse) {
-    try {
-      return parse(*parsed.value(option));
-    } catch (const fsnap::Error& e) {
-      throw parsed.usage_error(std::string(option) + ": " + e.what());
-    }
-  };
-  if (parsed.has("--max-cost-usd")) {
-    limits.max_cost_usd = checked("--max-cost-usd", sandbox::parse_usd);
-  }
-  for (const char* option : {"--max-steps", "--max-retries"}) {
-    if (!parsed.has(option)) continue;
-    std::optional<std::size_t> n = parsed.count(option);
-    if (!n || *n == 0) throw parsed.usage_error(std::string(option) + " must be at least 1");
-    (std::string(option) == "--max-steps" ? limits.max_steps : limits.max_retries_total) = n;
-  }
-  if (parsed.has("--timeout")) {
-    limits.timeout = checked("--timeout", sandbox::parse_duration);
-    if (limits.timeout->count() == 0) throw parsed.usage_error("--timeout must be longer than 0 s");
-  }
-  return limits;
-}
-
-// Says how the run ended when containment (or an abort) stopped it; its exit status.
-int report(const std::string& run, const hooks::AgentRunResult& result) {
-  if (result.halt) {
-    std::fprintf(stderr,
-                 "shadowbox: run %s halted (%s): %s; spent $%.4f, %zu tool calls attempted\n",
-                 run.c_str(), result.halt->halt_reason.c_str(), result.halt->reason.c_str(),
-                 result.cost_usd, result.steps);
-  }
-  return result.code();
-}
-
-}  // namespace
 
 int cmd_run(const Context& context, const Args& parsed) {
   std::string run = parsed.value_or("--run-id", sandbox::new_run_id());
@@ -257,7 +181,17 @@ int cmd_resume(const Context& context, const Args& parsed) {
   request.extra_args = extra;
   request.only_extra_args = parsed.has("--only-args");
   request.now = std::chrono::system_clock::now();
-  hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
+  // In a fleet, only the run's owner resumes it: refused before anything is prepared.
+  std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(
+      store, context.config, run, context.workspace.string(), fleet::FleetMember::Join::kClaim,
+      [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; });
+  hooks::ResumePlan plan;
+  try {
+    plan = hooks::prepare_resume(store, repo, request);
+  } catch (...) {
+    if (member) member->finish();
+    throw;
+  }
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
             << plan.session.session_id << (fork ? " (forked)" : "") << '\n';
   hooks::AgentRunSpec spec = spec_for(context, store, repo, run, plan.agent);
@@ -270,6 +204,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
   spec.meta.resumes.push_back({now_text(), plan.argv});
   // The run's own limits go on, but for those given again.
   spec.meta.limits = plan.meta.limits.overridden_by(limits);
+  spec.fleet = member;
   hooks::AgentRunResult result = hooks::run_agent(std::move(spec));
   int code = report(run, result);
   if (!result.halt && code != 0) {

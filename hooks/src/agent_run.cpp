@@ -18,6 +18,7 @@
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/fleet_run.hpp"
 #include "hooks/hook_server.hpp"
 #include "hooks/process_tree.hpp"
 #include "hooks/reported_cost.hpp"
@@ -75,10 +76,12 @@ class InProcessHooks {
  public:
   // With preserve_at_events, the agent's session data is preserved after each event.
   InProcessHooks(sandbox::LedgerRun& run, sandbox::HomePreserver& preserver, HookOptions options,
-                 HookServer::TelemetryHandler telemetry, bool preserve_at_events)
+                 HookServer::TelemetryHandler telemetry, bool preserve_at_events,
+                 fleet::FleetMember* fleet)
       : run_(run),
         preserver_(preserver),
         options_(std::move(options)),
+        fleet_(fleet),
         server_([this](const std::string& event) { return answer(event); },
                 [this, preserve_at_events](const HttpHookReply&) {
                   if (preserve_at_events) preserve();
@@ -94,6 +97,8 @@ class InProcessHooks {
   void preserve_between_events() {
     server_.exclusive([this] { preserve(); });
   }
+  // Runs f between events.
+  void exclusive(const std::function<void()>& f) { server_.exclusive(f); }
 
  private:
   HttpHookReply answer(const std::string& event) {
@@ -102,7 +107,10 @@ class InProcessHooks {
       sandbox::append_run_log(run_.store(), run_.run(), message);
       return HttpHookReply{400, "text/plain; charset=utf-8", message};
     }
-    return to_http_reply(handle_claude_code_event(event, run_, options_));
+    HttpHookReply reply = to_http_reply(handle_claude_code_event(event, run_, options_));
+    // To the fleet's remote (fleet.push sync: before the agent hears back).
+    if (fleet_ != nullptr) fleet_->boundary_recorded();
+    return reply;
   }
 
   // The agent's session data, preserved at every boundary (after the reply: the agent
@@ -112,7 +120,8 @@ class InProcessHooks {
   sandbox::LedgerRun& run_;
   sandbox::HomePreserver& preserver_;
   HookOptions options_;
-  HookServer server_;  // last: stops before what it uses goes
+  fleet::FleetMember* fleet_;  // null outside a fleet
+  HookServer server_;          // last: stops before what it uses goes
 };
 
 // Ends the agent's process tree. Hook processes in it finish the step they are in
@@ -274,6 +283,19 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::Saga start("start of run " + spec.run, [&](const sandbox::SagaEvent& e) {
     if (e.kind == sandbox::SagaEvent::Kind::kStepFailed) start_failure = e.error;
   });
+  std::shared_ptr<fleet::FleetMember>& member = spec.fleet;
+  start.step<void>(
+      "fleet lease",
+      [&](sandbox::SagaContext&) {
+        // Before anything is written for the run: another worker may own it.
+        if (!member) {
+          member = join_fleet(spec.store, spec.config, spec.run, spec.workspace.string(),
+                              fleet::FleetMember::Join::kClaim, warn);
+        }
+      },
+      [&] {
+        if (member) member->finish();
+      });
   start.step<void>(
       "run record",
       [&](sandbox::SagaContext&) {
@@ -329,7 +351,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
           in_process = std::make_unique<InProcessHooks>(
               run, preserver,
               HookOptions{secrets, &meter, /*supervised=*/true, warn, spec.resumed_session},
-              telemetry, preserve == sandbox::PreserveStrategy::kOnToolUse);
+              telemetry, preserve == sandbox::PreserveStrategy::kOnToolUse, member.get());
           adapter.install_hooks(spec.home, {spec.hook_command, in_process->url()});
           telemetry_url = in_process->telemetry_url();
           // The hooks are answered in this process: containment's decisions reach the
@@ -427,9 +449,47 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     preserve_every = spec.config.run.preserve_interval;
   }
   auto last_preserved = std::chrono::steady_clock::now();
+  // A run this worker lost: recorded once; the agent's tree ended if it has not stopped
+  // (told so at its next tool call) within the lease's time.
+  std::optional<std::chrono::steady_clock::time_point> lost_at;
+  bool lost_ended = false;
+  auto follow_fleet = [&] {
+    if (!member) return;
+    if (!member->lost()) {
+      // Command hooks record boundaries in other processes: push what they wrote.
+      if (!in_process) member->boundary_recorded();
+      return;
+    }
+    if (!lost_at) {
+      lost_at = std::chrono::steady_clock::now();
+      if (spec.inform)
+        spec.inform("stopping the agent: worker " + member->lost_to() + " took the run over");
+      auto record = [&] { record_lost_run(run, spec.config, member->lost_to()); };
+      try {
+        if (in_process) {
+          in_process->exclusive(record);
+        } else {
+          record();
+        }
+      } catch (const std::exception& e) {
+        warn(std::string("could not record the loss of the run: ") + e.what());
+      }
+    } else if (!lost_ended &&
+               std::chrono::steady_clock::now() - *lost_at >= spec.config.fleet.lease_ttl) {
+      lost_ended = true;
+      try {
+        sandbox::request_halt(
+            spec.store, spec.run,
+            {"aborted", "aborted: worker " + member->lost_to() + " took the run over", false});
+      } catch (const std::exception& e) {
+        warn(e.what());
+      }
+    }
+  };
   auto while_running = [&] {
     if (std::chrono::steady_clock::now() - last_tick < std::chrono::seconds(1)) return;
     last_tick = std::chrono::steady_clock::now();
+    follow_fleet();
     maintain_when_due();
     home->tick();
     if (!preserve_every || last_tick - last_preserved < *preserve_every) return;
@@ -493,6 +553,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   meta.exit_code = result.exit.code();
   meta.ended_at = now_text();
   meta.save(spec.store);
+  // The run's end to the fleet: its last checkpoints, its record, the lease released.
+  if (member) member->finish();
   // The agent is done, so nothing waits on packing now: the retention limits apply
   // (this run is finished, so to it too), and what the run left loose goes into a pack
   // before `run` returns, rather than waiting for the next threshold.

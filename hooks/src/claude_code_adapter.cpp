@@ -105,6 +105,10 @@ class ClaudeCodeAdapter : public AgentAdapter {
   bool is_session_path(const std::string& path, const std::string& session_id) const override {
     return is_transcript_path(path, session_id);
   }
+  void rekey_session_data(const boost::filesystem::path& home, const std::string& from,
+                          const std::string& to) const override {
+    rekey_claude_code_sessions(home, from, to);
+  }
 
   std::vector<std::string> resume_argv(const ResumeCommand& request) const override {
     if (kind_ == AgentKind::kClaudeSdk) {

@@ -38,6 +38,53 @@ std::string status_of(const std::optional<sandbox::RunMeta>& meta,
 
 }  // namespace
 
+RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                     const std::string& name, std::chrono::seconds resume_max_age,
+                     std::chrono::system_clock::time_point now) {
+  sandbox::Ledger ledger(repo);
+  RunInfo info;
+  info.run = name;
+  std::vector<fsnap::Checkpoint> chain = repo->log(name, 0);
+  info.checkpoints = chain.size();
+  if (!chain.empty()) info.last_activity = fsnap::format_timestamp(chain.front().created_at);
+  std::optional<ResumableState> state = find_resumable_state(store, repo, name);
+  std::string recorded;
+  std::optional<sandbox::LedgerRecord> latest = ledger.latest(name);
+  sandbox::SessionSnapshot session;
+  if (latest && latest->has_session()) session = ledger.session(*latest);
+  if (state) {
+    info.session_id = state->session.session_id;
+    info.sessions = state->sessions;
+    recorded = state->run_status;
+  } else if (auto status = sandbox::latest_run_status(session)) {
+    recorded = status->status;
+  }
+  sandbox::RunStats stats = sandbox::run_stats(session);
+  info.cost_usd = std::round(stats.cost_usd * 1e6) / 1e6;  // to the micro-dollar
+  info.steps = stats.steps;
+  info.calls = stats.calls;
+  info.failed_calls = stats.failed;
+  if (std::optional<policy::ContainmentState> counted = sandbox::containment_state(session)) {
+    if (counted->halted_by && recorded == "halted") {
+      info.halt_reason = std::string(policy::halt_reason_name(*counted->halted_by));
+    }
+  }
+  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
+  if (meta) {
+    info.exit_code = meta->exit_code;
+    // Runs recorded before the kind was kept are known by their command.
+    info.agent = std::string(agent_kind_name(recorded_agent_kind(meta->agent, meta->command)));
+  }
+  if (state) {
+    std::string workspace = meta ? meta->workspace : state->session.cwd;
+    info.resumable =
+        resume_problems(*state, ResumeValidation::kStrict, workspace, resume_max_age, now).empty();
+  }
+  info.gaps = sandbox::count_gaps(store, name);
+  info.status = status_of(meta, state, recorded);
+  return info;
+}
+
 std::vector<RunInfo> list_runs(const fsnap::Store& store,
                                const std::shared_ptr<fsnap::ShadowRepo>& repo,
                                std::chrono::seconds resume_max_age,
@@ -55,51 +102,9 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
       }
     }
   }
-  sandbox::Ledger ledger(repo);
   std::vector<RunInfo> out;
   for (const std::string& name : names) {
-    RunInfo info;
-    info.run = name;
-    std::vector<fsnap::Checkpoint> chain = repo->log(name, 0);
-    info.checkpoints = chain.size();
-    if (!chain.empty()) info.last_activity = fsnap::format_timestamp(chain.front().created_at);
-    std::optional<ResumableState> state = find_resumable_state(store, repo, name);
-    std::string recorded;
-    std::optional<sandbox::LedgerRecord> latest = ledger.latest(name);
-    sandbox::SessionSnapshot session;
-    if (latest && latest->has_session()) session = ledger.session(*latest);
-    if (state) {
-      info.session_id = state->session.session_id;
-      info.sessions = state->sessions;
-      recorded = state->run_status;
-    } else if (auto status = sandbox::latest_run_status(session)) {
-      recorded = status->status;
-    }
-    sandbox::RunStats stats = sandbox::run_stats(session);
-    info.cost_usd = std::round(stats.cost_usd * 1e6) / 1e6;  // to the micro-dollar
-    info.steps = stats.steps;
-    info.calls = stats.calls;
-    info.failed_calls = stats.failed;
-    if (std::optional<policy::ContainmentState> counted = sandbox::containment_state(session)) {
-      if (counted->halted_by && recorded == "halted") {
-        info.halt_reason = std::string(policy::halt_reason_name(*counted->halted_by));
-      }
-    }
-    std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
-    if (meta) {
-      info.exit_code = meta->exit_code;
-      // Runs recorded before the kind was kept are known by their command.
-      info.agent = std::string(agent_kind_name(recorded_agent_kind(meta->agent, meta->command)));
-    }
-    if (state) {
-      std::string workspace = meta ? meta->workspace : state->session.cwd;
-      info.resumable =
-          resume_problems(*state, ResumeValidation::kStrict, workspace, resume_max_age, now)
-              .empty();
-    }
-    info.gaps = sandbox::count_gaps(store, name);
-    info.status = status_of(meta, state, recorded);
-    out.push_back(std::move(info));
+    out.push_back(describe_run(store, repo, name, resume_max_age, now));
   }
   return out;
 }

@@ -69,9 +69,13 @@ std::optional<RunMeta> RunMeta::load(const fsnap::Store& store, const std::strin
   std::ifstream in(file.string());
   std::ostringstream text;
   text << in.rdbuf();
+  return parse(text.str(), file.string());
+}
+
+RunMeta RunMeta::parse(const std::string& text, const std::string& origin) {
   try {
     Poco::JSON::Parser parser;
-    Object::Ptr o = parser.parse(text.str()).extract<Object::Ptr>();
+    Object::Ptr o = parser.parse(text).extract<Object::Ptr>();
     RunMeta m;
     m.run = o->getValue<std::string>("run");
     m.workspace = o->getValue<std::string>("workspace");
@@ -101,7 +105,7 @@ std::optional<RunMeta> RunMeta::load(const fsnap::Store& store, const std::strin
     }
     return m;
   } catch (const Poco::Exception& e) {
-    throw Error(ErrorCode::kCorrupt, "cannot read " + file.string() + ": " + e.displayText());
+    throw Error(ErrorCode::kCorrupt, "cannot read " + origin + ": " + e.displayText());
   }
 }
 

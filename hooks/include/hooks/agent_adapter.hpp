@@ -115,6 +115,11 @@ class AgentAdapter {
   virtual bool is_session_path(const std::string& path, const std::string& session_id) const = 0;
   // Whether home holds session session_id's transcript.
   bool has_session_data(const boost::filesystem::path& home, const std::string& session_id) const;
+  // Moves what home keeps of its sessions by working directory from workspace from to
+  // workspace to (a run recovered on another machine, at another path). Nothing for
+  // agents that do not key sessions by it.
+  virtual void rekey_session_data(const boost::filesystem::path& /*home*/,
+                                  const std::string& /*from*/, const std::string& /*to*/) const {}
   // The command that resumes a session. Error kInvalidArgument for a request it cannot do.
   virtual std::vector<std::string> resume_argv(const ResumeCommand& request) const = 0;
 

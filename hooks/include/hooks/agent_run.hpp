@@ -16,6 +16,12 @@
 // run, `shadowbox abort`) or the run's timeout ends the agent's whole process tree:
 // SIGTERM, then SIGKILL after policy.kill_grace.
 //
+// Fleet (config fleet.*, hooks/fleet_run.hpp): the run's lease is taken before anything
+// else and released at its end; every tool boundary is pushed to the fleet's remote
+// (sync: before the hook is answered). A worker that loses the lease records the loss
+// (containment's abort: the next tool call is denied and the agent told to stop) and
+// ends the agent's tree if it has not stopped within fleet.lease_ttl.
+//
 // Thread-safety: run_agent is called from one thread; hook events are answered on the
 // server's thread, one at a time, while that thread waits for the agent, and never
 // after the agent has exited.
@@ -29,6 +35,7 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "fleet/fleet_member.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_process.hpp"
@@ -55,6 +62,9 @@ struct AgentRunSpec {
   sandbox::RunMeta meta;          // run.json as the run starts (meta.limits: the run's own)
   std::function<void(const std::string&)> warn;    // warnings for the person running it
   std::function<void(const std::string&)> inform;  // what the supervisor does (a stop)
+  // The run's place in the fleet when the caller joined it already (`recover`, `resume`);
+  // else run_agent joins it (claiming the run) if the config has a fleet section.
+  std::shared_ptr<fleet::FleetMember> fleet;
 };
 
 // How an agent run ended.

@@ -19,4 +19,13 @@ boost::filesystem::path claude_code_settings_file(const boost::filesystem::path&
 // True if a preserved HOME tree's path is the transcript of session_id.
 bool is_transcript_path(const std::string& path, const std::string& session_id);
 
+// The directory under ~/.claude/projects/ that Claude Code keeps a working directory's
+// sessions in: the path with every byte that is not an ASCII letter or digit as '-'.
+std::string claude_code_project_dir(const std::string& cwd);
+
+// Moves the sessions home keeps for working directory from to those of to (a run
+// recovered on another path). Nothing when there are none, or when to has its own.
+void rekey_claude_code_sessions(const boost::filesystem::path& home, const std::string& from,
+                                const std::string& to);
+
 }  // namespace hooks

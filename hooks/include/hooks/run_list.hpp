@@ -44,6 +44,11 @@ struct RunInfo {
   std::size_t gaps = 0;  // hook events that could not be recorded (sandbox::record_gap)
 };
 
+// One run of the store, as list_runs describes it.
+RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                     const std::string& run, std::chrono::seconds resume_max_age,
+                     std::chrono::system_clock::time_point now);
+
 // Every run of the store, sorted by name.
 std::vector<RunInfo> list_runs(const fsnap::Store& store,
                                const std::shared_ptr<fsnap::ShadowRepo>& repo,

@@ -45,6 +45,8 @@ struct RunMeta {
 
   // The run.json of run, or nullopt if there is none. Error kCorrupt if unreadable.
   static std::optional<RunMeta> load(const fsnap::Store& store, const std::string& run);
+  // The run.json text as load reads it (origin names it in errors). Error kCorrupt.
+  static RunMeta parse(const std::string& text, const std::string& origin);
   // Writes the run.json of this->run atomically.
   void save(const fsnap::Store& store) const;
   // Whether the run is running: it recorded no exit, and its supervisor is alive.

@@ -1,0 +1,235 @@
+// `shadowbox fleet runs` and `shadowbox recover`: the fleet's runs as its Redis knows
+// them, and taking over another worker's run on this machine (hooks/fleet_run.hpp,
+// fleet/).
+#include <cstdio>
+#include <iostream>
+
+#include <Poco/JSON/Parser.h>
+
+#include <boost/filesystem/operations.hpp>
+
+#include "commands.hpp"
+#include "fleet/fleet_member.hpp"
+#include "fleet/redis_client.hpp"
+#include "fleet/run_mirror.hpp"
+#include "fleet/run_registry.hpp"
+#include "fsnap/error.hpp"
+#include "fsnap/host_filesystem.hpp"
+#include "fsnap/store_layout.hpp"
+#include "hooks/agent_adapter.hpp"
+#include "hooks/agent_kind.hpp"
+#include "hooks/fleet_run.hpp"
+#include "hooks/resume.hpp"
+#include "output.hpp"
+#include "run_spec.hpp"
+#include "sandbox/ledger_run.hpp"
+#include "sandbox/run_meta.hpp"
+
+namespace cli {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+const sandbox::FleetSettings& fleet_settings(const Context& context) {
+  if (!context.config.fleet.enabled()) {
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                       "this needs a fleet: the config has no fleet section (fleet.redis, "
+                       "fleet.remote; see config/shadowbox.yaml)");
+  }
+  return context.config.fleet;
+}
+
+std::string lease_text(const fleet::FleetRun& run) {
+  if (!run.lease_left) return "expired";
+  return std::to_string((run.lease_left->count() + 999) / 1000) + "s";
+}
+
+// Whether restoring the run's checkpoint target into the workspace only adds files:
+// an empty workspace, or one that holds a part of the run's files as the run has them.
+// Otherwise a clear error naming a path that would change.
+void check_recovery_workspace(fsnap::HostFilesystem& workspace, const fsnap::Checkpoint& target,
+                              const std::string& run) {
+  fsnap::RestoreReport dry = workspace.restore_checkpoint(target, {.dry_run = true});
+  for (const fsnap::TreeChange& change : dry.changes) {
+    if (change.kind == fsnap::TreeChange::Kind::kAdded) continue;
+    throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                       "the workspace " + fsnap::quote_input(workspace.root().string(), 200) +
+                           " holds files run " + fsnap::quote_input(run) +
+                           " does not have as they are (" + fsnap::quote_input(change.path) +
+                           ", and maybe more): recover into an empty directory, or one at the "
+                           "run's last checkpoint");
+  }
+}
+
+}  // namespace
+
+int cmd_fleet(const Context& context, const Args& parsed) {
+  const std::string& action = parsed.operands()[0];
+  if (action != "runs")
+    throw parsed.usage_error("expected runs, not " + fsnap::quote_input(action));
+  const sandbox::FleetSettings& settings = fleet_settings(context);
+  fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
+  fleet::RunRegistry registry(redis);
+  std::vector<fleet::FleetRun> runs = registry.list();
+  if (context.options.json) {
+    Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
+    for (const fleet::FleetRun& r : runs) {
+      Poco::JSON::Object::Ptr o = make_object();
+      o->set("run", r.run);
+      o->set("owner", r.owner);
+      o->set("token", r.token);
+      o->set("lease_left_ms",
+             r.lease_left ? Poco::Dynamic::Var(r.lease_left->count()) : Poco::Dynamic::Var());
+      o->set("updated_at", fsnap::format_timestamp(r.updated_at));
+      for (const auto& [name, value] : r.fields) {
+        if (name != "run_json") o->set(name, value);
+      }
+      out->add(o);
+    }
+    print_json(std::cout, out);
+    return 0;
+  }
+  std::printf("%-32s %-20s %-8s %-9s %-11s %6s %9s %9s  %s\n", "RUN", "OWNER", "LEASE", "STATUS",
+              "AGENT", "STEPS", "COST-USD", "UNPUSHED", "UPDATED");
+  for (const fleet::FleetRun& r : runs) {
+    std::string unpushed = r.field("unpushed_checkpoints");
+    if (!r.field("push_error").empty()) unpushed += "!";
+    std::printf("%-32s %-20s %-8s %-9s %-11s %6s %9s %9s  %s\n", r.run.c_str(), r.owner.c_str(),
+                lease_text(r).c_str(), r.field("status").c_str(), r.field("agent").c_str(),
+                r.field("steps").c_str(), r.field("cost_usd").c_str(),
+                unpushed.empty() ? "-" : unpushed.c_str(),
+                fsnap::format_timestamp(r.updated_at).c_str());
+  }
+  for (const fleet::FleetRun& r : runs) {
+    if (r.field("push_error").empty()) continue;
+    std::fprintf(stderr, "shadowbox: warning: run %s: %s cannot push: %s\n", r.run.c_str(),
+                 r.owner.c_str(), r.field("push_error").c_str());
+  }
+  return 0;
+}
+
+int cmd_recover(const Context& context, const Args& parsed) {
+  std::string run = parsed.operands()[0];
+  std::vector<std::string> extra(parsed.operands().begin() + 1, parsed.operands().end());
+  try {
+    sandbox::check_run_id(run);
+  } catch (const fsnap::Error& e) {
+    throw UsageError(e.what());
+  }
+  std::string mode = parsed.value_or("--validation", "relaxed");
+  std::optional<hooks::ResumeValidation> validation = hooks::parse_resume_validation(mode);
+  if (!validation) {
+    throw parsed.usage_error("--validation must be strict, relaxed or none, not " +
+                             fsnap::quote_input(mode));
+  }
+  sandbox::PolicyLimits limits = limit_options(parsed);
+  bool force = parsed.has("--force");
+  const sandbox::FleetSettings& settings = fleet_settings(context);
+  std::string me = fleet::worker_id(settings);
+  auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
+
+  // What the fleet knows of the run: its owner, and the run.json it started from.
+  std::optional<fleet::FleetRun> known;
+  sandbox::RunMeta meta;
+  {
+    fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
+    known = fleet::RunRegistry(redis).find(run);
+    if (!known) {
+      throw fsnap::Error(fsnap::ErrorCode::kNotFound, "the fleet knows no run " +
+                                                          fsnap::quote_input(run) +
+                                                          " (shadowbox fleet runs lists them)");
+    }
+    if (known->field("run_json").empty()) {
+      throw fsnap::Error(fsnap::ErrorCode::kNotFound,
+                         "the fleet's record of run " + fsnap::quote_input(run) +
+                             " has no run.json: no agent was started in it");
+    }
+    meta = sandbox::RunMeta::parse(known->field("run_json"),
+                                   "the fleet's record of run " + fsnap::quote_input(run));
+  }
+  if (known->owner != me && known->lease_left && !force) {
+    throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                       "run " + fsnap::quote_input(run) + " belongs to worker " +
+                           fsnap::quote_input(known->owner) + ", whose lease runs for another " +
+                           std::to_string((known->lease_left->count() + 999) / 1000) +
+                           " s; recover it once the lease has expired, or with --force to "
+                           "fence " +
+                           known->owner);
+  }
+  boost::system::error_code ec;
+  fs::create_directories(context.workspace, ec);
+  fsnap::Store store = context.open_store(true);
+  if (std::optional<sandbox::RunMeta> local = sandbox::RunMeta::load(store, run);
+      local && local->running()) {
+    throw fsnap::Error(fsnap::ErrorCode::kConflict, "run " + fsnap::quote_input(run) +
+                                                        " is running here (pid " +
+                                                        std::to_string(local->pid) + ")");
+  }
+  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
+  fleet::RunMirror mirror(store, repo, settings.remote, me);
+  std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(run, true, repo);
+
+  // The run as its owner pushed it, checked against the workspace before the lease is
+  // taken (a refusal leaves the owner untouched); then taken, and fetched again.
+  std::string last = mirror.fetch(run, known->owner);
+  check_recovery_workspace(ledger_run->workspace(), repo->read_checkpoint(last), run);
+  std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(
+      store, context.config, run, context.workspace.string(),
+      force ? fleet::FleetMember::Join::kForce : fleet::FleetMember::Join::kTakeOver, warn);
+  if (!member) {
+    throw fsnap::Error(fsnap::ErrorCode::kIo,
+                       "recover needs the fleet's Redis, which cannot be reached");
+  }
+  try {
+    last = mirror.fetch(run, known->owner);
+    fsnap::Checkpoint target = repo->read_checkpoint(last);
+    check_recovery_workspace(ledger_run->workspace(), target, run);
+    fsnap::RestoreReport restored = ledger_run->workspace().restore_checkpoint(target, {});
+    std::cerr << "shadowbox: recovered run " << run << " from worker " << known->owner
+              << ": the workspace is at its last checkpoint " << target.id << " ("
+              << restored.changes.size() << " path" << (restored.changes.size() == 1 ? "" : "s")
+              << " written)\n";
+    ledger_run.reset();
+
+    // The run continues here: its run.json, in this workspace, resumed from its session.
+    std::string owner_workspace = meta.workspace;
+    meta.workspace = context.workspace.string();
+    meta.home.clear();
+    meta.pid = 0;
+    meta.agent_pid = 0;
+    meta.save(store);
+    hooks::ResumeRequest request;
+    request.run = run;
+    request.validation = *validation;
+    request.session_id = parsed.value_or("--session", "");
+    request.workspace = context.workspace.string();
+    request.max_age = context.config.run.resume_max_age;
+    request.fork = !parsed.has("--continue");
+    request.extra_args = extra;
+    request.only_extra_args = parsed.has("--only-args");
+    request.now = std::chrono::system_clock::now();
+    hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
+    const hooks::AgentAdapter& adapter = hooks::adapter_for(plan.agent);
+    std::string from = plan.session.cwd.empty() ? owner_workspace : plan.session.cwd;
+    adapter.rekey_session_data(plan.home, from, context.workspace.string());
+    std::cerr << "shadowbox: resuming agent session " << plan.session.session_id << '\n';
+    hooks::AgentRunSpec spec = spec_for(context, store, repo, run, plan.agent);
+    spec.home = plan.home;
+    spec.argv = plan.argv;
+    spec.env = plan.env;
+    spec.resumed_session = plan.session.session_id;
+    spec.start_summary =
+        "run recovered from worker " + known->owner + ", agent session " + plan.session.session_id;
+    spec.meta = plan.meta;
+    spec.meta.resumes.push_back({now_text(), plan.argv});
+    spec.meta.limits = plan.meta.limits.overridden_by(limits);
+    spec.fleet = member;
+    return report(run, hooks::run_agent(std::move(spec)));
+  } catch (...) {
+    member->finish();
+    throw;
+  }
+}
+
+}  // namespace cli

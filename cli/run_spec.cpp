@@ -1,0 +1,96 @@
+#include "run_spec.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/checkpoint.hpp"
+#include "hooks/agent_adapter.hpp"
+#include "shell.hpp"
+
+namespace cli {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+// The hook command the agent's settings run: this binary, bound to this workspace,
+// store, config, agent and run. An agent whose every event is a hook process (Codex,
+// Gemini) runs the thin client beside it when there is one: it hands each event to the
+// store's watch daemon, and runs this binary when none can take it.
+std::string hook_command(const Context& context, const std::string& run, hooks::AgentKind agent) {
+  std::string program = shell_quote(self_path());
+  if (!hooks::adapter_for(agent).http_hooks()) {
+    fs::path thin = fs::path(self_path()).parent_path() / "shadowbox-hook";
+    if (::access(thin.c_str(), X_OK) == 0) program = shell_quote(thin.string());
+  }
+  std::string command = program + " --workspace " + shell_quote(context.workspace.string()) +
+                        " --store " + shell_quote(context.store_dir.string());
+  if (!context.config.source.empty()) {
+    command += " --config " + shell_quote(fs::absolute(context.config.source).string());
+  }
+  return command + " hook " + std::string(hooks::agent_kind_name(agent)) + " --run " +
+         shell_quote(run);
+}
+
+}  // namespace
+
+hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
+                             std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
+                             hooks::AgentKind agent) {
+  hooks::AgentRunSpec spec{store, std::move(repo)};
+  spec.config = context.config;
+  spec.run = run;
+  spec.workspace = context.workspace;
+  spec.user = hooks::UserAgentSetup::from_environment();
+  spec.hook_command = hook_command(context, run, agent);
+  spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
+  spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };
+  return spec;
+}
+
+// The limits given as options (each overrides its policy.* key).
+sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
+  sandbox::PolicyLimits limits;
+  auto checked = [&](const char* option, auto parse) {
+    try {
+      return parse(*parsed.value(option));
+    } catch (const fsnap::Error& e) {
+      throw parsed.usage_error(std::string(option) + ": " + e.what());
+    }
+  };
+  if (parsed.has("--max-cost-usd")) {
+    limits.max_cost_usd = checked("--max-cost-usd", sandbox::parse_usd);
+  }
+  for (const char* option : {"--max-steps", "--max-retries"}) {
+    if (!parsed.has(option)) continue;
+    std::optional<std::size_t> n = parsed.count(option);
+    if (!n || *n == 0) throw parsed.usage_error(std::string(option) + " must be at least 1");
+    (std::string(option) == "--max-steps" ? limits.max_steps : limits.max_retries_total) = n;
+  }
+  if (parsed.has("--timeout")) {
+    limits.timeout = checked("--timeout", sandbox::parse_duration);
+    if (limits.timeout->count() == 0) throw parsed.usage_error("--timeout must be longer than 0 s");
+  }
+  return limits;
+}
+
+// Says how the run ended when containment (or an abort) stopped it; its exit status.
+int report(const std::string& run, const hooks::AgentRunResult& result) {
+  if (result.halt) {
+    std::fprintf(stderr,
+                 "shadowbox: run %s halted (%s): %s; spent $%.4f, %zu tool calls attempted\n",
+                 run.c_str(), result.halt->halt_reason.c_str(), result.halt->reason.c_str(),
+                 result.cost_usd, result.steps);
+  }
+  return result.code();
+}
+
+std::string now_text() {
+  return fsnap::format_timestamp(std::chrono::system_clock::now());
+}
+
+}  // namespace cli

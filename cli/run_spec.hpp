@@ -1,0 +1,31 @@
+// What `run`, `resume` and `recover` share: the AgentRunSpec of a run started from the
+// command line, the limits given as options, and how a run's end is reported.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "arguments.hpp"
+#include "context.hpp"
+#include "hooks/agent_kind.hpp"
+#include "hooks/agent_run.hpp"
+#include "sandbox/config.hpp"
+
+namespace cli {
+
+// The spec of an agent run of this workspace and store: the config, the user's agent
+// setup, the hook command bound to run and agent, warnings and news to stderr.
+hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
+                             std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
+                             hooks::AgentKind agent);
+
+// The limits given as options (each overrides its policy.* key). UsageError for bad ones.
+sandbox::PolicyLimits limit_options(const CommandArgs& parsed);
+
+// Says how the run ended when containment (or an abort) stopped it; its exit status.
+int report(const std::string& run, const hooks::AgentRunResult& result);
+
+// Now, as run.json writes times.
+std::string now_text();
+
+}  // namespace cli

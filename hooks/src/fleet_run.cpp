@@ -1,0 +1,86 @@
+#include "hooks/fleet_run.hpp"
+
+#include <cstdio>
+
+#include "fsnap/atomic_file.hpp"
+#include "fsnap/error.hpp"
+#include "fsnap/store_layout.hpp"
+#include "hooks/run_list.hpp"
+#include "hooks/run_policy.hpp"
+
+namespace hooks {
+
+std::unique_ptr<fleet::FleetMember> join_fleet(
+    const fsnap::Store& store, const sandbox::Config& config, const std::string& run,
+    const std::string& workspace, fleet::FleetMember::Join join,
+    const std::function<void(const std::string&)>& warn) {
+  if (!config.fleet.enabled()) return nullptr;
+  fleet::FleetMember::Options options{
+      config.fleet,
+      store,
+      run,
+      workspace,
+      [store, run, config](const std::shared_ptr<fsnap::ShadowRepo>& repo) {
+        return fleet_record(store, repo, run, config);
+      },
+      warn};
+  try {
+    return std::make_unique<fleet::FleetMember>(std::move(options), join);
+  } catch (const fleet::RunOwnedElsewhere&) {
+    throw;
+  } catch (const fsnap::Error& e) {
+    if (e.code() != fsnap::ErrorCode::kIo || config.fleet.required) throw;
+    if (warn) {
+      warn(std::string(e.what()) +
+           "; running locally (fleet.required is false): no lease, nothing pushed");
+    }
+    return nullptr;
+  }
+}
+
+std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
+                                                const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                                                const std::string& run,
+                                                const sandbox::Config& config) {
+  RunInfo info =
+      describe_run(store, repo, run, config.run.resume_max_age, std::chrono::system_clock::now());
+  char cost[32];
+  std::snprintf(cost, sizeof cost, "%.6f", info.cost_usd);
+  std::map<std::string, std::string> out = {
+      {"status", info.status},
+      {"halt_reason", info.halt_reason},
+      {"agent", info.agent},
+      {"session_id", info.session_id},
+      {"cost_usd", cost},
+      {"steps", std::to_string(info.steps)},
+      {"calls", std::to_string(info.calls)},
+      {"failed_calls", std::to_string(info.failed_calls)},
+      {"checkpoints", std::to_string(info.checkpoints)},
+      {"last_activity", info.last_activity},
+      {"exit_code", info.exit_code ? std::to_string(*info.exit_code) : ""},
+  };
+  if (std::optional<std::string> meta =
+          fsnap::read_small_file(fsnap::layout::run_meta_file(store.dir(), run))) {
+    out["run_json"] = *meta;
+  }
+  if (!info.sessions.empty()) out["session_cwd"] = info.sessions.back().cwd;
+  return out;
+}
+
+void record_lost_run(sandbox::LedgerRun& run, const sandbox::Config& config,
+                     const std::string& owner) {
+  std::string reason = "worker " + (owner.empty() ? std::string("(unknown)") : owner) +
+                       " took run " + run.run() + " over (its lease is gone from this worker)";
+  if (run.state().containment() == nullptr) {
+    contain_run(run, config, run_limits(run.store(), run.run(), config));
+  }
+  run.transactions().checkpoint(
+      {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
+      [&](sandbox::Session&) {
+        run.state().containment()->abort(reason);
+        run.state().record_containment();
+      },
+      "aborted: " + reason);
+}
+
+}  // namespace hooks

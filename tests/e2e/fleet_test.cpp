@@ -1,0 +1,237 @@
+// Two workers of a fleet with the real Claude Code CLI against the mock Messages API,
+// one redis-server on a loopback port and one bare git remote: worker A runs an agent
+// and is killed with -9 mid-run; worker B, in an empty directory with a store of its
+// own, recovers the run (once A's lease expired): the workspace exactly A's last
+// checkpoint, the agent resumed with its history under B's path; A's later resume is
+// refused with B's name; the remote is browsable with plain git.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <Poco/JSON/Parser.h>
+
+#include <gtest/gtest.h>
+
+#include "agent_harness.hpp"
+#include "fsnap/store_layout.hpp"
+#include "hooks/claude_code_home.hpp"
+#include "loopback_services.hpp"
+
+namespace {
+
+namespace fs = boost::filesystem;
+using testing_support::CommandResult;
+using testing_support::run_command;
+
+// One machine of the fleet: its workspace, store and config.
+struct Worker {
+  std::string id;
+  fs::path ws;
+  fs::path store;
+  fs::path config;
+};
+
+class FleetTest : public ::testing::Test {
+ protected:
+  FleetTest() {
+    std::random_device rd;
+    secret_ = "sk-ant-test-" + std::to_string(rd());
+    CommandResult r = run_command({"git", "init", "-q", "--bare", remote_.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  Worker worker(const std::string& id) {
+    Worker w{id, temp_.path() / id / "ws", temp_.path() / id / "store",
+             temp_.path() / id / "shadowbox.yaml"};
+    fs::create_directories(w.ws);
+    w.ws = fs::canonical(w.ws);
+    testing_support::write_file(w.config, "fleet:\n  redis: " + redis_.url() +
+                                              "\n  remote: " + remote_.string() +
+                                              "\n  worker_id: " + id + "\n  lease_ttl: 2s\n");
+    return w;
+  }
+
+  void start_mock(const std::string& name, const std::string& scenario) {
+    testing_support::write_file(temp_.path() / (name + ".json"), scenario);
+    server_ = std::make_unique<e2e::MockServer>(temp_.path() / (name + ".json"),
+                                                temp_.path() / (name + ".log"));
+  }
+
+  std::vector<std::string> env(const Worker& w) const {
+    std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
+    const char* path = std::getenv("PATH");
+    return {"HOME=" + (temp_.path() / w.id / "user-home").string(),
+            "ANTHROPIC_BASE_URL=" + server_->base_url(),
+            "ANTHROPIC_API_KEY=" + secret_,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+            "IS_SANDBOX=1",
+            "SHADOWBOX_CONFIG=",
+            "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")};
+  }
+
+  std::vector<std::string> argv(const Worker& w, std::vector<std::string> args) const {
+    std::vector<std::string> out = {SHADOWBOX_BIN,    "--workspace", w.ws.string(),    "--store",
+                                    w.store.string(), "--config",    w.config.string()};
+    out.insert(out.end(), args.begin(), args.end());
+    return out;
+  }
+
+  CommandResult shadowbox(const Worker& w, std::vector<std::string> args) {
+    return run_command(argv(w, std::move(args)), w.ws, env(w), "", std::chrono::seconds(180));
+  }
+
+  pid_t start_in_own_group(const Worker& w, std::vector<std::string> args) const {
+    std::vector<std::string> a = argv(w, std::move(args));
+    std::vector<std::string> environment = env(w);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      for (const std::string& e : environment) ::putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> raw;
+      for (const std::string& arg : a) raw.push_back(const_cast<char*>(arg.c_str()));
+      raw.push_back(nullptr);
+      ::dup2(::open("/dev/null", O_WRONLY), STDOUT_FILENO);
+      if (::chdir(w.ws.c_str()) == 0) ::execv(raw[0], raw.data());
+      ::_exit(127);
+    }
+    ::setpgid(pid, pid);
+    return pid;
+  }
+
+  // The run's entry in `fleet runs --json` as worker w sees it (null if none).
+  Poco::JSON::Object::Ptr fleet_run(const Worker& w, const std::string& run) {
+    CommandResult r = shadowbox(w, {"--json", "fleet", "runs"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    if (r.exit_code != 0) return nullptr;
+    Poco::JSON::Parser parser;
+    auto runs = parser.parse(r.out).extract<Poco::JSON::Array::Ptr>();
+    for (std::size_t i = 0; i < runs->size(); ++i) {
+      Poco::JSON::Object::Ptr o = runs->getObject(static_cast<unsigned>(i));
+      if (o->getValue<std::string>("run") == run) return o;
+    }
+    return nullptr;
+  }
+
+  std::string remote_git(const std::vector<std::string>& args) {
+    std::vector<std::string> a = {"git", "--git-dir", remote_.string()};
+    a.insert(a.end(), args.begin(), args.end());
+    CommandResult r = run_command(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+
+  testing_support::TempDir temp_;
+  testing_support::RedisServer redis_{temp_.path()};
+  fs::path remote_ = temp_.path() / "remote.git";
+  std::string secret_;
+  std::unique_ptr<e2e::MockServer> server_;
+};
+
+TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  Worker a = worker("worker-a");
+  Worker b = worker("worker-b");
+  testing_support::write_file(a.ws / "notes" / "kept.txt", "there before the run\n");
+  start_mock("first", R"({"steps":[
+    {"tool":"Write","id":"toolu_a1","input":{"file_path":")" +
+                          (a.ws / "a.txt").string() + R"(","content":"written on A\n"}},
+    {"tool":"Bash","id":"toolu_a2","input":{"command":"echo second > b.txt; rm notes/kept.txt","description":"b"}},
+    {"hang":true}]})");
+  pid_t pid = start_in_own_group(
+      a, {"run", "--run-id", "job", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  // Until the agent hangs after its two calls, and both are on the remote.
+  bool pushed = false;
+  for (int i = 0; i < 240 && !pushed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    bool hung = false;
+    for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+      if (req->getValue<bool>("main") && !req->isNull("step") && req->getValue<int>("step") == 2) {
+        hung = true;
+      }
+    }
+    if (!hung) continue;
+    Poco::JSON::Object::Ptr info = fleet_run(a, "job");
+    pushed = info && info->optValue<std::string>("unpushed_checkpoints", "") == "0" &&
+             std::stoi(info->optValue<std::string>("calls", "0")) == 2;
+  }
+  ASSERT_TRUE(pushed) << "worker A's two calls never reached the remote";
+  std::string session_a = fleet_run(a, "job")->optValue<std::string>("session_id", "");
+  ASSERT_FALSE(session_a.empty());
+  // The session's transcript too (preserved at each boundary, pushed after).
+  bool home_pushed = false;
+  for (int i = 0; i < 100 && !home_pushed; ++i) {
+    home_pushed = run_command({"git", "--git-dir", remote_.string(), "grep", "-q", "-F", "toolu_a2",
+                               fsnap::layout::home_ref("job")})
+                      .exit_code == 0;
+    if (!home_pushed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(home_pushed) << "the transcript never reached the remote";
+  testing_support::Manifest at_crash = testing_support::take_manifest(a.ws);
+  ::kill(-pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+
+  // B cannot take the run while A's lease lives...
+  CommandResult early = shadowbox(b, {"recover", "job", "--", "-p", "continue"});
+  EXPECT_EQ(early.exit_code, 1);
+  EXPECT_NE(early.err.find("belongs to worker 'worker-a'"), std::string::npos) << early.err;
+  EXPECT_TRUE(fs::is_empty(b.ws)) << "a refused recovery wrote into the workspace";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+
+  // ... and takes it once the lease has expired: the workspace is A's last checkpoint
+  // (checked by the agent's first call, before anything else changes it), the model
+  // sees the calls A made, and the agent works on.
+  start_mock("second", R"({"steps":[
+    {"tool":"Bash","id":"toolu_b1","input":{"command":"find . -type f | sort > ../seen.txt","description":"look"}},
+    {"tool":"Bash","id":"toolu_b2","input":{"command":"echo on B > c.txt","description":"c"}},
+    {"text":"recovered"}]})");
+  CommandResult recovered =
+      shadowbox(b, {"recover", "job", "--", "-p", "continue", "--dangerously-skip-permissions"});
+  ASSERT_EQ(recovered.exit_code, 0) << recovered.out << recovered.err;
+  EXPECT_EQ(testing_support::read_file(b.ws.parent_path() / "seen.txt"), "./a.txt\n./b.txt\n");
+  testing_support::Manifest now = testing_support::take_manifest(b.ws);
+  now.erase("c.txt");
+  EXPECT_EQ(testing_support::describe_difference(at_crash, now), "");
+  EXPECT_EQ(testing_support::read_file(b.ws / "c.txt"), "on B\n");
+  std::vector<Poco::JSON::Object::Ptr> requests = e2e::main_requests(server_->requests());
+  ASSERT_FALSE(requests.empty());
+  std::ostringstream first;
+  requests.front()->stringify(first);
+  EXPECT_NE(first.str().find("toolu_a2"), std::string::npos) << first.str();
+
+  Poco::JSON::Object::Ptr info = fleet_run(b, "job");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->getValue<std::string>("owner"), "worker-b");
+  EXPECT_EQ(info->getValue<std::string>("status"), "complete");
+  EXPECT_EQ(info->getValue<std::string>("unpushed_checkpoints"), "0");
+  EXPECT_TRUE(info->isNull("lease_left_ms")) << "released at the end";
+
+  // Claude Code keeps sessions by working directory: A's session is under B's path now.
+  std::string files = remote_git({"ls-tree", "-r", "--name-only", fsnap::layout::home_ref("job")});
+  std::string moved = ".claude/projects/" + hooks::claude_code_project_dir(b.ws.string()) + "/" +
+                      session_a + ".jsonl";
+  EXPECT_NE(files.find(moved), std::string::npos) << moved << " not in\n" << files;
+  EXPECT_EQ(files.find(hooks::claude_code_project_dir(a.ws.string())), std::string::npos) << files;
+
+  // Worker A comes back: its resume of the run is refused with the owner's name.
+  CommandResult again = shadowbox(a, {"resume", "job", "--validation", "none", "--", "-p", "x"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("belongs to worker 'worker-b'"), std::string::npos) << again.err;
+
+  // The whole run, A's calls and B's, with their records, in plain git on the remote.
+  std::string log =
+      remote_git({"log", "--notes=shadowbox/*", "--format=%N", fsnap::layout::run_ref("job")});
+  for (const char* id : {"toolu_a1", "toolu_a2", "toolu_b1", "toolu_b2"}) {
+    EXPECT_NE(log.find(id), std::string::npos) << id << " missing from\n" << log;
+  }
+  EXPECT_EQ(log.find(secret_), std::string::npos) << "the API key reached the remote";
+  EXPECT_EQ(run_command({"git", "--git-dir", remote_.string(), "grep", "-q", "-F", secret_,
+                         fsnap::layout::home_ref("job")})
+                .exit_code,
+            1)
+      << "the API key reached the remote";
+}
+
+}  // namespace
