@@ -284,18 +284,20 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     if (e.kind == sandbox::SagaEvent::Kind::kStepFailed) start_failure = e.error;
   });
   std::shared_ptr<fleet::FleetMember>& member = spec.fleet;
-  start.step<void>(
-      "fleet lease",
-      [&](sandbox::SagaContext&) {
-        // Before anything is written for the run: another worker may own it.
-        if (!member) {
-          member = join_fleet(spec.store, spec.config, spec.run, spec.workspace.string(),
-                              fleet::FleetMember::Join::kClaim, warn);
-        }
-      },
-      [&] {
-        if (member) member->finish();
-      });
+  if (member || spec.config.fleet.enabled()) {
+    start.step<void>(
+        "fleet lease",
+        [&](sandbox::SagaContext&) {
+          // Before anything is written for the run: another worker may own it.
+          if (!member) {
+            member = join_fleet(spec.store, spec.config, spec.run, spec.workspace.string(),
+                                fleet::FleetMember::Join::kClaim, warn);
+          }
+        },
+        [&] {
+          if (member) member->finish();
+        });
+  }
   start.step<void>(
       "run record",
       [&](sandbox::SagaContext&) {

@@ -1,5 +1,6 @@
 #include "hooks/run_policy.hpp"
 
+#include "fleet/shared_budget.hpp"
 #include "fsnap/error.hpp"
 #include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
@@ -14,7 +15,19 @@ sandbox::PolicyLimits run_limits(const fsnap::Store& store, const std::string& r
 
 void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
                  const sandbox::PolicyLimits& limits) {
-  run.state().set_containment(config.policy.execution_config(limits), {.chain_id = run.run()});
+  policy::ExecutionConfig execution = config.policy.execution_config(limits);
+  std::shared_ptr<policy::ShieldPipeline> pipeline;
+  if (!config.policy.shared_budget.empty() && config.fleet.enabled()) {
+    // The cost ceiling and the step limit are the fleet's, counted in Redis: the run's
+    // own counts are part of them.
+    pipeline = std::make_shared<policy::ShieldPipeline>();
+    pipeline->add(std::make_shared<fleet::SharedBudget>(
+        std::make_shared<fleet::RedisClient>(fleet::RedisEndpoint::parse(config.fleet.redis)),
+        config.policy.shared_budget, run.run(), execution.max_cost_usd, execution.max_steps));
+    execution.max_cost_usd.reset();
+    execution.max_steps.reset();
+  }
+  run.state().set_containment(execution, {.chain_id = run.run()}, std::move(pipeline));
 }
 
 void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std::string& reason) {

@@ -261,7 +261,10 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
                                                 call.at,
                                                 out.node_id,
                                                 options.key};
-      return refuse(std::move(event), NodeStatus::kHalted, false);
+      // A hook that enforces a chain-wide limit (a budget shared with other chains)
+      // stops the chain as the context's own limits do.
+      bool chain = stops_chain(event.type);
+      return refuse(std::move(event), NodeStatus::kHalted, chain);
     }
     if (v.decision == Decision::kDegrade) {
       out.decision = Decision::kDegrade;

@@ -3,7 +3,8 @@
 // and is killed with -9 mid-run; worker B, in an empty directory with a store of its
 // own, recovers the run (once A's lease expired): the workspace exactly A's last
 // checkpoint, the agent resumed with its history under B's path; A's later resume is
-// refused with B's name; the remote is browsable with plain git.
+// refused with B's name; the remote is browsable with plain git. Two workers whose runs
+// share a budget stop at its one step limit.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -43,14 +44,14 @@ class FleetTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
   }
 
-  Worker worker(const std::string& id) {
+  Worker worker(const std::string& id, const std::string& more_config = "") {
     Worker w{id, temp_.path() / id / "ws", temp_.path() / id / "store",
              temp_.path() / id / "shadowbox.yaml"};
     fs::create_directories(w.ws);
     w.ws = fs::canonical(w.ws);
-    testing_support::write_file(w.config, "fleet:\n  redis: " + redis_.url() +
-                                              "\n  remote: " + remote_.string() +
-                                              "\n  worker_id: " + id + "\n  lease_ttl: 2s\n");
+    testing_support::write_file(
+        w.config, "fleet:\n  redis: " + redis_.url() + "\n  remote: " + remote_.string() +
+                      "\n  worker_id: " + id + "\n  lease_ttl: 2s\n" + more_config);
     return w;
   }
 
@@ -232,6 +233,37 @@ TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
                 .exit_code,
             1)
       << "the API key reached the remote";
+}
+
+TEST_F(FleetTest, TwoWorkersWithASharedBudgetStopAtOneLimit) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  const std::string budget = "policy:\n  shared_budget: team\n  max_steps: 6\n";
+  Worker a = worker("worker-a", budget);
+  Worker b = worker("worker-b", budget);
+  fs::path ran = temp_.path() / "ran.txt";  // both agents' calls append here
+  start_mock("endless", R"({"steps":[{"loop":{"tool":"Bash","input":{"command":"echo call >> )" +
+                            ran.string() + R"(","description":"again"}}}]})");
+  pid_t pa = start_in_own_group(
+      a, {"run", "--run-id", "ra", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  pid_t pb = start_in_own_group(
+      b, {"run", "--run-id", "rb", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  int status_a = 0;
+  int status_b = 0;
+  ::waitpid(pa, &status_a, 0);
+  ::waitpid(pb, &status_b, 0);
+  ASSERT_TRUE(WIFEXITED(status_a) && WIFEXITED(status_b));
+  EXPECT_EQ(WEXITSTATUS(status_a), 3) << "run ra was not halted";
+  EXPECT_EQ(WEXITSTATUS(status_b), 3) << "run rb was not halted";
+  std::string text = testing_support::read_file(ran);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 6) << "six calls ran between them";
+  for (const char* run : {"ra", "rb"}) {
+    Poco::JSON::Object::Ptr info = fleet_run(a, run);
+    ASSERT_TRUE(info) << run;
+    EXPECT_EQ(info->optValue<std::string>("status", ""), "halted") << run;
+    EXPECT_EQ(info->optValue<std::string>("halt_reason", ""), "max_steps") << run;
+  }
+  // Every attempted call counted once: the six that ran and each run's denied one.
+  EXPECT_EQ(redis_.cli({"HGET", "shadowbox:budget:team", "steps"}), "8\n");
 }
 
 }  // namespace

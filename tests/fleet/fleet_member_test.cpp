@@ -118,7 +118,7 @@ TEST_F(FleetMemberTest, AsyncPushesFollowTheBoundariesAndTheRecordShowsThem) {
   })) << field("pushed_checkpoint");
   member.finish();
   EXPECT_EQ(redis_.cli({"EXISTS", "shadowbox:lease:r1"}), "0\n");  // released
-  EXPECT_EQ(field("owner"), "worker-a");  // released, still its owner
+  EXPECT_EQ(field("owner"), "worker-a");                           // released, still its owner
   EXPECT_TRUE(warnings().empty()) << warnings().front();
 }
 

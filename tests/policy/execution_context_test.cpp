@@ -259,6 +259,42 @@ TEST(ExecutionContextTest, ThePipelineIsAskedInOrderAndTheFirstHaltWins) {
   EXPECT_EQ(degraded.wrap_llm_call(costing(0)), Decision::kDegrade);
 }
 
+// A hook that enforces a limit shared with other chains: over it from the third call.
+struct SharedLimitHook : ShieldHook {
+  std::string_view name() const override { return "SharedLimit"; }
+  HookVerdict before_call(const CallContext& call) override {
+    ++asked;
+    if (asked < 3) return {};
+    return {Decision::kHalt,
+            SafetyEvent{StopReason::kBudgetExceeded, Decision::kHalt, "SharedLimit",
+                        "the shared budget is spent", 1, 1, call.at, call.node_id, call.key}};
+  }
+  int asked = 0;
+};
+
+TEST(ExecutionContextTest, AHookHaltingForAChainLimitStopsTheChain) {
+  policy_test::TestClock clock;
+  auto pipeline = std::make_shared<ShieldPipeline>();
+  auto shared = std::make_shared<SharedLimitHook>();
+  pipeline->add(shared);
+  ExecutionContext context({}, {}, pipeline, clock.now());
+  EXPECT_EQ(context.admit(NodeKind::kTool).decision, Decision::kAllow);
+  EXPECT_EQ(context.admit(NodeKind::kTool).decision, Decision::kAllow);
+  Admission over = context.admit(NodeKind::kTool);
+  EXPECT_EQ(over.decision, Decision::kHalt);
+  ASSERT_TRUE(context.state().halted_by);
+  EXPECT_EQ(*context.state().halted_by, StopReason::kBudgetExceeded);
+  // Stopped: later calls halt without asking the pipeline again.
+  EXPECT_EQ(context.admit(NodeKind::kTool).decision, Decision::kHalt);
+  EXPECT_EQ(shared->asked, 3);
+  // A hook's halt for a reason that does not stop a chain (a full window) stays one call's.
+  auto pipeline2 = std::make_shared<ShieldPipeline>();
+  pipeline2->add(std::make_shared<FixedHook>("window", Decision::kHalt));
+  ExecutionContext windowed({}, {}, pipeline2, clock.now());
+  EXPECT_EQ(windowed.admit(NodeKind::kTool).decision, Decision::kHalt);
+  EXPECT_FALSE(windowed.state().halted_by);
+}
+
 TEST(ExecutionContextTest, ConcurrentCallersAreAdmittedExactlyUpToTheLimit) {
   ExecutionContext context({.max_steps = 50});
   std::atomic<int> allowed{0};

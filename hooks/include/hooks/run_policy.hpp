@@ -18,7 +18,9 @@ namespace hooks {
 sandbox::PolicyLimits run_limits(const fsnap::Store& store, const std::string& run,
                                  const sandbox::Config& config);
 
-// Puts run's tool calls under containment with config's policy and limits.
+// Puts run's tool calls under containment with config's policy and limits. With
+// policy.shared_budget (and a fleet), max_cost_usd and max_steps are the shared
+// budget's, counted in the fleet's Redis (fleet/shared_budget.hpp).
 void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
                  const sandbox::PolicyLimits& limits);
 

@@ -153,7 +153,8 @@ class ExecutionContext {
   // Before a call: counts the attempt, then checks, in order, abort, an earlier stop,
   // timeout, the cost ceiling (with the call's estimate), the step limit and the retry
   // budget (a chain stop: this and every later call halt), the budget window, the
-  // pipeline, and the call key's circuit. Only an admitted call counts in the window.
+  // pipeline (a hook's halt for a reason that stops_chain is a chain stop too), and the
+  // call key's circuit. Only an admitted call counts in the window.
   Admission admit(NodeKind kind, const WrapOptions& options = {});
   // After an admitted call: its cost is charged; a success closes its circuit, a
   // failure (or a call past its deadline) uses one retry and counts toward its circuit.
