@@ -64,13 +64,65 @@ void check_recovery_workspace(fsnap::HostFilesystem& workspace, const fsnap::Che
 
 }  // namespace
 
+// `fleet push [RUN]`: what this worker's runs have not pushed yet (a run whose process
+// ended while the remote was away), and their records brought up to date.
+int push_runs(const Context& context, const Args& parsed, fleet::RunRegistry& registry) {
+  const sandbox::FleetSettings& settings = context.config.fleet;
+  std::string me = fleet::worker_id(settings);
+  fsnap::Store store = context.open_store(false);
+  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
+  std::vector<std::string> runs;
+  if (parsed.operands().size() > 1) {
+    runs.push_back(parsed.operands()[1]);
+  } else {
+    runs = repo->runs();
+  }
+  fleet::RunMirror mirror(store, repo, settings.remote, me);
+  int failed = 0;
+  for (const std::string& run : runs) {
+    std::optional<fleet::FleetRun> known = registry.find(run);
+    if (!known || known->owner != me) {
+      if (parsed.operands().size() > 1) {
+        throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                           "run " + fsnap::quote_input(run) +
+                               (known ? " belongs to worker " + fsnap::quote_input(known->owner)
+                                      : std::string(" is not in the fleet")) +
+                               "; only its owner pushes it");
+      }
+      continue;
+    }
+    try {
+      fleet::RunPush pushed = mirror.push(run);
+      registry.publish_as_owner(run, me,
+                                {{"pushed_checkpoint", pushed.left.pushed_checkpoint},
+                                 {"unpushed_checkpoints", std::to_string(pushed.left.checkpoints)},
+                                 {"push_error", ""}});
+      std::cout << "run " << run << ": " << pushed.report.updated.size() << " ref"
+                << (pushed.report.updated.size() == 1 ? "" : "s") << " pushed ("
+                << pushed.report.objects << " objects), " << pushed.left.checkpoints
+                << " checkpoints left\n";
+      for (const auto& [ref, why] : pushed.report.rejected) {
+        std::cerr << "shadowbox: error: run " << run << ": the remote refused " << ref << ": "
+                  << why << '\n';
+        ++failed;
+      }
+    } catch (const fsnap::Error& e) {
+      std::cerr << "shadowbox: error: run " << run << ": " << e.what() << '\n';
+      ++failed;
+    }
+  }
+  return failed == 0 ? 0 : 1;
+}
+
 int cmd_fleet(const Context& context, const Args& parsed) {
   const std::string& action = parsed.operands()[0];
-  if (action != "runs")
-    throw parsed.usage_error("expected runs, not " + fsnap::quote_input(action));
+  if (action != "runs" && action != "push") {
+    throw parsed.usage_error("expected runs or push, not " + fsnap::quote_input(action));
+  }
   const sandbox::FleetSettings& settings = fleet_settings(context);
   fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
   fleet::RunRegistry registry(redis);
+  if (action == "push") return push_runs(context, parsed, registry);
   std::vector<fleet::FleetRun> runs = registry.list();
   if (context.options.json) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;

@@ -69,6 +69,10 @@ int cmd_run(const Context& context, const Args& parsed) {
                                   : "it has no agent session to resume; choose another --run-id") +
                            ")");
   }
+  // In a fleet, the run is claimed before anything of it is written here.
+  std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(
+      store, context.config, run, context.workspace.string(), fleet::FleetMember::Join::kClaim,
+      [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; });
   fs::create_directories(home);
   std::string command;
   for (const std::string& a : parsed.operands()) command += (command.empty() ? "" : " ") + a;
@@ -83,6 +87,7 @@ int cmd_run(const Context& context, const Args& parsed) {
   spec.meta.agent = std::string(hooks::agent_kind_name(*agent));
   spec.meta.started_at = now_text();
   spec.meta.limits = limits;
+  spec.fleet = member;
   return report(run, hooks::run_agent(std::move(spec)));
 }
 

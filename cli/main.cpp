@@ -180,9 +180,12 @@ const std::vector<Command>& all_commands() {
        cmd_preserve},
       {{"fleet",
         "the fleet's runs (config fleet.*): owner, lease, status, cost, steps, checkpoints "
-        "not pushed yet",
+        "not pushed yet; or push this worker's",
         {},
-        {{"runs", true, false, "list them, most recently updated first"}}},
+        {{"runs|push", true, false,
+          "list them, most recently updated first; or push what this worker's runs have not "
+          "pushed yet"},
+         {"RUN", false, false, "push: only this run"}}},
        cmd_fleet},
       {{"recover",
         "take over a run of another worker of the fleet: its lease (once expired), its "

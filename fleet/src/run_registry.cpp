@@ -68,6 +68,16 @@ redis.call('ZADD', KEYS[3], now_ms(), ARGV[3])
 return 1
 )lua");
 
+// KEYS: record, lease, index. ARGV: worker, run, field, value, ... Returns 1 or 0.
+const RedisScript kPublishAsOwner(std::string(kNow) + R"lua(
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+local holder = redis.call('GET', KEYS[2])
+if holder and string.sub(holder, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' ' then return 0 end
+if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
+redis.call('ZADD', KEYS[3], now_ms(), ARGV[2])
+return 1
+)lua");
+
 // KEYS: lease. ARGV: worker, token.
 const RedisScript kRelease(R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] .. ' ' .. ARGV[2] then redis.call('DEL', KEYS[1]) end
@@ -164,6 +174,19 @@ bool RunRegistry::publish(const Lease& lease, const std::map<std::string, std::s
     args.push_back(value);
   }
   return redis_.run(kPublish, keys(lease.run), args).as_integer() == 1;
+}
+
+bool RunRegistry::publish_as_owner(const std::string& run, const std::string& worker,
+                                   const std::map<std::string, std::string>& fields) {
+  std::vector<std::string> args = {worker, run};
+  for (const auto& [name, value] : fields) {
+    if (name == "owner" || name == "fence") {
+      throw Error(ErrorCode::kInvalidArgument, "'" + name + "' is the registry's own field");
+    }
+    args.push_back(name);
+    args.push_back(value);
+  }
+  return redis_.run(kPublishAsOwner, keys(run), args).as_integer() == 1;
 }
 
 std::optional<FleetRun> RunRegistry::find(const std::string& run) {

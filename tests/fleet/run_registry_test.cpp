@@ -115,6 +115,21 @@ TEST_F(RunRegistryTest, AReleasedLeaseLetsARecoveryInWithoutWaiting) {
   EXPECT_TRUE(registry_.find("r1")->lease_left);
 }
 
+TEST_F(RunRegistryTest, AnOwnerUpdatesTheRecordOfItsEndedRunUnlessAnotherHoldsIt) {
+  Lease a = registry_.claim("r1", "worker-a", milliseconds(30'000));
+  // While its own lease lives, and after releasing it.
+  EXPECT_TRUE(registry_.publish_as_owner("r1", "worker-a", {{"unpushed_checkpoints", "3"}}));
+  registry_.release(a);
+  EXPECT_TRUE(registry_.publish_as_owner("r1", "worker-a", {{"unpushed_checkpoints", "0"}}));
+  EXPECT_EQ(registry_.find("r1")->field("unpushed_checkpoints"), "0");
+  // Not another worker; not once another worker took the run.
+  EXPECT_FALSE(registry_.publish_as_owner("r1", "worker-b", {{"unpushed_checkpoints", "9"}}));
+  registry_.take_over("r1", "worker-b", milliseconds(30'000), false);
+  EXPECT_FALSE(registry_.publish_as_owner("r1", "worker-a", {{"unpushed_checkpoints", "9"}}));
+  EXPECT_FALSE(registry_.publish_as_owner("nope", "worker-a", {{"x", "1"}}));
+  EXPECT_EQ(registry_.find("r1")->field("unpushed_checkpoints"), "0");
+}
+
 TEST_F(RunRegistryTest, AnUnknownRunCannotBeTakenOver) {
   try {
     registry_.take_over("nope", "worker-b", milliseconds(1000), /*force=*/true);

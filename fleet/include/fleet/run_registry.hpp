@@ -88,6 +88,10 @@ class RunRegistry {
   // Writes fields into the run's record if the lease still holds; false (nothing
   // written) when it does not.
   bool publish(const Lease& lease, const std::map<std::string, std::string>& fields);
+  // Writes fields into the record of a run worker owns and nobody else holds a lease on
+  // (a run that ended: its pushes caught up later); false (nothing written) otherwise.
+  bool publish_as_owner(const std::string& run, const std::string& worker,
+                        const std::map<std::string, std::string>& fields);
   // The run's record (nullopt: unknown run).
   std::optional<FleetRun> find(const std::string& run);
   // Every run, most recently updated first.
