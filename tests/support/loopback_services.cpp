@@ -68,6 +68,7 @@ ServerProcess::ServerProcess(const std::vector<std::string>& argv) {
     int null = ::open("/dev/null", O_RDWR);
     ::dup2(null, STDIN_FILENO);
     ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);  // git daemon's complaints about probes; Redis logs to a file
     ::execvp(args[0], args.data());
     ::_exit(127);
   }
