@@ -282,6 +282,27 @@ class GeminiAdapter : public AgentAdapter {
     return {".gemini/tmp", ".gemini/projects.json"};
   }
 
+  // Gemini CLI names a project's directories (.gemini/tmp/<slug>, .gemini/history/<slug>)
+  // in projects.json, by the project's path, and marks each with its path
+  // (.project_root): both are moved to the new path, the slug kept.
+  void rekey_session_data(const fs::path& home, const std::string& from,
+                          const std::string& to) const override {
+    fs::path registry = home / ".gemini" / "projects.json";
+    std::optional<std::string> text = fsnap::read_small_file(registry);
+    if (!text || from == to) return;
+    Poco::JSON::Object::Ptr root = parse(*text, registry.string());
+    Poco::JSON::Object::Ptr projects = root->getObject("projects");
+    if (!projects || !projects->has(from) || projects->has(to)) return;
+    std::string slug = projects->getValue<std::string>(from);
+    projects->remove(from);
+    projects->set(to, slug);
+    for (const char* base : {"tmp", "history"}) {
+      fs::path marker = home / ".gemini" / base / slug / ".project_root";
+      if (fs::exists(marker)) fsnap::write_file_atomically(marker, to);
+    }
+    fsnap::write_file_atomically(registry, json_object::file_text(root), 0600);
+  }
+
   bool is_session_path(const std::string& path, const std::string& session_id) const override {
     if (session_id.size() < 8 || !path.starts_with(".gemini/tmp/")) return false;
     if (path.find("/chats/session-") == std::string::npos) return false;
