@@ -4,7 +4,8 @@
 // own, recovers the run (once A's lease expired): the workspace exactly A's last
 // checkpoint, the agent resumed with its history under B's path; A's later resume is
 // refused with B's name; the remote is browsable with plain git. Two workers whose runs
-// share a budget stop at its one step limit.
+// share a budget stop at its one step limit. A Redis restarted (empty) mid-run loses
+// nothing.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -114,6 +115,16 @@ class FleetTest : public ::testing::Test {
       if (o->getValue<std::string>("run") == run) return o;
     }
     return nullptr;
+  }
+
+  // Waits (60 s at most) until run is in the registry with its agent session.
+  bool eventually_running(const Worker& w, const std::string& run) {
+    for (int i = 0; i < 300; ++i) {
+      Poco::JSON::Object::Ptr info = fleet_run(w, run);
+      if (info && !info->optValue<std::string>("session_id", "").empty()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
   }
 
   std::string remote_git(const std::vector<std::string>& args) {
@@ -264,6 +275,71 @@ TEST_F(FleetTest, TwoWorkersWithASharedBudgetStopAtOneLimit) {
   }
   // Every attempted call counted once: the six that ran and each run's denied one.
   EXPECT_EQ(redis_.cli({"HGET", "shadowbox:budget:team", "steps"}), "8\n");
+}
+
+// Waits (30 s at most) until file exists.
+bool wait_for_file(const fs::path& file) {
+  for (int i = 0; i < 600 && !fs::exists(file); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return fs::exists(file);
+}
+
+TEST_F(FleetTest, ARedisRestartedMidRunLosesNothing) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  Worker a = worker("worker-a");
+  fs::path gate = temp_.path() / "gate";
+  // Call 1 waits for gate/1 (Redis goes down meanwhile), call 2 runs while it is down,
+  // call 3 waits for gate/2 (Redis is back, empty, by then).
+  auto waiting = [&](const std::string& name, const std::string& then) {
+    return "while [ ! -f " + (gate / name).string() + " ]; do sleep 0.05; done; " + then;
+  };
+  start_mock("outage", R"({"steps":[
+    {"tool":"Bash","id":"toolu_1","input":{"command":")" +
+                           waiting("1", "echo one > one.txt; touch ../ran-1") +
+                           R"(","description":"one"}},
+    {"tool":"Bash","id":"toolu_2","input":{"command":"echo two > two.txt; touch ../ran-2","description":"two"}},
+    {"tool":"Bash","id":"toolu_3","input":{"command":")" +
+                           waiting("2", "echo three > three.txt") +
+                           R"(","description":"three"}},
+    {"text":"done"}]})");
+  fs::create_directories(gate);
+  pid_t pid = start_in_own_group(
+      a, {"run", "--run-id", "job", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  // Call 1 is running: Redis goes away, the calls go on.
+  ASSERT_TRUE(eventually_running(a, "job"));
+  redis_.stop();
+  testing_support::write_file(gate / "1", "");
+  ASSERT_TRUE(wait_for_file(temp_.path() / "worker-a" / "ran-2")) << "call 2 never ran";
+  // Its boundaries reached the remote without Redis; then Redis comes back empty.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  redis_.start();
+  bool back = false;
+  for (int i = 0; i < 100 && !back; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    back = redis_.cli({"HGET", "shadowbox:run:job", "owner"}) == "worker-a\n";
+  }
+  EXPECT_TRUE(back) << "the run's lease was never learned back";
+  testing_support::write_file(gate / "2", "");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  Poco::JSON::Object::Ptr info = fleet_run(a, "job");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->getValue<std::string>("owner"), "worker-a");
+  EXPECT_EQ(info->getValue<std::string>("status"), "complete");
+  EXPECT_EQ(info->getValue<std::string>("calls"), "3");
+  EXPECT_EQ(info->getValue<std::string>("unpushed_checkpoints"), "0");
+  // Every checkpoint of the run is on the remote, with its record.
+  CommandResult local = run_command({"git", "--git-dir", (a.store / "repo.git").string(),
+                                     "rev-parse", fsnap::layout::run_ref("job")});
+  EXPECT_EQ(remote_git({"rev-parse", fsnap::layout::run_ref("job")}), local.out);
+  std::string log =
+      remote_git({"log", "--notes=shadowbox/*", "--format=%N", fsnap::layout::run_ref("job")});
+  for (const char* id : {"toolu_1", "toolu_2", "toolu_3"}) {
+    EXPECT_NE(log.find(id), std::string::npos) << id;
+  }
 }
 
 }  // namespace
