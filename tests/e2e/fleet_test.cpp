@@ -5,7 +5,8 @@
 // checkpoint, the agent resumed with its history under B's path; A's later resume is
 // refused with B's name; the remote is browsable with plain git. Two workers whose runs
 // share a budget stop at its one step limit. A Redis restarted (empty) mid-run loses
-// nothing.
+// nothing. A worker whose run was taken over (--force) stops its agent at the next tool
+// boundary and writes nothing more for the run.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -18,6 +19,8 @@
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
+#include "fleet/redis_client.hpp"
+#include "fleet/run_registry.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "loopback_services.hpp"
@@ -340,6 +343,59 @@ TEST_F(FleetTest, ARedisRestartedMidRunLosesNothing) {
   for (const char* id : {"toolu_1", "toolu_2", "toolu_3"}) {
     EXPECT_NE(log.find(id), std::string::npos) << id;
   }
+}
+
+TEST_F(FleetTest, AWorkerThatLostItsRunStopsItsAgentAndWritesNothingMore) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  Worker a = worker("worker-a");
+  fs::path gate = temp_.path() / "gate";
+  start_mock("lost", R"({"steps":[
+    {"tool":"Bash","id":"toolu_1","input":{"command":"while [ ! -f )" +
+                         gate.string() +
+                         R"( ]; do sleep 0.05; done; echo one > one.txt","description":"one"}},
+    {"tool":"Bash","id":"toolu_2","input":{"command":"echo two > two.txt","description":"two"}},
+    {"text":"done"}]})");
+  pid_t pid = start_in_own_group(
+      a, {"run", "--run-id", "job", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  ASSERT_TRUE(eventually_running(a, "job"));
+  // Call 1 is running when worker B takes the run by force (as `recover --force` does).
+  std::string remote_before;
+  for (int i = 0; i < 100 && remote_before.empty(); ++i) {
+    Poco::JSON::Object::Ptr info = fleet_run(a, "job");
+    if (info && info->optValue<std::string>("unpushed_checkpoints", "") == "0" &&
+        info->optValue<std::string>("steps", "") == "1") {
+      remote_before = remote_git({"rev-parse", fsnap::layout::run_ref("job")});
+    }
+    if (remote_before.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(remote_before.empty()) << "call 1's pre-tool checkpoint never reached the remote";
+  {
+    fleet::RedisClient client(fleet::RedisEndpoint::parse(redis_.url()));
+    fleet::RunRegistry registry(client);
+    fleet::Lease b = registry.take_over("job", "worker-b", std::chrono::seconds(30), true);
+    ASSERT_TRUE(registry.publish(b, {{"status", "recovering"}}));
+  }
+  // A notices at its next renewal and records the loss in its own ledger.
+  bool recorded = false;
+  for (int i = 0; i < 100 && !recorded; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CommandResult log = shadowbox(a, {"log", "--run", "job", "-n", "3"});
+    recorded = log.out.find("worker worker-b took run job over") != std::string::npos;
+  }
+  ASSERT_TRUE(recorded) << "worker A never recorded that it lost the run";
+  testing_support::write_file(gate, "");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << "the run was not stopped";
+  EXPECT_TRUE(fs::exists(a.ws / "one.txt")) << "the call in flight was cut short";
+  EXPECT_FALSE(fs::exists(a.ws / "two.txt")) << "the next call ran";
+  // Nothing more of A's reached the remote or the record.
+  EXPECT_EQ(remote_git({"rev-parse", fsnap::layout::run_ref("job")}), remote_before);
+  Poco::JSON::Object::Ptr info = fleet_run(a, "job");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->getValue<std::string>("owner"), "worker-b");
+  EXPECT_EQ(info->getValue<std::string>("status"), "recovering");
 }
 
 }  // namespace
