@@ -4,8 +4,8 @@
 // rolled back and the model told, the agent's session in `runs --json`, the user's own
 // agent configuration carried in and left byte for byte as it was, no credential in any
 // git object, a call containment denies blocked, the model spend read from the agent's
-// session files so that the cost ceiling holds, and kill -9 then `resume` with the
-// earlier history sent to the model.
+// session files so that the cost ceiling holds, kill -9 then `resume` with the earlier
+// history sent to the model, and in a fleet kill -9 then `recover` on another worker.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
+#include "loopback_services.hpp"
 #include "terminal.hpp"
 
 namespace {
@@ -337,6 +338,62 @@ TEST_P(OtherAgentRunTest, AKilledRunIsResumedWithItsHistory) {
   Object::Ptr after = run_info("crash");
   EXPECT_EQ(after->getValue<std::string>("session_id"), session);
   EXPECT_EQ(after->getValue<std::string>("status"), "complete");
+}
+
+// In a fleet: worker A's run killed with -9, then recovered by worker B — another store,
+// an empty directory at another path — with the agent's session resumed there.
+TEST_P(OtherAgentRunTest, AKilledRunIsRecoveredByAnotherWorker) {
+  ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
+  testing_support::RedisServer redis(temp_.path());
+  fs::path remote = temp_ / "remote.git";
+  ASSERT_EQ(run_command({"git", "init", "-q", "--bare", remote.string()}).exit_code, 0);
+  auto fleet_config = [&](const std::string& worker) {
+    fs::path file = temp_ / (worker + ".yaml");
+    testing_support::write_file(file, "fleet:\n  redis: " + redis.url() +
+                                          "\n  remote: " + remote.string() +
+                                          "\n  worker_id: " + worker + "\n  lease_ttl: 2s\n");
+    return file.string();
+  };
+  std::string config_a = fleet_config("worker-a");
+  std::string config_b = fleet_config("worker-b");
+  start_mock("first", agent_.shell("echo one > one.txt") + ",{\"hang\":true}");
+  std::vector<std::string> run = run_args("crash", "first prompt");
+  run.insert(run.begin(), {"--config", config_a});
+  pid_t pid = start_in_own_group(run, /*quiet=*/true);
+  // Until the agent hangs, and its call and session data are on the remote.
+  bool pushed = false;
+  for (int i = 0; i < 480 && !pushed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    if (e2e::main_requests(server_->requests()).size() < 2) continue;
+    pushed = run_command({"git", "--git-dir", remote.string(), "grep", "-q", "-F",
+                          "echo one > one.txt", "refs/shadowbox/home/crash"})
+                 .exit_code == 0;
+  }
+  ASSERT_TRUE(pushed) << "the session's call never reached the remote";
+  Object::Ptr info = run_info("crash");
+  ASSERT_FALSE(info.isNull());
+  std::string session = info->getValue<std::string>("session_id");
+  ::kill(-pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));  // the lease expires
+
+  fs::path ws_b = temp_ / "elsewhere";  // another path, another directory name
+  fs::create_directories(ws_b);
+  ws_b = fs::canonical(ws_b);
+  start_mock("second", "{\"text\":\"again\"}");
+  std::vector<std::string> recover = {
+      SHADOWBOX_BIN, "--workspace", ws_b.string(), "--store", (temp_ / "store-b").string(),
+      "--config",    config_b,      "recover",     "crash",   "--"};
+  for (std::string& a : agent_.new_prompt("second prompt")) recover.push_back(std::move(a));
+  CommandResult recovered = run_command(recover, ws_b, env(), "", std::chrono::seconds(180));
+  ASSERT_EQ(recovered.exit_code, 0) << recovered.out << recovered.err;
+  EXPECT_EQ(testing_support::read_file(ws_b / "one.txt"), "one\n");
+  EXPECT_EQ(agent_.session_id(recovered.out), session) << recovered.out;
+  std::vector<Object::Ptr> main = e2e::main_requests(server_->requests());
+  ASSERT_FALSE(main.empty());
+  std::string history = e2e::to_json(main[0]->getArray("user_texts"));
+  EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
+  EXPECT_NE(history.find("second prompt"), std::string::npos) << history;
 }
 
 // The processes whose command line mentions text, but for this test's own.
