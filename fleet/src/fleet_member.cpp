@@ -110,8 +110,10 @@ void FleetMember::push_now() {
   try {
     RunPush pushed = mirror_.push(options_.run);
     for (const auto& [ref, why] : pushed.report.rejected) {
-      warn_once("rejected " + ref, "the fleet's remote refused " + ref + ": " + why +
-                                       " (it stays queued; is another worker writing this run?)");
+      std::string text = "the fleet's remote refused ";
+      text.append(ref).append(": ").append(why).append(
+          " (it stays queued; is another worker writing this run?)");
+      warn_once("rejected " + ref, text);
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -149,39 +151,29 @@ void FleetMember::publish(const std::map<std::string, std::string>& extra) {
     }
   }
   fields["worker_host"] = lease_.worker;
+  with_registry([&] { return registry_.publish(lease_, fields); });
+}
+
+bool FleetMember::with_registry(const std::function<bool()>& fenced_write) {
   try {
-    if (!registry_.publish(lease_, fields)) {
+    if (!fenced_write()) {
       std::optional<FleetRun> now = registry_.find(options_.run);
       mark_lost(now ? now->owner : "");
-      return;
+      return false;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     warned_["redis"] = false;
-  } catch (const RunOwnedElsewhere& e) {
-    mark_lost(e.owner());
+    return true;
   } catch (const std::exception& e) {
     warn_once("redis", std::string("the fleet's Redis cannot be reached; the run goes on "
                                    "checkpointing here and catches up when it answers: ") +
                            e.what());
+    return true;
   }
 }
 
 void FleetMember::round(bool renew_due, bool push_due) {
-  if (renew_due) {
-    try {
-      if (!registry_.renew(lease_, ttl_)) {
-        std::optional<FleetRun> now = registry_.find(options_.run);
-        mark_lost(now ? now->owner : "");
-        return;
-      }
-      std::lock_guard<std::mutex> lock(mutex_);
-      warned_["redis"] = false;
-    } catch (const std::exception& e) {
-      warn_once("redis", std::string("the fleet's Redis cannot be reached; the run goes on "
-                                     "checkpointing here and catches up when it answers: ") +
-                             e.what());
-    }
-  }
+  if (renew_due && !with_registry([&] { return registry_.renew(lease_, ttl_); })) return;
   if (push_due) push_now();
 }
 

@@ -46,7 +46,7 @@ std::string usd(double value) {
 
 SharedBudget::SharedBudget(std::shared_ptr<RedisClient> redis, std::string name, std::string run,
                            std::optional<double> max_cost_usd, std::optional<std::size_t> max_steps,
-                           std::string prefix)
+                           const std::string& prefix)
     : redis_(std::move(redis)),
       budget_(std::move(name)),
       key_(prefix + ":budget:" + budget_),

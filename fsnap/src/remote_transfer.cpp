@@ -47,6 +47,28 @@ std::string failure(const std::string& what, const std::string& url) {
   return what + " " + quote_input(url, 200);
 }
 
+// The refspecs of transfers ("+from:to" when forced), as libgit2 takes them.
+class Refspecs {
+ public:
+  explicit Refspecs(const std::vector<RefTransfer>& transfers) {
+    specs_.reserve(transfers.size());
+    for (const RefTransfer& t : transfers) {
+      specs_.push_back((t.force ? "+" : "") + t.from + ":" + t.to);
+    }
+    raw_.reserve(specs_.size());
+    for (std::string& s : specs_) raw_.push_back(s.data());
+  }
+  const git_strarray* array() {
+    array_ = {raw_.data(), raw_.size()};
+    return &array_;
+  }
+
+ private:
+  std::vector<std::string> specs_;
+  std::vector<char*> raw_;
+  git_strarray array_{};
+};
+
 struct PushState {
   PushReport* report;
 };
@@ -71,12 +93,7 @@ int on_progress(unsigned int /*current*/, unsigned int total, size_t bytes, void
 int push_once(ShadowRepo& repo, const std::string& url, const std::vector<RefTransfer>& transfers,
               PushReport& report) {
   Remote remote = open_remote(repo, url);
-  std::vector<std::string> specs;
-  for (const RefTransfer& t : transfers)
-    specs.push_back((t.force ? "+" : "") + t.from + ":" + t.to);
-  std::vector<char*> raw_specs;
-  for (std::string& s : specs) raw_specs.push_back(s.data());
-  git_strarray array{raw_specs.data(), raw_specs.size()};
+  Refspecs specs(transfers);
   PushState state{&report};
   git_push_options options = GIT_PUSH_OPTIONS_INIT;
   options.callbacks.credentials = credentials;
@@ -84,7 +101,7 @@ int push_once(ShadowRepo& repo, const std::string& url, const std::vector<RefTra
   options.callbacks.push_transfer_progress = on_progress;
   options.callbacks.payload = &state;
   options.pb_parallelism = 1;
-  return git_remote_push(remote.get(), &array, &options);
+  return git_remote_push(remote.get(), specs.array(), &options);
 }
 
 }  // namespace
@@ -152,18 +169,13 @@ void fetch_refs(ShadowRepo& repo, const std::string& url,
     throw Error(ErrorCode::kNotFound, "the remote " + quote_input(url, 200) + " has no " + missing);
   }
   Remote remote = open_remote(repo, url);
-  std::vector<std::string> specs;
-  for (const RefTransfer& t : transfers)
-    specs.push_back((t.force ? "+" : "") + t.from + ":" + t.to);
-  std::vector<char*> raw_specs;
-  for (std::string& s : specs) raw_specs.push_back(s.data());
-  git_strarray array{raw_specs.data(), raw_specs.size()};
+  Refspecs specs(transfers);
   git_fetch_options options = GIT_FETCH_OPTIONS_INIT;
   options.callbacks.credentials = credentials;
   options.prune = GIT_FETCH_NO_PRUNE;
   options.update_fetchhead = 0;
   options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-  git::check(git_remote_fetch(remote.get(), &array, &options, "shadowbox: fetch"),
+  git::check(git_remote_fetch(remote.get(), specs.array(), &options, "shadowbox: fetch"),
              failure("cannot fetch from", url));
   for (const RefTransfer& t : transfers) {
     std::optional<git_oid> now = repo.impl().ref_target(t.to);

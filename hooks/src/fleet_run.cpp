@@ -71,16 +71,7 @@ void record_lost_run(sandbox::LedgerRun& run, const sandbox::Config& config,
                      const std::string& owner) {
   std::string reason = "worker " + (owner.empty() ? std::string("(unknown)") : owner) +
                        " took run " + run.run() + " over (its lease is gone from this worker)";
-  if (run.state().containment() == nullptr) {
-    contain_run(run, config, run_limits(run.store(), run.run(), config));
-  }
-  run.transactions().checkpoint(
-      {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
-      [&](sandbox::Session&) {
-        run.state().containment()->abort(reason);
-        run.state().record_containment();
-      },
-      "aborted: " + reason);
+  record_abort(run, config, reason);
 }
 
 }  // namespace hooks

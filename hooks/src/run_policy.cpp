@@ -30,6 +30,20 @@ void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
   run.state().set_containment(execution, {.chain_id = run.run()}, std::move(pipeline));
 }
 
+void record_abort(sandbox::LedgerRun& run, const sandbox::Config& config,
+                  const std::string& reason) {
+  if (run.state().containment() == nullptr) {
+    contain_run(run, config, run_limits(run.store(), run.run(), config));
+  }
+  run.transactions().checkpoint(
+      {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
+      [&](sandbox::Session&) {
+        run.state().containment()->abort(reason);
+        run.state().record_containment();
+      },
+      "aborted: " + reason);
+}
+
 void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std::string& reason) {
   const fsnap::Store& store = run.store();
   std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run.run());
@@ -42,16 +56,9 @@ void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std
     throw fsnap::Error(fsnap::ErrorCode::kConflict, "run " + fsnap::quote_input(run.run()) +
                                                         " is not running; nothing to abort");
   }
-  contain_run(run, config, run_limits(store, run.run(), config));
   // The ledger first: whatever happens to the agent next, the abort and its reason are
   // the run's, and no further tool call of it is admitted.
-  run.transactions().checkpoint(
-      {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
-      [&](sandbox::Session&) {
-        run.state().containment()->abort(reason);
-        run.state().record_containment();
-      },
-      "aborted: " + reason);
+  record_abort(run, config, reason);
   sandbox::request_halt(store, run.run(), {"aborted", "aborted: " + reason, false});
 }
 

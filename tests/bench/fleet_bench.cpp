@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
       fs::path round = temp.path() / (mode + "-" + std::to_string(n));
       fs::path remote_dir = round / "remote.git";
       fs::create_directories(round);
-      testing_support::run_command({"git", "init", "-q", "--bare", remote_dir.string()});
+      testing_support::init_bare_remote(remote_dir);
       std::unique_ptr<testing_support::GitDaemon> daemon;
       std::string remote = remote_dir.string();
       if (options.transport == "git") {

@@ -26,10 +26,7 @@ class FleetCommandsTest : public ::testing::Test {
     init_remote();
   }
 
-  void init_remote() {
-    CommandResult r = run_command({"git", "init", "-q", "--bare", remote_.string()});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-  }
+  void init_remote() { testing_support::init_bare_remote(remote_); }
 
   std::string config(const std::string& redis_url, const std::string& more = "") const {
     return "fleet:\n  redis: " + redis_url + "\n  remote: " + remote_.string() +

@@ -44,8 +44,7 @@ class FleetTest : public ::testing::Test {
   FleetTest() {
     std::random_device rd;
     secret_ = "sk-ant-test-" + std::to_string(rd());
-    CommandResult r = run_command({"git", "init", "-q", "--bare", remote_.string()});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
+    testing_support::init_bare_remote(remote_);
   }
 
   Worker worker(const std::string& id, const std::string& more_config = "") {
@@ -131,11 +130,7 @@ class FleetTest : public ::testing::Test {
   }
 
   std::string remote_git(const std::vector<std::string>& args) {
-    std::vector<std::string> a = {"git", "--git-dir", remote_.string()};
-    a.insert(a.end(), args.begin(), args.end());
-    CommandResult r = run_command(a);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.out;
+    return testing_support::git_at(remote_, args);
   }
 
   testing_support::TempDir temp_;

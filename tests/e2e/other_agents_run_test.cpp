@@ -346,7 +346,7 @@ TEST_P(OtherAgentRunTest, AKilledRunIsRecoveredByAnotherWorker) {
   ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
   testing_support::RedisServer redis(temp_.path());
   fs::path remote = temp_ / "remote.git";
-  ASSERT_EQ(run_command({"git", "init", "-q", "--bare", remote.string()}).exit_code, 0);
+  testing_support::init_bare_remote(remote);
   auto fleet_config = [&](const std::string& worker) {
     fs::path file = temp_ / (worker + ".yaml");
     testing_support::write_file(file, "fleet:\n  redis: " + redis.url() +

@@ -41,11 +41,7 @@ class FleetMemberTest : public ::testing::Test {
  protected:
   FleetMemberTest() { init_remote(); }
 
-  void init_remote() {
-    testing_support::CommandResult r =
-        testing_support::run_command({"git", "init", "-q", "--bare", remote_.string()});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-  }
+  void init_remote() { testing_support::init_bare_remote(remote_); }
 
   FleetMember::Options options(bool sync = false) {
     sandbox::FleetSettings settings;

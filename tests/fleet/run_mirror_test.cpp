@@ -10,6 +10,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store_layout.hpp"
+#include "loopback_services.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -24,11 +25,7 @@ fs::path made(const fs::path& dir) {
 
 class RunMirrorTest : public ::testing::Test {
  protected:
-  RunMirrorTest() {
-    testing_support::CommandResult r =
-        testing_support::run_command({"git", "init", "-q", "--bare", remote_.string()});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-  }
+  RunMirrorTest() { testing_support::init_bare_remote(remote_); }
 
   fsnap::Checkpoint step(const std::string& content) {
     testing_support::write_file(ws_ / "a.txt", content);
@@ -39,11 +36,7 @@ class RunMirrorTest : public ::testing::Test {
   }
 
   std::string git(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "--git-dir", remote_.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    testing_support::CommandResult r = testing_support::run_command(argv);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.out;
+    return testing_support::git_at(remote_, args);
   }
 
   testing_support::TempDir temp_;

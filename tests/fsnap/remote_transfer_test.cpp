@@ -23,9 +23,7 @@ std::string run_ref(const std::string& run) {
 class RemoteTransferTest : public HostTest {
  protected:
   RemoteTransferTest() : remote_(temp_.path() / "remote.git") {
-    testing_support::CommandResult r =
-        testing_support::run_command({"git", "init", "-q", "--bare", remote_.string()});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
+    testing_support::init_bare_remote(remote_);
   }
 
   // Writes content to a.txt and checkpoints it in run, with a note.
@@ -39,11 +37,7 @@ class RemoteTransferTest : public HostTest {
   }
 
   std::string git(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"git", "--git-dir", remote_.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    testing_support::CommandResult r = testing_support::run_command(argv);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.out;
+    return testing_support::git_at(remote_, args);
   }
 
   std::vector<RefTransfer> run_refs(const std::string& run) {

@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "test_support.hpp"
 
 namespace testing_support {
@@ -29,6 +31,23 @@ sockaddr_in loopback(int port) {
 }
 
 }  // namespace
+
+void init_bare_remote(const boost::filesystem::path& dir) {
+  CommandResult r = run_command({"git", "init", "-q", "--bare", dir.string()});
+  if (r.exit_code != 0) throw std::runtime_error("git init --bare failed: " + r.err);
+}
+
+std::string git_at(const boost::filesystem::path& git_dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"git", "--git-dir", git_dir.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandResult r = run_command(argv);
+  if (r.exit_code != 0) {
+    std::string command;
+    for (const std::string& a : argv) command += " " + a;
+    ADD_FAILURE() << "failed:" << command << "\n" << r.err;
+  }
+  return r.out;
+}
 
 int free_loopback_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

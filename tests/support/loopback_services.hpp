@@ -12,6 +12,14 @@
 
 namespace testing_support {
 
+// Creates a bare git repository at dir (a remote for the fleet's tests). Throws
+// std::runtime_error if git cannot.
+void init_bare_remote(const boost::filesystem::path& dir);
+
+// The output of `git --git-dir git_dir ARGS...`; a test failure naming the command when
+// it fails.
+std::string git_at(const boost::filesystem::path& git_dir, const std::vector<std::string>& args);
+
 // A free TCP port on 127.0.0.1 (bound, then released: whoever binds it next gets it,
 // barring a race the callers retry).
 int free_loopback_port();

@@ -83,9 +83,13 @@ class FleetMember {
  private:
   void loop();
   // One round: renew when due, push what is pending, publish the record.
-  void round(bool renew_due, bool pushed_due);
+  void round(bool renew_due, bool push_due);
   void push_now();
   void publish(const std::map<std::string, std::string>& extra);
+  // Runs a write the lease fences (renew, publish): false (and the lease marked lost)
+  // when it no longer holds; true when it did, or when Redis could not be reached
+  // (warned about once, until it answers again).
+  bool with_registry(const std::function<bool()>& fenced_write);
   void mark_lost(const std::string& owner);
   void warn_once(const std::string& key, const std::string& text);
 

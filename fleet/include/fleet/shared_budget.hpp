@@ -35,7 +35,7 @@ class SharedBudget : public policy::ShieldHook {
  public:
   SharedBudget(std::shared_ptr<RedisClient> redis, std::string name, std::string run,
                std::optional<double> max_cost_usd, std::optional<std::size_t> max_steps,
-               std::string prefix = "shadowbox");
+               const std::string& prefix = "shadowbox");
 
   std::string_view name() const override { return "SharedBudget"; }
   // Reports this run's totals (the call counted) and halts it when the budget's reach a

@@ -24,6 +24,11 @@ sandbox::PolicyLimits run_limits(const fsnap::Store& store, const std::string& r
 void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
                  const sandbox::PolicyLimits& limits);
 
+// Records in run's ledger that containment aborted it for reason (its containment set
+// up first if it has none): every later tool call of the run is denied.
+void record_abort(sandbox::LedgerRun& run, const sandbox::Config& config,
+                  const std::string& reason);
+
 // Stops a running agent run from another process: records the abort (with reason) in
 // the run's ledger — every later tool call of the run is denied — and asks its
 // supervisor to stop the agent (HaltRequest). Error kNotFound if run is no agent run,
