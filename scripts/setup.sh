@@ -4,6 +4,8 @@
 # package is missing.
 set -euo pipefail
 
+# tmux drives interactive agents in the end-to-end tests; redis-server is the fleet
+# tests' Redis (each test starts its own on a free loopback port).
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgit2-dev libboost-filesystem-dev libyaml-cpp-dev libpoco-dev libcli11-dev zlib1g-dev libssl-dev
