@@ -63,6 +63,11 @@ std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
           fsnap::read_small_file(fsnap::layout::run_meta_file(store.dir(), run))) {
     out["run_json"] = *meta;
   }
+  std::string ids;
+  for (const ClaudeCodeSession& session : info.sessions) {
+    ids += (ids.empty() ? "" : ",") + session.session_id;
+  }
+  out["session_ids"] = ids;  // every agent session of the run, oldest first
   if (!info.sessions.empty()) out["session_cwd"] = info.sessions.back().cwd;
   return out;
 }

@@ -87,6 +87,8 @@ TEST_F(FleetCommandsTest, ARunIsRegisteredAndPushedWithItsRecords) {
   EXPECT_EQ(info->getValue<std::string>("status"), "complete");
   EXPECT_EQ(info->getValue<std::string>("unpushed_checkpoints"), "0");
   EXPECT_EQ(info->getValue<std::string>("workspace"), ws_.string());
+  EXPECT_EQ(info->getValue<std::string>("agent"), "claude-sdk");
+  EXPECT_EQ(info->getValue<std::string>("checkpoints"), "2");
   EXPECT_TRUE(info->isNull("lease_left_ms")) << "released when the run ended";
   std::string tip = local_ref(fsnap::layout::run_ref("r1"));
   ASSERT_FALSE(tip.empty());

@@ -215,6 +215,8 @@ TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
   ASSERT_TRUE(info);
   EXPECT_EQ(info->getValue<std::string>("owner"), "worker-b");
   EXPECT_EQ(info->getValue<std::string>("status"), "complete");
+  EXPECT_EQ(info->getValue<std::string>("session_ids").rfind(session_a, 0), 0u)
+      << "A's session first, then B's resumed one: " << info->getValue<std::string>("session_ids");
   EXPECT_EQ(info->getValue<std::string>("unpushed_checkpoints"), "0");
   EXPECT_TRUE(info->isNull("lease_left_ms")) << "released at the end";
 

@@ -26,8 +26,8 @@ std::unique_ptr<fleet::FleetMember> join_fleet(const fsnap::Store& store,
                                                const std::function<void(const std::string&)>& warn);
 
 // The run's record as the fleet's registry shows it: what `shadowbox runs` says of it
-// (status, agent, session, cost, steps, calls), its run.json (for `recover`), and its
-// preserved agent sessions' workspace.
+// (status, agent, session_id and every session's in session_ids, cost, steps, calls),
+// its run.json (for `recover`), and the working directory of its newest agent session.
 std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
                                                 const std::shared_ptr<fsnap::ShadowRepo>& repo,
                                                 const std::string& run,
