@@ -114,6 +114,7 @@ RunPush RunMirror::push(const std::string& run) {
   for (const fsnap::RefTransfer& t : before.refs) {
     if (std::optional<std::string> here = repo_->ref_target(t.from)) sent[t.to] = *here;
   }
+  replace_rewritten(before.refs, sent);
   out.report = fsnap::push_refs(*repo_, remote_, before.refs);
   {
     fsnap::StoreLock lock = store_.lock();
@@ -126,6 +127,33 @@ RunPush RunMirror::push(const std::string& run) {
   }
   out.left = lag(run);
   return out;
+}
+
+void RunMirror::replace_rewritten(const std::vector<fsnap::RefTransfer>& refs,
+                                  const std::map<std::string, std::string>& sent) {
+  std::map<std::string, std::string> done = pushed();
+  std::vector<fsnap::RefTransfer> rewritten;
+  for (const fsnap::RefTransfer& t : refs) {
+    auto was = done.find(t.to);
+    auto now = sent.find(t.to);
+    if (was == done.end() || now == sent.end()) continue;  // never pushed: a plain push
+    if (!repo_->descends_from(now->second, was->second)) rewritten.push_back(t);
+  }
+  if (rewritten.empty()) return;
+  // The remote's ref goes first (libgit2 cannot push over a commit this store no longer
+  // has), and only where the remote still holds what this store pushed last: never what
+  // another worker pushed since. The push that follows writes the new history.
+  std::map<std::string, std::string> there = fsnap::remote_refs(*repo_, remote_, "refs/");
+  std::vector<fsnap::RefTransfer> deletions;
+  for (const fsnap::RefTransfer& t : rewritten) {
+    auto remote = there.find(t.to);
+    if (remote != there.end() && remote->second == done[t.to]) deletions.push_back({"", t.to});
+  }
+  fsnap::PushReport deleted = fsnap::push_refs(*repo_, remote_, deletions);
+  fsnap::StoreLock lock = store_.lock();
+  PushedFile all = read_pushed(store_);
+  for (const std::string& ref : deleted.updated) all[remote_].erase(ref);
+  write_pushed(store_, all);
 }
 
 std::string RunMirror::fetch(const std::string& run, const std::string& owner) {

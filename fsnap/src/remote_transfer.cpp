@@ -129,7 +129,7 @@ PushReport push_refs(ShadowRepo& repo, const std::string& url,
                      const std::vector<RefTransfer>& transfers) {
   std::vector<RefTransfer> present;
   for (const RefTransfer& t : transfers) {
-    if (repo.impl().ref_target(t.from)) present.push_back(t);
+    if (t.from.empty() || repo.impl().ref_target(t.from)) present.push_back(t);
   }
   PushReport report;
   if (present.empty()) return report;

@@ -258,6 +258,18 @@ git::Tree ShadowRepo::Impl::lookup_tree(const git_oid& oid) const {
   return git::Tree(raw);
 }
 
+bool ShadowRepo::descends_from(std::string_view newer, std::string_view older) const {
+  if (newer == older) return true;
+  git_oid descendant = git::from_hex(newer);
+  git_oid ancestor = git::from_hex(older);
+  int rc = git_graph_descendant_of(impl_->repo.get(), &descendant, &ancestor);
+  if (rc < 0) {
+    git_error_clear();  // older (or newer) is gone: no history joins them
+    return false;
+  }
+  return rc == 1;
+}
+
 std::size_t ShadowRepo::commits_between(std::string_view newer, std::string_view older,
                                         std::size_t limit) const {
   git_revwalk* raw = nullptr;

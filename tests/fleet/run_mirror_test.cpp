@@ -93,6 +93,53 @@ TEST_F(RunMirrorTest, AnUnreachableRemoteLeavesEverythingPending) {
   EXPECT_EQ(mirror_.lag("r1").checkpoints, 1u);  // per remote
 }
 
+// Retention (gc) rewrites the run's history: the new one replaces the remote's, as long
+// as the remote still holds what this store pushed last.
+TEST_F(RunMirrorTest, AHistoryGcRewroteReplacesTheRemotesWithALease) {
+  step("one");
+  step("two");
+  step("three");
+  mirror_.push("r1");
+  {
+    fsnap::StoreLock lock = store_.lock();
+    host_.repo().collect_garbage({.keep_last = 1, .prune_grace = std::chrono::seconds(0)},
+                                 std::chrono::system_clock::now());
+  }
+  std::string tip = *host_.repo().ref_target(layout::run_ref("r1"));
+  ASSERT_EQ(host_.repo().log("r1", 0).size(), 1u);
+  fleet::RunPush pushed = mirror_.push("r1");
+  EXPECT_TRUE(pushed.report.rejected.empty()) << pushed.report.rejected.begin()->second;
+  EXPECT_TRUE(pushed.left.up_to_date());
+  EXPECT_EQ(git({"rev-parse", layout::run_ref("r1")}), tip + "\n");
+  EXPECT_EQ(git({"rev-list", "--count", layout::run_ref("r1")}), "1\n");
+  std::string log = git({"log", "--notes=shadowbox/*", "--format=%N", layout::run_ref("r1")});
+  EXPECT_NE(log.find("record: three"), std::string::npos) << log;
+}
+
+TEST_F(RunMirrorTest, ARewrittenHistoryNeverReplacesWhatAnotherWorkerPushed) {
+  step("one");
+  step("two");
+  mirror_.push("r1");
+  // Another store puts a history of its own at r1 on the remote.
+  testing_support::TempDir other;
+  fs::path other_ws = made(other.path() / "ws");
+  fsnap::HostFilesystem elsewhere(fsnap::Store::open(other.path() / "store", other_ws, true), {});
+  testing_support::write_file(other_ws / "b.txt", "elsewhere");
+  fsnap::Checkpoint theirs =
+      elsewhere.checkpoint({.phase = fsnap::Phase::kCheckpoint, .run = "r1"});
+  fsnap::push_refs(elsewhere.repo(), remote_.string(),
+                   {{layout::run_ref("r1"), layout::run_ref("r1"), /*force=*/true}});
+  {
+    fsnap::StoreLock lock = store_.lock();
+    host_.repo().collect_garbage({.keep_last = 1, .prune_grace = std::chrono::seconds(0)},
+                                 std::chrono::system_clock::now());
+  }
+  fleet::RunPush pushed = mirror_.push("r1");
+  EXPECT_EQ(pushed.report.rejected.count(layout::run_ref("r1")), 1u);
+  EXPECT_FALSE(pushed.left.up_to_date());
+  EXPECT_EQ(git({"rev-parse", layout::run_ref("r1")}), theirs.commit + "\n");
+}
+
 TEST_F(RunMirrorTest, AnotherStoreFetchesTheRunWithItsRecords) {
   step("one");
   fsnap::Checkpoint last = step("two");

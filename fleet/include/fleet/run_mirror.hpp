@@ -14,7 +14,9 @@
 // (<store>/fleet-pushed.json, per remote URL, rewritten after every push): nothing is
 // written at a tool boundary, and after a crash whatever was not pushed still differs,
 // so the next push sends it. A ref that is not a fast-forward of the remote's (another
-// worker moved it) is refused by the remote and stays pending; it is never forced.
+// worker moved it) is refused by the remote and stays pending. A history this store
+// rewrote itself (`shadowbox gc`'s retention) replaces the remote's with a lease: only
+// while the remote still holds what this store pushed last.
 //
 // Thread-safety: one RunMirror per thread; pushes of the same store from several
 // processes are safe (the record of what was pushed is updated under the store lock).
@@ -70,6 +72,11 @@ class RunMirror {
 
  private:
   std::map<std::string, std::string> pushed() const;
+  // Deletes on the remote each ref of refs whose history this store rewrote (sent: what
+  // each receiving ref is about to be pushed at), where the remote still holds what this
+  // store pushed last.
+  void replace_rewritten(const std::vector<fsnap::RefTransfer>& refs,
+                         const std::map<std::string, std::string>& sent);
 
   fsnap::Store store_;
   std::shared_ptr<fsnap::ShadowRepo> repo_;

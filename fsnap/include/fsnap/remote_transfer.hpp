@@ -21,7 +21,7 @@ namespace fsnap {
 
 // One ref to move: from (a ref on the sending side) to (a ref on the receiving side).
 struct RefTransfer {
-  std::string from;
+  std::string from;  // "" in a push: delete the receiving ref
   std::string to;
   bool force = false;  // let the receiving ref move to a commit that does not descend from it
 };
@@ -39,10 +39,10 @@ struct PushReport {
 std::map<std::string, std::string> remote_refs(ShadowRepo& repo, const std::string& url,
                                                const std::string& prefix);
 
-// Pushes each local ref `from` to the remote's `to`, in one connection. A local ref
-// that does not exist is skipped. A ref the remote refuses (it is not a fast-forward,
-// or the remote's hooks declined it) is in the report's rejected, the others are
-// pushed. Error kIo when the remote cannot be reached.
+// Pushes each local ref `from` to the remote's `to` (or deletes `to`, for an empty
+// `from`), in one connection. A local ref that does not exist is skipped. A ref the remote refuses
+// (it is not a fast-forward, or the remote's hooks declined it) is in the report's rejected, the
+// others are pushed. Error kIo when the remote cannot be reached.
 PushReport push_refs(ShadowRepo& repo, const std::string& url,
                      const std::vector<RefTransfer>& transfers);
 

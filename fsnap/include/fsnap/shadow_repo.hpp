@@ -146,6 +146,9 @@ class ShadowRepo {
                             const std::string& message);
   // The tree of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::string> ref_tree(const std::string& ref) const;
+  // Whether commit newer is older or has it in its history. False when older is not in
+  // this repository (a commit gc removed).
+  bool descends_from(std::string_view newer, std::string_view older) const;
   // How many commits are reachable from newer but not from older ("" : none hidden),
   // counted up to limit.
   std::size_t commits_between(std::string_view newer, std::string_view older,
