@@ -7,6 +7,7 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/run_list.hpp"
 #include "hooks/run_policy.hpp"
+#include "sandbox/redaction.hpp"
 
 namespace hooks {
 
@@ -20,8 +21,9 @@ std::unique_ptr<fleet::FleetMember> join_fleet(
       store,
       run,
       workspace,
-      [store, run, config](const std::shared_ptr<fsnap::ShadowRepo>& repo) {
-        return fleet_record(store, repo, run, config);
+      [store, run, config, secrets = sandbox::secret_values(config.run.secrets)](
+          const std::shared_ptr<fsnap::ShadowRepo>& repo) {
+        return fleet_record(store, repo, run, config, secrets);
       },
       warn};
   try {
@@ -41,7 +43,8 @@ std::unique_ptr<fleet::FleetMember> join_fleet(
 std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
                                                 const std::shared_ptr<fsnap::ShadowRepo>& repo,
                                                 const std::string& run,
-                                                const sandbox::Config& config) {
+                                                const sandbox::Config& config,
+                                                const std::vector<std::string>& secrets) {
   RunInfo info =
       describe_run(store, repo, run, config.run.resume_max_age, std::chrono::system_clock::now());
   char cost[32];
@@ -61,7 +64,7 @@ std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
   };
   if (std::optional<std::string> meta =
           fsnap::read_small_file(fsnap::layout::run_meta_file(store.dir(), run))) {
-    out["run_json"] = *meta;
+    out["run_json"] = sandbox::redact(*meta, secrets);  // the agent's command line
   }
   std::string ids;
   for (const ClaudeCodeSession& session : info.sessions) {

@@ -103,6 +103,16 @@ TEST_F(FleetCommandsTest, ARunIsRegisteredAndPushedWithItsRecords) {
   EXPECT_NE(table.out.find("worker-a"), std::string::npos) << table.out;
 }
 
+TEST_F(FleetCommandsTest, TheRecordsCommandLineIsRedactedAsTheLedgerIs) {
+  const std::string token = "sk-ant-api03-" + std::string(24, 'Q');
+  CommandResult r = shadowbox(config(redis_.url()), {"run", "--agent", "claude-sdk", "--run-id",
+                                                     "r1", "--", "sh", "-c", "true " + token});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string run_json = redis_.cli({"HGET", "shadowbox:run:r1", "run_json"});
+  EXPECT_NE(run_json.find("[REDACTED]"), std::string::npos) << run_json;
+  EXPECT_EQ(run_json.find(token), std::string::npos) << run_json;
+}
+
 TEST_F(FleetCommandsTest, RedisUnreachableAtTheStartIsAClearErrorOrALocalRun) {
   std::string dead = "redis://127.0.0.1:" + std::to_string(testing_support::free_loopback_port());
   CommandResult r = shadowbox(config(dead), {"run", "--agent", "claude-sdk", "--run-id", "r1", "--",

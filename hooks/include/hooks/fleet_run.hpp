@@ -27,11 +27,13 @@ std::unique_ptr<fleet::FleetMember> join_fleet(const fsnap::Store& store,
 
 // The run's record as the fleet's registry shows it: what `shadowbox runs` says of it
 // (status, agent, session_id and every session's in session_ids, cost, steps, calls),
-// its run.json (for `recover`), and the working directory of its newest agent session.
+// its run.json (for `recover`; secrets and credential-shaped text redacted, as in the
+// ledger), and the working directory of its newest agent session.
 std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
                                                 const std::shared_ptr<fsnap::ShadowRepo>& repo,
                                                 const std::string& run,
-                                                const sandbox::Config& config);
+                                                const sandbox::Config& config,
+                                                const std::vector<std::string>& secrets);
 
 // Records in the run's ledger that this worker lost the run to owner: containment's
 // abort, so that its next tool call is denied and the agent told to stop.
