@@ -198,6 +198,35 @@ RedisReply RedisClient::command_locked(const std::vector<std::string>& args) {
   }
 }
 
+std::vector<RedisReply> RedisClient::pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::vector<RedisReply> out;
+  if (commands.empty()) return out;
+  std::lock_guard<std::mutex> lock(mutex_);
+  command_locked({"PING"});  // connects (and selects) as a command does
+  try {
+    std::vector<redis::Array> requests;
+    requests.reserve(commands.size());
+    for (const std::vector<std::string>& args : commands) {
+      redis::Array request;
+      for (const std::string& arg : args) request.add(arg);
+      requests.push_back(std::move(request));
+    }
+    redis::Array replies = connection_->client.sendCommands(requests);
+    out.reserve(replies.size());
+    for (const redis::RedisType::Ptr& reply : replies) out.push_back(convert(reply));
+    return out;
+  } catch (const ErrorReply& e) {
+    connection_.reset();
+    throw Error(ErrorCode::kInvalidArgument,
+                "Redis at " + endpoint_.describe() + " refused a command: " + e.message);
+  } catch (const Poco::Exception& e) {
+    connection_.reset();
+    throw Error(ErrorCode::kIo,
+                "cannot reach Redis at " + endpoint_.describe() + ": " + e.displayText());
+  }
+}
+
 RedisReply RedisClient::run(const RedisScript& script, const std::vector<std::string>& keys,
                             const std::vector<std::string>& args) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -189,9 +189,12 @@ bool RunRegistry::publish_as_owner(const std::string& run, const std::string& wo
   return redis_.run(kPublishAsOwner, keys(run), args).as_integer() == 1;
 }
 
-std::optional<FleetRun> RunRegistry::find(const std::string& run) {
-  std::vector<std::string> k = keys(run);
-  RedisReply all = redis_.command({"HGETALL", k[0]});
+namespace {
+
+// The run named run from the replies to HGETALL record, PTTL lease and ZSCORE index;
+// nullopt when it has no record.
+std::optional<FleetRun> run_of(const std::string& run, const RedisReply& all,
+                               const RedisReply& pttl, const RedisReply& updated) {
   if (all.elements.empty()) return std::nullopt;
   FleetRun out;
   out.run = run;
@@ -206,8 +209,7 @@ std::optional<FleetRun> RunRegistry::find(const std::string& run) {
       out.fields[name] = value;
     }
   }
-  out.lease_left = lease_left(redis_.command({"PTTL", k[1]}).as_integer());
-  RedisReply updated = redis_.command({"ZSCORE", k[2], run});
+  out.lease_left = lease_left(pttl.as_integer());
   if (!updated.nil()) {
     out.updated_at = std::chrono::system_clock::time_point(
         std::chrono::milliseconds(static_cast<std::int64_t>(std::stod(updated.as_text()))));
@@ -215,11 +217,37 @@ std::optional<FleetRun> RunRegistry::find(const std::string& run) {
   return out;
 }
 
+}  // namespace
+
+std::optional<FleetRun> RunRegistry::find(const std::string& run) {
+  std::vector<std::string> k = keys(run);
+  std::vector<RedisReply> replies =
+      redis_.pipeline({{"HGETALL", k[0]}, {"PTTL", k[1]}, {"ZSCORE", k[2], run}});
+  return run_of(run, replies[0], replies[1], replies[2]);
+}
+
 std::vector<FleetRun> RunRegistry::list() {
   std::vector<FleetRun> out;
   RedisReply ids = redis_.command({"ZREVRANGE", prefix_ + ":runs", "0", "-1"});
-  for (const RedisReply& id : ids.elements) {
-    if (std::optional<FleetRun> run = find(id.as_text())) out.push_back(std::move(*run));
+  // Three commands a run, a few hundred runs a round trip.
+  constexpr std::size_t kRunsPerTrip = 300;
+  for (std::size_t start = 0; start < ids.elements.size(); start += kRunsPerTrip) {
+    std::size_t end = std::min(ids.elements.size(), start + kRunsPerTrip);
+    std::vector<std::vector<std::string>> commands;
+    for (std::size_t i = start; i < end; ++i) {
+      std::vector<std::string> k = keys(ids.elements[i].as_text());
+      commands.push_back({"HGETALL", k[0]});
+      commands.push_back({"PTTL", k[1]});
+      commands.push_back({"ZSCORE", k[2], ids.elements[i].as_text()});
+    }
+    std::vector<RedisReply> replies = redis_.pipeline(commands);
+    for (std::size_t i = start; i < end; ++i) {
+      std::size_t at = 3 * (i - start);
+      if (std::optional<FleetRun> run =
+              run_of(ids.elements[i].as_text(), replies[at], replies[at + 1], replies[at + 2])) {
+        out.push_back(std::move(*run));
+      }
+    }
   }
   return out;
 }

@@ -75,6 +75,22 @@ TEST_F(RedisClientTest, RunsCommandsAndReadsEveryKindOfReply) {
   EXPECT_EQ(server_.cli({"-n", "0", "EXISTS", "k"}), "0\n");
 }
 
+TEST_F(RedisClientTest, APipelineAnswersEveryCommandInOrder) {
+  RedisClient client(RedisEndpoint::parse(server_.url(1)));
+  std::vector<std::vector<std::string>> commands;
+  for (int i = 0; i < 500; ++i) commands.push_back({"INCRBY", "n", std::to_string(i)});
+  commands.push_back({"GET", "n"});
+  commands.push_back({"GET", "missing"});
+  std::vector<RedisReply> replies = client.pipeline(commands);
+  ASSERT_EQ(replies.size(), 502u);
+  EXPECT_EQ(replies[0].as_integer(), 0);
+  EXPECT_EQ(replies[499].as_integer(), 499 * 500 / 2);
+  EXPECT_EQ(replies[500].as_text(), std::to_string(499 * 500 / 2));
+  EXPECT_TRUE(replies[501].nil());
+  EXPECT_TRUE(client.pipeline({}).empty());
+  EXPECT_EQ(server_.cli({"-n", "1", "GET", "n"}), std::to_string(499 * 500 / 2) + "\n");
+}
+
 TEST_F(RedisClientTest, AnErrorReplyIsAnErrorNamingTheCommand) {
   RedisClient client(RedisEndpoint::parse(server_.url()));
   client.command({"SET", "k", "text"});

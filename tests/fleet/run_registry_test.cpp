@@ -159,6 +159,20 @@ TEST_F(RunRegistryTest, ARestartedRedisLearnsTheLeaseBackFromItsHolder) {
   EXPECT_FALSE(registry_.publish(a, {{"status", "late"}}));
 }
 
+TEST_F(RunRegistryTest, ListsAFleetOfManyRunsInFewRoundTrips) {
+  for (int i = 0; i < 700; ++i) {
+    registry_.claim("run-" + std::to_string(i), "w" + std::to_string(i % 7), milliseconds(30'000));
+  }
+  server_.cli({"CONFIG", "RESETSTAT"});
+  std::vector<FleetRun> runs = registry_.list();
+  ASSERT_EQ(runs.size(), 700u);
+  EXPECT_EQ(runs.front().run, "run-699");
+  EXPECT_EQ(runs.back().owner, "w0");
+  // ZREVRANGE, then three commands a run, pipelined 300 runs at a time.
+  std::string stats = server_.cli({"INFO", "commandstats"});
+  EXPECT_NE(stats.find("cmdstat_hgetall:calls=700,"), std::string::npos) << stats;
+}
+
 TEST_F(RunRegistryTest, ListsRunsMostRecentlyUpdatedFirst) {
   Lease one = registry_.claim("one", "w", milliseconds(30'000));
   registry_.claim("two", "w", milliseconds(30'000));

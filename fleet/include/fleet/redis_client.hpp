@@ -75,6 +75,10 @@ class RedisClient {
   // Runs one command. Throws fsnap::Error kIo when the server cannot be reached or does
   // not answer in time (the connection is dropped), kInvalidArgument for an error reply.
   RedisReply command(const std::vector<std::string>& args);
+  // Runs commands in one round trip (pipelined); their replies in order. An error reply
+  // is thrown as command's is (and the connection dropped: the replies after it would
+  // be out of step).
+  std::vector<RedisReply> pipeline(const std::vector<std::vector<std::string>>& commands);
   // Runs script with keys and args (EVALSHA, loading it when the server lacks it).
   RedisReply run(const RedisScript& script, const std::vector<std::string>& keys,
                  const std::vector<std::string>& args);
