@@ -147,8 +147,12 @@ int cmd_fleet(const Context& context, const Args& parsed) {
   for (const fleet::FleetRun& r : runs) {
     std::string unpushed = r.field("unpushed_checkpoints");
     if (!r.field("push_error").empty()) unpushed += "!";
+    // A run that says it is running with nobody holding its lease lost its worker:
+    // `recover` takes it over.
+    std::string status = r.field("status");
+    if (status == "running" && !r.lease_left) status = "orphaned";
     std::printf("%-32s %-20s %-8s %-9s %-11s %6s %9s %9s  %s\n", r.run.c_str(), r.owner.c_str(),
-                lease_text(r).c_str(), r.field("status").c_str(), r.field("agent").c_str(),
+                lease_text(r).c_str(), status.c_str(), r.field("agent").c_str(),
                 r.field("steps").c_str(), r.field("cost_usd").c_str(),
                 unpushed.empty() ? "-" : unpushed.c_str(),
                 fsnap::format_timestamp(r.updated_at).c_str());

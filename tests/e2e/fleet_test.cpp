@@ -189,6 +189,10 @@ TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
   EXPECT_NE(early.err.find("belongs to worker 'worker-a'"), std::string::npos) << early.err;
   EXPECT_TRUE(fs::is_empty(b.ws)) << "a refused recovery wrote into the workspace";
   std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  CommandResult table = shadowbox(b, {"fleet", "runs"});
+  EXPECT_NE(table.out.find("orphaned"), std::string::npos)
+      << "a running run without a lease is shown as orphaned\n"
+      << table.out;
 
   // ... and takes it once the lease has expired: the workspace is A's last checkpoint
   // (checked by the agent's first call, before anything else changes it), the model
