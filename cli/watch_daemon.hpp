@@ -4,8 +4,11 @@
 // the store's watch.log.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
+
+#include <boost/filesystem/path.hpp>
 
 #include "context.hpp"
 #include "fsnap/watch_daemon.hpp"
@@ -18,7 +21,16 @@ std::string daemon_version();
 // A client for the store of context; it starts a daemon when none answers.
 std::shared_ptr<fsnap::WatchDaemonClient> watch_client(const Context& context,
                                                        const fsnap::Store& store);
-// Starts `shadowbox daemon serve` for context's store, detached; never throws.
+// At most this many daemons are started for a store within this window: a daemon that
+// keeps dying at its start is not started by every command.
+inline constexpr std::size_t kDaemonStartsPerWindow = 3;
+inline constexpr std::chrono::seconds kDaemonStartWindow{60};
+
+// Whether a daemon may be started for the store at store_dir now; if so, the start is
+// counted (<store>/watch.spawns).
+bool daemon_start_allowed(const boost::filesystem::path& store_dir);
+// Starts `shadowbox daemon serve` for context's store, detached, unless
+// daemon_start_allowed says no; never throws.
 void start_daemon_detached(const Context& context);
 
 }  // namespace cli

@@ -1,8 +1,11 @@
 // `shadowbox daemon` and the commands that use the watch daemon: the first capture
 // starts one, the next ones are served by it and are exactly what a scan gives —
 // also after it was killed — and `watch.daemon: off` keeps it away.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -122,6 +125,40 @@ TEST_F(DaemonCliTest, AKilledDaemonCostsSpeedNotCorrectness) {
   write("d4/f4", "again");
   EXPECT_EQ(snapshot_tree(), scanned_tree());
   EXPECT_GE(status()->getValue<int>("captures"), 1);
+}
+
+TEST_F(DaemonCliTest, ADaemonThatDiesAtItsStartIsNotStartedByEveryCommand) {
+  ok({"init"});
+  // Something holds the daemon's lock and serves nothing: every daemon started gives up
+  // (after waiting for the lock) and exits.
+  int fd = ::open((store_ / "watch.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  for (int i = 0; i < 6; ++i) {
+    write("d1/f" + std::to_string(i), "change " + std::to_string(i));
+    EXPECT_EQ(snapshot_tree(), scanned_tree()) << "the commands scan";
+  }
+  auto exits = [&] {
+    std::string log = testing_support::read_file(store_ / "watch.log");
+    std::size_t n = 0;
+    for (std::size_t at = log.find("exited: another daemon is running"); at != std::string::npos;
+         at = log.find("exited: another daemon is running", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  // Each waits up to 2 s for the lock before it gives up.
+  for (int i = 0; i < 100 && exits() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Any other daemon started would have given up by now too.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  EXPECT_EQ(exits(), 3u) << "three daemons started in the minute, not one per command";
+  // A minute later (the record says so), the lock free again: a daemon starts and serves.
+  write_file(store_ / "watch.spawns", "1\n2\n3\n");
+  ::close(fd);
+  snapshot_tree();
+  EXPECT_TRUE(daemon_up());
 }
 
 TEST_F(DaemonCliTest, RestoreAndDiffUseTheDaemonAndStayExact) {

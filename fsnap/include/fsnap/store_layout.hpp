@@ -9,6 +9,7 @@
 //   <store>/watch.sock                  the watch daemon's socket (0600)
 //   <store>/watch.lock                  held by the one watch daemon alive
 //   <store>/watch.log                   what the watch daemon reports (its stderr)
+//   <store>/watch.spawns                when the last watch daemons were started
 //   <store>/fleet-pushed.json           what of each run was pushed to the fleet's remote
 //   <store>/runs/<run>/                 one run of an agent:
 //       home/                           the agent's ephemeral HOME
@@ -70,6 +71,9 @@ inline Path watch_socket(const Path& store) {
 }
 inline Path watch_lock_file(const Path& store) {
   return store / "watch.lock";
+}
+inline Path watch_spawns_file(const Path& store) {
+  return store / "watch.spawns";
 }
 inline Path watch_log_file(const Path& store) {
   return store / "watch.log";
