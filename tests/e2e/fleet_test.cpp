@@ -163,9 +163,16 @@ TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
       }
     }
     if (!hung) continue;
+    // Both calls ended, and the run's newest checkpoint is the remote's (the record's
+    // lag may predate the last boundary: the refs themselves are compared).
     Poco::JSON::Object::Ptr info = fleet_run(a, "job");
-    pushed = info && info->optValue<std::string>("unpushed_checkpoints", "") == "0" &&
-             std::stoi(info->optValue<std::string>("calls", "0")) == 2;
+    std::string local = run_command({"git", "--git-dir", (a.store / "repo.git").string(),
+                                     "rev-parse", fsnap::layout::run_ref("job")})
+                            .out;
+    pushed = info && std::stoi(info->optValue<std::string>("calls", "0")) == 2 &&
+             run_command({"git", "--git-dir", remote_.string(), "rev-parse", "-q", "--verify",
+                          fsnap::layout::run_ref("job")})
+                     .out == local;
   }
   ASSERT_TRUE(pushed) << "worker A's two calls never reached the remote";
   std::string session_a = fleet_run(a, "job")->optValue<std::string>("session_id", "");

@@ -360,14 +360,26 @@ TEST_P(OtherAgentRunTest, AKilledRunIsRecoveredByAnotherWorker) {
   std::vector<std::string> run = run_args("crash", "first prompt");
   run.insert(run.begin(), {"--config", config_a});
   pid_t pid = start_in_own_group(run, /*quiet=*/true);
-  // Until the agent hangs, and its call and session data are on the remote.
+  // Until the agent hangs after its call, and the call's post-tool checkpoint (the run's
+  // newest) and the session data are on the remote — pushed within a second of the
+  // boundary; a kill before that would leave the recovery the checkpoint before.
+  auto tip = [](const fs::path& git_dir) {
+    return run_command({"git", "--git-dir", git_dir.string(), "rev-parse", "-q", "--verify",
+                        "refs/shadowbox/runs/crash"})
+        .out;
+  };
   bool pushed = false;
   for (int i = 0; i < 480 && !pushed; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     if (e2e::main_requests(server_->requests()).size() < 2) continue;
-    pushed = run_command({"git", "--git-dir", remote.string(), "grep", "-q", "-F",
+    std::vector<Object::Ptr> done = checkpoints("crash");
+    bool post = std::any_of(done.begin(), done.end(), [](const Object::Ptr& c) {
+      return c->getValue<std::string>("phase") == "post_tool";
+    });
+    pushed = post && tip(store_ / "repo.git") == tip(remote) &&
+             run_command({"git", "--git-dir", remote.string(), "grep", "-q", "-F",
                           "echo one > one.txt", "refs/shadowbox/home/crash"})
-                 .exit_code == 0;
+                     .exit_code == 0;
   }
   ASSERT_TRUE(pushed) << "the session's call never reached the remote";
   Object::Ptr info = run_info("crash");
