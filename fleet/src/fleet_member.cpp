@@ -106,6 +106,10 @@ void FleetMember::boundary_recorded() {
 void FleetMember::push_now() {
   std::lock_guard<std::mutex> pushing(push_mutex_);
   if (lost()) return;
+  // The lease first (a renewal): a worker another took the run from pushes nothing more
+  // — git cannot check a fencing token, so this worker does before each push. (With
+  // Redis unreachable it pushes: nobody can have taken the run through it meanwhile.)
+  if (!with_registry([&] { return registry_.renew(lease_, ttl_); })) return;
   std::map<std::string, std::string> lag_fields;
   try {
     RunPush pushed = mirror_.push(options_.run);

@@ -150,6 +150,24 @@ TEST_F(FleetMemberTest, ALostLeaseStopsEveryWriteForTheRun) {
   EXPECT_EQ(redis_.cli({"GET", "shadowbox:lease:r1"}).substr(0, 8), "worker-b");
 }
 
+TEST_F(FleetMemberTest, APushAfterATakeOverChecksTheLeaseAndSendsNothing) {
+  FleetMember member(options(/*sync=*/true), FleetMember::Join::kClaim);
+  fsnap::Checkpoint pushed = step("one");
+  member.boundary_recorded();
+  ASSERT_EQ(remote_tip(), pushed.commit);
+  {
+    fleet::RedisClient client(fleet::RedisEndpoint::parse(redis_.url()));
+    fleet::RunRegistry(client).take_over("r1", "worker-b", milliseconds(30'000), /*force=*/true);
+  }
+  // At once, before any renewal of the member's own would have noticed.
+  step("two");
+  member.boundary_recorded();
+  EXPECT_TRUE(member.lost());
+  EXPECT_EQ(member.lost_to(), "worker-b");
+  EXPECT_EQ(remote_tip(), pushed.commit);
+  member.finish();
+}
+
 TEST_F(FleetMemberTest, AnUnreachableRemoteShowsTheLagAndCatchesUp) {
   fs::remove_all(remote_);
   FleetMember member(options(), FleetMember::Join::kClaim);

@@ -8,8 +8,10 @@
 // the record catch up when it answers again (a restarted, empty Redis learns the lease
 // back). With the remote unreachable the pushes wait — the queue is the store itself —
 // and the record shows the lag. With the lease lost (another worker took the run over)
-// lost() turns true and nothing more is published or pushed for the run; stopping the
-// agent is the supervisor's part.
+// lost() turns true and nothing more is published or pushed for the run (every push is
+// preceded by a check of the lease, as git cannot check a fencing token; a push already
+// under way when another worker takes the run still lands); stopping the agent is the
+// supervisor's part.
 //
 // Thread-safety: the public functions may be called from any thread. The thread uses a
 // ShadowRepo of its own, never the caller's.
