@@ -71,10 +71,11 @@ std::uint64_t as_count(const std::string& origin, const YAML::Node& node, const 
 // and '-', not starting with '.' or '-', at most 64 bytes.
 std::string as_name(const std::string& origin, const YAML::Node& node, const std::string& key) {
   std::string text = scalar(origin, node, key);
-  bool valid = !text.empty() && text.size() <= 64 && text.front() != '.' &&
-               text.front() != '-' && text.find("..") == std::string::npos &&
-               text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                      "0123456789._-") == std::string::npos;
+  bool valid = !text.empty() && text.size() <= 64 && text.front() != '.' && text.front() != '-' &&
+               text.find("..") == std::string::npos &&
+               text.find_first_not_of(
+                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                   "0123456789._-") == std::string::npos;
   if (!valid) {
     fail(origin, node, key,
          "expected a name of letters, digits, '.', '_' and '-' (at most 64), got " +

@@ -90,9 +90,8 @@ TEST(ConfigTest, FleetMistakesAreErrorsNamingTheKey) {
                       {"fleet.worker_id", "'a/b'"});
   expect_config_error("fleet: {redis: 'redis://h', remote: /r, workers: 3}\n", {"fleet.workers"});
   expect_config_error("policy: {shared_budget: team}\n", {"policy.shared_budget", "fleet"});
-  expect_config_error(
-      "fleet: {redis: 'redis://h', remote: /r}\npolicy: {shared_budget: '-x'}\n",
-      {"policy.shared_budget"});
+  expect_config_error("fleet: {redis: 'redis://h', remote: /r}\npolicy: {shared_budget: '-x'}\n",
+                      {"policy.shared_budget"});
 }
 
 TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
