@@ -1,6 +1,6 @@
-// `shadowbox fleet runs` and `shadowbox recover`: the fleet's runs as its Redis knows
-// them, and taking over another worker's run on this machine (hooks/fleet_run.hpp,
-// fleet/).
+// `shadowbox fleet runs|push` and `shadowbox recover`: the fleet's runs as its Redis
+// knows them, pushing what this worker's runs left queued, and taking over another
+// worker's run on this machine (hooks/fleet_run.hpp, fleet/).
 #include <cstdio>
 #include <iostream>
 
@@ -62,8 +62,6 @@ void check_recovery_workspace(fsnap::HostFilesystem& workspace, const fsnap::Che
   }
 }
 
-}  // namespace
-
 // `fleet push [RUN]`: what this worker's runs have not pushed yet (a run whose process
 // ended while the remote was away), and their records brought up to date.
 int push_runs(const Context& context, const Args& parsed, fleet::RunRegistry& registry) {
@@ -93,10 +91,7 @@ int push_runs(const Context& context, const Args& parsed, fleet::RunRegistry& re
     }
     try {
       fleet::RunPush pushed = mirror.push(run);
-      registry.publish_as_owner(run, me,
-                                {{"pushed_checkpoint", pushed.left.pushed_checkpoint},
-                                 {"unpushed_checkpoints", std::to_string(pushed.left.checkpoints)},
-                                 {"push_error", ""}});
+      registry.publish_as_owner(run, me, fleet::lag_record(pushed.left, ""));
       std::cout << "run " << run << ": " << pushed.report.updated.size() << " ref"
                 << (pushed.report.updated.size() == 1 ? "" : "s") << " pushed ("
                 << pushed.report.objects << " objects), " << pushed.left.checkpoints
@@ -113,6 +108,8 @@ int push_runs(const Context& context, const Args& parsed, fleet::RunRegistry& re
   }
   return failed == 0 ? 0 : 1;
 }
+
+}  // namespace
 
 int cmd_fleet(const Context& context, const Args& parsed) {
   const std::string& action = parsed.operands()[0];
@@ -167,18 +164,13 @@ int cmd_fleet(const Context& context, const Args& parsed) {
 
 int cmd_recover(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
-  std::vector<std::string> extra(parsed.operands().begin() + 1, parsed.operands().end());
   try {
     sandbox::check_run_id(run);
   } catch (const fsnap::Error& e) {
     throw UsageError(e.what());
   }
-  std::string mode = parsed.value_or("--validation", "relaxed");
-  std::optional<hooks::ResumeValidation> validation = hooks::parse_resume_validation(mode);
-  if (!validation) {
-    throw parsed.usage_error("--validation must be strict, relaxed or none, not " +
-                             fsnap::quote_input(mode));
-  }
+  // The path differs from the owner's: validation is relaxed unless asked otherwise.
+  hooks::ResumeRequest request = resume_request(context, parsed, run, "relaxed");
   sandbox::PolicyLimits limits = limit_options(parsed);
   bool force = parsed.has("--force");
   const sandbox::FleetSettings& settings = fleet_settings(context);
@@ -255,31 +247,15 @@ int cmd_recover(const Context& context, const Args& parsed) {
     meta.pid = 0;
     meta.agent_pid = 0;
     meta.save(store);
-    hooks::ResumeRequest request;
-    request.run = run;
-    request.validation = *validation;
-    request.session_id = parsed.value_or("--session", "");
-    request.workspace = context.workspace.string();
-    request.max_age = context.config.run.resume_max_age;
-    request.fork = !parsed.has("--continue");
-    request.extra_args = extra;
-    request.only_extra_args = parsed.has("--only-args");
     request.now = std::chrono::system_clock::now();
     hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
     const hooks::AgentAdapter& adapter = hooks::adapter_for(plan.agent);
     std::string from = plan.session.cwd.empty() ? owner_workspace : plan.session.cwd;
     adapter.rekey_session_data(plan.home, from, context.workspace.string());
     std::cerr << "shadowbox: resuming agent session " << plan.session.session_id << '\n';
-    hooks::AgentRunSpec spec = spec_for(context, store, repo, run, plan.agent);
-    spec.home = plan.home;
-    spec.argv = plan.argv;
-    spec.env = plan.env;
-    spec.resumed_session = plan.session.session_id;
-    spec.start_summary =
-        "run recovered from worker " + known->owner + ", agent session " + plan.session.session_id;
-    spec.meta = plan.meta;
-    spec.meta.resumes.push_back({now_text(), plan.argv});
-    spec.meta.limits = plan.meta.limits.overridden_by(limits);
+    hooks::AgentRunSpec spec = resume_spec(
+        context, store, repo, run, plan, limits,
+        "run recovered from worker " + known->owner + ", agent session " + plan.session.session_id);
     spec.fleet = member;
     return report(run, hooks::run_agent(std::move(spec)));
   } catch (...) {

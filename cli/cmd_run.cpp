@@ -160,32 +160,15 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
 
 int cmd_resume(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
-  std::vector<std::string> extra(parsed.operands().begin() + 1, parsed.operands().end());
-  std::string mode = parsed.value_or("--validation", "strict");
-  std::optional<hooks::ResumeValidation> validation = hooks::parse_resume_validation(mode);
-  if (!validation) {
-    throw parsed.usage_error("--validation must be strict, relaxed or none, not " +
-                             fsnap::quote_input(mode));
-  }
   try {
     sandbox::check_run_id(run);
   } catch (const fsnap::Error& e) {
     throw UsageError(e.what());
   }
+  hooks::ResumeRequest request = resume_request(context, parsed, run, "strict");
   sandbox::PolicyLimits limits = limit_options(parsed);
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
-  bool fork = !parsed.has("--continue");
-  hooks::ResumeRequest request;
-  request.run = run;
-  request.validation = *validation;
-  request.session_id = parsed.value_or("--session", "");
-  request.workspace = context.workspace.string();
-  request.max_age = context.config.run.resume_max_age;
-  request.fork = fork;
-  request.extra_args = extra;
-  request.only_extra_args = parsed.has("--only-args");
-  request.now = std::chrono::system_clock::now();
   // In a fleet, only the run's owner resumes it: refused before anything is prepared.
   std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(
       store, context.config, run, context.workspace.string(), fleet::FleetMember::Join::kClaim,
@@ -198,17 +181,10 @@ int cmd_resume(const Context& context, const Args& parsed) {
     throw;
   }
   std::cerr << "shadowbox: resuming run " << run << " from agent session "
-            << plan.session.session_id << (fork ? " (forked)" : "") << '\n';
-  hooks::AgentRunSpec spec = spec_for(context, store, repo, run, plan.agent);
-  spec.home = plan.home;
-  spec.argv = plan.argv;
-  spec.env = plan.env;
-  spec.resumed_session = plan.session.session_id;
-  spec.start_summary = "run resumed from agent session " + plan.session.session_id;
-  spec.meta = plan.meta;
-  spec.meta.resumes.push_back({now_text(), plan.argv});
-  // The run's own limits go on, but for those given again.
-  spec.meta.limits = plan.meta.limits.overridden_by(limits);
+            << plan.session.session_id << (request.fork ? " (forked)" : "") << '\n';
+  hooks::AgentRunSpec spec =
+      resume_spec(context, store, repo, run, plan, limits,
+                  "run resumed from agent session " + plan.session.session_id);
   spec.fleet = member;
   hooks::AgentRunResult result = hooks::run_agent(std::move(spec));
   int code = report(run, result);

@@ -8,6 +8,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/checkpoint.hpp"
+#include "fsnap/error.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "shell.hpp"
 
@@ -87,6 +88,43 @@ int report(const std::string& run, const hooks::AgentRunResult& result) {
                  result.cost_usd, result.steps);
   }
   return result.code();
+}
+
+hooks::ResumeRequest resume_request(const Context& context, const CommandArgs& parsed,
+                                    const std::string& run, const std::string& default_validation) {
+  std::string mode = parsed.value_or("--validation", default_validation);
+  std::optional<hooks::ResumeValidation> validation = hooks::parse_resume_validation(mode);
+  if (!validation) {
+    throw parsed.usage_error("--validation must be strict, relaxed or none, not " +
+                             fsnap::quote_input(mode));
+  }
+  hooks::ResumeRequest request;
+  request.run = run;
+  request.validation = *validation;
+  request.session_id = parsed.value_or("--session", "");
+  request.workspace = context.workspace.string();
+  request.max_age = context.config.run.resume_max_age;
+  request.fork = !parsed.has("--continue");
+  request.extra_args.assign(parsed.operands().begin() + 1, parsed.operands().end());
+  request.only_extra_args = parsed.has("--only-args");
+  request.now = std::chrono::system_clock::now();
+  return request;
+}
+
+hooks::AgentRunSpec resume_spec(const Context& context, const fsnap::Store& store,
+                                std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
+                                const hooks::ResumePlan& plan, const sandbox::PolicyLimits& limits,
+                                const std::string& start_summary) {
+  hooks::AgentRunSpec spec = spec_for(context, store, std::move(repo), run, plan.agent);
+  spec.home = plan.home;
+  spec.argv = plan.argv;
+  spec.env = plan.env;
+  spec.resumed_session = plan.session.session_id;
+  spec.start_summary = start_summary;
+  spec.meta = plan.meta;
+  spec.meta.resumes.push_back({now_text(), plan.argv});
+  spec.meta.limits = plan.meta.limits.overridden_by(limits);
+  return spec;
 }
 
 std::string now_text() {

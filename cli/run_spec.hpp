@@ -9,6 +9,7 @@
 #include "context.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
+#include "hooks/resume.hpp"
 #include "sandbox/config.hpp"
 
 namespace cli {
@@ -21,6 +22,19 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
 
 // The limits given as options (each overrides its policy.* key). UsageError for bad ones.
 sandbox::PolicyLimits limit_options(const CommandArgs& parsed);
+
+// The resume of run that `resume` and `recover` ask for: the agent session (--session),
+// --continue, --only-args and ARGS (the operands after RUN), in this workspace, with
+// validation (--validation, else default_validation). UsageError for a bad one.
+hooks::ResumeRequest resume_request(const Context& context, const CommandArgs& parsed,
+                                    const std::string& run, const std::string& default_validation);
+
+// The spec of an agent run that resumes plan (prepare_resume's): the run's own limits
+// go on, but for those given again (limits).
+hooks::AgentRunSpec resume_spec(const Context& context, const fsnap::Store& store,
+                                std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
+                                const hooks::ResumePlan& plan, const sandbox::PolicyLimits& limits,
+                                const std::string& start_summary);
 
 // Says how the run ended when containment (or an abort) stopped it; its exit status.
 int report(const std::string& run, const hooks::AgentRunResult& result);
