@@ -123,20 +123,13 @@ void FleetMember::push_now() {
       std::lock_guard<std::mutex> lock(mutex_);
       warned_["remote"] = false;
     }
-    lag_fields = {{"pushed_checkpoint", pushed.left.pushed_checkpoint},
-                  {"unpushed_checkpoints", std::to_string(pushed.left.checkpoints)},
-                  {"last_checkpoint", pushed.left.last_checkpoint},
-                  {"push_error", ""}};
+    lag_fields = lag_record(pushed.left, "");
   } catch (const std::exception& e) {
     warn_once("remote", std::string("cannot push to the fleet's remote (the checkpoints stay "
                                     "queued in the store): ") +
                             e.what());
     try {
-      PushLag lag = mirror_.lag(options_.run);
-      lag_fields = {{"pushed_checkpoint", lag.pushed_checkpoint},
-                    {"unpushed_checkpoints", std::to_string(lag.checkpoints)},
-                    {"last_checkpoint", lag.last_checkpoint},
-                    {"push_error", e.what()}};
+      lag_fields = lag_record(mirror_.lag(options_.run), e.what());
     } catch (const std::exception&) {
       lag_fields = {{"push_error", e.what()}};
     }
@@ -176,15 +169,10 @@ bool FleetMember::with_registry(const std::function<bool()>& fenced_write) {
   }
 }
 
-void FleetMember::round(bool renew_due, bool push_due) {
-  if (renew_due && !with_registry([&] { return registry_.renew(lease_, ttl_); })) return;
-  if (push_due) push_now();
-}
-
 void FleetMember::loop() {
   Clock::duration period = std::max<Clock::duration>(ttl_ / 3, std::chrono::milliseconds(100));
   Clock::time_point next_renew = Clock::now() + period;
-  round(/*renew_due=*/false, /*push_due=*/true);  // whatever an earlier process left queued
+  push_now();  // whatever an earlier process left queued
   while (!lost()) {
     bool boundary = false;
     {
@@ -195,10 +183,11 @@ void FleetMember::loop() {
       boundary_pending_ = false;
     }
     bool renew_due = Clock::now() >= next_renew;
-    if (renew_due) next_renew = Clock::now() + period;
-    // Async pushes follow boundaries; either way, what could not be pushed is tried
-    // again at each renewal.
-    round(renew_due, boundary || renew_due);
+    if (!boundary && !renew_due) continue;
+    next_renew = Clock::now() + period;
+    // A push round renews the lease first: async pushes follow boundaries, and what
+    // could not be pushed is tried again at each renewal.
+    push_now();
   }
 }
 

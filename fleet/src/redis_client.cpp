@@ -157,6 +157,18 @@ RedisReply RedisClient::command(const std::vector<std::string>& args) {
 }
 
 RedisReply RedisClient::command_locked(const std::vector<std::string>& args) {
+  return exchange_locked({args}).front();
+}
+
+std::vector<RedisReply> RedisClient::pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  if (commands.empty()) return {};
+  std::lock_guard<std::mutex> lock(mutex_);
+  return exchange_locked(commands);
+}
+
+std::vector<RedisReply> RedisClient::exchange_locked(
+    const std::vector<std::vector<std::string>>& commands) {
   auto started = std::chrono::steady_clock::now();
   auto unreachable = [&](const std::string& why) {
     connection_.reset();
@@ -167,6 +179,7 @@ RedisReply RedisClient::command_locked(const std::vector<std::string>& args) {
         "cannot reach Redis at " + endpoint_.describe() + ": " +
             (timed_out ? "no answer within " + std::to_string(timeout_.count()) + " ms" : why));
   };
+  std::size_t answered = 0;  // the replies read (an error reply names its command)
   try {
     if (!connection_) {
       auto fresh = std::make_unique<Connection>();
@@ -183,47 +196,28 @@ RedisReply RedisClient::command_locked(const std::vector<std::string>& args) {
         throw;
       }
     }
-    redis::Array request;
-    for (const std::string& arg : args) request.add(arg);
-    return convert(connection_->client.sendCommand(request));
+    std::vector<redis::Array> requests(commands.size());
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      for (const std::string& arg : commands[i]) requests[i].add(arg);
+    }
+    // Every reply is read before any is looked at: the connection stays in step.
+    redis::Array replies = connection_->client.sendCommands(requests);
+    std::vector<RedisReply> out;
+    out.reserve(replies.size());
+    for (const redis::RedisType::Ptr& reply : replies) {
+      out.push_back(convert(reply));
+      ++answered;
+    }
+    return out;
   } catch (const Error&) {
     throw;
   } catch (const ErrorReply& e) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "Redis at " + endpoint_.describe() + " refused " + args.front() + ": " + e.message);
+    throw Error(ErrorCode::kInvalidArgument, "Redis at " + endpoint_.describe() + " refused " +
+                                                 commands[answered].front() + ": " + e.message);
   } catch (const Poco::Exception& e) {
     throw unreachable(e.displayText());
   } catch (const std::exception& e) {
     throw unreachable(e.what());
-  }
-}
-
-std::vector<RedisReply> RedisClient::pipeline(
-    const std::vector<std::vector<std::string>>& commands) {
-  std::vector<RedisReply> out;
-  if (commands.empty()) return out;
-  std::lock_guard<std::mutex> lock(mutex_);
-  command_locked({"PING"});  // connects (and selects) as a command does
-  try {
-    std::vector<redis::Array> requests;
-    requests.reserve(commands.size());
-    for (const std::vector<std::string>& args : commands) {
-      redis::Array request;
-      for (const std::string& arg : args) request.add(arg);
-      requests.push_back(std::move(request));
-    }
-    redis::Array replies = connection_->client.sendCommands(requests);
-    out.reserve(replies.size());
-    for (const redis::RedisType::Ptr& reply : replies) out.push_back(convert(reply));
-    return out;
-  } catch (const ErrorReply& e) {
-    connection_.reset();
-    throw Error(ErrorCode::kInvalidArgument,
-                "Redis at " + endpoint_.describe() + " refused a command: " + e.message);
-  } catch (const Poco::Exception& e) {
-    connection_.reset();
-    throw Error(ErrorCode::kIo,
-                "cannot reach Redis at " + endpoint_.describe() + ": " + e.displayText());
   }
 }
 

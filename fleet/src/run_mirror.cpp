@@ -64,6 +64,13 @@ void write_pushed(const fsnap::Store& store, const PushedFile& pushed) {
 
 }  // namespace
 
+std::map<std::string, std::string> lag_record(const PushLag& lag, const std::string& error) {
+  return {{"pushed_checkpoint", lag.pushed_checkpoint},
+          {"unpushed_checkpoints", std::to_string(lag.checkpoints)},
+          {"last_checkpoint", lag.last_checkpoint},
+          {"push_error", error}};
+}
+
 RunMirror::RunMirror(fsnap::Store store, std::shared_ptr<fsnap::ShadowRepo> repo,
                      std::string remote, std::string worker)
     : store_(std::move(store)),
@@ -116,15 +123,12 @@ RunPush RunMirror::push(const std::string& run) {
   }
   replace_rewritten(before.refs, sent);
   out.report = fsnap::push_refs(*repo_, remote_, before.refs);
-  {
-    fsnap::StoreLock lock = store_.lock();
-    PushedFile all = read_pushed(store_);
+  update_pushed([&](std::map<std::string, std::string>& pushed) {
     for (const std::string& ref : out.report.updated) {
       auto it = sent.find(ref);
-      if (it != sent.end()) all[remote_][ref] = it->second;
+      if (it != sent.end()) pushed[ref] = it->second;
     }
-    write_pushed(store_, all);
-  }
+  });
   out.left = lag(run);
   return out;
 }
@@ -150,9 +154,16 @@ void RunMirror::replace_rewritten(const std::vector<fsnap::RefTransfer>& refs,
     if (remote != there.end() && remote->second == done[t.to]) deletions.push_back({"", t.to});
   }
   fsnap::PushReport deleted = fsnap::push_refs(*repo_, remote_, deletions);
+  update_pushed([&](std::map<std::string, std::string>& pushed) {
+    for (const std::string& ref : deleted.updated) pushed.erase(ref);
+  });
+}
+
+void RunMirror::update_pushed(
+    const std::function<void(std::map<std::string, std::string>&)>& change) {
   fsnap::StoreLock lock = store_.lock();
   PushedFile all = read_pushed(store_);
-  for (const std::string& ref : deleted.updated) all[remote_].erase(ref);
+  change(all[remote_]);
   write_pushed(store_, all);
 }
 
@@ -186,12 +197,12 @@ std::string RunMirror::fetch(const std::string& run, const std::string& owner) {
     if (!notes.empty()) repo_->write_notes(notes, std::chrono::system_clock::now());
   }
   // What was fetched is on the remote: it need not be pushed back.
-  PushedFile all = read_pushed(store_);
-  for (const fsnap::RefTransfer& t : wanted) {
-    if (t.to == fetched_notes_ref(owner)) continue;
-    if (std::optional<std::string> here = repo_->ref_target(t.to)) all[remote_][t.from] = *here;
-  }
-  write_pushed(store_, all);
+  update_pushed([&](std::map<std::string, std::string>& pushed) {
+    for (const fsnap::RefTransfer& t : wanted) {
+      if (t.to == fetched_notes_ref(owner)) continue;
+      if (std::optional<std::string> here = repo_->ref_target(t.to)) pushed[t.from] = *here;
+    }
+  });
   return last;
 }
 

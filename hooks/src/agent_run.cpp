@@ -455,11 +455,17 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // (told so at its next tool call) within the lease's time.
   std::optional<std::chrono::steady_clock::time_point> lost_at;
   bool lost_ended = false;
+  std::string refs_seen;  // the run's checkpoints and HOME as last handed to the fleet
   auto follow_fleet = [&] {
     if (!member) return;
     if (!member->lost()) {
-      // Command hooks record boundaries in other processes: push what they wrote.
-      if (!in_process) member->boundary_recorded();
+      // Command hooks record boundaries in other processes: what they wrote (or the
+      // HOME preserved here) goes to the fleet once it is there.
+      if (in_process) return;
+      std::string refs = run.repo()->ref_target(fsnap::layout::run_ref(spec.run)).value_or("") +
+                         run.repo()->ref_target(fsnap::layout::home_ref(spec.run)).value_or("");
+      if (refs != refs_seen) member->boundary_recorded();
+      refs_seen = refs;
       return;
     }
     if (!lost_at) {

@@ -84,8 +84,7 @@ class FleetMember {
 
  private:
   void loop();
-  // One round: renew when due, push what is pending, publish the record.
-  void round(bool renew_due, bool push_due);
+  // One round: the lease renewed, what is pending pushed, the record published.
   void push_now();
   void publish(const std::map<std::string, std::string>& extra);
   // Runs a write the lease fences (renew, publish): false (and the lease marked lost)

@@ -76,8 +76,7 @@ class RedisClient {
   // not answer in time (the connection is dropped), kInvalidArgument for an error reply.
   RedisReply command(const std::vector<std::string>& args);
   // Runs commands in one round trip (pipelined); their replies in order. An error reply
-  // is thrown as command's is (and the connection dropped: the replies after it would
-  // be out of step).
+  // is thrown as command's is.
   std::vector<RedisReply> pipeline(const std::vector<std::vector<std::string>>& commands);
   // Runs script with keys and args (EVALSHA, loading it when the server lacks it).
   RedisReply run(const RedisScript& script, const std::vector<std::string>& keys,
@@ -88,6 +87,8 @@ class RedisClient {
  private:
   struct Connection;
   RedisReply command_locked(const std::vector<std::string>& args);
+  // Sends commands (connecting first if need be) and reads every reply.
+  std::vector<RedisReply> exchange_locked(const std::vector<std::vector<std::string>>& commands);
 
   RedisEndpoint endpoint_;
   std::chrono::milliseconds timeout_;

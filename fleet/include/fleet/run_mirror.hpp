@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,6 +44,11 @@ struct PushLag {
   std::vector<fsnap::RefTransfer> refs;  // the refs that differ from what was pushed
   bool up_to_date() const { return refs.empty(); }
 };
+
+// The fields of a run's record (RunRegistry) that say how far its pushes lag: the
+// pushed and the last checkpoint, the checkpoints not pushed, and push_error (error:
+// why the last push failed, "" when it did not).
+std::map<std::string, std::string> lag_record(const PushLag& lag, const std::string& error);
 
 // What a push of a run did.
 struct RunPush {
@@ -72,6 +78,8 @@ class RunMirror {
 
  private:
   std::map<std::string, std::string> pushed() const;
+  // Changes what was pushed to this remote (receiving ref -> commit), under the store lock.
+  void update_pushed(const std::function<void(std::map<std::string, std::string>&)>& change);
   // Deletes on the remote each ref of refs whose history this store rewrote (sent: what
   // each receiving ref is about to be pushed at), where the remote still holds what this
   // store pushed last.
