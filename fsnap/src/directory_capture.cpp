@@ -9,6 +9,7 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "entry_names.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/shadow_repo.hpp"
@@ -178,6 +179,10 @@ void ShadowRepo::materialize(std::string_view tree, const fs::path& dir) const {
   if (fs::exists(fs::symlink_status(dir))) {
     throw Error(ErrorCode::kInvalidArgument, "refusing to write into existing " + dir.string());
   }
+  // Every name first: the tree may come from a fleet's remote, and nothing of it is
+  // written unless all of it stays inside dir.
+  OidSet checked;
+  check_tree_names(*impl_, git::from_hex(tree), "tree " + std::string(tree), checked);
   materialize_tree(*impl_, git::from_hex(tree), dir);
 }
 

@@ -462,7 +462,15 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
 
   CaptureResult current = impl_->capture();
   RestoreReport report;
-  report.changes = impl_->restorable_changes(current, target.tree, report.kept);
+  try {
+    report.changes = impl_->restorable_changes(current, target.tree, report.kept);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kPathEscape && e.code() != ErrorCode::kCorrupt) throw;
+    // A tree someone else wrote (a fetched run, a store another user can write): no
+    // name of it has become a path yet.
+    throw Error(e.code(), "cannot restore " + target.id + ": " + e.what() +
+                              " (refused before anything was written)");
+  }
   if (options.dry_run) return report;
 
   CheckpointMeta meta;

@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "entry_names.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/store_layout.hpp"
 #include "git_handles.hpp"
 #include "shadow_repo_impl.hpp"
 
@@ -104,6 +106,108 @@ int push_once(ShadowRepo& repo, const std::string& url, const std::vector<RefTra
   return git_remote_push(remote.get(), specs.array(), &options);
 }
 
+// The refs a fetch lands in before it is checked; removed again whatever happens
+// (and any a fetch killed part-way left, before they are used again).
+class Quarantine {
+ public:
+  explicit Quarantine(ShadowRepo::Impl& impl) : impl_(impl) { clear(); }
+  ~Quarantine() {
+    try {
+      clear();
+    } catch (const Error&) {
+      // Left for the next fetch, which clears them first; they move no ref of a run.
+    }
+  }
+  Quarantine(const Quarantine&) = delete;
+  Quarantine& operator=(const Quarantine&) = delete;
+
+  std::string ref(std::size_t i) const {
+    return std::string(layout::kIncomingRefPrefix) + std::to_string(i);
+  }
+
+ private:
+  void clear() {
+    std::string glob = std::string(layout::kIncomingRefPrefix) + "*";
+    git_reference_iterator* raw = nullptr;
+    git::check(git_reference_iterator_glob_new(&raw, impl_.repo.get(), glob.c_str()),
+               "cannot list " + glob);
+    git::ReferenceIterator it(raw);
+    std::vector<std::string> names;
+    const char* name = nullptr;
+    while (git_reference_next_name(&name, it.get()) == 0) names.emplace_back(name);
+    for (const std::string& n : names) {
+      impl_.clear_stale_lock(n);
+      git_reference_remove(impl_.repo.get(), n.c_str());
+    }
+  }
+
+  ShadowRepo::Impl& impl_;
+};
+
+// Checks every commit reachable from tip but not from trusted (what the receiving ref
+// holds already, if anything): each must be a commit, and each of its trees must hold
+// only names a restore may write (entry_names.hpp). what names the fetched ref.
+void check_fetched(const ShadowRepo::Impl& impl, const git_oid& tip,
+                   const std::optional<git_oid>& trusted, const std::string& what,
+                   OidSet& checked) {
+  git_object_t type = GIT_OBJECT_INVALID;
+  {
+    git_object* raw = nullptr;
+    git::check(git_object_lookup(&raw, impl.repo.get(), &tip, GIT_OBJECT_ANY),
+               "cannot read what was fetched of " + what, ErrorCode::kCorrupt);
+    type = git_object_type(raw);
+    git_object_free(raw);
+  }
+  if (type != GIT_OBJECT_COMMIT) {
+    throw Error(ErrorCode::kCorrupt, "refusing what was fetched: " + what + " is not a commit");
+  }
+  git_revwalk* raw_walk = nullptr;
+  git::check(git_revwalk_new(&raw_walk, impl.repo.get()), "cannot walk " + what);
+  git::Revwalk walk(raw_walk);
+  git::check(git_revwalk_push(walk.get(), &tip), "cannot walk " + what, ErrorCode::kCorrupt);
+  if (trusted) git_revwalk_hide(walk.get(), &*trusted);  // a commit gc removed: walk it all
+  git_oid id;
+  int rc = 0;
+  while ((rc = git_revwalk_next(&id, walk.get())) == 0) {
+    git_commit* raw = nullptr;
+    git::check(git_commit_lookup(&raw, impl.repo.get(), &id),
+               "cannot read commit " + git::to_hex(id) + " of " + what, ErrorCode::kCorrupt);
+    git::Commit commit(raw);
+    try {
+      check_tree_names(impl, *git_commit_tree_id(commit.get()),
+                       "commit " + git::to_hex(id) + " of " + what, checked);
+    } catch (const Error& e) {
+      throw Error(e.code(), std::string("refusing what was fetched: ") + e.what());
+    }
+  }
+  if (rc != GIT_ITEROVER) git::check(rc, "cannot walk " + what, ErrorCode::kCorrupt);
+}
+
+// Moves the receiving ref of t to tip (checked): created, fast-forwarded, or moved
+// anyhow when t says force; kConflict otherwise.
+void move_fetched(ShadowRepo::Impl& impl, const RefTransfer& t, const git_oid& tip,
+                  const std::string& url) {
+  std::optional<git_oid> now = impl.ref_target(t.to);
+  if (now && git_oid_equal(&*now, &tip)) return;
+  if (now && !t.force && git_graph_descendant_of(impl.repo.get(), &tip, &*now) != 1) {
+    throw Error(ErrorCode::kConflict, "fetched " + t.from + " from " + quote_input(url, 200) +
+                                          " but the local " + t.to +
+                                          " is not at it (not a fast-forward)");
+  }
+  impl.clear_stale_lock(t.to);
+  git_reference* out = nullptr;
+  if (now) {
+    git::check(git_reference_create_matching(&out, impl.repo.get(), t.to.c_str(), &tip, 1, &*now,
+                                             "shadowbox: fetch"),
+               "cannot move " + t.to);
+  } else {
+    git::check(
+        git_reference_create(&out, impl.repo.get(), t.to.c_str(), &tip, 0, "shadowbox: fetch"),
+        "cannot create " + t.to);
+  }
+  git_reference_free(out);
+}
+
 }  // namespace
 
 std::map<std::string, std::string> remote_refs(ShadowRepo& repo, const std::string& url,
@@ -168,8 +272,16 @@ void fetch_refs(ShadowRepo& repo, const std::string& url,
   if (!missing.empty()) {
     throw Error(ErrorCode::kNotFound, "the remote " + quote_input(url, 200) + " has no " + missing);
   }
+  // Into refs of their own first: nothing fetched moves a ref of this store before
+  // every tree it brings has been checked.
+  ShadowRepo::Impl& impl = repo.impl();
+  Quarantine quarantine(impl);
+  std::vector<RefTransfer> incoming;
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    incoming.push_back({transfers[i].from, quarantine.ref(i), /*force=*/true});
+  }
   Remote remote = open_remote(repo, url);
-  Refspecs specs(transfers);
+  Refspecs specs(incoming);
   git_fetch_options options = GIT_FETCH_OPTIONS_INIT;
   options.callbacks.credentials = credentials;
   options.prune = GIT_FETCH_NO_PRUNE;
@@ -177,14 +289,20 @@ void fetch_refs(ShadowRepo& repo, const std::string& url,
   options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
   git::check(git_remote_fetch(remote.get(), specs.array(), &options, "shadowbox: fetch"),
              failure("cannot fetch from", url));
-  for (const RefTransfer& t : transfers) {
-    std::optional<git_oid> now = repo.impl().ref_target(t.to);
-    if (!now || git::to_hex(*now) != there[t.from]) {
+  std::vector<git_oid> tips;
+  OidSet checked;
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const RefTransfer& t = transfers[i];
+    std::optional<git_oid> tip = impl.ref_target(incoming[i].to);
+    if (!tip || git::to_hex(*tip) != there[t.from]) {
       throw Error(ErrorCode::kConflict, "fetched " + t.from + " from " + quote_input(url, 200) +
-                                            " but the local " + t.to +
-                                            " is not at it (not a fast-forward?)");
+                                            " but did not receive it whole");
     }
+    check_fetched(impl, *tip, impl.ref_target(t.to),
+                  t.from + " of the remote " + quote_input(url, 200), checked);
+    tips.push_back(*tip);
   }
+  for (std::size_t i = 0; i < transfers.size(); ++i) move_fetched(impl, transfers[i], tips[i], url);
 }
 
 }  // namespace fsnap

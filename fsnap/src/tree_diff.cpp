@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "entry_names.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/tree_change.hpp"
 #include "shadow_repo_impl.hpp"
@@ -39,20 +40,30 @@ std::optional<TreeEntryInfo> info_of(git_filemode_t mode, const git_oid& oid) {
   return info;
 }
 
-// The entries of a tree sorted bytewise by name (git orders directories as if their
-// names ended in '/', which would interleave differently).
-std::vector<Entry> entries_of(const ShadowRepo::Impl& impl, const std::optional<git_oid>& tree) {
+// The entries of the tree at path, sorted bytewise by name (git orders directories as
+// if their names ended in '/', which would interleave differently). Every name is one
+// a restore may write (a tree may come from someone else's store): kPathEscape or
+// kCorrupt otherwise.
+std::vector<Entry> entries_of(const ShadowRepo::Impl& impl, const std::optional<git_oid>& tree,
+                              const std::string& path) {
   std::vector<Entry> out;
   if (!tree) return out;
   git::Tree t = impl.lookup_tree(*tree);
+  std::string what = "tree " + git::to_hex(*tree);
   std::size_t n = git_tree_entrycount(t.get());
   out.reserve(n);
+  std::vector<std::string_view> names;
+  names.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const git_tree_entry* e = git_tree_entry_byindex(t.get(), i);
+    std::string_view name = git_tree_entry_name(e);
+    check_entry_name(name, path, what);
+    names.push_back(name);
     auto info = info_of(git_tree_entry_filemode(e), *git_tree_entry_id(e));
     if (!info) continue;
-    out.push_back(Entry{git_tree_entry_name(e), *info, *git_tree_entry_id(e)});
+    out.push_back(Entry{std::string(name), *info, *git_tree_entry_id(e)});
   }
+  check_unique_names(names, path, what);
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   return out;
 }
@@ -63,7 +74,9 @@ class TreeDiffer {
 
   void diff(const std::optional<git_oid>& a, const std::optional<git_oid>& b,
             const std::string& prefix) {
-    std::vector<Entry> olds = entries_of(impl_, a), news = entries_of(impl_, b);
+    check_tree_depth(depth_, prefix, "the tree");
+    ++depth_;
+    std::vector<Entry> olds = entries_of(impl_, a, prefix), news = entries_of(impl_, b, prefix);
     std::size_t i = 0, j = 0;
     while (i < olds.size() || j < news.size()) {
       if (j == news.size() || (i < olds.size() && olds[i].name < news[j].name)) {
@@ -74,6 +87,7 @@ class TreeDiffer {
         changed(olds[i++], news[j++], prefix);
       }
     }
+    --depth_;
   }
 
  private:
@@ -118,6 +132,7 @@ class TreeDiffer {
 
   const ShadowRepo::Impl& impl_;
   std::vector<TreeChange>& out_;
+  std::size_t depth_ = 0;  // of the directory being compared
 };
 
 std::optional<git_oid> optional_oid(std::string_view hex) {

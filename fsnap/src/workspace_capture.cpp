@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "checkout_index.hpp"
+#include "entry_names.hpp"
 #include "fsnap/error.hpp"
 #include "pack_writer.hpp"
 #include "shadow_repo_impl.hpp"
@@ -169,7 +170,9 @@ class Walker {
       if (shared_.failed.load(std::memory_order_relaxed)) {
         throw Error(ErrorCode::kIo, "capture abandoned");
       }
-      if (name == ".git") continue;  // the user's repositories are never captured
+      // The user's repositories are never captured (nor what any filesystem would
+      // take for one: a restore refuses to write such a name).
+      if (names_git_directory(name)) continue;
       if (shared_.entries_seen.fetch_add(1, std::memory_order_relaxed) % 64 == 63) {
         shared_.report_progress();
       }

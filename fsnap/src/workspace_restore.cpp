@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "fsnap/error.hpp"
+#include "fsnap/path_quoting.hpp"
 
 namespace fsnap {
 
@@ -82,6 +83,10 @@ class DirOpener {
       std::size_t end = dir.find('/', start);
       if (end == std::string::npos) end = dir.size();
       std::string component = dir.substr(start, end - start);
+      if (component.empty() || component == "." || component == "..") {
+        // The tree's names were checked before: this is a bug, never a path to follow.
+        throw Error(ErrorCode::kPathEscape, "refusing to restore through " + quote_path(dir));
+      }
       int next =
           ::openat(fd.get(), component.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (next < 0) {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "entry_names.hpp"
 #include "fsnap/error.hpp"
 
 namespace fsnap {
@@ -83,7 +84,7 @@ bool WorkspaceWatcher::watch_tree(const std::string& dir) {
   while (dirent* e = ::readdir(d)) {
     const char* n = e->d_name;
     if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))) continue;
-    if (std::strcmp(n, ".git") == 0) continue;
+    if (names_git_directory(n)) continue;
     bool is_dir = e->d_type == DT_DIR;
     if (e->d_type == DT_UNKNOWN) {
       struct stat st;
@@ -137,7 +138,7 @@ void WorkspaceWatcher::handle(int wd, std::uint32_t mask, const std::string& nam
     if (dir.empty()) pending_.everything = true;
     return;
   }
-  if (name.empty() || name == ".git") return;
+  if (name.empty() || names_git_directory(name)) return;
   pending_.dirs.insert(dir);
   // A .gitignore can change what is captured anywhere below its directory.
   if (name == ".gitignore") pending_.subtrees.insert(dir);

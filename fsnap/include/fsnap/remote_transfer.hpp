@@ -47,8 +47,12 @@ PushReport push_refs(ShadowRepo& repo, const std::string& url,
                      const std::vector<RefTransfer>& transfers);
 
 // Fetches each remote ref `from` into the local ref `to` (created, or moved — even when
-// not a fast-forward, if force). Error kNotFound naming the refs the remote lacks
-// (nothing is fetched then), kIo when it cannot be reached.
+// not a fast-forward, if force). The remote is not trusted: what it sends lands in
+// refs of its own (refs/shadowbox/incoming/) until every commit new to `to` has been
+// checked — each a commit whose trees hold only names a restore may write (no '..',
+// no '/', no git directory, no name twice) — and no local ref moves otherwise
+// (kPathEscape or kCorrupt naming the commit and the path). Error kNotFound naming the
+// refs the remote lacks (nothing is fetched then), kIo when it cannot be reached.
 void fetch_refs(ShadowRepo& repo, const std::string& url,
                 const std::vector<RefTransfer>& transfers);
 

@@ -43,6 +43,8 @@ inline constexpr std::string_view kTagRefPrefix = "refs/shadowbox/tags/";
 inline constexpr std::string_view kHomeRefPrefix = "refs/shadowbox/home/";
 inline constexpr std::string_view kSessionRefPrefix = "refs/shadowbox/sessions/";
 inline constexpr const char* kNotesRef = "refs/notes/shadowbox";
+// Where a fetch puts what it fetched until every tree of it has been checked.
+inline constexpr std::string_view kIncomingRefPrefix = "refs/shadowbox/incoming/";
 // HEAD names this branch, which nothing ever creates: git requires HEAD to name a
 // branch, and checkpoints live under refs/shadowbox/.
 inline constexpr const char* kUnbornHead = "refs/heads/main";
