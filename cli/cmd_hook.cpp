@@ -20,6 +20,7 @@
 #include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_settings.hpp"
+#include "hooks/event_json.hpp"
 #include "hooks/run_policy.hpp"
 #include "output.hpp"
 #include "sandbox/home_preservation.hpp"
@@ -154,21 +155,35 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
                             const std::shared_ptr<fsnap::CaptureService>& captures) {
   HookReply reply;
   const hooks::AgentAdapter& adapter = hook_adapter(parsed);
-  // Malformed input is answered before anything is opened or created.
-  hooks::AgentEvent parsed_event;
-  try {
-    parsed_event = adapter.parse_event(event);
-  } catch (const std::exception& e) {
-    reply.exit_code = 1;
-    reply.err = std::string("shadowbox: ignoring a malformed hook event: ") + e.what() + "\n";
-    return reply;
-  }
   // Under `shadowbox run`, the run's own hooks (they name their run) record every event;
   // shadowbox's hooks from the project's or the user's settings stand aside, so that
   // nothing is recorded twice.
   if (!parsed.has("--run") && !env.get("SHADOWBOX_RUN_HOME").empty()) return reply;
   std::string env_run = env.get("SHADOWBOX_RUN");
   std::string run_name = parsed.value_or("--run", env_run.empty() ? "default" : env_run);
+  if (!fsnap::layout::is_valid_run_name(run_name)) {
+    // No folder or ref is made for it, and no call goes unrecorded: fails closed.
+    return unrecorded_reply(hooks::scan_event_name(event),
+                            "invalid run name " + fsnap::quote_input(run_name) +
+                                " (from --run or $SHADOWBOX_RUN): use letters, digits, '-', '_' "
+                                "and '.'");
+  }
+  hooks::AgentEvent parsed_event;
+  try {
+    parsed_event = adapter.parse_event(event);
+  } catch (const std::exception& e) {
+    // Unreadable: fails closed (a call about to run is blocked), and is a gap.
+    hooks::HookAnswer answer = hooks::unreadable_event_answer(event, e.what());
+    reply.exit_code = answer.exit_code;
+    reply.err = answer.stderr_text + "\n";
+    try {
+      sandbox::record_gap(locate(hook_options(global, parsed_event, env)).second, run_name,
+                          answer.stderr_text);
+    } catch (const std::exception&) {
+      // No store to write to: the answer is all there is.
+    }
+    return reply;
+  }
   GlobalOptions options = hook_options(global, parsed_event, env);
   // (Only Claude Code's hooks are installed in a project's settings by `hooks install`.)
   bool claude = adapter.kind() == hooks::AgentKind::kClaudeCode ||

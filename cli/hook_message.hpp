@@ -38,20 +38,22 @@ struct HookReply {
 };
 
 // The answer for an event that could not be recorded: loud where the person and the
-// agent look. A tool event blocks (exit 2, the agent reads why); another must not (a
-// blocked Stop would keep the agent from stopping) and is shown to the person.
+// agent look. A tool event, or one whose name cannot be found, blocks (exit 2, the
+// agent reads why); another must not (a blocked Stop would keep the agent from
+// stopping) and is shown to the person.
 inline HookReply unrecorded_reply(const std::string& event_name, const std::string& why) {
   HookReply r;
   r.err =
       "shadowbox: cannot record " + (event_name.empty() ? "the event" : event_name) + ": " + why;
   // (BeforeTool and AfterTool are Gemini CLI's names.)
-  if (event_name == "PreToolUse" || event_name == "BeforeTool") {
+  if (event_name.empty() || event_name == "PreToolUse" || event_name == "BeforeTool") {
     r.err += " (the tool call is blocked so that it cannot make a change shadowbox could not undo)";
   }
   r.err += "\n";
-  bool tool_event = event_name == "PreToolUse" || event_name == "PostToolUse" ||
-                    event_name == "PostToolUseFailure" || event_name == "BeforeTool" ||
-                    event_name == "AfterTool";
+  // An event whose name cannot be found may be a call about to run: it blocks too.
+  bool tool_event = event_name.empty() || event_name == "PreToolUse" ||
+                    event_name == "PostToolUse" || event_name == "PostToolUseFailure" ||
+                    event_name == "BeforeTool" || event_name == "AfterTool";
   r.exit_code = tool_event ? 2 : 1;
   return r;
 }

@@ -132,6 +132,24 @@ void validate_ref_component(std::string_view kind, std::string_view name) {
   }
 }
 
+namespace layout {
+
+bool is_valid_run_name(std::string_view run) {
+  try {
+    check_run_name(run);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void check_run_name(std::string_view run) {
+  git::ensure_initialized();
+  validate_ref_component("run", run);
+}
+
+}  // namespace layout
+
 // ---- Impl -------------------------------------------------------------------------
 
 git_oid write_object(git_odb* odb, std::string_view data, git_object_t type) {
@@ -547,7 +565,9 @@ std::vector<std::string> ShadowRepo::runs() const {
   git::ReferenceIterator it(raw);
   const char* name = nullptr;
   while (git_reference_next_name(&name, it.get()) == 0) {
-    out.emplace_back(std::string_view(name).substr(layout::kRunRefPrefix.size()));
+    // A ref no run name makes ("a/b", from a store someone else wrote) is no run.
+    std::string_view run = std::string_view(name).substr(layout::kRunRefPrefix.size());
+    if (layout::is_valid_run_name(run)) out.emplace_back(run);
   }
   std::sort(out.begin(), out.end());
   return out;

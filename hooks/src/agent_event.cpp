@@ -5,6 +5,7 @@
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
+#include "hooks/event_json.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -55,7 +56,7 @@ AgentEvent parse_agent_event(const std::string& event_json, bool call_ids) {
   Object::Ptr o;
   try {
     Poco::JSON::Parser parser;
-    Poco::Dynamic::Var parsed = parser.parse(event_json);
+    Poco::Dynamic::Var parsed = parser.parse(readable_event_json(event_json));
     if (parsed.type() != typeid(Object::Ptr)) {
       throw Error(ErrorCode::kInvalidArgument, "the event is not a JSON object");
     }

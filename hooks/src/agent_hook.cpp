@@ -1,9 +1,12 @@
 #include "hooks/agent_hook.hpp"
 
+#include <algorithm>
+
 #include "fsnap/checkpoint.hpp"
 #include "hooks/agent_event.hpp"
 #include "hooks/boundary_effects.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/event_json.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/redaction.hpp"
@@ -210,16 +213,37 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
 
 }  // namespace
 
+HookAnswer unreadable_event_answer(const std::string& event_json, const std::string& why) {
+  std::string native = scan_event_name(event_json);
+  // The core's names (BeforeTool and AfterTool are Gemini CLI's); none found: it may be
+  // a call about to run.
+  std::string name = native == "BeforeTool" || native.empty() ? "PreToolUse"
+                     : native == "AfterTool"                  ? "PostToolUse"
+                                                              : native;
+  bool tool_event = name == "PreToolUse" || name == "PostToolUse" || name == "PostToolUseFailure";
+  std::string message = "shadowbox: cannot read the hook event" +
+                        (native.empty() ? std::string() : " " + native) + ": " + why;
+  if (name == "PreToolUse") {
+    message +=
+        " (the tool call is blocked so that it cannot make a change shadowbox could not "
+        "undo)";
+  }
+  return HookAnswer{tool_event ? 2 : 1, "", message, name};
+}
+
 HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& event_json,
                              sandbox::LedgerRun& run, const HookOptions& options) {
   AgentEvent event;
   try {
     event = adapter.parse_event(event_json);
-  } catch (const sandbox::Error& e) {
-    return adapter.answer(event, HookVerdict{1, "", "", "",
-                                             std::string("shadowbox: ignoring a malformed hook "
-                                                         "event: ") +
-                                                 e.what()});
+  } catch (const std::exception& e) {
+    HookAnswer answer = unreadable_event_answer(event_json, e.what());
+    try {
+      sandbox::record_gap(run.store().dir(), run.run(), answer.stderr_text);
+    } catch (const std::exception&) {
+      // The answer still blocks; the log is all that is lost.
+    }
+    return answer;
   }
   return handle_hook_event(adapter, std::move(event), run, options);
 }

@@ -102,11 +102,8 @@ class InProcessHooks {
 
  private:
   HttpHookReply answer(const std::string& event) {
-    if (std::optional<std::string> problem = event_problem(event)) {
-      std::string message = "shadowbox: ignoring a malformed hook event: " + *problem;
-      sandbox::append_run_log(run_.store(), run_.run(), message);
-      return HttpHookReply{400, "text/plain; charset=utf-8", message};
-    }
+    // (An event that cannot be read is answered as one that could not be recorded: a
+    // call about to run is denied, and the gap is in the run's log.)
     HttpHookReply reply = to_http_reply(handle_claude_code_event(event, run_, options_));
     // To the fleet's remote (fleet.push sync: before the agent hears back).
     if (fleet_ != nullptr) fleet_->boundary_recorded();

@@ -18,6 +18,7 @@
 #include "adapter_support.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
+#include "hooks/event_json.hpp"
 #include "json_object.hpp"
 #include "sandbox/errors.hpp"
 
@@ -208,7 +209,7 @@ class GeminiAdapter : public AgentAdapter {
     }
     event.name = "PostToolUse";
     event.tool_use_id.clear();
-    Object::Ptr o = parse(event_json, "the event");
+    Object::Ptr o = parse(readable_event_json(event_json), "the event");
     Poco::Dynamic::Var response = o->get("tool_response");
     std::string response_json;
     if (!response.isEmpty()) {

@@ -96,6 +96,8 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
   if (fs::is_directory(runs, ec)) {
     for (fs::directory_iterator it(runs, ec), end; !ec && it != end; it.increment(ec)) {
       std::string name = it->path().filename().string();
+      // A folder no run could have made (an older version let a bad name through).
+      if (!fsnap::layout::is_valid_run_name(name)) continue;
       if (fs::exists(fsnap::layout::run_meta_file(store.dir(), name)) ||
           sandbox::count_gaps(store, name) != 0) {
         names.insert(name);

@@ -227,6 +227,8 @@ namespace {
 constexpr const char* kGapMark = " gap: ";
 
 void append_log_line(const fs::path& store_dir, const std::string& run, const std::string& line) {
+  // No folder is made for a name no run can have (it could leave the store).
+  if (!fsnap::layout::is_valid_run_name(run)) return;
   boost::system::error_code ec;
   fs::create_directories(fsnap::layout::run_dir(store_dir, run), ec);
   std::ofstream out(fsnap::layout::run_log_file(store_dir, run).string(), std::ios::app);

@@ -252,6 +252,30 @@ TEST_P(ContainmentTest, AToolFailingEveryTimeRunsExactlyFailureThresholdTimes) {
   }
 }
 
+TEST_P(ContainmentTest, AToolInputWithALoneSurrogateIsRecordedContainedAndRolledBack) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  // Node writes a lone surrogate in a string as "\ud800": valid JSON that switched the
+  // checkpoints off (the hook "ignored a malformed event" and the call ran unrecorded).
+  testing_support::write_file(ws_ / "a.txt", "a\n");
+  fs::path ran = outside_ / "ran.txt";
+  std::string scenario = R"({"steps":[
+      {"tool":"Bash","input":{"command":"rm a.txt; exit 1 # \ud800","description":"x"}},
+      {"loop":{"tool":"Bash","input":{"command":"echo call >> )" +
+                         ran.string() + R"( # \udfff","description":"again"}}}]})";
+  CommandResult r = run(scenario, {"--max-steps", "3"});
+  expect_halted(r, "max_steps");
+  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "a\n") << "the failed call rolled back";
+  EXPECT_EQ(lines(ran), 2u) << "the step limit counted every call";
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::size_t>("gaps"), 0u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 2u) << "the failed call, the denied one";
+  std::size_t pre_tool = 0;
+  for (const sandbox::LedgerRecord& rec : records()) {
+    if (rec.phase == fsnap::Phase::kPreTool) ++pre_tool;
+  }
+  EXPECT_EQ(pre_tool, 3u) << "every call that ran has its checkpoint";
+}
+
 // What does not depend on the transport, checked once.
 class RunControlTest : public ContainmentTest {
  protected:

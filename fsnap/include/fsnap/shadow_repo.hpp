@@ -114,7 +114,7 @@ class ShadowRepo {
   // Checkpoints newest first: of one run (none for a run that does not exist), or of
   // every run (merged by time) when run is empty; at most limit of them (0 = all).
   std::vector<Checkpoint> log(std::string_view run, std::size_t limit) const;
-  // Names of all runs, sorted.
+  // Names of all runs, sorted (a run ref whose name no run could have is left out).
   std::vector<std::string> runs() const;
   // Whether run has a checkpoint.
   bool has_run(std::string_view run) const;

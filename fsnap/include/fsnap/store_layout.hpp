@@ -86,7 +86,15 @@ inline Path fleet_pushed_file(const Path& store) {
 inline Path runs_dir(const Path& store) {
   return store / "runs";
 }
+// Whether run can name a run: one ref component (letters, digits, '-', '_', '.'; no
+// '/', no "..", no spaces or control characters) of at most kMaxTagBytes bytes.
+bool is_valid_run_name(std::string_view run);
+// Error kInvalidArgument naming run and the rule, unless it is valid. A run's name is
+// a directory of the store and a ref: every path below is made only for a valid one.
+void check_run_name(std::string_view run);
+
 inline Path run_dir(const Path& store, const std::string& run) {
+  check_run_name(run);
   return runs_dir(store) / run;
 }
 inline Path run_home_dir(const Path& store, const std::string& run) {

@@ -82,4 +82,11 @@ HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::Ledg
 // The HTTP reply that says what answer says.
 HttpHookReply to_http_reply(const HookAnswer& answer);
 
+// The answer to an event that could not be read (why), in every agent's protocol: it
+// fails closed. A tool event, or one whose name cannot be found (it may be a tool
+// call's), gets a blocking error — a call about to run does not, and after one the
+// model is told it was not recorded; another event (Stop, SessionStart...) a warning,
+// since blocking it would keep the agent from stopping. The caller records the gap.
+HookAnswer unreadable_event_answer(const std::string& event_json, const std::string& why);
+
 }  // namespace hooks
