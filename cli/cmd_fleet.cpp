@@ -20,6 +20,7 @@
 #include "hooks/agent_kind.hpp"
 #include "hooks/fleet_run.hpp"
 #include "hooks/resume.hpp"
+#include "hooks/workspace_claim.hpp"
 #include "output.hpp"
 #include "run_spec.hpp"
 #include "sandbox/ledger_run.hpp"
@@ -208,6 +209,7 @@ int cmd_recover(const Context& context, const Args& parsed) {
   boost::system::error_code ec;
   fs::create_directories(context.workspace, ec);
   fsnap::Store store = context.open_store(true);
+  hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
   if (std::optional<sandbox::RunMeta> local = sandbox::RunMeta::load(store, run);
       local && local->running()) {
     throw fsnap::Error(fsnap::ErrorCode::kConflict, "run " + fsnap::quote_input(run) +

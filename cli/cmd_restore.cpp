@@ -141,6 +141,7 @@ int cmd_rollback(const Context& context, const Args& parsed) {
       item->set("tool_call_id", fact.call_id);
       item->set("tool_name", fact.tool_name);
       item->set("checkpoint", fact.checkpoint_id);
+      item->set("run", fact.run.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(fact.run));
       refused_by->add(item);
     }
     out->set("refused_by", refused_by);

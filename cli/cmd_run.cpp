@@ -19,6 +19,7 @@
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
 #include "hooks/run_policy.hpp"
+#include "hooks/workspace_claim.hpp"
 #include "output.hpp"
 #include "run_spec.hpp"
 #include "sandbox/home_preservation.hpp"
@@ -58,6 +59,8 @@ int cmd_run(const Context& context, const Args& parsed) {
     }
   }
   fsnap::Store store = context.open_store(true);
+  // One live run per workspace: held until the agent has ended.
+  hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fs::path home = fsnap::layout::run_home_dir(store.dir(), run);
   if (fs::exists(fsnap::layout::run_dir(store.dir(), run)) || repo->has_run(run)) {
@@ -168,6 +171,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
   hooks::ResumeRequest request = resume_request(context, parsed, run, "strict");
   sandbox::PolicyLimits limits = limit_options(parsed);
   fsnap::Store store = context.open_store(false);
+  hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   // In a fleet, only the run's owner resumes it: refused before anything is prepared.
   std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(

@@ -11,6 +11,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "fsnap/store_layout.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 
@@ -273,7 +274,8 @@ std::vector<std::string> LedgerBoundaryLog::recent_open_calls(std::size_t newest
 std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
   std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, 0);  // newest first
   std::vector<LaterBoundary> out;
-  for (std::size_t i = 0; i < chain.size() && chain[i].commit != pre.record.commit; ++i) {
+  std::size_t i = 0;
+  for (; i < chain.size() && chain[i].commit != pre.record.commit; ++i) {
     const fsnap::Checkpoint& c = chain[i];
     if (c.meta.phase == fsnap::Phase::kSafety) continue;  // not a change, a record of one
     LaterBoundary later;
@@ -287,6 +289,45 @@ std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
     out.push_back(std::move(later));
   }
   std::reverse(out.begin(), out.end());
+  if (i == chain.size()) return out;
+  // Every other run of the store works on the same workspace: what it recorded since
+  // the call started is a change a rollback would undo too (put before this run's own).
+  std::vector<LaterBoundary> others = other_runs_since(chain[i].created_at);
+  out.insert(out.begin(), std::make_move_iterator(others.begin()),
+             std::make_move_iterator(others.end()));
+  return out;
+}
+
+std::vector<LaterBoundary> LedgerBoundaryLog::other_runs_since(fsnap::TimePoint after) const {
+  const fsnap::ShadowRepo& repo = ledger_->repo();
+  std::vector<LaterBoundary> out;
+  for (const std::string& other : repo.runs()) {
+    if (other == run_) continue;
+    // Commit times are whole seconds: a tip older than that cannot be newer than after.
+    std::optional<fsnap::TimePoint> tip = repo.ref_time(fsnap::layout::run_ref(other));
+    if (!tip || *tip + std::chrono::seconds(1) < after) continue;
+    // Newest first, read in growing windows until one reaches past after.
+    std::vector<fsnap::Checkpoint> chain;
+    for (std::size_t window = 16;; window *= 4) {
+      chain = repo.log(other, window);
+      if (chain.size() < window || chain.back().created_at <= after) break;
+    }
+    for (std::size_t i = 0; i < chain.size() && chain[i].created_at > after; ++i) {
+      const fsnap::Checkpoint& c = chain[i];
+      if (c.meta.phase == fsnap::Phase::kSafety) continue;
+      LaterBoundary later;
+      later.fact.phase = c.meta.phase;
+      later.fact.call_id = c.meta.tool_call_id;
+      later.fact.tool_name = c.meta.tool_name;
+      later.fact.checkpoint_id = c.id;
+      later.fact.run = other;
+      later.trees = {{resource_, c.tree}};
+      if (i + 1 < chain.size()) later.previous_trees = {{resource_, chain[i + 1].tree}};
+      // A run's first checkpoint is its baseline: a record of the workspace, no change.
+      later.fact.changed_files = i + 1 < chain.size() && later.trees != later.previous_trees;
+      out.push_back(std::move(later));
+    }
+  }
   return out;
 }
 

@@ -19,6 +19,7 @@ namespace {
 // A later boundary whose changes a rollback of call_id would undo.
 bool conflicts(const BoundaryFact& fact, const std::string& call_id) {
   if (!fact.changed_files) return false;
+  if (!fact.run.empty()) return true;  // another run's work, whatever step it was
   if (fact.phase == fsnap::Phase::kPostTool) return fact.call_id != call_id;
   // Changes attributed to no tool: edits made between calls, restores, snapshots a
   // person took. (A checkpoint with another call's id is that call's rollback.)
@@ -27,6 +28,12 @@ bool conflicts(const BoundaryFact& fact, const std::string& call_id) {
 }
 
 std::string describe(const BoundaryFact& fact) {
+  if (!fact.run.empty()) {
+    return "run " + fact.run + " (" +
+           (fact.call_id.empty() ? "checkpoint " + fact.checkpoint_id
+                                 : fact.tool_name + " " + fact.call_id) +
+           ")";
+  }
   if (fact.call_id.empty()) {
     return std::string(fact.phase == fsnap::Phase::kManual
                            ? "a snapshot taken outside any tool call"

@@ -56,7 +56,11 @@ Boundary ToolTransactions::open_call(const std::string& call_id) const {
 std::vector<BoundaryFact> ToolTransactions::facts_since(const Boundary& pre) const {
   std::vector<LaterBoundary> later = log_.since(pre);
   std::map<std::string, std::string> pre_trees = pre.snapshot.file_trees();
-  std::map<std::string, std::string> newest = later.empty() ? pre_trees : later.back().trees;
+  // The newest state of this run (another run's boundaries are not its states).
+  std::map<std::string, std::string> newest = pre_trees;
+  for (const LaterBoundary& b : later) {
+    if (b.fact.run.empty()) newest = b.trees;
+  }
   // For each host workspace: the paths a rollback would change (computed once, if asked).
   std::map<std::string, std::set<std::string>> differ_now;
   auto still_differs = [&](fsnap::HostFilesystem& host, const std::string& name,
@@ -77,7 +81,9 @@ std::vector<BoundaryFact> ToolTransactions::facts_since(const Boundary& pre) con
   std::vector<BoundaryFact> out;
   for (const LaterBoundary& b : later) {
     BoundaryFact fact = b.fact;
-    if (fact.changed_files) {
+    // Another run's change counts as it was made: what this run saw of it afterwards
+    // says nothing of whether a rollback would undo it.
+    if (fact.changed_files && fact.run.empty()) {
       fact.changed_files = false;
       for (const auto& [name, tree] : b.trees) {
         auto previous = b.previous_trees.find(name);

@@ -104,6 +104,10 @@ class LedgerBoundaryLog : public BoundaryLog {
   Boundary boundary_at(const fsnap::Checkpoint& c) const;
 
  private:
+  // The boundaries of the store's other runs recorded after the time after, newest
+  // first within each run (safety checkpoints left out).
+  std::vector<LaterBoundary> other_runs_since(fsnap::TimePoint after) const;
+
   fsnap::Store store_;
   std::shared_ptr<Ledger> ledger_;
   std::string run_;

@@ -23,6 +23,9 @@ struct BoundaryFact {
   std::string tool_name;
   std::string checkpoint_id;   // "" without a host filesystem
   bool changed_files = false;  // its files differ from those of the boundary before it
+  // "" for a boundary of the failed call's own run; else the other run of the same
+  // store (and so of the same workspace) that recorded it.
+  std::string run;
   friend bool operator==(const BoundaryFact&, const BoundaryFact&) = default;
 };
 
@@ -54,7 +57,8 @@ struct RollbackPolicy {
   //   rollback_on_failure off, or tool in keep_failed_tools       -> kKeep
   //   a later boundary changed files that are still changed: another
   //   call's post-tool one, or one of no call (an edit between calls,
-  //   a restore, a manual snapshot)                                -> kRefuse
+  //   a restore, a manual snapshot); or any boundary of another run
+  //   on the workspace that changed files                         -> kRefuse
   //   otherwise                                                   -> kRollBack
   RollbackDecision decide(const std::string& tool, const std::string& call_id,
                           const std::vector<BoundaryFact>& since_pre) const;
