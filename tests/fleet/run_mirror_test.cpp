@@ -7,6 +7,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "crafted_objects.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store_layout.hpp"
@@ -167,6 +168,32 @@ TEST_F(RunMirrorTest, AnotherStoreFetchesTheRunWithItsRecords) {
     EXPECT_EQ(e.code(), fsnap::ErrorCode::kNotFound);
     EXPECT_NE(std::string(e.what()).find("'r9'"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(RunMirrorTest, ARunSomeoneElsePushedAHookIntoIsNotFetched) {
+  step("one");
+  mirror_.push("r1");
+  // Anyone who can push to the remote adds a checkpoint whose tree writes a git hook.
+  std::string hook = testing_support::craft_blob(remote_, "#!/bin/sh\necho owned\n");
+  std::string hooks = testing_support::craft_tree(remote_, {{"100755", "post-checkout", hook}});
+  std::string dot_git = testing_support::craft_tree(remote_, {{"40000", "hooks", hooks}});
+  std::string a = testing_support::craft_blob(remote_, "one");
+  std::string tree =
+      testing_support::craft_tree(remote_, {{"40000", ".git", dot_git}, {"100644", "a.txt", a}});
+  testing_support::craft_commit_on(remote_, layout::run_ref("r1"), tree, "crafted");
+
+  fs::path other_ws = made(temp_.path() / "other-ws");
+  fsnap::Store other_store = fsnap::Store::open(temp_.path() / "other-store", other_ws, true);
+  fsnap::HostFilesystem other(other_store, {});
+  fleet::RunMirror recovering(other_store, other.shared_repo(), remote_.string(), "worker-b");
+  try {
+    recovering.fetch("r1", "worker-a");
+    ADD_FAILURE() << "fetched a run with a hostile tree";
+  } catch (const fsnap::Error& e) {
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kPathEscape) << e.what();
+  }
+  EXPECT_FALSE(other.shared_repo()->has_run("r1")) << "no ref of the run was moved";
+  EXPECT_FALSE(fs::exists(other_ws / ".git"));
 }
 
 }  // namespace
