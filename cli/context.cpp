@@ -89,7 +89,8 @@ std::vector<std::string> Context::secret_values() const {
 std::vector<std::string> Context::self_command() const {
   std::vector<std::string> argv = {self_path(), "--workspace", workspace.string(), "--store",
                                    store_dir.string()};
-  if (!config.source.empty()) {
+  // A file the user named; the workspace's own is found (and judged) by the child.
+  if (config.origin == sandbox::Config::Origin::kFile) {
     argv.push_back("--config");
     argv.push_back(fs::absolute(config.source).string());
   }

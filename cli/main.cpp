@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "context.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "version.hpp"
 
@@ -206,6 +207,11 @@ const std::vector<Command>& all_commands() {
          kTimeout},
         {{"RUN", true, false, "the run"}, {"ARGS", false, true, "as for resume"}}},
        cmd_recover},
+      {{"trust",
+        "trust the workspace's .shadowbox.yaml as it is now: until then it may only tighten "
+        "protection (never loosen it or send data anywhere); a change to it ends the trust",
+        {{"--revoke", nullptr, nullptr, "take the trust back"}}},
+       cmd_trust},
       {{"help",
         "this overview, or the help of one command",
         {},
@@ -276,8 +282,28 @@ int run(const std::vector<std::string>& argv) {
     return 0;
   }
   if (command == nullptr) throw UsageError("no command given");
+  // A run's name becomes a folder of the store and a ref: refused before anything is
+  // opened or written.
+  for (const char* option : {"--run", "--run-id"}) {
+    std::optional<std::string> run = line.args->value(option);
+    if (run && !fsnap::layout::is_valid_run_name(*run)) {
+      try {
+        fsnap::layout::check_run_name(*run);
+      } catch (const fsnap::Error& e) {
+        throw line.args->usage_error(std::string(option) + ": " + e.what());
+      }
+    }
+  }
   if (command->run_unresolved != nullptr) return command->run_unresolved(line.options, *line.args);
-  return command->run(make_context(line.options), *line.args);
+  Context context = make_context(line.options);
+  if (!context.config.left_out.empty() && command->run != cmd_trust) {
+    std::string lines;
+    for (const std::string& l : context.config.left_out) lines += "\n  " + l;
+    std::cerr << "shadowbox: warning: " << context.config.source.string()
+              << " is not trusted, so only what tightens protection applies; left out:" << lines
+              << "\nreview it, then apply it whole with: shadowbox trust\n";
+  }
+  return command->run(context, *line.args);
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/atomic_file.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "shell.hpp"
 
@@ -22,19 +24,45 @@ namespace {
 // store, config, agent and run. An agent whose every event is a hook process (Codex,
 // Gemini) runs the thin client beside it when there is one: it hands each event to the
 // store's watch daemon, and runs this binary when none can take it.
-std::string hook_command(const Context& context, const std::string& run, hooks::AgentKind agent) {
+std::string hook_command(const Context& context, const fs::path& config, const std::string& run,
+                         hooks::AgentKind agent) {
   std::string program = shell_quote(self_path());
   if (!hooks::adapter_for(agent).http_hooks()) {
     fs::path thin = fs::path(self_path()).parent_path() / "shadowbox-hook";
     if (::access(thin.c_str(), X_OK) == 0) program = shell_quote(thin.string());
   }
-  std::string command = program + " --workspace " + shell_quote(context.workspace.string()) +
-                        " --store " + shell_quote(context.store_dir.string());
-  if (!context.config.source.empty()) {
-    command += " --config " + shell_quote(fs::absolute(context.config.source).string());
+  return program + " --workspace " + shell_quote(context.workspace.string()) + " --store " +
+         shell_quote(context.store_dir.string()) + " --config " + shell_quote(config.string()) +
+         " hook " + std::string(hooks::agent_kind_name(agent)) + " --run " + shell_quote(run);
+}
+
+// The run's configuration as this start of its agent has it, written where its hooks
+// read it: an agent that changes the workspace's .shadowbox.yaml changes the next run.
+fs::path pin_config(const Context& context, const fsnap::Store& store, const std::string& run) {
+  fs::path file = fsnap::layout::run_config_file(store.dir(), run);
+  boost::system::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  std::string origin;
+  switch (context.config.origin) {
+    case sandbox::Config::Origin::kDefaults:
+      origin = "the defaults";
+      break;
+    case sandbox::Config::Origin::kFile:
+      origin = context.config.source.string();
+      break;
+    case sandbox::Config::Origin::kTrustedWorkspace:
+      origin = context.config.source.string() + " (trusted)";
+      break;
+    case sandbox::Config::Origin::kUntrustedWorkspace:
+      origin = context.config.source.string() + " (not trusted: what it tightens)";
+      break;
   }
-  return command + " hook " + std::string(hooks::agent_kind_name(agent)) + " --run " +
-         shell_quote(run);
+  fsnap::write_file_atomically(file,
+                               "# The configuration run " + run + " started its agent with, from " +
+                                   origin + ". Written by shadowbox; read by the run's hooks.\n" +
+                                   context.config.to_yaml(),
+                               0600);
+  return file;
 }
 
 }  // namespace
@@ -47,7 +75,7 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
   spec.run = run;
   spec.workspace = context.workspace;
   spec.user = hooks::UserAgentSetup::from_environment();
-  spec.hook_command = hook_command(context, run, agent);
+  spec.hook_command = hook_command(context, pin_config(context, store, run), run, agent);
   spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };
   return spec;

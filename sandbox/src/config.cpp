@@ -11,6 +11,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
+#include "sandbox/workspace_config.hpp"
 
 namespace sandbox {
 
@@ -575,7 +576,7 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   return config;
 }
 
-Config Config::load_file(const fs::path& file) {
+std::string read_config_file(const fs::path& file) {
   std::ifstream in(file.string(), std::ios::binary);
   if (!in) {
     throw ConfigError("cannot read config file " + file.string() + ": " +
@@ -584,8 +585,13 @@ Config Config::load_file(const fs::path& file) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ConfigError("cannot read config file " + file.string());
-  Config config = parse(text.str(), file.string());
+  return text.str();
+}
+
+Config Config::load_file(const fs::path& file) {
+  Config config = parse(read_config_file(file), file.string());
   config.source = file;
+  config.origin = Origin::kFile;
   return config;
 }
 
@@ -594,10 +600,24 @@ Config Config::load(const std::optional<fs::path>& explicit_file, const fs::path
   if (const char* env = std::getenv("SHADOWBOX_CONFIG"); env != nullptr && *env != '\0') {
     return load_file(fs::path(env));
   }
-  fs::path local = workspace / ".shadowbox.yaml";
+  fs::path local = workspace / kWorkspaceConfigName;
   boost::system::error_code ec;
-  if (fs::is_regular_file(local, ec)) return load_file(local);
-  return Config{};
+  if (!fs::is_regular_file(local, ec)) return Config{};
+  // Read once: the content trusted is the content parsed.
+  std::string text = read_config_file(local);
+  Config proposed = parse(text, local.string());
+  Config config;
+  if (ConfigTrust().trusts(local, sha256_hex(text))) {
+    config = std::move(proposed);
+    config.origin = Config::Origin::kTrustedWorkspace;
+  } else {
+    std::vector<std::string> left_out;
+    config = tightened(Config{}, proposed, left_out);
+    config.left_out = std::move(left_out);
+    config.origin = Config::Origin::kUntrustedWorkspace;
+  }
+  config.source = local;
+  return config;
 }
 
 std::string_view preserve_strategy_name(PreserveStrategy strategy) {

@@ -40,7 +40,18 @@ class HookTest : public ::testing::Test {
   }
   CommandResult raw(const std::string& stdin_data) {
     return run_command({SHADOWBOX_BIN, "--store", store_.string(), "hook", "claude-code"}, ws_,
-                       {"SHADOWBOX_CONFIG=", "CLAUDE_PROJECT_DIR=" + ws_.string()}, stdin_data);
+                       {"SHADOWBOX_CONFIG=", "CLAUDE_PROJECT_DIR=" + ws_.string(),
+                        "XDG_CONFIG_HOME=" + (temp_ / "config-home").string()},
+                       stdin_data);
+  }
+  // Writes the workspace's .shadowbox.yaml and trusts it, as its owner would: settings
+  // that loosen protection apply only then.
+  void trusted_config(const std::string& yaml) {
+    write_file(ws_ / ".shadowbox.yaml", yaml);
+    CommandResult r = run_command(
+        {SHADOWBOX_BIN, "--store", store_.string(), "--workspace", ws_.string(), "trust"}, ws_,
+        {"SHADOWBOX_CONFIG=", "XDG_CONFIG_HOME=" + (temp_ / "config-home").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
   fsnap::ShadowRepo repo() const { return fsnap::ShadowRepo::open(store_ / "repo.git", false); }
@@ -109,7 +120,7 @@ TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
 }
 
 TEST_F(HookTest, ToolsConfiguredToKeepFailuresAreNotRolledBack) {
-  write_file(ws_ / ".shadowbox.yaml", "hooks:\n  keep_failed_tools: [Bash]\n");
+  trusted_config("hooks:\n  keep_failed_tools: [Bash]\n");
   send("PreToolUse", tool("Bash", "toolu_k"));
   write_file(ws_ / "partial.txt", "kept");
   CommandResult r = send("PostToolUseFailure", tool("Bash", "toolu_k", ",\"error\":\"exit 2\""));
@@ -254,7 +265,7 @@ TEST_F(HookTest, TheEndOfTheAgentsSessionPacksWhatIsLeftLoose) {
 }
 
 TEST_F(HookTest, TheEndOfTheAgentsSessionAppliesTheRetentionLimits) {
-  write_file(ws_ / ".shadowbox.yaml", "retention:\n  keep_last: 2\n");
+  trusted_config("retention:\n  keep_last: 2\n");
   for (const std::string id : {"toolu_1", "toolu_2", "toolu_3"}) {
     ASSERT_EQ(send("PreToolUse", tool("Write", id)).exit_code, 0);
     write_file(ws_ / (id + ".txt"), id);

@@ -330,8 +330,9 @@ TEST_F(ConfigLookupTest, ExplicitThenEnvironmentThenWorkspaceThenDefaults) {
   boost::filesystem::create_directories(ws);
   EXPECT_TRUE(Config::load(std::nullopt, ws).source.empty());
 
-  testing_support::write_file(ws / ".shadowbox.yaml", "retention: {keep_last: 1}\n");
-  EXPECT_EQ(Config::load(std::nullopt, ws).retention.keep_last, 1u);
+  // (A workspace's own file may only tighten until trusted: workspace_config_test.)
+  testing_support::write_file(ws / ".shadowbox.yaml", "policy: {max_steps: 1}\n");
+  EXPECT_EQ(Config::load(std::nullopt, ws).policy.limits.max_steps, 1u);
   EXPECT_EQ(Config::load(std::nullopt, ws).source, ws / ".shadowbox.yaml");
 
   testing_support::write_file(dir_ / "env.yaml", "retention: {keep_last: 2}\n");

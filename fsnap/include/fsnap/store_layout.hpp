@@ -106,6 +106,11 @@ inline Path resumed_home_dir(const Path& store, const std::string& run, const st
 inline Path run_meta_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "run.json";
 }
+// The configuration the run's agent started with, complete: its hooks read this one,
+// so that a change to the workspace's own file takes effect after the run.
+inline Path run_config_file(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "config.yaml";
+}
 inline Path run_log_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "log";
 }

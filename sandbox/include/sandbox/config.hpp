@@ -2,8 +2,9 @@
 // documents every key).
 //
 // Lookup: an explicit file (--config or $SHADOWBOX_CONFIG), else
-// <workspace>/.shadowbox.yaml if present, else the built-in defaults. Unknown keys and
-// values of the wrong type are errors naming the key, never silently ignored.
+// <workspace>/.shadowbox.yaml if present — which may only tighten protection until its
+// content is trusted (workspace_config.hpp) — else the built-in defaults. Unknown keys
+// and values of the wrong type are errors naming the key, never silently ignored.
 // Thread-safety: a loaded Config is a plain value.
 #pragma once
 
@@ -208,15 +209,35 @@ struct Config {
   FleetSettings fleet;             // fleet.*
   boost::filesystem::path source;  // the file it came from; empty for the defaults
 
+  // Where the settings came from.
+  enum class Origin {
+    kDefaults,           // no file
+    kFile,               // a file the user named (--config, $SHADOWBOX_CONFIG)
+    kTrustedWorkspace,   // the workspace's .shadowbox.yaml, its content trusted
+    kUntrustedWorkspace  // the workspace's .shadowbox.yaml, tightening only
+  };
+  Origin origin = Origin::kDefaults;
+  // What the file said that was not applied: the settings of an untrusted workspace
+  // file that would have loosened protection (workspace_config.hpp), one line each.
+  std::vector<std::string> left_out;
+
   // Parses YAML text (origin names it in error messages).
   static Config parse(const std::string& yaml_text, const std::string& origin);
   // Reads and parses a file.
   static Config load_file(const boost::filesystem::path& file);
   // Applies the lookup order above: explicit file if given, else $SHADOWBOX_CONFIG,
-  // else <workspace>/.shadowbox.yaml, else defaults.
+  // else <workspace>/.shadowbox.yaml — whole if its content is trusted (ConfigTrust),
+  // else only what it tightens (workspace_config.hpp) — else defaults.
   static Config load(const std::optional<boost::filesystem::path>& explicit_file,
                      const boost::filesystem::path& workspace);
+
+  // These settings as a complete configuration file, which parse reads back to the
+  // same settings (source, origin and left_out apart).
+  std::string to_yaml() const;
 };
+
+// The whole text of a configuration file. Throws ConfigError naming it.
+std::string read_config_file(const boost::filesystem::path& file);
 
 // "100MiB", "512k", "2G", "1048576" -> bytes. Throws ConfigError.
 std::uint64_t parse_size(const std::string& text);
