@@ -119,6 +119,41 @@ HookVerdict on_failure(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
   return perform_boundary_effects(failure_effects(event, failure), run);
 }
 
+// An after-tool event of a call whose pre-tool event never arrived (its hook was killed
+// or lost): the call is recorded after the fact, as its own, and the gap is counted; a
+// failure of it is not rolled back — what the workspace was before it is not known —
+// and the model is told so.
+HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options) {
+  bool failed = event.name == "PostToolUseFailure";
+  if (event.tool_use_id.empty()) {
+    // An agent that gives its calls no ids, and no open call to pair the event with.
+    std::string stamp = fsnap::format_timestamp(run.state().clock().now());
+    stamp.erase(
+        std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c < '0' || c > '9'; }),
+        stamp.end());
+    event.tool_use_id = "sbx_unpaired_" + stamp;
+  }
+  std::string summary =
+      sandbox::redact(failed ? event.error : event.tool_response, options.secrets);
+  run.transactions().end_unbegun(
+      {event.tool_use_id, event.tool_name, sandbox::redact(event.tool_input, options.secrets)},
+      !failed, summary);
+  std::string gap = "shadowbox: the pre-tool event of " + event.tool_name + " " +
+                    event.tool_use_id +
+                    " never arrived: the call ran with no checkpoint before it; what it changed "
+                    "is recorded as its own" +
+                    (failed ? ", and its failure could not be rolled back" : "");
+  sandbox::record_gap(run.store().dir(), run.run(), gap);
+  if (options.warn) options.warn(gap);
+  HookVerdict verdict;
+  if (failed) {
+    verdict.context = "shadowbox did not roll back this failed " + event.tool_name +
+                      " call: it missed the call's start, so it cannot tell what the workspace "
+                      "was before it. The files are as the call left them.";
+  }
+  return verdict;
+}
+
 // Decides on one event (a call it pairs gets its id).
 HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::LedgerRun& run,
                    const HookOptions& options) {
@@ -140,14 +175,19 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
       }
       return HookVerdict{};
     }
-    if (name == "PostToolUse") {
-      end_call(event, run, redacted(event.tool_input), [&](const std::string& id) {
-        return tx.succeed(id, redacted(event.tool_response));
-      });
-      return HookVerdict{};
-    }
-    if (name == "PostToolUseFailure") {
-      return on_failure(event, run, options, redacted(event.tool_input));
+    if (name == "PostToolUse" || name == "PostToolUseFailure") {
+      try {
+        if (name == "PostToolUseFailure") {
+          return on_failure(event, run, options, redacted(event.tool_input));
+        }
+        end_call(event, run, redacted(event.tool_input), [&](const std::string& id) {
+          return tx.succeed(id, redacted(event.tool_response));
+        });
+        return HookVerdict{};
+      } catch (const sandbox::Error& e) {
+        if (e.code() != sandbox::ErrorCode::kNotFound) throw;
+        return on_unbegun(event, run, options);
+      }
     }
     if (name == "SessionStart") {
       std::string now = fsnap::format_timestamp(run.state().clock().now());

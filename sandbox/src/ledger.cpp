@@ -231,12 +231,18 @@ bool ends(const fsnap::Checkpoint& c, const std::string& call_id) {
 }  // namespace
 
 std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) const {
+  return recent_pre_tool(call_id, 0);
+}
+
+std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& call_id,
+                                                           std::size_t newest) const {
   // The call's pre-tool checkpoint is near the tip of its run: look there first, in
   // growing windows, rather than through the whole chain. Whether the call has ended
   // is what the chain says (a checkpoint that ends it is newer), not what a record says.
   std::size_t seen = 0;
   bool ended = false;
   for (std::size_t window = 8;; window *= 8) {
+    if (newest != 0) window = std::min(window, newest);
     std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, window);
     for (std::size_t i = seen; i < chain.size(); ++i) {
       if (chain[i].meta.phase == fsnap::Phase::kPreTool && chain[i].meta.tool_call_id == call_id) {
@@ -246,7 +252,7 @@ std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) 
       }
       ended = ended || ends(chain[i], call_id);
     }
-    if (chain.size() < window) return std::nullopt;
+    if (chain.size() < window || window == newest) return std::nullopt;
     seen = chain.size();
   }
 }

@@ -168,6 +168,12 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   if (call.id.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "a pre-tool checkpoint needs a tool call id");
   }
+  // Calls in flight are among the newest boundaries.
+  constexpr std::size_t kRecent = 32;
+  if (std::optional<Boundary> earlier = log_.recent_pre_tool(call.id, kRecent);
+      earlier && !earlier->ended) {
+    close_unexecuted(call.id, "its pre-tool event came again before it ended");
+  }
   std::unique_ptr<StepHold> step = log_.begin_step(state_);
   SnapshotMetadata meta;
   meta.tag = options.tag;
@@ -212,6 +218,39 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   out.safety_event = admission.event;
   step.reset();
   publish(call.id, call.name, "begin", call.params, admission.event);
+  return out;
+}
+
+StepResult ToolTransactions::end_unbegun(const ToolCall& call, bool success,
+                                         const std::string& summary) {
+  if (call.id.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "a post-tool checkpoint needs a tool call id");
+  }
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  if (log_.pre_tool(call.id)) {
+    throw Error(ErrorCode::kConflict, "tool call " + fsnap::quote_input(call.id) +
+                                          " has a pre-tool checkpoint: end it as any other");
+  }
+  Boundary pre;  // what the lost pre-tool boundary would have said of the call
+  pre.snapshot.metadata.tool_call_id = call.id;
+  pre.snapshot.metadata.tool_name = call.name;
+  pre.record.input_summary = call.params;
+  if (policy::ExecutionContext* containment = state_.containment()) {
+    // The call ran: it is a step, whatever admission would have said.
+    policy::Admission admission = containment->admit(
+        policy::NodeKind::kTool, {.operation_name = call.name, .key = call.name});
+    containment_nodes_[call.id] = admission.node_id;
+    complete_containment(pre, success, 0, success ? "" : summary);
+  }
+  log_invocation(pre, success, summary, 0);
+  SnapshotMetadata meta;
+  meta.tool_call_id = call.id;
+  meta.tool_name = call.name;
+  meta.phase = fsnap::Phase::kPostTool;
+  meta.outcome = CallOutcome{call.params, success, summary, 0};
+  StepResult out{record(std::move(meta)), std::nullopt};
+  step.reset();
+  publish(call.id, call.name, success ? "succeeded" : "failed", summary, std::nullopt);
   return out;
 }
 

@@ -58,6 +58,13 @@ class BoundaryLog {
   // The newest pre-tool boundary of call_id (with whether the call has ended), or
   // nullopt.
   virtual std::optional<Boundary> pre_tool(const std::string& call_id) const = 0;
+  // pre_tool, looking only among the newest boundaries (a log that keeps few may look
+  // at all): cheap enough to ask before every call.
+  virtual std::optional<Boundary> recent_pre_tool(const std::string& call_id,
+                                                  std::size_t newest) const {
+    (void)newest;
+    return pre_tool(call_id);
+  }
   // The calls with a pre-tool boundary and none that ends them, oldest first.
   virtual std::vector<std::string> open_calls() const = 0;
   // The boundaries recorded after pre, oldest first (safety checkpoints left out: they

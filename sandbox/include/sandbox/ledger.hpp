@@ -93,10 +93,14 @@ class LedgerBoundaryLog : public BoundaryLog {
   void remember(const Boundary& boundary) override;
   void forget(const std::string& call_id) override;
   std::optional<Boundary> pre_tool(const std::string& call_id) const override;
+  std::optional<Boundary> recent_pre_tool(const std::string& call_id,
+                                          std::size_t newest) const override;
   std::vector<std::string> open_calls() const override;
   // The open calls begun among the run's newest boundaries (all of them for 0), oldest
   // first: what open_calls says, without reading the whole chain of a long run.
   std::vector<std::string> recent_open_calls(std::size_t newest) const;
+  // The run's boundaries after pre, then those every other run of the store recorded
+  // after pre (fact.run names the run): they changed the same workspace.
   std::vector<LaterBoundary> since(const Boundary& pre) const override;
 
   // The boundary at checkpoint c: its files, and the session and outcome of its record

@@ -93,8 +93,16 @@ class ToolTransactions {
   ToolTransactions(ExecutionState& state, BoundaryLog& log, RollbackPolicy policy,
                    std::string run = std::string(fsnap::kDefaultRun));
 
-  // The pre-tool boundary of call. Error kInvalidArgument for a call without an id.
+  // The pre-tool boundary of call. Error kInvalidArgument for a call without an id. A
+  // call begun again while it is open (an agent that sent its pre-tool event twice) has
+  // its first begin closed as not executed first, so that no record stays open forever.
   StepResult begin(const ToolCall& call, const BeginOptions& options = {});
+  // The end of a call whose pre-tool boundary never came (its hook was killed before it
+  // recorded anything): a post-tool boundary with the call's id and outcome, so that
+  // what it changed is its own and not an edit of no call. Counted by containment as a
+  // step; never rolled back, since what the workspace was before it is not known.
+  // Error kInvalidArgument without an id, kConflict if the call has a pre-tool boundary.
+  StepResult end_unbegun(const ToolCall& call, bool success, const std::string& summary);
   // The call succeeded (and cost cost_usd, for containment). Error kNotFound if it has
   // no pre-tool boundary, kConflict if it ended already.
   StepResult succeed(const std::string& call_id, const std::string& result_summary,
