@@ -8,6 +8,10 @@
 // breaks nothing. Objects the packs lack (loose ones, or from alternates) are copied
 // one by one; an id whose object cannot be had is not handed out.
 //
+// The index is in the workspace, which shadowbox does not trust: an id it gives is
+// used only once the capture has hashed the file and found that id (workspace_capture:
+// from_checkout). What it saves is compressing and writing the objects.
+//
 // The user's repository is only read: a capture never writes an object a linked pack
 // holds (libgit2 would set the pack's mtime), except a blob over kStreamedBlobSize,
 // which is streamed before its id is known. Thread-safe after open().

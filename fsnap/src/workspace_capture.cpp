@@ -222,7 +222,7 @@ class Walker {
                                                       : kModeFile;
         if (trusted(c, mode, st)) {
           e = *c;
-        } else if (std::optional<git_oid> id = from_checkout(path, mode, st)) {
+        } else if (std::optional<git_oid> id = from_checkout(dirfd, name, path, mode, st)) {
           changed = true;
           e.oid = *id;
           e.mode = mode;
@@ -274,12 +274,52 @@ class Walker {
   WalkOutput& output() { return out_; }
 
  private:
-  std::optional<git_oid> from_checkout(const std::string& path, std::uint32_t mode,
-                                       const struct stat& st) {
+  // The blob id the checkout's index gives the file, once its content is confirmed to
+  // be that blob's. The index is in the workspace: whoever writes the workspace can
+  // write it (an id and stat data for content that is not on disk). Confirming costs a
+  // read and a hash; what the index saves is compressing and writing the object.
+  std::optional<git_oid> from_checkout(int dirfd, const std::string& name, const std::string& path,
+                                       std::uint32_t mode, const struct stat& st) {
     if (shared_.checkout == nullptr) return std::nullopt;
-    return shared_.checkout->blob_for(path, mode, st, [this](std::string_view data) {
-      return store_object(data, GIT_OBJECT_BLOB);
-    });
+    std::optional<git_oid> id = shared_.checkout->blob_for(
+        path, mode, st,
+        [this](std::string_view data) { return store_object(data, GIT_OBJECT_BLOB); });
+    if (!id) return std::nullopt;
+    std::optional<std::string> content =
+        mode == kModeLink ? read_link(dirfd, name, path, st) : read_small(dirfd, name, path, st);
+    if (!content) return std::nullopt;
+    git_oid actual;
+    git::check(git_odb_hash(&actual, content->data(), content->size(), GIT_OBJECT_BLOB),
+               "cannot hash " + path);
+    if (!git_oid_equal(&actual, &*id)) return std::nullopt;  // read and stored as any file
+    return id;
+  }
+
+  // The content of a regular file of st's size, or nullopt if it is not that any more
+  // (then it is read again as any file is).
+  std::optional<std::string> read_small(int dirfd, const std::string& name, const std::string& path,
+                                        const struct stat& st) {
+    Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    if (fd.get() < 0) return std::nullopt;
+    struct stat now;
+    if (::fstat(fd.get(), &now) != 0 || !S_ISREG(now.st_mode) || now.st_size != st.st_size) {
+      return std::nullopt;
+    }
+    try {
+      return read_whole_file(fd.get(), static_cast<std::uint64_t>(st.st_size), path);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+  // A symlink's target, or nullopt if it is not st's size any more.
+  static std::optional<std::string> read_link(int dirfd, const std::string& name,
+                                              const std::string& /*path*/, const struct stat& st) {
+    std::string target(static_cast<std::size_t>(st.st_size) + 1, '\0');
+    ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
+    if (n < 0 || n != st.st_size) return std::nullopt;
+    target.resize(static_cast<std::size_t>(n));
+    return target;
   }
 
   // Stores an object: into the capture's pack when it has one and the store lacks the

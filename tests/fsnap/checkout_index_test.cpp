@@ -4,6 +4,7 @@
 // self-contained: deleting or garbage-collecting the user's repository afterwards
 // breaks no checkpoint.
 #include <fcntl.h>
+#include <git2.h>
 #include <sys/stat.h>
 
 #include <thread>
@@ -229,6 +230,48 @@ TEST_F(CheckoutIndexTest, TheIndexIsNotUsedWhenTurnedOffOrOnceAStatCacheExists) 
   fsnap::HostFilesystem fs = open(counting());
   fs.capture_tree();
   EXPECT_EQ(last_.files_hashed, 1u);  // from the stat cache, as before
+}
+
+TEST_F(CheckoutIndexTest, AForgedIndexCannotMakeACheckpointRecordWhatIsNotOnDisk) {
+  // An agent that can write the workspace can write .git/index: here an entry with the
+  // stat data of the file as it is now and the id of what it was (same size).
+  make_checkout(5);
+  std::string old_id = git({"rev-parse", "HEAD:src/d0/f0.c"});
+  old_id.pop_back();
+  std::string before = testing_support::read_file(ws_ / "src/d0/f0.c");
+  std::string after = before;
+  after[after.size() - 5] = '9';  // "return 0;" -> "return 9;"
+  ASSERT_EQ(after.size(), before.size());
+  write("src/d0/f0.c", after);
+  past_the_clock_tick();
+  git({"add", "src/d0/f0.c"});  // the index now vouches for the new content...
+  {
+    git_libgit2_init();
+    git_repository* repo = nullptr;
+    ASSERT_EQ(git_repository_open(&repo, ws_.c_str()), 0);
+    git_index* index = nullptr;
+    ASSERT_EQ(git_repository_index(&index, repo), 0);
+    const git_index_entry* found = git_index_get_bypath(index, "src/d0/f0.c", 0);
+    ASSERT_NE(found, nullptr);
+    git_index_entry forged = *found;
+    ASSERT_EQ(git_oid_fromstr(&forged.id, old_id.c_str()), 0);  // ...under the old id
+    ASSERT_EQ(git_index_add(index, &forged), 0);
+    ASSERT_EQ(git_index_write(index), 0);
+    git_index_free(index);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+  }
+  settle();
+  ASSERT_NE(git({"ls-files", "-s", "src/d0/f0.c"}).find(old_id), std::string::npos)
+      << "the index was forged";
+
+  fsnap::HostFilesystem fs = open(counting());
+  fsnap::Checkpoint first = fs.checkpoint({});
+  EXPECT_EQ(first.tree, tree_read_in_full()) << "the checkpoint records what is on disk";
+  // And a restore of it writes what was on disk.
+  write("src/d0/f0.c", "something else entirely\n");
+  fs.restore_checkpoint(first, {});
+  EXPECT_EQ(testing_support::read_file(ws_ / "src/d0/f0.c"), after);
 }
 
 }  // namespace

@@ -13,7 +13,9 @@ namespace fsnap {
 // Counters a long capture reports through CaptureOptions::on_progress.
 struct CaptureProgress {
   std::uint64_t entries_seen = 0;  // files, symlinks and directories examined so far
-  std::uint64_t files_hashed = 0;  // files whose content was read (stat cache misses)
+  // Files whose content was read and stored (stat cache misses; a file the checkout's
+  // index vouches for is read only to confirm the index, and not counted).
+  std::uint64_t files_hashed = 0;
   std::uint64_t bytes_hashed = 0;
   bool done = false;  // true on the last call of a capture
 };
@@ -35,9 +37,11 @@ struct CaptureOptions {
   bool respect_gitignore = false;
   // When the workspace is a git checkout, a capture without a stat cache (the first)
   // takes the blob id of each file whose stat matches the checkout's index from the
-  // index, as `git status` trusts it, after linking the repository's packs into the
-  // store (the objects are then the store's own). Files that differ from the index,
-  // untracked and ignored files are read as always.
+  // index, after linking the repository's packs into the store (the objects are then
+  // the store's own) — once it has hashed the file and found that id: the index is
+  // the workspace's, which anyone who writes the workspace can forge. The object is
+  // then neither compressed nor written. Files that differ from the index, untracked
+  // and ignored files are read and stored as always.
   bool use_git_index = true;
   // Called every 200 ms during a capture, from a reporting thread, and once at the
   // end (with done = true) from the capturing thread. Must not throw.
