@@ -1,31 +1,17 @@
 #include "hooks/hook_server.hpp"
 
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <mutex>
 #include <random>
+#include <thread>
 
-#include <Poco/Exception.h>
-#include <Poco/Net/HTTPRequestHandler.h>
-#include <Poco/Net/HTTPRequestHandlerFactory.h>
-#include <Poco/Net/HTTPServer.h>
-#include <Poco/Net/HTTPServerParams.h>
-#include <Poco/Net/HTTPServerRequest.h>
-#include <Poco/Net/HTTPServerResponse.h>
-#include <Poco/Net/ServerSocket.h>
-#include <Poco/StreamCopier.h>
-
-#include "sandbox/errors.hpp"
+#include "loopback_http_server.hpp"
 
 namespace hooks {
 
 namespace {
-
-using Poco::Net::HTTPRequestHandler;
-using Poco::Net::HTTPServerRequest;
-using Poco::Net::HTTPServerResponse;
-
-// Largest event accepted (Claude Code caps tool output well below this).
-constexpr std::streamsize kMaxEventBytes = 64 << 20;
 
 std::string random_token() {
   std::random_device device;  // /dev/urandom
@@ -38,144 +24,127 @@ std::string random_token() {
   return token;
 }
 
-struct Shared {
-  HookServer::Handler handler;
-  HookServer::AfterReply after_reply;
-  HookServer::TelemetryHandler telemetry;
-  std::string path;
-  std::string telemetry_path;
-  std::mutex mutex;            // one event at a time
-  std::mutex telemetry_mutex;  // one telemetry export at a time
-  bool closed = false;         // set by stop() under both mutexes: handlers are not called
+// A thread answering requests one at a time, in the order they came.
+class Answerer {
+ public:
+  explicit Answerer(std::function<void(const HttpRequestIn&)> answer)
+      : answer_(std::move(answer)), thread_([this] { run(); }) {}
+  ~Answerer() { stop(); }
+  Answerer(const Answerer&) = delete;
+  Answerer& operator=(const Answerer&) = delete;
+
+  // Queues a request (from the server's thread: never waits for an answer).
+  void push(HttpRequestIn request) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return;
+      queue_.push_back(std::move(request));
+    }
+    ready_.notify_one();
+  }
+
+  // Waits for the request being answered, if any; those still queued are not answered.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      HttpRequestIn request = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      answer_(request);
+      lock.lock();
+    }
+  }
+
+  std::function<void(const HttpRequestIn&)> answer_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<HttpRequestIn> queue_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the rest is there
 };
 
-void reply(HTTPServerResponse& response, int status, const std::string& content_type,
-           const std::string& body) {
-  response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(status));
-  response.setContentType(content_type);
-  response.sendBuffer(body.data(), body.size());
-}
+}  // namespace
 
-class EventHandler : public HTTPRequestHandler {
- public:
-  explicit EventHandler(std::shared_ptr<Shared> shared)
-      : shared_(*shared), keep_(std::move(shared)) {}
+struct HookServer::Impl {
+  Handler handler;
+  AfterReply after_reply;
+  TelemetryHandler telemetry;
+  std::string url;
+  std::string telemetry_url;
+  std::mutex mutex;     // one event at a time
+  bool closed = false;  // set by stop() under the mutex: exclusive work is not run
+  std::unique_ptr<LoopbackHttpServer> server;
+  std::unique_ptr<Answerer> events;
+  std::unique_ptr<Answerer> exports;  // telemetry, beside the events
 
-  void handleRequest(HTTPServerRequest& request, HTTPServerResponse& response) override {
-    bool hook = shared_.handler && request.getURI() == shared_.path;
-    bool telemetry = shared_.telemetry && request.getURI() == shared_.telemetry_path;
-    if (!hook && !telemetry) {
-      reply(response, 404, "text/plain", "not found\n");
-      return;
-    }
-    if (request.getMethod() != Poco::Net::HTTPRequest::HTTP_POST) {
-      reply(response, 405, "text/plain", "only POST is served here\n");
-      return;
-    }
-    if (request.hasContentLength() && request.getContentLength64() > kMaxEventBytes) {
-      reply(response, 413, "text/plain", "request too large\n");
-      return;
-    }
-    std::string body;
-    Poco::StreamCopier::copyToString(request.stream(), body);
-    if (telemetry) {
-      receive_telemetry(request, response, body);
-      return;
-    }
-    std::lock_guard<std::mutex> lock(shared_.mutex);
-    if (shared_.closed) {
-      reply(response, 503, "text/plain", "the run is over\n");
-      return;
-    }
+  void answer_event(const HttpRequestIn& request) {
+    std::lock_guard<std::mutex> lock(mutex);
     HttpHookReply answer;
     try {
-      answer = shared_.handler(body);
+      answer = handler(request.body);
     } catch (const std::exception& e) {
       answer = HttpHookReply{500, "text/plain", std::string("shadowbox: ") + e.what()};
     }
-    try {
-      reply(response, answer.status, answer.content_type, answer.body);
-    } catch (const Poco::Exception&) {
-      // The agent went away; what follows is still done.
-    }
-    if (shared_.after_reply) {
+    server->reply(request, answer);
+    if (after_reply) {
       try {
-        shared_.after_reply(answer);
+        after_reply(answer);
       } catch (const std::exception&) {
         // after_reply reports its own failures.
       }
     }
   }
 
- private:
-  void receive_telemetry(HTTPServerRequest& request, HTTPServerResponse& response,
-                         const std::string& body) {
-    if (request.getContentType().find("json") == std::string::npos) {
-      reply(response, 415, "text/plain",
-            "OTLP/HTTP JSON only (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)\n");
-      return;
-    }
-    std::lock_guard<std::mutex> lock(shared_.telemetry_mutex);
-    if (shared_.closed) {
-      reply(response, 503, "text/plain", "the run is over\n");
-      return;
+  void answer_export(const HttpRequestIn& request) {
+    if (request.content_type.find("json") == std::string::npos) {
+      return server->reply(
+          request,
+          {415, "text/plain", "OTLP/HTTP JSON only (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)\n"});
     }
     try {
-      shared_.telemetry(body);
+      telemetry(request.body);
     } catch (const std::exception& e) {
-      reply(response, 400, "text/plain", std::string(e.what()) + "\n");
-      return;
+      return server->reply(request, {400, "text/plain", std::string(e.what()) + "\n"});
     }
-    reply(response, 200, "application/json", "{}");
+    server->reply(request, {200, "application/json", "{}"});
   }
-
-  Shared& shared_;
-  std::shared_ptr<Shared> keep_;  // outlives the HookServer if a request does
 };
 
-class Factory : public Poco::Net::HTTPRequestHandlerFactory {
- public:
-  explicit Factory(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
-  HTTPRequestHandler* createRequestHandler(const HTTPServerRequest&) override {
-    return new EventHandler(shared_);
-  }
-
- private:
-  std::shared_ptr<Shared> shared_;
-};
-
-}  // namespace
-
-struct HookServer::Impl {
-  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
-  std::string url;
-  std::string telemetry_url;
-  std::unique_ptr<Poco::Net::HTTPServer> server;
-};
-
-HookServer::HookServer(Handler handler, AfterReply after_reply, TelemetryHandler telemetry)
+HookServer::HookServer(Handler handler, AfterReply after_reply, TelemetryHandler telemetry,
+                       HookServerLimits limits)
     : impl_(std::make_unique<Impl>()) {
-  impl_->shared->handler = std::move(handler);
-  impl_->shared->after_reply = std::move(after_reply);
-  impl_->shared->telemetry = std::move(telemetry);
+  Impl& impl = *impl_;
+  impl.handler = std::move(handler);
+  impl.after_reply = std::move(after_reply);
+  impl.telemetry = std::move(telemetry);
   std::string token = random_token();
-  impl_->shared->path = "/hook/" + token;
-  impl_->shared->telemetry_path = "/otel/" + token + "/v1/logs";
-  try {
-    Poco::Net::ServerSocket socket(Poco::Net::SocketAddress("127.0.0.1", 0));
-    auto* params = new Poco::Net::HTTPServerParams;
-    params->setMaxThreads(4);
-    params->setKeepAlive(true);
-    std::string origin = "http://127.0.0.1:" + std::to_string(socket.address().port());
-    impl_->url = origin + impl_->shared->path;
-    impl_->telemetry_url = origin + impl_->shared->telemetry_path;
-    impl_->server =
-        std::make_unique<Poco::Net::HTTPServer>(new Factory(impl_->shared), socket, params);
-    impl_->server->start();
-  } catch (const Poco::Exception& e) {
-    throw sandbox::Error(sandbox::ErrorCode::kIo,
-                         "cannot listen for hook events on 127.0.0.1: " + e.displayText());
-  }
+  std::string path = "/hook/" + token;
+  std::string telemetry_path = "/otel/" + token + "/v1/logs";
+  // Without a handler, a path is not served at all (404).
+  std::vector<std::string> paths{impl.handler ? path : "", impl.telemetry ? telemetry_path : ""};
+  impl.server = std::make_unique<LoopbackHttpServer>(paths, limits, [&impl](HttpRequestIn request) {
+    (request.path == 0 ? impl.events : impl.exports)->push(std::move(request));
+  });
+  std::string origin = "http://127.0.0.1:" + std::to_string(impl.server->port());
+  impl.url = origin + path;
+  impl.telemetry_url = origin + telemetry_path;
+  impl.events =
+      std::make_unique<Answerer>([&impl](const HttpRequestIn& r) { impl.answer_event(r); });
+  impl.exports =
+      std::make_unique<Answerer>([&impl](const HttpRequestIn& r) { impl.answer_export(r); });
+  impl.server->start();
 }
 
 HookServer::~HookServer() {
@@ -184,19 +153,20 @@ HookServer::~HookServer() {
 
 void HookServer::stop() {
   if (!impl_->server) return;
-  impl_->server->stopAll(true);
+  // A request being answered is answered before this returns; none is after.
+  impl_->events->stop();
+  impl_->exports->stop();
+  impl_->server->stop();
   {
-    // A request already inside a handler finishes before this returns; one that comes
-    // later is not handled.
-    std::scoped_lock lock(impl_->shared->mutex, impl_->shared->telemetry_mutex);
-    impl_->shared->closed = true;
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->closed = true;
   }
   impl_->server.reset();
 }
 
 bool HookServer::exclusive(const std::function<void()>& work) {
-  std::lock_guard<std::mutex> lock(impl_->shared->mutex);
-  if (impl_->shared->closed) return false;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->closed) return false;
   work();
   return true;
 }

@@ -1,6 +1,14 @@
 // The HTTP side of the Claude Code hook: the loopback HookServer, the replies it
 // gives for each kind of answer, and the settings entries that point Claude Code at it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -25,6 +33,8 @@
 namespace {
 
 using Poco::JSON::Object;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
 
 struct Reply {
   int status = 0;
@@ -46,6 +56,96 @@ Reply send(const std::string& url, const std::string& body,
   r.status = response.getStatus();
   Poco::StreamCopier::copyToString(in, r.body);
   return r;
+}
+
+// A connection to the server for what a well-behaved client never does: sending
+// slowly, partly or nothing.
+class RawConnection {
+ public:
+  explicit RawConnection(const std::string& url) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<std::uint16_t>(Poco::URI(url).getPort()));
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  // What the server sends until it closes the connection (closed), `until` returns
+  // true for what came, or wait passes.
+  struct Received {
+    std::string data;
+    bool closed = false;
+  };
+  Received receive(milliseconds wait,
+                   const std::function<bool(const std::string&)>& until = nullptr) {
+    Received r;
+    for (auto end = Clock::now() + wait; !until || !until(r.data);) {
+      auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(std::max<long long>(left, 0))) <= 0) break;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        r.closed = true;
+        break;
+      }
+      r.data.append(buf, static_cast<std::size_t>(n));
+    }
+    return r;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+std::string path_of(const std::string& url) {
+  return Poco::URI(url).getPath();
+}
+
+// A whole reply has come (small replies only: Content-Length is read, not parsed).
+bool whole_reply(const std::string& data) {
+  std::size_t head = data.find("\r\n\r\n");
+  if (head == std::string::npos) return false;
+  std::size_t at = data.find("Content-Length: ");
+  if (at == std::string::npos) return true;
+  return data.size() >= head + 4 + std::stoul(data.substr(at + 16));
+}
+
+hooks::HttpHookReply ok(const std::string&) {
+  return hooks::HttpHookReply{200, "application/json", "{}"};
+}
+
+// Sends a hook event as Claude Code does and returns how long it took to be answered;
+// fails the test if it was not answered in two seconds.
+milliseconds time_an_event(const hooks::HookServer& server) {
+  Clock::time_point start = Clock::now();
+  Poco::URI uri(server.url());
+  Poco::Net::HTTPClientSession session(uri.getHost(), uri.getPort());
+  session.setTimeout(Poco::Timespan(3, 0));
+  try {
+    Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_POST, uri.getPath(),
+                                   Poco::Net::HTTPMessage::HTTP_1_1);
+    request.setContentType("application/json");
+    request.setContentLength(2);
+    session.sendRequest(request) << "{}";
+    Poco::Net::HTTPResponse response;
+    session.receiveResponse(response);
+    EXPECT_EQ(response.getStatus(), 200);
+  } catch (const Poco::Exception& e) {
+    ADD_FAILURE() << "no answer: " << e.displayText();
+  }
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+  EXPECT_LT(took, milliseconds(2000)) << "a valid event was held up";
+  return took;
 }
 
 Object::Ptr parse(const std::string& text) {
@@ -156,6 +256,172 @@ TEST(HookServerTest, StopWaitsAndRefusesLaterEvents) {
   server.stop();
   server.stop();  // idempotent
   EXPECT_ANY_THROW(send(url, "{}"));
+}
+
+// The server has a few threads; none of them may be held by a connection that does
+// not send its request, whoever opens it (any local user can).
+TEST(HookServerTest, SilentConnectionsDoNotDelayAnEvent) {
+  hooks::HookServer server(ok);
+  std::vector<std::unique_ptr<RawConnection>> silent;
+  for (int i = 0; i < 8; ++i) {
+    silent.push_back(std::make_unique<RawConnection>(server.url()));
+    ASSERT_TRUE(silent.back()->connected());
+  }
+  time_an_event(server);
+}
+
+TEST(HookServerTest, TricklingConnectionsDoNotDelayAnEvent) {
+  hooks::HookServer server(ok);
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 8; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(server.url()));
+    ASSERT_TRUE(slow.back()->connected());
+  }
+  // A request line, then headers, a byte every 100 ms each.
+  std::string request = "POST /hook/" + std::string(40, 'a') + " HTTP/1.1\r\nHost: x\r\n";
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (std::size_t i = 0; !done; i = (i + 1) % request.size()) {
+      for (auto& c : slow) c->send(request.substr(i, 1));
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(150));  // the first bytes are in
+  time_an_event(server);
+  done = true;
+  trickle.join();
+}
+
+TEST(HookServerTest, IdleKeptAliveConnectionsDoNotDelayAnEvent) {
+  hooks::HookServer server(ok);
+  Poco::URI uri(server.url());
+  std::vector<std::unique_ptr<Poco::Net::HTTPClientSession>> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.push_back(std::make_unique<Poco::Net::HTTPClientSession>(uri.getHost(), uri.getPort()));
+    idle.back()->setKeepAlive(true);
+    idle.back()->setTimeout(Poco::Timespan(3, 0));
+    for (int k = 0; k < 2; ++k) {  // two requests on one connection
+      Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_POST, uri.getPath(),
+                                     Poco::Net::HTTPMessage::HTTP_1_1);
+      request.setContentLength(2);
+      idle.back()->sendRequest(request) << "{}";
+      Poco::Net::HTTPResponse response;
+      std::string body;
+      Poco::StreamCopier::copyToString(idle.back()->receiveResponse(response), body);
+      ASSERT_EQ(response.getStatus(), 200);
+      ASSERT_EQ(body, "{}");
+    }
+  }
+  time_an_event(server);
+}
+
+// The token is checked first: a request line naming another path is answered at
+// once, without the server waiting for the headers (it never reads them).
+TEST(HookServerTest, AWrongPathIsRefusedAfterItsRequestLine) {
+  hooks::HookServer server(ok, {}, [](const std::string&) {});
+  std::string hook = path_of(server.url());
+  std::string guessed = hook.substr(0, hook.size() - 4) + "0000";
+  for (const std::string& path :
+       {guessed, hook + "x", hook.substr(0, hook.size() - 1), std::string("/"),
+        hook.substr(0, hook.rfind('/') + 1) + std::string(2000, 'f')}) {
+    RawConnection c(server.url());
+    ASSERT_TRUE(c.send("POST " + path + " HTTP/1.1\r\n"));
+    RawConnection::Received r = c.receive(milliseconds(1000));
+    EXPECT_TRUE(r.closed) << path;
+    EXPECT_EQ(r.data.substr(0, 13), path.size() > 1000 ? "HTTP/1.1 414 " : "HTTP/1.1 404 ") << path;
+  }
+}
+
+TEST(HookServerTest, ConnectionsAreClosedAtTheirDeadlineHoweverSlowlyTheySend) {
+  hooks::HookServerLimits limits;
+  limits.head_timeout = milliseconds(200);
+  limits.idle_timeout = milliseconds(300);
+  hooks::HookServer server(ok, {}, {}, limits);
+  RawConnection silent(server.url());
+  RawConnection slow(server.url());
+  std::string request = "POST " + path_of(server.url()) + " HTTP/1.1\r\nHost: x\r\n";
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (std::size_t i = 0; !done && slow.send(request.substr(i % request.size(), 1)); ++i) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  });
+  Clock::time_point start = Clock::now();
+  EXPECT_TRUE(silent.receive(milliseconds(1500)).closed);
+  // Each byte comes well within any wait for one, and the request line names the
+  // token: the whole head still has its deadline.
+  EXPECT_TRUE(slow.receive(milliseconds(1500)).closed);
+  EXPECT_LT(Clock::now() - start, milliseconds(1000));
+  done = true;
+  trickle.join();
+
+  // A connection kept alive after a request is closed once it has been idle too long.
+  RawConnection kept(server.url());
+  kept.send("POST " + path_of(server.url()) + " HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}");
+  RawConnection::Received r = kept.receive(milliseconds(1500));
+  EXPECT_TRUE(r.closed);
+  EXPECT_EQ(r.data.substr(0, 13), "HTTP/1.1 200 ");
+}
+
+TEST(HookServerTest, StrangersBeyondTheLimitAreClosedOldestFirst) {
+  hooks::HookServerLimits limits;
+  limits.max_strangers = 2;
+  hooks::HookServer server(ok, {}, {}, limits);
+  std::string head = "POST " + path_of(server.url()) + " HTTP/1.1\r\nContent-Length: 2\r\n\r\n";
+  // One that has named the token is no stranger.
+  RawConnection agent(server.url());
+  ASSERT_TRUE(agent.send(head + "{}"));
+  ASSERT_EQ(agent.receive(milliseconds(1000), whole_reply).data.substr(0, 13), "HTTP/1.1 200 ");
+  RawConnection first(server.url());
+  RawConnection second(server.url());
+  RawConnection third(server.url());
+  EXPECT_TRUE(first.receive(milliseconds(1000)).closed);
+  EXPECT_FALSE(second.receive(milliseconds(0)).closed);
+  ASSERT_TRUE(agent.send(head + "{}"));
+  RawConnection::Received again = agent.receive(milliseconds(1000), whole_reply);
+  EXPECT_FALSE(again.closed);
+  EXPECT_EQ(again.data.substr(0, 13), "HTTP/1.1 200 ");
+}
+
+TEST(HookServerTest, BodiesComeWithALengthChunkedOrAfterContinue) {
+  std::vector<std::string> seen;
+  hooks::HookServer server([&](const std::string& event) {
+    seen.push_back(event);
+    return hooks::HttpHookReply{200, "application/json", "{}"};
+  });
+  std::string line = "POST " + path_of(server.url()) + " HTTP/1.1\r\n";
+  RawConnection c(server.url());
+  ASSERT_TRUE(c.send(
+      line + "Transfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n5;x=y\r\n\":1}\n\r\n0\r\n\r\n"));
+  EXPECT_EQ(c.receive(milliseconds(1000), whole_reply).data.substr(0, 13), "HTTP/1.1 200 ");
+  ASSERT_TRUE(c.send(line + "Expect: 100-continue\r\nContent-Length: 4\r\n\r\n"));
+  EXPECT_EQ(c.receive(milliseconds(1000),
+                      [](const std::string& d) { return d.find("\r\n\r\n") != std::string::npos; })
+                .data,
+            "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(c.send("[42]"));
+  EXPECT_EQ(c.receive(milliseconds(1000), whole_reply).data.substr(0, 13), "HTTP/1.1 200 ");
+  EXPECT_EQ(seen, (std::vector<std::string>{"{\"a\":1}\n", "[42]"}));
+}
+
+TEST(HookServerTest, OversizedRequestsAreRefusedBeforeTheirBodies) {
+  hooks::HookServer server(ok);
+  std::string line = "POST " + path_of(server.url()) + " HTTP/1.1\r\n";
+  struct Case {
+    std::string head;
+    std::string status;
+  };
+  for (const Case& k : {Case{line + "Content-Length: 67108865\r\n\r\n", "413"},
+                        Case{line + "Transfer-Encoding: chunked\r\n\r\n4000001\r\n", "413"},
+                        Case{line + "X: " + std::string(70000, 'x') + "\r\n\r\n", "431"},
+                        Case{line + "Transfer-Encoding: gzip\r\n\r\n", "501"},
+                        Case{"GET " + path_of(server.url()) + " HTTP/1.1\r\n\r\n", "405"}}) {
+    RawConnection c(server.url());
+    ASSERT_TRUE(c.send(k.head));
+    RawConnection::Received r = c.receive(milliseconds(1000));
+    EXPECT_TRUE(r.closed) << k.status;
+    EXPECT_EQ(r.data.substr(0, 13), "HTTP/1.1 " + k.status + " ");
+  }
 }
 
 TEST(HttpReplyTest, ProceedIsTheHooksJson) {

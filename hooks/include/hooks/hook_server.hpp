@@ -4,12 +4,18 @@
 //
 // Listens on 127.0.0.1 only, on a port the system picks, at paths holding a random
 // token: another local process cannot drive it without reading the agent's settings.
+// Nor can it slow it down: connections are read as their bytes come, by one thread
+// that never waits on any of them, each within a deadline (HookServerLimits); a
+// request line that does not name the token is refused before its headers are read,
+// and slow or silent connections never hold up the threads that answer.
 // Hook requests are answered one at a time (parallel tool calls serialise here as they
 // do on the store lock); work that the agent need not wait for can follow each reply.
 // The same server can receive the agent's OpenTelemetry logs (OTLP/HTTP JSON), which
 // are handled beside hook events, not behind them.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,6 +23,19 @@
 #include "hooks/agent_hook.hpp"
 
 namespace hooks {
+
+// How long and how much a HookServer's connections may take. Whoever connects is a
+// stranger until a request line names the token.
+struct HookServerLimits {
+  // From a connection's start (or, kept alive, its next request's first byte) to the
+  // end of the request's headers. Its body then has as long again plus a second per
+  // MiB announced (a body is at most 64 MiB), and so has a reply to be written.
+  std::chrono::milliseconds head_timeout{5000};
+  // How long a connection that has named the token may stay open between requests.
+  std::chrono::milliseconds idle_timeout{60000};
+  // Connections that have not named the token: beyond this many, the oldest is closed.
+  std::size_t max_strangers = 64;
+};
 
 // A loopback HTTP server for hook events.
 class HookServer {
@@ -34,8 +53,8 @@ class HookServer {
   // Starts listening. Without a handler, hook requests are answered 404 (a server for
   // telemetry only); without a telemetry handler, there is no telemetry endpoint.
   // Error kIo if no loopback port can be bound.
-  explicit HookServer(Handler handler, AfterReply after_reply = {},
-                      TelemetryHandler telemetry = {});
+  explicit HookServer(Handler handler, AfterReply after_reply = {}, TelemetryHandler telemetry = {},
+                      HookServerLimits limits = {});
   // Stops listening (as stop() does).
   ~HookServer();
   HookServer(const HookServer&) = delete;
