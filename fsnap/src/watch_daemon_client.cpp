@@ -124,14 +124,18 @@ MessageOutcome WatchDaemonClient::message(std::string_view message,
   using State = MessageOutcome::State;
   MessageOutcome out;
   try {
+    wire::FrameWriter req = request(options_.version, wire::Op::kMessage);
+    req.str(message);
+    if (req.bytes().size() > wire::kMaxRequest) {
+      out.why = "the message is larger than the watch daemon takes";
+      return out;
+    }
     Connection conn(store_);
     if (!conn.open()) {
       out.why = "no watch daemon is running";
       if (options_.start_daemon) options_.start_daemon();
       return out;
     }
-    wire::FrameWriter req = request(options_.version, wire::Op::kMessage);
-    req.str(message);
     if (!wire::send_frame(conn.fd(), req.bytes())) {
       out.why = "the watch daemon closed the connection";
       return out;

@@ -1,4 +1,6 @@
-// The watch daemon's side: one connection at a time, a capture per request.
+// The watch daemon's side: requests are read from every connection as their bytes
+// come, each within its deadline, so that no client can hold up another; each complete
+// request is then answered in turn — captures and messages one at a time.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -6,11 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
@@ -25,8 +30,10 @@ namespace wire = watch_wire;
 using Steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// How long a client may take to send its request once connected.
-constexpr int kRequestTimeoutMs = 2000;
+// Connections whose requests are being read: beyond this many, the oldest is closed.
+constexpr std::size_t kMaxReading = 64;
+// A request, and an answer, get a second per 8 MiB on top of the request timeout.
+constexpr std::uint64_t kBytesPerMs = (8u << 20) / 1000;
 
 // Device and inode of a path (not following a last symlink); nullopt if absent.
 struct FileId {
@@ -88,6 +95,7 @@ class Daemon {
         last_request_(started_) {}
 
   ~Daemon() {
+    for (const auto& [fd, c] : reading_) ::close(fd);
     if (listen_fd_ >= 0) {
       // Only our own socket file: a daemon after us may already have made another.
       if (socket_id_ && file_id(socket_path_) == socket_id_) ::unlink(socket_path_.c_str());
@@ -111,21 +119,14 @@ class Daemon {
                   "cannot listen on " + socket_path_.string() + ": " + std::strerror(errno));
     }
     socket_id_ = file_id(socket_path_);
-    for (;;) {
+    ::fcntl(listen_fd_, F_SETFL, ::fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
+    for (Steady::time_point tick = Steady::now();;) {
       if (options_.stop_requested != nullptr && options_.stop_requested->load()) {
         return WatchDaemonExit::kStopped;
       }
-      pollfd p{listen_fd_, POLLIN, 0};
-      int ready = ::poll(&p, 1, static_cast<int>(options_.tick.count()));
-      if (ready > 0) {
-        int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (conn >= 0) {
-          std::optional<WatchDaemonExit> exit = serve(conn);
-          ::close(conn);
-          last_request_ = Steady::now();
-          if (exit) return *exit;
-        }
-      }
+      if (std::optional<WatchDaemonExit> exit = take_requests(tick)) return *exit;
+      if (Steady::now() < tick) continue;
+      tick = Steady::now() + options_.tick;
       fs_->drain_watch();
       if (gone()) return WatchDaemonExit::kGone;
       if (options_.idle_exit.count() > 0 && Steady::now() - last_request_ >= options_.idle_exit) {
@@ -135,6 +136,117 @@ class Daemon {
   }
 
  private:
+  // A connection whose request is being read.
+  struct Reading {
+    wire::FrameReceiver frame{wire::kMaxRequest};
+    Steady::time_point since;
+    Steady::time_point deadline;
+  };
+
+  milliseconds time_for(std::uint64_t bytes) const {
+    return options_.request_timeout + milliseconds(bytes / kBytesPerMs);
+  }
+
+  // Waits until `until` at most for bytes of requests, reads what came, and answers
+  // each request that is complete; a value if the daemon must exit now.
+  std::optional<WatchDaemonExit> take_requests(Steady::time_point until) {
+    std::vector<pollfd> polled;
+    polled.push_back({Steady::now() >= accept_paused_until_ ? listen_fd_ : -1, POLLIN, 0});
+    for (const auto& [fd, c] : reading_) {
+      polled.push_back({fd, POLLIN, 0});
+      until = std::min(until, c.deadline);
+    }
+    if (polled[0].fd < 0) until = std::min(until, accept_paused_until_);
+    auto wait = std::chrono::ceil<milliseconds>(until - Steady::now()).count();
+    int ready =
+        ::poll(polled.data(), polled.size(), static_cast<int>(std::max<long long>(wait, 0)));
+    if (ready > 0) {
+      if (polled[0].revents != 0) accept_all();
+      for (std::size_t i = 1; i < polled.size(); ++i) {
+        if (polled[i].revents == 0) continue;
+        if (std::optional<WatchDaemonExit> exit = read_request(polled[i].fd)) return exit;
+      }
+    }
+    Steady::time_point now = Steady::now();
+    for (auto it = reading_.begin(); it != reading_.end();) {
+      if (it->second.deadline <= now) {
+        // Too slow, or silent: whatever it sends later is not read.
+        ::close(it->first);
+        it = reading_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return std::nullopt;
+  }
+
+  void accept_all() {
+    for (;;) {
+      int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (conn < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: the oldest reader makes room, else accepting waits.
+          if (!close_oldest_reading()) accept_paused_until_ = Steady::now() + options_.tick;
+        }
+        return;
+      }
+      while (reading_.size() >= kMaxReading && close_oldest_reading()) {
+      }
+      Reading& r = reading_[conn];
+      r.since = Steady::now();
+      r.deadline = r.since + options_.request_timeout;
+    }
+  }
+
+  bool close_oldest_reading() {
+    auto oldest = std::min_element(
+        reading_.begin(), reading_.end(),
+        [](const auto& a, const auto& b) { return a.second.since < b.second.since; });
+    if (oldest == reading_.end()) return false;
+    ::close(oldest->first);
+    reading_.erase(oldest);
+    return true;
+  }
+
+  // Reads what conn has sent; answers its request once it is complete.
+  std::optional<WatchDaemonExit> read_request(int conn) {
+    auto it = reading_.find(conn);
+    if (it == reading_.end()) return std::nullopt;
+    Reading& r = it->second;
+    switch (r.frame.read_from(conn)) {
+      case wire::FrameReceiver::Result::kMore:
+        // The whole request has its deadline, longer for a larger one.
+        r.deadline = r.since + time_for(r.frame.announced());
+        return std::nullopt;
+      case wire::FrameReceiver::Result::kTooLarge:
+        refuse(conn,
+               "a request of " + std::to_string(r.frame.announced()) +
+                   " bytes is over the watch daemon's limit of " +
+                   std::to_string(wire::kMaxRequest),
+               false);
+        break;
+      case wire::FrameReceiver::Result::kClosed:
+        break;
+      case wire::FrameReceiver::Result::kDone: {
+        std::string payload = std::move(r.frame.payload());
+        reading_.erase(it);
+        Steady::time_point start = Steady::now();
+        std::optional<WatchDaemonExit> exit = serve(conn, payload);
+        ::close(conn);
+        last_request_ = Steady::now();
+        // The others' time runs while they are read, not while the daemon works.
+        for (auto& [fd, other] : reading_) {
+          other.since += last_request_ - start;
+          other.deadline += last_request_ - start;
+        }
+        return exit;
+      }
+    }
+    ::close(conn);
+    reading_.erase(it);
+    return std::nullopt;
+  }
   void open_filesystem(const CaptureOptions& given) {
     fs_.reset();  // its stat cache is written for the one after it
     capture_options_ = given;
@@ -150,27 +262,31 @@ class Daemon {
            file_id(socket_path_) != socket_id_;
   }
 
-  // Sends progress to the client being served (from the capture's reporting thread).
-  void report(const CaptureProgress& p) const {
+  // Sends progress to the client being served (from the capture's reporting thread);
+  // a client that does not take it gets no more.
+  void report(const CaptureProgress& p) {
     if (report_fd_ < 0 || p.done) return;
     wire::FrameWriter w;
     w.u8(static_cast<std::uint8_t>(wire::Kind::kProgress))
         .u64(p.entries_seen)
         .u64(p.files_hashed)
         .u64(p.bytes_hashed);
-    wire::send_frame(report_fd_, w.bytes());
+    if (!answer(report_fd_, w)) report_fd_ = -1;
   }
 
-  static void refuse(int conn, const std::string& why, bool exiting) {
+  // Sends an answer, within its time; false if the client did not take it.
+  bool answer(int conn, const wire::FrameWriter& w) const {
+    return wire::send_frame(conn, w.bytes(), static_cast<int>(time_for(w.bytes().size()).count()));
+  }
+
+  void refuse(int conn, const std::string& why, bool exiting) const {
     wire::FrameWriter w;
     w.u8(static_cast<std::uint8_t>(wire::Kind::kRefused)).str(why).u8(exiting ? 1 : 0);
-    wire::send_frame(conn, w.bytes());
+    answer(conn, w);
   }
 
   // Answers one request; a value if the daemon must exit now.
-  std::optional<WatchDaemonExit> serve(int conn) {
-    std::string payload;
-    if (!wire::receive_frame(conn, payload, kRequestTimeoutMs)) return std::nullopt;
+  std::optional<WatchDaemonExit> serve(int conn, const std::string& payload) {
     try {
       wire::FrameReader r(payload);
       if (payload.compare(0, wire::kMagic.size(), wire::kMagic) != 0) return std::nullopt;
@@ -195,7 +311,7 @@ class Daemon {
         case wire::Op::kStop: {
           wire::FrameWriter w;
           w.u8(static_cast<std::uint8_t>(wire::Kind::kStopping));
-          wire::send_frame(conn, w.bytes());
+          answer(conn, w);
           return WatchDaemonExit::kStopped;
         }
       }
@@ -232,7 +348,7 @@ class Daemon {
       w.u64(report.progress.entries_seen)
           .u64(report.progress.files_hashed)
           .u64(report.progress.bytes_hashed);
-      wire::send_frame(conn, w.bytes());
+      answer(conn, w);
     } catch (const std::exception& e) {
       // The client scans and meets the same problem, with its own message.
       refuse(conn, e.what(), false);
@@ -275,12 +391,12 @@ class Daemon {
       std::string reply = options_.on_message(text, local_captures_);
       wire::FrameWriter w;
       w.u8(static_cast<std::uint8_t>(wire::Kind::kReply)).str(reply);
-      wire::send_frame(conn, w.bytes());
+      answer(conn, w);
     } catch (const std::exception& e) {
       // Not a refusal: the handler may have done part of its work.
       wire::FrameWriter w;
       w.u8(static_cast<std::uint8_t>(wire::Kind::kFailed)).str(e.what());
-      wire::send_frame(conn, w.bytes());
+      answer(conn, w);
     }
     return std::nullopt;
   }
@@ -299,7 +415,7 @@ class Daemon {
         .u64(fs_->watched_directories())
         .u64(resident_bytes())
         .u64(last_capture_entries_);
-    wire::send_frame(conn, w.bytes());
+    answer(conn, w);
   }
 
   const Store& store_;
@@ -312,6 +428,8 @@ class Daemon {
   std::optional<FileId> store_id_;
   std::optional<FileId> socket_id_;
   int listen_fd_ = -1;
+  std::map<int, Reading> reading_;  // by connection
+  Steady::time_point accept_paused_until_;
   CaptureOptions capture_options_;
   std::unique_ptr<HostFilesystem> fs_;
   int report_fd_ = -1;                             // the client being served, during a capture

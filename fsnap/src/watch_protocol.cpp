@@ -7,7 +7,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "fsnap/error.hpp"
@@ -15,8 +17,6 @@
 namespace fsnap::watch_wire {
 
 namespace {
-
-constexpr std::uint32_t kMaxFrame = 256u << 20;
 
 // Waits until fd is ready for events; false on a timeout or an error.
 bool wait_for(int fd, short events, int timeout_ms) {
@@ -145,17 +145,22 @@ bool same_capture(const CaptureOptions& a, const CaptureOptions& b) {
          a.respect_gitignore == b.respect_gitignore;
 }
 
-bool send_frame(int fd, std::string_view payload) {
+bool send_frame(int fd, std::string_view payload, int timeout_ms) {
   FrameWriter header;
   header.u32(static_cast<std::uint32_t>(payload.size()));
   std::string out = header.bytes();
   out.append(payload);
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::size_t done = 0;
   while (done < out.size()) {
     ssize_t n = ::send(fd, out.data() + done, out.size() - done, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) {
-      if (!wait_for(fd, POLLOUT, 5000)) return false;
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || !wait_for(fd, POLLOUT, static_cast<int>(left.count()))) {
+        return false;
+      }
       continue;
     }
     if (n <= 0) return false;
@@ -171,6 +176,28 @@ bool receive_frame(int fd, std::string& payload, int timeout_ms) {
   if (size > kMaxFrame) return false;
   payload.resize(size);
   return read_exact(fd, payload.data(), size, timeout_ms);
+}
+
+FrameReceiver::Result FrameReceiver::read_from(int fd) {
+  for (;;) {
+    char chunk[64 << 10];
+    std::size_t want =
+        header_got_ < 4 ? 4 - header_got_ : std::min(sizeof chunk, size_ - payload_.size());
+    if (header_got_ == 4 && want == 0) return Result::kDone;
+    ssize_t n = ::recv(fd, header_got_ < 4 ? header_ + header_got_ : chunk, want, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Result::kMore;
+    if (n <= 0) return Result::kClosed;
+    if (header_got_ < 4) {
+      header_got_ += static_cast<std::size_t>(n);
+      if (header_got_ < 4) continue;
+      size_ = FrameReader(std::string_view(header_, 4)).u32();
+      if (size_ > max_) return Result::kTooLarge;
+    } else {
+      // Grows with what has come, never to what was announced before it has.
+      payload_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
 }
 
 int connect_socket(const boost::filesystem::path& path) {

@@ -19,6 +19,15 @@
 //     kFailed    str:why     (the message's handler failed part-way)
 //
 // Capture options: u32:n {str:exclude}* u64:max-file-size u8:respect-gitignore.
+//
+// A request frame is at most kMaxRequest bytes: the daemon refuses a larger one
+// (kRefused) as soon as its length is read, before it holds any of it, and a client
+// must not send one. The largest real request is a hook event carried by the thin
+// client: the event itself (at most 64 MiB, as the HTTP hook server takes), the hook's
+// environment and arguments (the kernel holds both under ARG_MAX, 2 MiB with the
+// default stack limit) and its working directory. A client whose request would be
+// larger does the work itself. Answers come from the user's own daemon and may be up
+// to kMaxFrame.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +42,8 @@ namespace fsnap::watch_wire {
 
 inline constexpr std::string_view kMagic = "SBXW";
 inline constexpr std::uint32_t kProtocol = 1;
+inline constexpr std::uint32_t kMaxRequest = 68u << 20;  // 64 MiB of event + 4 MiB
+inline constexpr std::uint32_t kMaxFrame = 256u << 20;
 
 // What a request asks.
 enum class Op : std::uint8_t { kCapture = 1, kStatus = 2, kStop = 3, kMessage = 4 };
@@ -80,11 +91,39 @@ CaptureOptions get_options(FrameReader& r);
 // Whether a and b capture the same things.
 bool same_capture(const CaptureOptions& a, const CaptureOptions& b);
 
-// Sends one frame; false if the peer is gone. Never raises SIGPIPE.
-bool send_frame(int fd, std::string_view payload);
+// Sends one frame; false if the peer is gone, or (on a non-blocking socket) if it has
+// not taken the whole frame within timeout_ms. Never raises SIGPIPE.
+bool send_frame(int fd, std::string_view payload, int timeout_ms = 5000);
 // Receives one frame, waiting at most timeout_ms for each part of it; false on a
-// timeout, an error, a closed connection or a frame over 256 MiB.
+// timeout, an error, a closed connection or a frame over kMaxFrame. (For a client,
+// whose daemon reports progress while it works; the daemon reads with FrameReceiver.)
 bool receive_frame(int fd, std::string& payload, int timeout_ms);
+
+// Reads one frame from a non-blocking socket as its bytes come, holding no more than
+// has come: a frame announced larger than a bound is refused before anything is
+// allocated for it.
+class FrameReceiver {
+ public:
+  enum class Result {
+    kMore,      // the frame is not all there yet
+    kDone,      // payload() is the frame
+    kTooLarge,  // announced() is over the bound
+    kClosed,    // the peer closed the connection, or it failed, first
+  };
+  explicit FrameReceiver(std::uint32_t max) : max_(max) {}
+  // Reads what fd has now.
+  Result read_from(int fd);
+  // The frame's length, once its header has come (0 until then).
+  std::uint32_t announced() const { return header_got_ == 4 ? size_ : 0; }
+  std::string& payload() { return payload_; }
+
+ private:
+  std::uint32_t max_;
+  char header_[4] = {};
+  std::size_t header_got_ = 0;
+  std::uint32_t size_ = 0;
+  std::string payload_;
+};
 
 // A unix stream socket connected to path, or -1 (errno says why). Paths longer than
 // sockaddr_un allows are reached through /proc/self/fd.

@@ -1,14 +1,21 @@
 // The watch daemon (watch_daemon.hpp): captures it serves are exactly what a full walk
 // captures, whatever happened in between — changes of every kind, the daemon killed at
 // any moment, other options, another version — and it goes away when it should.
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <git2.h>
 
@@ -22,6 +29,64 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr const char* kVersion = "test-1";
+using Clock = std::chrono::steady_clock;
+
+std::string le32(std::uint32_t v) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return out;
+}
+
+// A status request, framed, as a client sends it (fsnap/src/watch_protocol.hpp).
+std::string status_request() {
+  std::string body = "SBXW" + le32(1) + le32(std::strlen(kVersion)) + kVersion + "\x02";
+  return le32(static_cast<std::uint32_t>(body.size())) + body;
+}
+
+// A connection to the daemon's socket for what a client of ours never does: sending
+// slowly, partly, nothing, or too much.
+class RawClient {
+ public:
+  explicit RawClient(const fs::path& socket) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawClient() { ::close(fd_); }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  // The bytes the daemon sends within wait; closed if it closed the connection.
+  struct Received {
+    std::string data;
+    bool closed = false;
+  };
+  Received receive(milliseconds wait) {
+    Received r;
+    for (auto end = Clock::now() + wait;;) {
+      auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(std::max<long long>(left, 0))) <= 0) return r;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        r.closed = true;
+        return r;
+      }
+      r.data.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
 
 class WatchDaemonTest : public HostTest {
  protected:
@@ -33,6 +98,7 @@ class WatchDaemonTest : public HostTest {
   }
 
   fsnap::Store store() { return fsnap::Store::open(store_dir_, ws_, true); }
+  fs::path socket() const { return store_dir_ / "watch.sock"; }
 
   // Starts a daemon in a child process; returns once it answers.
   void start_daemon(fsnap::WatchDaemonOptions options = {}) {
@@ -71,9 +137,11 @@ class WatchDaemonTest : public HostTest {
     return -1;
   }
 
-  fsnap::WatchDaemonClient client(std::string version = kVersion) {
+  fsnap::WatchDaemonClient client(std::string version = kVersion,
+                                  milliseconds patience = milliseconds(3000)) {
     fsnap::WatchClientOptions options;
     options.version = std::move(version);
+    options.patience = patience;
     options.start_daemon = [this] { ++start_requests_; };
     return fsnap::WatchDaemonClient(store(), std::move(options));
   }
@@ -268,6 +336,85 @@ TEST_F(WatchDaemonTest, AMessageNobodyTakesIsNotDelivered) {
 
   fsnap::MessageOutcome other = client("test-2").message("hello", milliseconds(1000));
   EXPECT_EQ(other.state, fsnap::MessageOutcome::State::kNotDelivered);
+}
+
+// Any process of the user can connect: a request larger than any real one is refused
+// as soon as its length is read, and nothing is held for a request before it comes.
+TEST_F(WatchDaemonTest, AnOversizedRequestIsRefusedAtOnceAndNothingIsHeldForItsLength) {
+  start_daemon();
+  std::uint64_t before = client().status()->memory_bytes;
+  RawClient huge(socket());
+  ASSERT_TRUE(huge.send(le32(255u << 20)));
+  Clock::time_point start = Clock::now();
+  RawClient::Received r = huge.receive(milliseconds(1000));
+  EXPECT_LT(Clock::now() - start, milliseconds(500));
+  EXPECT_TRUE(r.closed);
+  ASSERT_GT(r.data.size(), 5u) << "no answer";
+  EXPECT_EQ(r.data[4], 5) << "a refusal (kRefused)";
+  EXPECT_NE(r.data.find("over the watch daemon's limit"), std::string::npos) << r.data;
+
+  // 60 MiB announced, 4 bytes sent: the daemon answers others, and holds 4 bytes.
+  RawClient announced(socket());
+  ASSERT_TRUE(announced.send(le32(60u << 20) + "SBXW"));
+  std::optional<fsnap::WatchDaemonStatus> s = client(kVersion, milliseconds(1000)).status();
+  ASSERT_TRUE(s) << "a client that sends no more holds the daemon up";
+  EXPECT_LT(s->memory_bytes, before + (30u << 20));
+}
+
+TEST_F(WatchDaemonTest, SlowAndSilentClientsDelayNoOther) {
+  fsnap::WatchDaemonOptions options;
+  options.on_message = [](std::string_view message, const std::shared_ptr<fsnap::CaptureService>&) {
+    return std::string(message);
+  };
+  start_daemon(options);
+  std::vector<std::unique_ptr<RawClient>> silent;
+  std::vector<std::unique_ptr<RawClient>> slow;
+  for (int i = 0; i < 8; ++i) {
+    silent.push_back(std::make_unique<RawClient>(socket()));
+    slow.push_back(std::make_unique<RawClient>(socket()));
+    ASSERT_TRUE(silent.back()->connected() && slow.back()->connected());
+  }
+  // A byte of a real request every 100 ms, each (whatever the daemon's wait for one).
+  std::string request = status_request();
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (std::size_t i = 0; !done && i < request.size(); ++i) {
+      for (auto& c : slow) c->send(request.substr(i, 1));
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  });
+  Clock::time_point start = Clock::now();
+  fsnap::WatchDaemonClient prompt = client(kVersion, milliseconds(1000));
+  EXPECT_TRUE(prompt.status());
+  fsnap::MessageOutcome out = prompt.message("hello", milliseconds(1000));
+  EXPECT_EQ(out.state, fsnap::MessageOutcome::State::kAnswered) << out.why;
+  EXPECT_LT(Clock::now() - start, milliseconds(1000));
+  done = true;
+  trickle.join();
+}
+
+TEST_F(WatchDaemonTest, AClientIsDroppedWhenItsWholeRequestIsLate) {
+  fsnap::WatchDaemonOptions options;
+  options.request_timeout = milliseconds(300);
+  start_daemon(options);
+  RawClient silent(socket());
+  RawClient slow(socket());
+  // Every byte comes well within any wait for one; the whole request does not.
+  std::string request = status_request();
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (std::size_t i = 0; !done && i < request.size() && slow.send(request.substr(i, 1)); ++i) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  });
+  Clock::time_point start = Clock::now();
+  EXPECT_TRUE(silent.receive(milliseconds(1500)).closed);
+  RawClient::Received r = slow.receive(milliseconds(1500));
+  EXPECT_TRUE(r.closed);
+  EXPECT_EQ(r.data, "") << "a request that came too late is not answered";
+  EXPECT_LT(Clock::now() - start, milliseconds(1000));
+  done = true;
+  trickle.join();
 }
 
 TEST_F(WatchDaemonTest, RandomChangesAndKilledDaemonsNeverGiveAStaleCapture) {

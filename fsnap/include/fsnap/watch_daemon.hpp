@@ -10,6 +10,10 @@
 // answer — no daemon, a crashed one, one of another version, one silent for longer than
 // its patience — scans on its own and gets the same tree.
 //
+// Any process of the user can connect, so the daemon reads every connection as its
+// bytes come, each request within a deadline and a size bound (WatchDaemonOptions::
+// request_timeout); only the answering — captures and messages — is one at a time.
+//
 // The daemon exits after idle_exit without requests, when asked to stop, when the
 // workspace or the store goes away, or when a client of another version talks to it.
 //
@@ -102,6 +106,11 @@ struct WatchDaemonOptions {
   // How often it drains the inotify queue and checks that the workspace and the store
   // are still there.
   std::chrono::milliseconds tick{500};
+  // How long a client may take to send its whole request once connected (a second
+  // more per 8 MiB it announces), and to take an answer: a slower one is dropped.
+  // Requests are read side by side, so a slow client delays no other; a request over
+  // 68 MiB is refused as soon as its length is read.
+  std::chrono::milliseconds request_timeout{2000};
   // How long a new daemon waits for the lock of one on its way out (one of another
   // version exits when a client of this one talks to it).
   std::chrono::milliseconds lock_wait{2000};
