@@ -48,6 +48,9 @@ constexpr std::uint8_t kProgress = 1;
 constexpr std::uint8_t kRefused = 5;
 constexpr std::uint8_t kReply = 6;
 constexpr std::uint8_t kFailed = 7;
+// The largest request the daemon takes (watch_wire::kMaxRequest); the full command
+// records a larger event itself.
+constexpr std::size_t kMaxRequest = 68u << 20;
 // As long as a hook may take; Claude Code's own hook timeout ends it sooner.
 constexpr int kAnswerTimeoutMs = 600'000;
 
@@ -251,6 +254,7 @@ int main(int argc, char** argv) {
   std::string encoded = cli::encode(message);
   put_u32(body, static_cast<std::uint32_t>(encoded.size()));
   body += encoded;
+  if (body.size() > kMaxRequest) run_full_command(shadowbox, args, event);
   std::string frame;
   put_u32(frame, static_cast<std::uint32_t>(body.size()));
   frame += body;

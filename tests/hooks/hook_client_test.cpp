@@ -4,8 +4,12 @@
 // writes it into a project's settings.
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <Poco/JSON/Parser.h>
 
@@ -190,6 +194,27 @@ TEST_F(HookClientTest, WithoutADaemonTheFullCommandRecordsAndStartsOne) {
     std::this_thread::sleep_for(milliseconds(10));
   ASSERT_EQ(send("PostToolUse", tool("Bash", "toolu_2", ",\"tool_response\":{}")).exit_code, 0);
   EXPECT_EQ(shape(), (std::vector<std::string>{"pre_tool toolu_2", "post_tool toolu_2"}));
+}
+
+// Any process of the user can connect to the daemon's socket: connections that send
+// nothing do not hold the next event up (its hook would wait up to its timeout).
+TEST_F(HookClientTest, SilentConnectionsToTheDaemonDoNotHoldAnEventUp) {
+  start_daemon();
+  std::vector<int> silent;
+  for (int i = 0; i < 8; ++i) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, (store_ / "watch.sock").c_str(), sizeof addr.sun_path - 1);
+    silent.push_back(::socket(AF_UNIX, SOCK_STREAM, 0));
+    ASSERT_EQ(::connect(silent.back(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  auto start = std::chrono::steady_clock::now();
+  CommandResult r = send("PreToolUse", tool("Write", "toolu_1"));
+  auto took = std::chrono::steady_clock::now() - start;
+  for (int fd : silent) ::close(fd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GE(daemon_captures(), 1u) << "the event was not recorded by the daemon";
+  EXPECT_LT(took, milliseconds(3000));
 }
 
 TEST_F(HookClientTest, HooksInstallWritesTheThinClientForAProject) {
