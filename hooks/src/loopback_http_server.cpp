@@ -31,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr std::size_t kReadChunk = 256 << 10;
+constexpr std::size_t kStrangerChunk = 4 << 10;
 // A body and a reply get a second per MiB on top of the head's time.
 constexpr std::size_t kBytesPerSecond = 1 << 20;
 // How long a refused connection is read before it is closed.
@@ -225,7 +226,10 @@ struct LoopbackHttpServer::Impl {
   }
 
   void read_more(std::uint64_t id, Connection& c) {
-    ssize_t n = ::recv(c.fd, read_buffer.data(), read_buffer.size(), 0);
+    // A stranger is read a little at a time: it holds no more than its request line
+    // needs until that line has named a path.
+    std::size_t want = c.proven ? read_buffer.size() : kStrangerChunk;
+    ssize_t n = ::recv(c.fd, read_buffer.data(), want, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) {
       close_connection(id);  // gone, or it sends no more: no request can complete
