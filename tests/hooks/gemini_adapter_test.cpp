@@ -15,6 +15,7 @@
 #include "hooks/gemini_adapter.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/ledger_run.hpp"
+#include "sandbox/run_meta.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -141,11 +142,20 @@ TEST_F(GeminiPairing, OverlappingCallsArePairedByToolAndInput) {
   EXPECT_EQ(outcome_of("make b"), false);
 }
 
-TEST_F(GeminiPairing, AnAfterToolWithoutAnOpenCallIsAnErrorTheAgentSees) {
+TEST_F(GeminiPairing, AnAfterToolWithoutAnOpenCallIsRecordedAsItsOwnCallAndAGap) {
+  // Its BeforeTool was lost (the hook killed): the call ran, and is recorded as it ends.
   hooks::HookAnswer answer = send(event("AfterTool", shell_call("make c", shell_result("ok"))));
-  EXPECT_EQ(answer.exit_code, 2);
-  EXPECT_NE(answer.stderr_text.find("no open run_shell_command call"), std::string::npos)
-      << answer.stderr_text;
+  EXPECT_EQ(answer.exit_code, 0) << answer.stderr_text;
+  std::vector<fsnap::Checkpoint> log = run_->repo()->log("r", 1);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].meta.phase, fsnap::Phase::kPostTool);
+  EXPECT_EQ(log[0].meta.tool_name, "run_shell_command");
+  EXPECT_EQ(log[0].meta.tool_call_id.rfind("sbx_unpaired_", 0), 0u) << log[0].meta.tool_call_id;
+  std::optional<sandbox::LedgerRecord> record = run_->ledger().read(log[0]);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_TRUE(record->success.value_or(false));
+  EXPECT_NE(record->input_summary.find("make c"), std::string::npos) << record->input_summary;
+  EXPECT_EQ(sandbox::count_gaps(run_->store(), "r"), 1u);
 }
 
 TEST(GeminiAdapter, AnswersAreInGeminisProtocol) {
