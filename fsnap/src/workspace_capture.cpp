@@ -20,6 +20,7 @@
 #include "entry_names.hpp"
 #include "fsnap/error.hpp"
 #include "pack_writer.hpp"
+#include "restore_temp_names.hpp"
 #include "shadow_repo_impl.hpp"
 #include "tree_encoding.hpp"
 
@@ -102,6 +103,7 @@ struct SharedState {
   std::int64_t cutoff_ns;                   // entries modified after this are recorded smudged
   const CheckoutIndex* checkout = nullptr;  // the user's git index, on a first capture
   PackWriter* pack = nullptr;               // where new objects go, on a first capture
+  bool workspace = false;                   // a workspace: restore's temporary names reserved
   std::atomic<std::uint64_t> entries_seen{0};
   std::atomic<std::uint64_t> files_hashed{0};
   std::atomic<std::uint64_t> bytes_hashed{0};
@@ -173,6 +175,7 @@ class Walker {
       // The user's repositories are never captured (nor what any filesystem would
       // take for one: a restore refuses to write such a name).
       if (names_git_directory(name)) continue;
+      if (shared_.workspace && reserved(dirfd, name)) continue;
       if (shared_.entries_seen.fetch_add(1, std::memory_order_relaxed) % 64 == 63) {
         shared_.report_progress();
       }
@@ -343,6 +346,16 @@ class Walker {
     return oid;
   }
 
+  // Whether name is reserved for a restore's temporary file: never captured, and
+  // removed when the restore that wrote it is gone (killed; the caller holds the store
+  // lock, so no restore of this store is writing).
+  static bool reserved(int dirfd, const std::string& name) {
+    std::optional<pid_t> owner = restore_temp_owner(name);
+    if (!owner) return false;
+    if (!restore_may_be_running(*owner)) ::unlinkat(dirfd, name.c_str(), 0);
+    return true;
+  }
+
   bool trusted(const StatEntry* c, std::uint32_t mode, const struct stat& st) const {
     std::int64_t cutoff = shared_.previous.scan_started_ns();
     return c != nullptr && c->mode == mode && c->size == static_cast<std::uint64_t>(st.st_size) &&
@@ -446,7 +459,9 @@ class Capture {
       : repo_(repo),
         workspace_(workspace),
         previous_(std::move(previous)),
-        shared_{options, previous_, scope, now_ns - kRacyMarginNs} {}
+        shared_{options, previous_, scope, now_ns - kRacyMarginNs} {
+    shared_.workspace = workspace;
+  }
 
   CaptureResult run(const std::string& root) {
     CaptureResult result;

@@ -59,7 +59,9 @@ class CaptureScope {
 // With workspace (a HostFilesystem's capture, not a directory's kept beside it), a
 // capture with no stat cache to go by (the first) writes its new objects into one pack
 // instead of loose files, and takes ids from the user's git index when root is a
-// checkout (options.use_git_index).
+// checkout (options.use_git_index). It also leaves out the names reserved for restore's
+// temporary files (restore_temp_names.hpp) and removes those a killed restore left
+// behind: the caller holds the store lock.
 // Throws kIo for an unreadable entry (naming it) — never returns a partial tree.
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,

@@ -10,6 +10,7 @@
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "restore_temp_names.hpp"
 
 namespace fsnap {
 
@@ -250,9 +251,7 @@ class Applier {
     }
   }
 
-  std::string temp_name() {
-    return ".shadowbox-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
-  }
+  std::string temp_name() { return restore_temp_name(::getpid(), counter_++); }
 
   DirOpener dirs_;
   const ShadowRepo::Impl& repo_;
@@ -265,6 +264,18 @@ class Applier {
 bool under(const std::string& path, const std::string& top) {
   return path.size() > top.size() && path.compare(0, top.size(), top) == 0 &&
          path[top.size()] == '/';
+}
+
+// Whether a component of path is a name reserved for restore's temporary files (a
+// checkpoint taken before captures left them out may hold one).
+bool has_reserved_name(const std::string& path) {
+  for (std::size_t start = 0; start <= path.size();) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (restore_temp_owner(std::string_view(path).substr(start, end - start))) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 }  // namespace
@@ -287,6 +298,7 @@ std::vector<TreeChange> without_untouchable(const std::vector<TreeChange>& chang
   out.reserve(changes.size());
   std::string last_kept;
   for (const TreeChange& c : changes) {
+    if (has_reserved_name(c.path)) continue;  // never written back
     bool is_dir = (c.after && c.after->type == EntryType::kDirectory) ||
                   (c.before && c.before->type == EntryType::kDirectory);
     if (!untouchable.covers(c.path, is_dir)) {

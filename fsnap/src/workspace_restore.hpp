@@ -2,8 +2,8 @@
 //
 // Every path is reached component by component from the workspace's root directory
 // with O_NOFOLLOW, so a restore never writes through a symlink. Files are written to
-// a temporary name and renamed into place, so each file is either old or new, never
-// half-written.
+// a temporary name (restore_temp_names.hpp) and renamed into place, so each file is
+// either old or new, never half-written.
 #pragma once
 
 #include <set>
@@ -25,7 +25,9 @@ struct Untouchable {
   bool covers(const std::string& path, bool is_dir) const;
 };
 
-// Drops the changes that would touch an untouchable path; adds their top paths to kept.
+// Drops the changes that would touch an untouchable path, adding their top paths to
+// kept, and those to a name reserved for restore's temporary files (restore_temp_names.hpp;
+// an older checkpoint may hold a leftover), which are never written back.
 std::vector<TreeChange> without_untouchable(const std::vector<TreeChange>& changes,
                                             const Untouchable& untouchable,
                                             std::vector<std::string>& kept);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -263,6 +264,43 @@ bool lock_directory(const boost::filesystem::path& dir) {
 void unlock_directory(const boost::filesystem::path& dir) {
   if (::geteuid() == 0) run_command({"chattr", "-i", dir.string()});
   ::chmod(dir.c_str(), 0755);
+}
+
+bool kill_on_creation(const fs::path& dir, const std::string& prefix,
+                      const std::function<pid_t()>& start, std::chrono::seconds limit) {
+  int watch = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (watch < 0) fail("inotify_init1");
+  if (::inotify_add_watch(watch, dir.c_str(), IN_CREATE | IN_MOVED_TO) < 0) {
+    ::close(watch);
+    fail("inotify_add_watch " + dir.string());
+  }
+  pid_t pid = start();
+  bool killed = false;
+  bool ended = false;
+  int status = 0;
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (!killed && !ended && std::chrono::steady_clock::now() < until) {
+    pollfd p{watch, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      alignas(inotify_event) char buf[8192];
+      ssize_t n = ::read(watch, buf, sizeof buf);
+      for (char* at = buf; n > 0 && at < buf + n;) {
+        auto* e = reinterpret_cast<inotify_event*>(at);
+        if (!killed && e->len > 0 && std::string(e->name).rfind(prefix, 0) == 0) {
+          ::kill(pid, SIGKILL);
+          killed = true;
+        }
+        at += sizeof(inotify_event) + e->len;
+      }
+    }
+    if (!killed) ended = ::waitpid(pid, &status, WNOHANG) == pid;
+  }
+  ::close(watch);
+  if (!ended) {
+    if (!killed) ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  return killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 }
 
 }  // namespace testing_support

@@ -4,10 +4,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include <boost/filesystem/path.hpp>
 
@@ -72,5 +75,14 @@ CommandResult run_command(const std::vector<std::string>& argv,
                           const std::vector<std::string>& extra_env = {},
                           const std::string& stdin_data = "",
                           std::chrono::seconds timeout = std::chrono::seconds(120));
+
+// Starts a process with start() (which returns its pid) and sends it SIGKILL the moment
+// an entry whose name begins with prefix is created in dir — inotify reports the
+// creation at once, so the process is caught in the middle of what it was doing — then
+// reaps it. True if it was killed so; false if it ended first or limit passed (it is
+// killed then too).
+bool kill_on_creation(const boost::filesystem::path& dir, const std::string& prefix,
+                      const std::function<pid_t()>& start,
+                      std::chrono::seconds limit = std::chrono::seconds(60));
 
 }  // namespace testing_support
