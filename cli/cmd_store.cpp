@@ -68,6 +68,7 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     out->set("running_runs_kept", kept);
     out->set("objects_pruned", report.objects_pruned);
     out->set("packed_objects_dropped", retention.packed_objects_dropped);
+    out->set("abandoned_files_removed", retention.abandoned_files_removed);
     print_json(std::cout, out);
     return 0;
   }
@@ -84,6 +85,10 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
   }
   std::cout << "pruned " << report.objects_pruned << " unreferenced loose object(s) and "
             << retention.packed_objects_dropped << " packed one(s)\n";
+  if (retention.abandoned_files_removed > 0) {
+    std::cout << "removed " << retention.abandoned_files_removed
+              << " temporary file(s) of interrupted writers\n";
+  }
   if (packed) std::cout << "packed " << packed->objects_packed << " object(s)\n";
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -352,6 +353,77 @@ std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds gra
   // A stat cache may name a tree that is gone now: it is not to be trusted any more.
   impl.bump_generation();
   return dropped;
+}
+
+namespace {
+
+bool starts_with(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Whether name, in objects/pack, is a pack writer's temporary file, or half of a pack
+// whose other half (dir holds it or not) is missing.
+bool abandoned_in_pack_dir(const fs::path& dir, const std::string& name) {
+  for (std::string_view prefix : {"pack_git2_", "tmp_pack_", "tmp_idx_", "tmp_rev_"}) {
+    if (starts_with(name, prefix)) return true;
+  }
+  // libgit2's lock files, PackWriter's index (`.tmp`) and a linked pack's copy (`.tmp-<pid>`).
+  if (ends_with(name, ".lock") || ends_with(name, ".tmp") ||
+      name.find(".tmp-") != std::string::npos) {
+    return true;
+  }
+  boost::system::error_code ec;
+  if (starts_with(name, "pack-") && ends_with(name, ".idx")) {
+    return !fs::exists(dir / (name.substr(0, name.size() - 4) + ".pack"), ec);
+  }
+  if (starts_with(name, "pack-") && ends_with(name, ".pack")) {
+    return !fs::exists(dir / (name.substr(0, name.size() - 5) + ".idx"), ec);
+  }
+  return false;
+}
+
+// Removes the regular files of dir that abandoned(name) picks and that were last
+// written before cutoff; returns how many.
+template <typename Abandoned>
+std::size_t remove_old(const fs::path& dir, std::time_t cutoff, Abandoned abandoned) {
+  std::vector<std::string> names;
+  boost::system::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::size_t removed = 0;
+  for (const std::string& name : names) {
+    fs::path file = dir / name;
+    struct stat st {};
+    if (!abandoned(name) || ::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_mtime > cutoff) {
+      continue;
+    }
+    if (::unlink(file.c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace
+
+std::size_t remove_abandoned_files(const Store& store, std::chrono::seconds grace,
+                                   const MaintenanceLock& /*held*/) {
+  fs::path objects = store.repo_dir() / "objects";
+  fs::path pack_dir = objects / "pack";
+  std::time_t cutoff =
+      std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() - grace);
+  std::size_t removed = remove_old(pack_dir, cutoff, [&](const std::string& name) {
+    return abandoned_in_pack_dir(pack_dir, name);
+  });
+  removed += remove_old(objects, cutoff, [](const std::string& name) {
+    return starts_with(name, "tmp_object_git2_");
+  });
+  return removed;
 }
 
 }  // namespace fsnap

@@ -29,6 +29,9 @@ RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& re
   // only while no maintenance runs.
   std::optional<fsnap::MaintenanceLock> maintenance =
       fsnap::MaintenanceLock::acquire(store, /*wait=*/true);
+  // What writers killed part-way left (under both locks, none of them is still writing).
+  report.abandoned_files_removed =
+      fsnap::remove_abandoned_files(store, policy.prune_grace, *maintenance);
   report.gc = repo.collect_garbage(policy, now, running);
   for (const std::string& run : report.gc.dropped_runs) {
     boost::system::error_code ec;

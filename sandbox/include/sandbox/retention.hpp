@@ -3,7 +3,8 @@
 // not running (a running run is kept whole: its process holds its newest checkpoints).
 // A run left with no checkpoint goes everywhere: its refs (checkpoints, tags, session
 // trees, preserved HOME), its notes and its folder. The objects only dropped
-// checkpoints used go too, loose or packed, once older than retention.prune_grace.
+// checkpoints used go too, loose or packed, once older than retention.prune_grace, as
+// do the temporary files of writers killed part-way.
 #pragma once
 
 #include <chrono>
@@ -23,6 +24,9 @@ struct RetentionReport {
   fsnap::GcReport gc;                // checkpoints and runs dropped, loose objects pruned
   std::vector<std::string> running;  // runs kept whole: their agent is running
   std::size_t packed_objects_dropped = 0;
+  // Temporary files of killed writers (fsnap::remove_abandoned_files), older than
+  // prune_grace.
+  std::size_t abandoned_files_removed = 0;
   std::vector<std::string> warnings;  // what could not be removed (nothing else is lost)
 };
 
