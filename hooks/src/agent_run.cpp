@@ -130,7 +130,8 @@ void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec) {
 }
 
 // Supervises the agent until it has exited: a HaltRequest, or the run's time running
-// out, ends its process tree. Returns the halt that stopped it, if one did.
+// out, ends its process tree; once it has exited, whatever it left running is ended.
+// Returns the halt that stopped it, if one did.
 std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
                                               std::optional<policy::TimePoint> deadline,
                                               const std::string& timeout_reason,
@@ -168,8 +169,10 @@ std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRu
     }
   }
   if (!halt) halt = sandbox::pending_halt(spec.store, spec.run);
-  // Nothing the agent started outlives a stopped run.
-  if (halt) end_agent_tree(agent, spec);
+  // Nothing the agent started outlives it, however it ended (killed with SIGKILL too):
+  // a tool process left running would change the workspace after the run's last
+  // checkpoint, unrecorded. Orphans were reparented to this process (a subreaper).
+  end_agent_tree(agent, spec);
   return halt;
 }
 

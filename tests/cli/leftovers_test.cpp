@@ -1,6 +1,9 @@
 // What a process killed with SIGKILL leaves behind does not stay: the temporary pack
 // of a maintenance killed mid-way is removed by a later `shadowbox gc` once it is older
-// than retention.prune_grace (a younger one may be a live writer's, and stays).
+// than retention.prune_grace (a younger one may be a live writer's, and stays); and
+// the processes of an agent killed with -9 — even one that left its session and was
+// orphaned — are ended before `shadowbox run` returns, so nothing writes into the
+// workspace after the run's last checkpoint.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -131,6 +134,57 @@ TEST_F(LeftoversTest, TheTemporaryPackOfAKilledMaintenanceIsRemovedByALaterGc) {
   CommandResult fsck = testing_support::run_command(
       {"git", "--git-dir", (store_ / "repo.git").string(), "fsck", "--strict"}, temp_.path());
   EXPECT_EQ(fsck.exit_code, 0) << fsck.err;
+}
+
+bool alive(pid_t pid) {
+  return ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+TEST_F(LeftoversTest, AnAgentKilledWithSigkillLeavesNoProcessWritingTheWorkspace) {
+  // The agent starts a writer that leaves its session and is orphaned (a double fork),
+  // then waits to be killed.
+  fs::path writer_pid = temp_ / "writer.pid";
+  fs::path agent_pid = temp_ / "agent.pid";
+  std::string script = "(setsid sh -c 'echo $$ > " + writer_pid.string() +
+                       "; while :; do echo tick >> bg.txt; sleep 0.02; done' "
+                       "</dev/null >/dev/null 2>&1 &); echo $$ > " +
+                       agent_pid.string() + "; while :; do sleep 0.1; done";
+  write_file(config_,
+             "watch:\n  daemon: off\nmaintenance:\n  auto: false\npolicy:\n  kill_grace: 1s\n");
+  CommandResult run;
+  std::thread runner([&] {
+    run = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "r", "--", "sh", "-c", script});
+  });
+  pid_t writer = 0;
+  pid_t agent = 0;
+  for (int i = 0; i < 1000 && (writer == 0 || agent == 0 || !fs::exists(ws_ / "bg.txt")); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::string w = fs::exists(writer_pid) ? testing_support::read_file(writer_pid) : "";
+    std::string a = fs::exists(agent_pid) ? testing_support::read_file(agent_pid) : "";
+    if (w.find('\n') != std::string::npos) writer = std::stoi(w);
+    if (a.find('\n') != std::string::npos) agent = std::stoi(a);
+  }
+  ASSERT_GT(agent, 0) << "the agent never started";
+  ASSERT_GT(writer, 0) << "the agent's writer never started";
+  ::kill(agent, SIGKILL);
+  runner.join();
+  EXPECT_EQ(run.exit_code, 128 + SIGKILL) << run.err;
+
+  // When run has returned, the writer is gone (it was ended and reaped), ...
+  bool gone = !alive(writer);
+  for (int i = 0; i < 50 && !gone; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gone = !alive(writer);
+  }
+  if (!gone) ::kill(writer, SIGKILL);
+  EXPECT_TRUE(gone) << "the agent's writer outlived the run";
+  // ... and the run's last checkpoint holds the file as the writer left it.
+  CommandResult last = testing_support::run_command(
+      {"git", "--git-dir", (store_ / "repo.git").string(), "show", "refs/shadowbox/runs/r:bg.txt"},
+      temp_.path());
+  EXPECT_EQ(last.exit_code, 0) << last.err;
+  EXPECT_EQ(last.out, testing_support::read_file(ws_ / "bg.txt"))
+      << "the workspace changed after the run's end was recorded";
 }
 
 }  // namespace

@@ -14,7 +14,11 @@
 // policy.* with the run's own limits over it), the agent's model spend is charged to
 // it, and this process supervises the agent — a HaltRequest (a hook that stopped the
 // run, `shadowbox abort`) or the run's timeout ends the agent's whole process tree:
-// SIGTERM, then SIGKILL after policy.kill_grace.
+// SIGTERM, then SIGKILL after policy.kill_grace. However the agent ends (exits, is
+// stopped, is killed with SIGKILL by someone else), the processes it started — even
+// those that left its session or were orphaned (this process is their subreaper) — are
+// ended the same way and reaped before the run's end is recorded: no tool process
+// changes the workspace after `run` returns.
 //
 // Fleet (config fleet.*, hooks/fleet_run.hpp): the run's lease is taken before anything
 // else and released at its end; every tool boundary is pushed to the fleet's remote
