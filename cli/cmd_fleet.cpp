@@ -16,6 +16,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store_layout.hpp"
+#include "fsnap/user_umask.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/fleet_run.hpp"
@@ -207,7 +208,10 @@ int cmd_recover(const Context& context, const Args& parsed) {
                            known->owner);
   }
   boost::system::error_code ec;
-  fs::create_directories(context.workspace, ec);
+  if (fs::create_directories(context.workspace, ec)) {
+    // The user's workspace, made as under their umask (this process's is narrower).
+    fs::permissions(context.workspace, static_cast<fs::perms>(0777 & ~fsnap::user_umask()), ec);
+  }
   fsnap::Store store = context.open_store(true);
   hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
   if (std::optional<sandbox::RunMeta> local = sandbox::RunMeta::load(store, run);

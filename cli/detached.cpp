@@ -2,8 +2,11 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "fsnap/user_umask.hpp"
 
 namespace cli {
 
@@ -13,6 +16,7 @@ void spawn_detached(std::vector<std::string> argv, const std::string& output) {
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
   const char* out_path = output.empty() ? "/dev/null" : output.c_str();
+  mode_t user_mask = fsnap::user_umask();  // the helper narrows it again itself
   pid_t child = ::fork();
   if (child < 0) return;
   if (child == 0) {
@@ -21,6 +25,7 @@ void spawn_detached(std::vector<std::string> argv, const std::string& output) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::umask(user_mask);
     int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     int out = ::open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (in >= 0) ::dup2(in, 0);

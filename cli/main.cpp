@@ -12,6 +12,7 @@
 #include "context.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/store_layout.hpp"
+#include "fsnap/user_umask.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "version.hpp"
 
@@ -313,6 +314,9 @@ int run(const std::vector<std::string>& argv) {
 // Every failure ends here, and here only is it turned into an exit status: 2 for a
 // command line that does not follow the syntax, 1 for any other error.
 int main(int argc, char** argv) {
+  // Before any thread: nothing created in a store is group/other-accessible, whatever
+  // the user's umask (restores and the agent get the user's back).
+  fsnap::keep_created_files_private();
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
     int status = cli::run(args);

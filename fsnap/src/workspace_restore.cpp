@@ -10,6 +10,7 @@
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "fsnap/user_umask.hpp"
 #include "restore_temp_names.hpp"
 
 namespace fsnap {
@@ -58,12 +59,6 @@ std::pair<std::string, std::string> split_parent(const std::string& path) {
   std::size_t slash = path.rfind('/');
   if (slash == std::string::npos) return {"", path};
   return {path.substr(0, slash), path.substr(slash + 1)};
-}
-
-mode_t current_umask() {
-  mode_t m = ::umask(0);
-  ::umask(m);
-  return m;
 }
 
 // Opens directories below the root without following symlinks, remembering the last.
@@ -119,7 +114,7 @@ class DirOpener {
 class Applier {
  public:
   Applier(const std::string& root, const ShadowRepo::Impl& repo, std::vector<std::string>& kept)
-      : dirs_(root), repo_(repo), kept_(kept), umask_(current_umask()) {}
+      : dirs_(root), repo_(repo), kept_(kept), umask_(user_umask()) {}
 
   void apply(const std::vector<TreeChange>& changes) {
     // Removals deepest first (changes come directory before contents).
@@ -174,6 +169,8 @@ class Applier {
               !S_ISDIR(st.st_mode)) {
             fail("create directory", c.path, errno);
           }
+        } else {
+          give_user_mode(dirfd, name, c.path);
         }
         break;
       case EntryType::kSymlink: {
@@ -188,6 +185,17 @@ class Applier {
         write_file(dirfd, name, c);
         break;
     }
+  }
+
+  // A directory restore created has the mode the user's umask gives (this process's
+  // may be narrower: user_umask.hpp). Set through a descriptor, never a path that
+  // could have been swapped for a symlink meanwhile.
+  void give_user_mode(int dirfd, const std::string& name, const std::string& path) {
+    mode_t mode = 0777 & ~umask_;
+    Fd dir(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st;
+    if (dir.get() < 0 || ::fstat(dir.get(), &st) != 0) fail("open directory", path, errno);
+    if ((st.st_mode & 07777) != mode && ::fchmod(dir.get(), mode) != 0) fail("chmod", path, errno);
   }
 
   void write_file(int dirfd, const std::string& name, const TreeChange& c) {

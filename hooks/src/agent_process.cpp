@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "fsnap/user_umask.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -104,6 +106,7 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
   envp.push_back(nullptr);
   const std::string& dir = cwd.string();
   pid_t parent = ::getpid();
+  mode_t user_mask = fsnap::user_umask();
 
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -121,6 +124,9 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
     // unrecorded and could not be rolled back.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);
+    // The agent creates files as the user would (this process's umask keeps the store
+    // private: fsnap/user_umask.hpp).
+    ::umask(user_mask);
     if (::chdir(dir.c_str()) == 0) ::execvpe(args[0], args.data(), envp.data());
     int err = errno;
     ssize_t ignored = ::write(report[1], &err, sizeof err);

@@ -34,8 +34,8 @@ struct AgentExit {
 // Thread-safety: one thread at a time; one AgentProcess per process at a time.
 class AgentProcess {
  public:
-  // Starts argv[0] (looked up in PATH) in cwd with exactly env. Error kNotFound / kIo
-  // if the command cannot be started.
+  // Starts argv[0] (looked up in PATH) in cwd with exactly env and the user's umask
+  // (fsnap/user_umask.hpp). Error kNotFound / kIo if the command cannot be started.
   AgentProcess(const std::vector<std::string>& argv, const boost::filesystem::path& cwd,
                const std::vector<std::string>& env);
   // Restores this process's signal handling (the agent, if still running, is left).
