@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "fsnap/free_space.hpp"
 #include "fsnap/maintenance.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
@@ -48,10 +49,17 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     std::cerr << "shadowbox: warning: " << warning << '\n';
   }
   const fsnap::GcReport& report = retention.gc;
-  // What is left is packed (with deltas), as maintenance does.
-  std::optional<fsnap::MaintenanceReport> packed =
-      fsnap::maintain(store, {0, context.config.maintenance.max_packs, /*consolidate=*/true,
-                              /*wait=*/true});
+  // What is left is packed (with deltas), as maintenance does: unless there is no room
+  // for the new pack, which is no failure of gc (what it had to do is done).
+  std::optional<fsnap::MaintenanceReport> packed;
+  try {
+    packed = fsnap::maintain(store, {0, context.config.maintenance.max_packs,
+                                     /*consolidate=*/true, /*wait=*/true});
+  } catch (const std::exception& e) {
+    if (!fsnap::out_of_space(e, store.repo_dir())) throw;
+    std::cerr << "shadowbox: warning: the store was not packed, its filesystem is full: "
+              << e.what() << '\n';
+  }
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("objects_packed", packed ? packed->objects_packed : 0);

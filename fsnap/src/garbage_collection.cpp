@@ -12,6 +12,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "fsnap/free_space.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "pack_names.hpp"
 #include "shadow_repo_impl.hpp"
@@ -103,15 +104,18 @@ void add_named_ids(const std::string& text, std::set<std::string>& ids) {
   }
 }
 
-// Rebuilds the notes ref so that notes follow rewritten commits (and name them) and
-// notes of dropped commits go, with the anchors a kept note names. The new notes
-// history starts afresh, in one commit.
-void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
-                   const std::set<std::string>& dropped,
+// Rebuilds the notes ref so that it holds the record of every checkpoint a run shows
+// and nothing else: notes follow rewritten commits (and name them), and go with dropped
+// commits — those of this gc, of a gc that stopped before this step, and of a checkpoint
+// whose run never moved to it — along with the anchors no kept note names. The new
+// notes history starts afresh, in one commit. on_runs: the commits on the runs' chains
+// now. Returns false (and writes nothing) if every note stays as it is.
+bool migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>& rewritten,
+                   const std::set<std::string>& on_runs,
                    std::chrono::system_clock::time_point now) {
   git_repository* repo = impl.repo.get();
   std::optional<git_oid> tip = impl.ref_target(layout::kNotesRef);
-  if (!tip) return;
+  if (!tip) return false;
   git::Commit tip_commit = lookup_commit(repo, *tip);
   NotesContent content = read_notes(impl, *git_commit_tree_id(tip_commit.get()));
   // The copies made for the rewritten commits before the runs moved: the originals give
@@ -124,10 +128,11 @@ void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>&
     if (copies.count(n.commit) != 0) continue;
     auto r = rewritten.find(n.commit);
     std::string target = r != rewritten.end() ? git::to_hex(r->second) : n.commit;
-    if (dropped.count(n.commit) || dropped.count(target)) continue;
+    if (on_runs.count(target) == 0) continue;
     kept.push_back(Note{target, with_rewritten_ids(n.text, rewritten)});
     add_named_ids(kept.back().text, named);
   }
+  if (rewritten.empty() && kept.size() == content.notes.size()) return false;
   std::vector<ObjectEntry> anchors;
   for (const ObjectEntry& a : content.anchors) {
     if (named.count(a.oid)) anchors.push_back(a);
@@ -143,6 +148,7 @@ void migrate_notes(ShadowRepo::Impl& impl, const std::map<std::string, git_oid>&
     git::Reference owned(ref);
     git::check(git_reference_delete(ref), "cannot delete the ledger notes");
   }
+  return true;
 }
 
 void delete_ref_if_any(git_repository* repo, const std::string& name) {
@@ -223,143 +229,268 @@ std::vector<git_oid> named_trees(const ShadowRepo& shadow, const ShadowRepo::Imp
   return out;
 }
 
-}  // namespace
+// One collection. What needs no new space comes first — runs dropped whole (by
+// keep_last, max_age and max_size), the tags of their checkpoints, then what nothing
+// reaches any more is pruned — so that a store whose filesystem is full can be
+// collected. Then the writes: the shortened runs' rewritten commits, the tags that
+// follow them, the notes. A write that fails for want of space is tried once more
+// after a prune; if it fails again, the writes after it are left for a later gc (the
+// store stays consistent, as after a crash at that step) and the report says why.
+class Collection {
+ public:
+  Collection(ShadowRepo& shadow, const RetentionPolicy& policy,
+             std::chrono::system_clock::time_point now,
+             const std::function<void(std::string_view)>& after_step,
+             const std::function<void(const std::string&)>& on_run_dropped)
+      : shadow_(shadow),
+        impl_(shadow.impl()),
+        repo_(impl_.repo.get()),
+        policy_(policy),
+        now_(now),
+        after_step_(after_step),
+        on_run_dropped_(on_run_dropped) {}
 
-GcReport ShadowRepo::collect_garbage(const RetentionPolicy& policy,
-                                     std::chrono::system_clock::time_point now,
-                                     const std::set<std::string>& keep_whole,
-                                     const std::function<void(std::string_view)>& after_step) {
-  auto done = [&](std::string_view step) {
-    if (after_step) after_step(step);
-  };
-  GcReport report;
-  git_repository* repo = impl_->repo.get();
-  std::map<std::string, git_oid> rewritten;  // old commit hex -> new commit
-  std::set<std::string> dropped;             // commit hex
-  // A run ref to move to its rewritten tip (after the records are copied).
-  struct RefMove {
-    std::string ref;
-    git_oid to;
-    git_oid from;
-  };
-  std::vector<RefMove> moves;
+  GcReport run(const std::set<std::string>& keep_whole) {
+    std::vector<Shortened> shortened = drop_emptied_runs(keep_whole);
+    if (policy_.max_size > 0) drop_runs_over_size(keep_whole, shortened);
+    delete_dropped_tags();
+    if (report_.runs_dropped > 0) prune();
+    if (attempt([&] { rewrite(shortened); })) attempt([&] { move_tags(); });
+    attempt([&] {
+      if (migrate_notes(impl_, rewritten_, commits_on_runs(), now_)) {
+        done("notes migrated");
+        // The notes' history held every session tree a record names; it starts afresh,
+        // so each run's session chain keeps those of its kept records (and only those).
+        for (const std::string& run : shadow_.runs()) {
+          keep_session_trees(impl_, layout::session_ref(run), named_trees(shadow_, impl_, run),
+                             now_);
+        }
+      }
+    });
+    prune();
+    report_.out_of_space = short_of_space_;
+    return report_;
+  }
 
-  // Deletes the refs of run, whose checkpoints are in dropped already.
-  auto drop_whole = [&](const std::string& run) {
+ private:
+  // A run that keeps some of its checkpoints: its chain (newest first) and how many.
+  struct Shortened {
+    std::string run;
+    std::vector<Checkpoint> chain;
+    std::size_t keep;
+  };
+
+  void done(std::string_view step) {
+    if (after_step_) after_step_(step);
+  }
+
+  // Runs step; when it fails for want of space, prunes and runs it once more. False
+  // (and no later attempt is made) if it still has no room.
+  template <typename Step>
+  bool attempt(const Step& step) {
+    if (!short_of_space_.empty()) return false;
+    try {
+      step();
+      return true;
+    } catch (const std::exception& e) {
+      if (!out_of_space(e, impl_.git_dir)) throw;
+    }
+    prune();
+    try {
+      step();
+      return true;
+    } catch (const std::exception& e) {
+      if (!out_of_space(e, impl_.git_dir)) throw;
+      short_of_space_ = e.what();
+      return false;
+    }
+  }
+
+  // Deletes the refs of run (its checkpoints, preserved HOME data, session trees).
+  void drop_whole(const std::string& run) {
     std::string ref_name = layout::run_ref(run);
     git_reference* ref = nullptr;
-    git::check(git_reference_lookup(&ref, repo, ref_name.c_str()), "cannot read " + ref_name);
+    git::check(git_reference_lookup(&ref, repo_, ref_name.c_str()), "cannot read " + ref_name);
     git::Reference owned(ref);
     git::check(git_reference_delete(ref), "cannot delete " + ref_name);
-    // Its preserved agent session data and its session trees go with it.
-    delete_ref_if_any(repo, layout::home_ref(run));
-    delete_ref_if_any(repo, layout::session_ref(run));
-    ++report.runs_dropped;
-    report.dropped_runs.push_back(run);
-  };
-
-  for (const std::string& run : runs()) {
-    if (keep_whole.count(run) != 0) continue;
-    std::vector<Checkpoint> chain = impl_->run_log(run, 0);  // newest first
-    std::size_t keep = 0;
-    while (keep < chain.size() && (policy.keep_last == 0 || keep < policy.keep_last) &&
-           (policy.max_age.count() == 0 || now - chain[keep].created_at <= policy.max_age)) {
-      ++keep;
-    }
-    if (keep == chain.size()) continue;
-    for (std::size_t i = keep; i < chain.size(); ++i) dropped.insert(chain[i].commit);
-    report.checkpoints_dropped += chain.size() - keep;
-    std::string ref_name = layout::run_ref(run);
-    git_oid old_tip = git::from_hex(chain.front().commit);
-    if (keep == 0) {
-      drop_whole(run);
-      continue;
-    }
-    std::optional<git_oid> parent;
-    for (std::size_t i = keep; i-- > 0;) {  // oldest kept first
-      git::Commit commit = lookup_commit(repo, git::from_hex(chain[i].commit));
-      git_oid fresh = rewrite_commit(repo, commit.get(), parent);
-      rewritten[chain[i].commit] = fresh;
-      parent = fresh;
-    }
-    moves.push_back({ref_name, *parent, old_tip});
+    delete_ref_if_any(repo_, layout::home_ref(run));
+    delete_ref_if_any(repo_, layout::session_ref(run));
+    ++report_.runs_dropped;
+    report_.dropped_runs.push_back(run);
+    if (on_run_dropped_) on_run_dropped_(run);
   }
-  done("commits rewritten");
 
-  // Before any run moves to its rewritten commits, each of those gets its record: a crash
-  // from here on leaves every checkpoint a run shows with its record (the old ones keep
-  // theirs until the notes are migrated).
-  if (!rewritten.empty()) {
-    std::vector<Note> bridged;
-    for (const auto& [old_commit, fresh] : rewritten) {
-      if (std::optional<std::string> text = note(old_commit)) {
-        bridged.push_back(Note{git::to_hex(fresh), with_rewritten_ids(*text, rewritten)});
+  // Applies keep_last and max_age: runs left with nothing go at once (no space needed);
+  // the runs to shorten are returned.
+  std::vector<Shortened> drop_emptied_runs(const std::set<std::string>& keep_whole) {
+    std::vector<Shortened> out;
+    for (const std::string& run : shadow_.runs()) {
+      if (keep_whole.count(run) != 0) continue;
+      std::vector<Checkpoint> chain = impl_.run_log(run, 0);  // newest first
+      std::size_t keep = 0;
+      while (keep < chain.size() && (policy_.keep_last == 0 || keep < policy_.keep_last) &&
+             (policy_.max_age.count() == 0 || now_ - chain[keep].created_at <= policy_.max_age)) {
+        ++keep;
+      }
+      if (keep == chain.size()) continue;
+      for (std::size_t i = keep; i < chain.size(); ++i) dropped_.insert(chain[i].commit);
+      if (keep == 0) {
+        report_.checkpoints_dropped += chain.size();
+        drop_whole(run);
+      } else {
+        out.push_back({run, std::move(chain), keep});
       }
     }
-    if (!bridged.empty()) write_notes(bridged, now);
-    done("records copied");
+    return out;
   }
-  for (const RefMove& move : moves) {
-    git_reference* ref = nullptr;
-    impl_->clear_stale_lock(move.ref);
-    git::check(git_reference_create_matching(&ref, repo, move.ref.c_str(), &move.to, 1, &move.from,
-                                             "shadowbox: gc"),
-               "cannot move " + move.ref);
-    git_reference_free(ref);
-  }
-  done("runs moved");
 
-  // Then whole runs, the oldest first, while the store is over its size.
-  if (policy.max_size > 0) {
-    for (const std::string& run : runs_over_size(*impl_, policy.max_size, keep_whole)) {
-      std::vector<Checkpoint> chain = impl_->run_log(run, 0);
-      for (const Checkpoint& c : chain) dropped.insert(c.commit);
-      report.checkpoints_dropped += chain.size();
+  // Rewrites each shortened run to start at its oldest kept checkpoint, copies the
+  // records to the new commits, then moves the runs (a run already moved stays).
+  void rewrite(const std::vector<Shortened>& shortened) {
+    struct RefMove {
+      std::string ref;
+      git_oid to;
+      git_oid from;
+      std::size_t dropped;  // checkpoints the run leaves behind
+    };
+    std::vector<RefMove> moves;
+    for (const Shortened& s : shortened) {
+      std::optional<git_oid> parent;
+      for (std::size_t i = s.keep; i-- > 0;) {  // oldest kept first
+        git::Commit commit = lookup_commit(repo_, git::from_hex(s.chain[i].commit));
+        git_oid fresh = rewrite_commit(repo_, commit.get(), parent);
+        rewritten_[s.chain[i].commit] = fresh;
+        parent = fresh;
+      }
+      moves.push_back({layout::run_ref(s.run), *parent, git::from_hex(s.chain.front().commit),
+                       s.chain.size() - s.keep});
+    }
+    done("commits rewritten");
+    // Before any run moves to its rewritten commits, each of those gets its record: a
+    // crash from here on leaves every checkpoint a run shows with its record (the old
+    // ones keep theirs until the notes are migrated).
+    if (!rewritten_.empty()) {
+      std::vector<Note> bridged;
+      for (const auto& [old_commit, fresh] : rewritten_) {
+        if (std::optional<std::string> text = shadow_.note(old_commit)) {
+          bridged.push_back(Note{git::to_hex(fresh), with_rewritten_ids(*text, rewritten_)});
+        }
+      }
+      if (!bridged.empty()) shadow_.write_notes(bridged, now_);
+      done("records copied");
+    }
+    for (const RefMove& move : moves) {
+      std::optional<git_oid> at = impl_.ref_target(move.ref);
+      if (at && git_oid_equal(&*at, &move.to)) continue;
+      git_reference* ref = nullptr;
+      impl_.clear_stale_lock(move.ref);
+      git::check(git_reference_create_matching(&ref, repo_, move.ref.c_str(), &move.to, 1,
+                                               &move.from, "shadowbox: gc"),
+                 "cannot move " + move.ref);
+      git_reference_free(ref);
+      report_.checkpoints_dropped += move.dropped;
+    }
+    done("runs moved");
+  }
+
+  // Whole runs, the oldest first, while the store (its shortened runs as they will be)
+  // is over its size; those among the shortened ones are not rewritten then.
+  void drop_runs_over_size(const std::set<std::string>& keep_whole,
+                           std::vector<Shortened>& shortened) {
+    std::map<std::string, std::vector<git_oid>> kept_trees;
+    for (const Shortened& s : shortened) {
+      for (std::size_t i = 0; i < s.keep; ++i) {
+        kept_trees[s.run].push_back(git::from_hex(s.chain[i].tree));
+      }
+    }
+    for (const std::string& run : runs_over_size(impl_, policy_.max_size, keep_whole, kept_trees)) {
+      std::erase_if(shortened, [&](const Shortened& s) { return s.run == run; });
+      std::vector<Checkpoint> chain = impl_.run_log(run, 0);
+      for (const Checkpoint& c : chain) dropped_.insert(c.commit);
+      report_.checkpoints_dropped += chain.size();
       drop_whole(run);
     }
   }
 
-  // Tags follow their checkpoints, or go with them.
-  if (!dropped.empty()) {
+  // The tags of this store: name -> the commit it points at (hex).
+  std::vector<std::pair<std::string, std::string>> tags() const {
     git_reference_iterator* raw = nullptr;
     std::string glob = std::string(layout::kTagRefPrefix) + "*";
-    git::check(git_reference_iterator_glob_new(&raw, repo, glob.c_str()), "cannot list tags");
+    git::check(git_reference_iterator_glob_new(&raw, repo_, glob.c_str()), "cannot list tags");
     git::ReferenceIterator it(raw);
-    std::vector<std::pair<std::string, std::string>> tags;
+    std::vector<std::pair<std::string, std::string>> out;
     const char* name = nullptr;
     while (git_reference_next_name(&name, it.get()) == 0) {
-      auto oid = impl_->ref_target(name);
-      if (oid) tags.emplace_back(name, git::to_hex(*oid));
+      auto oid = impl_.ref_target(name);
+      if (oid) out.emplace_back(name, git::to_hex(*oid));
     }
-    for (const auto& [tag, target] : tags) {
+    return out;
+  }
+
+  // Tags of dropped checkpoints go with them (no space needed).
+  void delete_dropped_tags() {
+    if (dropped_.empty()) return;
+    for (const auto& [tag, target] : tags()) {
+      if (dropped_.count(target) == 0) continue;
       git_reference* ref = nullptr;
-      impl_->clear_stale_lock(tag);
-      auto r = rewritten.find(target);
-      if (r != rewritten.end() && dropped.count(git::to_hex(r->second)) == 0) {
-        git::check(git_reference_create(&ref, repo, tag.c_str(), &r->second, 1, "shadowbox: gc"),
-                   "cannot move " + tag);
-        git_reference_free(ref);
-      } else if (r != rewritten.end() || dropped.count(target)) {
-        git::check(git_reference_lookup(&ref, repo, tag.c_str()), "cannot read " + tag);
-        git::Reference owned(ref);
-        git::check(git_reference_delete(ref), "cannot delete " + tag);
-      }
+      impl_.clear_stale_lock(tag);
+      git::check(git_reference_lookup(&ref, repo_, tag.c_str()), "cannot read " + tag);
+      git::Reference owned(ref);
+      git::check(git_reference_delete(ref), "cannot delete " + tag);
     }
   }
 
-  if (!dropped.empty()) {
-    migrate_notes(*impl_, rewritten, dropped, now);
-    done("notes migrated");
-    // The notes' history held every session tree a record names; it starts afresh, so
-    // each run's session chain keeps those of its kept records (and only those).
-    for (const std::string& run : runs()) {
-      keep_session_trees(*impl_, layout::session_ref(run), named_trees(*this, *impl_, run), now);
+  // Tags of rewritten checkpoints follow them.
+  void move_tags() {
+    if (rewritten_.empty()) return;
+    for (const auto& [tag, target] : tags()) {
+      auto r = rewritten_.find(target);
+      if (r == rewritten_.end()) continue;
+      git_reference* ref = nullptr;
+      impl_.clear_stale_lock(tag);
+      git::check(git_reference_create(&ref, repo_, tag.c_str(), &r->second, 1, "shadowbox: gc"),
+                 "cannot move " + tag);
+      git_reference_free(ref);
     }
   }
 
-  report.objects_pruned = prune_loose(*impl_, name_reachable_objects(*impl_), policy.prune_grace);
-  if (report.objects_pruned > 0) impl_->bump_generation();
-  return report;
+  // Every commit on a run's chain.
+  std::set<std::string> commits_on_runs() const {
+    std::set<std::string> out;
+    for (const std::string& run : shadow_.runs()) {
+      for (const Checkpoint& c : impl_.run_log(run, 0)) out.insert(c.commit);
+    }
+    return out;
+  }
+
+  // Deletes the loose objects nothing reaches that are older than the grace.
+  void prune() {
+    std::size_t pruned = prune_loose(impl_, name_reachable_objects(impl_), policy_.prune_grace);
+    report_.objects_pruned += pruned;
+    if (pruned > 0) impl_.bump_generation();
+  }
+
+  ShadowRepo& shadow_;
+  ShadowRepo::Impl& impl_;
+  git_repository* repo_;
+  const RetentionPolicy& policy_;
+  std::chrono::system_clock::time_point now_;
+  const std::function<void(std::string_view)>& after_step_;
+  const std::function<void(const std::string&)>& on_run_dropped_;
+  GcReport report_;
+  std::map<std::string, git_oid> rewritten_;  // old commit hex -> new commit
+  std::set<std::string> dropped_;             // commit hex
+  std::string short_of_space_;                // the write that found no room, if one did
+};
+
+}  // namespace
+
+GcReport ShadowRepo::collect_garbage(
+    const RetentionPolicy& policy, std::chrono::system_clock::time_point now,
+    const std::set<std::string>& keep_whole,
+    const std::function<void(std::string_view)>& after_step,
+    const std::function<void(const std::string&)>& on_run_dropped) {
+  return Collection(*this, policy, now, after_step, on_run_dropped).run(keep_whole);
 }
 
 }  // namespace fsnap

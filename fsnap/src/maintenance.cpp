@@ -329,9 +329,10 @@ std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds gra
   fs::path pack_dir = git_dir / "objects" / "pack";
   PackNames reachable = name_reachable_objects(impl);
   auto now = std::chrono::system_clock::now();
-  std::vector<fs::path> stale;  // old packs with unreachable objects
+  std::vector<fs::path> stale;  // old packs with unreachable objects and reachable ones
   OidSet kept;                  // their reachable objects
   std::size_t dropped = 0;
+  bool removed = false;
   for (const Pack& p : packs_of(pack_dir)) {
     boost::system::error_code ec;
     std::time_t written = fs::last_write_time(fs::path(p.idx).replace_extension(".pack"), ec);
@@ -341,10 +342,19 @@ std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds gra
     std::erase_if(objects, [&](const git_oid& oid) { return !reachable.contains(oid); });
     if (objects.size() == before) continue;
     dropped += before - objects.size();
+    if (objects.empty()) {
+      // Nothing in it is needed: it goes at once, writing nothing (on a full
+      // filesystem, this is the space the rest needs).
+      remove_pack(p.idx);
+      removed = true;
+      continue;
+    }
     stale.push_back(p.idx);
     kept.merge(objects);
   }
-  if (stale.empty()) return 0;
+  // A stat cache may name a tree that is gone now: it is not to be trusted any more.
+  if (removed) impl.bump_generation();
+  if (stale.empty()) return dropped;
   if (!kept.empty()) {
     fs::path fresh = write_pack(impl.repo.get(), kept, reachable, pack_dir);
     check_pack_holds(fresh, kept);

@@ -42,8 +42,9 @@ std::uint64_t object_bytes_on_disk(const fs::path& objects) {
 
 }  // namespace
 
-std::vector<std::string> runs_over_size(const ShadowRepo::Impl& impl, std::uint64_t max_bytes,
-                                        const std::set<std::string>& keep) {
+std::vector<std::string> runs_over_size(
+    const ShadowRepo::Impl& impl, std::uint64_t max_bytes, const std::set<std::string>& keep,
+    const std::map<std::string, std::vector<git_oid>>& shortened) {
   std::uint64_t on_disk = object_bytes_on_disk(impl.git_dir / "objects");
   if (max_bytes == 0 || on_disk <= max_bytes) return {};
 
@@ -84,6 +85,11 @@ std::vector<std::string> runs_over_size(const ShadowRepo::Impl& impl, std::uint6
       git_commit_free(commit);
     }
     std::string run = run_of_ref(tip.first);
+    auto kept = shortened.find(run);
+    if (kept != shortened.end() && tip.first == layout::run_ref(run)) {
+      for (const git_oid& tree : kept->second) groups[run].push_back({tip.first, tree});
+      continue;
+    }
     groups[run].push_back(std::move(tip));
   }
   std::vector<std::string> runs;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,8 +18,10 @@ namespace fsnap {
 // shared out by the objects' sizes among those the refs reach (what nothing reaches is
 // left out: it goes after the grace period), a run freeing what it alone reaches (its
 // checkpoints, preserved HOME and session chain; what the ledger or a tag also reaches
-// stays).
-std::vector<std::string> runs_over_size(const ShadowRepo::Impl& impl, std::uint64_t max_bytes,
-                                        const std::set<std::string>& keep);
+// stays). A run in shortened counts as it will be once shortened: what the trees given
+// for it (its kept checkpoints') reach, instead of its whole chain.
+std::vector<std::string> runs_over_size(
+    const ShadowRepo::Impl& impl, std::uint64_t max_bytes, const std::set<std::string>& keep,
+    const std::map<std::string, std::vector<git_oid>>& shortened = {});
 
 }  // namespace fsnap

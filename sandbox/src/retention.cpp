@@ -4,6 +4,8 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/error.hpp"
+#include "fsnap/free_space.hpp"
 #include "fsnap/maintenance.hpp"
 #include "fsnap/store_layout.hpp"
 #include "sandbox/run_meta.hpp"
@@ -32,17 +34,35 @@ RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& re
   // What writers killed part-way left (under both locks, none of them is still writing).
   report.abandoned_files_removed =
       fsnap::remove_abandoned_files(store, policy.prune_grace, *maintenance);
-  report.gc = repo.collect_garbage(policy, now, running);
-  for (const std::string& run : report.gc.dropped_runs) {
+  // A dropped run's folder (its HOME, its logs) goes as soon as its refs have: on a full
+  // filesystem, before gc needs room to write.
+  auto remove_folder = [&](const std::string& run) {
     boost::system::error_code ec;
     boost::filesystem::remove_all(fsnap::layout::run_dir(store.dir(), run), ec);
     if (ec) {
       report.warnings.push_back("could not remove the folder of dropped run " + run + ": " +
                                 ec.message());
     }
+  };
+  report.gc = repo.collect_garbage(policy, now, running, nullptr, remove_folder);
+  std::string out_of_space = report.gc.out_of_space;
+  try {
+    report.packed_objects_dropped =
+        fsnap::drop_unreachable_packed(store, policy.prune_grace, *maintenance);
+  } catch (const std::exception& e) {
+    if (!fsnap::out_of_space(e, store.repo_dir())) throw;
+    if (out_of_space.empty()) out_of_space = e.what();
   }
-  report.packed_objects_dropped =
-      fsnap::drop_unreachable_packed(store, policy.prune_grace, *maintenance);
+  if (!out_of_space.empty()) {
+    throw fsnap::Error(
+        fsnap::ErrorCode::kIo,
+        "the filesystem of the store " + store.dir().string() + " is full: gc dropped " +
+            std::to_string(report.gc.runs_dropped) + " run(s) and " +
+            std::to_string(report.gc.checkpoints_dropped) + " checkpoint(s) and pruned " +
+            std::to_string(report.gc.objects_pruned + report.packed_objects_dropped) +
+            " object(s), but could not write what the rest needs (" + out_of_space +
+            "); free some space there (or lower retention.max_size) and run gc again");
+  }
   return report;
 }
 

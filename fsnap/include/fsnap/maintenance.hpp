@@ -86,7 +86,8 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
 
 // Rewrites each pack older than grace that holds objects the refs no longer reach (the
 // checkpoints gc dropped) without them: their reachable objects go into one new pack,
-// written and fsynced before the old ones are deleted. A pack younger than grace is
+// written and fsynced before the old ones are deleted; a pack that holds nothing
+// reachable is deleted first, writing nothing. A pack younger than grace is
 // left for a later gc: an object in it may belong to a checkpoint being recorded.
 // Returns the number of objects dropped. The caller holds the store lock (no checkpoint
 // is being written meanwhile) and the maintenance lock, held.

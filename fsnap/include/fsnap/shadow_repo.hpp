@@ -87,6 +87,9 @@ struct GcReport {
   std::size_t runs_dropped = 0;
   std::vector<std::string> dropped_runs;  // runs left with no checkpoint, removed
   std::size_t objects_pruned = 0;
+  // Why a write gc needed could not be made for want of space on the store's filesystem
+  // ("" if none): what needed no space was done, the rest is left for a later gc.
+  std::string out_of_space;
 };
 
 // The shadow repository of one store.
@@ -190,16 +193,25 @@ class ShadowRepo {
   // starts at its oldest kept checkpoint; checkpoint ids stay) except in the runs of
   // keep_whole, removes runs left empty (with their home refs) and tags that pointed
   // at dropped checkpoints, moves notes to the rewritten commits with the commit ids
-  // they name rewritten too (and drops those of dropped ones), then deletes loose
-  // objects nothing references any more. The caller holds the store lock, and with a
-  // max_size the maintenance lock too (a pack being written counts its objects twice).
-  // Every checkpoint a run shows has its record at every moment: the records are copied
-  // to the rewritten commits before any run moves to them. after_step, if given, is told
-  // each step as it is done ("commits rewritten", "records copied", "runs moved", "notes
-  // migrated"): what a caller reports, and where a test stops gc as a crash would.
+  // they name rewritten too (and drops every note of a commit no run shows), then
+  // deletes loose objects nothing references any more. The caller holds the store lock,
+  // and with a max_size the maintenance lock too (a pack being written counts its
+  // objects twice). Every checkpoint a run shows has its record at every moment: the
+  // records are copied to the rewritten commits before any run moves to them.
+  // after_step, if given, is told each step as it is done ("commits rewritten", "records
+  // copied", "runs moved", "notes migrated"): what a caller reports, and where a test
+  // stops gc as a crash would. on_run_dropped, if given, is told each run whose refs are
+  // gone, at once (before gc writes anything more: its folder can go then).
+  //
+  // A full filesystem: what needs no new space — runs dropped whole, tags deleted,
+  // unreachable objects pruned — is done whatever happens; a write that fails for want
+  // of space is tried again after a prune, and if it still fails, the writes after it
+  // are left for a later gc and GcReport::out_of_space says why (the store stays as a
+  // crash at that step leaves it: consistent).
   GcReport collect_garbage(const RetentionPolicy& policy, std::chrono::system_clock::time_point now,
                            const std::set<std::string>& keep_whole = {},
-                           const std::function<void(std::string_view)>& after_step = nullptr);
+                           const std::function<void(std::string_view)>& after_step = nullptr,
+                           const std::function<void(const std::string&)>& on_run_dropped = nullptr);
 
   struct Impl;
   // The implementation, for fsnap's own sources.

@@ -35,7 +35,10 @@ bool has_retention_limits(const fsnap::RetentionPolicy& policy);
 
 // Applies policy to the store's runs at now, holding the store's maintenance lock (it
 // waits for a running maintenance to end). The caller holds the store lock; repo is the
-// store's repository.
+// store's repository. On a full filesystem, what needs no space is done first (runs
+// dropped with their folders, unreachable objects and packs deleted); if what must be
+// written still finds no room, Error kIo says the filesystem is full and what was
+// freed, and the next call goes on from there.
 RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& repo,
                                 const fsnap::RetentionPolicy& policy,
                                 std::chrono::system_clock::time_point now);
