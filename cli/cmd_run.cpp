@@ -83,7 +83,9 @@ int cmd_run(const Context& context, const Args& parsed) {
   hooks::AgentRunSpec spec = spec_for(context, store, repo, run, *agent);
   spec.home = home;
   spec.argv = parsed.operands();
-  spec.start_summary = "run started: " + command.substr(0, 200);
+  // The command line may hold a secret (a prompt, a header): redacted before it is cut.
+  spec.start_summary =
+      "run started: " + sandbox::redacted_summary(command, context.secret_values(), 200);
   spec.meta.run = run;
   spec.meta.workspace = context.workspace.string();
   spec.meta.command = parsed.operands();

@@ -1,5 +1,5 @@
-// What the agents' adapters (hooks/src/*_adapter.cpp) share: the environment, JSON out,
-// and summaries. Private to hooks.
+// What the agents' adapters (hooks/src/*_adapter.cpp) share: the environment and JSON
+// out. Private to hooks.
 #pragma once
 
 #include <cstdlib>
@@ -21,12 +21,6 @@ inline std::string to_json(const Poco::JSON::Object::Ptr& o) {
   std::ostringstream text;
   o->stringify(text);
   return text.str();
-}
-
-// text cut to limit bytes ("..." marks a cut), as the core's summaries are.
-inline std::string shortened(std::string text, std::size_t limit) {
-  if (text.size() > limit) text = text.substr(0, limit) + "...";
-  return text;
 }
 
 }  // namespace hooks::adapter_support

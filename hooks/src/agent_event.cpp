@@ -1,7 +1,5 @@
 #include "hooks/agent_event.hpp"
 
-#include <sstream>
-
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
@@ -30,20 +28,9 @@ std::string field(const Object::Ptr& event, const std::string& key, bool require
   return v.extract<std::string>();
 }
 
-std::string summary_of(const Object::Ptr& event, const std::string& key, std::size_t limit) {
-  if (!event->has(key)) return "";
-  Poco::Dynamic::Var value = event->get(key);
-  std::string text;
-  if (value.isEmpty()) return text;
-  if (value.isString()) {
-    text = value.extract<std::string>();
-  } else {
-    std::ostringstream out;
-    Poco::JSON::Stringifier::stringify(value, out);
-    text = out.str();
-  }
-  if (text.size() > limit) text = text.substr(0, limit) + "...";
-  return text;
+// The value of key as sent (decoded), or an empty value when the event has none.
+Poco::Dynamic::Var value_of(const Object::Ptr& event, const std::string& key) {
+  return event->has(key) ? event->get(key) : Poco::Dynamic::Var();
 }
 
 }  // namespace
@@ -75,9 +62,9 @@ AgentEvent parse_agent_event(const std::string& event_json, bool call_ids) {
   event.tool_name = field(o, "tool_name", tool);
   event.tool_use_id = field(o, "tool_use_id", tool && call_ids);
   event.native_name = event.name;
-  event.tool_input = summary_of(o, "tool_input", kInputSummaryLimit);
-  event.tool_response = summary_of(o, "tool_response", kResultSummaryLimit);
-  event.error = summary_of(o, "error", kResultSummaryLimit);
+  event.tool_input = value_of(o, "tool_input");
+  event.tool_response = value_of(o, "tool_response");
+  event.error = value_of(o, "error");
   return event;
 }
 

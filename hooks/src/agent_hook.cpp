@@ -113,7 +113,8 @@ auto end_call(AgentEvent& event, sandbox::LedgerRun& run, const std::string& inp
 
 HookVerdict on_failure(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
                        const std::string& input) {
-  std::string error = sandbox::redact(event.error, options.secrets);
+  std::string error =
+      sandbox::redacted_value_summary(event.error, options.secrets, kResultSummaryLimit);
   sandbox::FailureResult failure = end_call(
       event, run, input, [&](const std::string& id) { return run.transactions().fail(id, error); });
   return perform_boundary_effects(failure_effects(event, failure), run);
@@ -133,10 +134,11 @@ HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
         stamp.end());
     event.tool_use_id = "sbx_unpaired_" + stamp;
   }
-  std::string summary =
-      sandbox::redact(failed ? event.error : event.tool_response, options.secrets);
+  std::string summary = sandbox::redacted_value_summary(
+      failed ? event.error : event.tool_response, options.secrets, kResultSummaryLimit);
   run.transactions().end_unbegun(
-      {event.tool_use_id, event.tool_name, sandbox::redact(event.tool_input, options.secrets)},
+      {event.tool_use_id, event.tool_name,
+       sandbox::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit)},
       !failed, summary);
   std::string gap = "shadowbox: the pre-tool event of " + event.tool_name + " " +
                     event.tool_use_id +
@@ -161,11 +163,14 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
   const std::string& name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
   tx.events().hooks.publish({adapter.name(), event.name, event.session_id, event.tool_use_id});
-  auto redacted = [&](const std::string& text) { return sandbox::redact(text, options.secrets); };
+  // What the records keep of the call: redacted, then cut.
+  auto input = [&] {
+    return sandbox::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit);
+  };
   try {
     if (name == "PreToolUse") {
       sandbox::StepResult step =
-          tx.begin({event.tool_use_id, event.tool_name, redacted(event.tool_input)},
+          tx.begin({event.tool_use_id, event.tool_name, input()},
                    {.separate_outside_changes = true, .before_admission = [&] {
                       meter_spend(event, run, options);
                       note_session_activity(event, run, options, /*ended=*/false);
@@ -177,11 +182,11 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
     }
     if (name == "PostToolUse" || name == "PostToolUseFailure") {
       try {
-        if (name == "PostToolUseFailure") {
-          return on_failure(event, run, options, redacted(event.tool_input));
-        }
-        end_call(event, run, redacted(event.tool_input), [&](const std::string& id) {
-          return tx.succeed(id, redacted(event.tool_response));
+        if (name == "PostToolUseFailure") return on_failure(event, run, options, input());
+        end_call(event, run, input(), [&](const std::string& id) {
+          return tx.succeed(id, sandbox::redacted_value_summary(event.tool_response,
+                                                                options.secrets,
+                                                                kResultSummaryLimit));
         });
         return HookVerdict{};
       } catch (const sandbox::Error& e) {
@@ -193,7 +198,7 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
       std::string now = fsnap::format_timestamp(run.state().clock().now());
       ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
                                 now};
-      session.started_by = redacted(agent_command(run));
+      session.started_by = sandbox::redact(agent_command(run), options.secrets);
       if (event.source == "resume" || event.source == "fork") {
         session.resumed_from = options.resumed_session;
       }

@@ -29,7 +29,6 @@ namespace fs = boost::filesystem;
 namespace {
 
 using adapter_support::environment_set;
-using adapter_support::shortened;
 using adapter_support::to_json;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
@@ -254,7 +253,7 @@ class CodexAdapter : public AgentAdapter {
       if (std::optional<std::string> failure =
               codex_call_failure(event.transcript_path, event.tool_use_id)) {
         event.name = "PostToolUseFailure";
-        event.error = shortened(*failure, kResultSummaryLimit);
+        event.error = *failure;  // whole: the record redacts it, then cuts it
       }
     }
     return event;

@@ -1,6 +1,10 @@
 #include "hooks/fleet_run.hpp"
 
 #include <cstdio>
+#include <sstream>
+
+#include <Poco/JSON/Parser.h>
+#include <Poco/JSON/Stringifier.h>
 
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
@@ -10,6 +14,24 @@
 #include "sandbox/redaction.hpp"
 
 namespace hooks {
+
+namespace {
+
+// run.json's text with every string in it redacted, decoded (JSON escapes a '"' or '\'
+// of a secret): what `recover` reads back stays JSON. Text that is not JSON is redacted
+// as text.
+std::string redacted_run_json(const std::string& text, const std::vector<std::string>& secrets) {
+  try {
+    Poco::JSON::Parser parser;
+    std::ostringstream out;
+    Poco::JSON::Stringifier::stringify(sandbox::redact_value(parser.parse(text), secrets), out);
+    return out.str();
+  } catch (const Poco::Exception&) {
+    return sandbox::redact(text, secrets);
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<fleet::FleetMember> join_fleet(
     const fsnap::Store& store, const sandbox::Config& config, const std::string& run,
@@ -64,7 +86,7 @@ std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
   };
   if (std::optional<std::string> meta =
           fsnap::read_small_file(fsnap::layout::run_meta_file(store.dir(), run))) {
-    out["run_json"] = sandbox::redact(*meta, secrets);  // the agent's command line
+    out["run_json"] = redacted_run_json(*meta, secrets);  // the agent's command line
   }
   std::string ids;
   for (const ClaudeCodeSession& session : info.sessions) {

@@ -219,7 +219,7 @@ class GeminiAdapter : public AgentAdapter {
     }
     if (std::optional<std::string> failure = gemini_call_failure(event.tool_name, response_json)) {
       event.name = "PostToolUseFailure";
-      event.error = adapter_support::shortened(*failure, kResultSummaryLimit);
+      event.error = *failure;  // whole: the record redacts it, then cuts it
     }
     return event;
   }

@@ -1,12 +1,18 @@
 #include "sandbox/redaction.hpp"
 
+#include <cstdio>
 #include <cstdlib>
+#include <sstream>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+#include <Poco/JSON/Stringifier.h>
 
 namespace sandbox {
 
 namespace {
 
-const std::string kMark = "[REDACTED]";
+const std::string kMark = kRedactedMark;
 
 bool is_token_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -93,17 +99,112 @@ std::string redact_shapes(std::string text) {
   return redact_private_keys(std::move(text));
 }
 
+// secret as JSON writes it inside a string; escape_slash: '/' written "\/" as well.
+std::string json_spelling(const std::string& secret, bool escape_slash) {
+  std::string out;
+  for (unsigned char c : secret) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '/':
+        out += escape_slash ? "\\/" : "/";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+          out += escaped;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+// Replaces every occurrence of what in text by kMark.
+void replace_all(std::string& text, const std::string& what) {
+  for (std::size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + kMark.size())) {
+    text.replace(at, what.size(), kMark);
+  }
+}
+
 }  // namespace
 
 std::string redact(std::string text, const std::vector<std::string>& secrets) {
   for (const std::string& secret : secrets) {
     if (secret.size() < kMinSecretLength) continue;
-    for (std::size_t at = text.find(secret); at != std::string::npos;
-         at = text.find(secret, at + kMark.size())) {
-      text.replace(at, secret.size(), kMark);
-    }
+    // The escaped spellings first: they are the longer, and may hold the secret itself.
+    std::string with_slash = json_spelling(secret, true);
+    std::string escaped = json_spelling(secret, false);
+    if (with_slash != escaped) replace_all(text, with_slash);
+    if (escaped != secret) replace_all(text, escaped);
+    replace_all(text, secret);
   }
   return redact_shapes(std::move(text));
+}
+
+Poco::Dynamic::Var redact_value(const Poco::Dynamic::Var& value,
+                                const std::vector<std::string>& secrets) {
+  using Poco::JSON::Array;
+  using Poco::JSON::Object;
+  if (value.type() == typeid(Object::Ptr)) {
+    const Object::Ptr& in = value.extract<Object::Ptr>();
+    if (in.isNull()) return value;
+    Object::Ptr out = new Object;  // keys in their order, as Poco's parser keeps them
+    for (const auto& [key, item] : *in) out->set(redact(key, secrets), redact_value(item, secrets));
+    return out;
+  }
+  if (value.type() == typeid(Array::Ptr)) {
+    const Array::Ptr& in = value.extract<Array::Ptr>();
+    if (in.isNull()) return value;
+    Array::Ptr out = new Array;
+    for (const Poco::Dynamic::Var& item : *in) out->add(redact_value(item, secrets));
+    return out;
+  }
+  if (value.isString()) return redact(value.extract<std::string>(), secrets);
+  return value;
+}
+
+std::string redacted_summary(std::string text, const std::vector<std::string>& secrets,
+                             std::size_t limit) {
+  text = redact(std::move(text), secrets);
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+  std::size_t mark = text.find(kMark, cut >= kMark.size() ? cut - kMark.size() + 1 : 0);
+  if (mark < cut) cut = mark;
+  text.resize(cut);
+  return text + "...";
+}
+
+std::string redacted_value_summary(const Poco::Dynamic::Var& value,
+                                   const std::vector<std::string>& secrets, std::size_t limit) {
+  if (value.isEmpty()) return "";
+  if (value.isString()) return redacted_summary(value.extract<std::string>(), secrets, limit);
+  std::ostringstream json;
+  Poco::JSON::Stringifier::stringify(redact_value(value, secrets), json);
+  return redacted_summary(json.str(), secrets, limit);
 }
 
 std::vector<std::string> secret_values(const std::vector<std::string>& names) {

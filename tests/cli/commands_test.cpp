@@ -20,6 +20,7 @@
 
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
+#include "git_objects.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -414,6 +415,20 @@ TEST_F(CliTest, LedgerRecordsHoldNoSecret) {
   EXPECT_EQ(shown.find("AKIAIOSFODNN7EXAMPLE"), std::string::npos) << shown;
   EXPECT_EQ(shown.find("sk-proj-"), std::string::npos) << shown;
   EXPECT_NE(shown.find("[REDACTED]"), std::string::npos) << shown;
+}
+
+TEST_F(CliTest, ARunsCommandLineIsRedactedBeforeItsSummaryIsCut) {
+  // The opening record says "run started: <command line>", cut to 200 bytes: here the
+  // cut falls inside a key.
+  const std::string key = "sk-ant-api03-" + std::string(40, 'K');
+  std::string pad(200 - std::string("sh -c true ").size() - 15 - 1, 'p');
+  CommandResult r = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "r1", "--", "sh", "-c",
+                               "true", pad + " " + key});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing_support::objects_containing(store_ / "repo.git", {key.substr(0, 8)}),
+            std::vector<std::string>{});
+  std::string shown = ok({"log", "--run", "r1"});
+  EXPECT_NE(shown.find("run started: sh -c true ppp"), std::string::npos) << shown;
 }
 
 TEST_F(CliTest, MaintenancePacksByItselfAndLosesNothingToKill9) {

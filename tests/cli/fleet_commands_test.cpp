@@ -113,6 +113,25 @@ TEST_F(FleetCommandsTest, TheRecordsCommandLineIsRedactedAsTheLedgerIs) {
   EXPECT_EQ(run_json.find(token), std::string::npos) << run_json;
 }
 
+TEST_F(FleetCommandsTest, TheRecordsCommandLineHoldsNoSecretJsonWouldEscape) {
+  // run.json writes the command line as JSON: a '"' or '\' of a secret comes escaped.
+  const std::string secret = R"(pa"ss\word-0123)";
+  testing_support::write_file(temp_.path() / "config.yaml",
+                              config(redis_.url(), "run:\n  secrets: [FLEET_TEST_SECRET]\n"));
+  CommandResult r = run_command(
+      {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store", store_.string(), "--config",
+       (temp_.path() / "config.yaml").string(), "run", "--agent", "claude-sdk", "--run-id", "r1",
+       "--", "sh", "-c", "true", "--password=" + secret},
+      ws_, {"SHADOWBOX_CONFIG=", "FLEET_TEST_SECRET=" + secret}, "", std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string run_json = redis_.cli({"HGET", "shadowbox:run:r1", "run_json"});
+  EXPECT_EQ(run_json.find(secret), std::string::npos) << run_json;
+  EXPECT_EQ(run_json.find(R"(pa\"ss\\word-0123)"), std::string::npos) << run_json;
+  EXPECT_NE(run_json.find("--password=[REDACTED]"), std::string::npos) << run_json;
+  Poco::JSON::Parser parser;
+  EXPECT_NO_THROW(parser.parse(run_json)) << "recover reads it back";
+}
+
 TEST_F(FleetCommandsTest, RedisUnreachableAtTheStartIsAClearErrorOrALocalRun) {
   std::string dead = "redis://127.0.0.1:" + std::to_string(testing_support::free_loopback_port());
   CommandResult r = shadowbox(config(dead), {"run", "--agent", "claude-sdk", "--run-id", "r1", "--",

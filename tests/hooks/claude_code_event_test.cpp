@@ -1,16 +1,17 @@
-// Parsing a Claude Code hook event: the fields shadowbox reads, summaries of inputs and
-// results, and what makes an event malformed.
+// Parsing a Claude Code hook event: the fields shadowbox reads, the inputs and results kept
+// whole (and their summaries), and what makes an event malformed.
 #include <gtest/gtest.h>
 
 #include "hooks/agent_event.hpp"
 #include "sandbox/errors.hpp"
+#include "sandbox/redaction.hpp"
 
 namespace {
 
 using hooks::AgentEvent;
 using hooks::parse_agent_event;
 
-TEST(AgentEventTest, ToolEventsCarryTheCallAndSummaries) {
+TEST(AgentEventTest, ToolEventsCarryTheCallAndItsValues) {
   AgentEvent e = parse_agent_event(
       R"({"hook_event_name":"PostToolUse","session_id":"s","transcript_path":"/t.jsonl",)"
       R"("cwd":"/w","tool_name":"Bash","tool_use_id":"toolu_1",)"
@@ -19,20 +20,24 @@ TEST(AgentEventTest, ToolEventsCarryTheCallAndSummaries) {
   EXPECT_TRUE(e.is_tool_event());
   EXPECT_EQ(e.tool_name, "Bash");
   EXPECT_EQ(e.tool_use_id, "toolu_1");
-  EXPECT_EQ(e.tool_input, "{\"command\":\"ls\"}");
-  EXPECT_EQ(e.tool_response, "done");
+  EXPECT_EQ(sandbox::redacted_value_summary(e.tool_input, {}, hooks::kInputSummaryLimit),
+            "{\"command\":\"ls\"}");
+  EXPECT_EQ(e.tool_response.toString(), "done");
   EXPECT_EQ(e.cwd, "/w");
 }
 
-TEST(AgentEventTest, SummariesAreShortened) {
+TEST(AgentEventTest, ValuesAreKeptWholeAndTheirSummariesCutAfterRedaction) {
   std::string big(20000, 'x');
   AgentEvent e = parse_agent_event(
       R"({"hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_use_id":"t",)"
       R"("tool_input":{"command":")" +
       big + R"("},"error":")" + big + R"("})");
-  EXPECT_EQ(e.tool_input.size(), hooks::kInputSummaryLimit + 3);
-  EXPECT_EQ(e.error.size(), hooks::kResultSummaryLimit + 3);
-  EXPECT_EQ(e.error.substr(e.error.size() - 3), "...");
+  EXPECT_EQ(e.error.toString(), big) << "whole: the record redacts it before it cuts it";
+  std::string input = sandbox::redacted_value_summary(e.tool_input, {}, hooks::kInputSummaryLimit);
+  EXPECT_EQ(input.size(), hooks::kInputSummaryLimit + 3);
+  std::string error = sandbox::redacted_value_summary(e.error, {}, hooks::kResultSummaryLimit);
+  EXPECT_EQ(error.size(), hooks::kResultSummaryLimit + 3);
+  EXPECT_EQ(error.substr(error.size() - 3), "...");
 }
 
 TEST(AgentEventTest, SessionEventsAndFieldsOfOtherShapes) {

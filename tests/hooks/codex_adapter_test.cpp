@@ -96,7 +96,7 @@ TEST(CodexAdapter, AFailedCommandIsLearnedFromTheRollout) {
   hooks::AgentEvent failed = codex().parse_event(post("call_bad"));
   EXPECT_EQ(failed.name, "PostToolUseFailure");
   EXPECT_EQ(failed.native_name, "PostToolUse");
-  EXPECT_EQ(failed.error, "exit code 3: failing\n");
+  EXPECT_EQ(failed.error.toString(), "exit code 3: failing\n");
   EXPECT_EQ(codex().parse_event(post("call_ok")).name, "PostToolUse");
 }
 

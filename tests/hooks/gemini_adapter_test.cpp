@@ -86,7 +86,7 @@ TEST(GeminiAdapter, EventsAreTranslatedAndEachCallGetsAnIdOfItsOwn) {
       gemini().parse_event(event("AfterTool", shell_call("ls", shell_result("x\\nExit Code: 2"))));
   EXPECT_EQ(after.name, "PostToolUseFailure");
   EXPECT_EQ(after.tool_use_id, "") << "paired with its call when it is recorded";
-  EXPECT_EQ(after.error, "exit code 2: out");
+  EXPECT_EQ(after.error.toString(), "exit code 2: out");
   EXPECT_EQ(gemini().parse_event(event("SessionStart", ",\"source\":\"startup\"")).name,
             "SessionStart");
   EXPECT_THROW(gemini().parse_event(event("BeforeTool", "")), sandbox::Error);

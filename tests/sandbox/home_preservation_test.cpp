@@ -10,6 +10,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
+#include "git_objects.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "test_support.hpp"
@@ -62,6 +63,21 @@ TEST_F(HomePreservationTest, SessionDataIsKeptRedactedAndNothingElse) {
   } catch (const sandbox::Error& e) {
     EXPECT_EQ(e.code(), sandbox::ErrorCode::kNotFound);
   }
+}
+
+TEST_F(HomePreservationTest, ASecretJsonEscapedInATranscriptIsRedacted) {
+  // Agents write their transcripts as JSON lines: a '"' or '\' of a secret is escaped.
+  const std::string secret = "pa\"ss\\word-0123";
+  const std::string escaped = "pa\\\"ss\\\\word-0123";
+  testing_support::write_file(home_ / ".claude/projects/p/s1.jsonl",
+                              "{\"input\":{\"password\":\"" + escaped + "\"}}\n");
+  preserver({secret}).preserve_now();
+  fs::path rebuilt = temp_ / "rebuilt";
+  sandbox::rebuild_home(*repo_, "r", rebuilt);
+  EXPECT_EQ(testing_support::read_file(rebuilt / ".claude/projects/p/s1.jsonl"),
+            "{\"input\":{\"password\":\"[REDACTED]\"}}\n");
+  EXPECT_EQ(testing_support::objects_containing(store_->repo_dir(), {secret, escaped}),
+            std::vector<std::string>{});
 }
 
 TEST_F(HomePreservationTest, PreserverSkipsUnchangedHomes) {

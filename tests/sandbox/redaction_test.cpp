@@ -2,11 +2,20 @@
 // (a login refreshed during a run has values no configured variable holds).
 #include <gtest/gtest.h>
 
+#include <Poco/JSON/Parser.h>
+
 #include "sandbox/redaction.hpp"
 
 namespace {
 
 using sandbox::redact;
+using sandbox::redacted_summary;
+using sandbox::redacted_value_summary;
+
+Poco::Dynamic::Var json(const std::string& text) {
+  Poco::JSON::Parser parser;
+  return parser.parse(text);
+}
 
 TEST(RedactionTest, ConfiguredValuesAreReplacedEverywhere) {
   EXPECT_EQ(redact("a my-secret-1 b my-secret-1", {"my-secret-1"}), "a [REDACTED] b [REDACTED]");
@@ -47,6 +56,57 @@ TEST(RedactionTest, OtherWellKnownCredentialShapesAreReplaced) {
                            "Bearer token", "-----BEGIN PUBLIC KEY-----\nx"}) {
     EXPECT_EQ(redact(text, {}), text);
   }
+}
+
+TEST(RedactionTest, ASecretIsFoundAsJsonWritesItInAString) {
+  const std::string secret = "pa\"ss\\word/0123\n";
+  EXPECT_EQ(redact(R"({"p":"pa\"ss\\word/0123\n"})", {secret}), R"({"p":"[REDACTED]"})");
+  EXPECT_EQ(redact(R"({"p":"pa\"ss\\word\/0123\n"})", {secret}), R"({"p":"[REDACTED]"})");
+  EXPECT_EQ(redact("raw " + secret, {secret}), "raw [REDACTED]");
+  EXPECT_EQ(redact(R"(["\u0001-control-\u001f"])", {"\x01-control-\x1f"}), R"(["[REDACTED]"])");
+}
+
+TEST(RedactionTest, ASummaryIsRedactedBeforeItIsCut) {
+  const std::string secret = "Cfg-Secret-0123456789";
+  const std::string key = "sk-ant-api03-" + std::string(30, 'K');
+  std::string text = std::string(90, 'a') + secret + " " + key;
+  for (std::size_t limit = 85; limit < text.size(); ++limit) {
+    std::string summary = redacted_summary(text, {secret}, limit);
+    EXPECT_LE(summary.size(), limit + 3) << limit;
+    EXPECT_EQ(summary.find("Cfg-"), std::string::npos) << summary;
+    EXPECT_EQ(summary.find("sk-"), std::string::npos) << summary;
+    // A cut moves to before a mark it would split: a mark is whole or not there.
+    std::size_t mark = summary.find('[');
+    if (mark != std::string::npos) {
+      EXPECT_EQ(summary.compare(mark, 10, "[REDACTED]"), 0) << summary;
+    }
+  }
+  EXPECT_EQ(redacted_summary("short", {secret}, 10), "short");
+  // Nor is a UTF-8 character split.
+  EXPECT_EQ(redacted_summary("ab\xC3\xA9"
+                             "cd",
+                             {}, 3),
+            "ab...");
+}
+
+TEST(RedactionTest, ValuesAreRedactedOnTheirDecodedStrings) {
+  const std::string secret = "pa\"ss\\word-0123";
+  Poco::Dynamic::Var input =
+      json(R"({"command":"login","options":{"password":"pa\"ss\\word-0123","pin":12345678901,)"
+           R"("pa\"ss\\word-0123":["x pa\"ss\\word-0123 y"]}})");
+  EXPECT_EQ(redacted_value_summary(input, {secret, "12345678901"}, 4000),
+            R"({"command":"login","options":{"[REDACTED]":["x [REDACTED] y"],"password":)"
+            R"("[REDACTED]","pin":[REDACTED]}})");
+  EXPECT_EQ(
+      redacted_value_summary(Poco::Dynamic::Var("token sk-ant-api03-0123456789abcdef"), {}, 4000),
+      "token [REDACTED]")
+      << "a string as it is";
+  EXPECT_EQ(redacted_value_summary(Poco::Dynamic::Var(), {secret}, 4000), "");
+  // A secret across the cut of the JSON text leaves nothing of it.
+  std::string pad(40, 'p');
+  std::string summary =
+      redacted_value_summary(json(R"({"k":")" + pad + R"(pa\"ss\\word-0123"})"), {secret}, 50);
+  EXPECT_EQ(summary, "{\"k\":\"" + pad + "...");
 }
 
 }  // namespace

@@ -10,10 +10,14 @@
 #include <optional>
 #include <string>
 
+#include <Poco/Dynamic/Var.h>
+
 namespace hooks {
 
-// The fields of an event shadowbox acts on. Inputs and results are kept as short
-// one-object summaries (JSON text), not whole.
+// The fields of an event shadowbox acts on. A tool call's input, result and error are
+// kept as the agent sent them (decoded JSON), whole: what a record keeps of them is
+// redacted first and cut after (sandbox::redacted_value_summary, to kInputSummaryLimit
+// or kResultSummaryLimit bytes), so that no cut leaves a prefix of a secret.
 struct AgentEvent {
   std::string name;  // hook_event_name: PreToolUse, PostToolUse, PostToolUseFailure,
                      // SessionStart, Stop, SessionEnd, ...
@@ -24,10 +28,10 @@ struct AgentEvent {
   std::string reason;  // SessionEnd: clear, logout, prompt_input_exit, other
   std::string tool_name;
   std::string tool_use_id;
-  std::string tool_input;     // summary of tool_input (at most kInputSummaryLimit bytes)
-  std::string tool_response;  // summary of tool_response (at most kResultSummaryLimit)
-  std::string error;          // PostToolUseFailure: summary of error
-  std::string native_name;    // the agent's own name for the event (BeforeTool...)
+  Poco::Dynamic::Var tool_input;     // empty when the event has none
+  Poco::Dynamic::Var tool_response;  // empty when the event has none
+  Poco::Dynamic::Var error;          // PostToolUseFailure: why the call failed
+  std::string native_name;           // the agent's own name for the event (BeforeTool...)
   // The agent gives its tool calls no ids: tool_use_id of a PreToolUse is one shadowbox
   // made up, and an after-tool event (tool_use_id empty) is paired with its call by
   // tool name and input.
@@ -37,6 +41,7 @@ struct AgentEvent {
   bool is_tool_event() const;
 };
 
+// The most a record keeps of a call's input, and of its result or error (bytes).
 inline constexpr std::size_t kInputSummaryLimit = 4000;
 inline constexpr std::size_t kResultSummaryLimit = 1000;
 
