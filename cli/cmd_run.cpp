@@ -215,7 +215,9 @@ int cmd_abort(const Context& context, const Args& parsed) {
   std::cerr << "shadowbox: asked run " << run << " to stop: " << reason << '\n';
   // Its supervisor ends the agent's tree at once: SIGTERM, SIGKILL after the kill grace,
   // again for what was forked meanwhile. Wait to say it did.
-  auto waited = 3 * context.config.policy.kill_grace + std::chrono::seconds(10);
+  // (At most kMaxDuration: a steady_clock time point holds that much from now.)
+  auto waited = std::min(3 * context.config.policy.kill_grace + std::chrono::seconds(10),
+                         sandbox::kMaxDuration);
   auto until = std::chrono::steady_clock::now() + waited;
   while (std::chrono::steady_clock::now() < until) {
     std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);

@@ -15,6 +15,7 @@
 #include "fsnap/free_space.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "pack_names.hpp"
+#include "retention_age.hpp"
 #include "shadow_repo_impl.hpp"
 #include "store_size.hpp"
 
@@ -62,8 +63,7 @@ std::size_t prune_loose(const ShadowRepo::Impl& impl, const PackNames& reachable
     boost::filesystem::path loose = impl.git_dir / "objects" / hex.substr(0, 2) / hex.substr(2);
     // A young object may be one a checkpoint being recorded is about to reference.
     struct stat st {};
-    if (::stat(loose.c_str(), &st) != 0 ||
-        now - std::chrono::system_clock::from_time_t(st.st_mtime) < grace) {
+    if (::stat(loose.c_str(), &st) != 0 || younger_than(now, st.st_mtime, grace)) {
       continue;
     }
     if (::unlink(loose.c_str()) == 0) ++pruned;
@@ -329,7 +329,8 @@ class Collection {
       std::vector<Checkpoint> chain = impl_.run_log(run, 0);  // newest first
       std::size_t keep = 0;
       while (keep < chain.size() && (policy_.keep_last == 0 || keep < policy_.keep_last) &&
-             (policy_.max_age.count() == 0 || now_ - chain[keep].created_at <= policy_.max_age)) {
+             (policy_.max_age.count() == 0 ||
+              within_max_age(now_, chain[keep].created_at, policy_.max_age))) {
         ++keep;
       }
       if (keep == chain.size()) continue;

@@ -20,6 +20,7 @@
 #include "fsnap/store_layout.hpp"
 #include "git_handles.hpp"
 #include "pack_names.hpp"
+#include "retention_age.hpp"
 #include "shadow_repo_impl.hpp"
 
 namespace fsnap {
@@ -336,7 +337,7 @@ std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds gra
   for (const Pack& p : packs_of(pack_dir)) {
     boost::system::error_code ec;
     std::time_t written = fs::last_write_time(fs::path(p.idx).replace_extension(".pack"), ec);
-    if (ec || now - std::chrono::system_clock::from_time_t(written) < grace) continue;
+    if (ec || younger_than(now, written, grace)) continue;
     OidSet objects = objects_of(p.idx);
     std::size_t before = objects.size();
     std::erase_if(objects, [&](const git_oid& oid) { return !reachable.contains(oid); });

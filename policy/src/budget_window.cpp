@@ -13,7 +13,7 @@ BudgetWindowHook::BudgetWindowHook(BudgetWindowConfig config, Now now)
 }
 
 void BudgetWindowHook::expire() {
-  TimePoint from = now_of(now_) - config_.window;
+  TimePoint from = saturating_add(now_of(now_), -config_.window);
   while (!entries_.empty() && entries_.front().at <= from) entries_.pop_front();
 }
 

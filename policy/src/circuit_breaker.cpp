@@ -26,12 +26,13 @@ CircuitBreaker::CircuitBreaker(CircuitBreakerConfig config, Now now)
 CircuitStatus CircuitBreaker::current(const CircuitStatus& stored) const {
   CircuitStatus s = stored;
   TimePoint now = now_of(now_);
-  if (s.state == CircuitState::kOpen && now - s.opened_at >= config_.recovery_timeout) {
+  if (s.state == CircuitState::kOpen &&
+      now >= saturating_add(s.opened_at, config_.recovery_timeout)) {
     s.state = CircuitState::kHalfOpen;
     s.trial_in_flight = false;
   }
   if (s.state == CircuitState::kHalfOpen && s.trial_in_flight &&
-      now - s.trial_at >= config_.recovery_timeout) {
+      now >= saturating_add(s.trial_at, config_.recovery_timeout)) {
     s.trial_in_flight = false;  // lost: its outcome never came
   }
   return s;

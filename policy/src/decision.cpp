@@ -1,6 +1,7 @@
 #include "policy/decision.hpp"
 
 #include <array>
+#include <limits>
 #include <utility>
 
 namespace policy {
@@ -28,6 +29,18 @@ constexpr std::array<Names, 8> kNames = {{
 
 TimePoint now_of(const Now& now) {
   return now ? now() : std::chrono::system_clock::now();
+}
+
+TimePoint saturating_add(TimePoint t, std::chrono::milliseconds d) {
+  using Ticks = TimePoint::duration;
+  constexpr Ticks::rep kPerMs =
+      std::chrono::duration_cast<Ticks>(std::chrono::milliseconds(1)).count();
+  constexpr Ticks::rep kMost = std::numeric_limits<Ticks::rep>::max() / kPerMs;
+  TimePoint beyond = d.count() < 0 ? TimePoint::min() : TimePoint::max();
+  if (d.count() > kMost || d.count() < -kMost) return beyond;
+  Ticks::rep sum = 0;
+  if (__builtin_add_overflow(t.time_since_epoch().count(), d.count() * kPerMs, &sum)) return beyond;
+  return TimePoint(Ticks(sum));
 }
 
 std::string_view to_string(Decision decision) {

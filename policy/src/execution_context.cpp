@@ -75,7 +75,7 @@ ExecutionContext::ExecutionContext(ExecutionConfig config, ChainMetadata metadat
 
 std::optional<TimePoint> ExecutionContext::deadline() const {
   if (config_.timeout.count() == 0) return std::nullopt;
-  return state_.started_at + config_.timeout;
+  return saturating_add(state_.started_at, config_.timeout);
 }
 
 NodeRecord* ExecutionContext::node(const std::string& node_id) {
@@ -300,7 +300,7 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   }
   nodes_.push_back(record);
   std::optional<TimePoint> call_deadline;
-  if (options.timeout) call_deadline = record.start + *options.timeout;
+  if (options.timeout) call_deadline = saturating_add(record.start, *options.timeout);
   out.token = token_.child(call_deadline);
   return out;
 }

@@ -60,10 +60,13 @@ bool as_bool(const std::string& origin, const YAML::Node& node, const std::strin
 
 std::uint64_t as_count(const std::string& origin, const YAML::Node& node, const std::string& key) {
   std::string text = scalar(origin, node, key);
-  if (text.empty() || text.size() > 18 ||
-      text.find_first_not_of("0123456789") != std::string::npos) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
     fail(origin, node, key,
          "expected a non-negative whole number, got " + fsnap::quote_input(text));
+  }
+  if (text.size() > 18) {
+    fail(origin, node, key,
+         fsnap::quote_input(text) + " is too large (the largest count is 999999999999999999)");
   }
   return std::stoull(text);
 }
@@ -357,25 +360,32 @@ void parse_policy(const std::string& origin, const YAML::Node& node, Config& con
   }
 }
 
-// Splits "12.5MiB" into its number and unit; the number must be a whole number.
-std::pair<std::uint64_t, std::string> split_quantity(const std::string& text, const char* what) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0 || i > 18) {
+// A quantity as written: a whole number and its unit ("12.5MiB" is refused).
+struct Quantity {
+  std::optional<std::uint64_t> value;  // nullopt: more than 64 bits would hold
+  std::string unit;
+};
+
+Quantity split_quantity(const std::string& text, const char* what) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0) {
     throw ConfigError("expected " + std::string(what) + " such as " +
                       (std::string(what) == "a size" ? "'100MiB'" : "'30d'") + ", got " +
                       fsnap::quote_input(text));
   }
-  std::string unit = text.substr(i);
-  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
-  return {std::stoull(text.substr(0, i)), unit};
-}
-
-std::uint64_t checked_multiply(std::uint64_t value, std::uint64_t factor, const std::string& text) {
-  if (factor != 0 && value > std::numeric_limits<std::uint64_t>::max() / factor) {
-    throw ConfigError("value too large: " + fsnap::quote_input(text));
+  Quantity out{std::uint64_t{0}, text.substr(digits)};
+  while (!out.unit.empty() && out.unit.front() == ' ') out.unit.erase(0, 1);
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  for (std::size_t i = 0; i < digits && out.value; ++i) {
+    auto digit = static_cast<std::uint64_t>(text[i] - '0');
+    if (*out.value > (kMax - digit) / 10) {
+      out.value.reset();
+    } else {
+      out.value = *out.value * 10 + digit;
+    }
   }
-  return value * factor;
+  return out;
 }
 
 }  // namespace
@@ -445,7 +455,11 @@ std::uint64_t parse_size(const std::string& text) {
     throw ConfigError("unknown size unit " + fsnap::quote_input(unit) + " in " +
                       fsnap::quote_input(text) + " (use B, KiB, MiB, GiB or TiB)");
   }
-  return checked_multiply(value, factor, text);
+  if (!value || *value > std::numeric_limits<std::uint64_t>::max() / factor) {
+    throw ConfigError(fsnap::quote_input(text) +
+                      " is too large (the largest size is 16777215TiB, 2^64 bytes less one)");
+  }
+  return *value * factor;
 }
 
 std::chrono::seconds parse_duration(const std::string& text) {
@@ -465,11 +479,10 @@ std::chrono::seconds parse_duration(const std::string& text) {
     throw ConfigError("unknown duration unit " + fsnap::quote_input(unit) + " in " +
                       fsnap::quote_input(text) + " (use s, m, h, d or w)");
   }
-  std::uint64_t seconds = checked_multiply(value, factor, text);
-  if (seconds > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    throw ConfigError("value too large: " + fsnap::quote_input(text));
-  }
-  return std::chrono::seconds(static_cast<std::int64_t>(seconds));
+  // Longer than kMaxDuration: kMaxDuration (never, for every setting).
+  auto longest = static_cast<std::uint64_t>(kMaxDuration.count());
+  if (!value || *value > longest / factor) return kMaxDuration;
+  return std::chrono::seconds(static_cast<std::int64_t>(*value * factor));
 }
 
 Config Config::parse(const std::string& yaml_text, const std::string& origin) {

@@ -675,6 +675,31 @@ TEST_F(CliTest, RetentionRunsItselfWhenARunEnds) {
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
 }
 
+TEST_F(CliTest, RetentionDurationsOfCenturiesKeepWhatTheySay) {
+  const std::string first = std::string(4000, 'x') + " only in the first checkpoint";
+  write("f", first);
+  ok({"snapshot"});
+  write("f", "second");
+  ok({"snapshot"});
+  write("f", "third");
+  ok({"snapshot"});
+  // 106753d (~292 years) wrapped max_age's nanoseconds: gc dropped every checkpoint.
+  Poco::JSON::Object::Ptr aged =
+      object_of(ok({"--json", "gc"}, "retention:\n  max_age: 106753d\n"));
+  EXPECT_EQ(aged->getValue<std::size_t>("checkpoints_dropped"), 0u);
+  EXPECT_EQ(parse_json(ok({"--json", "log"})).extract<Poco::JSON::Array::Ptr>()->size(), 3u);
+  // 200000d wrapped prune_grace into the past: what dropped checkpoints alone held went
+  // at once, young as it was.
+  std::string blob =
+      run_command({"git", "hash-object", "--stdin"}, ws_, {}, first).out.substr(0, 40);
+  Poco::JSON::Object::Ptr young =
+      object_of(ok({"--json", "gc"}, "retention:\n  keep_last: 1\n  prune_grace: 200000d\n"));
+  EXPECT_EQ(young->getValue<std::size_t>("checkpoints_dropped"), 2u);
+  EXPECT_EQ(young->getValue<std::size_t>("objects_pruned"), 0u);
+  EXPECT_EQ(young->getValue<std::size_t>("packed_objects_dropped"), 0u);
+  EXPECT_TRUE(fsnap::ShadowRepo::open(store_ / "repo.git", false).has_object(blob));
+}
+
 TEST_F(CliTest, GcDropsThePackedObjectsOfDroppedCheckpointsAfterTheGracePeriod) {
   write("f", std::string(4000, 'x') + " only in the first checkpoint");
   ok({"snapshot"});

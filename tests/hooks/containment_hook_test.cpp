@@ -104,6 +104,17 @@ class ContainmentHookTest : public ::testing::Test {
   fs::path transcript_ = temp_ / "home/.claude/projects/-ws/sess-1.jsonl";
 };
 
+TEST_F(ContainmentHookTest, ATimeoutOfCenturiesDoesNotHaltTheFirstCall) {
+  // 200000 days do not fit the clock's nanoseconds: it is taken as the longest duration
+  // a setting holds, and the deadline does not wrap into the past.
+  config("  timeout: 200000d\n");
+  call("Bash", "t1");
+  call("Bash", "t2");
+  std::optional<sandbox::LedgerRecord> record = latest();
+  ASSERT_TRUE(record.has_value());
+  EXPECT_TRUE(record->success.value_or(false));
+}
+
 TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
   config("  max_steps: 2\n");
   call("Bash", "toolu_1");

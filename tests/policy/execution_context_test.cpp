@@ -161,6 +161,27 @@ TEST(ExecutionContextTest, ASupervisorFindsTheTimeOutBetweenCalls) {
   EXPECT_FALSE(unlimited.check_deadline());
 }
 
+TEST(ExecutionContextTest, ATimeoutTooLongForTheClockNeverWrapsIntoThePast) {
+  // 200000 days, and the longest a timeout can be: their deadlines are past what a
+  // TimePoint counts, so they stay at its end, never wrapped around to before now.
+  for (std::chrono::milliseconds timeout :
+       {std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::hours(24 * 200000)),
+        std::chrono::milliseconds::max()}) {
+    policy_test::TestClock clock;
+    ExecutionContext context({.timeout = timeout}, {}, nullptr, clock.now());
+    EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kAllow) << timeout.count();
+    ASSERT_TRUE(context.deadline());
+    EXPECT_GT(*context.deadline(), clock.at());
+    clock.advance(std::chrono::hours(24 * 365 * 100));
+    EXPECT_FALSE(context.check_deadline());
+    EXPECT_EQ(context.wrap_tool_call(costing(0), {.timeout = timeout}), Decision::kAllow);
+    EXPECT_FALSE(context.token().cancelled());
+  }
+  EXPECT_EQ(saturating_add(TimePoint::max() - 1ms, 2ms), TimePoint::max());
+  EXPECT_EQ(saturating_add(TimePoint::min() + 1ms, -2ms), TimePoint::min());
+  EXPECT_EQ(saturating_add(TimePoint(1'000ms), 500ms), TimePoint(1'500ms));
+}
+
 TEST(ExecutionContextTest, APerCallTimeoutOverridesForThatCall) {
   policy_test::TestClock clock;
   ExecutionContext context({.timeout = 60'000ms}, {}, nullptr, clock.now());

@@ -267,6 +267,48 @@ TEST(ConfigTest, SizesAndDurations) {
   }
 }
 
+TEST(ConfigTest, DurationsPastAHundredYearsAreTakenAsAHundredYears) {
+  using std::chrono::seconds;
+  EXPECT_EQ(sandbox::kMaxDuration, seconds(std::int64_t{36500} * 86400));
+  EXPECT_EQ(sandbox::parse_duration("36500d"), sandbox::kMaxDuration);
+  EXPECT_EQ(sandbox::parse_duration("36499d"), sandbox::kMaxDuration - seconds(86400));
+  // Longer ones saturate: ~292 years wrapped the nanoseconds of max_age, deleting every
+  // checkpoint; 200000d wrapped prune_grace and policy.timeout into the past.
+  for (const char* text : {"36501d", "106753d", "200000d", "9223372036854775807",
+                           "999999999999999999w", "99999999999999999999999999d"}) {
+    EXPECT_EQ(sandbox::parse_duration(text), sandbox::kMaxDuration) << text;
+  }
+  Config c = Config::parse(
+      "retention: {max_age: 106753d, prune_grace: 200000d}\n"
+      "policy: {timeout: 200000d, kill_grace: 200000d}\n"
+      "watch: {idle_exit: 200000d}\n"
+      "fleet: {redis: 'redis://h', remote: /r, lease_ttl: 200000d}\n"
+      "run: {resume_max_age: 200000d, preserve_interval: 200000d}\n",
+      "long.yaml");
+  for (seconds d :
+       {c.retention.max_age, c.retention.prune_grace, *c.policy.limits.timeout, c.policy.kill_grace,
+        c.watch.idle_exit, c.fleet.lease_ttl, c.run.resume_max_age, c.run.preserve_interval}) {
+    EXPECT_EQ(d, sandbox::kMaxDuration);
+  }
+  EXPECT_EQ(c.policy.execution_config(c.policy.limits).timeout,
+            std::chrono::duration_cast<std::chrono::milliseconds>(sandbox::kMaxDuration));
+}
+
+TEST(ConfigTest, SizesAndCountsThatDoNotFitAreErrorsSayingTheLargest) {
+  EXPECT_EQ(sandbox::parse_size("16777215TiB"), 16777215ull << 40);
+  EXPECT_EQ(sandbox::parse_size("18446744073709551615"), ~0ull);
+  expect_config_error("capture:\n  max_file_size: 99999999999999999999G\n",
+                      {"test.yaml:2", "capture.max_file_size", "too large", "16777215TiB"});
+  expect_config_error("retention:\n  max_size: 16777216TiB\n",
+                      {"retention.max_size", "too large", "16777215TiB"});
+  expect_config_error("retention:\n  max_size: 18446744073709551616\n",
+                      {"retention.max_size", "too large"});
+  expect_config_error("retention:\n  keep_last: 9999999999999999999\n",
+                      {"retention.keep_last", "too large", "999999999999999999"});
+  expect_config_error("policy:\n  max_steps: 99999999999999999999999\n",
+                      {"policy.max_steps", "too large"});
+}
+
 TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("capture:\n  exclude: [x]\n", {"test.yaml", "capture.exclude", "unknown"});
   expect_config_error("retention:\n  keep: 3\n", {"retention.keep", "retention.keep_last"});

@@ -16,6 +16,9 @@ using TimePoint = std::chrono::system_clock::time_point;
 using Now = std::function<TimePoint()>;
 // now() if set, else the system clock's.
 TimePoint now_of(const Now& now);
+// t + d, or the latest (for a negative d, the earliest) TimePoint where that is beyond
+// what a TimePoint holds: a deadline however far away never wraps into the past.
+TimePoint saturating_add(TimePoint t, std::chrono::milliseconds d);
 
 // What a call may do.
 enum class Decision {

@@ -239,9 +239,15 @@ struct Config {
 // The whole text of a configuration file. Throws ConfigError naming it.
 std::string read_config_file(const boost::filesystem::path& file);
 
-// "100MiB", "512k", "2G", "1048576" -> bytes. Throws ConfigError.
+// The longest duration a setting holds: 36500d (100 years), which for every setting
+// means never. A longer one is taken as this (it saturates), so that no deadline or
+// age computed from it wraps around.
+inline constexpr std::chrono::seconds kMaxDuration{std::int64_t{36500} * 24 * 3600};
+
+// "100MiB", "512k", "2G", "1048576" -> bytes. Throws ConfigError, saying the largest
+// size, for one that does not fit in 64 bits.
 std::uint64_t parse_size(const std::string& text);
-// "30d", "12h", "90m", "45s", "2w" -> seconds. Throws ConfigError.
+// "30d", "12h", "90m", "45s", "2w" -> seconds, at most kMaxDuration. Throws ConfigError.
 std::chrono::seconds parse_duration(const std::string& text);
 // "2.50", "$10" -> USD, more than 0. Throws ConfigError.
 double parse_usd(const std::string& text);
