@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -10,8 +9,10 @@
 #include <yaml-cpp/yaml.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "config_file.hpp"
 #include "fsnap/error.hpp"
 #include "sandbox/workspace_config.hpp"
+#include "yaml_keys.hpp"
 
 namespace sandbox {
 
@@ -489,6 +490,7 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
+    check_unique_keys(yaml_text, origin);
   } catch (const YAML::Exception& e) {
     std::ostringstream out;
     out << origin;
@@ -587,18 +589,6 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
     }
   }
   return config;
-}
-
-std::string read_config_file(const fs::path& file) {
-  std::ifstream in(file.string(), std::ios::binary);
-  if (!in) {
-    throw ConfigError("cannot read config file " + file.string() + ": " +
-                      (fs::exists(file) ? "permission denied" : "no such file"));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError("cannot read config file " + file.string());
-  return text.str();
 }
 
 Config Config::load_file(const fs::path& file) {

@@ -417,6 +417,29 @@ TEST_F(CliTest, LedgerRecordsHoldNoSecret) {
   EXPECT_NE(shown.find("[REDACTED]"), std::string::npos) << shown;
 }
 
+TEST_F(CliTest, AConfigThatIsNotARegularFileIsRefusedAtOnce) {
+  fs::path fifo = temp_ / "fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directories(temp_ / "dir.yaml");
+  for (const fs::path& config : {fs::path("/dev/zero"), fifo, temp_ / "dir.yaml"}) {
+    for (bool named : {true, false}) {
+      std::vector<std::string> argv = {
+          "sh",         "-c",          "ulimit -v 1000000; exec \"$@\"",
+          "sh",         SHADOWBOX_BIN, "--workspace",
+          ws_.string(), "--store",     store_.string()};
+      if (named) argv.insert(argv.end(), {"--config", config.string()});
+      argv.push_back("log");
+      // Bounded: a command that waits is killed after 20 s, and one reading /dev/zero
+      // for ever stops at 1 GB.
+      CommandResult r =
+          run_command(argv, ws_, {"SHADOWBOX_CONFIG=" + (named ? "" : config.string())}, "",
+                      std::chrono::seconds(20));
+      EXPECT_FALSE(r.timed_out) << config;
+      expect_error(r, "config file " + config.string());
+    }
+  }
+}
+
 TEST_F(CliTest, ARunsCommandLineIsRedactedBeforeItsSummaryIsCut) {
   // The opening record says "run started: <command line>", cut to 200 bytes: here the
   // cut falls inside a key.

@@ -1,6 +1,12 @@
 // sandbox::Config: every key of config/shadowbox.yaml, units, the lookup order, and
 // errors that name the file, line and key instead of being ignored.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <functional>
+#include <future>
 
 #include <gtest/gtest.h>
 #include <boost/filesystem/operations.hpp>
@@ -309,6 +315,35 @@ TEST(ConfigTest, SizesAndCountsThatDoNotFitAreErrorsSayingTheLargest) {
                       {"policy.max_steps", "too large"});
 }
 
+TEST(ConfigTest, AKeyGivenTwiceIsAnErrorNamingItAndBothLines) {
+  // yaml-cpp keeps both, and a lookup finds the first: the second was ignored.
+  expect_config_error("retention:\n  keep_last: 50\n  keep_last: 1\n",
+                      {"test.yaml:3", "retention.keep_last", "given twice (lines 2 and 3)"});
+  expect_config_error("retention: {keep_last: 1}\nhooks: {}\nretention: {max_age: 1d}\n",
+                      {"test.yaml:3", "retention", "lines 1 and 3"});
+  expect_config_error("hooks: {rollback_on_failure: true, 'rollback_on_failure': false}\n",
+                      {"hooks.rollback_on_failure", "given twice"});
+  expect_config_error(
+      "policy:\n  prices:\n    m: {input: 1, output: 1, cache_write_5m: 1, cache_write_1h: 1,\n"
+      "        cache_read: 1}\n    m: {input: 0, output: 0, cache_write_5m: 0, "
+      "cache_write_1h: 0, cache_read: 0}\n",
+      {"policy.prices.m", "lines 3 and 5"});
+  expect_config_error("session:\n  windows:\n    a: 1\n    b: 2\n    a: 3\n",
+                      {"session.windows.a", "lines 3 and 5"});
+  // A key that is not a name.
+  expect_config_error("? [retention]\n: {}\n", {"test.yaml:1", "key must be a name"});
+  expect_config_error("capture:\n  ? {a: 1}\n  : x\n", {"capture", "key must be a name"});
+  // The same key in different mappings, and an item twice in a list, are fine.
+  Config c = Config::parse(
+      "capture: {excludes: [a, a], max_file_size: 1MiB}\n"
+      "retention: {max_size: 2MiB}\n"
+      "policy:\n  budget_window: {window: 1m, max_calls: 2}\n"
+      "  circuit_breaker: {failure_threshold: 2}\n",
+      "ok.yaml");
+  EXPECT_EQ(c.capture.excludes.size(), 2u);
+  EXPECT_EQ(c.retention.max_size, 2u << 20);
+}
+
 TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("capture:\n  exclude: [x]\n", {"test.yaml", "capture.exclude", "unknown"});
   expect_config_error("retention:\n  keep: 3\n", {"retention.keep", "retention.keep_last"});
@@ -388,6 +423,70 @@ TEST_F(ConfigLookupTest, ExplicitThenEnvironmentThenWorkspaceThenDefaults) {
   EXPECT_THROW(Config::load(dir_ / "missing.yaml", ws), ConfigError);
   ::setenv("SHADOWBOX_CONFIG", (dir_ / "missing.yaml").c_str(), 1);
   EXPECT_THROW(Config::load(std::nullopt, ws), ConfigError);
+}
+
+// What load says, within a deadline: "accepted" (with the config's source) or the
+// error. A load still waiting at the deadline on release — a FIFO, which an open without
+// O_NONBLOCK waits on for a writer — is let go by opening it for writing, so that a
+// regression fails instead of hanging the suite.
+std::string within_deadline(const std::function<Config()>& load,
+                            const boost::filesystem::path& release) {
+  std::future<std::string> loading = std::async(std::launch::async, [&load] {
+    try {
+      return "accepted " + load().source.string();
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+  });
+  if (loading.wait_for(std::chrono::seconds(10)) == std::future_status::ready) {
+    return loading.get();
+  }
+  int writer = ::open(release.c_str(), O_WRONLY | O_NONBLOCK);
+  if (writer >= 0) ::close(writer);
+  loading.wait();
+  return "still loading at the deadline";
+}
+
+std::string load_within_deadline(const boost::filesystem::path& file) {
+  return within_deadline([&file] { return Config::load_file(file); }, file);
+}
+
+TEST_F(ConfigLookupTest, AConfigIsARegularFileOfAtMostOneMiB) {
+  boost::filesystem::path fifo = dir_ / "fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string fifo_error = load_within_deadline(fifo);
+  EXPECT_NE(fifo_error.find("config file " + fifo.string() + " is not a regular file"),
+            std::string::npos)
+      << fifo_error;
+  std::string device_error = load_within_deadline("/dev/null");
+  EXPECT_NE(device_error.find("/dev/null is not a regular file"), std::string::npos)
+      << device_error;
+  boost::filesystem::create_directories(dir_ / "dir.yaml");
+  std::string dir_error = load_within_deadline(dir_ / "dir.yaml");
+  EXPECT_NE(dir_error.find("dir.yaml is a directory"), std::string::npos) << dir_error;
+
+  // At most 1 MiB: a configuration is a few dozen lines.
+  std::string line = "# " + std::string(61, '-') + "\n";  // 64 bytes
+  std::string full;
+  for (std::size_t i = 0; i < sandbox::kMaxConfigBytes / line.size(); ++i) full += line;
+  ASSERT_EQ(full.size(), sandbox::kMaxConfigBytes);
+  testing_support::write_file(dir_ / "full.yaml", full);
+  EXPECT_EQ(load_within_deadline(dir_ / "full.yaml"), "accepted " + (dir_ / "full.yaml").string());
+  testing_support::write_file(dir_ / "over.yaml", full + "\n");
+  std::string over_error = load_within_deadline(dir_ / "over.yaml");
+  EXPECT_NE(over_error.find("over.yaml is larger than 1 MiB"), std::string::npos) << over_error;
+
+  // In the workspace, only a regular .shadowbox.yaml is looked at: a FIFO or a directory
+  // there is passed over at once, as before.
+  boost::filesystem::path ws = dir_ / "ws";
+  boost::filesystem::create_directories(ws);
+  ASSERT_EQ(::mkfifo((ws / ".shadowbox.yaml").c_str(), 0600), 0);
+  EXPECT_EQ(
+      within_deadline([&ws] { return Config::load(std::nullopt, ws); }, ws / ".shadowbox.yaml"),
+      "accepted ");
+  boost::filesystem::remove(ws / ".shadowbox.yaml");
+  boost::filesystem::create_directories(ws / ".shadowbox.yaml");
+  EXPECT_EQ(within_deadline([&ws] { return Config::load(std::nullopt, ws); }, ws), "accepted ");
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 //
 // Lookup: an explicit file (--config or $SHADOWBOX_CONFIG), else
 // <workspace>/.shadowbox.yaml if present — which may only tighten protection until its
-// content is trusted (workspace_config.hpp) — else the built-in defaults. Unknown keys
-// and values of the wrong type are errors naming the key, never silently ignored.
+// content is trusted (workspace_config.hpp) — else the built-in defaults. Unknown keys,
+// keys given twice and values of the wrong type are errors naming the key, never
+// silently ignored. A configuration file is a regular file of at most kMaxConfigBytes: a
+// FIFO, a device or a directory is refused without waiting on it.
 // Thread-safety: a loaded Config is a plain value.
 #pragma once
 
@@ -26,6 +28,9 @@
 #include "sandbox/rollback_policy.hpp"
 
 namespace sandbox {
+
+// The largest configuration file read (1 MiB; a configuration is a few dozen lines).
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 
 // A configuration file that cannot be read or does not validate.
 class ConfigError : public Error {
@@ -223,7 +228,7 @@ struct Config {
 
   // Parses YAML text (origin names it in error messages).
   static Config parse(const std::string& yaml_text, const std::string& origin);
-  // Reads and parses a file.
+  // Reads and parses a file: a regular file of at most kMaxConfigBytes, else ConfigError.
   static Config load_file(const boost::filesystem::path& file);
   // Applies the lookup order above: explicit file if given, else $SHADOWBOX_CONFIG,
   // else <workspace>/.shadowbox.yaml — whole if its content is trusted (ConfigTrust),
