@@ -149,6 +149,45 @@ void replace_all(std::string& text, const std::string& what) {
   }
 }
 
+// text cut to at most limit bytes ("..." marks a cut), never inside a UTF-8 character
+// or a kMark (the cut moves to before it).
+std::string cut(std::string text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  std::size_t at = limit;
+  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xc0) == 0x80) --at;
+  std::size_t mark = text.find(kMark, at >= kMark.size() ? at - kMark.size() + 1 : 0);
+  if (mark < at) at = mark;
+  text.resize(at);
+  return text + "...";
+}
+
+// value with its strings, object keys and numbers (a secret may be one) redacted.
+Poco::Dynamic::Var redacted(const Poco::Dynamic::Var& value,
+                            const std::vector<std::string>& secrets) {
+  using Poco::JSON::Array;
+  using Poco::JSON::Object;
+  if (value.type() == typeid(Object::Ptr)) {
+    const Object::Ptr& in = value.extract<Object::Ptr>();
+    if (in.isNull()) return value;
+    Object::Ptr out = new Object;  // keys in their order, as Poco's parser keeps them
+    for (const auto& [key, item] : *in) out->set(redact(key, secrets), redacted(item, secrets));
+    return out;
+  }
+  if (value.type() == typeid(Array::Ptr)) {
+    const Array::Ptr& in = value.extract<Array::Ptr>();
+    if (in.isNull()) return value;
+    Array::Ptr out = new Array;
+    for (const Poco::Dynamic::Var& item : *in) out->add(redacted(item, secrets));
+    return out;
+  }
+  if (value.isString()) return redact(value.extract<std::string>(), secrets);
+  if (value.isNumeric()) {
+    std::string text = value.toString();
+    if (redact(text, secrets) != text) return kMark;
+  }
+  return value;
+}
+
 }  // namespace
 
 std::string redact(std::string text, const std::vector<std::string>& secrets) {
@@ -166,45 +205,23 @@ std::string redact(std::string text, const std::vector<std::string>& secrets) {
 
 Poco::Dynamic::Var redact_value(const Poco::Dynamic::Var& value,
                                 const std::vector<std::string>& secrets) {
-  using Poco::JSON::Array;
-  using Poco::JSON::Object;
-  if (value.type() == typeid(Object::Ptr)) {
-    const Object::Ptr& in = value.extract<Object::Ptr>();
-    if (in.isNull()) return value;
-    Object::Ptr out = new Object;  // keys in their order, as Poco's parser keeps them
-    for (const auto& [key, item] : *in) out->set(redact(key, secrets), redact_value(item, secrets));
-    return out;
-  }
-  if (value.type() == typeid(Array::Ptr)) {
-    const Array::Ptr& in = value.extract<Array::Ptr>();
-    if (in.isNull()) return value;
-    Array::Ptr out = new Array;
-    for (const Poco::Dynamic::Var& item : *in) out->add(redact_value(item, secrets));
-    return out;
-  }
-  if (value.isString()) return redact(value.extract<std::string>(), secrets);
-  return value;
+  return redacted(value, secrets);
 }
 
 std::string redacted_summary(std::string text, const std::vector<std::string>& secrets,
                              std::size_t limit) {
-  text = redact(std::move(text), secrets);
-  if (text.size() <= limit) return text;
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
-  std::size_t mark = text.find(kMark, cut >= kMark.size() ? cut - kMark.size() + 1 : 0);
-  if (mark < cut) cut = mark;
-  text.resize(cut);
-  return text + "...";
+  return cut(redact(std::move(text), secrets), limit);
 }
 
 std::string redacted_value_summary(const Poco::Dynamic::Var& value,
                                    const std::vector<std::string>& secrets, std::size_t limit) {
   if (value.isEmpty()) return "";
   if (value.isString()) return redacted_summary(value.extract<std::string>(), secrets, limit);
+  // Whole, then cut: redaction may shorten what comes before the limit, bringing more
+  // of the value into the summary.
   std::ostringstream json;
-  Poco::JSON::Stringifier::stringify(redact_value(value, secrets), json);
-  return redacted_summary(json.str(), secrets, limit);
+  Poco::JSON::Stringifier::stringify(redacted(value, secrets), json);
+  return cut(json.str(), limit);
 }
 
 std::vector<std::string> secret_values(const std::vector<std::string>& names) {

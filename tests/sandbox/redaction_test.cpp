@@ -96,7 +96,7 @@ TEST(RedactionTest, ValuesAreRedactedOnTheirDecodedStrings) {
            R"("pa\"ss\\word-0123":["x pa\"ss\\word-0123 y"]}})");
   EXPECT_EQ(redacted_value_summary(input, {secret, "12345678901"}, 4000),
             R"({"command":"login","options":{"[REDACTED]":["x [REDACTED] y"],"password":)"
-            R"("[REDACTED]","pin":[REDACTED]}})");
+            R"("[REDACTED]","pin":"[REDACTED]"}})");
   EXPECT_EQ(
       redacted_value_summary(Poco::Dynamic::Var("token sk-ant-api03-0123456789abcdef"), {}, 4000),
       "token [REDACTED]")

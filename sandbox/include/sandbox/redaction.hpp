@@ -36,7 +36,8 @@ inline constexpr const char* kRedactedMark = "[REDACTED]";
 // string ('"', '\' and control characters escaped; '/' too, as some writers do) — and
 // every credential recognised by its shape, replaced by kRedactedMark.
 std::string redact(std::string text, const std::vector<std::string>& secrets);
-// value (decoded JSON) with every string in it, object keys too, redacted.
+// value (decoded JSON) with every string in it, object keys too, redacted (and a number
+// that is a secret replaced by the string kRedactedMark).
 Poco::Dynamic::Var redact_value(const Poco::Dynamic::Var& value,
                                 const std::vector<std::string>& secrets);
 // text redacted, then cut to at most limit bytes ("..." marks a cut). A cut never
@@ -44,8 +45,8 @@ Poco::Dynamic::Var redact_value(const Poco::Dynamic::Var& value,
 std::string redacted_summary(std::string text, const std::vector<std::string>& secrets,
                              std::size_t limit);
 // What a record keeps of value (decoded JSON; empty: ""): a string as it is, anything
-// else as compact JSON, with every string in it redacted first — then redacted as text
-// (a secret may be a number) and cut as redacted_summary cuts.
+// else as compact JSON, redacted as redact_value redacts it, then cut as
+// redacted_summary cuts.
 std::string redacted_value_summary(const Poco::Dynamic::Var& value,
                                    const std::vector<std::string>& secrets, std::size_t limit);
 // The values of the named environment variables that are set and non-empty.
