@@ -1,5 +1,6 @@
 #include "sandbox/config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
@@ -431,7 +432,12 @@ policy::ExecutionConfig PolicySettings::execution_config(const PolicyLimits& l) 
   c.max_cost_usd = l.max_cost_usd;
   c.max_steps = l.max_steps;
   c.max_retries_total = l.max_retries_total;
-  if (l.timeout) c.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*l.timeout);
+  // A run's own limits come from its run.json (or a fleet's record of it), which a
+  // config's parser never saw: capped here too, so that milliseconds do not wrap.
+  if (l.timeout) {
+    c.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::clamp(*l.timeout, std::chrono::seconds(0), kMaxDuration));
+  }
   c.circuit_breaker = circuit_breaker;
   if (budget_window) c.budget_window = budget_window;
   return c;

@@ -298,6 +298,13 @@ TEST(ConfigTest, DurationsPastAHundredYearsAreTakenAsAHundredYears) {
   }
   EXPECT_EQ(c.policy.execution_config(c.policy.limits).timeout,
             std::chrono::duration_cast<std::chrono::milliseconds>(sandbox::kMaxDuration));
+  // A run's own limits (its run.json: a store or a fleet's record, parsed elsewhere).
+  sandbox::PolicyLimits own;
+  own.timeout = seconds::max();
+  EXPECT_EQ(c.policy.execution_config(own).timeout,
+            std::chrono::duration_cast<std::chrono::milliseconds>(sandbox::kMaxDuration));
+  own.timeout = seconds(-5);
+  EXPECT_EQ(c.policy.execution_config(own).timeout, std::chrono::milliseconds(0));
 }
 
 TEST(ConfigTest, SizesAndCountsThatDoNotFitAreErrorsSayingTheLargest) {
