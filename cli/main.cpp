@@ -284,15 +284,15 @@ int run(const std::vector<std::string>& argv) {
   }
   if (command == nullptr) throw UsageError("no command given");
   // A run's name becomes a folder of the store and a ref: refused before anything is
-  // opened or written.
+  // opened or written. (`hook` answers a bad one in the agent's protocol itself: a usage
+  // error would block even a Stop.)
   for (const char* option : {"--run", "--run-id"}) {
     std::optional<std::string> run = line.args->value(option);
-    if (run && !fsnap::layout::is_valid_run_name(*run)) {
-      try {
-        fsnap::layout::check_run_name(*run);
-      } catch (const fsnap::Error& e) {
-        throw line.args->usage_error(std::string(option) + ": " + e.what());
-      }
+    if (!run || command->run_unresolved != nullptr) continue;
+    try {
+      fsnap::layout::check_run_name(*run);
+    } catch (const fsnap::Error& e) {
+      throw line.args->usage_error(std::string(option) + ": " + e.what());
     }
   }
   if (command->run_unresolved != nullptr) return command->run_unresolved(line.options, *line.args);

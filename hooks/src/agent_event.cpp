@@ -68,13 +68,4 @@ AgentEvent parse_agent_event(const std::string& event_json, bool call_ids) {
   return event;
 }
 
-std::optional<std::string> event_problem(const std::string& event_json) {
-  try {
-    parse_agent_event(event_json);
-    return std::nullopt;
-  } catch (const Error& e) {
-    return std::string(e.what());
-  }
-}
-
 }  // namespace hooks

@@ -104,7 +104,16 @@ class InProcessHooks {
   HttpHookReply answer(const std::string& event) {
     // (An event that cannot be read is answered as one that could not be recorded: a
     // call about to run is denied, and the gap is in the run's log.)
-    HttpHookReply reply = to_http_reply(handle_claude_code_event(event, run_, options_));
+    HttpHookReply reply;
+    try {
+      reply = to_http_reply(handle_claude_code_event(event, run_, options_));
+    } catch (const std::exception& e) {
+      // (It answers every failure itself.) Whatever failed, the answer blocks: a 5xx
+      // would be a non-blocking error to Claude Code.
+      HookAnswer answer = unreadable_event_answer(event, std::string("not recorded: ") + e.what());
+      sandbox::record_gap(run_.store().dir(), run_.run(), answer.stderr_text);
+      return to_http_reply(answer);
+    }
     // To the fleet's remote (fleet.push sync: before the agent hears back).
     if (fleet_ != nullptr) fleet_->boundary_recorded();
     return reply;

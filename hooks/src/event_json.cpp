@@ -161,21 +161,35 @@ class Rewriter {
   }
 
   void number() {
+    std::size_t start = out_.size();
     if (peek() == '-') take('-');
     if (peek() == '0') {
       take('0');
     } else {
       digits();
     }
+    bool whole = true;
     if (peek() == '.') {
+      whole = false;
       take('.');
       digits();
     }
     if (peek() == 'e' || peek() == 'E') {
+      whole = false;
       take(peek());
       if (peek() == '+' || peek() == '-') take(peek());
       digits();
     }
+    // Poco refuses a whole number beyond 64 bits (JSON.stringify writes 1e20 as
+    // 100000000000000000000): it is read as the double it is.
+    if (whole && !fits_64_bits(std::string_view(out_).substr(start))) out_ += ".0";
+  }
+
+  static bool fits_64_bits(std::string_view digits) {
+    bool negative = !digits.empty() && digits.front() == '-';
+    if (negative) digits.remove_prefix(1);
+    std::string_view limit = negative ? "9223372036854775808" : "18446744073709551615";
+    return digits.size() < limit.size() || (digits.size() == limit.size() && digits <= limit);
   }
 
   // The four hex digits of a \u escape at in_[at], or -1.

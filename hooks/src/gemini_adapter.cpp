@@ -18,7 +18,6 @@
 #include "adapter_support.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
-#include "hooks/event_json.hpp"
 #include "json_object.hpp"
 #include "sandbox/errors.hpp"
 
@@ -209,12 +208,10 @@ class GeminiAdapter : public AgentAdapter {
     }
     event.name = "PostToolUse";
     event.tool_use_id.clear();
-    Object::Ptr o = parse(readable_event_json(event_json), "the event");
-    Poco::Dynamic::Var response = o->get("tool_response");
     std::string response_json;
-    if (!response.isEmpty()) {
+    if (!event.tool_response.isEmpty()) {
       std::ostringstream text;
-      Poco::JSON::Stringifier::stringify(response, text);
+      Poco::JSON::Stringifier::stringify(event.tool_response, text);
       response_json = text.str();
     }
     if (std::optional<std::string> failure = gemini_call_failure(event.tool_name, response_json)) {

@@ -54,7 +54,14 @@ TEST(AgentEventTest, SessionEventsAndFieldsOfOtherShapes) {
 }
 
 TEST(AgentEventTest, MalformedEventsSayWhatIsWrong) {
-  auto problem = [](const std::string& json) { return hooks::event_problem(json).value_or(""); };
+  auto problem = [](const std::string& json) -> std::string {
+    try {
+      parse_agent_event(json);
+      return "";
+    } catch (const sandbox::Error& e) {
+      return e.what();
+    }
+  };
   EXPECT_NE(problem("not json").find("not JSON"), std::string::npos);
   EXPECT_NE(problem("[1]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(problem("{}").find("hook_event_name"), std::string::npos);
@@ -62,7 +69,7 @@ TEST(AgentEventTest, MalformedEventsSayWhatIsWrong) {
   EXPECT_NE(problem(R"({"hook_event_name":"PreToolUse","tool_name":"Bash"})").find("tool_use_id"),
             std::string::npos);
   EXPECT_NE(problem(R"({"hook_event_name":"SessionStart"})").find("session_id"), std::string::npos);
-  EXPECT_FALSE(hooks::event_problem(R"({"hook_event_name":"Notification"})").has_value());
+  EXPECT_EQ(problem(R"({"hook_event_name":"Notification"})"), "");
   EXPECT_THROW(parse_agent_event("{"), sandbox::Error);
 }
 

@@ -1,5 +1,7 @@
 // readable_event_json and scan_event_name: every valid JSON an agent emits reads, and
 // what is not JSON says where.
+#include <cmath>
+
 #include <Poco/JSON/Parser.h>
 
 #include <gtest/gtest.h>
@@ -62,6 +64,20 @@ TEST(EventJsonTest, NumbersLiteralsAndWhitespaceAreKept) {
   std::string json = " {\"a\" : [1, -2.5e+3, 0, true, false, null, {}, []] }\n";
   std::string readable = readable_event_json(json);
   EXPECT_EQ(readable, "{\"a\":[1,-2.5e+3,0,true,false,null,{},[]]}");
+}
+
+TEST(EventJsonTest, WholeNumbersBeyond64BitsAreReadAsDoubles) {
+  // What JSON.stringify writes for 1e20 and -1e20; Poco alone refuses both.
+  for (const char* json : {R"({"n":100000000000000000000})", R"({"n":-100000000000000000000})"}) {
+    SCOPED_TRACE(json);
+    EXPECT_ANY_THROW(Poco::JSON::Parser().parse(json));
+    Poco::JSON::Parser parser;
+    auto o = parser.parse(readable_event_json(json)).extract<Poco::JSON::Object::Ptr>();
+    EXPECT_DOUBLE_EQ(std::abs(o->getValue<double>("n")), 1e20);
+  }
+  // What fits is kept as it is.
+  EXPECT_EQ(readable_event_json(R"({"n":18446744073709551615,"m":-9223372036854775808})"),
+            R"({"n":18446744073709551615,"m":-9223372036854775808})");
 }
 
 TEST(EventJsonTest, WhatIsNotJsonSaysWhere) {

@@ -50,7 +50,5 @@ inline constexpr std::size_t kResultSummaryLimit = 1000;
 // tool_name or tool_use_id (unless call_ids is false), or a SessionStart without
 // session_id.
 AgentEvent parse_agent_event(const std::string& event_json, bool call_ids = true);
-// Why event_json is not an event in Claude Code's shape, or nullopt.
-std::optional<std::string> event_problem(const std::string& event_json);
 
 }  // namespace hooks
