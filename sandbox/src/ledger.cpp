@@ -241,8 +241,7 @@ std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& ca
   // is what the chain says (a checkpoint that ends it is newer), not what a record says.
   std::size_t seen = 0;
   bool ended = false;
-  for (std::size_t window = 8;; window *= 8) {
-    if (newest != 0) window = std::min(window, newest);
+  for (std::size_t window = newest != 0 ? newest : 8;; window *= 8) {
     std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, window);
     for (std::size_t i = seen; i < chain.size(); ++i) {
       if (chain[i].meta.phase == fsnap::Phase::kPreTool && chain[i].meta.tool_call_id == call_id) {

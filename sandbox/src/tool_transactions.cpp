@@ -168,13 +168,15 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   if (call.id.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "a pre-tool checkpoint needs a tool call id");
   }
-  // Calls in flight are among the newest boundaries.
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  // Begun again while open (an agent that sent its pre-tool event twice, a hook run
+  // twice): the first begin stands — its boundary is the call's, and the one its end
+  // completes. Calls in flight are among the newest boundaries.
   constexpr std::size_t kRecent = 32;
   if (std::optional<Boundary> earlier = log_.recent_pre_tool(call.id, kRecent);
       earlier && !earlier->ended) {
-    close_unexecuted(call.id, "its pre-tool event came again before it ended");
+    return StepResult{*earlier, std::nullopt};
   }
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
   SnapshotMetadata meta;
   meta.tag = options.tag;
   meta.move_tag = options.move_tag;

@@ -94,8 +94,9 @@ class ToolTransactions {
                    std::string run = std::string(fsnap::kDefaultRun));
 
   // The pre-tool boundary of call. Error kInvalidArgument for a call without an id. A
-  // call begun again while it is open (an agent that sent its pre-tool event twice) has
-  // its first begin closed as not executed first, so that no record stays open forever.
+  // call begun again while it is open (an agent that sent its pre-tool event twice) is
+  // answered with its first pre-tool boundary, and nothing is recorded: the call's end
+  // completes that one, so no record stays open.
   StepResult begin(const ToolCall& call, const BeginOptions& options = {});
   // The end of a call whose pre-tool boundary never came (its hook was killed before it
   // recorded anything): a post-tool boundary with the call's id and outcome, so that
