@@ -34,6 +34,12 @@ int cmd_trust(const Context& context, const Args& parsed) {
     return 0;
   }
   boost::system::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(file, ec))) {
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                       file.string() +
+                           " is a symbolic link: shadowbox reads no configuration "
+                           "through one (make it a file to trust it)");
+  }
   if (!fs::is_regular_file(file, ec)) {
     throw fsnap::Error(fsnap::ErrorCode::kNotFound,
                        "no " + std::string(sandbox::kWorkspaceConfigName) + " in " +

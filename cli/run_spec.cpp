@@ -57,9 +57,11 @@ fs::path pin_config(const Context& context, const fsnap::Store& store, const std
       origin = context.config.source.string() + " (not trusted: what it tightens)";
       break;
   }
+  // (quote_input: a workspace path may hold a newline, which would end the comment.)
   fsnap::write_file_atomically(file,
                                "# The configuration run " + run + " started its agent with, from " +
-                                   origin + ". Written by shadowbox; read by the run's hooks.\n" +
+                                   fsnap::quote_input(origin, 300) +
+                                   ". Written by shadowbox; read by the run's hooks.\n" +
                                    context.config.to_yaml(),
                                0600);
   return file;

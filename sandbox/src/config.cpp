@@ -611,7 +611,16 @@ Config Config::load(const std::optional<fs::path>& explicit_file, const fs::path
   }
   fs::path local = workspace / kWorkspaceConfigName;
   boost::system::error_code ec;
-  if (!fs::is_regular_file(local, ec)) return Config{};
+  fs::file_status status = fs::symlink_status(local, ec);
+  if (fs::is_symlink(status)) {
+    // Not followed: whatever it leads to is not the workspace's file.
+    Config config;
+    config.source = local;
+    config.origin = Config::Origin::kUntrustedWorkspace;
+    config.left_out.push_back("the whole file: it is a symbolic link, which is not followed");
+    return config;
+  }
+  if (!fs::is_regular_file(status)) return Config{};
   // Read once: the content trusted is the content parsed.
   std::string text = read_config_file(local);
   Config proposed = parse(text, local.string());

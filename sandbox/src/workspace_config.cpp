@@ -1,5 +1,8 @@
 #include "sandbox/workspace_config.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -21,11 +24,10 @@ namespace fs = boost::filesystem;
 
 namespace {
 
-// The key a trusted file is recorded under: its absolute, canonical path.
+// The key a trusted file is recorded under: its absolute path as named, not where a
+// symlink leads (a workspace's link to a file trusted elsewhere is not that file).
 std::string key_of(const fs::path& config) {
-  boost::system::error_code ec;
-  fs::path canonical = fs::canonical(config, ec);
-  return (ec ? fs::absolute(config) : canonical).string();
+  return fs::absolute(config).lexically_normal().string();
 }
 
 Poco::JSON::Object::Ptr read_records(const fs::path& file) {
@@ -216,9 +218,23 @@ class Tightener {
                           " (more of your environment would reach the agent)");
     }
     out_.run.env = both(b.env, p.env);
+    // Every name either gives is redacted — but for variables whose values are no secret
+    // and which redacted would break records and resumes (the workspace's path is in
+    // $PWD, the user's home in $HOME).
+    static const std::set<std::string> kNoSecrets = {
+        "HOME", "PWD",    "OLDPWD",   "PATH", "SHELL", "USER",   "LOGNAME",
+        "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ",    "TMPDIR", "HOSTNAME"};
     std::vector<std::string> secrets = b.secrets;
-    for (const std::string& s : beyond(b.secrets, p.secrets)) secrets.push_back(s);
-    out_.run.secrets = secrets;  // every name either gives is redacted
+    for (const std::string& s : beyond(b.secrets, p.secrets)) {
+      if (kNoSecrets.count(s) != 0) {
+        left_out_.push_back("run.secrets: " + s +
+                            " (its value is no secret; redacting it would "
+                            "break the run's records)");
+      } else {
+        secrets.push_back(s);
+      }
+    }
+    out_.run.secrets = secrets;
     take(out_.run.resume_max_age, b.resume_max_age, p.resume_max_age,
          p.resume_max_age <= b.resume_max_age, "run.resume_max_age", seconds_text(p.resume_max_age),
          "older sessions would pass strict resume validation");
@@ -352,9 +368,13 @@ fs::path ConfigTrust::default_file() {
   if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg == '/') {
     return fs::path(xdg) / "shadowbox" / "trusted.json";
   }
-  const char* home = std::getenv("HOME");
-  return fs::path(home != nullptr && *home != '\0' ? home : "/nonexistent") / ".config" /
-         "shadowbox" / "trusted.json";
+  // The user's home from the password database, not $HOME: under `shadowbox run` an
+  // agent's hooks have the run's HOME, which the agent writes.
+  std::string home = "/nonexistent";
+  if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr) {
+    home = pw->pw_dir;
+  }
+  return fs::path(home) / ".config" / "shadowbox" / "trusted.json";
 }
 
 ConfigTrust::ConfigTrust(fs::path file) : file_(std::move(file)) {}

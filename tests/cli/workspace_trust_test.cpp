@@ -7,6 +7,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "loopback_services.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -68,12 +69,16 @@ TEST_F(WorkspaceTrustTest, AnUntrustedRetentionCutsNothingUntilTrusted) {
 
 TEST_F(WorkspaceTrustTest, ARepositorysFleetSectionSendsNothingAnywhere) {
   fs::path remote = temp_ / "their-remote.git";
-  write_file(ws_ / ".shadowbox.yaml",
-             "fleet:\n  redis: redis://127.0.0.1:1/0\n  remote: " + remote.string() + "\n");
+  testing_support::init_bare_remote(remote);
+  write_file(ws_ / ".shadowbox.yaml", "fleet:\n  redis: redis://127.0.0.1:1/0\n  remote: " +
+                                          remote.string() + "\n  required: false\n");
   CommandResult r = shadowbox({"run", "--run-id", "r", "--agent", "claude-sdk", "--", "true"});
-  EXPECT_EQ(r.exit_code, 0) << "a local run, not one that needs the repository's Redis: " << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("fleet: every checkpoint"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(remote));
+  // Not a local run that tried the repository's Redis (fleet.required: false lets one
+  // start with a warning): no fleet at all, and nothing pushed.
+  EXPECT_EQ(r.err.find("Redis"), std::string::npos) << r.err;
+  EXPECT_EQ(testing_support::git_at(remote, {"for-each-ref"}), "");
 }
 
 TEST_F(WorkspaceTrustTest, OnlyAValidFileIsTrustedAndTrustCanBeTakenBack) {

@@ -1,7 +1,7 @@
 // A workspace's own .shadowbox.yaml under a real Claude Code run: the agent rewriting
-// it mid-run to switch rollbacks off changes nothing of the run (its hooks read the
-// configuration the run started with, and an untrusted file never loosens anyway), for
-// both hook transports.
+// it mid-run changes nothing of the run — not its rollbacks (an untrusted file never
+// loosens), not its limits (the run's hooks read the configuration it started with) —
+// for both hook transports.
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
@@ -35,8 +35,11 @@ TEST_P(WorkspaceConfigRunTest, AnAgentCannotSwitchRollbacksOffMidRun) {
   testing_support::write_file(ws_ / "a.txt", "a\n");
   // The transport is a setting that protects neither more nor less: taken untrusted.
   testing_support::write_file(ws_ / ".shadowbox.yaml", "hooks:\n  transport: " + GetParam() + "\n");
+  // Loosening (rollbacks off: left out, the file is not trusted) and tightening (one
+  // step: it would stop the next call if the run's hooks read the file again).
   std::string loosened = "hooks:\\n  transport: " + GetParam() +
-                         "\\n  rollback_on_failure: false\\n  keep_failed_tools: [Bash]\\n";
+                         "\\n  rollback_on_failure: false\\n  keep_failed_tools: [Bash]\\n"
+                         "policy:\\n  max_steps: 1\\n";
   start_mock(R"({"steps":[
       {"tool":"Write","input":{"file_path":")" +
              (ws_ / ".shadowbox.yaml").string() + R"(","content":")" + loosened + R"("}},
@@ -44,7 +47,8 @@ TEST_P(WorkspaceConfigRunTest, AnAgentCannotSwitchRollbacksOffMidRun) {
       {"text":"done"}]})");
   CommandResult r = shadowbox(
       {"run", "--run-id", "r1", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << "not halted: the run's configuration is the one it started with\n"
+                            << r.err;
   ASSERT_NE(testing_support::read_file(ws_ / ".shadowbox.yaml").find("rollback_on_failure"),
             std::string::npos)
       << "the agent did rewrite the file";

@@ -1,6 +1,7 @@
 // The workspace's own .shadowbox.yaml: until its content is trusted it may tighten
 // protection and never loosen it or send data anywhere; trusted, it applies whole until
 // it changes. And a Config written as YAML reads back to the same settings.
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -149,6 +150,30 @@ TEST_F(WorkspaceConfigTest, ATrustedFileAppliesWholeUntilItsContentChanges) {
   EXPECT_EQ(load().origin, Config::Origin::kUntrustedWorkspace);
 }
 
+TEST_F(WorkspaceConfigTest, ALinkToAFileTrustedElsewhereIsNotTrustedNorFollowed) {
+  // A file the user trusted for another workspace...
+  fs::path other = dir_ / "other" / ".shadowbox.yaml";
+  testing_support::write_file(other, "hooks: {rollback_on_failure: false}\n");
+  sandbox::ConfigTrust().trust(other, sandbox::sha256_hex(testing_support::read_file(other)));
+  ASSERT_FALSE(Config::load(std::nullopt, other.parent_path()).hooks.rollback_on_failure);
+  // ...linked from this one (by a cloned repository, or the agent).
+  fs::create_symlink(other, file());
+  Config c = load();
+  EXPECT_TRUE(c.hooks.rollback_on_failure);
+  EXPECT_EQ(c.origin, Config::Origin::kUntrustedWorkspace);
+  ASSERT_EQ(c.left_out.size(), 1u);
+  EXPECT_NE(c.left_out[0].find("symbolic link"), std::string::npos) << c.left_out[0];
+}
+
+TEST_F(WorkspaceConfigTest, VariablesThatHoldNoSecretAreNotMadeSecretsByAnUntrustedFile) {
+  write("run: {secrets: [HOME, PWD, MY_TOKEN]}\n");
+  Config c = load();
+  EXPECT_EQ(std::count(c.run.secrets.begin(), c.run.secrets.end(), "HOME"), 0);
+  EXPECT_EQ(std::count(c.run.secrets.begin(), c.run.secrets.end(), "PWD"), 0);
+  EXPECT_EQ(std::count(c.run.secrets.begin(), c.run.secrets.end(), "MY_TOKEN"), 1);
+  EXPECT_TRUE(mentions(c, "run.secrets"));
+}
+
 TEST_F(WorkspaceConfigTest, ANamedFileIsTheUsersOwnAndAppliesWhole) {
   write("retention: {keep_last: 1}\n");
   testing_support::write_file(dir_ / "mine.yaml", "retention: {keep_last: 3}\n");
@@ -201,6 +226,46 @@ TEST(ConfigYamlTest, AConfigWrittenAsYamlReadsBackTheSame) {
   EXPECT_EQ(again.policy.limits, c.policy.limits);
   EXPECT_EQ(again.fleet.redis, c.fleet.redis);
   EXPECT_EQ(again.run.home.carry, c.run.home.carry);
+  EXPECT_EQ(again.capture.max_file_size, c.capture.max_file_size);
+  EXPECT_EQ(again.capture.respect_gitignore, c.capture.respect_gitignore);
+  EXPECT_EQ(again.capture.use_git_index, c.capture.use_git_index);
+  EXPECT_EQ(again.retention.keep_last, c.retention.keep_last);
+  EXPECT_EQ(again.retention.max_age, c.retention.max_age);
+  EXPECT_EQ(again.retention.max_size, c.retention.max_size);
+  EXPECT_EQ(again.retention.prune_grace, c.retention.prune_grace);
+  EXPECT_EQ(again.auto_maintenance, c.auto_maintenance);
+  EXPECT_EQ(again.maintenance.loose_objects, c.maintenance.loose_objects);
+  EXPECT_EQ(again.maintenance.max_packs, c.maintenance.max_packs);
+  EXPECT_EQ(again.checkpoint_ring, c.checkpoint_ring);
+  EXPECT_EQ(again.session_windows, c.session_windows);
+  EXPECT_EQ(again.run.env, c.run.env);
+  EXPECT_EQ(again.run.secrets, c.run.secrets);
+  EXPECT_EQ(again.run.resume_max_age, c.run.resume_max_age);
+  EXPECT_EQ(again.run.preserve, c.run.preserve);
+  EXPECT_EQ(again.run.preserve_interval, c.run.preserve_interval);
+  EXPECT_EQ(again.run.home.credentials, c.run.home.credentials);
+  EXPECT_EQ(again.run.home.isolate, c.run.home.isolate);
+  EXPECT_EQ(again.hooks.rollback_on_failure, c.hooks.rollback_on_failure);
+  EXPECT_EQ(again.hooks.keep_failed_tools, c.hooks.keep_failed_tools);
+  EXPECT_EQ(again.hooks.transport, c.hooks.transport);
+  ASSERT_TRUE(again.policy.circuit_breaker && again.policy.budget_window);
+  EXPECT_EQ(again.policy.circuit_breaker->failure_threshold,
+            c.policy.circuit_breaker->failure_threshold);
+  EXPECT_EQ(again.policy.circuit_breaker->recovery_timeout,
+            c.policy.circuit_breaker->recovery_timeout);
+  EXPECT_EQ(again.policy.budget_window->window, c.policy.budget_window->window);
+  EXPECT_EQ(again.policy.budget_window->max_calls, c.policy.budget_window->max_calls);
+  EXPECT_EQ(again.policy.budget_window->max_cost_usd, c.policy.budget_window->max_cost_usd);
+  EXPECT_EQ(again.policy.kill_grace, c.policy.kill_grace);
+  EXPECT_EQ(again.policy.telemetry, c.policy.telemetry);
+  EXPECT_EQ(again.policy.shared_budget, c.policy.shared_budget);
+  EXPECT_EQ(again.watch.daemon, c.watch.daemon);
+  EXPECT_EQ(again.watch.idle_exit, c.watch.idle_exit);
+  EXPECT_EQ(again.fleet.remote, c.fleet.remote);
+  EXPECT_EQ(again.fleet.worker_id, c.fleet.worker_id);
+  EXPECT_EQ(again.fleet.lease_ttl, c.fleet.lease_ttl);
+  EXPECT_EQ(again.fleet.sync_push, c.fleet.sync_push);
+  EXPECT_EQ(again.fleet.required, c.fleet.required);
   // And the defaults.
   EXPECT_EQ(Config::parse(Config().to_yaml(), "defaults.yaml").to_yaml(), Config().to_yaml());
 }
