@@ -10,6 +10,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
+#include "fsnap/path_quoting.hpp"
 #include "fsnap/store_layout.hpp"
 #include "sandbox/run_meta.hpp"
 
@@ -31,7 +32,7 @@ std::string running_run_of(const fsnap::Store& store, const fs::path& workspace,
       std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
       boost::system::error_code same;
       if (meta && meta->running() && fs::equivalent(meta->workspace, workspace, same)) {
-        return name + " (pid " + std::to_string(meta->pid) + ")";
+        return fsnap::quote_input(name) + " (pid " + std::to_string(meta->pid) + ")";
       }
     } catch (const std::exception&) {
       // Unreadable: not the run to name.
@@ -40,51 +41,98 @@ std::string running_run_of(const fsnap::Store& store, const fs::path& workspace,
   return "";
 }
 
+// flock that says why not: 0, EWOULDBLOCK (another holds it), or another errno.
+int try_flock(int fd, int operation) {
+  while (::flock(fd, operation | LOCK_NB) != 0) {
+    if (errno != EINTR) return errno;
+  }
+  return 0;
+}
+
+// Whether a flock failed because the filesystem does not lock directories (NFS emulates
+// flock with whole-file locks, which need a file open for writing).
+bool cannot_lock_here(int err) {
+  return err == EBADF || err == ENOLCK || err == EOPNOTSUPP || err == EINVAL;
+}
+
+[[noreturn]] void refuse(const fs::path& workspace, const std::string& holder,
+                         const std::string& run) {
+  throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                     "the workspace " + workspace.string() + " has a live run already: " + holder +
+                         "; two runs on one workspace would undo each other's work, "
+                         "so run " +
+                         fsnap::quote_input(run) +
+                         " does not start (wait for it to end, or stop it with shadowbox abort "
+                         "RUN)");
+}
+
 }  // namespace
 
 WorkspaceClaim WorkspaceClaim::take(const fs::path& workspace, const fsnap::Store& store,
                                     const std::string& run) {
-  int fd = ::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
+  WorkspaceClaim claim;
+  claim.fds_.push_back(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (claim.fds_.back() < 0) {
     throw fsnap::Error(fsnap::ErrorCode::kIo, "cannot open the workspace " + workspace.string() +
                                                   ": " + std::strerror(errno));
   }
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EINTR) continue;
-    int err = errno;
-    ::close(fd);
-    if (err != EWOULDBLOCK) {
-      throw fsnap::Error(fsnap::ErrorCode::kIo, "cannot lock the workspace " + workspace.string() +
-                                                    ": " + std::strerror(err));
+  int err = try_flock(claim.fds_.back(), LOCK_EX);
+  if (err != 0 && cannot_lock_here(err)) {
+    // One run at a time of this store, at least: a lock file it holds.
+    int fd = ::open((store.dir() / "workspace.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      claim.fds_.push_back(fd);
+      err = try_flock(fd, LOCK_EX);
     }
-    std::string holder = running_run_of(store, workspace, run);
-    throw fsnap::Error(
-        fsnap::ErrorCode::kConflict,
-        "the workspace " + workspace.string() + " has a live run already: " +
-            (holder.empty() ? "another shadowbox process supervises an agent there (of another "
-                              "store?)"
-                            : "run " + holder) +
-            "; two runs on one workspace would undo each other's work, so run " + run +
-            " does not start (wait for it to end, or stop it with shadowbox abort RUN)");
   }
-  return WorkspaceClaim(fd);
+  if (err == EWOULDBLOCK) {
+    std::string holder = running_run_of(store, workspace, run);
+    refuse(workspace,
+           holder.empty() ? "another shadowbox process supervises an agent there, or in a "
+                            "directory inside it"
+                          : "run " + holder,
+           run);
+  }
+  if (err != 0) {
+    throw fsnap::Error(fsnap::ErrorCode::kIo, "cannot lock the workspace " + workspace.string() +
+                                                  ": " + std::strerror(err));
+  }
+  // Each directory above it is shared with every run below it: a run on an enclosing
+  // directory (which takes its own exclusively) would change this one's files too.
+  for (fs::path dir = workspace.parent_path(); !dir.empty() && dir != dir.root_path();
+       dir = dir.parent_path()) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;  // not ours to read: no run there either
+    claim.fds_.push_back(fd);
+    if (try_flock(fd, LOCK_SH) == EWOULDBLOCK) {
+      refuse(workspace, "a run on " + dir.string() + ", which holds it", run);
+    }
+  }
+  return claim;
 }
 
-WorkspaceClaim::WorkspaceClaim(WorkspaceClaim&& other) noexcept : fd_(other.fd_) {
-  other.fd_ = -1;
+WorkspaceClaim::WorkspaceClaim(WorkspaceClaim&& other) noexcept : fds_(std::move(other.fds_)) {
+  other.fds_.clear();
 }
 
 WorkspaceClaim& WorkspaceClaim::operator=(WorkspaceClaim&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
+    release();
+    fds_ = std::move(other.fds_);
+    other.fds_.clear();
   }
   return *this;
 }
 
 WorkspaceClaim::~WorkspaceClaim() {
-  if (fd_ >= 0) ::close(fd_);
+  release();
+}
+
+void WorkspaceClaim::release() {
+  for (int fd : fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+  fds_.clear();
 }
 
 }  // namespace hooks

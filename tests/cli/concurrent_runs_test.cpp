@@ -100,14 +100,29 @@ TEST_F(ConcurrentRunsTest, ASecondLiveRunOnTheWorkspaceIsRefused) {
   CommandResult b = shadowbox({"run", "--run-id", "B", "--agent", "claude-sdk", "--", "true"});
   CommandResult other_store = shadowbox(
       {"run", "--run-id", "C", "--agent", "claude-sdk", "--", "true"}, temp_ / "other-store");
+  // A run inside the workspace, and one on the directory around it, share its files too.
+  fs::create_directories(ws_ / "sub");
+  testing_support::TempDir stores;  // outside the directory around the workspace
+  auto elsewhere = [&](const fs::path& workspace, const std::string& store) {
+    return run_command(
+        {SHADOWBOX_BIN, "--workspace", workspace.string(), "--store", (stores / store).string(),
+         "run", "--run-id", "N", "--agent", "claude-sdk", "--", "true"},
+        workspace, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+  };
+  CommandResult inside = elsewhere(ws_ / "sub", "inside-store");
+  CommandResult around = elsewhere(temp_.path(), "around-store");
   write_file(release, "");
   first.join();
   EXPECT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(b.exit_code, 1) << b.err;
-  EXPECT_NE(b.err.find("has a live run already: run A"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("has a live run already: run 'A'"), std::string::npos) << b.err;
   EXPECT_FALSE(fs::exists(store_ / "runs" / "B")) << "nothing of B was written";
   EXPECT_EQ(other_store.exit_code, 1) << other_store.err;
   EXPECT_NE(other_store.err.find("has a live run already"), std::string::npos) << other_store.err;
+  EXPECT_EQ(inside.exit_code, 1) << inside.err;
+  EXPECT_NE(inside.err.find("has a live run already"), std::string::npos) << inside.err;
+  EXPECT_EQ(around.exit_code, 1) << around.err;
+  EXPECT_NE(around.err.find("has a live run already"), std::string::npos) << around.err;
   // Once A has ended, B may run.
   EXPECT_EQ(shadowbox({"run", "--run-id", "B", "--agent", "claude-sdk", "--", "true"}).exit_code,
             0);

@@ -3,13 +3,17 @@
 // Two runs on one workspace undo each other's work: a rollback of one puts back files
 // the other changed since. `run`, `resume` and `recover` claim the workspace for as
 // long as they supervise an agent: an advisory lock (flock) on the workspace directory
-// itself, so nothing is written into the workspace, every store of that directory sees
-// the same lock, and it is released when the process ends, however it ends.
+// itself — so nothing is written into the workspace, every store of that directory sees
+// the same lock, and it is released when the process ends, however it ends — and a
+// shared one on every directory above it, so that a run on an enclosing directory and
+// one inside it refuse each other too. Where directories cannot be locked (NFS), a lock
+// file in the store stands in: one run at a time of that store.
 //
 // Thread-safety: a claim is owned by one thread; it is not inherited by the agent.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <boost/filesystem/path.hpp>
 
@@ -33,8 +37,9 @@ class WorkspaceClaim {
   ~WorkspaceClaim();
 
  private:
-  explicit WorkspaceClaim(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  WorkspaceClaim() = default;
+  void release();
+  std::vector<int> fds_;  // the workspace's (or the store's lock file), then its parents
 };
 
 }  // namespace hooks
