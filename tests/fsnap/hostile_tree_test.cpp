@@ -111,7 +111,7 @@ TEST_F(HostileTreeTest, DirectoriesNestedBeyondAnyWorkspaceAreRefusedNotRecursed
   fsnap::HostFilesystem fs = open();
   fs.checkpoint({});
   std::string leaf = tree({{"100644", "deep.txt", blob("deep\n")}});
-  expect_refused(fs, testing_support::craft_nested_tree(git_dir(), "d", 3000, leaf),
+  expect_refused(fs, testing_support::craft_nested_tree(git_dir(), "d", 2100, leaf),
                  fsnap::ErrorCode::kCorrupt);
 }
 
