@@ -143,6 +143,23 @@ fs::path Store::default_location(const fs::path& workspace) {
   return base / "shadowbox" / (name + "-" + hex64(fnv1a(real.string())));
 }
 
+bool Store::is_store_of(const fs::path& dir, const fs::path& workspace) {
+  boost::system::error_code ec;
+  fs::path real_workspace = fs::canonical(fs::absolute(workspace), ec);
+  if (ec || !fs::is_directory(real_workspace, ec)) return false;
+  fs::path real_store = fs::canonical(fs::absolute(dir), ec);
+  if (ec || is_inside(real_store, real_workspace)) return false;
+  fs::path marker = layout::workspace_marker(real_store);
+  if (!fs::is_directory(layout::repo_dir(real_store), ec) || !fs::is_regular_file(marker, ec)) {
+    return false;
+  }
+  try {
+    return read_small_file(marker).value_or("") == real_workspace.string();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
   fs::path real_workspace = canonical_workspace(workspace);
   fs::path store_dir = fs::absolute(dir).lexically_normal();

@@ -1,10 +1,15 @@
 #include "hooks/claude_code_settings.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <sstream>
 
 #include <Poco/JSON/Array.h>
@@ -15,6 +20,7 @@
 #include "fsnap/atomic_file.hpp"
 #include "json_object.hpp"
 #include "sandbox/errors.hpp"
+#include "shell_words.hpp"
 
 namespace hooks {
 
@@ -37,6 +43,8 @@ std::string render(const Object::Ptr& settings) {
   return json_object::file_text(settings);
 }
 
+// Whether hook is one of shadowbox's entries, in any form it was ever installed in (for
+// uninstall and install to replace: it trusts nothing, see project_hook_commands).
 bool is_ours(const Poco::Dynamic::Var& hook) {
   if (hook.type() != typeid(Object::Ptr)) return false;
   Object::Ptr h = hook.extract<Object::Ptr>();
@@ -198,6 +206,132 @@ bool file_has_shadowbox_hooks(const boost::filesystem::path& file) {
   } catch (const Error&) {
     return false;
   }
+}
+
+namespace {
+
+// The hook timeout `hooks install` writes, in seconds: a project hook Claude Code would
+// end sooner may not finish recording.
+constexpr int kInstalledTimeout = 600;
+
+// Whether a matcher group's matcher selects every tool (Claude Code: "*", "" or none).
+bool matches_everything(const Object::Ptr& group) {
+  if (!group->has("matcher")) return true;
+  if (!group->get("matcher").isString()) return false;
+  std::string matcher = group->getValue<std::string>("matcher");
+  return matcher.empty() || matcher == "*";
+}
+
+// Whether o has no key but those named.
+bool only_keys(const Object::Ptr& o, std::initializer_list<const char*> allowed) {
+  std::vector<std::string> names;
+  o->getNames(names);
+  for (const std::string& name : names) {
+    bool known = false;
+    for (const char* a : allowed) known = known || name == a;
+    if (!known) return false;
+  }
+  return true;
+}
+
+// The program and store of hook if it is exactly an entry `hooks install --scope project`
+// writes: {"type": "command", "command": "<program> --store <store> hook claude-code",
+// "timeout": 600 (or more)}, the paths absolute, nothing the shell would expand.
+std::optional<ProjectHookCommand> installed_project_hook(const Poco::Dynamic::Var& hook) {
+  if (hook.type() != typeid(Object::Ptr)) return std::nullopt;
+  Object::Ptr h = hook.extract<Object::Ptr>();
+  if (!only_keys(h, {"type", "command", "timeout"}) || !h->has("type") ||
+      !h->get("type").isString() || h->getValue<std::string>("type") != "command" ||
+      !h->has("command") || !h->get("command").isString() || !h->has("timeout")) {
+    return std::nullopt;
+  }
+  Poco::Dynamic::Var timeout = h->get("timeout");
+  if (!timeout.isNumeric() || timeout.isBoolean() ||
+      timeout.convert<double>() < kInstalledTimeout) {
+    return std::nullopt;
+  }
+  std::optional<std::vector<std::string>> words =
+      plain_shell_words(h->getValue<std::string>("command"));
+  if (!words || words->size() != 5 || (*words)[1] != "--store" || (*words)[3] != "hook" ||
+      (*words)[4] != "claude-code") {
+    return std::nullopt;
+  }
+  const std::string& program = (*words)[0];
+  const std::string& store = (*words)[2];
+  if (program.empty() || program[0] != '/' || store.empty() || store[0] != '/') {
+    return std::nullopt;
+  }
+  return ProjectHookCommand{program, store};
+}
+
+// Whether settings set disableAllHooks (to anything but false).
+bool switches_hooks_off(const Object::Ptr& settings) {
+  if (!settings->has("disableAllHooks")) return false;
+  Poco::Dynamic::Var value = settings->get("disableAllHooks");
+  return !(value.isBoolean() && !value.convert<bool>());
+}
+
+}  // namespace
+
+bool disables_all_hooks(const std::string& settings_text) {
+  try {
+    return switches_hooks_off(parse_settings(settings_text));
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::vector<ProjectHookCommand> project_hook_commands(const std::string& settings_text,
+                                                      const std::string& event) {
+  std::vector<ProjectHookCommand> found;
+  Object::Ptr settings;
+  try {
+    settings = parse_settings(settings_text);
+  } catch (const Error&) {
+    return found;
+  }
+  if (switches_hooks_off(settings)) return found;
+  Object::Ptr hooks_object = settings->getObject("hooks");
+  Array::Ptr groups = hooks_object.isNull() ? nullptr : hooks_object->getArray(event);
+  for (std::size_t i = 0; !groups.isNull() && i < groups->size(); ++i) {
+    Object::Ptr group = groups->getObject(static_cast<unsigned>(i));
+    if (group.isNull() || !only_keys(group, {"matcher", "hooks"}) || !matches_everything(group)) {
+      continue;
+    }
+    Array::Ptr list = group->getArray("hooks");
+    for (std::size_t k = 0; !list.isNull() && k < list->size(); ++k) {
+      std::optional<ProjectHookCommand> hook =
+          installed_project_hook(list->get(static_cast<unsigned>(k)));
+      if (hook) found.push_back(*hook);
+    }
+  }
+  return found;
+}
+
+std::optional<std::string> read_project_settings(const boost::filesystem::path& file) {
+  // Non-blocking: a FIFO in the project's place is not waited on; only a regular file
+  // is read, and only as much as a settings file holds.
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::size_t>(st.st_size) <= kMaxSettingsSize) {
+    text.emplace();
+    char buffer[8192];
+    for (;;) {
+      ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 || text->size() + static_cast<std::size_t>(n) > kMaxSettingsSize) {
+        text.reset();
+        break;
+      }
+      if (n == 0) break;
+      text->append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return text;
 }
 
 namespace {

@@ -50,6 +50,12 @@ class Store {
   static Store open(const boost::filesystem::path& dir, const boost::filesystem::path& workspace,
                     bool create);
 
+  // Whether dir is an existing store of workspace: outside it, its shadow repository
+  // there, and its workspace file naming workspace's real path. Reads only (open may
+  // tighten modes): for a store named by someone else, such as a project's settings.
+  static bool is_store_of(const boost::filesystem::path& dir,
+                          const boost::filesystem::path& workspace);
+
   const boost::filesystem::path& dir() const { return dir_; }
   // The workspace's real (canonical) path.
   const boost::filesystem::path& workspace() const { return workspace_; }

@@ -1,10 +1,16 @@
 // Installing shadowbox's hooks into a Claude Code settings file, and taking them out
 // again. Every other setting and every other hook in the file is kept as it was;
 // shadowbox's entries are recognised by their command (`<binary> hook claude-code`) or,
-// for HTTP hooks, by their URL (a loopback `/hook/<token>` address).
+// for HTTP hooks, by their URL (a loopback `/hook/<token>` address) — in every form
+// they were ever installed in, which is no proof that they record anything: a project's
+// hooks that a hook for every project stands aside for are read by
+// project_hook_commands, which takes only the exact form `hooks install` writes.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/filesystem/path.hpp>
 
@@ -32,11 +38,35 @@ std::string install_http_hooks(const std::string& settings_text, const std::stri
 // and event lists that only held ours are removed too.
 std::string uninstall_hooks(const std::string& settings_text);
 
-// Whether the settings hold one of shadowbox's hook entries (false for text that is not
-// a JSON object).
+// Whether the settings hold one of shadowbox's hook entries, in any form (false for text
+// that is not a JSON object). Anyone can write an entry that looks like one.
 bool has_shadowbox_hooks(const std::string& settings_text);
 // The same for a file (false if it is missing or unreadable).
 bool file_has_shadowbox_hooks(const boost::filesystem::path& file);
+
+// A hook of a project's settings exactly as `shadowbox hooks install --scope project`
+// writes it: `<program> --store <store> hook claude-code`.
+struct ProjectHookCommand {
+  std::string program;  // absolute: shadowbox or the shadowbox-hook beside it, if genuine
+  std::string store;    // absolute
+};
+
+// The hooks of the settings that Claude Code runs for event whatever the tool, and that
+// are exactly of that form: in a matcher group for every tool ("*", "" or no matcher)
+// with no other key, {"type": "command", "command": ..., "timeout": 600 or more} and no
+// other key, the command's words plain or quoted (nothing the shell would expand or
+// interpret). Whether program and store are shadowbox's is for the caller to check.
+// None if the settings disable all hooks or are not a JSON object.
+std::vector<ProjectHookCommand> project_hook_commands(const std::string& settings_text,
+                                                      const std::string& event);
+// Whether the settings switch every hook off (`disableAllHooks`, any value but false).
+bool disables_all_hooks(const std::string& settings_text);
+
+// The largest settings file read_project_settings reads.
+inline constexpr std::size_t kMaxSettingsSize = 4u << 20;
+// The text of a project's settings file: nullopt if it is missing, unreadable, not a
+// regular file (a FIFO is not waited on) or larger than kMaxSettingsSize.
+std::optional<std::string> read_project_settings(const boost::filesystem::path& file);
 
 // Reads, changes and atomically rewrites a settings file (creating it and its
 // directory for install). Error naming the file; a file that is not valid JSON is
