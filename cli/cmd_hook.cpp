@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "hooks/agent_hook.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_home.hpp"
+#include "hooks/claude_code_project_hooks.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/event_json.hpp"
 #include "hooks/run_policy.hpp"
@@ -63,21 +65,47 @@ GlobalOptions hook_options(GlobalOptions options, const hooks::AgentEvent& event
 }
 
 // Whether this is a hook for every project (installed with --scope user: it names no
-// store) in a project that has shadowbox's hooks of its own, which record the event.
+// store) in a project whose own shadowbox hooks record the event: it stands aside, so
+// that the event is not recorded twice. Hooks in the project's settings that only look
+// like shadowbox's do not count (lookalike says why, for the run's log).
 bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
-                             const GlobalOptions& resolved) {
+                             const GlobalOptions& resolved, const std::string& event,
+                             std::string& lookalike) {
   if (given.store || given.workspace || parsed.has("--run") || !resolved.workspace) return false;
-  fs::path claude = fs::path(*resolved.workspace) / ".claude";
-  return hooks::file_has_shadowbox_hooks(claude / "settings.json") ||
-         hooks::file_has_shadowbox_hooks(claude / "settings.local.json");
+  std::vector<fs::path> programs;
+  try {
+    fs::path self = self_path();
+    programs = {self, self.parent_path() / "shadowbox-hook"};
+  } catch (const std::exception&) {
+    // No program to compare with: none of the project's hooks counts.
+  }
+  hooks::ProjectHooksFinding found =
+      hooks::find_project_hooks(*resolved.workspace, event, programs);
+  lookalike = found.lookalike;
+  return found.records_event;
+}
+
+// Appends "warning: text" to the run's log unless it holds it already.
+void warn_once_in_log(const fsnap::Store& store, const std::string& run, const std::string& text) {
+  std::ifstream in(fsnap::layout::run_log_file(store.dir(), run).string());
+  const std::string line_end = " warning: " + text;
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() >= line_end.size() &&
+        line.compare(line.size() - line_end.size(), line_end.size(), line_end) == 0) {
+      return;
+    }
+  }
+  sandbox::append_run_log(store, run, "warning: " + text);
 }
 
 // Records the event into the run; the answer for the agent.
 hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context& context,
                                const std::string& run_name, const hooks::AgentEvent& event,
                                bool session_ends, const HookEnvironment& env,
-                               const std::shared_ptr<fsnap::CaptureService>& captures) {
+                               const std::shared_ptr<fsnap::CaptureService>& captures,
+                               const std::string& lookalike) {
   std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true, nullptr, captures);
+  if (!lookalike.empty()) warn_once_in_log(run->store(), run_name, lookalike);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
   std::vector<std::string> secrets = context.secret_values();
@@ -188,13 +216,17 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
   // (Only Claude Code's hooks are installed in a project's settings by `hooks install`.)
   bool claude = adapter.kind() == hooks::AgentKind::kClaudeCode ||
                 adapter.kind() == hooks::AgentKind::kClaudeSdk;
-  if (claude && defers_to_project_hooks(global, parsed, options)) return reply;
+  std::string lookalike;
+  if (claude && defers_to_project_hooks(global, parsed, options, parsed_event.name, lookalike)) {
+    return reply;
+  }
   try {
     Context context = make_context(options);
     context.environment = env.vars;
-    hooks::HookAnswer answer = record_event(
-        adapter, context, run_name, parsed_event,
-        parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env, captures);
+    hooks::HookAnswer answer =
+        record_event(adapter, context, run_name, parsed_event,
+                     parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env,
+                     captures, lookalike);
     if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
     if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";
     reply.exit_code = answer.exit_code;

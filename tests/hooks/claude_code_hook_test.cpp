@@ -3,6 +3,7 @@
 // install|uninstall` on Claude Code settings files.
 #include <Poco/JSON/Parser.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hook_events.hpp"
+#include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/ledger.hpp"
@@ -433,6 +435,35 @@ class InstalledHooksTest : public ::testing::Test {
     return out;
   }
 
+  // Writes project's .claude/<file> with hook (a JSON object) for event, or for every
+  // event shadowbox listens to, in a group for every tool.
+  static void project_settings(const fs::path& project, const std::string& file,
+                               const std::string& hook, const std::string& event = "") {
+    std::vector<std::string> events(std::begin(hooks::kHookEvents), std::end(hooks::kHookEvents));
+    if (!event.empty()) events = {event};
+    std::string text = "{\"hooks\":{";
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      text += (i ? ",\"" : "\"") + events[i] + "\":[{\"matcher\":\"*\",\"hooks\":[" + hook + "]}]";
+    }
+    write_file(project / ".claude" / file, text + "}}");
+  }
+  // A command hook entry as `hooks install` writes one.
+  static std::string command_entry(const std::string& command) {
+    std::string escaped;
+    for (char c : command)
+      escaped += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return "{\"type\":\"command\",\"command\":\"" + escaped + "\",\"timeout\":600}";
+  }
+  // How many lines of the store's log of the default run hold text.
+  static std::size_t log_lines_with(const fs::path& store, const std::string& text) {
+    fs::path log = store / "runs" / "default" / "log";
+    if (!fs::exists(log)) return 0;
+    std::istringstream in(testing_support::read_file(log));
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
+    return n;
+  }
+
   testing_support::TempDir temp_;
   fs::path home_ = temp_ / "home";
   fs::path data_ = temp_ / "data";
@@ -511,6 +542,90 @@ TEST_F(InstalledHooksTest, HooksFromTheSettingsRecordEachEventOnce) {
   }
   EXPECT_EQ(phases(found.at("p1")), (std::vector<std::string>{"pre_tool toolu_1"}));
   EXPECT_FALSE(fsnap::ShadowRepo::open(found.at("p1") / "repo.git", false).has_run("r1"));
+}
+
+TEST_F(InstalledHooksTest, UserScopeHooksRecordDespiteProjectHooksThatOnlyLookLikeShadowboxs) {
+  // A cloned repository's .claude settings with hooks that look like shadowbox's: none
+  // records anything, so the hook for every project must not stand aside for them.
+  ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install", "--scope", "user"}).exit_code, 0);
+  ASSERT_EQ(shadowbox(project("p1"), {"init"}).exit_code, 0);
+  ASSERT_EQ(shadowbox(project("p2"), {"init"}).exit_code, 0);
+  std::map<std::string, fs::path> found = stores();
+  ASSERT_EQ(found.size(), 2u);
+  const fs::path p1_store = found.at("p1");
+  const std::string genuine_program = std::string("'") + SHADOWBOX_BIN + "'";
+  struct Lookalike {
+    std::string name, file, hook, event;
+  };
+  const std::vector<Lookalike> lookalikes = {
+      {"the marker in a comment", "settings.json",
+       command_entry("true # shadowbox hook claude-code"), "Notification"},
+      {"the marker in an echo", "settings.local.json",
+       command_entry("echo shadowbox hook claude-code"), ""},
+      {"another program with the right arguments", "settings.json",
+       command_entry("/bin/true --store '" + p1_store.string() + "' hook claude-code"), ""},
+      {"another workspace's store", "settings.json",
+       command_entry(genuine_program + " --store '" + found.at("p2").string() +
+                     "' hook claude-code"),
+       ""},
+      {"an HTTP hook", "settings.json",
+       "{\"type\":\"http\",\"url\":\"http://127.0.0.1:9/hook/x\",\"timeout\":600}", ""},
+  };
+  int n = 0;
+  for (const Lookalike& l : lookalikes) {
+    SCOPED_TRACE(l.name);
+    fs::remove_all(project("p1") / ".claude");
+    project_settings(project("p1"), l.file, l.hook, l.event);
+    std::string call = "toolu_" + std::to_string(++n);
+    EXPECT_EQ(fire(user_settings_, project("p1"), "PreToolUse", call).exit_code, 0);
+    write_file(project("p1") / "new.txt", "by call " + call + "\n");
+    EXPECT_EQ(fire(user_settings_, project("p1"), "PostToolUse", call).exit_code, 0);
+    std::vector<std::string> chain = phases(p1_store);
+    for (const std::string& checkpoint : {"pre_tool " + call, "post_tool " + call}) {
+      EXPECT_NE(std::find(chain.begin(), chain.end(), checkpoint), chain.end()) << checkpoint;
+    }
+    // A failing call is rolled back.
+    EXPECT_EQ(fire(user_settings_, project("p1"), "PreToolUse", call + "f").exit_code, 0);
+    fs::remove(project("p1") / "a.txt");
+    write_file(project("p1") / "junk.txt", "junk\n");
+    CommandResult failure = fire(user_settings_, project("p1"), "PostToolUseFailure", call + "f");
+    EXPECT_EQ(failure.exit_code, 0) << failure.err;
+    EXPECT_TRUE(fs::exists(project("p1") / "a.txt")) << "not rolled back";
+    EXPECT_FALSE(fs::exists(project("p1") / "junk.txt")) << "not rolled back";
+    // As it was, for the next.
+    write_file(project("p1") / "a.txt", "one\n");
+    fs::remove(project("p1") / "junk.txt");
+  }
+  // The run's log says why, once.
+  EXPECT_EQ(log_lines_with(p1_store, "look like shadowbox's"), 1u);
+}
+
+TEST_F(InstalledHooksTest, UserScopeHooksStandAsideForGenuineProjectHooksOnly) {
+  ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install", "--scope", "user"}).exit_code, 0);
+  // As `hooks install` writes them (the thin client, this workspace's store)...
+  ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install"}).exit_code, 0);
+  // ... or by hand, running shadowbox itself into another store of this workspace.
+  fs::path custom = temp_ / "custom store";
+  ASSERT_EQ(shadowbox(project("p2"), {"--store", custom.string(), "init"}).exit_code, 0);
+  project_settings(project("p2"), "settings.local.json",
+                   command_entry(std::string(SHADOWBOX_BIN) + " --store \"" + custom.string() +
+                                 "\" hook claude-code"));
+  for (const char* name : {"p1", "p2"}) {
+    SCOPED_TRACE(name);
+    fs::path p = project(name);
+    std::string call = std::string("toolu_") + name;
+    for (const char* event : {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"}) {
+      CommandResult r = fire(user_settings_, p, event, call);
+      EXPECT_EQ(r.exit_code, 0) << event << ": " << r.err;
+    }
+  }
+  // The project's hooks (not fired here) record the events: the others recorded none.
+  std::map<std::string, fs::path> found = stores();
+  ASSERT_EQ(found.count("p1"), 1u);
+  EXPECT_EQ(phases(found.at("p1")), std::vector<std::string>{});
+  EXPECT_EQ(found.count("p2"), 0u) << "nothing was written for p2 but its own store";
+  EXPECT_EQ(phases(custom), std::vector<std::string>{});
+  EXPECT_EQ(log_lines_with(found.at("p1"), "look like shadowbox's"), 0u);
 }
 
 }  // namespace
