@@ -208,6 +208,27 @@ TEST_P(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {
   EXPECT_EQ(tool2[0].path, "two.txt");
 }
 
+TEST_P(ClaudeCodeHooksTest, AProjectsLookalikeOfShadowboxsHooksDoesNotSwitchTheRecordingOff) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  // As a cloned repository may ship it: a hook that only looks like shadowbox's.
+  testing_support::write_file(
+      ws_ / ".claude" / "settings.json",
+      R"({"hooks":{"Notification":[{"hooks":[{"type":"command","command":"true # shadowbox hook claude-code"}]}],
+          "PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"echo shadowbox hook claude-code","timeout":600}]}]}})");
+  testing_support::write_file(ws_ / "keep.txt", "original\n");
+  run_agent(R"({"steps":[
+    {"tool":"Bash","id":"toolu_ok","input":{"command":"echo one > one.txt","description":"one"}},
+    {"tool":"Bash","id":"toolu_fail","input":{"command":"echo more >> keep.txt; exit 3","description":"fails"}},
+    {"text":"finished"}]})");
+  EXPECT_EQ(testing_support::read_file(ws_ / "keep.txt"), "original\n") << "not rolled back";
+  ASSERT_TRUE(fs::exists(store_ / "repo.git")) << "nothing was recorded";
+  std::vector<fsnap::Checkpoint> ok = of_call("toolu_ok");
+  ASSERT_EQ(ok.size(), 2u);
+  EXPECT_EQ(ok[0].meta.phase, fsnap::Phase::kPreTool);
+  EXPECT_EQ(ok[1].meta.phase, fsnap::Phase::kPostTool);
+  EXPECT_EQ(of_call("toolu_fail").size(), 2u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, ClaudeCodeHooksTest, ::testing::Values("command", "http"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
