@@ -15,6 +15,7 @@
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
+#include "hooks/claude_code_project_hooks.hpp"
 #include "hooks/fleet_run.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
@@ -30,6 +31,24 @@
 namespace cli {
 
 namespace fs = boost::filesystem;
+
+namespace {
+
+// A run of Claude Code in a project whose settings switch every hook off would record
+// nothing: refused before anything is written (the project's files are anyone's to
+// write; a cloned repository ships them).
+void refuse_hooks_switched_off(const Context& context, hooks::AgentKind agent) {
+  if (agent != hooks::AgentKind::kClaudeCode) return;
+  if (std::optional<fs::path> file = hooks::project_settings_disabling_hooks(context.workspace)) {
+    throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                       file->string() +
+                           " sets disableAllHooks: Claude Code would run no hook, shadowbox's "
+                           "included, and no call of the run could be recorded or rolled back; "
+                           "remove it to run under shadowbox");
+  }
+}
+
+}  // namespace
 
 int cmd_run(const Context& context, const Args& parsed) {
   std::string run = parsed.value_or("--run-id", sandbox::new_run_id());
@@ -58,6 +77,7 @@ int cmd_run(const Context& context, const Args& parsed) {
           "is --agent claude-sdk)");
     }
   }
+  refuse_hooks_switched_off(context, *agent);
   fsnap::Store store = context.open_store(true);
   // One live run per workspace: held until the agent has ended.
   hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
@@ -173,6 +193,9 @@ int cmd_resume(const Context& context, const Args& parsed) {
   hooks::ResumeRequest request = resume_request(context, parsed, run, "strict");
   sandbox::PolicyLimits limits = limit_options(parsed);
   fsnap::Store store = context.open_store(false);
+  if (std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run)) {
+    refuse_hooks_switched_off(context, hooks::recorded_agent_kind(meta->agent, meta->command));
+  }
   hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   // In a fleet, only the run's owner resumes it: refused before anything is prepared.

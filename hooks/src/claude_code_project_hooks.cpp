@@ -100,4 +100,13 @@ ProjectHooksFinding find_project_hooks(const fs::path& workspace, const std::str
   return finding;
 }
 
+std::optional<fs::path> project_settings_disabling_hooks(const fs::path& workspace) {
+  for (const char* name : {"settings.json", "settings.local.json"}) {
+    fs::path file = workspace / ".claude" / name;
+    std::optional<std::string> text = read_project_settings(file);
+    if (text && disables_all_hooks(*text)) return file;
+  }
+  return std::nullopt;
+}
+
 }  // namespace hooks

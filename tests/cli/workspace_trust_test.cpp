@@ -97,4 +97,17 @@ TEST_F(WorkspaceTrustTest, OnlyAValidFileIsTrustedAndTrustCanBeTakenBack) {
   EXPECT_NE(shadowbox({"init"}).err.find("is not trusted"), std::string::npos);
 }
 
+TEST_F(WorkspaceTrustTest, AProjectWhoseSettingsSwitchEveryHookOffIsRefusedARun) {
+  // Claude Code would run no hook at all, shadowbox's included: nothing of the run
+  // could be recorded. (The claude named is never started.)
+  write_file(ws_ / ".claude" / "settings.json", "{\"disableAllHooks\": true}\n");
+  CommandResult r = shadowbox({"run", "--run-id", "r", "--", "claude", "-p", "go"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("sets disableAllHooks"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(store_ / "runs" / "r"));
+  write_file(ws_ / ".claude" / "settings.json", "{}\n");
+  write_file(ws_ / ".claude" / "settings.local.json", "{\"disableAllHooks\": 1}\n");
+  EXPECT_EQ(shadowbox({"run", "--run-id", "r", "--", "claude", "-p", "go"}).exit_code, 1);
+}
+
 }  // namespace

@@ -7,6 +7,7 @@
 // runs this shadowbox into an existing store of the workspace.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,11 @@ struct ProjectHooksFinding {
 ProjectHooksFinding find_project_hooks(const boost::filesystem::path& workspace,
                                        const std::string& event,
                                        const std::vector<boost::filesystem::path>& programs);
+
+// The project settings file of workspace that sets disableAllHooks (Claude Code then
+// runs no hook from the user's settings either — those of `shadowbox run` included), or
+// nullopt if neither does.
+std::optional<boost::filesystem::path> project_settings_disabling_hooks(
+    const boost::filesystem::path& workspace);
 
 }  // namespace hooks
