@@ -10,6 +10,8 @@
 // Prints the median of --repeat runs per case and the ratios git / shadowbox.
 //
 //   snapshot_bench [--files N] [--dirs N] [--file-size BYTES] [--repeat N] [--dir PATH]
+//                  [--checkout-only]
+// --checkout-only times only the first snapshot of a git checkout (vs `git status`).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,7 +46,8 @@ struct Settings {
   std::size_t dirs = 2000;
   std::size_t file_size = 4096;  // average bytes per file
   std::size_t repeat = 5;
-  std::string dir;  // where to build the workspace (default: a temporary directory)
+  std::string dir;             // where to build the workspace (default: a temporary directory)
+  bool checkout_only = false;  // only the first snapshot of a git checkout
 };
 
 Settings parse_settings(int argc, char** argv) {
@@ -65,9 +68,12 @@ Settings parse_settings(int argc, char** argv) {
       s.repeat = std::max<std::size_t>(1, std::stoul(value()));
     } else if (arg == "--dir") {
       s.dir = value();
+    } else if (arg == "--checkout-only") {
+      s.checkout_only = true;
     } else {
-      throw std::invalid_argument("unknown option " + arg +
-                                  " (use --files, --dirs, --file-size, --repeat, --dir)");
+      throw std::invalid_argument(
+          "unknown option " + arg +
+          " (use --files, --dirs, --file-size, --repeat, --dir, --checkout-only)");
     }
   }
   if (s.dirs == 0 || s.files == 0) throw std::invalid_argument("--files and --dirs must be > 0");
@@ -347,6 +353,10 @@ int main(int argc, char** argv) {
     std::printf("median of %zu run(s) per case; %u hardware threads\n", s.repeat,
                 std::thread::hardware_concurrency());
     std::fflush(stdout);
+    if (s.checkout_only) {
+      checkout_first_snapshot(base, workspace, files, s);
+      return 0;
+    }
 
     fsnap::HostFilesystem lib(fsnap::Store::open(base / "store-lib", workspace, true),
                               fsnap::CaptureOptions{});
