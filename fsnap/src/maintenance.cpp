@@ -383,7 +383,8 @@ bool abandoned_in_pack_dir(const fs::path& dir, const std::string& name) {
   for (std::string_view prefix : {"pack_git2_", "tmp_pack_", "tmp_idx_", "tmp_rev_"}) {
     if (starts_with(name, prefix)) return true;
   }
-  // libgit2's lock files, PackWriter's index (`.tmp`) and a linked pack's copy (`.tmp-<pid>`).
+  // libgit2's lock files, PackWriter's index (`.tmp`) and the half copy of a checkout's
+  // pack that earlier builds, which copied them into the store, could leave (`.tmp-<pid>`).
   if (ends_with(name, ".lock") || ends_with(name, ".tmp") ||
       name.find(".tmp-") != std::string::npos) {
     return true;

@@ -145,13 +145,20 @@ void PackWriter::open_file() {
 }
 
 void PackWriter::append(const git_oid& oid, std::string_view data, git_object_t type,
-                        std::unique_lock<std::mutex>& lock) {
+                        std::string_view compressed, std::unique_lock<std::mutex>& lock) {
   thread_local Deflater deflater;
   thread_local std::vector<unsigned char> buf;
   lock.unlock();  // compressing is the work that runs in parallel
   buf.resize(16);
   std::size_t head = put_header(buf.data(), type, data.size());
-  std::size_t n = head + deflater.compress(data, buf, head);
+  std::size_t n = head;
+  if (compressed.empty()) {
+    n += deflater.compress(data, buf, head);
+  } else {
+    buf.resize(head + compressed.size());
+    std::memcpy(buf.data() + head, compressed.data(), compressed.size());
+    n += compressed.size();
+  }
   auto crc = static_cast<std::uint32_t>(::crc32(0, buf.data(), static_cast<uInt>(n)));
   lock.lock();
   write_all(fd_, buf.data(), n, end_, tmp_);
@@ -159,21 +166,22 @@ void PackWriter::append(const git_oid& oid, std::string_view data, git_object_t 
   end_ += n;
 }
 
-bool PackWriter::add(const git_oid& oid, std::string_view data, git_object_t type) {
+bool PackWriter::add(const git_oid& oid, std::string_view data, git_object_t type,
+                     std::string_view compressed) {
   std::unique_lock<std::mutex> lock(mutex_);
   // Taken before it is written: a thread that finds it meanwhile only needs its id.
   if (!ids_.insert(oid).second) return false;
   if (fd_ < 0) {
     pending_bytes_ += data.size();
-    pending_.push_back(Pending{oid, std::string(data), type});
+    pending_.push_back(Pending{oid, std::string(data), type, std::string(compressed)});
     if (pending_.size() < kMinPackObjects && pending_bytes_ < kMinPackBytes) return true;
     open_file();
     std::vector<Pending> pending = std::move(pending_);
     pending_.clear();
-    for (const Pending& p : pending) append(p.oid, p.data, p.type, lock);
+    for (const Pending& p : pending) append(p.oid, p.data, p.type, p.compressed, lock);
     return true;
   }
-  append(oid, data, type, lock);
+  append(oid, data, type, compressed, lock);
   return true;
 }
 

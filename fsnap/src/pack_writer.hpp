@@ -3,7 +3,8 @@
 // files, creating 100,000 files costs more than hashing and compressing them.
 // Private to fsnap.
 //
-// Objects are compressed by the calling thread (level 1, like loose objects) and
+// Objects are compressed by the calling thread (level 1, like loose objects), or come
+// compressed already (blobs of a checkout's packs: checkout_packs.hpp), and are
 // appended under a lock; nothing is deltified (maintenance repacks later). finish()
 // writes the pack's trailer and its version-2 index, syncs both and moves them into
 // the pack directory, the .pack before the .idx; until then the objects are readable
@@ -42,8 +43,11 @@ class PackWriter {
   PackWriter& operator=(const PackWriter&) = delete;
 
   // Adds the object oid (whose content and type are given; the caller computed the id);
-  // false if it was added already. Thread-safe. Throws kIo.
-  bool add(const git_oid& oid, std::string_view data, git_object_t type);
+  // false if it was added already. compressed, if given, is data's zlib stream, written
+  // as it is (bytes another pack holds, which the caller decompressed to data) instead
+  // of compressing data. Thread-safe. Throws kIo.
+  bool add(const git_oid& oid, std::string_view data, git_object_t type,
+           std::string_view compressed = {});
   // Whether oid was added. Thread-safe.
   bool contains(const git_oid& oid) const;
 
@@ -62,12 +66,14 @@ class PackWriter {
     git_oid oid;
     std::string data;
     git_object_t type;
+    std::string compressed;  // data's zlib stream, when the caller had one
   };
 
   void open_file();
-  // Compresses an object (with lock released) and writes it at the end of the pack.
+  // Compresses an object (with lock released) unless compressed holds it already, and
+  // writes it at the end of the pack.
   void append(const git_oid& oid, std::string_view data, git_object_t type,
-              std::unique_lock<std::mutex>& lock);
+              std::string_view compressed, std::unique_lock<std::mutex>& lock);
   std::string index_of(const unsigned char pack_sha[20]);
 
   boost::filesystem::path pack_dir_;

@@ -278,15 +278,15 @@ class Walker {
 
  private:
   // The blob id the checkout's index gives the file, once its content is confirmed to
-  // be that blob's. The index is in the workspace: whoever writes the workspace can
-  // write it (an id and stat data for content that is not on disk). Confirming costs a
-  // read and a hash; what the index saves is compressing and writing the object.
+  // be that blob's, with the blob stored. The index is in the workspace: whoever writes
+  // the workspace can write it (an id and stat data for content that is not on disk),
+  // and the checkout's packs too. Confirming costs a read and a hash; what the checkout
+  // saves is compressing the object, when its packs hold it whole (the bytes are
+  // decompressed and compared with the content before they are written).
   std::optional<git_oid> from_checkout(int dirfd, const std::string& name, const std::string& path,
                                        std::uint32_t mode, const struct stat& st) {
     if (shared_.checkout == nullptr) return std::nullopt;
-    std::optional<git_oid> id = shared_.checkout->blob_for(
-        path, mode, st,
-        [this](std::string_view data) { return store_object(data, GIT_OBJECT_BLOB); });
+    std::optional<git_oid> id = shared_.checkout->blob_for(path, mode, st);
     if (!id) return std::nullopt;
     std::optional<std::string> content =
         mode == kModeLink ? read_link(dirfd, name, path, st) : read_small(dirfd, name, path, st);
@@ -295,6 +295,12 @@ class Walker {
     git::check(git_odb_hash(&actual, content->data(), content->size(), GIT_OBJECT_BLOB),
                "cannot hash " + path);
     if (!git_oid_equal(&actual, &*id)) return std::nullopt;  // read and stored as any file
+    thread_local std::string compressed;
+    if (store_lacks(*id) && shared_.checkout->compressed_blob(*id, *content, compressed)) {
+      shared_.pack->add(*id, *content, GIT_OBJECT_BLOB, compressed);
+    } else {
+      store_hashed(*id, *content, GIT_OBJECT_BLOB);
+    }
     return id;
   }
 
@@ -327,23 +333,32 @@ class Walker {
 
   // Stores an object: into the capture's pack when it has one and the store lacks the
   // object (looked up without rescanning the pack directory, which libgit2 does for
-  // every object it writes and does not find), else through the object database. An
-  // object the user's linked packs hold (a tree or an older file of their commits) is
-  // not written at all: writing an object that exists "freshens" it, which for a pack
-  // means a new mtime, and a linked pack's mtime is the user's pack's.
+  // every object it writes and does not find), else through the object database.
   git_oid store_object(std::string_view data, git_object_t type) {
     if (shared_.pack == nullptr || data.size() > kStreamedBlobSize) {
       return write_object(odb_, data, type);
     }
     git_oid oid;
     git::check(git_odb_hash(&oid, data.data(), data.size(), type), "cannot hash an object");
-    if (shared_.pack->contains(oid)) return oid;
+    store_hashed(oid, data, type);
+    return oid;
+  }
+
+  // store_object for an object whose id oid the caller computed, on a capture with a
+  // pack.
+  void store_hashed(const git_oid& oid, std::string_view data, git_object_t type) {
+    if (shared_.pack->contains(oid)) return;
     if (git_odb_exists_ext(odb_, &oid, GIT_ODB_LOOKUP_NO_REFRESH) != 0) {
-      if (shared_.checkout != nullptr && shared_.checkout->packed(oid)) return oid;
-      return write_object(odb_, data, type);
+      write_object(odb_, data, type);  // freshens it, for gc's grace period
+      return;
     }
     shared_.pack->add(oid, data, type);
-    return oid;
+  }
+
+  // Whether neither the capture's pack nor the store holds oid yet.
+  bool store_lacks(const git_oid& oid) const {
+    return !shared_.pack->contains(oid) &&
+           git_odb_exists_ext(odb_, &oid, GIT_ODB_LOOKUP_NO_REFRESH) == 0;
   }
 
   // Whether name is reserved for a restore's temporary file: never captured, and
@@ -475,11 +490,8 @@ class Capture {
       pack_ = std::make_unique<PackWriter>(repo_.git_dir / "objects" / "pack");
       shared_.pack = pack_.get();
       if (shared_.options.use_git_index) {
-        checkout_ = CheckoutIndex::open(root, (repo_.git_dir / "objects").string());
-        if (checkout_) {
-          git_odb_refresh(repo_.odb.get());  // it may have new packs
-          shared_.checkout = checkout_.get();
-        }
+        checkout_ = CheckoutIndex::open(root);
+        shared_.checkout = checkout_.get();
       }
     }
     Walker main(shared_, repo_.odb.get(), exclude_rules(shared_.options));

@@ -37,11 +37,13 @@ struct CaptureOptions {
   bool respect_gitignore = false;
   // When the workspace is a git checkout, a capture without a stat cache (the first)
   // takes the blob id of each file whose stat matches the checkout's index from the
-  // index, after linking the repository's packs into the store (the objects are then
-  // the store's own) — once it has hashed the file and found that id: the index is
-  // the workspace's, which anyone who writes the workspace can forge. The object is
-  // then neither compressed nor written. Files that differ from the index, untracked
-  // and ignored files are read and stored as always.
+  // index — once it has hashed the file and found that id: the index is the
+  // workspace's, which anyone who writes the workspace can forge. Such a blob, when
+  // the repository's packs hold it whole, is written into the store's own pack as the
+  // bytes git compressed, once they decompress to the file's content (the packs are
+  // the workspace's too), and is not compressed again; nothing of the repository is
+  // linked or copied into the store. Files that differ from the index, untracked and
+  // ignored files are read and stored as always.
   bool use_git_index = true;
   // Called every 200 ms during a capture, from a reporting thread, and once at the
   // end (with done = true) from the capturing thread. Must not throw.
