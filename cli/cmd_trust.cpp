@@ -8,6 +8,7 @@
 #include "fsnap/error.hpp"
 #include "output.hpp"
 #include "sandbox/config.hpp"
+#include "sandbox/sha256.hpp"
 #include "sandbox/workspace_config.hpp"
 
 namespace cli {

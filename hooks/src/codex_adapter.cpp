@@ -10,17 +10,17 @@
 #include <set>
 #include <sstream>
 
-#include <Poco/DigestEngine.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
-#include <Poco/SHA2Engine.h>
 #include <boost/filesystem/operations.hpp>
 
 #include "adapter_support.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "sandbox/errors.hpp"
+#include "sandbox/json_string.hpp"
+#include "sandbox/sha256.hpp"
 
 namespace hooks {
 
@@ -51,41 +51,7 @@ int timeout_of(const CodexHookEvent& e) {
 
 // text as a JSON string, escaped as serde_json escapes it (what Codex hashes).
 std::string serde_json_string(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
+  return "\"" + sandbox::json_string_body(text) + "\"";
 }
 
 // text as a TOML basic string.
@@ -340,9 +306,7 @@ std::string codex_trusted_hash(const std::string& event, const std::string& matc
                          ",\"type\":\"command\"}]";
   if (!matcher.empty()) identity += ",\"matcher\":" + serde_json_string(matcher);
   identity += "}";
-  Poco::SHA2Engine sha(Poco::SHA2Engine::SHA_256);
-  sha.update(identity);
-  return "sha256:" + Poco::DigestEngine::digestToHex(sha.digest());
+  return "sha256:" + sandbox::sha256_hex(identity);
 }
 
 std::string codex_hooks_json(const std::string& command) {

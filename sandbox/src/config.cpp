@@ -12,6 +12,7 @@
 
 #include "config_file.hpp"
 #include "fsnap/error.hpp"
+#include "sandbox/sha256.hpp"
 #include "sandbox/workspace_config.hpp"
 #include "yaml_keys.hpp"
 

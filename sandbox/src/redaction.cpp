@@ -1,12 +1,13 @@
 #include "sandbox/redaction.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Stringifier.h>
+
+#include "sandbox/json_string.hpp"
 
 namespace sandbox {
 
@@ -99,48 +100,6 @@ std::string redact_shapes(std::string text) {
   return redact_private_keys(std::move(text));
 }
 
-// secret as JSON writes it inside a string; escape_slash: '/' written "\/" as well.
-std::string json_spelling(const std::string& secret, bool escape_slash) {
-  std::string out;
-  for (unsigned char c : secret) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '/':
-        out += escape_slash ? "\\/" : "/";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
-}
-
 // Replaces every occurrence of what in text by kMark.
 void replace_all(std::string& text, const std::string& what) {
   for (std::size_t at = text.find(what); at != std::string::npos;
@@ -194,8 +153,8 @@ std::string redact(std::string text, const std::vector<std::string>& secrets) {
   for (const std::string& secret : secrets) {
     if (secret.size() < kMinSecretLength) continue;
     // The escaped spellings first: they are the longer, and may hold the secret itself.
-    std::string with_slash = json_spelling(secret, true);
-    std::string escaped = json_spelling(secret, false);
+    std::string with_slash = json_string_body(secret, /*escape_slash=*/true);
+    std::string escaped = json_string_body(secret);
     if (with_slash != escaped) replace_all(text, with_slash);
     if (escaped != secret) replace_all(text, escaped);
     replace_all(text, secret);

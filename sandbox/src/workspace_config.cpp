@@ -8,10 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include <Poco/DigestEngine.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
-#include <Poco/SHA2Engine.h>
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/atomic_file.hpp"
@@ -405,12 +403,6 @@ bool ConfigTrust::revoke(const fs::path& config) const {
   records->remove(key_of(config));
   write_records(file_, records);
   return true;
-}
-
-std::string sha256_hex(const std::string& text) {
-  Poco::SHA2Engine sha(Poco::SHA2Engine::SHA_256);
-  sha.update(text);
-  return Poco::DigestEngine::digestToHex(sha.digest());
 }
 
 Config tightened(const Config& base, const Config& proposed, std::vector<std::string>& left_out) {

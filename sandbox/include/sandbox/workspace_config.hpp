@@ -47,9 +47,6 @@ class ConfigTrust {
   boost::filesystem::path file_;
 };
 
-// The SHA-256 of text, as 64 lowercase hex digits.
-std::string sha256_hex(const std::string& text);
-
 // The settings of proposed (a file's, read over base) that protect at least as much as
 // base's, and base's where proposed's would protect less or send data elsewhere; each
 // setting left out is described in left_out ("retention.keep_last: 1 (fewer
