@@ -4,9 +4,6 @@
 
 namespace fsnap {
 
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not one.
 std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   unsigned char c = byte(i);
@@ -35,6 +32,8 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return len;
 }
+
+namespace {
 
 void append_octal(std::string& out, unsigned char c) {
   out += '\\';

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fsnap/path_quoting.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -24,34 +25,6 @@ bool is_high_surrogate(std::uint32_t u) {
 }
 bool is_low_surrogate(std::uint32_t u) {
   return u >= 0xDC00 && u <= 0xDFFF;
-}
-
-// The length of the valid UTF-8 sequence of more than one byte at s[i], or 0.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  std::size_t len = 0;
-  std::uint32_t cp = 0;
-  if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
 }
 
 // One pass over a JSON text, copying it to out with the rewrites readable_event_json
@@ -229,7 +202,7 @@ class Rewriter {
         take(static_cast<char>(c));
         continue;
       }
-      if (std::size_t n = utf8_length(in_, pos_)) {
+      if (std::size_t n = fsnap::utf8_sequence_length(in_, pos_)) {
         out_.append(in_.substr(pos_, n));
         pos_ += n;
       } else {

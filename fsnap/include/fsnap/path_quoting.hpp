@@ -5,6 +5,7 @@
 // bytes that are not valid UTF-8). unquote_path reverses it exactly.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,5 +18,8 @@ std::string quote_path(std::string_view path);
 std::optional<std::string> unquote_path(std::string_view text);
 // True if s is valid UTF-8.
 bool is_valid_utf8(std::string_view s);
+// The length of the valid UTF-8 sequence starting at s[i] (1 for ASCII), or 0 if none
+// starts there (a stray byte, an overlong form, a surrogate, beyond U+10FFFF).
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
 
 }  // namespace fsnap
