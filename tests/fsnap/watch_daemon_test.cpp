@@ -22,6 +22,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/watch_daemon.hpp"
 #include "host_fixture.hpp"
+#include "raw_socket.hpp"
 
 namespace fsnap_test {
 namespace {
@@ -45,48 +46,7 @@ std::string status_request() {
 
 // A connection to the daemon's socket for what a client of ours never does: sending
 // slowly, partly, nothing, or too much.
-class RawClient {
- public:
-  explicit RawClient(const fs::path& socket) : fd_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawClient() { ::close(fd_); }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  bool connected() const { return connected_; }
-  bool send(const std::string& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
-  }
-  // The bytes the daemon sends within wait; closed if it closed the connection.
-  struct Received {
-    std::string data;
-    bool closed = false;
-  };
-  Received receive(milliseconds wait) {
-    Received r;
-    for (auto end = Clock::now() + wait;;) {
-      auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(std::max<long long>(left, 0))) <= 0) return r;
-      char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) {
-        r.closed = true;
-        return r;
-      }
-      r.data.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
+using RawClient = testing_support::RawSocket;
 
 class WatchDaemonTest : public HostTest {
  protected:

@@ -28,6 +28,7 @@
 #include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/hook_server.hpp"
+#include "raw_socket.hpp"
 #include "sandbox/errors.hpp"
 
 namespace {
@@ -60,51 +61,10 @@ Reply send(const std::string& url, const std::string& body,
 
 // A connection to the server for what a well-behaved client never does: sending
 // slowly, partly or nothing.
-class RawConnection {
+class RawConnection : public testing_support::RawSocket {
  public:
-  explicit RawConnection(const std::string& url) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<std::uint16_t>(Poco::URI(url).getPort()));
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawConnection() { ::close(fd_); }
-  RawConnection(const RawConnection&) = delete;
-  RawConnection& operator=(const RawConnection&) = delete;
-
-  bool connected() const { return connected_; }
-  bool send(const std::string& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
-  }
-  // What the server sends until it closes the connection (closed), `until` returns
-  // true for what came, or wait passes.
-  struct Received {
-    std::string data;
-    bool closed = false;
-  };
-  Received receive(milliseconds wait,
-                   const std::function<bool(const std::string&)>& until = nullptr) {
-    Received r;
-    for (auto end = Clock::now() + wait; !until || !until(r.data);) {
-      auto left = std::chrono::duration_cast<milliseconds>(end - Clock::now()).count();
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(std::max<long long>(left, 0))) <= 0) break;
-      char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) {
-        r.closed = true;
-        break;
-      }
-      r.data.append(buf, static_cast<std::size_t>(n));
-    }
-    return r;
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
+  explicit RawConnection(const std::string& url)
+      : RawSocket(static_cast<std::uint16_t>(Poco::URI(url).getPort())) {}
 };
 
 std::string path_of(const std::string& url) {
