@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "config_fields.hpp"
 #include "sandbox/config.hpp"
 #include "test_support.hpp"
 
@@ -103,38 +104,9 @@ TEST(ConfigTest, FleetMistakesAreErrorsNamingTheKey) {
 TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   Config shipped = Config::load_file(SHADOWBOX_SOURCE_DIR "/config/shadowbox.yaml");
   Config defaults;
-  EXPECT_EQ(shipped.capture.excludes, defaults.capture.excludes);
-  EXPECT_EQ(shipped.capture.max_file_size, defaults.capture.max_file_size);
-  EXPECT_EQ(shipped.capture.respect_gitignore, defaults.capture.respect_gitignore);
-  EXPECT_EQ(shipped.capture.use_git_index, defaults.capture.use_git_index);
-  EXPECT_EQ(shipped.retention.keep_last, defaults.retention.keep_last);
-  EXPECT_EQ(shipped.retention.max_age, defaults.retention.max_age);
-  EXPECT_EQ(shipped.retention.max_size, defaults.retention.max_size);
-  EXPECT_EQ(shipped.retention.prune_grace, defaults.retention.prune_grace);
-  EXPECT_EQ(shipped.auto_maintenance, defaults.auto_maintenance);
-  EXPECT_EQ(shipped.maintenance.loose_objects, defaults.maintenance.loose_objects);
-  EXPECT_EQ(shipped.maintenance.max_packs, defaults.maintenance.max_packs);
-  EXPECT_EQ(shipped.checkpoint_ring, defaults.checkpoint_ring);
-  EXPECT_EQ(shipped.session_windows, defaults.session_windows);
-  EXPECT_EQ(shipped.run.env, defaults.run.env);
-  EXPECT_EQ(shipped.run.secrets, defaults.run.secrets);
-  EXPECT_EQ(shipped.run.resume_max_age, defaults.run.resume_max_age);
-  EXPECT_EQ(shipped.run.preserve, defaults.run.preserve);
-  EXPECT_EQ(shipped.run.preserve_interval, defaults.run.preserve_interval);
-  EXPECT_EQ(shipped.run.home.carry, defaults.run.home.carry);
-  EXPECT_EQ(shipped.run.home.credentials, defaults.run.home.credentials);
-  EXPECT_EQ(shipped.run.home.isolate, defaults.run.home.isolate);
-  EXPECT_EQ(shipped.hooks.rollback_on_failure, defaults.hooks.rollback_on_failure);
-  EXPECT_EQ(shipped.hooks.keep_failed_tools, defaults.hooks.keep_failed_tools);
-  EXPECT_EQ(shipped.hooks.transport, defaults.hooks.transport);
-  EXPECT_EQ(shipped.watch.daemon, defaults.watch.daemon);
-  EXPECT_EQ(shipped.watch.idle_exit, defaults.watch.idle_exit);
-  EXPECT_EQ(shipped.policy.limits, defaults.policy.limits);
+  config_fields::expect_same_settings(shipped, defaults);
   EXPECT_FALSE(shipped.policy.circuit_breaker);
   EXPECT_FALSE(shipped.policy.budget_window);
-  EXPECT_EQ(shipped.policy.prices.entries(), defaults.policy.prices.entries());
-  EXPECT_EQ(shipped.policy.kill_grace, defaults.policy.kill_grace);
-  EXPECT_EQ(shipped.policy.telemetry, defaults.policy.telemetry);
   EXPECT_FALSE(shipped.policy.active(shipped.policy.limits));
 }
 
