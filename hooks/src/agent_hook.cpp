@@ -134,8 +134,8 @@ HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
         stamp.end());
     event.tool_use_id = "sbx_unpaired_" + stamp;
   }
-  std::string summary = sandbox::redacted_value_summary(
-      failed ? event.error : event.tool_response, options.secrets, kResultSummaryLimit);
+  std::string summary = sandbox::redacted_value_summary(failed ? event.error : event.tool_response,
+                                                        options.secrets, kResultSummaryLimit);
   run.transactions().end_unbegun(
       {event.tool_use_id, event.tool_name,
        sandbox::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit)},
@@ -154,6 +154,24 @@ HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
                       "was before it. The files are as the call left them.";
   }
   return verdict;
+}
+
+// An after-tool event (input: what the records keep of the call's input): the call's end,
+// or, when its pre-tool event never came, the call recorded after the fact.
+HookVerdict on_after_tool(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
+                          const std::string& input) {
+  try {
+    if (event.name == "PostToolUseFailure") return on_failure(event, run, options, input);
+    end_call(event, run, input, [&](const std::string& id) {
+      return run.transactions().succeed(
+          id, sandbox::redacted_value_summary(event.tool_response, options.secrets,
+                                              kResultSummaryLimit));
+    });
+    return HookVerdict{};
+  } catch (const sandbox::Error& e) {
+    if (e.code() != sandbox::ErrorCode::kNotFound) throw;
+    return on_unbegun(event, run, options);
+  }
 }
 
 // Decides on one event (a call it pairs gets its id).
@@ -181,18 +199,7 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
       return HookVerdict{};
     }
     if (name == "PostToolUse" || name == "PostToolUseFailure") {
-      try {
-        if (name == "PostToolUseFailure") return on_failure(event, run, options, input());
-        end_call(event, run, input(), [&](const std::string& id) {
-          return tx.succeed(id, sandbox::redacted_value_summary(event.tool_response,
-                                                                options.secrets,
-                                                                kResultSummaryLimit));
-        });
-        return HookVerdict{};
-      } catch (const sandbox::Error& e) {
-        if (e.code() != sandbox::ErrorCode::kNotFound) throw;
-        return on_unbegun(event, run, options);
-      }
+      return on_after_tool(event, run, options, input());
     }
     if (name == "SessionStart") {
       std::string now = fsnap::format_timestamp(run.state().clock().now());
