@@ -23,6 +23,7 @@
 #include "restore_temp_names.hpp"
 #include "shadow_repo_impl.hpp"
 #include "tree_encoding.hpp"
+#include "unique_fd.hpp"
 
 namespace fsnap {
 
@@ -39,21 +40,6 @@ constexpr std::int64_t kSmudgedNs = -1;
 std::int64_t ns_of(const timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
-
-// RAII file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string join(const std::string& dir, const std::string& name) {
   return dir.empty() ? name : dir + "/" + name;
@@ -207,7 +193,8 @@ class Walker {
           record.entries.push_back(std::move(e));
           continue;
         }
-        Fd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        UniqueFd sub(
+            ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (sub.get() < 0) {
           if (errno == ENOENT) continue;
           fail_io("open directory", path, errno);
@@ -308,7 +295,7 @@ class Walker {
   // (then it is read again as any file is).
   std::optional<std::string> read_small(int dirfd, const std::string& name, const std::string& path,
                                         const struct stat& st) {
-    Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0) return std::nullopt;
     struct stat now;
     if (::fstat(fd.get(), &now) != 0 || !S_ISREG(now.st_mode) || now.st_size != st.st_size) {
@@ -388,7 +375,7 @@ class Walker {
 
   // Reads and stores a regular file; returns false if it vanished meanwhile.
   bool hash_file(int dirfd, const std::string& name, const std::string& path, StatEntry& e) {
-    Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0) {
       if (errno == ENOENT) return false;
       if (errno == ELOOP) {
@@ -443,7 +430,7 @@ class Walker {
 
   void load_gitignore(int dirfd, const std::string& dir, const std::vector<std::string>& names) {
     if (!std::binary_search(names.begin(), names.end(), std::string(".gitignore"))) return;
-    Fd fd(::openat(dirfd, ".gitignore", O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd fd(::openat(dirfd, ".gitignore", O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.get() < 0) return;
     std::string text;
     char buf[8192];
@@ -482,7 +469,7 @@ class Capture {
     CaptureResult result;
     result.cache.set_workspace(previous_.workspace());
     result.cache.set_scan_started_ns(shared_.cutoff_ns);
-    Fd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (root_fd.get() < 0) fail_io("open workspace", root, errno);
     if (workspace_ && shared_.scope == nullptr && shared_.previous.find_dir("") == nullptr) {
       // Nothing to go by: about every file is new to the store. One pack for them all,
@@ -549,7 +536,7 @@ class Capture {
       try {
         for (std::size_t i; (i = next.fetch_add(1)) < tasks.size();) {
           RootTask& t = tasks[i];
-          Fd sub(
+          UniqueFd sub(
               ::openat(root_fd, t.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
           if (sub.get() < 0) {
             if (errno == ENOENT) continue;  // left with a zero id, dropped

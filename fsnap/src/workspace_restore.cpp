@@ -12,6 +12,7 @@
 #include "fsnap/path_quoting.hpp"
 #include "fsnap/user_umask.hpp"
 #include "restore_temp_names.hpp"
+#include "unique_fd.hpp"
 
 namespace fsnap {
 
@@ -35,22 +36,6 @@ void write_all(int fd, const char* data, std::size_t n, const OnError& on_error)
   }
 }
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
-
 [[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
   throw Error(ErrorCode::kIo, "cannot " + what + " " + path + ": " + std::strerror(err));
 }
@@ -73,7 +58,7 @@ class DirOpener {
   int open(const std::string& dir) {
     if (dir.empty()) return root_.get();
     if (last_.get() >= 0 && last_path_ == dir) return last_.get();
-    Fd fd(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0));
+    UniqueFd fd(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0));
     std::size_t start = 0;
     while (start <= dir.size()) {
       std::size_t end = dir.find('/', start);
@@ -106,8 +91,8 @@ class DirOpener {
   }
 
  private:
-  Fd root_;
-  Fd last_;
+  UniqueFd root_;
+  UniqueFd last_;
   std::string last_path_;
 };
 
@@ -192,7 +177,7 @@ class Applier {
   // could have been swapped for a symlink meanwhile.
   void give_user_mode(int dirfd, const std::string& name, const std::string& path) {
     mode_t mode = 0777 & ~umask_;
-    Fd dir(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd dir(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;
     if (dir.get() < 0 || ::fstat(dir.get(), &st) != 0) fail("open directory", path, errno);
     if ((st.st_mode & 07777) != mode && ::fchmod(dir.get(), mode) != 0) fail("chmod", path, errno);
@@ -214,7 +199,8 @@ class Applier {
       }
     }
     std::string tmp = temp_name();
-    Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    UniqueFd fd(
+        ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (fd.get() < 0) fail("write", c.path, errno);
     auto give_up = [&](int err) {
       ::unlinkat(dirfd, tmp.c_str(), 0);

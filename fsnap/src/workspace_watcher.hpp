@@ -2,11 +2,13 @@
 // instead of walking the tree (like git's fsmonitor). Private to fsnap.
 //
 // Every directory under the root (except `.git` ones and those the config excludes)
-// carries an inotify watch. An event on a directory's entries marks that directory
-// changed; a directory created or moved in marks its whole subtree new (and is
-// watched from then on); a queue overflow, a failed watch or the root itself moving
-// marks everything changed. The kernel queues events while the writing system call
-// runs, so everything written before take_changes() is in its answer.
+// carries an inotify watch, added through a descriptor opened from the root without
+// following symlinks (never through a path, which a symlink could redirect). An event
+// on a directory's entries marks that directory changed; a directory created or moved
+// in marks its whole subtree new (and is watched from then on); a queue overflow, a
+// failed watch or the root itself moving marks everything changed. The kernel queues
+// events while the writing system call runs, so everything written before
+// take_changes() is in its answer.
 //
 // Not seen, as with any inotify watcher: writes through a shared mmap, writes through
 // a hard link from outside the workspace, and mounts inside it.
@@ -21,6 +23,7 @@
 #include <unordered_map>
 
 #include "fsnap/ignore_rules.hpp"
+#include "unique_fd.hpp"
 
 namespace fsnap {
 
@@ -51,8 +54,11 @@ class WorkspaceWatcher {
   std::size_t watched() const { return dirs_.size(); }
 
  private:
-  // Watches dir and every directory below it; false if a watch could not be added.
+  // Watches dir and every directory below it, reached from the root without following
+  // symlinks; false if a watch could not be added.
   bool watch_tree(const std::string& dir);
+  // The same for dir open as fd, depth levels below the directory watch_tree started at.
+  bool watch_tree(const std::string& dir, UniqueFd fd, std::size_t depth);
   // Forgets the watches of dir and everything below it.
   void forget_tree(const std::string& dir);
   // Drops every watch and watches the whole tree again (after an overflow).
@@ -61,7 +67,7 @@ class WorkspaceWatcher {
 
   std::string root_;
   IgnoreRules excludes_;
-  int fd_ = -1;
+  UniqueFd inotify_;
   bool broken_ = false;  // a watch could not be added: every answer is "everything"
   std::unordered_map<int, std::string> dirs_;  // watch descriptor -> directory
   std::map<std::string, int> wds_;             // directory -> watch descriptor

@@ -89,6 +89,25 @@ TEST_F(WatchedTest, NewDeletedAndMovedDirectories) {
   EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
 }
 
+TEST_F(WatchedTest, ADirectoryReachedThroughASymlinkKeepsItsOwnWatch) {
+  // x/sub is made in the watched x, and x swapped for a symlink to d, before the
+  // watcher reads the events. Watching "x/sub" by its path put that watch on d/sub,
+  // and forgetting x took it away from d/sub: d/sub's later changes went unseen.
+  write("d/sub/old", "old");
+  mkdir("x");
+  fsnap::HostFilesystem fs = open();
+  fs.watch();
+  fs.checkpoint({});
+
+  mkdir("x/sub");
+  remove("x");
+  link("d", "x");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+
+  write("d/sub/new", "written after x went");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+}
+
 TEST_F(WatchedTest, TypeChangesAndModes) {
   populate();
   fsnap::HostFilesystem fs = open();
