@@ -145,6 +145,14 @@ int cmd_rollback(const Context& context, const Args& parsed) {
       refused_by->add(item);
     }
     out->set("refused_by", refused_by);
+    Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
+    for (const sandbox::KeptPath& k : failure.decision.kept) {
+      Poco::JSON::Object::Ptr item = make_object();
+      item->set("path", k.path.empty() ? k.resource : k.path);
+      item->set("why", k.why);
+      kept->add(item);
+    }
+    out->set("kept", kept);
     out->set("changes", changes_json(report ? report->changes : std::vector<fsnap::TreeChange>{}));
     out->set("safety", report && report->safety
                            ? Poco::Dynamic::Var(checkpoint_json(*report->safety))
@@ -162,6 +170,13 @@ int cmd_rollback(const Context& context, const Args& parsed) {
         print_report(*report, context.workspace);
         print_safety(*report);
       }
+      for (const sandbox::KeptPath& kept : failure.decision.kept) {
+        std::cout << "  kept " << fsnap::quote_path(kept.path.empty() ? kept.resource : kept.path)
+                  << ": " << kept.why << '\n';
+      }
+      break;
+    case sandbox::RollbackDecision::Kind::kUnchanged:
+      std::cout << "tool call " << call_id << " changed no file: nothing to roll back\n";
       break;
     case sandbox::RollbackDecision::Kind::kRefuse:
     case sandbox::RollbackDecision::Kind::kKeep:

@@ -42,7 +42,8 @@ int cmd_snapshot(const Context& context, const Args& parsed) {
   switch (meta.phase) {
     case fsnap::Phase::kPreTool:
       result =
-          tx.begin({meta.tool_call_id, meta.tool_name, recorded(parsed.value_or("--input", ""))},
+          tx.begin({meta.tool_call_id, meta.tool_name, recorded(parsed.value_or("--input", "")),
+                    std::nullopt, parsed.value_or("--parent-call-id", "")},
                    {.tag = meta.tag, .move_tag = meta.move_tag});
       break;
     case fsnap::Phase::kPostTool:

@@ -56,6 +56,9 @@ const std::vector<Command>& all_commands() {
          {"--phase", nullptr, "PHASE", "pre_tool, post_tool, checkpoint or manual (default)"},
          {"--tool-call-id", nullptr, "ID", "the tool call (needed by pre_tool and post_tool)"},
          {"--tool-name", nullptr, "NAME", "the tool's name"},
+         {"--parent-call-id", nullptr, "ID",
+          "pre_tool: the call this one runs inside of (its failure puts this one's "
+          "changes back too)"},
          {"--run", nullptr, "RUN", "the run (default: default)"},
          {"--input", nullptr, "TEXT", "pre_tool: the call's input, kept in the ledger"},
          {"--result", nullptr, "TEXT", "post_tool, checkpoint: its result, kept in the ledger"}}},

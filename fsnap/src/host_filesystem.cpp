@@ -454,6 +454,34 @@ std::vector<TreeChange> HostFilesystem::changes_to(const Checkpoint& target) {
   return impl_->repo.diff_trees(current, target.tree);
 }
 
+namespace {
+
+// The changes at paths in only, less a directory's removal or replacement when some
+// change below it is not among them (it would take that path along).
+std::vector<TreeChange> only_changes(std::vector<TreeChange> changes,
+                                     const std::set<std::string>& only) {
+  std::vector<std::string> left;  // paths whose change is not made
+  std::vector<TreeChange> out;
+  for (const TreeChange& c : changes) {
+    if (only.count(c.path) == 0) left.push_back(c.path);
+  }
+  std::sort(left.begin(), left.end());
+  for (TreeChange& c : changes) {
+    if (only.count(c.path) == 0) continue;
+    bool removes_dir = c.before && c.before->type == EntryType::kDirectory &&
+                       (!c.after || c.after->type != EntryType::kDirectory);
+    if (removes_dir) {
+      std::string prefix = c.path + "/";
+      auto below = std::lower_bound(left.begin(), left.end(), prefix);
+      if (below != left.end() && below->compare(0, prefix.size(), prefix) == 0) continue;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
 RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
                                                  const RestoreOptions& options) {
   StoreLock lock = impl_->store.lock();
@@ -464,6 +492,7 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
   RestoreReport report;
   try {
     report.changes = impl_->restorable_changes(current, target.tree, report.kept);
+    if (options.only) report.changes = only_changes(std::move(report.changes), *options.only);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kPathEscape && e.code() != ErrorCode::kCorrupt) throw;
     // A tree someone else wrote (a fetched run, a store another user can write): no

@@ -41,19 +41,36 @@ sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::Failure
                                        call + "): " + failure.decision.reason +
                                        ". Its changes are still in the workspace."}),
               Effect::of(WarnUser{failure.decision.reason})};
+    case sandbox::RollbackDecision::Kind::kUnchanged:
+      return {};  // nothing to undo, nothing to say
     case sandbox::RollbackDecision::Kind::kRollBack:
       break;
   }
   const std::optional<fsnap::RestoreReport>& report = failure.step.restore;
+  std::string kept;
+  if (!failure.decision.kept.empty()) {
+    kept = " It kept what this call may not have changed alone: ";
+    std::size_t shown = 0;
+    for (const sandbox::KeptPath& k : failure.decision.kept) {
+      if (shown++ == 10) {
+        kept += "; ...";
+        break;
+      }
+      kept += (shown == 1 ? "" : "; ") + fsnap::quote_path(k.path.empty() ? k.resource : k.path) +
+              " (" + k.why + ")";
+    }
+    kept += ".";
+  }
   if (!report || report->changes.empty()) {
     return {Effect::of(TellAgent{"PostToolUseFailure",
                                  "shadowbox checked the workspace after this failed " + tool +
-                                     " call (" + call + "): it had changed nothing."})};
+                                     " call (" + call + "): it had changed nothing." + kept})};
   }
+  std::string what = failure.decision.kept.empty() ? "the workspace" : "this call's own changes";
   return {Effect::of(TellAgent{
-      "PostToolUseFailure", "shadowbox rolled back the workspace to before this failed " + tool +
-                                " call (" + call + "): " + describe_changes(report->changes) +
-                                ". The failed state is kept as " + "checkpoint " +
+      "PostToolUseFailure", "shadowbox rolled back " + what + " to before this failed " + tool +
+                                " call (" + call + "): " + describe_changes(report->changes) + "." +
+                                kept + " The failed state is kept as checkpoint " +
                                 report->safety->id + " (shadowbox restore " + report->safety->id +
                                 " brings it back)."})};
 }

@@ -89,6 +89,9 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
         record.set_outcome(metadata.outcome);
         record.decision = metadata.decision;
         record.safety_event = metadata.safety_event;
+        record.paths = metadata.paths;
+        record.parent_call_id = metadata.parent_call_id;
+        record.rollback = metadata.rollback;
         if (!recorded) {
           snap.record = record;
           recorded = true;
@@ -111,6 +114,9 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
     snap.record.set_outcome(metadata.outcome);
     snap.record.decision = metadata.decision;
     snap.record.safety_event = metadata.safety_event;
+    snap.record.paths = metadata.paths;
+    snap.record.parent_call_id = metadata.parent_call_id;
+    snap.record.rollback = metadata.rollback;
   }
   return snap;
 }
@@ -130,6 +136,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
       throw SnapshotMismatchError("snapshot " + snapshot.id +
                                   " holds a snapshot of another kind for resource '" + name + "'");
     }
+    if (request.only && request.only->count(name) == 0) continue;  // left as it is
     parts.emplace_back(entry, &value);
   }
   std::stable_partition(parts.begin(), parts.end(),
@@ -143,6 +150,11 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   // A host's safety checkpoint is recorded in its own store, with the session before.
   auto restore_part = [&](const ResourceRegistry::Entry& entry, const ResourceSnapshot& value) {
     context.safety_notes = nullptr;
+    context.only_paths.reset();
+    if (request.only && entry.host != nullptr) {
+      const std::set<std::string>& paths = request.only->at(entry.name);
+      if (paths.count("") == 0) context.only_paths = paths;
+    }
     if (entry.host != nullptr) {
       fsnap::ShadowRepo& repo = entry.host->repo();
       context.safety_notes = [&](const fsnap::Checkpoint& c) {
@@ -184,9 +196,11 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
           for (const ResourceSnapshot& back : ways_back) restore_part(*entry, back);
         });
   }
-  saga.step<void>("session", [&](SagaContext&) {
-    session_->rollback(snapshot.session, /*preserve_logs=*/true);
-  });
+  if (request.session) {
+    saga.step<void>("session", [&](SagaContext&) {
+      session_->rollback(snapshot.session, /*preserve_logs=*/true);
+    });
+  }
   try {
     saga.run();
   } catch (const SagaFailed& e) {

@@ -260,6 +260,11 @@ std::vector<std::string> LedgerBoundaryLog::open_calls() const {
   return recent_open_calls(0);
 }
 
+bool LedgerBoundaryLog::has_open_call() const {
+  constexpr std::size_t kRecent = 256;
+  return !recent_open_calls(kRecent).empty();
+}
+
 std::vector<std::string> LedgerBoundaryLog::recent_open_calls(std::size_t newest) const {
   std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, newest);  // newest first
   std::set<std::string> ended;

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
@@ -44,6 +45,26 @@ std::string LedgerRecord::to_json() const {
   o->set("elapsed_ms", elapsed_ms ? Poco::Dynamic::Var(*elapsed_ms) : Poco::Dynamic::Var());
   if (!decision.empty()) o->set("decision", decision);
   if (safety_event) o->set("safety_event", safety_event_json(*safety_event));
+  if (!parent_call_id.empty()) o->set("parent_call_id", parent_call_id);
+  if (paths) {
+    Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
+    for (const std::string& p : *paths) list->add(p);
+    o->set("paths", list);
+  }
+  if (rollback) {
+    Poco::JSON::Object::Ptr r = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    r->set("outcome", rollback->outcome);
+    r->set("reason", rollback->reason);
+    Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
+    for (const auto& [path, why] : rollback->kept) {
+      Poco::JSON::Object::Ptr k = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+      k->set("path", path);
+      k->set("why", why);
+      kept->add(k);
+    }
+    r->set("kept", kept);
+    o->set("rollback", r);
+  }
   if (!session_tree.empty()) {
     Poco::JSON::Object::Ptr session = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
     session->set("tree", session_tree);
@@ -92,6 +113,24 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
     r.decision = text(o, "decision");
     if (o->has("safety_event") && !o->isNull("safety_event")) {
       r.safety_event = safety_event_from_json(o->get("safety_event"));
+    }
+    r.parent_call_id = text(o, "parent_call_id");
+    if (Poco::JSON::Array::Ptr list = o->getArray("paths")) {
+      r.paths.emplace();
+      for (std::size_t i = 0; i < list->size(); ++i)
+        r.paths->push_back(list->getElement<std::string>(i));
+    }
+    if (Poco::JSON::Object::Ptr rollback = o->getObject("rollback")) {
+      RollbackRecord& rr = r.rollback.emplace();
+      rr.outcome = text(rollback, "outcome");
+      rr.reason = text(rollback, "reason");
+      if (Poco::JSON::Array::Ptr kept = rollback->getArray("kept")) {
+        for (std::size_t i = 0; i < kept->size(); ++i) {
+          Poco::JSON::Object::Ptr k = kept->getObject(i);
+          if (!k) throw Error(ErrorCode::kCorrupt, "ledger record: bad rollback.kept");
+          rr.kept.emplace_back(text(k, "path"), text(k, "why"));
+        }
+      }
     }
     if (Poco::JSON::Object::Ptr session = o->getObject("session");
         session && session->has("tree")) {

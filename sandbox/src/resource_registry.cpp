@@ -57,6 +57,7 @@ fsnap::RestoreReport ResourceRegistry::restore_host(fsnap::HostFilesystem& host,
   fsnap::RestoreOptions options;
   options.run = context.run.empty() ? target.meta.run : context.run;
   options.safety_notes = context.safety_notes;
+  options.only = context.only_paths;
   return host.restore_checkpoint(target, options);
 }
 

@@ -31,8 +31,16 @@ void ToolRunner::publish(const ToolCall& call, const ToolResult& result, TimePoi
   }
 }
 
-ToolResult ToolRunner::execute(const ToolCall& call, std::optional<TimePoint> deadline) {
+ToolResult ToolRunner::execute(const ToolCall& call_in, std::optional<TimePoint> deadline) {
+  // A call made while another runs (from its handler) is nested in it.
+  ToolCall call = call_in;
+  if (call.parent.empty() && !running_.empty()) call.parent = running_.back();
   StepResult begun = transactions_.begin(call);
+  running_.push_back(call.id);
+  struct Done {
+    std::vector<std::string>& running;
+    ~Done() { running.pop_back(); }
+  } done{running_};
   TimePoint start = state_.clock().now();
   ToolResult result;
   if (begun.decision == policy::Decision::kHalt) {

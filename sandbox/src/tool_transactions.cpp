@@ -53,52 +53,119 @@ Boundary ToolTransactions::open_call(const std::string& call_id) const {
   return *pre;
 }
 
-std::vector<BoundaryFact> ToolTransactions::facts_since(const Boundary& pre) const {
+namespace {
+
+// Whether boundary fact ends its call: its post-tool boundary, or the one recorded after
+// its rollback or when it never ran.
+bool ends_call(const BoundaryFact& fact) {
+  return !fact.call_id.empty() &&
+         (fact.phase == fsnap::Phase::kPostTool || fact.phase == fsnap::Phase::kCheckpoint);
+}
+
+}  // namespace
+
+OpenCall ToolTransactions::open_call_facts(const std::string& call_id) const {
+  OpenCall call;
+  call.id = call_id;
+  if (std::optional<Boundary> pre = log_.pre_tool(call_id)) {
+    call.tool_name = pre->record.tool_name;
+    call.parent = pre->record.parent_call_id;
+    if (pre->record.paths) call.paths.emplace(pre->record.paths->begin(), pre->record.paths->end());
+  }
+  return call;
+}
+
+ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& pre) {
+  ChangesSince out;
   std::vector<LaterBoundary> later = log_.since(pre);
-  std::map<std::string, std::string> pre_trees = pre.snapshot.file_trees();
-  // The newest state of this run (another run's boundaries are not its states).
-  std::map<std::string, std::string> newest = pre_trees;
+  const std::string& failed_id = pre.snapshot.metadata.tool_call_id;
+
+  // The calls open right after pre: the failed one, those that end later without having
+  // begun later, and those still open that began before it.
+  std::set<std::string> begun_later, ended_later;
   for (const LaterBoundary& b : later) {
-    if (b.fact.run.empty()) newest = b.trees;
+    if (!b.fact.run.empty()) continue;
+    if (b.fact.phase == fsnap::Phase::kPreTool) begun_later.insert(b.fact.call_id);
+    if (ends_call(b.fact)) ended_later.insert(b.fact.call_id);
   }
-  // For each host workspace: the paths a rollback would change (computed once, if asked).
-  std::map<std::string, std::set<std::string>> differ_now;
-  auto still_differs = [&](fsnap::HostFilesystem& host, const std::string& name,
-                           const std::string& from, const std::string& to) {
-    auto known = differ_now.find(name);
-    if (known == differ_now.end()) {
-      std::set<std::string> paths;
-      for (const fsnap::TreeChange& c : host.repo().diff_trees(pre_trees[name], newest[name])) {
-        paths.insert(c.path);
-      }
-      known = differ_now.emplace(name, std::move(paths)).first;
-    }
-    for (const fsnap::TreeChange& c : host.repo().diff_trees(from, to)) {
-      if (known->second.count(c.path) != 0) return true;
-    }
-    return false;
+  std::map<std::string, OpenCall> open;
+  auto open_call = [&](const std::string& id) {
+    if (open.count(id) == 0) open.emplace(id, open_call_facts(id));
   };
-  std::vector<BoundaryFact> out;
-  for (const LaterBoundary& b : later) {
-    BoundaryFact fact = b.fact;
-    // Another run's change counts as it was made: what this run saw of it afterwards
-    // says nothing of whether a rollback would undo it.
-    if (fact.changed_files && fact.run.empty()) {
-      fact.changed_files = false;
-      for (const auto& [name, tree] : b.trees) {
-        auto previous = b.previous_trees.find(name);
-        if (previous != b.previous_trees.end() && previous->second == tree) continue;
-        const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
-        bool host = entry != nullptr && entry->host != nullptr && pre_trees.count(name) != 0 &&
-                    newest.count(name) != 0 && previous != b.previous_trees.end();
-        if (!host || still_differs(*entry->host, name, previous->second, tree)) {
-          fact.changed_files = true;
-          break;
-        }
+  open_call(failed_id);
+  for (const std::string& id : ended_later) {
+    if (begun_later.count(id) == 0) open_call(id);
+  }
+  for (const std::string& id : log_.open_calls()) {
+    if (begun_later.count(id) == 0) open_call(id);
+  }
+  auto open_now = [&] {
+    std::vector<OpenCall> calls;
+    for (const auto& [id, call] : open) calls.push_back(call);
+    return calls;
+  };
+
+  // What changed from one tree of each resource to another: paths for a host
+  // workspace, the whole resource ("") for one that cannot say.
+  auto changed = [&](const std::map<std::string, std::string>& from,
+                     const std::map<std::string, std::string>& to) {
+    std::map<std::string, std::set<std::string>> paths;
+    for (const auto& [name, tree] : to) {
+      auto before = from.find(name);
+      if (before == from.end() || before->second == tree) continue;
+      const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
+      if (entry == nullptr || entry->host == nullptr) {
+        paths[name].insert("");
+        continue;
+      }
+      for (const fsnap::TreeChange& c : entry->host->repo().diff_trees(before->second, tree)) {
+        paths[name].insert(c.path);
       }
     }
-    out.push_back(std::move(fact));
+    return paths;
+  };
+
+  const std::map<std::string, std::string> pre_trees = pre.snapshot.file_trees();
+  std::map<std::string, std::string> newest = pre_trees;  // of this run
+  for (const LaterBoundary& b : later) {
+    ChangeWindow window;
+    window.seen_at = b.fact;
+    if (b.fact.changed_files) window.changed = changed(b.previous_trees, b.trees);
+    if (b.fact.run.empty()) {
+      window.open = open_now();
+      newest = b.trees;
+      if (b.fact.phase == fsnap::Phase::kPreTool) open_call(b.fact.call_id);
+      if (ends_call(b.fact)) open.erase(b.fact.call_id);
+    }
+    out.windows.push_back(std::move(window));
   }
+
+  // From the newest boundary to now: what the workspace is now (a capture, recorded by
+  // no checkpoint). A resource that cannot be compared counts as changed.
+  std::map<std::string, std::string> now;
+  for (const auto& [name, tree] : newest) {
+    const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
+    now[name] = entry != nullptr && entry->host != nullptr ? entry->host->capture_tree() : "";
+  }
+  ChangeWindow last;
+  last.seen_at.phase = fsnap::Phase::kPostTool;
+  last.seen_at.call_id = failed_id;
+  last.seen_at.tool_name = pre.snapshot.metadata.tool_name;
+  last.seen_at.changed_files = true;
+  last.changed = changed(newest, now);
+  last.open = open_now();
+  out.windows.push_back(std::move(last));
+  out.differing = changed(pre_trees, now);
+
+  SessionSnapshot state_now = state_.session().snapshot(kStatePolicies);
+  SessionSnapshot state_then = pre.snapshot.session;
+  for (auto it = state_then.slices.begin(); it != state_then.slices.end();) {
+    auto policy = state_then.policies.find(it->first);
+    bool state = policy != state_then.policies.end() && policy->second == SlicePolicy::kState;
+    it = state ? std::next(it) : state_then.slices.erase(it);
+  }
+  state_then.covered = state_now.covered;
+  out.state_changed = !SessionSnapshot::diff(state_then, state_now).empty();
   return out;
 }
 
@@ -122,7 +189,8 @@ void ToolTransactions::log_invocation(const Boundary& pre, bool success, const s
 
 Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                                     const std::string& summary, std::int64_t elapsed_ms,
-                                    const std::string& tag, bool move_tag) {
+                                    const std::string& tag, bool move_tag,
+                                    std::optional<RollbackRecord> rollback) {
   const SnapshotMetadata& pm = pre.snapshot.metadata;
   SnapshotMetadata meta;
   meta.tag = tag;
@@ -131,6 +199,7 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
   meta.tool_name = pm.tool_name;
   meta.phase = phase;
   meta.outcome = CallOutcome{pre.record.input_summary, success, summary, elapsed_ms};
+  meta.rollback = std::move(rollback);
   Boundary end = record(meta);
   // Then the pre-tool record learns the outcome too. It is written after the boundary
   // that ends the call, so no record says a call ended that the run does not show
@@ -214,7 +283,9 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
     containment_nodes_[call.id] = admission.node_id;
   }
   meta.phase = fsnap::Phase::kPreTool;
-  meta.separate_outside_changes = options.separate_outside_changes;
+  meta.paths = call.paths;
+  meta.parent_call_id = call.parent;
+  meta.separate_outside_changes = options.separate_outside_changes && !log_.has_open_call();
   StepResult out{record(std::move(meta)), std::nullopt};
   out.decision = admission.decision;
   out.safety_event = admission.event;
@@ -287,29 +358,51 @@ StepResult ToolTransactions::succeed(const std::string& call_id, const std::stri
 }
 
 FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error,
-                                     double cost_usd) {
+                                     double cost_usd, const FailureDetails& details) {
   std::unique_ptr<StepHold> step = log_.begin_step(state_);
   Boundary pre = open_call(call_id);
   complete_containment(pre, false, cost_usd, error);
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
+  const std::string& tool = pre.snapshot.metadata.tool_name;
   FailureResult out;
-  out.decision = policy_.decide(pre.snapshot.metadata.tool_name, call_id, facts_since(pre));
-  std::optional<fsnap::RestoreReport> report;
-  if (out.decision.kind == RollbackDecision::Kind::kRollBack) {
-    StateRestore restored = state_.restore(pre.snapshot, {run_, "before rolling back " + call_id});
-    if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
-    out.result_summary = error;
-  } else {
-    out.result_summary = out.decision.reason + ": " + error;
+  FailedCall failed{tool, details.command, details.exit_code};
+  std::optional<ChangesSince> changes;
+  if (!policy_.keeps(failed)) changes = changes_since(pre);
+  out.decision = changes ? policy_.decide(failed, call_id, changes->windows, changes->differing)
+                         : policy_.decide(failed, call_id, {}, {});
+  using Kind = RollbackDecision::Kind;
+  // What is put back: everything when the call's changes are all its own; else only its
+  // own paths, and no STATE slice (another call's may have changed it); when it changed
+  // no file, its STATE slices if they changed.
+  std::optional<RestoreRequest> request;
+  if (out.decision.kind == Kind::kRollBack) {
+    request = RestoreRequest{run_, "before rolling back " + call_id};
+    if (!out.decision.complete()) {
+      request->only = out.decision.restore;
+      request->session = false;
+    }
+  } else if (out.decision.kind == Kind::kUnchanged && changes && changes->state_changed) {
+    request = RestoreRequest{run_, "before rolling back " + call_id};
+    request->only.emplace();  // no file
   }
+  std::optional<fsnap::RestoreReport> report;
+  if (request) {
+    StateRestore restored = state_.restore(pre.snapshot, *request);
+    if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
+  }
+  out.result_summary = out.decision.reason.empty() ? error : out.decision.reason + ": " + error;
   log_invocation(pre, false, out.result_summary, elapsed);
-  fsnap::Phase phase = out.decision.kind == RollbackDecision::Kind::kRollBack
-                           ? fsnap::Phase::kCheckpoint
-                           : fsnap::Phase::kPostTool;
-  out.step =
-      StepResult{end_call(pre, phase, false, out.result_summary, elapsed, ""), std::move(report)};
+  fsnap::Phase phase =
+      out.decision.kind == Kind::kRollBack ? fsnap::Phase::kCheckpoint : fsnap::Phase::kPostTool;
+  RollbackRecord rollback{std::string(to_string(out.decision.kind)), out.decision.reason, {}};
+  for (const KeptPath& kept : out.decision.kept) {
+    rollback.kept.emplace_back(kept.path.empty() ? kept.resource : kept.path, kept.why);
+  }
+  out.step = StepResult{
+      end_call(pre, phase, false, out.result_summary, elapsed, "", false, std::move(rollback)),
+      std::move(report)};
   step.reset();
-  publish(call_id, pre.snapshot.metadata.tool_name, "failed", out.result_summary, std::nullopt);
+  publish(call_id, tool, "failed", out.result_summary, std::nullopt);
   return out;
 }
 

@@ -144,16 +144,21 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
       if (runner.last_decision()) decisions.push_back(runner.last_decision()->kind);
     }
   }
+  // The failed outer call is rolled back whole, with what its nested call changed.
   EXPECT_EQ(decisions, (std::vector<RollbackDecision::Kind>{RollbackDecision::Kind::kRollBack,
                                                             RollbackDecision::Kind::kKeep,
-                                                            RollbackDecision::Kind::kRefuse}));
+                                                            RollbackDecision::Kind::kRollBack}));
 
   // Through the CLI, with the tools as external processes.
   Side b;
   b.seed_session(plan);
-  auto pre = [&](const std::string& id, const std::string& tool, const std::string& input) {
-    shadowbox(b, {"snapshot", "--phase", "pre_tool", "--tool-call-id", id, "--tool-name", tool,
-                  "--input", input});
+  auto pre = [&](const std::string& id, const std::string& tool, const std::string& input,
+                 const std::string& parent = "") {
+    std::vector<std::string> args = {"snapshot", "--phase",     "pre_tool", "--tool-call-id",
+                                     id,         "--tool-name", tool,       "--input",
+                                     input};
+    if (!parent.empty()) args.insert(args.end(), {"--parent-call-id", parent});
+    shadowbox(b, args);
   };
   pre("call_1", "Write", kWriteParams);
   ASSERT_EQ(external_tool(b, "printf hello > out.txt"), 0);
@@ -168,34 +173,35 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
   testing_support::CommandResult kept = shadowbox(b, {"rollback", "call_3", "--result", "exit 2"});
   EXPECT_NE(kept.err.find("not rolled back by configuration"), std::string::npos) << kept.err;
   pre("call_4", "Task", kOuterParams);
-  pre("call_5", "Nested", kNestedParams);
+  pre("call_5", "Nested", kNestedParams, "call_4");
   ASSERT_EQ(external_tool(b, "echo nested > nested.txt"), 0);
   shadowbox(b, {"snapshot", "--phase", "post_tool", "--tool-call-id", "call_5", "--result",
                 "wrote nested.txt"});
   ASSERT_EQ(external_tool(b, "echo x > outer.txt"), 0);
   Poco::JSON::Parser parser;
-  auto refused =
+  auto outer =
       parser.parse(shadowbox(b, {"--json", "rollback", "call_4", "--result", "exit 4"}).out)
           .extract<Poco::JSON::Object::Ptr>();
-  EXPECT_EQ(refused->getValue<std::string>("outcome"), "refused");
-  EXPECT_EQ(refused->getArray("refused_by")->getObject(0)->getValue<std::string>("tool_call_id"),
-            "call_5");
+  EXPECT_EQ(outer->getValue<std::string>("outcome"), "rolled_back");
+  EXPECT_EQ(outer->getArray("kept")->size(), 0u);
 
-  // Identical files: call_2 rolled back; call_3's and call_4's changes kept.
+  // Identical files: call_2 and call_4 (with its nested call_5) rolled back; call_3's
+  // changes kept.
   EXPECT_EQ(testing_support::describe_difference(testing_support::take_manifest(a.ws),
                                                  testing_support::take_manifest(b.ws)),
             "");
   EXPECT_EQ(testing_support::read_file(b.ws / "file.txt"), "original\n");
   EXPECT_FALSE(fs::exists(b.ws / "junk.txt"));
   EXPECT_TRUE(fs::exists(b.ws / "lint.log"));
-  EXPECT_TRUE(fs::exists(b.ws / "nested.txt"));
-  EXPECT_TRUE(fs::exists(b.ws / "outer.txt"));
+  EXPECT_FALSE(fs::exists(b.ws / "nested.txt"));
+  EXPECT_FALSE(fs::exists(b.ws / "outer.txt"));
   // ...and identical ledger records, session (STATE and LOG slices) included.
   std::vector<std::string> ledger_a = describe_ledger(a);
   std::vector<std::string> ledger_b = describe_ledger(b);
   // start, pre/post call_1, pre/safety/checkpoint call_2 (the safety checkpoint before the
-  // rollback has its record too), pre/post call_3, pre call_4, pre/post call_5, post call_4
-  ASSERT_EQ(ledger_a.size(), 12u);
+  // rollback has its record too), pre/post call_3, pre call_4, pre/post call_5,
+  // safety/checkpoint call_4
+  ASSERT_EQ(ledger_a.size(), 13u);
   ASSERT_EQ(ledger_b.size(), ledger_a.size());
   for (std::size_t i = 0; i < ledger_a.size(); ++i) {
     EXPECT_EQ(ledger_a[i], ledger_b.at(i)) << "record " << i;
@@ -205,10 +211,8 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
       << ledger_b[5];
   EXPECT_NE(ledger_b[7].find("result=not rolled back by configuration: exit 2"), std::string::npos)
       << ledger_b[7];
-  EXPECT_NE(ledger_b[11].find("result=rollback refused: since this call started, files were "
-                              "changed by Nested call_5"),
-            std::string::npos)
-      << ledger_b[11];
+  EXPECT_NE(ledger_b[12].find("checkpoint call_4 Task"), std::string::npos) << ledger_b[12];
+  EXPECT_NE(ledger_b[12].find("result=exit 4"), std::string::npos) << ledger_b[12];
 
   // `show --json` exposes the record with its session.
   auto shown = parser.parse(shadowbox(b, {"--json", "show", "post:call_1"}).out)

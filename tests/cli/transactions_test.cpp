@@ -268,28 +268,61 @@ TEST_F(TransactionsTest, AStepWhoseRunCannotMoveLeavesTheCallOpen) {
   EXPECT_TRUE(ledger().read(repo().resolve("pre:call_1"))->success.value_or(false));
 }
 
-TEST_F(TransactionsTest, ARollbackIsRefusedWhenItWouldUndoSomeoneElsesChanges) {
+TEST_F(TransactionsTest, ChangesSeenWhileACallIsOpenAreItsOwn) {
+  // The sequence of issue 32: an edit while A runs, recorded when B (a Read) begins.
+  // It was taken for an edit of no call, and the rollback of A refused.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "A", "--tool-name", "Bash"});
+  write_file(ws_ / "a.txt", "A's change\n");
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "B", "--tool-name", "Read"});
+  EXPECT_EQ(repo().log("default", 2)[1].meta.phase, fsnap::Phase::kPreTool)
+      << "no checkpoint of no call between A's and B's pre-tool ones";
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "B"});
+  CommandResult r = shadowbox({"rollback", "A", "--result", "exit 1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rolled back tool call A"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "a\n") << r.out;
+
+  // A snapshot someone takes while a call runs records the call's changes too.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "C", "--tool-name", "Bash"});
+  write_file(ws_ / "c.txt", "C's\n");
+  ok({"snapshot", "--tag", "while-c-ran"});
+  ok({"rollback", "C", "--result", "exit 1"});
+  EXPECT_FALSE(fs::exists(ws_ / "c.txt"));
+}
+
+TEST_F(TransactionsTest, WhatARestoreOrAnotherCallMayHaveChangedIsKeptByName) {
   Poco::JSON::Parser parser;
   auto rollback = [&](const std::string& call) {
     return parser.parse(ok({"--json", "rollback", call, "--result", "exit 1"}))
         .extract<Poco::JSON::Object::Ptr>();
   };
-  // A person's snapshot of their own work, taken while the call ran.
+  write_file(ws_ / "old.txt", "old\n");
+  ok({"snapshot", "--tag", "with-old"});
+  fs::remove(ws_ / "old.txt");
+  // A restore while the call runs is someone else's doing: what it brought back stays.
   ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--tool-name", "Bash"});
-  write_file(ws_ / "user.txt", "mine\n");
-  ok({"snapshot", "--tag", "mywork"});
-  EXPECT_EQ(rollback("c1")->getValue<std::string>("outcome"), "refused");
-  EXPECT_EQ(testing_support::read_file(ws_ / "user.txt"), "mine\n");
-  // An edit made while one call ran, recorded when the next one began.
+  ok({"restore", "with-old"});
+  Poco::JSON::Object::Ptr refused = rollback("c1");
+  EXPECT_EQ(refused->getValue<std::string>("outcome"), "refused");
+  ASSERT_EQ(refused->getArray("kept")->size(), 1u);
+  EXPECT_EQ(refused->getArray("kept")->getObject(0)->getValue<std::string>("path"), "old.txt");
+  EXPECT_TRUE(fs::exists(ws_ / "old.txt"));
+
+  // Beside another shell call: what changed while both ran is kept, named; what changed
+  // while the failed call ran alone is put back.
   ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c2", "--tool-name", "Bash"});
-  write_file(ws_ / "user2.txt", "mine too\n");
-  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c3", "--tool-name", "Read"});
-  EXPECT_EQ(repo().log("default", 2)[1].meta.phase, fsnap::Phase::kCheckpoint)
-      << "the edit is a checkpoint of its own, attributed to no call";
+  write_file(ws_ / "mine.txt", "c2's\n");
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c3", "--tool-name", "Bash"});
+  write_file(ws_ / "either.txt", "c2's or c3's\n");
   ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c3"});
-  EXPECT_EQ(rollback("c2")->getValue<std::string>("outcome"), "refused");
-  EXPECT_TRUE(fs::exists(ws_ / "user2.txt"));
-  // A later change that is gone again (restored away) leaves nothing to refuse for.
+  CommandResult r = shadowbox({"rollback", "c2", "--result", "exit 1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(ws_ / "mine.txt"));
+  EXPECT_TRUE(fs::exists(ws_ / "either.txt"));
+  EXPECT_NE(r.out.find("kept either.txt: changed while Bash c3 ran too"), std::string::npos)
+      << r.out;
+
+  // A later change that is gone again (restored away) leaves nothing to keep.
   ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c4", "--tool-name", "Bash"});
   std::string pre_c4 = repo().resolve("pre:c4").id;
   write_file(ws_ / "user3.txt", "x\n");
@@ -298,6 +331,18 @@ TEST_F(TransactionsTest, ARollbackIsRefusedWhenItWouldUndoSomeoneElsesChanges) {
   write_file(ws_ / "junk.txt", "junk\n");
   EXPECT_EQ(rollback("c4")->getValue<std::string>("outcome"), "rolled_back");
   EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
+}
+
+TEST_F(TransactionsTest, AFailedCallThatChangedNothingCostsNoCheckpoint) {
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--tool-name", "Bash"});
+  std::size_t before = repo().log("default", 0).size();
+  CommandResult r = shadowbox({"rollback", "c1", "--result", "cat: /nonexistent: No such file"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("changed no file"), std::string::npos) << r.out;
+  std::vector<fsnap::Checkpoint> after = repo().log("default", 0);
+  ASSERT_EQ(after.size(), before + 1) << "one boundary ends the call; no safety checkpoint";
+  EXPECT_EQ(after[0].meta.phase, fsnap::Phase::kPostTool);
+  EXPECT_EQ(after[0].meta.tool_call_id, "c1");
 }
 
 TEST_F(TransactionsTest, AfterGcRollbacksStillSeeLaterCalls) {

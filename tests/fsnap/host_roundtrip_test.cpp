@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <set>
 
 #include "host_fixture.hpp"
 
@@ -261,6 +262,30 @@ TEST_F(RoundTripTest, RestoreDoesNotFollowSymlinkedDirectories) {
   fs.restore_checkpoint(cp, {});
   EXPECT_WORKSPACE(before);
   EXPECT_TRUE(fs::is_empty(outside.path())) << "restore wrote outside the workspace";
+}
+
+// ---- Restoring some paths only ----------------------------------------------------
+
+TEST_F(RoundTripTest, OnlyTheNamedPathsAreRestored) {
+  write("keep.txt", "before");
+  write("undo.txt", "before");
+  fsnap::HostFilesystem fs = open();
+  fsnap::Checkpoint cp = fs.checkpoint({});
+  write("keep.txt", "after");
+  write("undo.txt", "after");
+  write("d/mine", "new");
+  write("d/theirs", "new");
+
+  fsnap::RestoreOptions options;
+  options.only = std::set<std::string>{"undo.txt", "d", "d/mine"};
+  fsnap::RestoreReport report = fs.restore_checkpoint(cp, options);
+  EXPECT_EQ(testing_support::read_file(ws_ / "undo.txt"), "before");
+  EXPECT_EQ(testing_support::read_file(ws_ / "keep.txt"), "after");
+  EXPECT_FALSE(fs::exists(ws_ / "d/mine"));
+  EXPECT_EQ(testing_support::read_file(ws_ / "d/theirs"), "new")
+      << "d is not removed while a path below it is not restored";
+  ASSERT_TRUE(report.safety.has_value());
+  EXPECT_EQ(report.changes.size(), 2u);
 }
 
 // ---- Randomized ---------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,9 @@ struct RestoreOptions {
   bool dry_run = false;  // report the changes, touch nothing, take no safety checkpoint
   std::string run = std::string(kDefaultRun);  // run that receives the safety checkpoint
   NotesFor safety_notes;  // notes recorded with the safety checkpoint (its ledger record)
+  // Only these paths (and nothing else) are made the target's; nullopt for all. A
+  // directory is removed or replaced only when every change below it is among them.
+  std::optional<std::set<std::string>> only;
 };
 
 // What restore_checkpoint did (or, in a dry run, would do).

@@ -67,6 +67,9 @@ class BoundaryLog {
   }
   // The calls with a pre-tool boundary and none that ends them, oldest first.
   virtual std::vector<std::string> open_calls() const = 0;
+  // Whether some call is open (a log that keeps many may look only among the newest
+  // boundaries): cheap enough to ask before every call.
+  virtual bool has_open_call() const { return !open_calls().empty(); }
   // The boundaries recorded after pre, oldest first (safety checkpoints left out: they
   // record a state, they do not change it).
   virtual std::vector<LaterBoundary> since(const Boundary& pre) const = 0;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ struct SnapshotMetadata {
   // Containment's answer to the call, and the limit that tripped (see LedgerRecord).
   std::string decision;
   std::optional<policy::SafetyEvent> safety_event;
+  // A pre-tool boundary: the paths the call's tool names (see LedgerRecord::paths).
+  std::optional<std::vector<std::string>> paths;
+  std::string parent_call_id;  // a pre-tool boundary: the call it runs inside of
+  // The boundary that ends a failed call: what became of its files.
+  std::optional<RollbackRecord> rollback;
   // Host filesystems: files changed since the run's newest checkpoint are first
   // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
   bool separate_outside_changes = false;
@@ -91,6 +97,12 @@ struct RestoreRequest {
   std::string run;
   // Said in the ledger record of each safety checkpoint.
   std::string summary;
+  // Part of the snapshot only (a rollback that keeps what others changed): by resource
+  // name, the paths of a host filesystem to put back ("" alone: the whole resource);
+  // resources not named are left as they are. nullopt: everything.
+  std::optional<std::map<std::string, std::set<std::string>>> only;
+  // Whether the session's STATE slices are put back too.
+  bool session = true;
 };
 
 // What a restore did to each host filesystem, by resource name.

@@ -96,6 +96,8 @@ class LedgerBoundaryLog : public BoundaryLog {
   std::optional<Boundary> recent_pre_tool(const std::string& call_id,
                                           std::size_t newest) const override;
   std::vector<std::string> open_calls() const override;
+  // Looks among the newest 256 boundaries: a call open longer than that is not seen.
+  bool has_open_call() const override;
   // The open calls begun among the run's newest boundaries (all of them for 0), oldest
   // first: what open_calls says, without reading the whole chain of a long run.
   std::vector<std::string> recent_open_calls(std::size_t newest) const;

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/shadow_repo.hpp"
@@ -27,6 +29,15 @@ struct CallOutcome {
   std::string result_summary;
   std::optional<std::int64_t> elapsed_ms;
   friend bool operator==(const CallOutcome&, const CallOutcome&) = default;
+};
+
+// What became of a failed call's files, as the boundary that ends the call records it.
+struct RollbackRecord {
+  std::string outcome;  // "rolled_back", "refused", "kept", "unchanged" (RollbackDecision)
+  std::string reason;   // why, when not simply rolled back
+  // Changed paths left as they are, each with why ("" path: a whole resource).
+  std::vector<std::pair<std::string, std::string>> kept;
+  friend bool operator==(const RollbackRecord&, const RollbackRecord&) = default;
 };
 
 // The ledger record of one checkpoint.
@@ -45,6 +56,13 @@ struct LedgerRecord {
   // containment), and the limit that tripped, if one did.
   std::string decision;
   std::optional<policy::SafetyEvent> safety_event;
+  // A pre-tool record of a call whose tool names the paths it changes: those paths
+  // (relative to the workspace).
+  std::optional<std::vector<std::string>> paths;
+  // A pre-tool record of a nested call: the call it runs inside of.
+  std::string parent_call_id;
+  // The boundary that ends a failed call: what became of its files.
+  std::optional<RollbackRecord> rollback;
   // The session at this checkpoint: its session tree with the stamp the tree leaves out
   // (SessionTrees), or (a record of format v1) SessionSnapshot::to_json() inline.
   // Ledger::session reads either.

@@ -13,6 +13,7 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -60,6 +61,8 @@ struct CaptureRequest {
 struct RestoreContext {
   std::string run;               // the run that receives the safety checkpoint
   fsnap::NotesFor safety_notes;  // recorded with it
+  // A host filesystem: only these paths are put back (fsnap::RestoreOptions::only).
+  std::optional<std::set<std::string>> only_paths;
 };
 
 namespace detail {

@@ -118,6 +118,7 @@ class ToolRunner {
   ToolTransactions transactions_;
   std::optional<RollbackDecision> last_decision_;
   std::function<void(const ToolInvoked&)> publish_;
+  std::vector<std::string> running_;  // the calls running, outermost first
 };
 
 }  // namespace sandbox

@@ -36,7 +36,9 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "fsnap/host_filesystem.hpp"
 #include "policy/execution_context.hpp"
@@ -52,6 +54,21 @@ struct ToolCall {
   std::string id;
   std::string name;
   std::string params;  // JSON text (or a summary of it)
+  // The workspace paths (relative to its root) the call can change, when its tool names
+  // them (an edit of one file); nullopt when it may change anything (a shell command).
+  // A rollback of another call leaves what this one can have changed alone, and a
+  // rollback of this one puts back only these paths.
+  std::optional<std::vector<std::string>> paths;
+  // The call this one runs inside of ("" for none): what a nested call changes is its
+  // outer call's too, so a failed outer call puts it back with its own changes.
+  std::string parent;
+};
+
+// What an agent says of a failed call beyond its error, for the rules that keep
+// failures (RollbackPolicy::keeps).
+struct FailureDetails {
+  std::string command;           // a shell tool's command line
+  std::optional<int> exit_code;  // when the agent reports one
 };
 
 // What a step did.
@@ -79,7 +96,8 @@ struct BeginOptions {
   double cost_estimate_usd = 0;  // containment: a call that would cross the ceiling is denied
   // Record files changed since the run's newest boundary (by a person, a background
   // process) as a boundary of their own first, attributed to no tool — so that they are
-  // not taken for the call's, and a rollback of another call does not undo them.
+  // not taken for the call's, and a rollback of another call does not undo them. Only
+  // while no other call is open: changes seen then are the open calls'.
   bool separate_outside_changes = true;
   // Called inside the step, with the run's state current, before containment admits the
   // call: where costs learned since the last boundary (the agent's model requests) are
@@ -108,8 +126,12 @@ class ToolTransactions {
   // no pre-tool boundary, kConflict if it ended already.
   StepResult succeed(const std::string& call_id, const std::string& result_summary,
                      const std::string& tag = "", double cost_usd = 0, bool move_tag = false);
-  // The call failed (errors as succeed).
-  FailureResult fail(const std::string& call_id, const std::string& error, double cost_usd = 0);
+  // The call failed (errors as succeed). What becomes of its files is
+  // RollbackPolicy::decide's: the paths only it can have changed are put back (with the
+  // STATE slices when that is everything it changed), the rest kept and named in the
+  // record; nothing is done when it changed nothing.
+  FailureResult fail(const std::string& call_id, const std::string& error, double cost_usd = 0,
+                     const FailureDetails& details = {});
   // Puts files and STATE slices back to before the open call, logs nothing, records the
   // result as a boundary of no call, and forgets the call (errors as succeed).
   StepResult discard(const std::string& call_id);
@@ -145,11 +167,16 @@ class ToolTransactions {
                const std::string& summary, const std::optional<policy::SafetyEvent>& safety);
   // The open call call_id (under a step): its pre-tool boundary.
   Boundary open_call(const std::string& call_id) const;
-  // What the rollback decision needs about the boundaries after pre: a boundary that
-  // changed files counts only while its changes are still there (for a host workspace,
-  // some path it changed still differs from pre; an in-memory filesystem cannot say
-  // which paths changed, so there any change counts).
-  std::vector<BoundaryFact> facts_since(const Boundary& pre) const;
+  // What changed since pre, window by window between boundaries up to now, with the
+  // calls open in each (what RollbackPolicy::decide needs), and what differs now.
+  struct ChangesSince {
+    std::vector<ChangeWindow> windows;
+    std::map<std::string, std::set<std::string>> differing;  // by resource name
+    bool state_changed = false;                              // a STATE slice differs from pre's
+  };
+  ChangesSince changes_since(const Boundary& pre);
+  // The call call_id as the rollback decision sees it while open.
+  OpenCall open_call_facts(const std::string& call_id) const;
   // Logs the call in the session's ToolInvoked slice (best effort, as telemetry).
   void log_invocation(const Boundary& pre, bool success, const std::string& summary,
                       std::int64_t elapsed_ms);
@@ -158,7 +185,7 @@ class ToolTransactions {
   // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint).
   Boundary end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                     const std::string& summary, std::int64_t elapsed_ms, const std::string& tag,
-                    bool move_tag = false);
+                    bool move_tag = false, std::optional<RollbackRecord> rollback = std::nullopt);
   // Tells containment how the call ended and keeps its count in the session.
   void complete_containment(const Boundary& pre, bool success, double cost_usd,
                             const std::string& error);
