@@ -7,6 +7,7 @@
 #include "hooks/boundary_effects.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/event_json.hpp"
+#include "hooks/tool_call_facts.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/redaction.hpp"
@@ -115,8 +116,10 @@ HookVerdict on_failure(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
                        const std::string& input) {
   std::string error =
       sandbox::redacted_value_summary(event.error, options.secrets, kResultSummaryLimit);
-  sandbox::FailureResult failure = end_call(
-      event, run, input, [&](const std::string& id) { return run.transactions().fail(id, error); });
+  sandbox::FailureDetails details = failure_details(event);
+  sandbox::FailureResult failure = end_call(event, run, input, [&](const std::string& id) {
+    return run.transactions().fail(id, error, 0, details);
+  });
   return perform_boundary_effects(failure_effects(event, failure), run);
 }
 
@@ -187,12 +190,12 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
   };
   try {
     if (name == "PreToolUse") {
-      sandbox::StepResult step =
-          tx.begin({event.tool_use_id, event.tool_name, input()},
-                   {.separate_outside_changes = true, .before_admission = [&] {
-                      meter_spend(event, run, options);
-                      note_session_activity(event, run, options, /*ended=*/false);
-                    }});
+      sandbox::StepResult step = tx.begin(
+          {event.tool_use_id, event.tool_name, input(), named_paths(event, run.workspace().root())},
+          {.separate_outside_changes = true, .before_admission = [&] {
+             meter_spend(event, run, options);
+             note_session_activity(event, run, options, /*ended=*/false);
+           }});
       if (step.decision == policy::Decision::kHalt && step.safety_event) {
         return on_denied(event, *step.safety_event, run);
       }

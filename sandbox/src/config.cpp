@@ -74,6 +74,35 @@ std::uint64_t as_count(const std::string& origin, const YAML::Node& node, const 
   return std::stoull(text);
 }
 
+// hooks.keep_failures: a list of {tool, command, exit_codes}, each with one at least.
+void parse_keep_failures(const std::string& origin, const YAML::Node& rules, Config& config) {
+  const std::string key = "hooks.keep_failures";
+  if (!rules.IsSequence()) fail(origin, rules, key, "expected a list");
+  for (const YAML::Node& r : rules) {
+    if (!r.IsMap()) fail(origin, r, key, "expected a mapping with tool, command or exit_codes");
+    check_keys(origin, r, key + "[].", {"tool", "command", "exit_codes"});
+    KeepRule rule;
+    if (YAML::Node tool = r["tool"]; tool) rule.tool = scalar(origin, tool, key + "[].tool");
+    if (YAML::Node command = r["command"]; command) {
+      rule.command = scalar(origin, command, key + "[].command");
+    }
+    if (YAML::Node codes = r["exit_codes"]; codes) {
+      if (!codes.IsSequence()) fail(origin, codes, key + "[].exit_codes", "expected a list");
+      for (const YAML::Node& c : codes) {
+        std::uint64_t code = as_count(origin, c, key + "[].exit_codes");
+        if (code > 255) fail(origin, c, key + "[].exit_codes", "an exit status is 0 to 255");
+        rule.exit_codes.push_back(static_cast<int>(code));
+      }
+    }
+    if (rule.tool.empty() && rule.command.empty() && rule.exit_codes.empty()) {
+      fail(origin, r, key,
+           "a rule names a tool, a command or exit codes (else it keeps every failure: use "
+           "rollback_on_failure: false)");
+    }
+    config.hooks.keep_failures.push_back(std::move(rule));
+  }
+}
+
 // A name that can be part of a Redis key and of a git ref: letters, digits, '.', '_'
 // and '-', not starting with '.' or '-', at most 64 bytes.
 std::string as_name(const std::string& origin, const YAML::Node& node, const std::string& key) {
@@ -560,7 +589,8 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   if (YAML::Node run = root["run"]; run && !run.IsNull()) parse_run(origin, run, config);
   if (YAML::Node hooks = root["hooks"]; hooks && !hooks.IsNull()) {
     if (!hooks.IsMap()) fail(origin, hooks, "hooks", "expected a mapping");
-    check_keys(origin, hooks, "hooks.", {"rollback_on_failure", "keep_failed_tools", "transport"});
+    check_keys(origin, hooks, "hooks.",
+               {"rollback_on_failure", "keep_failed_tools", "keep_failures", "transport"});
     if (YAML::Node transport = hooks["transport"]; transport) {
       config.hooks.transport = scalar(origin, transport, "hooks.transport");
       if (config.hooks.transport != "http" && config.hooks.transport != "command") {
@@ -575,6 +605,9 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
       for (const YAML::Node& t : tools) {
         config.hooks.keep_failed_tools.push_back(scalar(origin, t, "hooks.keep_failed_tools"));
       }
+    }
+    if (YAML::Node rules = hooks["keep_failures"]; rules && !rules.IsNull()) {
+      parse_keep_failures(origin, rules, config);
     }
   }
   if (YAML::Node session = root["session"]; session && !session.IsNull()) {

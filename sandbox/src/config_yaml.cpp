@@ -124,6 +124,19 @@ std::string Config::to_yaml() const {
   out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "rollback_on_failure" << YAML::Value << hooks.rollback_on_failure;
   list(out, "keep_failed_tools", hooks.keep_failed_tools);
+  out << YAML::Key << "keep_failures" << YAML::Value << YAML::BeginSeq;
+  for (const KeepRule& rule : hooks.keep_failures) {
+    out << YAML::BeginMap;
+    if (!rule.tool.empty()) out << YAML::Key << "tool" << YAML::Value << rule.tool;
+    if (!rule.command.empty()) {
+      out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << rule.command;
+    }
+    if (!rule.exit_codes.empty()) {
+      out << YAML::Key << "exit_codes" << YAML::Value << YAML::Flow << rule.exit_codes;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
   out << YAML::Key << "transport" << YAML::Value << hooks.transport;
   out << YAML::EndMap;
 

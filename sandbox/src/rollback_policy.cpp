@@ -22,12 +22,12 @@ std::string_view to_string(RollbackDecision::Kind kind) {
 
 namespace {
 
-// Whether path is one of paths, or a directory above one of them (made or removed with
-// it).
-bool covers(const std::set<std::string>& paths, const std::string& path) {
+// Whether path is one of paths, or — when it is a directory — above one of them (made
+// for it).
+bool covers(const std::set<std::string>& paths, const std::string& path, bool directory) {
   auto it = paths.lower_bound(path);
   return it != paths.end() && it->compare(0, path.size(), path) == 0 &&
-         (it->size() == path.size() || (*it)[path.size()] == '/');
+         (it->size() == path.size() || (directory && (*it)[path.size()] == '/'));
 }
 
 // Whether path lies below dir.
@@ -56,6 +56,8 @@ std::string describe(const BoundaryFact& fact) {
 // when only the failed call can have, else a few words naming them.
 std::string others_who_can_have_changed(const ChangeWindow& window, const std::string& call_id,
                                         const std::string& resource, const std::string& path) {
+  auto dirs = window.directories.find(resource);
+  bool directory = dirs != window.directories.end() && dirs->second.count(path) != 0;
   const BoundaryFact& fact = window.seen_at;
   // Another run's work, a restore, an edit between calls: nobody's call of this run.
   bool own_run_call = fact.run.empty() && !window.open.empty() &&
@@ -78,14 +80,13 @@ std::string others_who_can_have_changed(const ChangeWindow& window, const std::s
   for (const OpenCall& call : window.open) {
     // A call's named paths are workspace paths: a resource that cannot say which of its
     // paths changed ("") can be changed by any call.
-    if (call.paths && !path.empty() && !covers(*call.paths, path)) continue;
+    if (call.paths && !path.empty() && !covers(*call.paths, path, directory)) continue;
     if (call.id == call_id || inside_failed(call)) {
       failed_call_can = true;
     } else {
       others += (others.empty() ? "" : ", ") + call.tool_name + " " + call.id;
     }
   }
-  (void)resource;
   if (!others.empty()) return "changed while " + others + " ran too";
   if (!failed_call_can) return "changed outside any tool call";
   return "";

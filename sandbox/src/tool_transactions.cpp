@@ -106,10 +106,13 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   };
 
   // What changed from one tree of each resource to another: paths for a host
-  // workspace, the whole resource ("") for one that cannot say.
+  // workspace, the whole resource ("") for one that cannot say; and which of them are
+  // directories in to.
+  using PathSets = std::map<std::string, std::set<std::string>>;
   auto changed = [&](const std::map<std::string, std::string>& from,
-                     const std::map<std::string, std::string>& to) {
-    std::map<std::string, std::set<std::string>> paths;
+                     const std::map<std::string, std::string>& to,
+                     PathSets* directories = nullptr) {
+    PathSets paths;
     for (const auto& [name, tree] : to) {
       auto before = from.find(name);
       if (before == from.end() || before->second == tree) continue;
@@ -120,6 +123,9 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
       }
       for (const fsnap::TreeChange& c : entry->host->repo().diff_trees(before->second, tree)) {
         paths[name].insert(c.path);
+        if (directories && c.after && c.after->type == fsnap::EntryType::kDirectory) {
+          (*directories)[name].insert(c.path);
+        }
       }
     }
     return paths;
@@ -130,7 +136,9 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   for (const LaterBoundary& b : later) {
     ChangeWindow window;
     window.seen_at = b.fact;
-    if (b.fact.changed_files) window.changed = changed(b.previous_trees, b.trees);
+    if (b.fact.changed_files) {
+      window.changed = changed(b.previous_trees, b.trees, &window.directories);
+    }
     if (b.fact.run.empty()) {
       window.open = open_now();
       newest = b.trees;
@@ -152,7 +160,7 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   last.seen_at.call_id = failed_id;
   last.seen_at.tool_name = pre.snapshot.metadata.tool_name;
   last.seen_at.changed_files = true;
-  last.changed = changed(newest, now);
+  last.changed = changed(newest, now, &last.directories);
   last.open = open_now();
   out.windows.push_back(std::move(last));
   out.differing = changed(pre_trees, now);

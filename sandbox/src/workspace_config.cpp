@@ -266,6 +266,16 @@ class Tightener {
                           " (their failed calls would not be rolled back)");
     }
     out_.hooks.keep_failed_tools = both(b.keep_failed_tools, p.keep_failed_tools);
+    out_.hooks.keep_failures = b.keep_failures;
+    for (const KeepRule& rule : p.keep_failures) {
+      if (std::find(b.keep_failures.begin(), b.keep_failures.end(), rule) !=
+          b.keep_failures.end()) {
+        continue;
+      }
+      left_out_.push_back("hooks.keep_failures: a rule for " +
+                          (rule.command.empty() ? rule.tool : "'" + rule.command + "'") +
+                          " (its failed calls would not be rolled back)");
+    }
   }
 
   void policy_settings() {

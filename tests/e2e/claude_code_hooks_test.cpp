@@ -4,6 +4,10 @@
 // process per event) and "http" (the agent under `shadowbox run`, posting its events
 // to the run's loopback server). Scripted tool calls, checked on the shadow repository
 // (plain-git-equivalent reads) and on the ledger.
+#include <sstream>
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
@@ -177,6 +181,69 @@ TEST_P(ClaudeCodeHooksTest, AFailingBashCallIsRolledBackAndTheAgentIsTold) {
     if (s.str().find("shadowbox rolled back") != std::string::npos) told = true;
   }
   EXPECT_TRUE(told) << "the agent never saw the rollback";
+}
+
+TEST_P(ClaudeCodeHooksTest, APersonsFilesWrittenDuringAFailedWriteAreKept) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  // While the Write runs, a person saves two files: the project's own PreToolUse hook
+  // waits until shadowbox has recorded the call's pre-tool checkpoint, then writes
+  // person.txt and a file named blocker — where the Write, past its checks, finds a
+  // file instead of the directory it writes into, and fails.
+  std::string wait_then_write =
+      "for i in $(seq 200); do '" + std::string(SHADOWBOX_BIN) + "' --workspace '" + ws_.string() +
+      "' --store '" + store_.string() +
+      "' log 2>/dev/null | grep -q 'pre_tool Write toolu_w' && break; sleep 0.05; done; "
+      "echo typed by a person > '" +
+      path("person.txt") + "'; echo saved > '" + path("blocker") + "'";
+  Poco::JSON::Object::Ptr hook = new Poco::JSON::Object;
+  hook->set("type", "command");
+  hook->set("command", wait_then_write);
+  Poco::JSON::Array::Ptr hook_list = new Poco::JSON::Array;
+  hook_list->add(hook);
+  Poco::JSON::Object::Ptr matcher = new Poco::JSON::Object;
+  matcher->set("matcher", "Write");
+  matcher->set("hooks", hook_list);
+  Poco::JSON::Array::Ptr pre = new Poco::JSON::Array;
+  pre->add(matcher);
+  Poco::JSON::Object::Ptr hooks = new Poco::JSON::Object;
+  hooks->set("PreToolUse", pre);
+  Poco::JSON::Object::Ptr settings = new Poco::JSON::Object;
+  settings->set("hooks", hooks);
+  std::ostringstream text;
+  settings->stringify(text);
+  testing_support::write_file(ws_ / ".claude" / "settings.json", text.str());
+
+  run_agent(R"({"steps":[
+    {"tool":"Write","id":"toolu_w","input":{"file_path":")" +
+            path("blocker/new.txt") + R"(","content":"never written\n"}},
+    {"text":"finished"}]})");
+  std::string log =
+      run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store", store_.string(), "log"},
+                  ws_)
+          .out;
+  std::string requests;
+  for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+    std::ostringstream t;
+    req->stringify(t);
+    std::size_t at = t.str().find("tool_result");
+    if (at != std::string::npos) requests += t.str().substr(at, 600) + "\n";
+  }
+  ASSERT_TRUE(fs::exists(ws_ / "person.txt")) << "the rollback took the person's file\n"
+                                              << log << requests;
+  EXPECT_EQ(testing_support::read_file(ws_ / "person.txt"), "typed by a person\n");
+  std::vector<fsnap::Checkpoint> c = of_call("toolu_w");
+  ASSERT_EQ(c.size(), 2u);
+  std::optional<sandbox::LedgerRecord> pre_record = ledger().read(c[0]);
+  ASSERT_TRUE(pre_record && pre_record->paths);
+  EXPECT_EQ(*pre_record->paths, std::vector<std::string>{"blocker/new.txt"});
+  std::optional<sandbox::LedgerRecord> end = ledger().read(c[1]);
+  ASSERT_TRUE(end && end->rollback);
+  EXPECT_EQ(end->rollback->outcome, "refused") << end->rollback->reason;
+  ASSERT_EQ(end->rollback->kept.size(), 2u);
+  EXPECT_EQ(end->rollback->kept[0].first, "blocker");
+  EXPECT_EQ(end->rollback->kept[1].first, "person.txt");
+  EXPECT_EQ(end->rollback->kept[1].second, "changed outside any tool call");
+  EXPECT_EQ(testing_support::read_file(ws_ / "blocker"), "saved\n");
 }
 
 TEST_P(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {

@@ -33,6 +33,7 @@ inline void expect_same_settings(const sandbox::Config& a, const sandbox::Config
   EXPECT_EQ(a.run.home.isolate, b.run.home.isolate);
   EXPECT_EQ(a.hooks.rollback_on_failure, b.hooks.rollback_on_failure);
   EXPECT_EQ(a.hooks.keep_failed_tools, b.hooks.keep_failed_tools);
+  EXPECT_EQ(a.hooks.keep_failures, b.hooks.keep_failures);
   EXPECT_EQ(a.hooks.transport, b.hooks.transport);
   EXPECT_EQ(a.watch.daemon, b.watch.daemon);
   EXPECT_EQ(a.watch.idle_exit, b.watch.idle_exit);

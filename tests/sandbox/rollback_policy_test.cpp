@@ -127,13 +127,17 @@ TEST(RollbackPolicyTest, ACallThatNamesItsPathsCanChangeOnlyThose) {
   EXPECT_EQ(kept_why(beside, "b.txt"), "changed while Edit b ran too");
 
   // The failed call is an Edit of src/x.c: a file a person wrote meanwhile is not its.
+  ChangeWindow edit_window =
+      window(Phase::kPostTool, "a", {"src", "src/x.c", "notes.txt", "out", "out/y"},
+             {call("a", "Edit", std::set<std::string>{"src/x.c", "out/y/z.c"})});
+  edit_window.directories["workspace"] = {"src"};
   RollbackDecision edit =
-      RollbackPolicy{}.decide({"Edit", "", {}}, "a",
-                              {window(Phase::kPostTool, "a", {"src", "src/x.c", "notes.txt"},
-                                      {call("a", "Edit", std::set<std::string>{"src/x.c"})})},
-                              differing({"src", "src/x.c", "notes.txt"}));
+      RollbackPolicy{}.decide({"Edit", "", {}}, "a", {edit_window},
+                              differing({"src", "src/x.c", "notes.txt", "out", "out/y"}));
   EXPECT_EQ(edit.restore, differing({"src", "src/x.c"})) << "a directory made for the file";
   EXPECT_EQ(kept_why(edit, "notes.txt"), "changed outside any tool call");
+  EXPECT_EQ(kept_why(edit, "out/y"), "changed outside any tool call")
+      << "a file where the call's directory would be is not the call's";
 }
 
 TEST(RollbackPolicyTest, AnotherRunOrARestoreIsSomeoneElseAndAloneRefuses) {

@@ -54,6 +54,9 @@ struct ChangeWindow {
   // By resource name: the paths that changed in the window and that a rollback would
   // change ("" for a whole resource that cannot say which paths changed).
   std::map<std::string, std::set<std::string>> changed;
+  // Of those, the paths that are a directory at the end of the window (a call that
+  // names a file can have made the directories above it, and nothing else there).
+  std::map<std::string, std::set<std::string>> directories;
   // The calls open throughout the window, the failed call among them (empty for a
   // window of another run or of a restore).
   std::vector<OpenCall> open;
