@@ -142,6 +142,9 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "hooks:\n"
       "  rollback_on_failure: false\n"
       "  keep_failed_tools: [Bash]\n"
+      "  keep_failures:\n"
+      "    - {tool: Bash, command: 'npm test*', exit_codes: [1, 2]}\n"
+      "    - {command: pytest}\n"
       "  transport: command\n"
       "policy:\n"
       "  max_cost_usd: 2.50\n"
@@ -179,6 +182,8 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_TRUE(c.run.home.isolate);
   EXPECT_FALSE(c.hooks.rollback_on_failure);
   EXPECT_EQ(c.hooks.keep_failed_tools, (std::vector<std::string>{"Bash"}));
+  EXPECT_EQ(c.hooks.keep_failures,
+            (std::vector<sandbox::KeepRule>{{"Bash", "npm test*", {1, 2}}, {"", "pytest", {}}}));
   EXPECT_EQ(c.hooks.transport, "command");
   EXPECT_EQ(c.policy.limits.max_cost_usd, 2.5);
   EXPECT_EQ(c.policy.limits.max_steps, 40u);
@@ -345,6 +350,13 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("run:\n  home:\n    carry: [.claude/projects/x]\n", {"run.home.carry"});
   expect_config_error("run:\n  home:\n    cary: []\n", {"run.home.cary", "unknown"});
   expect_config_error("hooks:\n  transport: pigeon\n", {"hooks.transport", "http or command"});
+  expect_config_error("hooks:\n  keep_failures: {tool: Bash}\n", {"hooks.keep_failures", "list"});
+  expect_config_error("hooks:\n  keep_failures: [{}]\n",
+                      {"hooks.keep_failures", "rollback_on_failure"});
+  expect_config_error("hooks:\n  keep_failures: [{tool: Bash, exit: [1]}]\n",
+                      {"hooks.keep_failures[].exit", "unknown"});
+  expect_config_error("hooks:\n  keep_failures: [{exit_codes: [256]}]\n",
+                      {"hooks.keep_failures[].exit_codes", "0 to 255"});
   expect_config_error("run:\n  preserve: sometimes\n", {"run.preserve", "on_demand"});
   expect_config_error("run:\n  preserve_interval: 0s\n", {"run.preserve_interval"});
   expect_config_error("capture: [1, 2]\n", {"capture", "mapping"});
