@@ -505,6 +505,8 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
   CheckpointMeta meta;
   meta.phase = Phase::kSafety;
   meta.run = options.run;
+  meta.tool_call_id = options.tool_call_id;
+  meta.tool_name = options.tool_name;
   report.safety = impl_->record(current, meta, options.safety_notes);
   try {
     apply_changes(impl_->root, impl_->repo.impl(), report.changes, report.kept);

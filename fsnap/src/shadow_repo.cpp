@@ -620,9 +620,17 @@ Checkpoint ShadowRepo::resolve(std::string_view ref) const {
       throw Error(ErrorCode::kInvalidArgument, quote_input(ref) + " names no tool call id (use " +
                                                    std::string(prefix) + "<tool_call_id>)");
     }
+    // A call that was rolled back has no post-tool checkpoint: the workspace as it left
+    // the call is the safety checkpoint taken before its rollback.
+    std::optional<Checkpoint> rolled_back;
     for (Checkpoint& c : all_checkpoints()) {
-      if (c.meta.phase == phase && c.meta.tool_call_id == call) return std::move(c);
+      if (c.meta.tool_call_id != call) continue;
+      if (c.meta.phase == phase) return std::move(c);
+      if (phase == Phase::kPostTool && c.meta.phase == Phase::kSafety && !rolled_back) {
+        rolled_back = std::move(c);
+      }
     }
+    if (rolled_back) return std::move(*rolled_back);
     throw Error(ErrorCode::kNotFound, "no " + std::string(to_string(phase)) +
                                           " checkpoint for tool call " + quote_input(call));
   }

@@ -56,6 +56,11 @@ struct RestoreOptions {
   // Only these paths (and nothing else) are made the target's; nullopt for all. A
   // directory is removed or replaced only when every change below it is among them.
   std::optional<std::set<std::string>> only;
+  // A rollback: the failed tool call whose changes the restore undoes. The safety
+  // checkpoint then carries its id and tool — it is the workspace as that call left
+  // it, which `post:<id>` names.
+  std::string tool_call_id;
+  std::string tool_name;
 };
 
 // What restore_checkpoint did (or, in a dry run, would do).

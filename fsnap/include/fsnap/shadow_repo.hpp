@@ -123,7 +123,9 @@ class ShadowRepo {
   bool has_run(std::string_view run) const;
   // The checkpoint a REF names: a checkpoint id or unique prefix of one, a commit id
   // or unique prefix (4+ hex digits), a tag, `pre:<tool_call_id>` or
-  // `post:<tool_call_id>`, or `<run>` / `run:<run>` for the run's newest checkpoint.
+  // `post:<tool_call_id>` (the workspace as the call left it: its post-tool checkpoint
+  // or, for a call that was rolled back, the safety checkpoint taken before its
+  // rollback), or `<run>` / `run:<run>` for the run's newest checkpoint.
   // Throws kNotFound, kAmbiguous (listing the candidates) or kInvalidArgument.
   Checkpoint resolve(std::string_view ref) const;
   // The checkpoint recorded by commit (full hex id).
