@@ -91,7 +91,6 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
         record.safety_event = metadata.safety_event;
         record.paths = metadata.paths;
         record.parent_call_id = metadata.parent_call_id;
-        record.rollback = metadata.rollback;
         if (!recorded) {
           snap.record = record;
           recorded = true;
@@ -116,7 +115,6 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
     snap.record.safety_event = metadata.safety_event;
     snap.record.paths = metadata.paths;
     snap.record.parent_call_id = metadata.parent_call_id;
-    snap.record.rollback = metadata.rollback;
   }
   return snap;
 }
@@ -147,6 +145,8 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   SessionRecords before_records(*session_trees_, session_before);
   RestoreContext context;
   context.run = request.run.empty() ? snapshot.metadata.run : request.run;
+  context.tool_call_id = request.tool_call_id;
+  context.tool_name = request.tool_name;
   // A host's safety checkpoint is recorded in its own store, with the session before.
   auto restore_part = [&](const ResourceRegistry::Entry& entry, const ResourceSnapshot& value) {
     context.safety_notes = nullptr;
@@ -306,6 +306,10 @@ std::string CompositeSnapshot::to_json() const {
     meta->set("result_summary", outcome.result_summary);
     meta->set("elapsed_ms",
               outcome.elapsed_ms ? Poco::Dynamic::Var(*outcome.elapsed_ms) : Poco::Dynamic::Var());
+    if (!outcome.rollback.empty()) {
+      meta->set("rollback", outcome.rollback);
+      meta->set("rollback_reason", outcome.rollback_reason);
+    }
   }
   root->set("metadata", meta);
   Poco::JSON::Parser parser;
@@ -363,6 +367,10 @@ CompositeSnapshot CompositeSnapshot::from_json(const std::string& json) {
     }
     if (meta->has("elapsed_ms") && !meta->isNull("elapsed_ms")) {
       outcome.elapsed_ms = meta->getValue<std::int64_t>("elapsed_ms");
+    }
+    if (meta->has("rollback")) outcome.rollback = meta->getValue<std::string>("rollback");
+    if (meta->has("rollback_reason")) {
+      outcome.rollback_reason = meta->getValue<std::string>("rollback_reason");
     }
     Poco::JSON::Object::Ptr session = root->getObject("session");
     if (session == nullptr)

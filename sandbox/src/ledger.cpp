@@ -14,6 +14,7 @@
 #include "fsnap/store_layout.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
+#include "sandbox/rollback_policy.hpp"
 
 namespace sandbox {
 
@@ -39,6 +40,56 @@ std::optional<LedgerRecord> Ledger::read(const fsnap::Checkpoint& checkpoint) co
                                          " (commit " + checkpoint.commit +
                                          ") is damaged: " + e.what());
   }
+}
+
+fsnap::Checkpoint Ledger::resolve(std::string_view ref) const {
+  constexpr std::string_view kFailed = "failed:";
+  if (ref.substr(0, kFailed.size()) != kFailed) return repo_->resolve(ref);
+  std::string call(ref.substr(kFailed.size()));
+  if (call.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                fsnap::quote_input(ref) + " names no tool call id (use failed:<tool_call_id>)");
+  }
+  // Newest first: the call's end, then (after a rollback) the safety checkpoint taken
+  // before it, then its pre-tool checkpoint.
+  std::optional<fsnap::Checkpoint> end;
+  for (fsnap::Checkpoint& c : repo_->log({}, 0)) {
+    if (c.meta.tool_call_id != call) continue;
+    if (c.meta.phase == fsnap::Phase::kSafety) return std::move(c);
+    if (c.meta.phase == fsnap::Phase::kPreTool) {
+      // A rollback that had nothing to put back took no safety checkpoint: the
+      // workspace as the call left it is the one its end records.
+      if (end) return std::move(*end);
+      throw Error(ErrorCode::kNotFound, "tool call " + fsnap::quote_input(call) +
+                                            " has not ended: it has no failed state");
+    }
+    if (end ||
+        (c.meta.phase != fsnap::Phase::kPostTool && c.meta.phase != fsnap::Phase::kCheckpoint)) {
+      continue;
+    }
+    std::optional<LedgerRecord> record = read(c);
+    if (!record || !record->success) {
+      throw Error(ErrorCode::kNotFound, "cannot tell whether tool call " +
+                                            fsnap::quote_input(call) + " failed: checkpoint " +
+                                            c.id + " that ended it has no outcome in its record");
+    }
+    if (*record->success) {
+      throw Error(ErrorCode::kNotFound, "tool call " + fsnap::quote_input(call) +
+                                            " did not fail (the workspace it left is post:" + call +
+                                            ")");
+    }
+    if (record->rollback.empty() && c.meta.phase == fsnap::Phase::kCheckpoint &&
+        !c.parent.empty()) {
+      // Recorded before safety checkpoints named their call: the one before the end of a
+      // rollback is its safety checkpoint.
+      fsnap::Checkpoint before = repo_->read_checkpoint(c.parent);
+      if (before.meta.phase == fsnap::Phase::kSafety) return before;
+    }
+    if (record->rollback != to_string(RollbackDecision::Kind::kRollBack)) return std::move(c);
+    end = std::move(c);  // rolled back: the safety checkpoint comes next
+  }
+  if (end) return std::move(*end);
+  throw Error(ErrorCode::kNotFound, "no tool call " + fsnap::quote_input(call));
 }
 
 std::optional<LedgerRecord> Ledger::latest(const std::string& run) const {
@@ -206,8 +257,9 @@ Boundary LedgerBoundaryLog::boundary_at(const fsnap::Checkpoint& c) const {
   if (std::optional<LedgerRecord> record = ledger_->read(c)) {
     b.record = std::move(*record);
     if (b.record.has_session()) b.snapshot.session = ledger_->session(b.record);
-    b.snapshot.metadata.outcome = CallOutcome{b.record.input_summary, b.record.success,
-                                              b.record.result_summary, b.record.elapsed_ms};
+    b.snapshot.metadata.outcome =
+        CallOutcome{b.record.input_summary, b.record.success,  b.record.result_summary,
+                    b.record.elapsed_ms,    b.record.rollback, b.record.rollback_reason};
   } else {
     // Files only: a snapshot that covers no slice leaves the session as it is.
     b.snapshot.session.covered.clear();

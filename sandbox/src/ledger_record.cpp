@@ -28,6 +28,9 @@ void LedgerRecord::set_outcome(const CallOutcome& outcome) {
   success = outcome.success;
   result_summary = outcome.result_summary;
   elapsed_ms = outcome.elapsed_ms;
+  rollback = outcome.rollback;
+  rollback_reason = outcome.rollback_reason;
+  rollback_kept = outcome.rollback_kept;
 }
 
 std::string LedgerRecord::to_json() const {
@@ -43,6 +46,21 @@ std::string LedgerRecord::to_json() const {
   o->set("success", success ? Poco::Dynamic::Var(*success) : Poco::Dynamic::Var());
   o->set("result_summary", result_summary);
   o->set("elapsed_ms", elapsed_ms ? Poco::Dynamic::Var(*elapsed_ms) : Poco::Dynamic::Var());
+  if (!rollback.empty()) {
+    Poco::JSON::Object::Ptr fate = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    fate->set("outcome", rollback);
+    fate->set("reason",
+              rollback_reason.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(rollback_reason));
+    Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
+    for (const auto& [path, why] : rollback_kept) {
+      Poco::JSON::Object::Ptr k = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+      k->set("path", path);
+      k->set("why", why);
+      kept->add(k);
+    }
+    fate->set("kept", kept);
+    o->set("rollback", fate);
+  }
   if (!decision.empty()) o->set("decision", decision);
   if (safety_event) o->set("safety_event", safety_event_json(*safety_event));
   if (!parent_call_id.empty()) o->set("parent_call_id", parent_call_id);
@@ -50,20 +68,6 @@ std::string LedgerRecord::to_json() const {
     Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
     for (const std::string& p : *paths) list->add(p);
     o->set("paths", list);
-  }
-  if (rollback) {
-    Poco::JSON::Object::Ptr r = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    r->set("outcome", rollback->outcome);
-    r->set("reason", rollback->reason);
-    Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
-    for (const auto& [path, why] : rollback->kept) {
-      Poco::JSON::Object::Ptr k = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-      k->set("path", path);
-      k->set("why", why);
-      kept->add(k);
-    }
-    r->set("kept", kept);
-    o->set("rollback", r);
   }
   if (!session_tree.empty()) {
     Poco::JSON::Object::Ptr session = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
@@ -110,6 +114,17 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
     if (o->has("elapsed_ms") && !o->isNull("elapsed_ms")) {
       r.elapsed_ms = o->getValue<std::int64_t>("elapsed_ms");
     }
+    if (Poco::JSON::Object::Ptr fate = o->getObject("rollback")) {
+      r.rollback = text(fate, "outcome");
+      r.rollback_reason = text(fate, "reason");
+      if (Poco::JSON::Array::Ptr kept = fate->getArray("kept")) {
+        for (std::size_t i = 0; i < kept->size(); ++i) {
+          Poco::JSON::Object::Ptr k = kept->getObject(i);
+          if (!k) throw Error(ErrorCode::kCorrupt, "ledger record: bad rollback.kept");
+          r.rollback_kept.emplace_back(text(k, "path"), text(k, "why"));
+        }
+      }
+    }
     r.decision = text(o, "decision");
     if (o->has("safety_event") && !o->isNull("safety_event")) {
       r.safety_event = safety_event_from_json(o->get("safety_event"));
@@ -119,18 +134,6 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
       r.paths.emplace();
       for (std::size_t i = 0; i < list->size(); ++i)
         r.paths->push_back(list->getElement<std::string>(i));
-    }
-    if (Poco::JSON::Object::Ptr rollback = o->getObject("rollback")) {
-      RollbackRecord& rr = r.rollback.emplace();
-      rr.outcome = text(rollback, "outcome");
-      rr.reason = text(rollback, "reason");
-      if (Poco::JSON::Array::Ptr kept = rollback->getArray("kept")) {
-        for (std::size_t i = 0; i < kept->size(); ++i) {
-          Poco::JSON::Object::Ptr k = kept->getObject(i);
-          if (!k) throw Error(ErrorCode::kCorrupt, "ledger record: bad rollback.kept");
-          rr.kept.emplace_back(text(k, "path"), text(k, "why"));
-        }
-      }
     }
     if (Poco::JSON::Object::Ptr session = o->getObject("session");
         session && session->has("tree")) {

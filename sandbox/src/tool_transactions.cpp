@@ -198,7 +198,7 @@ void ToolTransactions::log_invocation(const Boundary& pre, bool success, const s
 Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                                     const std::string& summary, std::int64_t elapsed_ms,
                                     const std::string& tag, bool move_tag,
-                                    std::optional<RollbackRecord> rollback) {
+                                    const RollbackDecision* rollback) {
   const SnapshotMetadata& pm = pre.snapshot.metadata;
   SnapshotMetadata meta;
   meta.tag = tag;
@@ -207,7 +207,14 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
   meta.tool_name = pm.tool_name;
   meta.phase = phase;
   meta.outcome = CallOutcome{pre.record.input_summary, success, summary, elapsed_ms};
-  meta.rollback = std::move(rollback);
+  if (rollback != nullptr) {
+    meta.outcome.rollback = to_string(rollback->kind);
+    meta.outcome.rollback_reason = rollback->reason;
+    for (const KeptPath& kept : rollback->kept) {
+      meta.outcome.rollback_kept.emplace_back(kept.path.empty() ? kept.resource : kept.path,
+                                              kept.why);
+    }
+  }
   Boundary end = record(meta);
   // Then the pre-tool record learns the outcome too. It is written after the boundary
   // that ends the call, so no record says a call ended that the run does not show
@@ -385,6 +392,8 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
   std::optional<RestoreRequest> request;
   if (out.decision.kind == Kind::kRollBack) {
     request = RestoreRequest{run_, "before rolling back " + call_id};
+    request->tool_call_id = call_id;
+    request->tool_name = tool;
     if (!out.decision.complete()) {
       request->only = out.decision.restore;
       request->session = false;
@@ -402,13 +411,9 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
   log_invocation(pre, false, out.result_summary, elapsed);
   fsnap::Phase phase =
       out.decision.kind == Kind::kRollBack ? fsnap::Phase::kCheckpoint : fsnap::Phase::kPostTool;
-  RollbackRecord rollback{std::string(to_string(out.decision.kind)), out.decision.reason, {}};
-  for (const KeptPath& kept : out.decision.kept) {
-    rollback.kept.emplace_back(kept.path.empty() ? kept.resource : kept.path, kept.why);
-  }
-  out.step = StepResult{
-      end_call(pre, phase, false, out.result_summary, elapsed, "", false, std::move(rollback)),
-      std::move(report)};
+  out.step =
+      StepResult{end_call(pre, phase, false, out.result_summary, elapsed, "", false, &out.decision),
+                 std::move(report)};
   step.reset();
   publish(call_id, tool, "failed", out.result_summary, std::nullopt);
   return out;

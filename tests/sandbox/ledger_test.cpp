@@ -91,11 +91,22 @@ TEST_F(LedgerTest, EveryToolCallIsRecordedAndReadBackByAFreshReader) {
     shape.push_back(std::string(fsnap::to_string(r.phase)) + " " + r.tool_call_id + " " +
                     (r.success.value_or(false) ? "ok" : "failed"));
   }
-  // Every checkpoint has its record, the safety checkpoint of call_b's rollback too.
+  // Every checkpoint has its record, the safety checkpoint of call_b's rollback too:
+  // the workspace as call_b left it, attributed to call_b.
   EXPECT_EQ(shape, (std::vector<std::string>{"pre_tool call_a ok", "post_tool call_a ok",
-                                             "pre_tool call_b failed", "safety  failed",
+                                             "pre_tool call_b failed", "safety call_b failed",
                                              "checkpoint call_b failed", "pre_tool call_c ok",
                                              "post_tool call_c ok"}));
+  EXPECT_EQ(records[3].tool_name, "fail");
+  // Both records of call_b say it was rolled back; the records of other calls say nothing.
+  EXPECT_EQ(records[2].rollback, "rolled_back");
+  EXPECT_EQ(records[4].rollback, "rolled_back");
+  EXPECT_EQ(records[4].rollback_reason, "");
+  EXPECT_EQ(records[3].rollback, "");
+  EXPECT_EQ(records[1].rollback, "");
+  EXPECT_EQ(fresh.resolve("failed:call_b").commit, records[3].commit);
+  EXPECT_EQ(fresh.resolve("post:call_b").commit, records[3].commit);
+  EXPECT_EQ(fresh.resolve("post:call_a").commit, records[1].commit);
   EXPECT_EQ(records[2].result_summary, "exit 1");
   EXPECT_EQ(records[2].input_summary, "{\"n\":2}");
   EXPECT_TRUE(records[2].elapsed_ms.has_value());
@@ -314,6 +325,30 @@ TEST_F(LedgerTest, ARunRecordedInTheFormerFormatGoesOn) {
   EXPECT_EQ(log[1].result_summary, "no");
   EXPECT_EQ(log[2].tool_call_id, "new_1");
   EXPECT_EQ(run.ledger().session(*latest).slice<Plan>()[0].objective, "start");
+}
+
+TEST_F(LedgerTest, TheFailedStateOfACallRolledBackInTheFormerFormatIsFound) {
+  // Before safety checkpoints named their call: pre-tool, a safety checkpoint of no
+  // call, then the checkpoint that ends the call, its record without a rollback.
+  auto record = [](std::optional<bool> success) {
+    return [success](const fsnap::Checkpoint& c) {
+      LedgerRecord r = LedgerRecord::for_checkpoint(c, "", {});
+      r.success = success;
+      r.result_summary = success ? "exit 1" : "";
+      return std::vector<fsnap::Note>{r.note()};
+    };
+  };
+  fsnap::Checkpoint pre = host_->checkpoint(
+      {.phase = fsnap::Phase::kPreTool, .tool_call_id = "old_1", .tool_name = "Bash"},
+      record(std::nullopt));
+  testing_support::write_file(ws_ / "file.txt", "as old_1 left it");
+  fsnap::RestoreReport report = host_->restore_checkpoint(pre, {});
+  ASSERT_TRUE(report.safety.has_value());
+  host_->checkpoint(
+      {.phase = fsnap::Phase::kCheckpoint, .tool_call_id = "old_1", .tool_name = "Bash"},
+      record(false));
+  Ledger fresh = Ledger::of(fsnap::Store::open(temp_ / "store", ws_, false));
+  EXPECT_EQ(fresh.resolve("failed:old_1").commit, report.safety->commit);
 }
 
 TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {

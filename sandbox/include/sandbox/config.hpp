@@ -132,16 +132,15 @@ struct HookSettings {
   // (`shadowbox rollback`) alike.
   bool rollback_on_failure = true;             // hooks.rollback_on_failure
   std::vector<std::string> keep_failed_tools;  // hooks.keep_failed_tools: never rolled back
-  std::vector<KeepRule> keep_failures;  // hooks.keep_failures: kept by command, exit status
+  std::vector<KeepRule> keep_failures;         // hooks.keep_failures: kept by command, exit status
   // hooks.transport: how `shadowbox run` receives hook events — "http" (posted to the
   // run's own loopback server) or "command" (one `shadowbox hook` process per event).
   std::string transport = "http";
 
   // The rollback policy these settings describe.
   RollbackPolicy policy() const {
-    return RollbackPolicy{rollback_on_failure,
-                          {keep_failed_tools.begin(), keep_failed_tools.end()},
-                          keep_failures};
+    return RollbackPolicy{
+        rollback_on_failure, {keep_failed_tools.begin(), keep_failed_tools.end()}, keep_failures};
   }
 };
 

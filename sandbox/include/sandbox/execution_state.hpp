@@ -53,8 +53,6 @@ struct SnapshotMetadata {
   // A pre-tool boundary: the paths the call's tool names (see LedgerRecord::paths).
   std::optional<std::vector<std::string>> paths;
   std::string parent_call_id;  // a pre-tool boundary: the call it runs inside of
-  // The boundary that ends a failed call: what became of its files.
-  std::optional<RollbackRecord> rollback;
   // Host filesystems: files changed since the run's newest checkpoint are first
   // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
   bool separate_outside_changes = false;
@@ -103,6 +101,10 @@ struct RestoreRequest {
   std::optional<std::map<std::string, std::set<std::string>>> only;
   // Whether the session's STATE slices are put back too.
   bool session = true;
+  // A rollback: the failed tool call it undoes. Its safety checkpoint carries the call's
+  // id and tool: the workspace as the call left it (`post:<id>`, `failed:<id>`).
+  std::string tool_call_id;
+  std::string tool_name;
 };
 
 // What a restore did to each host filesystem, by resource name.

@@ -59,6 +59,12 @@ class Ledger {
   std::optional<LedgerRecord> latest(const std::string& run) const;
   // Every record of a run, oldest first (none for a run that does not exist).
   std::vector<LedgerRecord> records(const std::string& run) const;
+  // The checkpoint a REF names: every form fsnap::ShadowRepo::resolve knows, and
+  // `failed:<tool_call_id>`, the workspace as that failed call left it — the safety
+  // checkpoint taken before its rollback, or the checkpoint that ended it when it was
+  // not rolled back (refused, kept). Error kNotFound for a call that did not fail, has
+  // not ended or does not exist; kInvalidArgument for `failed:` without an id.
+  fsnap::Checkpoint resolve(std::string_view ref) const;
   // The checkpoints of run (of every run if "") that query matches, newest first.
   std::vector<fsnap::Checkpoint> find(const std::string& run, const SnapshotQuery& query) const;
   // The checkpoints that led to checkpoint in its run, oldest first, itself last.

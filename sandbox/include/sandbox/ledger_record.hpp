@@ -28,16 +28,13 @@ struct CallOutcome {
   std::optional<bool> success;  // the call's outcome, once known
   std::string result_summary;
   std::optional<std::int64_t> elapsed_ms;
+  // A failed call: what became of its changes (RollbackDecision: "rolled_back",
+  // "refused", "kept"), and why when they were not rolled back; "" otherwise.
+  std::string rollback;
+  std::string rollback_reason;
+  // The changed paths it left as they were, each with why ("" path: a whole resource).
+  std::vector<std::pair<std::string, std::string>> rollback_kept;
   friend bool operator==(const CallOutcome&, const CallOutcome&) = default;
-};
-
-// What became of a failed call's files, as the boundary that ends the call records it.
-struct RollbackRecord {
-  std::string outcome;  // "rolled_back", "refused", "kept", "unchanged" (RollbackDecision)
-  std::string reason;   // why, when not simply rolled back
-  // Changed paths left as they are, each with why ("" path: a whole resource).
-  std::vector<std::pair<std::string, std::string>> kept;
-  friend bool operator==(const RollbackRecord&, const RollbackRecord&) = default;
 };
 
 // The ledger record of one checkpoint.
@@ -52,6 +49,12 @@ struct LedgerRecord {
   std::optional<bool> success;  // the call's outcome, once known
   std::string result_summary;
   std::optional<std::int64_t> elapsed_ms;
+  // A failed call (its pre-tool record and the one that ends it): "rolled_back",
+  // "refused" or "kept" (RollbackDecision), and why when not rolled back; "" otherwise.
+  std::string rollback;
+  std::string rollback_reason;
+  // The changed paths it left as they were, each with why ("" path: a whole resource).
+  std::vector<std::pair<std::string, std::string>> rollback_kept;
   // Containment's answer to the call ("allow", "degrade", "halt"; "" without
   // containment), and the limit that tripped, if one did.
   std::string decision;
@@ -61,8 +64,6 @@ struct LedgerRecord {
   std::optional<std::vector<std::string>> paths;
   // A pre-tool record of a nested call: the call it runs inside of.
   std::string parent_call_id;
-  // The boundary that ends a failed call: what became of its files.
-  std::optional<RollbackRecord> rollback;
   // The session at this checkpoint: its session tree with the stamp the tree leaves out
   // (SessionTrees), or (a record of format v1) SessionSnapshot::to_json() inline.
   // Ledger::session reads either.

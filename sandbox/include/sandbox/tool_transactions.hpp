@@ -12,11 +12,14 @@
 //                           record gets the outcome too
 //   fail(id, error)         the one rollback decision (RollbackPolicy::decide), then:
 //                             rolled back: the files and STATE slices of the pre-tool
-//                               boundary come back (LOG slices keep everything)
+//                               boundary come back (LOG slices keep everything), after
+//                               a safety checkpoint attributed to the call: the state
+//                               it left (failed:<id>)
 //                             refused / kept: nothing is put back
 //                           logs ToolInvoked (failed) and records the boundary that ends
 //                           the call (phase checkpoint after a rollback, post_tool
-//                           otherwise); the pre-tool record gets the outcome too
+//                           otherwise); the pre-tool record gets the outcome too, and
+//                           both say what became of the call (LedgerRecord::rollback)
 //   discard(id)             as if the call never ran: files and STATE back, nothing
 //                           logged; a boundary of the result, attributed to no call
 //   checkpoint(...)         a boundary of no tool call
@@ -182,10 +185,11 @@ class ToolTransactions {
                       std::int64_t elapsed_ms);
   // Records the boundary of meta and remembers it.
   Boundary record(SnapshotMetadata meta);
-  // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint).
+  // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint);
+  // for a failed call, with what became of its changes (rollback) in both its records.
   Boundary end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                     const std::string& summary, std::int64_t elapsed_ms, const std::string& tag,
-                    bool move_tag = false, std::optional<RollbackRecord> rollback = std::nullopt);
+                    bool move_tag = false, const RollbackDecision* rollback = nullptr);
   // Tells containment how the call ended and keeps its count in the session.
   void complete_containment(const Boundary& pre, bool success, double cost_usd,
                             const std::string& error);
