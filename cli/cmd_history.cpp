@@ -11,6 +11,7 @@
 #include "hooks/adapter_state_diff.hpp"
 #include "output.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/rollback_policy.hpp"
 #include "sandbox/slice_types.hpp"
 
 namespace cli {
@@ -32,24 +33,72 @@ std::optional<sandbox::LedgerRecord> record_of(const sandbox::Ledger& ledger,
   }
 }
 
-// " ok 12ms: summary" / " failed: summary" for a record with an outcome.
+// text on one line, cut after limit characters ("..." says it was).
+std::string one_line(const std::string& text, std::size_t limit) {
+  std::string out = text.substr(0, limit);
+  for (char& ch : out) {
+    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+  }
+  return out + (text.size() > limit ? "..." : "");
+}
+
+// Why a failed call was not rolled back, without the words that say it was not.
+std::string rollback_why(const sandbox::LedgerRecord& r) {
+  constexpr std::string_view kRefused = "rollback refused: ";
+  std::string_view why = r.rollback_reason;
+  if (why.substr(0, kRefused.size()) == kRefused) why.remove_prefix(kRefused.size());
+  return std::string(why);
+}
+
+// What became of a failed call's changes: "rolled back", "rollback refused (why)",
+// "kept (why)"; "" for a record of no failed call. why is cut after limit characters.
+std::string rollback_text(const sandbox::LedgerRecord& r, std::size_t limit) {
+  if (r.rollback.empty()) return "";
+  if (r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRollBack)) {
+    return "rolled back";
+  }
+  std::string what = r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRefuse)
+                         ? "rollback refused"
+                     : r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kKeep)
+                         ? "kept"
+                         : one_line(r.rollback, 20);  // a record of a newer shadowbox
+  std::string why = rollback_why(r);
+  return why.empty() ? what : what + " (" + one_line(why, limit) + ")";
+}
+
+// " ok 12ms: summary" / " failed 12ms, rolled back: summary" for a record with an outcome.
 std::string outcome_text(const sandbox::LedgerRecord& r) {
   if (!r.success && r.result_summary.empty()) return "";
   std::string text = !r.success ? " --" : *r.success ? " ok" : " failed";
   if (r.elapsed_ms) text += " " + std::to_string(*r.elapsed_ms) + "ms";
-  if (!r.result_summary.empty()) {
-    std::string summary = r.result_summary.substr(0, 60);
-    for (char& ch : summary) {
-      if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
-    }
-    text += ": " + summary + (r.result_summary.size() > 60 ? "..." : "");
+  if (!r.rollback.empty()) text += ", " + rollback_text(r, 200);
+  // The error alone: the summary of a call that was not rolled back starts with why.
+  std::string summary = r.result_summary;
+  if (!r.rollback_reason.empty() && summary.rfind(r.rollback_reason + ": ", 0) == 0) {
+    summary.erase(0, r.rollback_reason.size() + 2);
   }
+  if (!summary.empty()) text += ": " + one_line(summary, 60);
   return text;
+}
+
+// The record's rollback as JSON: {"outcome", "reason"}, or null.
+Poco::Dynamic::Var rollback_json(const sandbox::LedgerRecord& r) {
+  if (r.rollback.empty()) return Poco::Dynamic::Var();
+  Poco::JSON::Object::Ptr out = make_object();
+  out->set("outcome", r.rollback);
+  out->set("reason", r.rollback_reason.empty() ? Poco::Dynamic::Var()
+                                               : Poco::Dynamic::Var(r.rollback_reason));
+  return out;
 }
 
 Poco::JSON::Object::Ptr record_json(const sandbox::LedgerRecord& r) {
   Poco::JSON::Parser parser;
   return parser.parse(r.to_json()).extract<Poco::JSON::Object::Ptr>();
+}
+
+// The checkpoint REF names (sandbox::Ledger::resolve: every form, failed:<id> too).
+fsnap::Checkpoint resolve(const std::shared_ptr<fsnap::ShadowRepo>& repo, const std::string& ref) {
+  return sandbox::Ledger(repo).resolve(ref);
 }
 
 // The tree of a checkpoint's parent, or "" (the empty tree) for the first of a run.
@@ -77,6 +126,7 @@ int cmd_log(const Context& context, const Args& parsed) {
       item->set("success",
                 r && r->success ? Poco::Dynamic::Var(*r->success) : Poco::Dynamic::Var());
       item->set("result_summary", r ? r->result_summary : std::string());
+      item->set("rollback", r ? rollback_json(*r) : Poco::Dynamic::Var());
       out->add(item);
     }
     print_json(std::cout, out);
@@ -92,7 +142,7 @@ int cmd_log(const Context& context, const Args& parsed) {
 int cmd_show(const Context& context, const Args& parsed) {
   std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
   sandbox::Ledger ledger(repo);
-  fsnap::Checkpoint checkpoint = repo->resolve(parsed.operands()[0]);
+  fsnap::Checkpoint checkpoint = ledger.resolve(parsed.operands()[0]);
   std::vector<fsnap::TreeChange> changes =
       repo->diff_trees(parent_tree(*repo, checkpoint), checkpoint.tree);
   std::optional<sandbox::LedgerRecord> record = record_of(ledger, checkpoint);
@@ -131,6 +181,15 @@ int cmd_show(const Context& context, const Args& parsed) {
   if (record) {
     if (record->success || !record->result_summary.empty()) {
       std::cout << "outcome     " << outcome_text(*record) << '\n';
+    }
+    if (!record->rollback.empty()) {
+      std::string text = rollback_text(*record, std::string::npos);
+      if (record->rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRollBack)) {
+        text += ": the workspace as the call left it is failed:" + meta.tool_call_id;
+      }
+      std::cout << "rollback     " << text << '\n';
+    } else if (meta.phase == fsnap::Phase::kSafety && !meta.tool_call_id.empty()) {
+      std::cout << "rollback     the workspace as the failed call left it, before its rollback\n";
     }
     if (!record->input_summary.empty()) {
       std::cout << "input        " << record->input_summary.substr(0, 200) << '\n';
@@ -216,8 +275,8 @@ int diff_sessions(const Context& context, const Args& parsed) {
   }
   std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
   sandbox::Ledger ledger(repo);
-  fsnap::Checkpoint from = repo->resolve(parsed.operands()[0]);
-  fsnap::Checkpoint to = repo->resolve(parsed.operands()[1]);
+  fsnap::Checkpoint from = ledger.resolve(parsed.operands()[0]);
+  fsnap::Checkpoint to = ledger.resolve(parsed.operands()[1]);
   sandbox::SnapshotDiff diff =
       sandbox::SessionSnapshot::diff(session_at(ledger, from), session_at(ledger, to));
   auto encode = [](std::type_index type, const sandbox::Item& item) {
@@ -297,8 +356,8 @@ int cmd_diff(const Context& context, const Args& parsed) {
   Poco::JSON::Object::Ptr out = make_object();
   if (parsed.operands().size() == 2) {
     std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
-    fsnap::Checkpoint from = repo->resolve(parsed.operands()[0]);
-    fsnap::Checkpoint to = repo->resolve(parsed.operands()[1]);
+    fsnap::Checkpoint from = resolve(repo, parsed.operands()[0]);
+    fsnap::Checkpoint to = resolve(repo, parsed.operands()[1]);
     std::vector<fsnap::TreeChange> changes = repo->diff_trees(from.tree, to.tree);
     std::string patch = parsed.has("--name-status") && !context.options.json
                             ? std::string()
@@ -320,7 +379,7 @@ int cmd_diff(const Context& context, const Args& parsed) {
   std::unique_ptr<sandbox::LedgerRun> run =
       context.open_run(std::string(fsnap::kDefaultRun), false);
   fsnap::HostFilesystem& workspace = run->workspace();
-  fsnap::Checkpoint from = workspace.repo().resolve(parsed.operands()[0]);
+  fsnap::Checkpoint from = resolve(workspace.shared_repo(), parsed.operands()[0]);
   std::string live = workspace.capture_tree();
   std::vector<fsnap::TreeChange> changes = workspace.repo().diff_trees(from.tree, live);
   if (context.options.json) {

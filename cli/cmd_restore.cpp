@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
+#include "sandbox/ledger.hpp"
 #include "sandbox/redaction.hpp"
 
 namespace cli {
@@ -82,7 +83,7 @@ int cmd_restore(const Context& context, const Args& parsed) {
   bool dry_run = parsed.has("--dry-run");
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
-  fsnap::Checkpoint target = repo->resolve(ref);
+  fsnap::Checkpoint target = sandbox::Ledger(repo).resolve(ref);
   std::unique_ptr<sandbox::LedgerRun> run =
       context.open_run(parsed.value_or("--run", target.meta.run), false, repo);
   if (parsed.has("--slices")) return restore_slices(context, parsed, *run, target);
@@ -168,7 +169,11 @@ int cmd_rollback(const Context& context, const Args& parsed) {
                 << (report && report->changes.size() == 1 ? "" : "s") << ")\n";
       if (report) {
         print_report(*report, context.workspace);
-        print_safety(*report);
+        if (report->safety) {
+          std::cout << "the workspace as the call left it is checkpoint " << report->safety->id
+                    << " (failed:" << call_id << "); undo the rollback with: shadowbox restore "
+                    << report->safety->id << '\n';
+        }
       }
       for (const sandbox::KeptPath& kept : failure.decision.kept) {
         std::cout << "  kept " << fsnap::quote_path(kept.path.empty() ? kept.resource : kept.path)

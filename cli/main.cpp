@@ -239,7 +239,9 @@ void print_help(std::ostream& out) {
   }
   out << "\n`shadowbox COMMAND --help` describes each option of a command.\n\n"
          "REF: a checkpoint id or commit id (or a unique prefix of 4+ hex digits), a tag,\n"
-         "pre:<tool_call_id>, post:<tool_call_id>, or run:<run> for a run's newest.\n"
+         "pre:<tool_call_id>, post:<tool_call_id> (the workspace as the call left it),\n"
+         "failed:<tool_call_id> (the same, for a call that failed: kept as a checkpoint\n"
+         "of its own when the call was rolled back), or run:<run> for a run's newest.\n"
          "`restore REF` always makes the workspace exactly REF; the failure of a tool call\n"
          "is `rollback CALL_ID`.\n\n"
          "global options (before or after the command's name):\n"
