@@ -40,7 +40,9 @@ sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::Failure
                                    "shadowbox did NOT roll back this failed " + tool + " call (" +
                                        call + "): " + failure.decision.reason +
                                        ". Its changes are still in the workspace."}),
-              Effect::of(WarnUser{failure.decision.reason})};
+              Effect::of(TellUser{"shadowbox did not roll back the failed " + tool + " call " +
+                                  call + ": " + failure.decision.reason +
+                                  ". Its changes are still in the workspace."})};
     case sandbox::RollbackDecision::Kind::kUnchanged:
       return {};  // nothing to undo, nothing to say
     case sandbox::RollbackDecision::Kind::kRollBack:
@@ -66,13 +68,18 @@ sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::Failure
                                  "shadowbox checked the workspace after this failed " + tool +
                                      " call (" + call + "): it had changed nothing." + kept})};
   }
+  std::string changes = describe_changes(report->changes);
   std::string what = failure.decision.kept.empty() ? "the workspace" : "this call's own changes";
-  return {Effect::of(TellAgent{
-      "PostToolUseFailure", "shadowbox rolled back " + what + " to before this failed " + tool +
-                                " call (" + call + "): " + describe_changes(report->changes) + "." +
-                                kept + " The failed state is kept as checkpoint " +
-                                report->safety->id + " (shadowbox restore " + report->safety->id +
-                                " brings it back)."})};
+  return {
+      Effect::of(TellAgent{"PostToolUseFailure",
+                           "shadowbox rolled back " + what + " to before this failed " + tool +
+                               " call (" + call + "): " + changes + "." + kept +
+                               " The failed state is kept as checkpoint " + report->safety->id +
+                               " (shadowbox restore " + report->safety->id + " brings it back)."}),
+      Effect::of(TellUser{"shadowbox rolled back " + what + " of the failed " + tool + " call " +
+                          call + ": " + changes + "." + kept + " What it left is checkpoint " +
+                          report->safety->id + " (shadowbox diff pre:" + call + " failed:" + call +
+                          "; shadowbox restore failed:" + call + " brings it back)."})};
 }
 
 sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety) {
@@ -101,6 +108,7 @@ HookVerdict perform_boundary_effects(const sandbox::Effects& effects, sandbox::L
   };
   sandbox::EffectRunner runner;
   runner.handle<TellAgent>([&](const TellAgent& t) { verdict.context = t.context; });
+  runner.handle<TellUser>([&](const TellUser& t) { verdict.notice = t.text; });
   runner.handle<DenyCall>([&](const DenyCall& d) {
     verdict.deny = d.reason;
     verdict.stop = d.stop_reason;

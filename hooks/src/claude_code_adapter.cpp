@@ -45,26 +45,27 @@ class ClaudeCodeAdapter : public AgentAdapter {
   HookAnswer answer(const AgentEvent& event, const HookVerdict& verdict) const override {
     HookAnswer answer{verdict.exit_code, "", verdict.message, event.name};
     if (verdict.exit_code != 0) return answer;
+    Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
     if (!verdict.deny.empty()) {
       Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
       specific->set("hookEventName", "PreToolUse");
       specific->set("permissionDecision", "deny");
       specific->set("permissionDecisionReason", verdict.deny);
-      Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
       if (!verdict.stop.empty()) {
         out->set("continue", false);
         out->set("stopReason", verdict.stop);
       }
       out->set("hookSpecificOutput", specific);
-      answer.stdout_json = to_json(out);
     } else if (!verdict.context.empty()) {
       Object::Ptr specific = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
       specific->set("hookEventName", event.name);
       specific->set("additionalContext", verdict.context);
-      Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
       out->set("hookSpecificOutput", specific);
-      answer.stdout_json = to_json(out);
     }
+    // Shown to the person in the TUI (and as a `system` message of subtype
+    // `informational` in stream-json); the model never reads it.
+    if (!verdict.notice.empty()) out->set("systemMessage", verdict.notice);
+    if (out->size() != 0) answer.stdout_json = to_json(out);
     return answer;
   }
 

@@ -238,11 +238,13 @@ class CodexAdapter : public AgentAdapter {
     } else if (!verdict.context.empty()) {
       specific->set("hookEventName", event.native_name);
       specific->set("additionalContext", verdict.context);
-    } else {
-      return answer;
     }
     Object::Ptr out = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    out->set("hookSpecificOutput", specific);
+    if (specific->size() != 0) out->set("hookSpecificOutput", specific);
+    // Codex keeps it as a warning of the hook's run, which its TUI shows the person; the
+    // model never reads it.
+    if (!verdict.notice.empty()) out->set("systemMessage", verdict.notice);
+    if (out->size() == 0) return answer;
     answer.stdout_json = to_json(out);
     return answer;
   }

@@ -239,6 +239,8 @@ class GeminiAdapter : public AgentAdapter {
       specific->set("additionalContext", verdict.context);
       out->set("hookSpecificOutput", specific);
     }
+    // Gemini CLI shows it to the person in the terminal; the model never reads it.
+    if (!verdict.notice.empty()) out->set("systemMessage", verdict.notice);
     if (out->size() == 0) return answer;
     answer.stdout_json = adapter_support::to_json(out);
     return answer;

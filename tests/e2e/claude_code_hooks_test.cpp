@@ -38,7 +38,8 @@ class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
     std::vector<std::string> env = e2e::claude_env(*server_, home_);
     std::vector<std::string> agent = {e2e::claude_binary(), "-p",
                                       "do the task",        "--dangerously-skip-permissions",
-                                      "--output-format",    "json"};
+                                      "--output-format",    output_format_};
+    if (output_format_ == "stream-json") agent.push_back("--verbose");
     if (GetParam() == "command") {
       // Hooks for every project find each project's store: this one's is named by the
       // environment the agent runs in.
@@ -94,6 +95,7 @@ class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
   fs::path store_ = temp_ / "store";
   std::unique_ptr<e2e::MockServer> server_;
   bool project_hooks_ = false;
+  std::string output_format_ = "json";  // claude's --output-format
 };
 
 TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
@@ -167,9 +169,10 @@ TEST_P(ClaudeCodeHooksTest, AFailingBashCallIsRolledBackAndTheAgentIsTold) {
   EXPECT_EQ(testing_support::read_file(ws_ / "keep.txt"), "original\n");
   EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
   std::vector<fsnap::Checkpoint> c = of_call("toolu_fail");
-  ASSERT_EQ(c.size(), 2u);
-  EXPECT_EQ(c[1].meta.phase, fsnap::Phase::kCheckpoint) << "the state after the rollback";
-  EXPECT_EQ(c[1].tree, c[0].tree);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[1].meta.phase, fsnap::Phase::kSafety) << "the state the call left";
+  EXPECT_EQ(c[2].meta.phase, fsnap::Phase::kCheckpoint) << "the state after the rollback";
+  EXPECT_EQ(c[2].tree, c[0].tree);
   std::optional<sandbox::LedgerRecord> rec = ledger().read(c[0]);
   ASSERT_TRUE(rec.has_value());
   EXPECT_FALSE(rec->success.value_or(true));
@@ -246,6 +249,57 @@ TEST_P(ClaudeCodeHooksTest, APersonsFilesWrittenDuringAFailedWriteAreKept) {
   EXPECT_EQ(testing_support::read_file(ws_ / "blocker"), "saved\n");
 }
 
+TEST_P(ClaudeCodeHooksTest, ARollbackIsShownToThePersonAndKeptInTheHistory) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  testing_support::write_file(ws_ / "keep.txt", "original\n");
+  output_format_ = "stream-json";
+  CommandResult r = run_agent(R"({"steps":[
+    {"tool":"Bash","id":"toolu_fail","input":{"command":"echo junk > junk.txt; echo more >> keep.txt; exit 3","description":"fails"}},
+    {"text":"finished"}]})");
+  EXPECT_FALSE(fs::exists(ws_ / "junk.txt"));
+  // The hook's systemMessage: Claude Code shows it to the person (in print mode, a
+  // `system` message of subtype `informational`, prefixed with the hook's name).
+  std::vector<std::string> shown;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    Poco::JSON::Parser parser;
+    auto m = parser.parse(line).extract<Poco::JSON::Object::Ptr>();
+    if (m->optValue<std::string>("type", "") == "system" &&
+        m->optValue<std::string>("subtype", "") == "informational") {
+      shown.push_back(m->optValue<std::string>("content", ""));
+    }
+  }
+  ASSERT_EQ(shown.size(), 1u) << r.out;
+  EXPECT_NE(shown[0].find("shadowbox rolled back the failed Bash call toolu_fail: "),
+            std::string::npos)
+      << shown[0];
+  EXPECT_NE(shown[0].find("reverted keep.txt"), std::string::npos) << shown[0];
+  EXPECT_NE(shown[0].find("removed junk.txt"), std::string::npos) << shown[0];
+  EXPECT_NE(shown[0].find("shadowbox diff pre:toolu_fail failed:toolu_fail"), std::string::npos)
+      << shown[0];
+  // Not the model's: no request to it carried the message.
+  for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+    EXPECT_EQ(e2e::to_json(req).find("failed:toolu_fail"), std::string::npos);
+  }
+
+  // What the person is pointed to: the workspace as the call left it, and the log.
+  std::vector<std::string> cli = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                  store_.string()};
+  auto shadowbox = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = cli;
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult out = run_command(argv, ws_, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    return out.out;
+  };
+  EXPECT_EQ(shadowbox({"diff", "--name-status", "pre:toolu_fail", "failed:toolu_fail"}),
+            "A  junk.txt\nM  keep.txt\n");
+  std::string log = shadowbox({"log"});
+  EXPECT_NE(log.find("checkpoint Bash toolu_fail failed"), std::string::npos) << log;
+  EXPECT_NE(log.find(", rolled back: "), std::string::npos) << log;
+}
+
 TEST_P(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   run_agent(R"({"steps":[
@@ -293,7 +347,7 @@ TEST_P(ClaudeCodeHooksTest, AProjectsLookalikeOfShadowboxsHooksDoesNotSwitchTheR
   ASSERT_EQ(ok.size(), 2u);
   EXPECT_EQ(ok[0].meta.phase, fsnap::Phase::kPreTool);
   EXPECT_EQ(ok[1].meta.phase, fsnap::Phase::kPostTool);
-  EXPECT_EQ(of_call("toolu_fail").size(), 2u);
+  EXPECT_EQ(of_call("toolu_fail").size(), 3u) << "pre_tool, the state it left, the rollback";
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ClaudeCodeHooksTest, ::testing::Values("command", "http"),

@@ -227,6 +227,16 @@ TEST_P(OtherAgentRunTest, EachCallIsCheckpointedAndAFailedOneRolledBack) {
   ASSERT_EQ(main.size(), 3u);
   std::string told = e2e::to_json(main[2]);
   EXPECT_NE(told.find("shadowbox rolled back the workspace"), std::string::npos) << told;
+  // The person was told in the agent's own place for it (systemMessage): Gemini CLI
+  // prints it in the terminal (on stderr in a run without its TUI); Codex keeps it as a
+  // warning of the hook's run, which its TUI shows and `codex exec` does not print.
+  if (agent_.name == "gemini") {
+    EXPECT_NE(r.err.find("Hook system message: shadowbox rolled back the failed "
+                         "run_shell_command call " +
+                         ids[2] + ": removed broken.txt."),
+              std::string::npos)
+        << r.err;
+  }
 
   Object::Ptr info = run_info("r1");
   ASSERT_FALSE(info.isNull());

@@ -30,7 +30,7 @@ TEST(BoundaryEffects, ARolledBackFailureTellsTheAgentWhatCameBack) {
   report.safety = safety;
   failure.step.restore = report;
   sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
-  ASSERT_EQ(effects.size(), 1u);
+  ASSERT_EQ(effects.size(), 2u);
   const TellAgent* tell = effects[0].as<TellAgent>();
   ASSERT_NE(tell, nullptr) << effects[0].describe();
   EXPECT_EQ(tell->event, "PostToolUseFailure");
@@ -39,16 +39,30 @@ TEST(BoundaryEffects, ARolledBackFailureTellsTheAgentWhatCameBack) {
             std::string::npos)
       << tell->context;
   EXPECT_NE(tell->context.find("shadowbox restore abc123"), std::string::npos);
+  // The person running the agent is told too: what came back, and where what the call
+  // left is.
+  const TellUser* user = effects[1].as<TellUser>();
+  ASSERT_NE(user, nullptr) << effects[1].describe();
+  EXPECT_EQ(user->text,
+            "shadowbox rolled back the failed Bash call toolu_9: reverted src/a.txt. What it left "
+            "is checkpoint abc123 (shadowbox diff pre:toolu_9 failed:toolu_9; shadowbox restore "
+            "failed:toolu_9 brings it back).");
+  // A rollback with nothing to put back tells the person nothing.
+  failure.step.restore->changes.clear();
+  ASSERT_EQ(failure_effects(call_event("PostToolUseFailure"), failure).size(), 1u);
 }
 
-TEST(BoundaryEffects, ARefusedRollbackAlsoWarnsTheUserAndAKeptFailureDoesNothing) {
+TEST(BoundaryEffects, ARefusedRollbackAlsoTellsTheUserAndAKeptFailureDoesNothing) {
   sandbox::FailureResult failure;
   failure.decision.kind = sandbox::RollbackDecision::Kind::kRefuse;
   failure.decision.reason = "a later call changed a.txt";
   sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
   ASSERT_EQ(effects.size(), 2u);
   EXPECT_NE(effects[0].as<TellAgent>()->context.find("did NOT roll back"), std::string::npos);
-  EXPECT_EQ(effects[1].as<WarnUser>()->text, "a later call changed a.txt");
+  ASSERT_NE(effects[1].as<TellUser>(), nullptr) << effects[1].describe();
+  EXPECT_EQ(effects[1].as<TellUser>()->text,
+            "shadowbox did not roll back the failed Bash call toolu_9: a later call changed "
+            "a.txt. Its changes are still in the workspace.");
   failure.decision.kind = sandbox::RollbackDecision::Kind::kKeep;
   EXPECT_TRUE(failure_effects(call_event("PostToolUseFailure"), failure).empty());
 }

@@ -112,6 +112,13 @@ TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
   EXPECT_NE(context.find("rolled back"), std::string::npos) << context;
   EXPECT_NE(context.find("restored a.txt"), std::string::npos) << context;
   EXPECT_NE(context.find("removed junk.txt"), std::string::npos) << context;
+  // The person is told too, in Claude Code's place for it (not the model's context).
+  std::string notice = out->getValue<std::string>("systemMessage");
+  EXPECT_EQ(notice.find("shadowbox rolled back the failed Bash call toolu_f: restored a.txt, "
+                        "removed junk.txt."),
+            0u)
+      << notice;
+  EXPECT_NE(notice.find("shadowbox diff pre:toolu_f failed:toolu_f"), std::string::npos) << notice;
   // Recorded: the pre-tool record carries the failure, and the session logs it.
   std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
@@ -133,6 +140,8 @@ TEST_F(HookTest, ToolsConfiguredToKeepFailuresAreNotRolledBack) {
   EXPECT_NE(latest->result_summary.find("not rolled back by configuration"), std::string::npos);
   EXPECT_FALSE(latest->success.value_or(true)) << "recorded as a failure";
   EXPECT_FALSE(ledger().session(*latest).slice<sandbox::ToolInvoked>()[0].success);
+  EXPECT_EQ(latest->rollback, "kept");
+  EXPECT_EQ(r.out, "") << "the person asked for it: nothing to tell";
 }
 
 TEST_F(HookTest, EditsBetweenToolCallsAreTheirOwnCheckpoint) {
@@ -166,7 +175,14 @@ TEST_F(HookTest, ParallelCallsAreNotUndoneByAnotherCallsRollback) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_TRUE(fs::exists(ws_ / "b.txt")) << "another call's committed change was undone";
   EXPECT_NE(r.out.find("did NOT roll back"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("rollback refused"), std::string::npos) << r.err;
+  Poco::JSON::Parser parser;
+  std::string notice =
+      parser.parse(r.out).extract<Poco::JSON::Object::Ptr>()->getValue<std::string>(
+          "systemMessage");
+  EXPECT_EQ(notice.find("shadowbox did not roll back the failed Bash call toolu_a: rollback "
+                        "refused: since this call started, files were changed by Write toolu_b"),
+            0u)
+      << notice;
   std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
   EXPECT_NE(latest->result_summary.find("rollback refused"), std::string::npos);

@@ -146,6 +146,14 @@ TEST(CodexAdapter, ADenyNeverCarriesContinueFalseWhichCodexIgnoresBeforeATool) {
   specific = parse(codex().answer(failure, told).stdout_json)->getObject("hookSpecificOutput");
   EXPECT_EQ(specific->getValue<std::string>("hookEventName"), "PostToolUse");
   EXPECT_EQ(specific->getValue<std::string>("additionalContext"), "shadowbox rolled back");
+  // What the person is told is Codex's systemMessage, beside it.
+  told.notice = "files were put back";
+  Object::Ptr both = parse(codex().answer(failure, told).stdout_json);
+  EXPECT_EQ(both->getValue<std::string>("systemMessage"), "files were put back");
+  EXPECT_TRUE(both->has("hookSpecificOutput"));
+  told.context.clear();
+  EXPECT_EQ(codex().answer(failure, told).stdout_json,
+            R"({"systemMessage":"files were put back"})");
 
   hooks::HookVerdict broken{2, "", "", "", "checkpointing failed"};
   hooks::HookAnswer blocked = codex().answer(pre, broken);

@@ -173,6 +173,17 @@ TEST(GeminiAdapter, AnswersAreInGeminisProtocol) {
   EXPECT_EQ(out->getValue<bool>("continue"), false);
   EXPECT_EQ(out->getValue<std::string>("stopReason"), "shadowbox stopped the run");
   EXPECT_EQ(gemini().answer(before, hooks::HookVerdict{}).stdout_json, "");
+  // After a failed call: the model's context and, for the person, Gemini's systemMessage.
+  hooks::AgentEvent after;
+  after.name = "PostToolUseFailure";
+  after.native_name = "AfterTool";
+  hooks::HookVerdict told;
+  told.context = "shadowbox rolled back";
+  told.notice = "files were put back";
+  out = parse(gemini().answer(after, told).stdout_json);
+  EXPECT_EQ(out->getValue<std::string>("systemMessage"), "files were put back");
+  EXPECT_EQ(out->getObject("hookSpecificOutput")->getValue<std::string>("additionalContext"),
+            "shadowbox rolled back");
 }
 
 TEST(GeminiAdapter, TheUsersSettingsAreKeptAndShadowboxsHooksAddedToTheirs) {

@@ -1,5 +1,6 @@
 // The side effects of answering a tool boundary, as data (sandbox/effects.hpp): telling
-// the agent what was rolled back or why its call is denied, asking the run's supervisor
+// the agent what was rolled back or why its call is denied, telling the person running
+// it what became of the workspace after a failed call, asking the run's supervisor
 // to stop it, recording a containment decision in the run's log, warning the user. What
 // the hook decides is computed by failure_effects and denial_effects without touching
 // anything, so it is tested by looking at the effects; perform_boundary_effects carries
@@ -47,13 +48,22 @@ struct LogToRun {
   static constexpr const char* kName = "LogToRun";
   std::string line;
 };
+// What the person running the agent is told where the agent shows it to them
+// (HookVerdict::notice): what became of the workspace after a failed call.
+struct TellUser {
+  static constexpr const char* kName = "TellUser";
+  std::string text;
+};
 // A warning for the user (the hook's stderr).
 struct WarnUser {
   static constexpr const char* kName = "WarnUser";
   std::string text;
 };
 
-// What answering a failed call (after tx.fail) does.
+// What answering a failed call (after tx.fail) does: the agent is told what was put
+// back, or that nothing was and why; the person running it is told too when files were
+// put back or a rollback was refused (a failure kept by configuration and a rollback
+// with nothing to put back tell them nothing).
 sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure);
 // What answering a call containment denied does.
 sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety);

@@ -20,6 +20,9 @@ struct HookVerdict {
   std::string context;  // an after-tool event: what the model is told about the call
   // exit_code 1 or 2: what went wrong; 0: warnings for the person running the agent.
   std::string message;
+  // What the person running the agent is told, in the agent's own place for it (Claude
+  // Code's, Codex's and Gemini's systemMessage), never in the model's context.
+  std::string notice;
 };
 
 // The verdict as the agent reads it.
