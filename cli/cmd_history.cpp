@@ -50,12 +50,23 @@ std::string rollback_why(const sandbox::LedgerRecord& r) {
   return std::string(why);
 }
 
-// What became of a failed call's changes: "rolled back", "rollback refused (why)",
-// "kept (why)"; "" for a record of no failed call. why is cut after limit characters.
+// What became of a failed call's changes: "rolled back", "rolled back, kept 2 paths
+// (why)", "rollback refused (why)", "kept (why)", "nothing to roll back"; "" for a
+// record of no failed call. why is cut after limit characters.
 std::string rollback_text(const sandbox::LedgerRecord& r, std::size_t limit) {
   if (r.rollback.empty()) return "";
+  if (r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kUnchanged)) {
+    return "nothing to roll back";
+  }
   if (r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRollBack)) {
-    return "rolled back";
+    if (r.rollback_kept.empty()) return "rolled back";
+    std::string kept;
+    for (const auto& [path, why] : r.rollback_kept) {
+      kept += (kept.empty() ? "" : "; ") + fsnap::quote_path(path) + ": " + why;
+    }
+    std::size_t n = r.rollback_kept.size();
+    return "rolled back, kept " + std::to_string(n) + (n == 1 ? " path" : " paths") + " (" +
+           one_line(kept, limit) + ")";
   }
   std::string what = r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRefuse)
                          ? "rollback refused"
@@ -88,6 +99,14 @@ Poco::Dynamic::Var rollback_json(const sandbox::LedgerRecord& r) {
   out->set("outcome", r.rollback);
   out->set("reason", r.rollback_reason.empty() ? Poco::Dynamic::Var()
                                                : Poco::Dynamic::Var(r.rollback_reason));
+  Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
+  for (const auto& [path, why] : r.rollback_kept) {
+    Poco::JSON::Object::Ptr k = make_object();
+    k->set("path", path);
+    k->set("why", why);
+    kept->add(k);
+  }
+  out->set("kept", kept);
   return out;
 }
 

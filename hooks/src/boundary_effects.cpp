@@ -76,8 +76,9 @@ sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::Failure
                                " call (" + call + "): " + changes + "." + kept +
                                " The failed state is kept as checkpoint " + report->safety->id +
                                " (shadowbox restore " + report->safety->id + " brings it back)."}),
-      Effect::of(TellUser{"shadowbox rolled back " + what + " of the failed " + tool + " call " +
-                          call + ": " + changes + "." + kept + " What it left is checkpoint " +
+      Effect::of(TellUser{"shadowbox rolled back the failed " + tool + " call " + call +
+                          (failure.decision.kept.empty() ? "" : " (its own changes)") + ": " +
+                          changes + "." + kept + " What it left is checkpoint " +
                           report->safety->id + " (shadowbox diff pre:" + call + " failed:" + call +
                           "; shadowbox restore failed:" + call + " brings it back)."})};
 }

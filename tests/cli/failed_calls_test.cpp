@@ -117,34 +117,38 @@ TEST_F(FailedCallsTest, ARolledBackCallKeepsTheStateItLeftAsACheckpointAndSaysSo
 }
 
 TEST_F(FailedCallsTest, ARefusedRollbackSaysWhyAndItsStateIsTheFailedOne) {
-  failing_call("c2");
-  write_file(ws_ / "mine.txt", "a person's work\n");
-  ok({"snapshot", "--tag", "mywork"});
+  // c3, a shell command beside c2: what changed while both ran may be either's.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c2", "--tool-name", "Bash"});
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c3", "--tool-name", "Bash"});
+  write_file(ws_ / "junk.txt", "junk\n");
+  write_file(ws_ / "a.txt", "changed by c2 or c3\n");
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c3"});
   CommandResult r = shadowbox({"rollback", "c2", "--result", "Exit code 1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "changed by c2\n");
+  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "changed by c2 or c3\n");
 
-  EXPECT_EQ(ok({"diff", "--name-status", "pre:c2", "failed:c2"}),
-            "M  a.txt\nA  junk.txt\nA  mine.txt\n");
+  EXPECT_EQ(ok({"diff", "--name-status", "pre:c2", "failed:c2"}), "M  a.txt\nA  junk.txt\n");
   EXPECT_EQ(id_of("failed:c2"), id_of("post:c2"));
 
   std::string end = log_line("post_tool", "c2");
   EXPECT_TRUE(contains(end,
-                       ", rollback refused (since this call started, files were changed by "
-                       "a snapshot taken outside any tool call"))
+                       ", rollback refused (nothing changed since this call started is its "
+                       "alone: a.txt (changed while Bash c3 ran too)"))
       << end;
   EXPECT_TRUE(contains(end, "): Exit code 1")) << end;
   std::string shown = ok({"show", "failed:c2"});
   EXPECT_TRUE(contains(shown, "phase        post_tool\n")) << shown;
   EXPECT_TRUE(contains(shown,
-                       "rollback     rollback refused (since this call started, files "
-                       "were changed by a snapshot taken outside any tool call"))
+                       "rollback     rollback refused (nothing changed since this call started "
+                       "is its alone: a.txt (changed while Bash c3 ran too)"))
       << shown;
-  EXPECT_TRUE(contains(shown, "would undo that)\n")) << "the whole reason: " << shown;
+  EXPECT_TRUE(contains(shown, "junk.txt (changed while Bash c3 ran too))\n"))
+      << "the whole reason: " << shown;
   Poco::JSON::Object::Ptr fate = logged_rollback("c2");
   ASSERT_FALSE(fate.isNull());
   EXPECT_EQ(fate->getValue<std::string>("outcome"), "refused");
-  EXPECT_TRUE(contains(fate->getValue<std::string>("reason"), "rollback refused: since"));
+  EXPECT_TRUE(contains(fate->getValue<std::string>("reason"), "rollback refused: nothing"));
+  EXPECT_EQ(fate->getArray("kept")->size(), 2u);
 }
 
 TEST_F(FailedCallsTest, AFailureKeptByConfigurationSaysSo) {
