@@ -166,11 +166,11 @@ TEST_F(HookTest, EditsBetweenToolCallsAreTheirOwnCheckpoint) {
 }
 
 TEST_F(HookTest, ParallelCallsAreNotUndoneByAnotherCallsRollback) {
+  // Two shell commands side by side: what changed while both ran may be either's.
   send("PreToolUse", tool("Bash", "toolu_a"));
-  send("PreToolUse", tool("Write", "toolu_b"));
+  send("PreToolUse", tool("Bash", "toolu_b"));
   write_file(ws_ / "b.txt", "from b");
-  write_file(ws_ / "a-partial.txt", "from a");
-  send("PostToolUse", tool("Write", "toolu_b"));
+  send("PostToolUse", tool("Bash", "toolu_b"));
   CommandResult r = send("PostToolUseFailure", tool("Bash", "toolu_a", ",\"error\":\"boom\""));
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_TRUE(fs::exists(ws_ / "b.txt")) << "another call's committed change was undone";
@@ -180,13 +180,40 @@ TEST_F(HookTest, ParallelCallsAreNotUndoneByAnotherCallsRollback) {
       parser.parse(r.out).extract<Poco::JSON::Object::Ptr>()->getValue<std::string>(
           "systemMessage");
   EXPECT_EQ(notice.find("shadowbox did not roll back the failed Bash call toolu_a: rollback "
-                        "refused: since this call started, files were changed by Write toolu_b"),
+                        "refused: nothing changed since this call started is its alone: b.txt "
+                        "(changed while Bash toolu_b ran too)"),
             0u)
       << notice;
   std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
   ASSERT_TRUE(latest.has_value());
   EXPECT_NE(latest->result_summary.find("rollback refused"), std::string::npos);
   EXPECT_FALSE(latest->success.value_or(true));
+}
+
+TEST_F(HookTest, AFailedCallBesideAnEditPutsBackWhatOnlyItCanHaveChanged) {
+  // The Write names b.txt: it can have changed that and nothing else.
+  send("PreToolUse", tool("Bash", "toolu_a"));
+  send("PreToolUse",
+       ",\"tool_name\":\"Write\",\"tool_use_id\":\"toolu_b\",\"tool_input\":"
+       "{\"file_path\":\"b.txt\",\"content\":\"from b\"}");
+  write_file(ws_ / "b.txt", "from b");
+  write_file(ws_ / "a-partial.txt", "from a");
+  send("PostToolUse",
+       ",\"tool_name\":\"Write\",\"tool_use_id\":\"toolu_b\",\"tool_input\":"
+       "{\"file_path\":\"b.txt\",\"content\":\"from b\"}");
+  CommandResult r = send("PostToolUseFailure", tool("Bash", "toolu_a", ",\"error\":\"boom\""));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(ws_ / "b.txt")) << "the Write's change was undone";
+  EXPECT_FALSE(fs::exists(ws_ / "a-partial.txt")) << "the failed call's own change stayed";
+  EXPECT_NE(r.out.find("kept what this call may not have changed alone: b.txt (changed while "
+                       "Write toolu_b ran too)"),
+            std::string::npos)
+      << r.out;
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->rollback, "rolled_back");
+  ASSERT_EQ(latest->rollback_kept.size(), 1u);
+  EXPECT_EQ(latest->rollback_kept[0].first, "b.txt");
 }
 
 TEST_F(HookTest, ConcurrentHookProcessesSerialiseAndLoseNothing) {
