@@ -1,11 +1,9 @@
 #include "hooks/agent_process.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <cstring>
 #include <thread>
 
+#include "agent_guard.hpp"
 #include "fsnap/user_umask.hpp"
 #include "sandbox/errors.hpp"
 
@@ -24,8 +23,9 @@ using sandbox::ErrorCode;
 
 namespace {
 
-volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_child = 0;  // the guard, while it is not reaped
 
+// To the guard, which passes the signal on to the agent.
 void forward(int sig) {
   if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
 }
@@ -70,12 +70,13 @@ std::vector<std::string> agent_environment(const std::vector<std::string>& names
 }
 
 AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::filesystem::path& cwd,
-                           const std::vector<std::string>& env) {
+                           const std::vector<std::string>& env, AgentGuardOptions guard) {
   if (argv.empty()) throw Error(ErrorCode::kInvalidArgument, "no command to run");
-  // Report exec failures through a close-on-exec pipe.
-  int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) {
-    throw Error(ErrorCode::kIo, std::string("pipe failed: ") + std::strerror(errno));
+  // The guard's lifeline: when this process dies, the kernel closes its end and the
+  // guard reads end-of-file — no signal, timer or pid is needed to learn of it.
+  int channel[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
+    throw Error(ErrorCode::kIo, std::string("socketpair failed: ") + std::strerror(errno));
   }
 
   struct sigaction forward_action {};
@@ -94,8 +95,8 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
     saved_ = nullptr;
   };
 
-  // Everything the child needs is made before fork: this process may have other
-  // threads (the hook server), so the child must not allocate.
+  // Everything the guard and the agent need is made before fork: this process may have
+  // other threads (the hook server), so the child must not allocate.
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -105,92 +106,130 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   const std::string& dir = cwd.string();
-  pid_t parent = ::getpid();
-  mode_t user_mask = fsnap::user_umask();
+  agent_guard::Setup setup;
+  setup.argv = args.data();
+  setup.envp = envp.data();
+  setup.dir = dir.c_str();
+  setup.umask = fsnap::user_umask();
+  setup.channel = channel[1];
+  setup.keep_fd = guard.keep_fd;
+  setup.grace_ms = static_cast<long>(guard.grace.count());
 
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
-    ::close(report[0]);
-    ::close(report[1]);
+    ::close(channel[0]);
+    ::close(channel[1]);
     give_up();
     throw Error(ErrorCode::kIo, std::string("fork failed: ") + std::strerror(err));
   }
   if (pid == 0) {
-    for (int sig : kForwarded) ::signal(sig, SIG_DFL);
-    for (int sig : kLeftToChild) ::signal(sig, SIG_DFL);
-    ::close(report[0]);
-    // The agent does not outlive its supervisor: without it, its tool calls would go
-    // unrecorded and could not be rolled back.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
-    // The agent creates files as the user would (this process's umask keeps the store
-    // private: fsnap/user_umask.hpp).
-    ::umask(user_mask);
-    if (::chdir(dir.c_str()) == 0) ::execvpe(args[0], args.data(), envp.data());
-    int err = errno;
-    ssize_t ignored = ::write(report[1], &err, sizeof err);
-    (void)ignored;
-    ::_exit(127);
+    ::close(channel[0]);
+    agent_guard::run(setup);
   }
-  ::close(report[1]);
-  int exec_error = 0;
+  ::close(channel[1]);
+  guard_ = pid;
+  channel_ = channel[0];
+  g_child = pid;
+  // The guard says whether the agent started.
+  agent_guard::Message started;
   ssize_t n;
   do {
-    n = ::read(report[0], &exec_error, sizeof exec_error);
+    n = ::recv(channel_, &started, sizeof started, MSG_WAITALL);
   } while (n < 0 && errno == EINTR);
-  ::close(report[0]);
-  if (n == static_cast<ssize_t>(sizeof exec_error)) {
-    ::waitpid(pid, nullptr, 0);
-    give_up();
-    throw Error(exec_error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                "cannot run " + fsnap::quote_input(argv[0]) + ": " + std::strerror(exec_error));
+  if (n == static_cast<ssize_t>(sizeof started) && started.kind == agent_guard::Message::kStarted) {
+    pid_ = started.value;
+    return;
   }
-  pid_ = pid;
-  g_child = pid;
-  pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  ::close(channel_);
+  channel_ = -1;
+  reap_guard(0);
+  give_up();
+  if (n != static_cast<ssize_t>(sizeof started)) {
+    throw Error(ErrorCode::kIo, "cannot run " + fsnap::quote_input(argv[0]) +
+                                    ": the process that starts it ended first");
+  }
+  int err = started.value;
+  throw Error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+              "cannot run " + fsnap::quote_input(argv[0]) + ": " + std::strerror(err));
 }
 
 AgentProcess::~AgentProcess() {
-  g_child = 0;
-  if (pidfd_ >= 0) ::close(pidfd_);
+  // An agent still running is given up: its guard ends its tree.
+  if (channel_ >= 0) ::close(channel_);
+  if (guard_ > 0) reap_guard(WNOHANG);
   if (saved_ != nullptr) {
     saved_->restore();
     delete saved_;
   }
 }
 
-bool AgentProcess::collect(int options) {
-  if (exit_) return true;
-  int status = 0;
+void AgentProcess::reap_guard(int options) {
+  if (guard_ <= 0) return;
   pid_t got;
   do {
-    got = ::waitpid(pid_, &status, options);
+    got = ::waitpid(guard_, nullptr, options);
   } while (got < 0 && errno == EINTR);
-  if (got == 0) return false;
-  // got < 0 (ECHILD): reaped elsewhere; nothing more can be learnt.
-  exit_ = got == pid_ ? exit_of(status) : AgentExit{1, 0};
+  if (got == 0) return;
+  // Reaped (or reaped elsewhere: ECHILD): its pid is no longer ours to signal.
   g_child = 0;
+  guard_ = -1;
+}
+
+bool AgentProcess::read_news(int timeout_ms) {
+  if (exit_) return true;
+  pollfd p{channel_, POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, timeout_ms);
+  } while (ready < 0 && errno == EINTR);
+  if (ready <= 0) return false;
+  agent_guard::Message news;
+  ssize_t n;
+  do {
+    n = ::recv(channel_, &news, sizeof news, MSG_WAITALL);
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof news) && news.kind == agent_guard::Message::kExited) {
+    exit_ = exit_of(news.value);
+  } else if (n <= 0) {
+    // The guard died before the agent's exit: the agent was killed with it
+    // (PR_SET_PDEATHSIG SIGKILL).
+    exit_ = AgentExit{0, SIGKILL};
+  } else {
+    return false;
+  }
+  reap_guard(WNOHANG);
   return true;
 }
 
 void AgentProcess::reap() {
-  collect(WNOHANG);
+  read_news(0);
+  reap_guard(WNOHANG);
 }
 
 std::optional<AgentExit> AgentProcess::wait_for(std::chrono::milliseconds timeout) {
-  if (collect(WNOHANG)) return exit_;
-  if (pidfd_ >= 0) {
-    pollfd p{pidfd_, POLLIN, 0};
-    int ready;
-    do {
-      ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
-    } while (ready < 0 && errno == EINTR);
-  } else {
-    std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(50)));
-  }
-  if (collect(WNOHANG)) return exit_;
+  if (read_news(static_cast<int>(timeout.count()))) return exit_;
   return std::nullopt;
+}
+
+TreeEnding AgentProcess::end_tree(std::chrono::milliseconds grace) {
+  pid_t guard = guard_;
+  TreeEnding ending = end_descendants(grace, guard, [this] { reap(); });
+  if (guard_ > 0 && ending.all_gone) {
+    // Its tree is empty, so it is exiting; a guard that does not (stopped, say) has
+    // nothing left to guard.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (guard_ > 0 && std::chrono::steady_clock::now() < until) {
+      reap();
+      if (guard_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (guard_ > 0) {
+      ::kill(guard_, SIGKILL);
+      reap_guard(0);
+    }
+  }
+  read_news(0);
+  return ending;
 }
 
 }  // namespace hooks

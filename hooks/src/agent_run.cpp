@@ -133,8 +133,7 @@ class InProcessHooks {
 // Ends the agent's process tree. Hook processes in it finish the step they are in
 // first (`shadowbox hook` defers SIGTERM until its step is recorded).
 void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec) {
-  TreeEnding ending =
-      end_descendants(spec.config.policy.kill_grace, agent.pid(), [&] { agent.reap(); });
+  TreeEnding ending = agent.end_tree(spec.config.policy.kill_grace);
   if (!ending.all_gone && spec.warn) spec.warn("some of the agent's processes survived SIGKILL");
 }
 
@@ -411,7 +410,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
     }
     agent = std::make_unique<AgentProcess>(adapter.run_argv(spec.argv), spec.workspace,
-                                           agent_environment(names, extra));
+                                           agent_environment(names, extra),
+                                           AgentGuardOptions{spec.config.policy.kill_grace, -1});
   });
   start.run();
   std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();

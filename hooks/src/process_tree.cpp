@@ -85,9 +85,16 @@ void reap(pid_t own, const std::function<void()>& reap_own) {
   }
 }
 
-// Signals every live descendant of this process; how many there were.
-std::size_t signal_all(int sig) {
-  std::vector<pid_t> targets = live_descendants(::getpid());
+// The live descendants of this process but own.
+std::vector<pid_t> live_but(pid_t own) {
+  std::vector<pid_t> out = live_descendants(::getpid());
+  std::erase(out, own);
+  return out;
+}
+
+// Signals every live descendant of this process but own; how many there were.
+std::size_t signal_all(int sig, pid_t own) {
+  std::vector<pid_t> targets = live_but(own);
   for (pid_t pid : targets) ::kill(pid, sig);
   return targets.size();
 }
@@ -105,12 +112,12 @@ void reap_leftovers(pid_t own, const std::function<void()>& reap_own) {
   }
 }
 
-// Waits up to limit for this process to have no live descendant.
+// Waits up to limit for this process to have no live descendant but own.
 bool wait_gone(std::chrono::milliseconds limit, pid_t own, const std::function<void()>& reap_own) {
   auto until = std::chrono::steady_clock::now() + limit;
   for (;;) {
     reap(own, reap_own);
-    if (live_descendants(::getpid()).empty()) return true;
+    if (live_but(own).empty()) return true;
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -137,7 +144,7 @@ std::vector<pid_t> live_descendants(pid_t pid) {
 TreeEnding end_descendants(std::chrono::milliseconds grace, pid_t own,
                            const std::function<void()>& reap_own) {
   TreeEnding out;
-  out.terminated = signal_all(SIGTERM);
+  out.terminated = signal_all(SIGTERM, own);
   if (out.terminated == 0 || wait_gone(grace, own, reap_own)) {
     reap_leftovers(own, reap_own);
     return out;
@@ -145,7 +152,7 @@ TreeEnding end_descendants(std::chrono::milliseconds grace, pid_t own,
   // What is left gets SIGKILL, as do processes forked while we waited.
   auto until = std::chrono::steady_clock::now() + 2 * grace + std::chrono::seconds(1);
   for (;;) {
-    out.killed += signal_all(SIGKILL);
+    out.killed += signal_all(SIGKILL, own);
     if (wait_gone(std::chrono::milliseconds(100), own, reap_own)) {
       reap_leftovers(own, reap_own);
       return out;

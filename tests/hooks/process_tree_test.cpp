@@ -1,6 +1,8 @@
 // AgentProcess and the process tree a stopped run ends: waiting with a time limit, and
 // every descendant gone — a backgrounded child, a daemon that left its session, one
-// that ignores SIGTERM — with the agent's own exit status kept.
+// that ignores SIGTERM — with the agent's own exit status kept. The agent's guard: its
+// whole tree ends soon after its supervisor is killed with SIGKILL, or gives it up, even
+// an agent that ignores SIGTERM.
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include "hooks/agent_process.hpp"
 #include "hooks/process_tree.hpp"
 #include "sandbox/run_meta.hpp"
+#include "supervisor_process.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -24,15 +27,25 @@ std::vector<std::string> path_env() {
   return {std::string("PATH=") + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin")};
 }
 
-// Waits up to limit for pred.
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(20ms);
+using testing_support::eventually;
+
+// Whether none of pids is alive (zombies are not).
+bool all_gone(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    if (sandbox::process_alive(pid)) return false;
   }
   return true;
+}
+
+// An agent that ignores SIGTERM, with a child that does too, a daemon that left its
+// session, and a plain sleeper; ready once all are started.
+std::string stubborn_agent(const fs::path& ready) {
+  return "trap '' TERM; "
+         "sh -c 'trap \"\" TERM; while :; do sleep 1; done' & "
+         "setsid sh -c 'sleep 301 & exit 0' & "
+         "sleep 300 & "
+         "sleep 0.2; touch " +
+         ready.string() + "; while :; do sleep 1; done";
 }
 
 TEST(AgentProcessTest, WaitsWithATimeLimitAndReportsTheExit) {
@@ -70,7 +83,7 @@ TEST(ProcessTreeTest, EveryDescendantEndsEvenDaemonsAndThoseIgnoringSigterm) {
   ASSERT_TRUE(eventually([&] { return fs::exists(ready); }));
   std::vector<pid_t> before = hooks::live_descendants(::getpid());
   EXPECT_GE(before.size(), 4u);
-  hooks::TreeEnding ending = hooks::end_descendants(500ms, agent.pid(), [&] { agent.reap(); });
+  hooks::TreeEnding ending = agent.end_tree(500ms);
   EXPECT_TRUE(ending.all_gone);
   EXPECT_GE(ending.terminated, 4u);
   EXPECT_GE(ending.killed, 1u) << "the one ignoring SIGTERM";
@@ -82,13 +95,43 @@ TEST(ProcessTreeTest, EveryDescendantEndsEvenDaemonsAndThoseIgnoringSigterm) {
   // The agent's own status was kept for its supervisor.
   ASSERT_TRUE(agent.ended());
   EXPECT_EQ(agent.exit()->code(), 128 + SIGTERM);
+  EXPECT_EQ(agent.guard_pid(), -1) << "the guard, its tree empty, exited and was reaped";
 }
 
-TEST(ProcessTreeTest, NothingToEndIsQuick) {
-  auto start = std::chrono::steady_clock::now();
-  hooks::TreeEnding ending = hooks::end_descendants(5s, 0, {});
-  EXPECT_EQ(ending.terminated, 0u);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+// kill -9 of the supervisor alone: nothing can pass a signal on, and the agent ignores
+// SIGTERM anyway. Its guard ends the whole tree within the grace.
+TEST(AgentGuardTest, TheAgentsWholeTreeEndsSoonAfterItsSupervisorIsKilled) {
+  testing_support::TempDir dir;
+  fs::path ready = dir / "ready";
+  testing_support::SupervisorProcess supervisor({"sh", "-c", stubborn_agent(ready)}, dir.path(),
+                                                100ms);
+  ASSERT_TRUE(eventually([&] { return fs::exists(ready); }));
+  std::vector<pid_t> tree = hooks::live_descendants(supervisor.pid());
+  EXPECT_GE(tree.size(), 5u) << "the guard, the agent, and what it started";
+  supervisor.kill();
+  auto killed = std::chrono::steady_clock::now();
+  EXPECT_TRUE(eventually([&] { return all_gone(tree); }, 5s))
+      << "processes of the agent outlived their supervisor";
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, 3s) << "SIGKILL comes after the grace";
+}
+
+// A supervisor that lets go of a running agent (an error on its way out) does not leave
+// it running unsupervised.
+TEST(AgentGuardTest, ASupervisorThatGivesItsAgentUpEndsItsTree) {
+  testing_support::TempDir dir;
+  fs::path ready = dir / "ready";
+  std::vector<pid_t> tree;
+  pid_t guard = -1;
+  {
+    hooks::AgentProcess agent({"sh", "-c", stubborn_agent(ready)}, dir.path(), path_env(),
+                              {100ms, -1});
+    ASSERT_TRUE(eventually([&] { return fs::exists(ready); }));
+    guard = agent.guard_pid();
+    tree = hooks::live_descendants(guard);
+    tree.push_back(guard);
+  }
+  EXPECT_TRUE(eventually([&] { return all_gone(tree); }, 5s));
+  ::waitpid(guard, nullptr, 0);
 }
 
 }  // namespace

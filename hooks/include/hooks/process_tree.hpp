@@ -1,7 +1,7 @@
-// The processes an agent leaves behind. The supervisor makes itself a child subreaper,
-// so that every descendant of the agent — a backgrounded shell, a daemonised server —
-// stays its descendant when its parent exits, and can be found (in /proc) and ended:
-// no agent process outlives a stopped run.
+// The processes an agent leaves behind. The supervisor makes itself a child subreaper
+// (as the agent's guard is: src/agent_guard.hpp), so that every descendant of the agent —
+// a backgrounded shell, a daemonised server — stays its descendant when its parent
+// exits, and can be found (in /proc) and ended: no agent process outlives a stopped run.
 //
 // Thread-safety: plain functions; end_descendants is meant for one thread at a time.
 #pragma once
@@ -28,11 +28,12 @@ struct TreeEnding {
   bool all_gone = true;        // false: some survived even SIGKILL within the time given
 };
 
-// Ends every descendant of this process: SIGTERM, up to grace for them to exit, then
-// SIGKILL for what is left, again and again for processes forked meanwhile, until none
-// is left (or grace has passed twice more). Descendants that were reparented here are
-// reaped — all but own (the agent, whose exit status is its caller's): reap_own is
-// called to reap that one.
+// Ends every descendant of this process but own: SIGTERM, up to grace for them to exit,
+// then SIGKILL for what is left, again and again for processes forked meanwhile, until
+// none is left (or grace has passed twice more). Descendants that were reparented here
+// are reaped — all but own (the agent's guard, src/agent_guard.hpp: it exits by itself
+// once its tree is empty, with the agent's exit status told first), which is neither
+// signalled nor reaped here: reap_own is called to reap it.
 TreeEnding end_descendants(std::chrono::milliseconds grace, pid_t own,
                            const std::function<void()>& reap_own);
 
