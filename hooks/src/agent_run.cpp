@@ -23,6 +23,7 @@
 #include "hooks/process_tree.hpp"
 #include "hooks/reported_cost.hpp"
 #include "hooks/run_policy.hpp"
+#include "hooks/run_processes.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger_run.hpp"
@@ -285,6 +286,9 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     if (in_process) in_process->stop();
     if (telemetry_only) telemetry_only->stop();
   };
+  // Held while this process supervises the run; the agent's guard keeps a part until
+  // its tree has ended, whatever becomes of this process (hooks/run_processes.hpp).
+  std::optional<RunProcessLocks> processes;
   std::unique_ptr<AgentProcess> agent;
   std::string opening_commit;
   std::string start_failure;
@@ -309,6 +313,9 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   start.step<void>(
       "run record",
       [&](sandbox::SagaContext&) {
+        // Refused while a process of the run lives: another supervisor, or the agent of
+        // one that died, still being ended.
+        processes = RunProcessLocks::take(spec.store, spec.run);
         // The run is running from here on (others' clean-ups leave its HOME alone).
         meta.pid = ::getpid();
         meta.home = spec.home.string();
@@ -409,9 +416,9 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     } catch (const std::exception& e) {
       warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
     }
-    agent = std::make_unique<AgentProcess>(adapter.run_argv(spec.argv), spec.workspace,
-                                           agent_environment(names, extra),
-                                           AgentGuardOptions{spec.config.policy.kill_grace, -1});
+    agent = std::make_unique<AgentProcess>(
+        adapter.run_argv(spec.argv), spec.workspace, agent_environment(names, extra),
+        AgentGuardOptions{spec.config.policy.kill_grace, processes->tree_fd()});
   });
   start.run();
   std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();

@@ -7,6 +7,7 @@
 
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
+#include "hooks/run_processes.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger.hpp"
@@ -53,7 +54,7 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
                                           " recorded no agent session " +
                                           fsnap::quote_input(session_id));
   }
-  state = ResumableState{*chosen, {}, "", false, std::nullopt, 0};
+  state = ResumableState{*chosen, {}, "", false, std::nullopt, 0, false};
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     if (!sessions[i].session_id.empty()) state->sessions.push_back(sessions[i]);
   }
@@ -78,9 +79,13 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   };
   newer(sandbox::home_preserved_at(*repo, run));
   newer(fsnap::parse_timestamp(state->session.last_activity_at));
-  if (meta && meta->running() && meta->pid != ::getpid()) {
+  // By the locks the run's processes hold, not by the recorded pid alone (which the
+  // kernel may have given to another process since).
+  RunProcesses alive = run_processes(store, run, meta);
+  if (alive == RunProcesses::kSupervised && meta && meta->pid != ::getpid()) {
     state->running_pid = meta->pid;
   }
+  state->agent_still_running = alive == RunProcesses::kUnsupervised;
   return state;
 }
 
@@ -95,15 +100,22 @@ std::vector<std::string> resume_problems(const ResumableState& state, ResumeVali
                                          const std::string& workspace, std::chrono::seconds max_age,
                                          std::chrono::system_clock::time_point now) {
   std::vector<std::string> problems;
+  // Whatever the validation: a second agent on the files of one still running would undo
+  // its work, and be undone.
+  if (state.running_pid != 0) {
+    problems.push_back("the run is still running (shadowbox process " +
+                       std::to_string(state.running_pid) + ")");
+  }
+  if (state.agent_still_running) {
+    problems.push_back(
+        "processes of the run's agent are still running: its supervisor ended, and they are "
+        "being ended (SIGTERM, then SIGKILL after policy.kill_grace)");
+  }
   if (validation == ResumeValidation::kNone) return problems;
   if (state.session.session_id.empty()) problems.push_back("no agent session id was recorded");
   if (!state.home_preserved) {
     problems.push_back("the transcript of agent session " + state.session.session_id +
                        " is not in the preserved data");
-  }
-  if (state.running_pid != 0) {
-    problems.push_back("the run is still running (shadowbox process " +
-                       std::to_string(state.running_pid) + ")");
   }
   if (validation == ResumeValidation::kRelaxed) return problems;
   if (!state.session.cwd.empty() && state.session.cwd != workspace) {

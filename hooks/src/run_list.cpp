@@ -9,6 +9,7 @@
 
 #include "fsnap/store_layout.hpp"
 #include "hooks/resume.hpp"
+#include "hooks/run_processes.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_meta.hpp"
@@ -20,10 +21,12 @@ namespace fs = boost::filesystem;
 
 namespace {
 
-// The status of a run from what it recorded.
+// The status of a run from what it recorded, and what of it lives. (A run whose agent
+// outlives its supervisor, being ended, is crashed: it says so, and is not resumable.)
 std::string status_of(const std::optional<sandbox::RunMeta>& meta,
-                      const std::optional<ResumableState>& state, const std::string& recorded) {
-  if (meta && meta->running()) return "running";
+                      const std::optional<ResumableState>& state, const std::string& recorded,
+                      RunProcesses alive) {
+  if (alive == RunProcesses::kSupervised && meta && !meta->exit_code) return "running";
   if (recorded == "complete" || recorded == "failed" || recorded == "killed" ||
       recorded == "halted" || recorded == "crashed") {
     return recorded;
@@ -81,7 +84,7 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
         resume_problems(*state, ResumeValidation::kStrict, workspace, resume_max_age, now).empty();
   }
   info.gaps = sandbox::count_gaps(store, name);
-  info.status = status_of(meta, state, recorded);
+  info.status = status_of(meta, state, recorded, run_processes(store, name, meta));
   return info;
 }
 

@@ -12,6 +12,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hooks/run_processes.hpp"
 #include "sandbox/run_meta.hpp"
 
 namespace hooks {
@@ -20,19 +21,29 @@ namespace fs = boost::filesystem;
 
 namespace {
 
-// The running run of store whose workspace is workspace, other than run; "" if none.
-std::string running_run_of(const fsnap::Store& store, const fs::path& workspace,
-                           const std::string& run) {
+// The run of store on workspace, other than run, of which processes live as wanted says
+// (kSupervised: a running run, named with its supervisor's pid; kUnsupervised: one whose
+// supervisor died and whose agent's tree is being ended); "" if none.
+std::string live_run_of(const fsnap::Store& store, const fs::path& workspace,
+                        const std::string& run, RunProcesses wanted) {
   boost::system::error_code ec;
   fs::path runs = fsnap::layout::runs_dir(store.dir());
   for (fs::directory_iterator it(runs, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (name == run || !fsnap::layout::is_valid_run_name(name)) continue;
     try {
+      // The locks first: run.json is read only for a run of which something lives.
+      if (wanted == RunProcesses::kUnsupervised &&
+          run_processes(store, name, std::nullopt) != wanted) {
+        continue;
+      }
       std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
       boost::system::error_code same;
-      if (meta && meta->running() && fs::equivalent(meta->workspace, workspace, same)) {
-        return fsnap::quote_input(name) + " (pid " + std::to_string(meta->pid) + ")";
+      if (meta && run_processes(store, name, meta) == wanted &&
+          fs::equivalent(meta->workspace, workspace, same)) {
+        return fsnap::quote_input(name) + (wanted == RunProcesses::kSupervised
+                                               ? " (pid " + std::to_string(meta->pid) + ")"
+                                               : "");
       }
     } catch (const std::exception&) {
       // Unreadable: not the run to name.
@@ -86,7 +97,7 @@ WorkspaceClaim WorkspaceClaim::take(const fs::path& workspace, const fsnap::Stor
     }
   }
   if (err == EWOULDBLOCK) {
-    std::string holder = running_run_of(store, workspace, run);
+    std::string holder = live_run_of(store, workspace, run, RunProcesses::kSupervised);
     refuse(workspace,
            holder.empty() ? "another shadowbox process supervises an agent there, or in a "
                             "directory inside it"
@@ -107,6 +118,16 @@ WorkspaceClaim WorkspaceClaim::take(const fs::path& workspace, const fsnap::Stor
     if (try_flock(fd, LOCK_SH) == EWOULDBLOCK) {
       refuse(workspace, "a run on " + dir.string() + ", which holds it", run);
     }
+  }
+  // A supervisor that died released its claim, but its agent's tree may still be
+  // changing the files for a moment (its guard is ending it): no second agent meanwhile.
+  std::string orphaned = live_run_of(store, workspace, run, RunProcesses::kUnsupervised);
+  if (!orphaned.empty()) {
+    refuse(workspace,
+           "run " + orphaned +
+               ", whose supervisor ended: its agent's processes are still being ended "
+               "(SIGTERM, then SIGKILL after policy.kill_grace)",
+           run);
   }
   return claim;
 }

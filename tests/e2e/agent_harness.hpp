@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -202,6 +203,32 @@ class HookRecorder {
  private:
   fs::path dir_;
 };
+
+// Waits up to limit until no live process (zombies aside) is in process group pgid;
+// whether none was left.
+inline bool group_gone(pid_t pgid, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    bool left = false;
+    for (fs::directory_iterator it("/proc"), end; it != end && !left; ++it) {
+      std::string name = it->path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(it->path() / "stat");
+      std::string text;
+      if (!std::getline(in, text)) continue;
+      // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses.
+      std::istringstream fields(text.substr(text.rfind(')') + 2));
+      char state = '?';
+      long ppid = 0;
+      long pgrp = 0;
+      fields >> state >> ppid >> pgrp;
+      left = pgrp == pgid && state != 'Z' && state != 'X';
+    }
+    if (!left) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    ::usleep(20 * 1000);
+  }
+}
 
 // The environment Claude Code needs to talk to the mock, with home as HOME.
 inline std::vector<std::string> claude_env(const MockServer& server, const fs::path& home) {

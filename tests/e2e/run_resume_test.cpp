@@ -1,7 +1,9 @@
 // `shadowbox run`, `runs` and `resume` with the real Claude Code CLI: the ephemeral
 // HOME, the environment filter, no secret in any git object, the agent's exit status,
 // `kill -9` of agent and shadowbox followed by a resume that continues the
-// conversation, and resumes that must fail clearly.
+// conversation, `kill -9` of shadowbox alone ending the agent's whole tree (what ignores
+// SIGTERM too) with the run resumable only once it has, and resumes that must fail
+// clearly.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -18,7 +20,9 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/process_tree.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/run_meta.hpp"
 
 namespace {
 
@@ -278,6 +282,9 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   EXPECT_TRUE(preserved) << "the transcript's last lines were never preserved";
   ::kill(-pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
+  // (Each process of the group dies in its own time: the run is resumable once none is
+  // left.)
+  EXPECT_TRUE(e2e::group_gone(pid, std::chrono::seconds(10)));
 
   Poco::JSON::Object::Ptr info = run_info("crash");
   ASSERT_FALSE(info.isNull());
@@ -335,6 +342,87 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_NE(gone.err.find("preserved"), std::string::npos) << gone.err;
   EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+}
+
+// kill -9 of `shadowbox run` alone, while Claude Code waits for the model: nothing can
+// pass a signal on, and what the agent started may ignore SIGTERM. Its whole tree ends
+// within the kill grace (SIGTERM, then SIGKILL), and until it has, the run is neither
+// reported resumable nor resumed: a second agent would work on the same files.
+TEST_F(RunTest, TheAgentsWholeTreeEndsWithItsKilledSupervisorAndIsNotResumedMeanwhile) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  fs::path bg_pid = temp_ / "bg.pid";
+  // The agent leaves a process that ignores SIGTERM, in a session of its own (Claude
+  // Code's clean-up of its tools' process groups does not reach it), then its next
+  // model request hangs.
+  start_mock("first", R"({"steps":[
+    {"tool":"Bash","id":"toolu_bg","input":{"command":"nohup setsid sh -c 'trap \"\" TERM; echo $$ > )" +
+                          bg_pid.string() +
+                          R"(; exec tail -f /dev/null' >/dev/null 2>&1 &","description":"bg"}},
+    {"hang":true}]})");
+  pid_t pid = start_in_own_group(
+      {"run", "--run-id", "orphan", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+  bool hung = false;
+  for (int i = 0; i < 240 && !hung; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+      hung = hung || (req->getValue<bool>("main") && !req->isNull("step") &&
+                      req->getValue<int>("step") == 1);
+    }
+  }
+  ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+  auto written = [&] {
+    return fs::exists(bg_pid) && testing_support::read_file(bg_pid).find('\n') != std::string::npos;
+  };
+  for (int i = 0; i < 200 && !written(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(written()) << "the background process never started";
+  pid_t background = static_cast<pid_t>(std::stol(testing_support::read_file(bg_pid)));
+  struct Cleanup {
+    pid_t pid;
+    ~Cleanup() { ::kill(pid, SIGKILL); }  // whatever happens to the test
+  } cleanup{background};
+  std::optional<sandbox::RunMeta> meta =
+      sandbox::RunMeta::load(fsnap::Store::open(store_, ws_, false), "orphan");
+  ASSERT_TRUE(meta);
+  std::vector<pid_t> tree = hooks::live_descendants(pid);
+  ASSERT_NE(std::find(tree.begin(), tree.end(), meta->agent_pid), tree.end());
+  ASSERT_NE(std::find(tree.begin(), tree.end(), background), tree.end());
+
+  ::kill(pid, SIGKILL);  // shadowbox alone
+  ::waitpid(pid, nullptr, 0);
+  auto killed = std::chrono::steady_clock::now();
+  // While a process of the run lives (the background one ignores SIGTERM for the kill
+  // grace, 5 s), the run is not resumable, and resume refuses.
+  Poco::JSON::Object::Ptr info = run_info("orphan");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
+  EXPECT_FALSE(info->getValue<bool>("resumable"));
+  CommandResult early = testing_support::run_command(
+      shadowbox_argv({"resume", "orphan", "--", "-p", "go on", "--dangerously-skip-permissions"}),
+      ws_, env(), "", std::chrono::seconds(60));
+  EXPECT_EQ(early.exit_code, 1) << early.err;
+  EXPECT_NE(early.err.find("processes of the run's agent are still running"), std::string::npos)
+      << early.err;
+  ASSERT_TRUE(sandbox::process_alive(background))
+      << "(the checks above were not made while a process of the run lived)";
+
+  // Within the grace, and a little more: every process of the agent's tree is gone.
+  auto all_gone = [&] {
+    for (pid_t p : tree) {
+      if (sandbox::process_alive(p)) return false;
+    }
+    return true;
+  };
+  while (!all_gone() && std::chrono::steady_clock::now() - killed < std::chrono::seconds(15)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(all_gone()) << "the agent's processes outlived their supervisor";
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(10));
+  // Then the crashed run is resumable.
+  info = run_info("orphan");
+  EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
+  EXPECT_TRUE(info->getValue<bool>("resumable"));
 }
 
 TEST_F(RunTest, ResumeKeepsTheAgentOptionsOfTheRunAndReplacesThePrompt) {

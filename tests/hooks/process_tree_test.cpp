@@ -2,7 +2,7 @@
 // every descendant gone — a backgrounded child, a daemon that left its session, one
 // that ignores SIGTERM — with the agent's own exit status kept. The agent's guard: its
 // whole tree ends soon after its supervisor is killed with SIGKILL, or gives it up, even
-// an agent that ignores SIGTERM.
+// an agent that ignores SIGTERM; the run's processes lock is held until then.
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 
 #include "hooks/agent_process.hpp"
 #include "hooks/process_tree.hpp"
+#include "hooks/run_processes.hpp"
 #include "sandbox/run_meta.hpp"
 #include "supervisor_process.hpp"
 #include "test_support.hpp"
@@ -132,6 +133,56 @@ TEST(AgentGuardTest, ASupervisorThatGivesItsAgentUpEndsItsTree) {
   }
   EXPECT_TRUE(eventually([&] { return all_gone(tree); }, 5s));
   ::waitpid(guard, nullptr, 0);
+}
+
+// What `runs` and `resume` go by: the run's processes lock, held by the supervisor, then
+// by the guard alone until the tree has ended — not a pid.
+TEST(AgentGuardTest, TheRunsProcessesLockIsHeldUntilItsWholeTreeHasEnded) {
+  testing_support::TempDir dir;
+  fs::create_directories(dir / "ws");
+  fsnap::Store store = fsnap::Store::open(dir / "store", dir / "ws", true);
+  EXPECT_EQ(hooks::run_processes(store, "r", std::nullopt), hooks::RunProcesses::kNone);
+  std::optional<testing_support::SupervisorProcess> supervisor;
+  supervisor.emplace(std::vector<std::string>{"sh", "-c", "trap '' TERM; sleep 300"}, dir / "ws",
+                     100ms, &store, "r");
+  EXPECT_EQ(hooks::run_processes(store, "r", std::nullopt), hooks::RunProcesses::kSupervised);
+  try {
+    hooks::RunProcessLocks::take(store, "r");
+    ADD_FAILURE() << "a second supervisor took the run";
+  } catch (const fsnap::Error& e) {
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kConflict);
+    EXPECT_NE(std::string(e.what()).find("another shadowbox process supervises it"),
+              std::string::npos)
+        << e.what();
+  }
+  // The guard held still: the supervisor is gone, the agent lives.
+  ASSERT_EQ(::kill(supervisor->guard(), SIGSTOP), 0);
+  supervisor->kill();
+  EXPECT_EQ(hooks::run_processes(store, "r", std::nullopt), hooks::RunProcesses::kUnsupervised);
+  try {
+    hooks::RunProcessLocks::take(store, "r");
+    ADD_FAILURE() << "a supervisor took a run whose agent lives";
+  } catch (const fsnap::Error& e) {
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kConflict);
+    EXPECT_NE(std::string(e.what()).find("are still running"), std::string::npos) << e.what();
+  }
+  // Let go, the guard ends the tree, and then no process of the run is left.
+  pid_t agent = supervisor->agent();
+  ::kill(supervisor->guard(), SIGCONT);
+  EXPECT_TRUE(eventually([&] {
+    return hooks::run_processes(store, "r", std::nullopt) == hooks::RunProcesses::kNone;
+  }));
+  EXPECT_FALSE(sandbox::process_alive(agent)) << "the lock went before the agent";
+  supervisor.reset();
+  hooks::RunProcessLocks again = hooks::RunProcessLocks::take(store, "r");
+  EXPECT_GE(again.tree_fd(), 0);
+}
+
+TEST(ProcessTreeTest, NothingToEndIsQuick) {
+  auto start = std::chrono::steady_clock::now();
+  hooks::TreeEnding ending = hooks::end_descendants(5s, 0, {});
+  EXPECT_EQ(ending.terminated, 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Resuming a run: an interactive session killed after a turn ended (Stop) stays
 // resumable, strict validation measures age from the run's last activity, a run that is
-// still running is not resumed twice — through `shadowbox hook`, `runs` and `resume`.
+// still running is not resumed twice, nor one whose agent outlives its killed supervisor
+// (nor is another run started on its workspace) until its tree has ended, and a pid the
+// kernel gave to another process makes no run running — through `shadowbox hook`,
+// `runs` and `resume`.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,9 +17,11 @@
 #include "hooks/claude_code_home.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/resume.hpp"
+#include "hooks/run_processes.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/run_meta.hpp"
+#include "supervisor_process.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -159,6 +164,65 @@ TEST_F(ResumeTest, ARunThatIsStillRunningIsNotResumedTwice) {
     EXPECT_EQ(r.exit_code, 1) << mode;
     EXPECT_NE(r.err.find("still running"), std::string::npos) << r.err;
   }
+}
+
+TEST_F(ResumeTest, ARunWhoseAgentOutlivesItsSupervisorIsNotResumedUntilItsTreeHasEnded) {
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  // The run's supervisor, its agent ignoring SIGTERM; then kill -9 of the supervisor,
+  // its agent's guard held still: the agent lives on, its supervisor dead.
+  std::optional<testing_support::SupervisorProcess> supervisor;
+  supervisor.emplace(std::vector<std::string>{"sh", "-c", "trap '' TERM; sleep 300"}, ws_,
+                     std::chrono::milliseconds(100), store_.get(), "r");
+  sandbox::RunMeta meta = *sandbox::RunMeta::load(*store_, "r");
+  meta.pid = supervisor->pid();
+  meta.agent_pid = supervisor->agent();
+  meta.save(*store_);
+  EXPECT_EQ(run_info()->getValue<std::string>("status"), "running");
+  ASSERT_EQ(::kill(supervisor->guard(), SIGSTOP), 0);
+  supervisor->kill();
+  ASSERT_TRUE(sandbox::process_alive(supervisor->agent()));
+
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
+  EXPECT_FALSE(info->getValue<bool>("resumable")) << "its agent still runs";
+  for (const char* mode : {"strict", "relaxed", "none"}) {
+    CommandResult r = shadowbox({"resume", "r", "--validation", mode});
+    EXPECT_EQ(r.exit_code, 1) << mode;
+    EXPECT_NE(r.err.find("processes of the run's agent are still running"), std::string::npos)
+        << r.err;
+  }
+  // Nor does another run start on its files meanwhile.
+  CommandResult other =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "other", "--", "touch", "x"});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.err.find("whose supervisor ended"), std::string::npos) << other.err;
+  EXPECT_FALSE(fs::exists(ws_ / "x"));
+
+  // Its guard ends the tree; then the run is resumable.
+  ::kill(supervisor->guard(), SIGCONT);
+  EXPECT_TRUE(testing_support::eventually([&] {
+    return hooks::run_processes(*store_, "r", std::nullopt) == hooks::RunProcesses::kNone;
+  }));
+  EXPECT_FALSE(sandbox::process_alive(supervisor->agent()));
+  supervisor.reset();
+  EXPECT_TRUE(run_info()->getValue<bool>("resumable"));
+  CommandResult resumed = shadowbox({"resume", "r"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+}
+
+// A run.json names its supervisor's pid, which the kernel hands to another process once
+// the supervisor is gone: that process does not make the run running.
+TEST_F(ResumeTest, APidGivenToAnotherProcessMakesNoRunRunning) {
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  { hooks::RunProcessLocks supervised = hooks::RunProcessLocks::take(*store_, "r"); }
+  sandbox::RunMeta meta = *sandbox::RunMeta::load(*store_, "r");
+  meta.pid = ::getppid();  // alive, and not the run's
+  meta.save(*store_);
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
+  EXPECT_TRUE(info->getValue<bool>("resumable"));
+  CommandResult resumed = shadowbox({"resume", "r"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
 }
 
 TEST_F(ResumeTest, EverySessionOfARunIsKeptAndResumeTakesTheOneThatCanGoOn) {

@@ -1,5 +1,6 @@
 // A run's supervisor in a process of its own, as `shadowbox run` is, for tests of what
-// outlives it: it starts an agent under its guard, and waits to be killed.
+// outlives it: it holds the run's processes locks (when given a store), starts an agent
+// under its guard, and waits to be killed.
 #pragma once
 
 #include <signal.h>
@@ -16,7 +17,9 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "fsnap/store.hpp"
 #include "hooks/agent_process.hpp"
+#include "hooks/run_processes.hpp"
 #include "sandbox/run_meta.hpp"
 
 namespace testing_support {
@@ -34,10 +37,11 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::second
 
 class SupervisorProcess {
  public:
-  // Forks the supervisor: it starts argv in dir with PATH only, its guard ending the
-  // tree with grace, and waits.
+  // Forks the supervisor: it takes the locks of run in store (if store is set), starts
+  // argv in dir with PATH only, its guard ending the tree with grace, and waits.
   SupervisorProcess(const std::vector<std::string>& argv, const boost::filesystem::path& dir,
-                    std::chrono::milliseconds grace) {
+                    std::chrono::milliseconds grace, const fsnap::Store* store = nullptr,
+                    const std::string& run = "") {
     int ready[2];
     if (::pipe(ready) != 0) throw std::runtime_error("pipe failed");
     const char* path = std::getenv("PATH");
@@ -47,7 +51,9 @@ class SupervisorProcess {
     if (pid_ == 0) {
       ::close(ready[0]);
       try {
-        hooks::AgentProcess agent(argv, dir, env, {grace, -1});
+        std::optional<hooks::RunProcessLocks> locks;
+        if (store != nullptr) locks = hooks::RunProcessLocks::take(*store, run);
+        hooks::AgentProcess agent(argv, dir, env, {grace, locks ? locks->tree_fd() : -1});
         pid_t pids[2] = {agent.guard_pid(), agent.pid()};
         if (::write(ready[1], pids, sizeof pids) != static_cast<ssize_t>(sizeof pids)) ::_exit(1);
         for (;;) ::pause();

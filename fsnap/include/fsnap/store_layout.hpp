@@ -17,6 +17,7 @@
 //       run.json                        what was started, and how it ended
 //       log                             hook warnings and errors
 //       halt                            a stop the run's supervisor carries out
+//       processes.lock                  locked while a process of the run lives
 //       agent-cost.json                 the agent's own cost reports (OpenTelemetry)
 //       staging.<pid>/                  HOME data on its way into the store (transient)
 //
@@ -116,6 +117,10 @@ inline Path run_log_file(const Path& store, const std::string& run) {
 }
 inline Path run_halt_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "halt";
+}
+// Locked by the run's supervisor and its agent's guard (hooks/run_processes.hpp).
+inline Path run_processes_lock_file(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "processes.lock";
 }
 inline Path agent_cost_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "agent-cost.json";

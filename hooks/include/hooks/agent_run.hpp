@@ -18,7 +18,10 @@
 // stopped, is killed with SIGKILL by someone else), the processes it started — even
 // those that left its session or were orphaned (this process is their subreaper) — are
 // ended the same way and reaped before the run's end is recorded: no tool process
-// changes the workspace after `run` returns.
+// changes the workspace after `run` returns. If this process dies instead (kill -9
+// included), the agent's guard ends the tree the same way (AgentProcess), and the run's
+// processes lock says that something of the run lives until then (run_processes.hpp):
+// no resume, and no other run on the workspace, meanwhile.
 //
 // Fleet (config fleet.*, hooks/fleet_run.hpp): the run's lease is taken before anything
 // else and released at its end; every tool boundary is pushed to the fleet's remote

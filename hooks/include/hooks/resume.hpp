@@ -34,6 +34,9 @@ struct ResumableState {
   // (a transcript change) or the session's newest hook event, whichever is newest.
   std::optional<std::chrono::system_clock::time_point> last_activity;
   long running_pid = 0;  // the supervising process, if it is alive
+  // Its supervisor died, and processes of its agent are still being ended by the agent's
+  // guard (hooks/run_processes.hpp).
+  bool agent_still_running = false;
 };
 
 // The agent session of the run to resume (see ResumableState::session), with session_id
@@ -52,7 +55,9 @@ std::optional<ResumeValidation> parse_resume_validation(std::string_view text);
 // The reasons state may not be resumed under validation (empty: it may).
 //   strict:  same workspace path, last activity within max_age, neither the run nor
 //            the session complete, plus relaxed
-//   relaxed: a session id, its preserved transcript, the run not running right now
+//   relaxed: a session id, its preserved transcript, plus none
+//   none:    no process of the run alive (its supervisor, or its agent's tree after the
+//            supervisor died): never two agents on one run
 std::vector<std::string> resume_problems(const ResumableState& state, ResumeValidation validation,
                                          const std::string& workspace, std::chrono::seconds max_age,
                                          std::chrono::system_clock::time_point now);

@@ -7,7 +7,9 @@
 // the same lock, and it is released when the process ends, however it ends — and a
 // shared one on every directory above it, so that a run on an enclosing directory and
 // one inside it refuse each other too. Where directories cannot be locked (NFS), a lock
-// file in the store stands in: one run at a time of that store.
+// file in the store stands in: one run at a time of that store. A run of the store on
+// the workspace whose supervisor died while its agent's tree is still being ended
+// (hooks/run_processes.hpp) refuses a claim too: its agent may still change the files.
 //
 // Thread-safety: a claim is owned by one thread; it is not inherited by the agent.
 #pragma once
