@@ -17,6 +17,7 @@
 #include "hooks/agent_hook.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_spend.hpp"
+#include "hooks/agent_supervisor.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/fleet_run.hpp"
 #include "hooks/hook_server.hpp"
@@ -139,48 +140,31 @@ void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec) {
 }
 
 // Supervises the agent until it has exited: a HaltRequest, or the run's time running
-// out, ends its process tree; once it has exited, whatever it left running is ended.
-// Returns the halt that stopped it, if one did.
+// out, ends its process tree (AgentSupervisor decides when); once it has exited,
+// whatever it left running is ended. Returns the halt that stopped it, if one did.
 std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
                                               std::optional<policy::TimePoint> deadline,
                                               const std::string& timeout_reason,
                                               const std::function<void()>& tick) {
-  using Clock = std::chrono::steady_clock;
-  std::optional<sandbox::HaltRequest> halt;
-  std::optional<Clock::time_point> end_at;
-  bool ended = false;
+  AgentSupervisor supervisor({spec.config.policy.kill_grace, deadline, timeout_reason},
+                             {[&] { return sandbox::pending_halt(spec.store, spec.run); },
+                              [&](const sandbox::HaltRequest& request) {
+                                try {
+                                  sandbox::request_halt(spec.store, spec.run, request);
+                                } catch (const std::exception&) {
+                                  // The request is this process's own; the file only tells others.
+                                }
+                              }},
+                             std::make_shared<SteadyWallClock>(), spec.inform);
   while (!agent.wait_for(milliseconds(100))) {
     tick();
-    if (ended) continue;  // the tree was ended; the agent's exit is on its way
-    if (!halt || halt->agent_told) {
-      std::optional<sandbox::HaltRequest> pending = sandbox::pending_halt(spec.store, spec.run);
-      if (!pending && deadline && std::chrono::system_clock::now() >= *deadline) {
-        pending = sandbox::HaltRequest{"timeout", timeout_reason, false};
-        try {
-          sandbox::request_halt(spec.store, spec.run, *pending);
-        } catch (const std::exception&) {
-          // The request is this process's own; the file only tells others.
-        }
-      }
-      if (pending && !halt && spec.inform) spec.inform("stopping the agent: " + pending->reason);
-      if (pending) {
-        // An agent told to stop (continue: false) gets the grace to do so itself; a
-        // request that became urgent meanwhile (an abort) ends the wait.
-        Clock::time_point at =
-            Clock::now() + (pending->agent_told ? spec.config.policy.kill_grace : milliseconds(0));
-        end_at = end_at ? std::min(*end_at, at) : at;
-        halt = pending;
-      }
-    }
-    if (end_at && Clock::now() >= *end_at) {
-      end_agent_tree(agent, spec);
-      ended = true;
-    }
+    if (supervisor.tick()) end_agent_tree(agent, spec);
   }
-  if (!halt) halt = sandbox::pending_halt(spec.store, spec.run);
+  std::optional<sandbox::HaltRequest> halt = supervisor.finish();
   // Nothing the agent started outlives it, however it ended (killed with SIGKILL too):
   // a tool process left running would change the workspace after the run's last
-  // checkpoint, unrecorded. Orphans were reparented to this process (a subreaper).
+  // checkpoint, unrecorded. Orphans were reparented to its guard or to this process
+  // (subreapers both).
   end_agent_tree(agent, spec);
   return halt;
 }
