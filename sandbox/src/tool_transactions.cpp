@@ -422,8 +422,16 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
 void ToolTransactions::publish(const std::string& call_id, const std::string& tool,
                                const std::string& phase, const std::string& summary,
                                const std::optional<policy::SafetyEvent>& safety) {
-  events_.tools.publish({call_id, tool, phase, summary});
-  if (safety) events_.safety.publish(*safety);
+  // The boundary is recorded: a subscriber that fails is its own problem, never the
+  // call's (an exception here would leave a begun call unrun, or an ended one
+  // reported as failing).
+  try {
+    events_.tools.publish({call_id, tool, phase, summary});
+    if (safety) events_.safety.publish(*safety);
+  } catch (const std::exception& e) {
+    std::cerr << "shadowbox: warning: a subscriber of the run's events failed on " << tool << " "
+              << call_id << " (" << phase << "): " << e.what() << '\n';
+  }
 }
 
 StepResult ToolTransactions::discard(const std::string& call_id) {

@@ -136,6 +136,69 @@ TEST(MemoryTransactionsTest, DiscardPutsStateBackAndRecordsNoOutcome) {
   EXPECT_THROW(tx.succeed("call_1", ""), Error);
 }
 
+TEST(MemoryTransactionsTest, ASubscriberThatThrowsCannotBreakAToolCall) {
+  auto fs = std::make_shared<fsnap::InMemoryFilesystem>();
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(fs, "filesystem");
+  ExecutionState state(std::make_shared<Session>(), std::move(resources));
+  MemoryBoundaryLog log;
+  ToolTransactions tx(state, log, RollbackPolicy{});
+  int seen = 0;
+  Subscription s = tx.events().tools.subscribe([&](const ToolCallEvent&) {
+    ++seen;
+    throw std::runtime_error("a subscriber's bug");
+  });
+  EXPECT_NO_THROW(tx.begin({"call_1", "Edit", "{}"}));
+  EXPECT_NO_THROW(tx.succeed("call_1", "done"));
+  EXPECT_TRUE(log.open_calls().empty()) << "the call was left open";
+  EXPECT_NO_THROW(tx.begin({"call_2", "Edit", "{}"}));
+  fs->write("b", "2");
+  EXPECT_NO_THROW(tx.fail("call_2", "exit 1"));
+  EXPECT_FALSE(fs->exists("b"));
+  EXPECT_TRUE(log.open_calls().empty());
+  EXPECT_EQ(seen, 4);
+}
+
+TEST_F(LedgerTransactionsTest, ARefusedRollbackPutsBackNoStateSlice) {
+  std::unique_ptr<LedgerRun> run = open_run();
+  ToolTransactions& tx = run->transactions();
+  tx.begin({"call_a", "Bash", "{}"});
+  tx.begin({"call_b", "Bash", "{}"});
+  fsnap::CheckpointMeta note;
+  note.phase = fsnap::Phase::kManual;
+  tx.checkpoint(note, [](Session& s) { s.seed<Plan>({Plan{"changed while both ran", "", {}}}); });
+  testing_support::write_file(ws_ / "b.txt", "b or a\n");
+  tx.succeed("call_b", "ok");
+  FailureResult failure = tx.fail("call_a", "exit 1");
+  EXPECT_EQ(failure.decision.kind, RollbackDecision::Kind::kRefuse);
+  EXPECT_TRUE(fs::exists(ws_ / "b.txt"));
+  ASSERT_TRUE(run->state().session().latest<Plan>());
+  EXPECT_EQ(run->state().session().latest<Plan>()->objective, "changed while both ran")
+      << "the session disagrees with the refusal";
+}
+
+TEST(MemoryTransactionsTest, AFailedCallThatChangedNoFileStillPutsItsStateBack) {
+  auto host_dir = std::make_shared<testing_support::TempDir>();
+  fs::create_directories(host_dir->path() / "ws");
+  auto host = std::make_shared<fsnap::HostFilesystem>(
+      fsnap::Store::open(host_dir->path() / "store", host_dir->path() / "ws", true),
+      fsnap::CaptureOptions{});
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(host, "filesystem");
+  ExecutionState state(std::make_shared<Session>(), std::move(resources));
+  state.session().seed<Plan>({Plan{"before", "", {}}});
+  MemoryBoundaryLog log;
+  ToolTransactions tx(state, log, RollbackPolicy{});
+  tx.begin({"call_1", "Plan", "{}"});
+  state.session().seed<Plan>({Plan{"during", "", {}}});
+  std::size_t checkpoints = host->repo().log("default", 0).size();
+  FailureResult failure = tx.fail("call_1", "exit 1");
+  EXPECT_EQ(failure.decision.kind, RollbackDecision::Kind::kUnchanged);
+  EXPECT_EQ(state.session().latest<Plan>()->objective, "before");
+  EXPECT_EQ(host->repo().log("default", 0).size(), checkpoints + 1)
+      << "no safety checkpoint: only the boundary that ends the call";
+}
+
 // Runs two calls in a fresh workspace with the given seed, on a fixed clock; returns
 // the ids and commits they produced.
 std::vector<std::string> ids_of_a_run(std::uint64_t seed) {

@@ -12,8 +12,9 @@
 //       });
 //
 // Subscribers run on the thread that recorded the boundary, after it was recorded and
-// before the call returns; they must not call back into the run's transactions, and
-// one that throws makes that call throw (after the boundary was recorded).
+// before the call returns; they must not call back into the run's transactions. One that
+// throws is warned about on stderr and changes nothing of the call: the boundary is
+// recorded, and a subscriber cannot break a tool call.
 #pragma once
 
 #include <string>
