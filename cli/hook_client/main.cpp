@@ -42,7 +42,7 @@ namespace {
 
 // The watch daemon's wire (see fsnap/src/watch_protocol.hpp).
 constexpr std::string_view kMagic = "SBXW";
-constexpr std::uint32_t kProtocol = 1;
+constexpr std::uint32_t kProtocol = 2;  // as the daemon's: it refuses any other
 constexpr std::uint8_t kOpMessage = 4;
 constexpr std::uint8_t kProgress = 1;
 constexpr std::uint8_t kRefused = 5;

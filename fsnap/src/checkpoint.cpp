@@ -42,6 +42,32 @@ bool parse_skipped(std::string_view value, SkippedPath& out) {
   return true;
 }
 
+// "Large-File-Copy: <name> <mtime ns> <quoted path>"
+std::string format_copy(const SkippedPath& s) {
+  return s.copy->name + " " + std::to_string(s.copy->mtime_ns) + " " + quote_path(s.path);
+}
+
+// Gives the skipped path a copy line names its copy; false for a malformed line.
+bool parse_copy(std::string_view value, std::vector<SkippedPath>& skipped) {
+  std::size_t a = value.find(' ');
+  if (a == std::string_view::npos) return false;
+  std::size_t b = value.find(' ', a + 1);
+  if (b == std::string_view::npos) return false;
+  LargeFileCopy copy;
+  copy.name = std::string(value.substr(0, a));
+  try {
+    copy.mtime_ns = std::stoll(std::string(value.substr(a + 1, b - a - 1)));
+  } catch (const std::exception&) {
+    return false;
+  }
+  auto path = unquote_path(value.substr(b + 1));
+  if (!path) return false;
+  for (SkippedPath& s : skipped) {
+    if (s.path == *path) s.copy = std::move(copy);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string_view to_string(Phase phase) {
@@ -77,7 +103,10 @@ std::string format_checkpoint_message(const Checkpoint& c) {
   add("Tool-Name", c.meta.tool_name);
   add("Tool-Call-Id", c.meta.tool_call_id);
   add("Created-At", format_timestamp(c.created_at));
-  for (const SkippedPath& s : c.skipped) add("Skipped", format_skipped(s));
+  for (const SkippedPath& s : c.skipped) {
+    add("Skipped", format_skipped(s));
+    if (s.copy) add("Large-File-Copy", format_copy(s));
+  }
   return subject + "\n\n" + body + trailers;
 }
 
@@ -91,6 +120,7 @@ bool parse_checkpoint_message(std::string_view message, Checkpoint& c) {
 
   bool have_id = false, have_phase = false;
   c.skipped.clear();
+  std::vector<std::string_view> copies;  // matched to the skipped paths at the end
   std::size_t pos = 0;
   while (pos <= block.size()) {
     std::size_t nl = block.find('\n', pos);
@@ -121,8 +151,11 @@ bool parse_checkpoint_message(std::string_view message, Checkpoint& c) {
     } else if (key == "Skipped") {
       SkippedPath s;
       if (parse_skipped(value, s)) c.skipped.push_back(std::move(s));
+    } else if (key == "Large-File-Copy") {
+      copies.push_back(value);
     }
   }
+  for (std::string_view copy : copies) parse_copy(copy, c.skipped);
   return have_id && have_phase;
 }
 

@@ -14,6 +14,7 @@
 
 #include "fsnap/free_space.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "large_file_copies.hpp"
 #include "pack_names.hpp"
 #include "retention_age.hpp"
 #include "shadow_repo_impl.hpp"
@@ -464,11 +465,21 @@ class Collection {
     return out;
   }
 
-  // Deletes the loose objects nothing reaches that are older than the grace.
+  // Deletes the loose objects nothing reaches, and the copies of large files no
+  // checkpoint names, that are older than the grace.
   void prune() {
     std::size_t pruned = prune_loose(impl_, name_reachable_objects(impl_), policy_.prune_grace);
     report_.objects_pruned += pruned;
     if (pruned > 0) impl_.bump_generation();
+    report_.large_files_pruned += prune_large_files();
+  }
+
+  std::size_t prune_large_files() const {
+    boost::filesystem::path dir = layout::large_files_dir(layout::store_of_repo(impl_.git_dir));
+    boost::system::error_code ec;
+    if (!boost::filesystem::is_directory(dir, ec)) return 0;
+    return LargeFileCopies(dir).prune(large_files_named(impl_, shadow_.runs()), now_,
+                                      policy_.prune_grace);
   }
 
   ShadowRepo& shadow_;

@@ -13,6 +13,7 @@
 
 #include "fsnap/error.hpp"
 #include "host_paths.hpp"
+#include "large_file_restore.hpp"
 #include "shadow_repo_impl.hpp"
 #include "stat_cache.hpp"
 #include "workspace_capture.hpp"
@@ -86,6 +87,7 @@ struct HostFilesystem::Impl {
   std::shared_ptr<IdSource> ids;
   std::shared_ptr<CaptureService> captures;
   std::string root;
+  LargeFileCopies large_files;  // the store's copies of files over the size limit
   std::unique_ptr<WatchState> watch;
 
   Impl(Store s, CaptureOptions o, HostEnv env)
@@ -98,7 +100,8 @@ struct HostFilesystem::Impl {
         clock(env.clock ? std::move(env.clock) : std::make_shared<SystemClock>()),
         ids(env.ids ? std::move(env.ids) : IdSource::shared_random()),
         captures(std::move(env.captures)),
-        root(store.workspace().string()) {}
+        root(store.workspace().string()),
+        large_files(layout::large_files_dir(store.dir()), std::move(env.copies)) {}
 
   ~Impl() {
     // A watched workspace writes its stat cache once, here, for the processes after it.
@@ -152,7 +155,7 @@ struct HostFilesystem::Impl {
     if (!watch) {
       return capture_workspace(root, repo.impl(), options,
                                StatCache::load(store.stat_cache_file(), key), now_ns(), nullptr,
-                               /*workspace=*/true);
+                               &large_files);
     }
     watch->pending.merge(watch->watcher->take_changes());
     std::optional<CaptureScope> scope;
@@ -165,8 +168,7 @@ struct HostFilesystem::Impl {
     }
     watch->cache.reset();  // if this capture fails, the next one walks everything
     CaptureResult result = capture_workspace(root, repo.impl(), options, std::move(previous),
-                                             now_ns(), scope ? &*scope : nullptr,
-                                             /*workspace=*/true);
+                                             now_ns(), scope ? &*scope : nullptr, &large_files);
     watch->cache = std::move(result.cache);
     watch->cache_key = key;
     watch->pending = ChangedDirs{};
@@ -192,17 +194,30 @@ struct HostFilesystem::Impl {
     return c;
   }
 
-  // The paths of the workspace a restore must leave alone, and the changes from
-  // current to target without them.
-  std::vector<TreeChange> restorable_changes(const CaptureResult& current,
-                                             const std::string& target,
-                                             std::vector<std::string>& kept) {
+  // What a restore from current to target does: the tree's changes without the paths
+  // it must leave alone, and the files over the size limit.
+  struct Plan {
+    std::vector<TreeChange> changes;
+    LargeFilePlan large;
+  };
+
+  // The plan from current to target; the paths kept go to kept.
+  Plan plan_restore(const CaptureResult& current, const Checkpoint& target,
+                    std::vector<std::string>& kept) {
+    Plan plan;
+    plan.large = plan_large_files(current.skipped, target.skipped, large_files);
     Untouchable untouchable;
     untouchable.excludes = exclude_rules(options);
     untouchable.paths.insert(current.uncaptured.begin(), current.uncaptured.end());
-    for (const SkippedPath& s : current.skipped) untouchable.paths.insert(s.path);
-    std::vector<TreeChange> all = repo.diff_trees(git::to_hex(current.tree), target);
-    return without_untouchable(all, untouchable, kept);
+    untouchable.paths.insert(plan.large.untouchable.begin(), plan.large.untouchable.end());
+    // What the configuration excludes now is not touched, whatever the target holds.
+    std::erase_if(plan.large.put_back,
+                  [&](const SkippedPath& s) { return untouchable.covers(s.path, false); });
+    std::erase_if(plan.large.changes,
+                  [&](const TreeChange& c) { return untouchable.covers(c.path, false); });
+    std::vector<TreeChange> all = repo.diff_trees(git::to_hex(current.tree), target.tree);
+    plan.changes = without_untouchable(all, untouchable, kept);
+    return plan;
   }
 
   // After a restore failed part-way: makes the workspace the safety checkpoint again.
@@ -211,8 +226,9 @@ struct HostFilesystem::Impl {
     try {
       CaptureResult now = capture();
       std::vector<std::string> kept;
-      std::vector<TreeChange> back = restorable_changes(now, safety.tree, kept);
-      apply_changes(root, repo.impl(), back, kept);
+      std::vector<UnrestoredPath> unrestored;
+      Plan back = plan_restore(now, safety, kept);
+      apply_changes(root, repo.impl(), back.changes, {back.large, large_files, unrestored}, kept);
       return "";
     } catch (const std::exception& e) {
       return e.what();
@@ -490,9 +506,16 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
 
   CaptureResult current = impl_->capture();
   RestoreReport report;
+  Impl::Plan plan;
   try {
-    report.changes = impl_->restorable_changes(current, target.tree, report.kept);
-    if (options.only) report.changes = only_changes(std::move(report.changes), *options.only);
+    plan = impl_->plan_restore(current, target, report.kept);
+    if (options.only) {
+      plan.changes = only_changes(std::move(plan.changes), *options.only);
+      keep_only(plan.large, *options.only);
+    }
+    report.changes = plan.changes;
+    report.large_files = plan.large.changes;
+    report.unrestored = plan.large.unrestored;
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kPathEscape && e.code() != ErrorCode::kCorrupt) throw;
     // A tree someone else wrote (a fetched run, a store another user can write): no
@@ -509,7 +532,14 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
   meta.tool_name = options.tool_name;
   report.safety = impl_->record(current, meta, options.safety_notes);
   try {
-    apply_changes(impl_->root, impl_->repo.impl(), report.changes, report.kept);
+    apply_changes(impl_->root, impl_->repo.impl(), report.changes,
+                  {plan.large, impl_->large_files, report.unrestored}, report.kept);
+    // A file that could not go where it belongs after all is not among the changes.
+    for (const UnrestoredPath& u : report.unrestored) {
+      std::erase_if(report.large_files, [&](const TreeChange& c) {
+        return c.path == u.path && c.kind != TreeChange::Kind::kDeleted;
+      });
+    }
   } catch (const Error& e) {
     std::string failure = e.what();
     std::string put_back = impl_->put_back(*report.safety);

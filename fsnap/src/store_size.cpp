@@ -8,6 +8,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/store_layout.hpp"
+#include "large_file_copies.hpp"
 #include "pack_names.hpp"
 
 namespace fsnap {
@@ -40,13 +41,40 @@ std::uint64_t object_bytes_on_disk(const fs::path& objects) {
   return total;
 }
 
+// The copies of large files the checkpoints of run name: its whole chain, or its newest
+// kept ones when it is to be shortened to them.
+std::set<std::string> copies_named(const ShadowRepo::Impl& impl, const std::string& run,
+                                   std::optional<std::size_t> kept) {
+  std::vector<Checkpoint> chain = impl.run_log(run, kept.value_or(0));
+  std::set<std::string> out;
+  if (kept && *kept == 0) return out;
+  for (const Checkpoint& c : chain) {
+    for (const SkippedPath& s : c.skipped) {
+      if (s.copy) out.insert(s.copy->name);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::set<std::string> large_files_named(const ShadowRepo::Impl& impl,
+                                        const std::vector<std::string>& runs) {
+  std::set<std::string> out;
+  for (const std::string& run : runs) out.merge(copies_named(impl, run, std::nullopt));
+  return out;
+}
 
 std::vector<std::string> runs_over_size(
     const ShadowRepo::Impl& impl, std::uint64_t max_bytes, const std::set<std::string>& keep,
     const std::map<std::string, std::vector<git_oid>>& shortened) {
   std::uint64_t on_disk = object_bytes_on_disk(impl.git_dir / "objects");
-  if (max_bytes == 0 || on_disk <= max_bytes) return {};
+  // The copies of large files, beside the objects: what the store alone holds of each.
+  std::map<std::string, std::uint64_t> copy_bytes =
+      LargeFileCopies(layout::large_files_dir(layout::store_of_repo(impl.git_dir))).disk_usage();
+  std::uint64_t copies_on_disk = 0;
+  for (const auto& [name, bytes] : copy_bytes) copies_on_disk += bytes;
+  if (max_bytes == 0 || on_disk + copies_on_disk <= max_bytes) return {};
 
   // Every object's size, and the scale from sizes to bytes on disk.
   std::unordered_map<git_oid, std::uint64_t, OidHash, OidEq> size_of;
@@ -67,8 +95,8 @@ std::vector<std::string> runs_over_size(
     git_error_clear();
     all_sizes += size;
   }
-  if (all_sizes == 0) return {};
-  double scale = static_cast<double>(on_disk) / static_cast<double>(all_sizes);
+  double scale =
+      all_sizes == 0 ? 0.0 : static_cast<double>(on_disk) / static_cast<double>(all_sizes);
 
   // Who reaches each object: the ledger and tags (shared), and each run.
   std::map<std::string, std::vector<RefTip>> groups;  // by run ("" for shared)
@@ -102,22 +130,42 @@ std::vector<std::string> runs_over_size(
       if (!fresh && at->second != index) at->second = kShared;
     }
   }
-  std::uint64_t live = 0;
-  std::vector<std::uint64_t> alone(runs.size(), 0);
+  // Bytes on disk: the objects' sizes scaled, the copies' blocks as they are.
+  double live = 0;
+  std::vector<double> alone(runs.size(), 0);
   for (const auto& [oid, who] : owner) {
     auto size = size_of.find(oid);
-    std::uint64_t bytes = size != size_of.end() ? size->second : 0;
+    double bytes = scale * static_cast<double>(size != size_of.end() ? size->second : 0);
     live += bytes;
     if (who != kShared) alone[static_cast<std::size_t>(who)] += bytes;
   }
-  double excess = scale * static_cast<double>(live) - static_cast<double>(max_bytes);
+  if (copies_on_disk > 0) {
+    std::map<std::string, int> copy_owner;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      auto kept = shortened.find(runs[i]);
+      std::optional<std::size_t> count;
+      if (kept != shortened.end()) count = kept->second.size();
+      for (const std::string& name : copies_named(impl, runs[i], count)) {
+        auto [at, fresh] = copy_owner.emplace(name, static_cast<int>(i));
+        if (!fresh && at->second != static_cast<int>(i)) at->second = kShared;
+      }
+    }
+    for (const auto& [name, who] : copy_owner) {
+      auto bytes = copy_bytes.find(name);
+      if (bytes == copy_bytes.end()) continue;
+      live += static_cast<double>(bytes->second);
+      if (who != kShared)
+        alone[static_cast<std::size_t>(who)] += static_cast<double>(bytes->second);
+    }
+  }
+  double excess = live - static_cast<double>(max_bytes);
   if (excess <= 0) return {};
 
   // Candidates, oldest first by their newest checkpoint; the newest run stays.
   struct Candidate {
     std::string run;
     std::chrono::system_clock::time_point newest;
-    std::uint64_t alone;
+    double alone;  // bytes on disk only this run holds
   };
   std::vector<Candidate> candidates;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -133,7 +181,7 @@ std::vector<std::string> runs_over_size(
     if (excess <= 0) break;
     if (keep.count(c.run)) continue;
     out.push_back(c.run);
-    excess -= scale * static_cast<double>(c.alone);
+    excess -= c.alone;
   }
   return out;
 }

@@ -105,6 +105,12 @@ std::optional<CaptureReport> WatchDaemonClient::capture(const CaptureOptions& op
         s.path = r.str();
         s.reason = r.str();
         s.size = r.u64();
+        if (r.u8() != 0) {
+          LargeFileCopy copy;
+          copy.name = r.str();
+          copy.mtime_ns = static_cast<std::int64_t>(r.u64());
+          s.copy = std::move(copy);
+        }
         report.skipped.push_back(std::move(s));
       }
       for (std::uint32_t n = r.u32(); n > 0; --n) report.uncaptured.push_back(r.str());

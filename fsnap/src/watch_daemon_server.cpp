@@ -342,7 +342,10 @@ class Daemon {
       wire::FrameWriter w;
       w.u8(static_cast<std::uint8_t>(wire::Kind::kCaptured)).str(report.tree);
       w.u32(static_cast<std::uint32_t>(report.skipped.size()));
-      for (const SkippedPath& s : report.skipped) w.str(s.path).str(s.reason).u64(s.size);
+      for (const SkippedPath& s : report.skipped) {
+        w.str(s.path).str(s.reason).u64(s.size).u8(s.copy ? 1 : 0);
+        if (s.copy) w.str(s.copy->name).u64(static_cast<std::uint64_t>(s.copy->mtime_ns));
+      }
       w.u32(static_cast<std::uint32_t>(report.uncaptured.size()));
       for (const std::string& u : report.uncaptured) w.str(u);
       w.u64(report.progress.entries_seen)

@@ -7,7 +7,8 @@
 //   request:  "SBXW" u32:protocol str:client-version u8:op [capture options]
 //   answers:  u8:kind, then by kind —
 //     kProgress  u64:entries-seen u64:files-hashed u64:bytes-hashed   (any number)
-//     kCaptured  str:tree u32:n {str:path str:reason u64:size}* u32:n {str:path}*
+//     kCaptured  str:tree u32:n {str:path str:reason u64:size u8:has-copy
+//                [str:copy-name u64:copy-mtime-ns (two's complement)]}* u32:n {str:path}*
 //                u64:entries-seen u64:files-hashed u64:bytes-hashed
 //     kStatus    u64:pid str:version str:workspace u64:uptime-ms u64:idle-ms
 //                u64:idle-exit-ms u64:captures u64:watched-dirs u64:rss-bytes
@@ -41,7 +42,7 @@
 namespace fsnap::watch_wire {
 
 inline constexpr std::string_view kMagic = "SBXW";
-inline constexpr std::uint32_t kProtocol = 1;
+inline constexpr std::uint32_t kProtocol = 2;            // 2: a skipped path's copy
 inline constexpr std::uint32_t kMaxRequest = 68u << 20;  // 64 MiB of event + 4 MiB
 inline constexpr std::uint32_t kMaxFrame = 256u << 20;
 

@@ -89,6 +89,7 @@ struct SharedState {
   std::int64_t cutoff_ns;                   // entries modified after this are recorded smudged
   const CheckoutIndex* checkout = nullptr;  // the user's git index, on a first capture
   PackWriter* pack = nullptr;               // where new objects go, on a first capture
+  const LargeFileCopies* copies = nullptr;  // a workspace's: where files over the limit go
   bool workspace = false;                   // a workspace: restore's temporary names reserved
   std::atomic<std::uint64_t> entries_seen{0};
   std::atomic<std::uint64_t> files_hashed{0};
@@ -204,7 +205,10 @@ class Walker {
       } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
         if (S_ISREG(st.st_mode) && shared_.options.max_file_size != 0 &&
             static_cast<std::uint64_t>(st.st_size) > shared_.options.max_file_size) {
-          skip(path, "over-max-file-size", st);
+          skip(path, kOverMaxFileSize, st);
+          if (shared_.copies != nullptr) {
+            out_.skipped.back().copy = shared_.copies->keep(dirfd, name, path, st);
+          }
           continue;
         }
         std::uint32_t mode = S_ISLNK(st.st_mode)      ? kModeLink
@@ -224,7 +228,7 @@ class Walker {
           if (!present) continue;
         }
       } else {
-        skip(path, "unsupported-type", st);
+        skip(path, kUnsupportedType, st);
         continue;
       }
       record.entries.push_back(std::move(e));
@@ -424,8 +428,9 @@ class Walker {
     return true;
   }
 
-  void skip(const std::string& path, const char* reason, const struct stat& st) {
-    out_.skipped.push_back(SkippedPath{path, reason, static_cast<std::uint64_t>(st.st_size)});
+  void skip(const std::string& path, std::string_view reason, const struct stat& st) {
+    out_.skipped.push_back(
+        SkippedPath{path, std::string(reason), static_cast<std::uint64_t>(st.st_size)});
   }
 
   void load_gitignore(int dirfd, const std::string& dir, const std::vector<std::string>& names) {
@@ -457,12 +462,13 @@ unsigned capture_threads() {
 class Capture {
  public:
   Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, StatCache previous,
-          std::int64_t now_ns, const CaptureScope* scope, bool workspace)
+          std::int64_t now_ns, const CaptureScope* scope, const LargeFileCopies* copies)
       : repo_(repo),
-        workspace_(workspace),
+        workspace_(copies != nullptr),
         previous_(std::move(previous)),
         shared_{options, previous_, scope, now_ns - kRacyMarginNs} {
-    shared_.workspace = workspace;
+    shared_.workspace = workspace_;
+    shared_.copies = copies;
   }
 
   CaptureResult run(const std::string& root) {
@@ -633,8 +639,9 @@ bool CaptureScope::must_walk(const std::string& dir) const {
 
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,
-                                std::int64_t now_ns, const CaptureScope* scope, bool workspace) {
-  return Capture(repo, options, std::move(previous), now_ns, scope, workspace).run(root);
+                                std::int64_t now_ns, const CaptureScope* scope,
+                                const LargeFileCopies* copies) {
+  return Capture(repo, options, std::move(previous), now_ns, scope, copies).run(root);
 }
 
 }  // namespace fsnap

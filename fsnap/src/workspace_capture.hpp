@@ -13,6 +13,7 @@
 #include "fsnap/ignore_rules.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/snapshot.hpp"
+#include "large_file_copies.hpp"
 #include "stat_cache.hpp"
 #include "workspace_watcher.hpp"
 
@@ -56,17 +57,18 @@ class CaptureScope {
 // whole workspace as it was at that capture). now_ns is the time the capture starts
 // (ns since the epoch, from the injected clock): entries modified within the racy
 // margin before it are recorded so that the next capture reads them again.
-// With workspace (a HostFilesystem's capture, not a directory's kept beside it), a
-// capture with no stat cache to go by (the first) writes its new objects into one pack
-// instead of loose files, and takes ids from the user's git index when root is a
-// checkout (options.use_git_index). It also leaves out the names reserved for restore's
+// With copies (a HostFilesystem's capture, not a directory's kept beside it: the
+// workspace's store), a capture with no stat cache to go by (the first) writes its new
+// objects into one pack instead of loose files, and takes ids from the user's git index
+// when root is a checkout (options.use_git_index); every file over the size limit gets
+// its copy there (SkippedPath::copy). It also leaves out the names reserved for restore's
 // temporary files (restore_temp_names.hpp) and removes those a killed restore left
 // behind: the caller holds the store lock.
 // Throws kIo for an unreadable entry (naming it) — never returns a partial tree.
 CaptureResult capture_workspace(const std::string& root, ShadowRepo::Impl& repo,
                                 const CaptureOptions& options, StatCache previous,
                                 std::int64_t now_ns, const CaptureScope* scope = nullptr,
-                                bool workspace = false);
+                                const LargeFileCopies* copies = nullptr);
 
 // The exclude rules of options (config excludes only; .gitignore files are read
 // during a capture when options.respect_gitignore is set).

@@ -18,6 +18,9 @@ namespace fsnap {
 
 namespace {
 
+// Why a file over the size limit cannot be put back where a kept directory is.
+constexpr const char* kInTheWay = "a directory holding paths that are not captured is in its way";
+
 // Restored files are written in blocks of this size; a block of zeros is a hole.
 constexpr std::size_t kBlock = 4096;
 
@@ -98,10 +101,13 @@ class DirOpener {
 
 class Applier {
  public:
-  Applier(const std::string& root, const ShadowRepo::Impl& repo, std::vector<std::string>& kept)
-      : dirs_(root), repo_(repo), kept_(kept), umask_(user_umask()) {}
+  Applier(const std::string& root, const ShadowRepo::Impl& repo, const LargeFileWork& large,
+          std::vector<std::string>& kept)
+      : dirs_(root), repo_(repo), large_(large), kept_(kept), umask_(user_umask()) {}
 
   void apply(const std::vector<TreeChange>& changes) {
+    // Large files first: a directory that must go may hold one.
+    for (const std::string& path : large_.plan.remove) remove_large(path);
     // Removals deepest first (changes come directory before contents).
     for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
       if (it->kind == TreeChange::Kind::kDeleted || it->kind == TreeChange::Kind::kTypeChanged) {
@@ -114,9 +120,48 @@ class Applier {
       if (c.kind == TreeChange::Kind::kDeleted || blocked(c.path)) continue;
       create(c);
     }
+    // Large files last: their directories are there now.
+    for (const SkippedPath& s : large_.plan.put_back) put_back_large(s);
   }
 
  private:
+  void remove_large(const std::string& path) {
+    auto [dir, name] = split_parent(path);
+    if (::unlinkat(dirs_.open(dir), name.c_str(), 0) != 0 && errno != ENOENT) {
+      fail("remove", path, errno);
+    }
+  }
+
+  // Writes s's file from its copy beside where it belongs, and renames it into place.
+  void put_back_large(const SkippedPath& s) {
+    auto [dir, name] = split_parent(s.path);
+    if (blocked(s.path)) {
+      large_.unrestored.push_back({s.path, kInTheWay});
+      return;
+    }
+    int dirfd = -1;
+    try {
+      dirfd = dirs_.open(dir);  // made by the tree's changes, unless something is in the way
+    } catch (const Error& e) {
+      large_.unrestored.push_back({s.path, std::string("its directory is not there: ") + e.what()});
+      return;
+    }
+    std::string tmp = temp_name();
+    try {
+      large_.copies.put_back(s, dirfd, tmp);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kConflict) throw;
+      large_.unrestored.push_back({s.path, e.what()});
+      return;
+    }
+    if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
+      int err = errno;
+      ::unlinkat(dirfd, tmp.c_str(), 0);
+      if (err != EISDIR && err != ENOTEMPTY && err != EEXIST) fail("replace", s.path, err);
+      large_.unrestored.push_back({s.path, kInTheWay});
+    }
+  }
+
   bool blocked(const std::string& path) const {
     for (const std::string& b : blocked_) {
       if (path == b ||
@@ -249,6 +294,7 @@ class Applier {
 
   DirOpener dirs_;
   const ShadowRepo::Impl& repo_;
+  const LargeFileWork& large_;
   std::vector<std::string>& kept_;
   std::vector<std::string> blocked_;
   mode_t umask_;
@@ -308,8 +354,9 @@ std::vector<TreeChange> without_untouchable(const std::vector<TreeChange>& chang
 }
 
 void apply_changes(const std::string& root, const ShadowRepo::Impl& repo,
-                   const std::vector<TreeChange>& changes, std::vector<std::string>& kept) {
-  Applier(root, repo, kept).apply(changes);
+                   const std::vector<TreeChange>& changes, const LargeFileWork& large,
+                   std::vector<std::string>& kept) {
+  Applier(root, repo, large, kept).apply(changes);
 }
 
 }  // namespace fsnap

@@ -12,6 +12,7 @@
 
 #include "fsnap/ignore_rules.hpp"
 #include "fsnap/tree_change.hpp"
+#include "large_file_restore.hpp"
 #include "shadow_repo_impl.hpp"
 
 namespace fsnap {
@@ -32,10 +33,23 @@ std::vector<TreeChange> without_untouchable(const std::vector<TreeChange>& chang
                                             const Untouchable& untouchable,
                                             std::vector<std::string>& kept);
 
-// Makes the workspace at root match the changes' "after" sides. Directories that
-// cannot be removed because uncaptured entries are inside are left, and reported in
-// kept (with everything that would have gone where they are). Throws on I/O errors.
+// The files over the size limit a restore removes and puts back (large_file_restore.hpp),
+// where their copies are, and where one that cannot go where it belongs is named.
+struct LargeFileWork {
+  const LargeFilePlan& plan;
+  const LargeFileCopies& copies;
+  std::vector<UnrestoredPath>& unrestored;
+};
+
+// Makes the workspace at root match the changes' "after" sides, and carries out large:
+// its files removed before anything else, put back after everything else (their
+// directories are there then). Directories that cannot be removed because uncaptured
+// entries are inside are left, and reported in kept (with everything that would have
+// gone where they are); a file of large that cannot be put back because such a
+// directory is where it belongs, or its copy changed meanwhile, goes to
+// large.unrestored. Throws on I/O errors.
 void apply_changes(const std::string& root, const ShadowRepo::Impl& repo,
-                   const std::vector<TreeChange>& changes, std::vector<std::string>& kept);
+                   const std::vector<TreeChange>& changes, const LargeFileWork& large,
+                   std::vector<std::string>& kept);
 
 }  // namespace fsnap

@@ -60,7 +60,10 @@ TEST(CheckpointMessage, RoundTripsEveryField) {
   c.meta.tool_name = "Bash";
   c.meta.tool_call_id = "toolu_01ABC";
   c.created_at = *parse_timestamp("2026-11-22T15:31:44.123456Z");
-  c.skipped = {{"big.bin", "over-max-file-size", 123456789}, {"odd\nname", "unsupported-type", 0}};
+  c.skipped = {{"big.bin", "over-max-file-size", 123456789},
+               {"odd\nname", "unsupported-type", 0},
+               {"with copy.bin", "over-max-file-size", 1 << 30,
+                LargeFileCopy{std::string(40, 'c'), -1'000'000'001}}};
 
   std::string message = format_checkpoint_message(c);
   EXPECT_EQ(message.substr(0, message.find('\n')), "pre_tool Bash toolu_01ABC [before]");

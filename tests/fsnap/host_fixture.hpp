@@ -27,8 +27,10 @@ class HostTest : public ::testing::Test {
   }
 
   fsnap::HostFilesystem open(fsnap::CaptureOptions options = {}) {
+    fsnap::HostEnv env{nullptr, clock_, nullptr};
+    env.copies = copies_;
     return fsnap::HostFilesystem(fsnap::Store::open(store_dir_, ws_, true), std::move(options),
-                                 fsnap::HostEnv{nullptr, clock_, nullptr});
+                                 std::move(env));
   }
 
   // Tests of the racy-timestamp rule run captures on a clock of their own, which starts
@@ -56,6 +58,8 @@ class HostTest : public ::testing::Test {
   fs::path ws_;
   fs::path store_dir_;
   std::shared_ptr<fsnap::FixedClock> clock_;  // null: the system clock
+  // How copies of files over the size limit are made (null: the system's).
+  std::shared_ptr<const fsnap::CopyOperations> copies_;
 };
 
 // Asserts that the workspace matches the manifest exactly.

@@ -233,6 +233,23 @@ TEST_F(WatchDaemonTest, OtherCaptureOptionsAreAdopted) {
   EXPECT_EQ(cps.back().skipped[0].path, "big.bin");
 }
 
+TEST_F(WatchDaemonTest, TheCopyTheDaemonMakesOfAFileOverTheLimitIsNamedAndRestoresIt) {
+  write("big.bin", std::string(5000, 'x'));
+  start_daemon();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client());
+  fsnap::CaptureOptions narrow;
+  narrow.max_file_size = 1000;
+  fsnap::HostFilesystem fs = served(c, narrow);
+  fsnap::Checkpoint cp = fs.checkpoint({});
+  EXPECT_EQ(c->last_fallback(), "") << "the daemon captured";
+  ASSERT_EQ(cp.skipped.size(), 1u);
+  ASSERT_TRUE(cp.skipped[0].copy) << "the copy's name came over the wire";
+  EXPECT_TRUE(fs::exists(store_dir_ / "large-files" / cp.skipped[0].copy->name));
+  fs::remove(ws_ / "big.bin");
+  EXPECT_TRUE(fs.restore_checkpoint(cp, {}).unrestored.empty());
+  EXPECT_EQ(testing_support::read_file(ws_ / "big.bin"), std::string(5000, 'x'));
+}
+
 // A prune in another process (gc bumps shadowbox.pruneGeneration) may have deleted
 // objects the daemon's stat cache names: the daemon forgets its cache and reads
 // everything again.

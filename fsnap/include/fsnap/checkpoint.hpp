@@ -61,7 +61,9 @@ struct Checkpoint {
 
 // The commit message for a checkpoint: subject "<phase> [<tool> [<call id>]]", then
 // the skipped paths and the trailers Checkpoint-Id, Phase, Run-Id, Tag, Tool-Name,
-// Tool-Call-Id, Created-At, Skipped-Count.
+// Tool-Call-Id, Created-At, and per skipped path Skipped (size, reason, path) and, if
+// the store kept a copy of it, Large-File-Copy (the copy's name, the file's mtime in ns,
+// the path).
 std::string format_checkpoint_message(const Checkpoint& checkpoint);
 // Parses a message written by format_checkpoint_message into checkpoint (id, meta,
 // created_at, skipped). Returns false if the message is not a checkpoint's.

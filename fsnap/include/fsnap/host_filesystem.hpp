@@ -27,6 +27,7 @@
 #include "fsnap/capture_service.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/clock.hpp"
+#include "fsnap/copy_operations.hpp"
 #include "fsnap/filesystem.hpp"
 #include "fsnap/id_source.hpp"
 #include "fsnap/shadow_repo.hpp"
@@ -46,6 +47,9 @@ struct HostEnv {
   // Asked for every capture of an object that does not watch() (the watch daemon);
   // when it has no answer, the object scans.
   std::shared_ptr<CaptureService> captures;
+  // How the copies of files over capture.max_file_size are made and put back (the
+  // system's: a reflink, else a hard link, else a copy).
+  std::shared_ptr<const CopyOperations> copies;
 };
 
 // How restore_checkpoint behaves.
@@ -65,11 +69,21 @@ struct RestoreOptions {
 
 // What restore_checkpoint did (or, in a dry run, would do).
 struct RestoreReport {
-  std::vector<TreeChange> changes;   // from the current workspace to the target
+  std::vector<TreeChange> changes;  // from the current workspace to the target
+  // Files over capture.max_file_size, which no tree holds: put back from the copies the
+  // store keeps of them (added; modified: another version was there), or removed (the
+  // target has none there; the safety checkpoint keeps a copy). No object ids.
+  std::vector<TreeChange> large_files;
   std::optional<Checkpoint> safety;  // the checkpoint taken before restoring
   // Paths the target does not have that were kept because they are not captured
-  // (excluded, oversize, nested .git) or, for directories, hold such paths.
+  // (excluded, oversize without a copy, nested .git) or, for directories, hold such
+  // paths.
   std::vector<std::string> kept;
+  // Paths the target has that the restore could not put back, and why: a file over the
+  // size limit whose copy is gone or was written in place since (a hard link), one the
+  // store could not copy, a socket or FIFO. After a restore, the workspace is the target
+  // but for these (and kept).
+  std::vector<UnrestoredPath> unrestored;
 };
 
 // A workspace on the host, with snapshots in its store's shadow repository.
@@ -131,8 +145,9 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
                                                            const NotesFor& notes = {},
                                                            const NotesFor& outside_notes = {});
   // Makes the workspace exactly the target checkpoint (see RestoreOptions), after a
-  // safety checkpoint of the current state. If writing fails part-way (an immutable
-  // file, a full disk), the files are put back from the safety checkpoint before the
+  // safety checkpoint of the current state — files over the size limit from their copies,
+  // and what cannot be put back named in RestoreReport::unrestored. If writing fails part-way (an
+  // immutable file, a full disk), the files are put back from the safety checkpoint before the
   // error is thrown (its code is the failure's); if putting them back fails too, the
   // error is kCorrupt and names the safety checkpoint.
   RestoreReport restore_checkpoint(const Checkpoint& target, const RestoreOptions& options);

@@ -87,6 +87,8 @@ struct GcReport {
   std::size_t runs_dropped = 0;
   std::vector<std::string> dropped_runs;  // runs left with no checkpoint, removed
   std::size_t objects_pruned = 0;
+  // Copies of files over capture.max_file_size that no checkpoint names any more.
+  std::size_t large_files_pruned = 0;
   // Why a write gc needed could not be made for want of space on the store's filesystem
   // ("" if none): what needed no space was done, the rest is left for a later gc.
   std::string out_of_space;
@@ -196,14 +198,15 @@ class ShadowRepo {
   // keep_whole, removes runs left empty (with their home refs) and tags that pointed
   // at dropped checkpoints, moves notes to the rewritten commits with the commit ids
   // they name rewritten too (and drops every note of a commit no run shows), then
-  // deletes loose objects nothing references any more. The caller holds the store lock,
-  // and with a max_size the maintenance lock too (a pack being written counts its
-  // objects twice). Every checkpoint a run shows has its record at every moment: the
-  // records are copied to the rewritten commits before any run moves to them.
-  // after_step, if given, is told each step as it is done ("commits rewritten", "records
-  // copied", "runs moved", "notes migrated"): what a caller reports, and where a test
-  // stops gc as a crash would. on_run_dropped, if given, is told each run whose refs are
-  // gone, at once (before gc writes anything more: its folder can go then).
+  // deletes loose objects nothing references any more, and the copies of files over
+  // capture.max_file_size (beside the repository, in its store) no checkpoint names. The caller
+  // holds the store lock, and with a max_size the maintenance lock too (a pack being written counts
+  // its objects twice). Every checkpoint a run shows has its record at every moment: the records
+  // are copied to the rewritten commits before any run moves to them. after_step, if given, is told
+  // each step as it is done ("commits rewritten", "records copied", "runs moved", "notes
+  // migrated"): what a caller reports, and where a test stops gc as a crash would. on_run_dropped,
+  // if given, is told each run whose refs are gone, at once (before gc writes anything more: its
+  // folder can go then).
   //
   // A full filesystem: what needs no new space — runs dropped whole, tags deleted,
   // unreachable objects pruned — is done whatever happens; a write that fails for want

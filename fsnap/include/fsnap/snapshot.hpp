@@ -9,20 +9,49 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace fsnap {
 
+// The copy a store keeps of a file over the size limit (large_file_copies.hpp): no tree
+// holds such a file, so a restore puts it back from this copy — a reflink, a hard link
+// or a plain copy, the cheapest the filesystems allow.
+struct LargeFileCopy {
+  std::string name;           // its name in the store (40 hex digits)
+  std::int64_t mtime_ns = 0;  // the file's mtime when copied: a copy that has another one,
+                              // or another size, was written in place since (a hard link)
+
+  friend bool operator==(const LargeFileCopy&, const LargeFileCopy&) = default;
+};
+
 // A path a snapshot did not capture, and why (over the size limit, unsupported type…).
 struct SkippedPath {
   std::string path;
   std::string reason;
   std::uint64_t size = 0;
+  // A file over the size limit, in a host workspace: the copy the store keeps of it;
+  // nullopt if none could be made (or the checkpoint is older than copies).
+  std::optional<LargeFileCopy> copy = std::nullopt;
 
   friend bool operator==(const SkippedPath&, const SkippedPath&) = default;
 };
+
+// A path a restore could not make as it is in the target, and why (a file over the size
+// limit whose copy is gone or was written in place since, a socket...).
+struct UnrestoredPath {
+  std::string path;
+  std::string why;
+
+  friend bool operator==(const UnrestoredPath&, const UnrestoredPath&) = default;
+};
+
+// SkippedPath::reason of a file over the size limit, and of a path that is no regular
+// file, directory or symlink (a socket, a FIFO, a device).
+inline constexpr std::string_view kOverMaxFileSize = "over-max-file-size";
+inline constexpr std::string_view kUnsupportedType = "unsupported-type";
 
 // One captured state of a filesystem.
 struct FilesystemSnapshot {

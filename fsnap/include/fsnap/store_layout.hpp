@@ -11,6 +11,9 @@
 //   <store>/watch.log                   what the watch daemon reports (its stderr)
 //   <store>/watch.spawns                when the last watch daemons were started
 //   <store>/fleet-pushed.json           what of each run was pushed to the fleet's remote
+//   <store>/large-files/<name>          the copy of a workspace file over
+//                                       capture.max_file_size (a reflink, hard link or
+//                                       copy) that checkpoints name; tmp-* on the way in
 //   <store>/runs/<run>/                 one run of an agent:
 //       home/                           the agent's ephemeral HOME
 //       home-resumed-<stamp>/           HOMEs rebuilt by `resume`
@@ -83,6 +86,14 @@ inline Path watch_log_file(const Path& store) {
 }
 inline Path fleet_pushed_file(const Path& store) {
   return store / "fleet-pushed.json";
+}
+// Copies of workspace files over capture.max_file_size (src/large_file_copies.hpp).
+inline Path large_files_dir(const Path& store) {
+  return store / "large-files";
+}
+// The store whose shadow repository is at repo_dir (repo_dir(store) is store/repo.git).
+inline Path store_of_repo(const Path& repo_dir) {
+  return repo_dir.parent_path();
 }
 inline Path runs_dir(const Path& store) {
   return store / "runs";
