@@ -31,6 +31,7 @@ void LedgerRecord::set_outcome(const CallOutcome& outcome) {
   rollback = outcome.rollback;
   rollback_reason = outcome.rollback_reason;
   rollback_kept = outcome.rollback_kept;
+  rollback_unrestored = outcome.rollback_unrestored;
 }
 
 std::string LedgerRecord::to_json() const {
@@ -59,6 +60,16 @@ std::string LedgerRecord::to_json() const {
       kept->add(k);
     }
     fate->set("kept", kept);
+    if (!rollback_unrestored.empty()) {
+      Poco::JSON::Array::Ptr unrestored = new Poco::JSON::Array;
+      for (const auto& [path, why] : rollback_unrestored) {
+        Poco::JSON::Object::Ptr u = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+        u->set("path", path);
+        u->set("why", why);
+        unrestored->add(u);
+      }
+      fate->set("unrestored", unrestored);
+    }
     o->set("rollback", fate);
   }
   if (!decision.empty()) o->set("decision", decision);
@@ -122,6 +133,13 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
           Poco::JSON::Object::Ptr k = kept->getObject(i);
           if (!k) throw Error(ErrorCode::kCorrupt, "ledger record: bad rollback.kept");
           r.rollback_kept.emplace_back(text(k, "path"), text(k, "why"));
+        }
+      }
+      if (Poco::JSON::Array::Ptr unrestored = fate->getArray("unrestored")) {
+        for (std::size_t i = 0; i < unrestored->size(); ++i) {
+          Poco::JSON::Object::Ptr u = unrestored->getObject(i);
+          if (!u) throw Error(ErrorCode::kCorrupt, "ledger record: bad rollback.unrestored");
+          r.rollback_unrestored.emplace_back(text(u, "path"), text(u, "why"));
         }
       }
     }

@@ -101,6 +101,12 @@ Var encode_fs(const fsnap::FilesystemSnapshot& s) {
     item->set("path", p.path);
     item->set("reason", p.reason);
     item->set("size", p.size);
+    if (p.copy) {
+      Object::Ptr copy = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+      copy->set("name", p.copy->name);
+      copy->set("mtime_ns", p.copy->mtime_ns);
+      item->set("copy", copy);
+    }
     skipped->add(item);
   }
   o->set("skipped", skipped);
@@ -120,9 +126,14 @@ fsnap::FilesystemSnapshot decode_fs(const Var& v) {
   if (Array::Ptr skipped = o->getArray("skipped")) {
     for (std::size_t i = 0; i < skipped->size(); ++i) {
       Object::Ptr item = skipped->getObject(static_cast<unsigned>(i));
-      s.skipped.push_back(fsnap::SkippedPath{item->getValue<std::string>("path"),
-                                             item->getValue<std::string>("reason"),
-                                             item->getValue<std::uint64_t>("size")});
+      fsnap::SkippedPath path{item->getValue<std::string>("path"),
+                              item->getValue<std::string>("reason"),
+                              item->getValue<std::uint64_t>("size")};
+      if (Object::Ptr copy = item->getObject("copy")) {
+        path.copy = fsnap::LargeFileCopy{copy->getValue<std::string>("name"),
+                                         copy->getValue<std::int64_t>("mtime_ns")};
+      }
+      s.skipped.push_back(std::move(path));
     }
   }
   return s;

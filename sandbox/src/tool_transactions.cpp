@@ -198,7 +198,8 @@ void ToolTransactions::log_invocation(const Boundary& pre, bool success, const s
 Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                                     const std::string& summary, std::int64_t elapsed_ms,
                                     const std::string& tag, bool move_tag,
-                                    const RollbackDecision* rollback) {
+                                    const RollbackDecision* rollback,
+                                    const fsnap::RestoreReport* restored) {
   const SnapshotMetadata& pm = pre.snapshot.metadata;
   SnapshotMetadata meta;
   meta.tag = tag;
@@ -213,6 +214,11 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
     for (const KeptPath& kept : rollback->kept) {
       meta.outcome.rollback_kept.emplace_back(kept.path.empty() ? kept.resource : kept.path,
                                               kept.why);
+    }
+  }
+  if (restored != nullptr) {
+    for (const fsnap::UnrestoredPath& u : restored->unrestored) {
+      meta.outcome.rollback_unrestored.emplace_back(u.path, u.why);
     }
   }
   Boundary end = record(meta);
@@ -411,9 +417,9 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
   log_invocation(pre, false, out.result_summary, elapsed);
   fsnap::Phase phase =
       out.decision.kind == Kind::kRollBack ? fsnap::Phase::kCheckpoint : fsnap::Phase::kPostTool;
-  out.step =
-      StepResult{end_call(pre, phase, false, out.result_summary, elapsed, "", false, &out.decision),
-                 std::move(report)};
+  out.step = StepResult{end_call(pre, phase, false, out.result_summary, elapsed, "", false,
+                                 &out.decision, report ? &*report : nullptr),
+                        std::move(report)};
   step.reset();
   publish(call_id, tool, "failed", out.result_summary, std::nullopt);
   return out;

@@ -1,6 +1,11 @@
 // ToolTransactions, the transaction core, on both kinds of BoundaryLog: steps of two
 // processes on one ledger start from the newest record, a step needs an open call,
 // discard leaves no outcome, and equal seeds and clocks give equal ids and commits.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
@@ -114,6 +119,42 @@ TEST_F(LedgerTransactionsTest, ARolledBackCallEndsInACheckpointOfThePreToolFiles
   ASSERT_TRUE(pre_record.has_value());
   EXPECT_EQ(pre_record->success, false);
   EXPECT_EQ(pre_record->result_summary, "exit 1");
+}
+
+TEST_F(LedgerTransactionsTest, ARollbackNamesWhatItCouldNotPutBackInTheRecordThatEndsTheCall) {
+  // Files over 1 KiB are kept as hard links (as on ext4): one written in place is lost.
+  auto links = std::make_shared<fsnap::CopyOperations>(*fsnap::CopyOperations::system());
+  links->clone = [](int, int) { return EOPNOTSUPP; };
+  LedgerRunOptions options;
+  options.capture.max_file_size = 1024;
+  options.env.copies = links;
+  testing_support::write_file(ws_ / "deleted.bin", std::string(4096, 'd'));
+  testing_support::write_file(ws_ / "written.bin", std::string(4096, 'w'));
+  timespec an_hour_ago[2] = {{0, UTIME_OMIT}, {::time(nullptr) - 3600, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (ws_ / "written.bin").c_str(), an_hour_ago, 0), 0);
+  LedgerRun run(fsnap::Store::open(store_, ws_, false), options);
+  run.transactions().begin({"call_1", "Bash", "{\"command\":\"rm; dd\"}"});
+  fs::remove(ws_ / "deleted.bin");
+  testing_support::write_file(ws_ / "written.bin", std::string(4096, 'X'));  // in place
+
+  FailureResult failure = run.transactions().fail("call_1", "exit 1");
+  EXPECT_EQ(failure.decision.kind, RollbackDecision::Kind::kRollBack);
+  EXPECT_EQ(testing_support::read_file(ws_ / "deleted.bin"), std::string(4096, 'd'));
+  ASSERT_TRUE(failure.step.restore.has_value());
+  ASSERT_EQ(failure.step.restore->large_files.size(), 1u);
+  EXPECT_EQ(failure.step.restore->large_files[0].path, "deleted.bin");
+  std::vector<fsnap::UnrestoredPath> unrestored = failure.step.restore->unrestored;
+  ASSERT_EQ(unrestored.size(), 1u);
+  EXPECT_EQ(unrestored[0].path, "written.bin");
+  // The record of the rollback names it, as a later process reads it.
+  const std::vector<std::pair<std::string, std::string>> named = {
+      {unrestored[0].path, unrestored[0].why}};
+  EXPECT_EQ(failure.step.boundary.record.rollback_unrestored, named);
+  fsnap::Checkpoint end = run.repo()->read_checkpoint(failure.step.boundary.record.commit);
+  std::optional<LedgerRecord> read = open_run()->ledger().read(end);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->rollback_unrestored, named);
+  EXPECT_NE(run.repo()->note(end.commit)->find("\"unrestored\""), std::string::npos);
 }
 
 TEST(MemoryTransactionsTest, DiscardPutsStateBackAndRecordsNoOutcome) {

@@ -34,6 +34,9 @@ struct CallOutcome {
   std::string rollback_reason;
   // The changed paths it left as they were, each with why ("" path: a whole resource).
   std::vector<std::pair<std::string, std::string>> rollback_kept;
+  // The paths it meant to put back and could not, each with why (a file over
+  // capture.max_file_size whose copy was written in place: fsnap::RestoreReport).
+  std::vector<std::pair<std::string, std::string>> rollback_unrestored;
   friend bool operator==(const CallOutcome&, const CallOutcome&) = default;
 };
 
@@ -55,6 +58,10 @@ struct LedgerRecord {
   std::string rollback_reason;
   // The changed paths it left as they were, each with why ("" path: a whole resource).
   std::vector<std::pair<std::string, std::string>> rollback_kept;
+  // The paths the rollback meant to put back and could not, each with why (a file over
+  // capture.max_file_size whose copy was written in place, a socket: see
+  // fsnap::RestoreReport::unrestored). Written only when there are some.
+  std::vector<std::pair<std::string, std::string>> rollback_unrestored;
   // Containment's answer to the call ("allow", "degrade", "halt"; "" without
   // containment), and the limit that tripped, if one did.
   std::string decision;

@@ -186,10 +186,12 @@ class ToolTransactions {
   // Records the boundary of meta and remembers it.
   Boundary record(SnapshotMetadata meta);
   // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint);
-  // for a failed call, with what became of its changes (rollback) in both its records.
+  // for a failed call, with what became of its changes (rollback, and what its restore
+  // could not put back) in both its records.
   Boundary end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                     const std::string& summary, std::int64_t elapsed_ms, const std::string& tag,
-                    bool move_tag = false, const RollbackDecision* rollback = nullptr);
+                    bool move_tag = false, const RollbackDecision* rollback = nullptr,
+                    const fsnap::RestoreReport* restored = nullptr);
   // Tells containment how the call ended and keeps its count in the session.
   void complete_containment(const Boundary& pre, bool success, double cost_usd,
                             const std::string& error);
