@@ -455,6 +455,11 @@ std::string HostFilesystem::capture_tree() {
   return git::to_hex(impl_->capture().tree);
 }
 
+CaptureReport HostFilesystem::capture_report() {
+  StoreLock lock = impl_->store.lock();
+  return capture_for_lock_holder();  // the stat cache is not saved, as in capture_tree
+}
+
 CaptureReport HostFilesystem::capture_for_lock_holder() {
   CaptureResult result = impl_->capture();
   CaptureReport report;

@@ -1,5 +1,6 @@
 #include "large_file_restore.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace fsnap {
@@ -76,6 +77,27 @@ LargeFilePlan plan_large_files(const std::vector<SkippedPath>& now,
         n != nullptr ? TreeChange::Kind::kModified : TreeChange::Kind::kAdded, t.path));
   }
   return plan;
+}
+
+std::vector<std::string> large_file_changes(const std::vector<SkippedPath>& from,
+                                            const std::vector<SkippedPath>& to) {
+  std::map<std::string, const SkippedPath*> before, after;
+  for (const SkippedPath& s : from) {
+    if (is_large(s)) before[s.path] = &s;
+  }
+  for (const SkippedPath& s : to) {
+    if (is_large(s)) after[s.path] = &s;
+  }
+  std::vector<std::string> out;
+  for (const auto& [path, s] : before) {
+    auto now = after.find(path);
+    if (now == after.end() || !same_version(*now->second, *s)) out.push_back(path);
+  }
+  for (const auto& [path, s] : after) {
+    if (before.count(path) == 0) out.push_back(path);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void keep_only(LargeFilePlan& plan, const std::set<std::string>& only) {

@@ -285,6 +285,15 @@ std::map<std::string, std::string> CompositeSnapshot::file_trees() const {
   return out;
 }
 
+std::map<std::string, std::vector<fsnap::SkippedPath>> CompositeSnapshot::file_skipped() const {
+  std::map<std::string, std::vector<fsnap::SkippedPath>> out;
+  for (const auto& [name, value] : resources) {
+    const fsnap::FilesystemSnapshot* fs = value.get<fsnap::FilesystemSnapshot>();
+    if (fs != nullptr) out.emplace(name, fs->skipped);
+  }
+  return out;
+}
+
 // ---- JSON ------------------------------------------------------------------------
 
 std::string CompositeSnapshot::to_json() const {

@@ -346,8 +346,13 @@ std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
     later.fact.tool_name = c.meta.tool_name;
     later.fact.checkpoint_id = c.id;
     later.trees = {{resource_, c.tree}};
-    if (i + 1 < chain.size()) later.previous_trees = {{resource_, chain[i + 1].tree}};
-    later.fact.changed_files = later.trees != later.previous_trees;
+    later.skipped = {{resource_, c.skipped}};
+    if (i + 1 < chain.size()) {
+      later.previous_trees = {{resource_, chain[i + 1].tree}};
+      later.previous_skipped = {{resource_, chain[i + 1].skipped}};
+    }
+    later.fact.changed_files =
+        later.trees != later.previous_trees || later.skipped != later.previous_skipped;
     out.push_back(std::move(later));
   }
   std::reverse(out.begin(), out.end());
@@ -384,9 +389,14 @@ std::vector<LaterBoundary> LedgerBoundaryLog::other_runs_since(fsnap::TimePoint 
       later.fact.checkpoint_id = c.id;
       later.fact.run = other;
       later.trees = {{resource_, c.tree}};
-      if (i + 1 < chain.size()) later.previous_trees = {{resource_, chain[i + 1].tree}};
+      later.skipped = {{resource_, c.skipped}};
+      if (i + 1 < chain.size()) {
+        later.previous_trees = {{resource_, chain[i + 1].tree}};
+        later.previous_skipped = {{resource_, chain[i + 1].skipped}};
+      }
       // A run's first checkpoint is its baseline: a record of the workspace, no change.
-      later.fact.changed_files = i + 1 < chain.size() && later.trees != later.previous_trees;
+      later.fact.changed_files = i + 1 < chain.size() && (later.trees != later.previous_trees ||
+                                                          later.skipped != later.previous_skipped);
       out.push_back(std::move(later));
     }
   }

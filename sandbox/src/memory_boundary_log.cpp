@@ -33,8 +33,12 @@ void MemoryBoundaryLog::remember(const Boundary& boundary) {
   fact.later.fact.checkpoint_id = boundary.record.checkpoint_id;
   fact.later.trees = boundary.snapshot.file_trees();
   fact.later.previous_trees = last_trees_;
-  fact.later.fact.changed_files = fact.later.trees != last_trees_;
+  fact.later.skipped = boundary.snapshot.file_skipped();
+  fact.later.previous_skipped = last_skipped_;
+  fact.later.fact.changed_files =
+      fact.later.trees != last_trees_ || fact.later.skipped != last_skipped_;
   last_trees_ = fact.later.trees;
+  last_skipped_ = fact.later.skipped;
   facts_.push_back(std::move(fact));
 
   if (m.phase == fsnap::Phase::kPreTool) {

@@ -106,16 +106,25 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   };
 
   // What changed from one tree of each resource to another: paths for a host
-  // workspace, the whole resource ("") for one that cannot say; and which of them are
-  // directories in to.
+  // workspace (with the files over the size limit, which no tree holds, by what each
+  // side skipped), the whole resource ("") for one that cannot say; and which of them
+  // are directories in to.
   using PathSets = std::map<std::string, std::set<std::string>>;
+  using Skipped = std::map<std::string, std::vector<fsnap::SkippedPath>>;
   auto changed = [&](const std::map<std::string, std::string>& from,
-                     const std::map<std::string, std::string>& to,
-                     PathSets* directories = nullptr) {
+                     const std::map<std::string, std::string>& to, const Skipped& from_skipped,
+                     const Skipped& to_skipped, PathSets* directories = nullptr) {
     PathSets paths;
+    auto skipped = [](const Skipped& s, const std::string& name) {
+      auto found = s.find(name);
+      return found == s.end() ? std::vector<fsnap::SkippedPath>{} : found->second;
+    };
     for (const auto& [name, tree] : to) {
       auto before = from.find(name);
-      if (before == from.end() || before->second == tree) continue;
+      if (before == from.end()) continue;
+      std::vector<std::string> large =
+          fsnap::large_file_changes(skipped(from_skipped, name), skipped(to_skipped, name));
+      if (before->second == tree && large.empty()) continue;
       const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
       if (entry == nullptr || entry->host == nullptr) {
         paths[name].insert("");
@@ -127,21 +136,26 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
           (*directories)[name].insert(c.path);
         }
       }
+      paths[name].insert(large.begin(), large.end());
     }
     return paths;
   };
 
   const std::map<std::string, std::string> pre_trees = pre.snapshot.file_trees();
+  const Skipped pre_skipped = pre.snapshot.file_skipped();
   std::map<std::string, std::string> newest = pre_trees;  // of this run
+  Skipped newest_skipped = pre_skipped;
   for (const LaterBoundary& b : later) {
     ChangeWindow window;
     window.seen_at = b.fact;
     if (b.fact.changed_files) {
-      window.changed = changed(b.previous_trees, b.trees, &window.directories);
+      window.changed =
+          changed(b.previous_trees, b.trees, b.previous_skipped, b.skipped, &window.directories);
     }
     if (b.fact.run.empty()) {
       window.open = open_now();
       newest = b.trees;
+      newest_skipped = b.skipped;
       if (b.fact.phase == fsnap::Phase::kPreTool) open_call(b.fact.call_id);
       if (ends_call(b.fact)) open.erase(b.fact.call_id);
     }
@@ -151,19 +165,26 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   // From the newest boundary to now: what the workspace is now (a capture, recorded by
   // no checkpoint). A resource that cannot be compared counts as changed.
   std::map<std::string, std::string> now;
+  Skipped now_skipped;
   for (const auto& [name, tree] : newest) {
     const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
-    now[name] = entry != nullptr && entry->host != nullptr ? entry->host->capture_tree() : "";
+    if (entry == nullptr || entry->host == nullptr) {
+      now[name] = "";
+      continue;
+    }
+    fsnap::CaptureReport capture = entry->host->capture_report();
+    now[name] = capture.tree;
+    now_skipped[name] = std::move(capture.skipped);
   }
   ChangeWindow last;
   last.seen_at.phase = fsnap::Phase::kPostTool;
   last.seen_at.call_id = failed_id;
   last.seen_at.tool_name = pre.snapshot.metadata.tool_name;
   last.seen_at.changed_files = true;
-  last.changed = changed(newest, now, &last.directories);
+  last.changed = changed(newest, now, newest_skipped, now_skipped, &last.directories);
   last.open = open_now();
   out.windows.push_back(std::move(last));
-  out.differing = changed(pre_trees, now);
+  out.differing = changed(pre_trees, now, pre_skipped, now_skipped);
 
   SessionSnapshot state_now = state_.session().snapshot(kStatePolicies);
   SessionSnapshot state_then = pre.snapshot.session;

@@ -155,6 +155,9 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   // (no commit, no ref moves) and returns the tree's hex id — for comparing the live
   // workspace with a checkpoint. Unreferenced objects are removed by gc.
   std::string capture_tree();
+  // capture_tree, with what the capture skipped (files over the size limit with their
+  // copies) and left out.
+  CaptureReport capture_report();
   // Captures like capture_tree but without taking the store lock, and says what was
   // skipped: for a process that captures on behalf of another one which holds the
   // lock (the watch daemon, which watches and so never asks a capture service).

@@ -53,6 +53,12 @@ struct UnrestoredPath {
 inline constexpr std::string_view kOverMaxFileSize = "over-max-file-size";
 inline constexpr std::string_view kUnsupportedType = "unsupported-type";
 
+// The paths of files over the size limit that differ between two captures that skipped
+// from and to: there in one only, or another version (another copy; without copies, another
+// size). Such files are in no tree, so a diff of trees does not see them.
+std::vector<std::string> large_file_changes(const std::vector<SkippedPath>& from,
+                                            const std::vector<SkippedPath>& to);
+
 // One captured state of a filesystem.
 struct FilesystemSnapshot {
   std::string id;      // checkpoint id (host) or content id (in memory)

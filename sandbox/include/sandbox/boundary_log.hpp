@@ -29,11 +29,14 @@ struct Boundary {
 
 // A boundary recorded after a call's pre-tool boundary, as the rollback decision sees
 // it: the fact (changed_files: its files differ from the boundary before it), and the
-// file trees (by resource name) of it and of the boundary before it.
+// file trees (by resource name) of it and of the boundary before it, with the paths
+// each skipped (files over capture.max_file_size, in no tree: fsnap::SkippedPath).
 struct LaterBoundary {
   BoundaryFact fact;
   std::map<std::string, std::string> trees;
   std::map<std::string, std::string> previous_trees;
+  std::map<std::string, std::vector<fsnap::SkippedPath>> skipped;
+  std::map<std::string, std::vector<fsnap::SkippedPath>> previous_skipped;
 };
 
 // Held while a step runs; the step ends when it is destroyed.

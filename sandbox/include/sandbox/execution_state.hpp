@@ -81,6 +81,9 @@ struct CompositeSnapshot {
   std::map<std::string, fsnap::FilesystemSnapshot> host_checkpoints() const;
   // The git tree of each filesystem resource, by name (to tell whether files differ).
   std::map<std::string, std::string> file_trees() const;
+  // The paths each filesystem resource's capture skipped, by name (files over the size
+  // limit are in no tree: a change to one is seen here).
+  std::map<std::string, std::vector<fsnap::SkippedPath>> file_skipped() const;
 
   // JSON through the slice and resource codecs; Error kInvalidArgument if a part has
   // no codec or the text is malformed, SnapshotMismatchError (from_json) for a type

@@ -41,9 +41,10 @@ class MemoryBoundaryLog : public BoundaryLog {
   mutable std::mutex mutex_;
   std::uint64_t next_sequence_ = 0;
   std::map<std::string, std::string> last_trees_;  // files of the newest boundary
-  std::deque<Fact> facts_;                         // oldest first
-  std::map<std::string, Call> calls_;              // by call id
-  std::deque<std::string> ended_;                  // ended calls, oldest first
+  std::map<std::string, std::vector<fsnap::SkippedPath>> last_skipped_;  // and what it skipped
+  std::deque<Fact> facts_;                                               // oldest first
+  std::map<std::string, Call> calls_;                                    // by call id
+  std::deque<std::string> ended_;  // ended calls, oldest first
 };
 
 }  // namespace sandbox
