@@ -27,6 +27,20 @@ std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
   return text;
 }
 
+// "a.bin (why), b.bin (why)", at most 10 of them.
+std::string describe_unrestored(const std::vector<fsnap::UnrestoredPath>& unrestored) {
+  std::string text;
+  std::size_t shown = 0;
+  for (const fsnap::UnrestoredPath& u : unrestored) {
+    if (shown++ == 10) {
+      text += ", and " + std::to_string(unrestored.size() - 10) + " more";
+      break;
+    }
+    text += (text.empty() ? "" : ", ") + fsnap::quote_path(u.path) + " (" + u.why + ")";
+  }
+  return text;
+}
+
 }  // namespace
 
 sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure) {
@@ -63,12 +77,37 @@ sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::Failure
     }
     kept += ".";
   }
-  if (!report || report->changes.empty()) {
+  // Files over the size limit put back from their copies are changes too.
+  std::vector<fsnap::TreeChange> put_back;
+  if (report) {
+    put_back = report->changes;
+    put_back.insert(put_back.end(), report->large_files.begin(), report->large_files.end());
+  }
+  if (!report || (put_back.empty() && report->unrestored.empty())) {
     return {Effect::of(TellAgent{"PostToolUseFailure",
                                  "shadowbox checked the workspace after this failed " + tool +
                                      " call (" + call + "): it had changed nothing." + kept})};
   }
-  std::string changes = describe_changes(report->changes);
+  std::string changes = describe_changes(put_back);
+  std::string left_as = " What it left is checkpoint " + report->safety->id +
+                        " (shadowbox diff pre:" + call + " failed:" + call +
+                        "; shadowbox restore failed:" + call + " brings it back).";
+  if (!report->unrestored.empty()) {
+    // What could not be put back is said first: the model must not take it for restored.
+    std::string lost = describe_unrestored(report->unrestored);
+    std::string rolled_back = put_back.empty() ? "" : " Rolled back: " + changes + ".";
+    return {Effect::of(TellAgent{
+                "PostToolUseFailure",
+                "shadowbox could NOT roll back all of this failed " + tool + " call (" + call +
+                    "): these paths are NOT as they were before it, and could "
+                    "not be put back: " +
+                    lost + "." + rolled_back + kept + " The failed state is kept as checkpoint " +
+                    report->safety->id + " (shadowbox restore " + report->safety->id +
+                    " brings it back)."}),
+            Effect::of(TellUser{"shadowbox could not roll back all of the failed " + tool +
+                                " call " + call + ": NOT restored: " + lost + "." + rolled_back +
+                                kept + left_as})};
+  }
   std::string what = failure.decision.kept.empty() ? "the workspace" : "this call's own changes";
   return {
       Effect::of(TellAgent{"PostToolUseFailure",
@@ -78,9 +117,7 @@ sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::Failure
                                " (shadowbox restore " + report->safety->id + " brings it back)."}),
       Effect::of(TellUser{"shadowbox rolled back the failed " + tool + " call " + call +
                           (failure.decision.kept.empty() ? "" : " (its own changes)") + ": " +
-                          changes + "." + kept + " What it left is checkpoint " +
-                          report->safety->id + " (shadowbox diff pre:" + call + " failed:" + call +
-                          "; shadowbox restore failed:" + call + " brings it back)."})};
+                          changes + "." + kept + left_as})};
 }
 
 sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety) {

@@ -52,6 +52,58 @@ TEST(BoundaryEffects, ARolledBackFailureTellsTheAgentWhatCameBack) {
   ASSERT_EQ(failure_effects(call_event("PostToolUseFailure"), failure).size(), 1u);
 }
 
+// A failed call that only deleted a file over capture.max_file_size (no tree holds it):
+// the rollback put it back from the store's copy.
+TEST(BoundaryEffects, ALargeFilePutBackCountsAsRolledBack) {
+  sandbox::FailureResult failure;
+  failure.decision.kind = sandbox::RollbackDecision::Kind::kRollBack;
+  fsnap::RestoreReport report;
+  fsnap::TreeChange change;
+  change.kind = fsnap::TreeChange::Kind::kAdded;
+  change.path = "data/model.bin";
+  report.large_files.push_back(change);
+  report.safety = fsnap::Checkpoint{};
+  report.safety->id = "abc123";
+  failure.step.restore = report;
+  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  ASSERT_EQ(effects.size(), 2u);
+  EXPECT_NE(effects[0].as<TellAgent>()->context.find("rolled back the workspace to before this "
+                                                     "failed Bash call (toolu_9): restored "
+                                                     "data/model.bin"),
+            std::string::npos)
+      << effects[0].as<TellAgent>()->context;
+}
+
+TEST(BoundaryEffects, WhatARollbackCouldNotPutBackIsToldFirstToTheAgentAndThePerson) {
+  sandbox::FailureResult failure;
+  failure.decision.kind = sandbox::RollbackDecision::Kind::kRollBack;
+  fsnap::RestoreReport report;
+  fsnap::TreeChange change;
+  change.kind = fsnap::TreeChange::Kind::kModified;
+  change.path = "src/a.txt";
+  report.changes.push_back(change);
+  report.unrestored.push_back({"node_modules/big.bin", "it was written in place"});
+  report.safety = fsnap::Checkpoint{};
+  report.safety->id = "abc123";
+  failure.step.restore = report;
+  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  ASSERT_EQ(effects.size(), 2u);
+  const std::string& context = effects[0].as<TellAgent>()->context;
+  EXPECT_EQ(context.find("shadowbox could NOT roll back all of this failed Bash call (toolu_9)"),
+            0u)
+      << context;
+  EXPECT_NE(context.find("node_modules/big.bin (it was written in place)"), std::string::npos);
+  EXPECT_EQ(context.find("rolled back the workspace"), std::string::npos) << context;
+  EXPECT_NE(context.find("Rolled back: reverted src/a.txt"), std::string::npos);
+  EXPECT_NE(context.find("shadowbox restore abc123"), std::string::npos);
+  const TellUser* user = effects[1].as<TellUser>();
+  ASSERT_NE(user, nullptr) << effects[1].describe();
+  EXPECT_EQ(user->text.find("shadowbox could not roll back all of the failed Bash call toolu_9: "
+                            "NOT restored: node_modules/big.bin (it was written in place)."),
+            0u)
+      << user->text;
+}
+
 TEST(BoundaryEffects, ARefusedRollbackAlsoTellsTheUserAndAKeptFailureDoesNothing) {
   sandbox::FailureResult failure;
   failure.decision.kind = sandbox::RollbackDecision::Kind::kRefuse;
