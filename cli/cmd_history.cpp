@@ -107,7 +107,26 @@ Poco::Dynamic::Var rollback_json(const sandbox::LedgerRecord& r) {
     kept->add(k);
   }
   out->set("kept", kept);
+  Poco::JSON::Array::Ptr unrestored = new Poco::JSON::Array;
+  for (const auto& [path, why] : r.rollback_unrestored) {
+    Poco::JSON::Object::Ptr u = make_object();
+    u->set("path", path);
+    u->set("why", why);
+    unrestored->add(u);
+  }
+  out->set("unrestored", unrestored);
   return out;
+}
+
+// "NOT restored: a.bin (why), b.bin (why)" under the checkpoint that ended a call whose
+// rollback could not put back every path it meant to; "" for any other record.
+std::string unrestored_text(const sandbox::LedgerRecord& r) {
+  if (r.phase == fsnap::Phase::kPreTool) return "";  // said once, under the call's end
+  std::string text;
+  for (const auto& [path, why] : r.rollback_unrestored) {
+    text += (text.empty() ? "NOT restored: " : ", ") + fsnap::quote_path(path) + " (" + why + ")";
+  }
+  return text;
 }
 
 Poco::JSON::Object::Ptr record_json(const sandbox::LedgerRecord& r) {
@@ -153,6 +172,9 @@ int cmd_log(const Context& context, const Args& parsed) {
     for (const fsnap::Checkpoint& c : checkpoints) {
       std::optional<sandbox::LedgerRecord> r = record_of(ledger, c);
       std::cout << checkpoint_line(c) << (r ? outcome_text(*r) : "") << '\n';
+      if (std::string lost = r ? unrestored_text(*r) : ""; !lost.empty()) {
+        std::cout << "    " << lost << '\n';
+      }
     }
   }
   return 0;

@@ -22,8 +22,31 @@ Poco::JSON::Array::Ptr kept_json(const fsnap::RestoreReport& report) {
   return kept;
 }
 
+Poco::JSON::Array::Ptr unrestored_json(const fsnap::RestoreReport& report) {
+  Poco::JSON::Array::Ptr unrestored = new Poco::JSON::Array;
+  for (const fsnap::UnrestoredPath& u : report.unrestored) {
+    Poco::JSON::Object::Ptr item = make_object();
+    item->set("path", sanitize_utf8(u.path));
+    item->set("why", u.why);
+    unrestored->add(item);
+  }
+  return unrestored;
+}
+
+// What came back from the copies of files over the size limit, and what did not.
+void set_large_files_json(Poco::JSON::Object& out, const fsnap::RestoreReport& report) {
+  out.set("large_files", changes_json(report.large_files));
+  out.set("unrestored", unrestored_json(report));
+}
+
 void print_report(const fsnap::RestoreReport& report, const boost::filesystem::path& workspace) {
   for (const fsnap::TreeChange& change : report.changes) std::cout << change_line(change) << '\n';
+  for (const fsnap::TreeChange& change : report.large_files) {
+    std::cout << change_line(change) << " (over capture.max_file_size: from its copy)\n";
+  }
+  for (const fsnap::UnrestoredPath& u : report.unrestored) {
+    std::cout << "NOT restored " << fsnap::quote_path(u.path) << ": " << u.why << '\n';
+  }
   for (const std::string& path : report.kept) {
     boost::system::error_code ec;
     if (boost::filesystem::is_directory(workspace / path, ec)) {
@@ -106,6 +129,7 @@ int cmd_restore(const Context& context, const Args& parsed) {
     out->set("safety", report.safety ? Poco::Dynamic::Var(checkpoint_json(*report.safety))
                                      : Poco::Dynamic::Var());
     out->set("kept", kept_json(report));
+    set_large_files_json(*out, report);
     out->set("recorded",
              recorded ? Poco::Dynamic::Var(checkpoint_json(*recorded)) : Poco::Dynamic::Var());
     print_json(std::cout, out);
@@ -155,6 +179,7 @@ int cmd_rollback(const Context& context, const Args& parsed) {
     }
     out->set("kept", kept);
     out->set("changes", changes_json(report ? report->changes : std::vector<fsnap::TreeChange>{}));
+    set_large_files_json(*out, report ? *report : fsnap::RestoreReport{});
     out->set("safety", report && report->safety
                            ? Poco::Dynamic::Var(checkpoint_json(*report->safety))
                            : Poco::Dynamic::Var());

@@ -97,6 +97,8 @@ Poco::JSON::Object::Ptr checkpoint_json(const fsnap::Checkpoint& checkpoint) {
     set_path(*item, "path", s.path);
     item->set("reason", s.reason);
     item->set("size", s.size);
+    // A file over the size limit: the name of the store's copy of it (null: none).
+    item->set("copy", s.copy ? Poco::Dynamic::Var(s.copy->name) : Poco::Dynamic::Var());
     skipped->add(item);
   }
   object->set("skipped", skipped);
@@ -164,7 +166,10 @@ std::string change_line(const fsnap::TreeChange& change) {
 
 void print_skipped(std::ostream& out, const fsnap::Checkpoint& checkpoint) {
   for (const fsnap::SkippedPath& s : checkpoint.skipped) {
-    out << "skipped: " << fsnap::quote_path(s.path) << " (" << s.reason << ")\n";
+    std::string copy = s.reason != fsnap::kOverMaxFileSize ? ""
+                       : s.copy                            ? "; a copy is kept"
+                                                           : "; no copy could be kept";
+    out << "skipped: " << fsnap::quote_path(s.path) << " (" << s.reason << copy << ")\n";
   }
 }
 

@@ -137,7 +137,7 @@ TEST_F(CliTest, SnapshotJsonHasTheDocumentedShape) {
   EXPECT_NE(line.find("tag:t2"), std::string::npos) << line;
 }
 
-TEST_F(CliTest, OversizeFilesAreReportedSkippedAndLeftAlone) {
+TEST_F(CliTest, OversizeFilesAreReportedSkippedAndComeBackFromTheStoresCopies) {
   const std::string config = "capture:\n  max_file_size: 10\n";
   write("small", "s");
   write("big.bin", std::string(64, 'b'));
@@ -148,14 +148,42 @@ TEST_F(CliTest, OversizeFilesAreReportedSkippedAndLeftAlone) {
   EXPECT_EQ(item->getValue<std::string>("path"), "big.bin");
   EXPECT_EQ(item->getValue<std::uint64_t>("size"), 64u);
   EXPECT_FALSE(item->getValue<std::string>("reason").empty());
+  EXPECT_EQ(item->getValue<std::string>("copy").size(), 40u) << "the store keeps a copy";
   std::string human = ok({"snapshot"}, config);
-  EXPECT_NE(human.find("skipped: big.bin"), std::string::npos) << human;
+  EXPECT_NE(human.find("skipped: big.bin (over-max-file-size; a copy is kept)"), std::string::npos)
+      << human;
 
-  write("big.bin", std::string(80, 'c'));
+  fs::remove(ws_ / "big.bin");
+  write("big.bin", std::string(80, 'c'));  // another file in its place
   write("small", "changed");
-  ok({"restore", "t"}, config);
-  EXPECT_EQ(testing_support::read_file(ws_ / "big.bin"), std::string(80, 'c'));
+  std::string restored = ok({"restore", "t"}, config);
+  EXPECT_NE(restored.find("M  big.bin (over capture.max_file_size: from its copy)"),
+            std::string::npos)
+      << restored;
+  EXPECT_EQ(testing_support::read_file(ws_ / "big.bin"), std::string(64, 'b'));
   EXPECT_EQ(testing_support::read_file(ws_ / "small"), "s");
+}
+
+TEST_F(CliTest, ARollbackNamesWhatItCouldNotPutBackAndLogShowsIt) {
+  const std::string config = "capture:\n  max_file_size: 10\n";
+  write("big.bin", std::string(64, 'b'));
+  ASSERT_EQ(::mkfifo((ws_ / "pipe").c_str(), 0600), 0);  // no capture holds a FIFO
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "A", "--tool-name", "Bash"}, config);
+  fs::remove(ws_ / "big.bin");
+  fs::remove(ws_ / "pipe");
+  std::string out = ok({"rollback", "A", "--result", "exit 1"}, config);
+  EXPECT_EQ(testing_support::read_file(ws_ / "big.bin"), std::string(64, 'b'));
+  EXPECT_NE(out.find("NOT restored pipe: it is not captured"), std::string::npos) << out;
+
+  Poco::JSON::Object::Ptr json = object_of(ok({"--json", "show", "run:default"}, config));
+  Poco::JSON::Array::Ptr unrestored =
+      json->getObject("ledger")->getObject("rollback")->getArray("unrestored");
+  ASSERT_TRUE(unrestored);
+  ASSERT_EQ(unrestored->size(), 1u);
+  EXPECT_EQ(unrestored->getObject(0)->getValue<std::string>("path"), "pipe");
+
+  std::string log = ok({"log"}, config);
+  EXPECT_NE(log.find("\n    NOT restored: pipe (it is not captured"), std::string::npos) << log;
 }
 
 TEST_F(CliTest, LogShowDiffRestore) {
