@@ -4,6 +4,9 @@
 // process per event) and "http" (the agent under `shadowbox run`, posting its events
 // to the run's loopback server). Scripted tool calls, checked on the shadow repository
 // (plain-git-equivalent reads) and on the ledger.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <sstream>
 
 #include <Poco/JSON/Array.h>
@@ -298,6 +301,70 @@ TEST_P(ClaudeCodeHooksTest, ARollbackIsShownToThePersonAndKeptInTheHistory) {
   std::string log = shadowbox({"log"});
   EXPECT_NE(log.find("checkpoint Bash toolu_fail failed"), std::string::npos) << log;
   EXPECT_NE(log.find(", rolled back: "), std::string::npos) << log;
+}
+
+// Files over capture.max_file_size (100 MiB by default) are in no checkpoint's tree:
+// the store keeps a copy of each (a reflink or hard link: free), and a rollback puts one
+// back from it — or, when it cannot (a hard link written in place), tells the model its
+// path. Sparse files, so that the test writes next to nothing.
+TEST_P(ClaudeCodeHooksTest, ALargeFileDeletedByAFailingBashCallComesBack) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  constexpr off_t kSize = off_t{200} << 20;
+  auto make_large = [&](const std::string& rel, const std::string& head) {
+    fs::create_directories((ws_ / rel).parent_path());
+    int fd = ::open(path(rel).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
+    ASSERT_EQ(::ftruncate(fd, kSize), 0);
+    ::close(fd);
+  };
+  make_large("node_modules/.cache/model.bin", "model weights");
+  make_large("data.bin", "original data");
+  testing_support::write_file(ws_ / "node_modules/pkg/index.js", "module.exports = 1;\n");
+  run_agent(R"({"steps":[
+    {"tool":"Bash","id":"toolu_rm","input":{"command":"printf CHANGED | dd of=data.bin conv=notrunc status=none; rm -rf node_modules; exit 1","description":"clean"}},
+    {"text":"finished"}]})");
+
+  // The deleted one is back, whole.
+  ASSERT_TRUE(fs::exists(ws_ / "node_modules/.cache/model.bin"));
+  EXPECT_EQ(fs::file_size(ws_ / "node_modules/.cache/model.bin"),
+            static_cast<std::uintmax_t>(kSize));
+  std::string head(13, '\0');
+  int fd = ::open(path("node_modules/.cache/model.bin").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(::pread(fd, head.data(), head.size(), 0), 13);
+  ::close(fd);
+  EXPECT_EQ(head, "model weights");
+  EXPECT_EQ(testing_support::read_file(ws_ / "node_modules/pkg/index.js"), "module.exports = 1;\n");
+
+  // The one written in place: back where its copy is a file of its own (a reflink), or
+  // else named to the model and in the record of the rollback — never said restored.
+  std::vector<fsnap::Checkpoint> c = of_call("toolu_rm");
+  ASSERT_EQ(c.size(), 2u);
+  std::optional<sandbox::LedgerRecord> end = ledger().read(c[1]);
+  ASSERT_TRUE(end);
+  EXPECT_EQ(end->rollback, "rolled_back") << end->rollback_reason;
+  std::string told;
+  for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+    std::ostringstream s;
+    req->stringify(s);
+    if (s.str().find("shadowbox") != std::string::npos) told += s.str();
+  }
+  // JSON may escape a slash.
+  for (std::size_t at; (at = told.find("\\/")) != std::string::npos;) told.erase(at, 1);
+  std::string data_head = testing_support::read_file(ws_ / "data.bin").substr(0, 13);
+  if (data_head == "original data") {
+    EXPECT_TRUE(end->rollback_unrestored.empty());
+    EXPECT_NE(told.find("rolled back the workspace"), std::string::npos) << told;
+  } else {
+    EXPECT_EQ(data_head, "CHANGEDl data");
+    ASSERT_EQ(end->rollback_unrestored.size(), 1u);
+    EXPECT_EQ(end->rollback_unrestored[0].first, "data.bin");
+    EXPECT_NE(told.find("could NOT roll back all of this failed Bash call"), std::string::npos)
+        << told;
+    EXPECT_NE(told.find("data.bin (it was written in place"), std::string::npos) << told;
+  }
+  EXPECT_NE(told.find("restored node_modules/.cache/model.bin"), std::string::npos) << told;
 }
 
 TEST_P(ClaudeCodeHooksTest, AnEditBetweenToolCallsIsAttributedToNoTool) {
