@@ -339,9 +339,10 @@ TEST_P(ClaudeCodeHooksTest, ALargeFileDeletedByAFailingBashCallComesBack) {
 
   // The one written in place: back where its copy is a file of its own (a reflink), or
   // else named to the model and in the record of the rollback — never said restored.
+  // pre_tool, the safety checkpoint of the rollback (failed:toolu_rm), the end.
   std::vector<fsnap::Checkpoint> c = of_call("toolu_rm");
-  ASSERT_EQ(c.size(), 2u);
-  std::optional<sandbox::LedgerRecord> end = ledger().read(c[1]);
+  ASSERT_EQ(c.size(), 3u);
+  std::optional<sandbox::LedgerRecord> end = ledger().read(c.back());
   ASSERT_TRUE(end);
   EXPECT_EQ(end->rollback, "rolled_back") << end->rollback_reason;
   std::string told;
