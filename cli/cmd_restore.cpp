@@ -39,6 +39,12 @@ void set_large_files_json(Poco::JSON::Object& out, const fsnap::RestoreReport& r
   out.set("unrestored", unrestored_json(report));
 }
 
+// "N change(s)", files over the size limit put back or removed counted.
+std::string changes_text(const fsnap::RestoreReport& report) {
+  std::size_t n = report.changes.size() + report.large_files.size();
+  return std::to_string(n) + (n == 1 ? " change" : " changes");
+}
+
 void print_report(const fsnap::RestoreReport& report, const boost::filesystem::path& workspace) {
   for (const fsnap::TreeChange& change : report.changes) std::cout << change_line(change) << '\n';
   for (const fsnap::TreeChange& change : report.large_files) {
@@ -136,8 +142,7 @@ int cmd_restore(const Context& context, const Args& parsed) {
     return 0;
   }
   std::cout << (dry_run ? "would restore " : "restored ") << target.id << " ("
-            << report.changes.size() << " change" << (report.changes.size() == 1 ? "" : "s")
-            << ")\n";
+            << changes_text(report) << ")\n";
   print_report(report, context.workspace);
   print_safety(report);
   return 0;
@@ -190,8 +195,7 @@ int cmd_rollback(const Context& context, const Args& parsed) {
   switch (failure.decision.kind) {
     case sandbox::RollbackDecision::Kind::kRollBack:
       std::cout << "rolled back tool call " << call_id << " ("
-                << (report ? report->changes.size() : 0) << " change"
-                << (report && report->changes.size() == 1 ? "" : "s") << ")\n";
+                << changes_text(report ? *report : fsnap::RestoreReport{}) << ")\n";
       if (report) {
         print_report(*report, context.workspace);
         if (report->safety) {

@@ -157,6 +157,8 @@ TEST_F(CliTest, OversizeFilesAreReportedSkippedAndComeBackFromTheStoresCopies) {
   write("big.bin", std::string(80, 'c'));  // another file in its place
   write("small", "changed");
   std::string restored = ok({"restore", "t"}, config);
+  EXPECT_NE(restored.find(" (2 changes)\n"), std::string::npos)
+      << "small and big.bin: " << restored;
   EXPECT_NE(restored.find("M  big.bin (over capture.max_file_size: from its copy)"),
             std::string::npos)
       << restored;
