@@ -364,6 +364,12 @@ TEST_P(ClaudeCodeHooksTest, ALargeFileDeletedByAFailingBashCallComesBack) {
     EXPECT_NE(told.find("could NOT roll back all of this failed Bash call"), std::string::npos)
         << told;
     EXPECT_NE(told.find("data.bin (it was written in place"), std::string::npos) << told;
+    CommandResult log =
+        run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store", store_.string(), "log"},
+                    ws_, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+    EXPECT_NE(log.out.find("\n    NOT restored: data.bin (it was written in place"),
+              std::string::npos)
+        << log.out << log.err;
   }
   EXPECT_NE(told.find("restored node_modules/.cache/model.bin"), std::string::npos) << told;
 }
