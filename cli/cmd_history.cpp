@@ -99,22 +99,18 @@ Poco::Dynamic::Var rollback_json(const sandbox::LedgerRecord& r) {
   out->set("outcome", r.rollback);
   out->set("reason", r.rollback_reason.empty() ? Poco::Dynamic::Var()
                                                : Poco::Dynamic::Var(r.rollback_reason));
-  Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
-  for (const auto& [path, why] : r.rollback_kept) {
-    Poco::JSON::Object::Ptr k = make_object();
-    k->set("path", path);
-    k->set("why", why);
-    kept->add(k);
-  }
-  out->set("kept", kept);
-  Poco::JSON::Array::Ptr unrestored = new Poco::JSON::Array;
-  for (const auto& [path, why] : r.rollback_unrestored) {
-    Poco::JSON::Object::Ptr u = make_object();
-    u->set("path", path);
-    u->set("why", why);
-    unrestored->add(u);
-  }
-  out->set("unrestored", unrestored);
+  auto paths = [](const std::vector<std::pair<std::string, std::string>>& list) {
+    Poco::JSON::Array::Ptr array = new Poco::JSON::Array;
+    for (const auto& [path, why] : list) {
+      Poco::JSON::Object::Ptr item = make_object();
+      item->set("path", path);
+      item->set("why", why);
+      array->add(item);
+    }
+    return array;
+  };
+  out->set("kept", paths(r.rollback_kept));
+  out->set("unrestored", paths(r.rollback_unrestored));
   return out;
 }
 

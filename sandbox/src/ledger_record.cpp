@@ -17,6 +17,18 @@ namespace {
 constexpr const char* kFormat = "shadowbox.ledger.v2";
 constexpr const char* kFormatV1 = "shadowbox.ledger.v1";
 
+// [{"path", "why"}, ...]
+Poco::JSON::Array::Ptr paths_json(const std::vector<std::pair<std::string, std::string>>& paths) {
+  Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
+  for (const auto& [path, why] : paths) {
+    Poco::JSON::Object::Ptr item = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    item->set("path", path);
+    item->set("why", why);
+    out->add(item);
+  }
+  return out;
+}
+
 std::string text(const Poco::JSON::Object::Ptr& o, const std::string& key) {
   return o->has(key) && !o->isNull(key) ? o->getValue<std::string>(key) : std::string();
 }
@@ -52,24 +64,8 @@ std::string LedgerRecord::to_json() const {
     fate->set("outcome", rollback);
     fate->set("reason",
               rollback_reason.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(rollback_reason));
-    Poco::JSON::Array::Ptr kept = new Poco::JSON::Array;
-    for (const auto& [path, why] : rollback_kept) {
-      Poco::JSON::Object::Ptr k = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-      k->set("path", path);
-      k->set("why", why);
-      kept->add(k);
-    }
-    fate->set("kept", kept);
-    if (!rollback_unrestored.empty()) {
-      Poco::JSON::Array::Ptr unrestored = new Poco::JSON::Array;
-      for (const auto& [path, why] : rollback_unrestored) {
-        Poco::JSON::Object::Ptr u = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-        u->set("path", path);
-        u->set("why", why);
-        unrestored->add(u);
-      }
-      fate->set("unrestored", unrestored);
-    }
+    fate->set("kept", paths_json(rollback_kept));
+    if (!rollback_unrestored.empty()) fate->set("unrestored", paths_json(rollback_unrestored));
     o->set("rollback", fate);
   }
   if (!decision.empty()) o->set("decision", decision);

@@ -80,25 +80,10 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   std::vector<LaterBoundary> later = log_.since(pre);
   const std::string& failed_id = pre.snapshot.metadata.tool_call_id;
 
-  // The calls open right after pre: the failed one, those that end later without having
-  // begun later, and those still open that began before it.
-  std::set<std::string> begun_later, ended_later;
-  for (const LaterBoundary& b : later) {
-    if (!b.fact.run.empty()) continue;
-    if (b.fact.phase == fsnap::Phase::kPreTool) begun_later.insert(b.fact.call_id);
-    if (ends_call(b.fact)) ended_later.insert(b.fact.call_id);
-  }
-  std::map<std::string, OpenCall> open;
+  std::map<std::string, OpenCall> open = calls_open_after(pre, later);
   auto open_call = [&](const std::string& id) {
     if (open.count(id) == 0) open.emplace(id, open_call_facts(id));
   };
-  open_call(failed_id);
-  for (const std::string& id : ended_later) {
-    if (begun_later.count(id) == 0) open_call(id);
-  }
-  for (const std::string& id : log_.open_calls()) {
-    if (begun_later.count(id) == 0) open_call(id);
-  }
   auto open_now = [&] {
     std::vector<OpenCall> calls;
     for (const auto& [id, call] : open) calls.push_back(call);
@@ -186,16 +171,40 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   out.windows.push_back(std::move(last));
   out.differing = changed(pre_trees, now, pre_skipped, now_skipped);
 
-  SessionSnapshot state_now = state_.session().snapshot(kStatePolicies);
-  SessionSnapshot state_then = pre.snapshot.session;
-  for (auto it = state_then.slices.begin(); it != state_then.slices.end();) {
-    auto policy = state_then.policies.find(it->first);
-    bool state = policy != state_then.policies.end() && policy->second == SlicePolicy::kState;
-    it = state ? std::next(it) : state_then.slices.erase(it);
-  }
-  state_then.covered = state_now.covered;
-  out.state_changed = !SessionSnapshot::diff(state_then, state_now).empty();
+  out.state_changed = state_changed_since(pre);
   return out;
+}
+
+std::map<std::string, OpenCall> ToolTransactions::calls_open_after(
+    const Boundary& pre, const std::vector<LaterBoundary>& later) const {
+  // The failed call, those that end later without having begun later, and those still
+  // open that began before it.
+  std::set<std::string> begun_later, ended_later;
+  for (const LaterBoundary& b : later) {
+    if (!b.fact.run.empty()) continue;
+    if (b.fact.phase == fsnap::Phase::kPreTool) begun_later.insert(b.fact.call_id);
+    if (ends_call(b.fact)) ended_later.insert(b.fact.call_id);
+  }
+  std::map<std::string, OpenCall> open;
+  auto add = [&](const std::string& id) {
+    if (open.count(id) == 0 && begun_later.count(id) == 0) open.emplace(id, open_call_facts(id));
+  };
+  add(pre.snapshot.metadata.tool_call_id);
+  for (const std::string& id : ended_later) add(id);
+  for (const std::string& id : log_.open_calls()) add(id);
+  return open;
+}
+
+bool ToolTransactions::state_changed_since(const Boundary& pre) const {
+  SessionSnapshot now = state_.session().snapshot(kStatePolicies);
+  SessionSnapshot then = pre.snapshot.session;
+  for (auto it = then.slices.begin(); it != then.slices.end();) {
+    auto policy = then.policies.find(it->first);
+    bool state = policy != then.policies.end() && policy->second == SlicePolicy::kState;
+    it = state ? std::next(it) : then.slices.erase(it);
+  }
+  then.covered = now.covered;
+  return !SessionSnapshot::diff(then, now).empty();
 }
 
 void ToolTransactions::log_invocation(const Boundary& pre, bool success, const std::string& summary,

@@ -178,6 +178,11 @@ class ToolTransactions {
     bool state_changed = false;                              // a STATE slice differs from pre's
   };
   ChangesSince changes_since(const Boundary& pre);
+  // The calls open right after pre, given the boundaries recorded since (later).
+  std::map<std::string, OpenCall> calls_open_after(const Boundary& pre,
+                                                   const std::vector<LaterBoundary>& later) const;
+  // Whether a STATE slice of the session differs from pre's.
+  bool state_changed_since(const Boundary& pre) const;
   // The call call_id as the rollback decision sees it while open.
   OpenCall open_call_facts(const std::string& call_id) const;
   // Logs the call in the session's ToolInvoked slice (best effort, as telemetry).
