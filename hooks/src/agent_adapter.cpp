@@ -4,6 +4,8 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "sandbox/errors.hpp"
+
 namespace hooks {
 
 namespace fs = boost::filesystem;
@@ -46,6 +48,12 @@ bool AgentAdapter::has_session_data(const fs::path& home, const std::string& ses
     }
   }
   return false;
+}
+
+SessionCut AgentAdapter::cut_session(const fs::path& /*home*/,
+                                     const SessionCutPoint& /*point*/) const {
+  throw sandbox::Error(sandbox::ErrorCode::kInvalidArgument,
+                       "shadowbox cannot cut the conversation of a " + name() + " agent");
 }
 
 const AgentAdapter& adapter_for(AgentKind kind) {

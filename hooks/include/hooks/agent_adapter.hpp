@@ -73,6 +73,20 @@ struct ResumeCommand {
   bool fork = true;              // Claude Code: a fork of the session (false: --continue)
 };
 
+// The tool call a conversation is cut before (`shadowbox rewind`).
+struct SessionCutPoint {
+  std::string session_id;    // the agent session the call was made in
+  std::string tool_call_id;  // the call, as the ledger names it (Gemini: gemini_call_id's)
+  std::string tool_name;
+  std::string tool_input;  // the call's input as the ledger kept it (may be shortened)
+};
+
+// A conversation cut by cut_session: how to resume it.
+struct SessionCut {
+  std::string session_id;                // the session to resume (a new one if the cut forked)
+  std::vector<std::string> resume_args;  // added to the resume command, before its ARGS
+};
+
 // One coding agent, as shadowbox supervises it.
 class AgentAdapter {
  public:
@@ -122,6 +136,14 @@ class AgentAdapter {
                                   const std::string& /*from*/, const std::string& /*to*/) const {}
   // The command that resumes a session. Error kInvalidArgument for a request it cannot do.
   virtual std::vector<std::string> resume_argv(const ResumeCommand& request) const = 0;
+  // Cuts the conversation of point.session_id in home (a HOME rebuilt for a new run, its
+  // preserved data as at the call's pre-tool boundary) just before the model's turn that
+  // made the call: resumed as the returned SessionCut says (with a fork), the model's
+  // next request holds every turn before that call and none from it on. Error kNotFound
+  // when home does not hold the session or the call; kInvalidArgument (the default) for
+  // an agent whose conversation shadowbox cannot cut.
+  virtual SessionCut cut_session(const boost::filesystem::path& home,
+                                 const SessionCutPoint& point) const;
 
   // Said when files changed in a run whose agent sent no hook event: why its hooks may
   // not have reached shadowbox.
