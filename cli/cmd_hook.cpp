@@ -114,11 +114,10 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
   bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
-  hooks::HookAnswer answer = hooks::handle_hook_event(
-      adapter, event, *run,
-      {secrets, &meter, supervised, warn, env.get(hooks::kResumeSessionVariable)});
   // Under `shadowbox run`, the agent's session data is preserved at every boundary (with
-  // run.preserve on_tool_use, the default), so a crash loses at most the step in flight.
+  // run.preserve on_tool_use, the default), so a crash loses at most the step in flight;
+  // before the boundary is recorded, so that its record names the conversation as it is
+  // now (a pre-tool boundary: with the model's turn that made the call).
   std::string run_home = env.get("SHADOWBOX_RUN_HOME");
   if (!run_home.empty() && context.config.run.preserve == sandbox::PreserveStrategy::kOnToolUse) {
     try {
@@ -130,6 +129,9 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
                 << '\n';
     }
   }
+  hooks::HookAnswer answer = hooks::handle_hook_event(
+      adapter, event, *run,
+      {secrets, &meter, supervised, warn, env.get(hooks::kResumeSessionVariable)});
   // Under `shadowbox run` the run maintains the store; hooks installed by hand do here.
   if (run_home.empty()) maintain_in_background(context, session_ends);
   return answer;

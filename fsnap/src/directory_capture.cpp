@@ -88,6 +88,21 @@ std::optional<std::string> ShadowRepo::ref_tree(const std::string& ref) const {
   return git::to_hex(*git_commit_tree_id(commit.get()));
 }
 
+std::optional<std::string> ShadowRepo::commit_tree(std::string_view commit) const {
+  git_oid id;
+  if (commit.size() != GIT_OID_HEXSZ || git_oid_fromstrn(&id, commit.data(), commit.size()) < 0) {
+    git_error_clear();
+    return std::nullopt;
+  }
+  git_commit* raw = nullptr;
+  if (git_commit_lookup(&raw, impl_->repo.get(), &id) < 0) {
+    git_error_clear();
+    return std::nullopt;
+  }
+  git::Commit found(raw);
+  return git::to_hex(*git_commit_tree_id(found.get()));
+}
+
 std::optional<std::chrono::system_clock::time_point> ShadowRepo::ref_time(
     const std::string& ref) const {
   std::optional<git_oid> tip = impl_->ref_target(ref);

@@ -7,6 +7,7 @@
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
+#include "fsnap/store_layout.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/checkpoint_store.hpp"
 #include "sandbox/containment.hpp"
@@ -52,7 +53,12 @@ class SessionRecords {
   LedgerRecord of(fsnap::ShadowRepo& repo, const fsnap::Checkpoint& c) {
     auto [it, fresh] = written_.try_emplace(&repo);
     if (fresh) it->second = trees_.write(repo, session_);
-    return LedgerRecord::for_checkpoint(c, it->second, SessionStamp::of(session_));
+    LedgerRecord record = LedgerRecord::for_checkpoint(c, it->second, SessionStamp::of(session_));
+    // The agent's conversation at this boundary (its HOME is preserved before it).
+    if (!c.meta.run.empty()) {
+      record.home_commit = repo.ref_target(fsnap::layout::home_ref(c.meta.run)).value_or("");
+    }
+    return record;
   }
   // The note of record (made by of), keeping its session tree reachable.
   static fsnap::Note note(const LedgerRecord& record) {

@@ -29,6 +29,11 @@ Poco::JSON::Array::Ptr paths_json(const std::vector<std::pair<std::string, std::
   return out;
 }
 
+// 40 lowercase hex digits.
+bool is_commit_id(const std::string& id) {
+  return id.size() == 40 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 std::string text(const Poco::JSON::Object::Ptr& o, const std::string& key) {
   return o->has(key) && !o->isNull(key) ? o->getValue<std::string>(key) : std::string();
 }
@@ -71,6 +76,7 @@ std::string LedgerRecord::to_json() const {
   if (!decision.empty()) o->set("decision", decision);
   if (safety_event) o->set("safety_event", safety_event_json(*safety_event));
   if (!parent_call_id.empty()) o->set("parent_call_id", parent_call_id);
+  if (!home_commit.empty()) o->set("home", home_commit);
   if (paths) {
     Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
     for (const std::string& p : *paths) list->add(p);
@@ -144,6 +150,10 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
       r.safety_event = safety_event_from_json(o->get("safety_event"));
     }
     r.parent_call_id = text(o, "parent_call_id");
+    r.home_commit = text(o, "home");
+    if (!r.home_commit.empty() && !is_commit_id(r.home_commit)) {
+      throw Error(ErrorCode::kCorrupt, "ledger record: bad home commit");
+    }
     if (Poco::JSON::Array::Ptr list = o->getArray("paths")) {
       r.paths.emplace();
       for (std::size_t i = 0; i < list->size(); ++i)

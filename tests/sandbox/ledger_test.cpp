@@ -7,7 +7,9 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/host_filesystem.hpp"
+#include "fsnap/store_layout.hpp"
 #include "sandbox/checkpoint_store.hpp"
+#include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/tool_runner.hpp"
@@ -390,3 +392,43 @@ TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {
 }
 
 }  // namespace
+
+TEST_F(LedgerTest, EachRecordNamesTheAgentsHomeAsItWasAtItsBoundary) {
+  LedgerRun run(fsnap::Store::open(temp_ / "store", ws_, false), {.run = "r"});
+  fs::path home = temp_ / "home";
+  HomePreserver preserver(run.store(), run.repo(), "r", home, {".claude/projects"}, {});
+  auto home_of = [&](const std::string& ref) {
+    return run.ledger().read(run.ledger().resolve(ref))->home_commit;
+  };
+  // No preserved HOME yet: the record names none.
+  run.transactions().begin({"c0", "Read", "{}"});
+  EXPECT_EQ(home_of("pre:c0"), "");
+  testing_support::write_file(home / ".claude/projects/p/s.jsonl", "{\"n\":1}\n");
+  preserver.preserve_now();
+  std::string first = *run.repo()->ref_target(fsnap::layout::home_ref("r"));
+  run.transactions().begin({"c1", "Read", "{}"});
+  testing_support::write_file(home / ".claude/projects/p/s.jsonl", "{\"n\":1}\n{\"n\":2}\n");
+  preserver.preserve_now();
+  std::string second = *run.repo()->ref_target(fsnap::layout::home_ref("r"));
+  ASSERT_NE(first, second);
+  run.transactions().succeed("c1", "read");
+  EXPECT_EQ(home_of("pre:c1"), first);
+  EXPECT_EQ(home_of("post:c1"), second);
+  // Read back from the note, as a later process reads it.
+  EXPECT_EQ(*run.repo()->commit_tree(second), *preserved_home(*run.repo(), "r"));
+}
+
+TEST(LedgerRecordTest, AHomeThatIsNoCommitIdIsACorruptRecord) {
+  LedgerRecord r;
+  r.run = "r";
+  r.home_commit = std::string(40, 'a');
+  EXPECT_EQ(LedgerRecord::from_json(r.to_json()).home_commit, r.home_commit);
+  std::string bad = r.to_json();
+  bad.replace(bad.find(r.home_commit), 40, "../../etc/passwd");
+  try {
+    LedgerRecord::from_json(bad);
+    FAIL() << "a record naming no commit was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+  }
+}

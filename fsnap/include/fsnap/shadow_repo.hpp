@@ -153,6 +153,8 @@ class ShadowRepo {
                             const std::string& message);
   // The tree of the commit a ref points to, or nullopt if the ref does not exist.
   std::optional<std::string> ref_tree(const std::string& ref) const;
+  // The tree of a commit (hex id), or nullopt if the repository has no such commit.
+  std::optional<std::string> commit_tree(std::string_view commit) const;
   // Whether commit newer is older or has it in its history. False when older is not in
   // this repository (a commit gc removed).
   bool descends_from(std::string_view newer, std::string_view older) const;

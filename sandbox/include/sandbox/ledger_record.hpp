@@ -71,6 +71,11 @@ struct LedgerRecord {
   std::optional<std::vector<std::string>> paths;
   // A pre-tool record of a nested call: the call it runs inside of.
   std::string parent_call_id;
+  // The commit of the run's preserved agent HOME (refs/shadowbox/home/<run>) when the
+  // record was written: the agent's conversation as it was at this boundary ("" for a
+  // run with no preserved HOME). Preserved before a boundary is recorded, so a pre-tool
+  // record's HOME holds the model's turn that made the call.
+  std::string home_commit;
   // The session at this checkpoint: its session tree with the stamp the tree leaves out
   // (SessionTrees), or (a record of format v1) SessionSnapshot::to_json() inline.
   // Ledger::session reads either.
