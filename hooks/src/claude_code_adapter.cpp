@@ -10,6 +10,7 @@
 #include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_command.hpp"
 #include "hooks/claude_code_home.hpp"
+#include "hooks/claude_code_session_cut.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "sandbox/errors.hpp"
 
@@ -136,8 +137,22 @@ class ClaudeCodeAdapter : public AgentAdapter {
     argv.push_back("--resume");
     argv.push_back(request.session_id);
     if (request.fork) argv.push_back("--fork-session");
+    argv.insert(argv.end(), request.cut_args.begin(), request.cut_args.end());
     argv.insert(argv.end(), request.extra_args.begin(), request.extra_args.end());
     return argv;
+  }
+
+  SessionCut cut_session(const boost::filesystem::path& home,
+                         const SessionCutPoint& point) const override {
+    TranscriptCut cut = cut_claude_code_transcript(home, point);
+    SessionCut out{point.session_id, {}};
+    // The truncated transcript ends there whatever the mode; in print mode Claude Code's
+    // own cut checks it too (and refuses a message it does not have). An application is
+    // given the session in its environment, and its command as it is.
+    if (kind_ == AgentKind::kClaudeCode) {
+      out.resume_args = {"--resume-session-at", cut.last_kept_uuid};
+    }
+    return out;
   }
 
   std::string silent_hooks_hint() const override {

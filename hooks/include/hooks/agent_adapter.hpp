@@ -71,6 +71,9 @@ struct ResumeCommand {
   std::vector<std::string> extra_args;
   bool only_extra_args = false;  // resume --only-args: the run's own options are not repeated
   bool fork = true;              // Claude Code: a fork of the session (false: --continue)
+  // A rewind's SessionCut::resume_args: after the session's own arguments, before
+  // extra_args.
+  std::vector<std::string> cut_args;
 };
 
 // The tool call a conversation is cut before (`shadowbox rewind`).
