@@ -15,7 +15,6 @@
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
-#include "hooks/claude_code_project_hooks.hpp"
 #include "hooks/fleet_run.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_list.hpp"
@@ -31,24 +30,6 @@
 namespace cli {
 
 namespace fs = boost::filesystem;
-
-namespace {
-
-// A run of Claude Code in a project whose settings switch every hook off would record
-// nothing: refused before anything is written (the project's files are anyone's to
-// write; a cloned repository ships them).
-void refuse_hooks_switched_off(const Context& context, hooks::AgentKind agent) {
-  if (agent != hooks::AgentKind::kClaudeCode) return;
-  if (std::optional<fs::path> file = hooks::project_settings_disabling_hooks(context.workspace)) {
-    throw fsnap::Error(fsnap::ErrorCode::kConflict,
-                       file->string() +
-                           " sets disableAllHooks: Claude Code would run no hook, shadowbox's "
-                           "included, and no call of the run could be recorded or rolled back; "
-                           "remove it to run under shadowbox");
-  }
-}
-
-}  // namespace
 
 int cmd_run(const Context& context, const Args& parsed) {
   std::string run = parsed.value_or("--run-id", sandbox::new_run_id());
@@ -157,6 +138,16 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
         sessions->add(item);
       }
       o->set("sessions", sessions);
+      if (r.forked_from) {
+        Poco::JSON::Object::Ptr fork = make_object();
+        fork->set("run", r.forked_from->run);
+        fork->set("checkpoint", r.forked_from->checkpoint);
+        fork->set("tool_call_id", r.forked_from->tool_call_id);
+        fork->set("at", r.forked_from->at);
+        o->set("forked_from", fork);
+      } else {
+        o->set("forked_from", Poco::Dynamic::Var());
+      }
       out->add(o);
     }
     print_json(std::cout, out);
@@ -171,6 +162,12 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
                 r.steps, r.calls, r.failed_calls, r.session_id.empty() ? "-" : r.session_id.c_str(),
                 r.resumable ? "yes" : "no", r.checkpoints, r.gaps,
                 r.last_activity.empty() ? "-" : r.last_activity.c_str());
+  }
+  for (const hooks::RunInfo& r : runs) {
+    if (!r.forked_from) continue;
+    std::printf("%s: forked from run %s at pre:%s (checkpoint %s) by shadowbox rewind\n",
+                r.run.c_str(), r.forked_from->run.c_str(), r.forked_from->tool_call_id.c_str(),
+                r.forked_from->checkpoint.c_str());
   }
   for (const hooks::RunInfo& r : runs) {
     if (r.gaps == 0) continue;

@@ -31,6 +31,7 @@ int cmd_run(const Context& context, const Args& args);
 int cmd_runs(const Context& context, const Args& args);
 int cmd_states(const Context& context, const Args& args);
 int cmd_resume(const Context& context, const Args& args);
+int cmd_rewind(const Context& context, const Args& args);
 int cmd_abort(const Context& context, const Args& args);
 int cmd_preserve(const Context& context, const Args& args);
 int cmd_fleet(const Context& context, const Args& args);

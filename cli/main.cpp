@@ -172,6 +172,23 @@ const std::vector<Command>& all_commands() {
           "claude: its new arguments (a prompt replaces the old one); an application "
           "(claude-sdk): the command to run instead of the run's own"}}},
        cmd_resume},
+      {{"rewind",
+        "start a new run forked from a pre_tool checkpoint of RUN: the workspace and the "
+        "session's slices as at REF, and the agent resuming its conversation cut just before "
+        "that call (RUN is left as it was)",
+        {{"--to", nullptr, "REF", "the pre_tool checkpoint to go back to (pre:<tool call id>)"},
+         {"--run-id", nullptr, "ID", "name the new run (default: a new id)"},
+         {"--only-args", nullptr, nullptr,
+          "give the agent only ARGS, not the options of the run's command line"},
+         kMaxCost,
+         kMaxSteps,
+         kMaxRetries,
+         kTimeout},
+        {{"RUN", true, false, "the run"},
+         {"ARGS", false, true,
+          "as for resume: claude's new arguments (a prompt replaces the old one), an "
+          "application's command"}}},
+       cmd_rewind},
       {{"abort",
         "stop a running agent run: recorded in its ledger, its agent's processes ended",
         {{"--reason", nullptr, "TEXT", "why, kept in the ledger"}},

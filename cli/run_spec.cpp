@@ -12,6 +12,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
+#include "hooks/claude_code_project_hooks.hpp"
 #include "shell.hpp"
 
 namespace cli {
@@ -68,6 +69,17 @@ fs::path pin_config(const Context& context, const fsnap::Store& store, const std
 }
 
 }  // namespace
+
+void refuse_hooks_switched_off(const Context& context, hooks::AgentKind agent) {
+  if (agent != hooks::AgentKind::kClaudeCode) return;
+  if (std::optional<fs::path> file = hooks::project_settings_disabling_hooks(context.workspace)) {
+    throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                       file->string() +
+                           " sets disableAllHooks: Claude Code would run no hook, shadowbox's "
+                           "included, and no call of the run could be recorded or rolled back; "
+                           "remove it to run under shadowbox");
+  }
+}
 
 hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
                              std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,

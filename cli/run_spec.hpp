@@ -20,6 +20,11 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
                              std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
                              hooks::AgentKind agent);
 
+// A run of Claude Code in a project whose settings switch every hook off would record
+// nothing: refused (kConflict) before anything is written (the project's files are
+// anyone's to write; a cloned repository ships them).
+void refuse_hooks_switched_off(const Context& context, hooks::AgentKind agent);
+
 // The limits given as options (each overrides its policy.* key). UsageError for bad ones.
 sandbox::PolicyLimits limit_options(const CommandArgs& parsed);
 

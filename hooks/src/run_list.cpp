@@ -75,6 +75,7 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
   std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
   if (meta) {
     info.exit_code = meta->exit_code;
+    info.forked_from = meta->forked_from;
     // Runs recorded before the kind was kept are known by their command.
     info.agent = std::string(agent_kind_name(recorded_agent_kind(meta->agent, meta->command)));
   }

@@ -103,6 +103,11 @@ RunMeta RunMeta::parse(const std::string& text, const std::string& origin) {
         m.resumes.push_back(std::move(start));
       }
     }
+    if (Object::Ptr fork = o->getObject("forked_from")) {
+      m.forked_from =
+          RunFork{fork->getValue<std::string>("run"), fork->getValue<std::string>("checkpoint"),
+                  fork->getValue<std::string>("tool_call_id"), fork->getValue<std::string>("at")};
+    }
     return m;
   } catch (const Poco::Exception& e) {
     throw Error(ErrorCode::kCorrupt, "cannot read " + origin + ": " + e.displayText());
@@ -134,6 +139,14 @@ void RunMeta::save(const fsnap::Store& store) const {
     resumed->add(r);
   }
   o->set("resumes", resumed);
+  if (forked_from) {
+    Object::Ptr fork = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    fork->set("run", forked_from->run);
+    fork->set("checkpoint", forked_from->checkpoint);
+    fork->set("tool_call_id", forked_from->tool_call_id);
+    fork->set("at", forked_from->at);
+    o->set("forked_from", fork);
+  }
   fs::path dir = fsnap::layout::run_dir(store.dir(), run);
   fs::path file = fsnap::layout::run_meta_file(store.dir(), run);
   boost::system::error_code ec;

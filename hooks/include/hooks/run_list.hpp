@@ -14,6 +14,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "sandbox/run_meta.hpp"
 
 namespace hooks {
 
@@ -42,6 +43,7 @@ struct RunInfo {
   std::string last_activity;  // ISO-8601 of the newest checkpoint
   std::optional<int> exit_code;
   std::size_t gaps = 0;  // hook events that could not be recorded (sandbox::record_gap)
+  std::optional<sandbox::RunFork> forked_from;  // a run `rewind` started: where from
 };
 
 // One run of the store, as list_runs describes it.

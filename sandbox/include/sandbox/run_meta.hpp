@@ -25,6 +25,15 @@ struct RunStart {
   std::vector<std::string> command;
 };
 
+// Where a run forked by `shadowbox rewind` was taken from.
+struct RunFork {
+  std::string run;           // the run rewound (left as it was)
+  std::string checkpoint;    // the checkpoint rewound to (a pre-tool one)
+  std::string tool_call_id;  // the call it is before
+  std::string at;            // when the fork was made (ISO-8601 UTC)
+  friend bool operator==(const RunFork&, const RunFork&) = default;
+};
+
 // What `shadowbox run` (or `resume`) started, and how it ended.
 struct RunMeta {
   std::string run;
@@ -40,8 +49,9 @@ struct RunMeta {
   long agent_pid = 0;             // the agent
   std::optional<int> exit_code;   // 128 + N when a signal N ended it
   std::string ended_at;
-  std::string home;     // the HOME the agent runs (ran) with
-  PolicyLimits limits;  // the run's own limits (its run flags); `resume` keeps them
+  std::string home;                    // the HOME the agent runs (ran) with
+  PolicyLimits limits;                 // the run's own limits (its run flags); `resume` keeps them
+  std::optional<RunFork> forked_from;  // a run `rewind` started
 
   // The run.json of run, or nullopt if there is none. Error kCorrupt if unreadable.
   static std::optional<RunMeta> load(const fsnap::Store& store, const std::string& run);
