@@ -1,6 +1,7 @@
 // `shadowbox restore REF [--dry-run]`: make the workspace, and the run's STATE slices,
-// exactly a checkpoint — always, whatever REF names. And `shadowbox rollback CALL_ID`:
-// the failure transaction of an external tool call.
+// exactly a checkpoint — always, whatever REF names; `restore REF -- PATH...`: only
+// those paths of the files, as `git restore --source=REF -- PATH...` does. And `shadowbox rollback
+// CALL_ID`: the failure transaction of an external tool call.
 #include <algorithm>
 #include <iostream>
 
@@ -105,11 +106,70 @@ int restore_slices(const Context& context, const Args& parsed, sandbox::LedgerRu
   return 0;
 }
 
+// A PATH operand of restore as a path relative to the workspace root ("" for the root
+// itself): relative ones are the workspace's, absolute ones must lead inside it.
+std::string workspace_relative(const Context& context, const std::string& operand) {
+  namespace fs = boost::filesystem;
+  if (operand.empty()) throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "PATH is empty");
+  fs::path given(operand);
+  fs::path absolute = (given.is_absolute() ? given : context.workspace / given).lexically_normal();
+  auto inside = [&](const fs::path& p) -> std::optional<std::string> {
+    fs::path rel = p.lexically_relative(context.workspace);
+    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+    std::string text = rel.generic_string();
+    if (text == ".") return std::string();
+    if (!text.empty() && text.back() == '/') text.pop_back();  // "dir/." of "dir/"
+    if (text.size() >= 2 && text.compare(text.size() - 2, 2, "/.") == 0)
+      text.resize(text.size() - 2);
+    return text;
+  };
+  std::optional<std::string> rel = inside(absolute);
+  if (!rel && given.is_absolute()) {
+    // The workspace through a symlink (/tmp and /private/tmp): its parent resolved.
+    boost::system::error_code ec;
+    fs::path parent = fs::weakly_canonical(absolute.parent_path(), ec);
+    if (!ec) rel = inside(parent / absolute.filename());
+  }
+  if (!rel) {
+    throw fsnap::Error(fsnap::ErrorCode::kPathEscape,
+                       "cannot restore " + fsnap::quote_input(operand) +
+                           ": it is outside the workspace " + context.workspace.string() +
+                           " (nothing changed)");
+  }
+  return *rel;
+}
+
+// The PATH operands of restore, each once, relative to the workspace root.
+std::vector<std::string> named_paths(const Context& context, const Args& parsed) {
+  std::vector<std::string> paths;
+  for (std::size_t i = 1; i < parsed.operands().size(); ++i) {
+    std::string rel = workspace_relative(context, parsed.operands()[i]);
+    if (std::find(paths.begin(), paths.end(), rel) == paths.end()) paths.push_back(rel);
+  }
+  return paths;
+}
+
+// "a.txt, src/" for the record and the output ("." for the whole workspace).
+std::string paths_text(const std::vector<std::string>& paths) {
+  std::string text;
+  for (const std::string& p : paths) {
+    text += (text.empty() ? "" : ", ") + (p.empty() ? std::string(".") : fsnap::quote_path(p));
+  }
+  return text;
+}
+
 }  // namespace
 
 int cmd_restore(const Context& context, const Args& parsed) {
   const std::string& ref = parsed.operands()[0];
   bool dry_run = parsed.has("--dry-run");
+  bool some_paths = parsed.operands().size() > 1;
+  if (some_paths && parsed.has("--slices")) {
+    throw parsed.usage_error("--slices restores session slices, PATH files: give one of them");
+  }
+  // Checked before anything is opened: a path outside the workspace changes nothing.
+  std::optional<std::vector<std::string>> paths;
+  if (some_paths) paths = named_paths(context, parsed);
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fsnap::Checkpoint target = sandbox::Ledger(repo).resolve(ref);
@@ -119,7 +179,13 @@ int cmd_restore(const Context& context, const Args& parsed) {
   fsnap::RestoreReport report;
   std::optional<fsnap::Checkpoint> recorded;
   if (dry_run) {
-    report = run->workspace().restore_checkpoint(target, {.dry_run = true});
+    report = run->workspace().restore_checkpoint(target, {.dry_run = true, .paths = paths});
+  } else if (paths) {
+    sandbox::StepResult result = run->transactions().restore_paths(
+        run->log().boundary_at(target), *paths,
+        "restored " + paths_text(*paths) + " of " + target.id + " (files only)");
+    if (result.restore) report = std::move(*result.restore);
+    recorded = run->repo()->read_checkpoint(result.boundary.record.commit);
   } else {
     sandbox::StepResult result =
         run->transactions().restore(run->log().boundary_at(target), "restored " + target.id);
@@ -131,6 +197,13 @@ int cmd_restore(const Context& context, const Args& parsed) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("target", checkpoint_json(target));
     out->set("dry_run", dry_run);
+    Poco::Dynamic::Var paths_json;
+    if (paths) {
+      Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
+      for (const std::string& p : *paths) list->add(sanitize_utf8(p.empty() ? "." : p));
+      paths_json = list;
+    }
+    out->set("paths", paths_json);
     out->set("changes", changes_json(report.changes));
     out->set("safety", report.safety ? Poco::Dynamic::Var(checkpoint_json(*report.safety))
                                      : Poco::Dynamic::Var());
@@ -141,10 +214,15 @@ int cmd_restore(const Context& context, const Args& parsed) {
     print_json(std::cout, out);
     return 0;
   }
-  std::cout << (dry_run ? "would restore " : "restored ") << target.id << " ("
+  std::cout << (dry_run ? "would restore " : "restored ")
+            << (paths ? paths_text(*paths) + " of " : std::string()) << target.id << " ("
             << changes_text(report) << ")\n";
   print_report(report, context.workspace);
   print_safety(report);
+  if (paths && !dry_run) {
+    std::cout << "files only: the run's session slices are as they were (restore " << target.id
+              << " without PATH restores them too)\n";
+  }
   return 0;
 }
 

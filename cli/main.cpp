@@ -64,12 +64,18 @@ const std::vector<Command>& all_commands() {
          {"--result", nullptr, "TEXT", "post_tool, checkpoint: its result, kept in the ledger"}}},
        cmd_snapshot},
       {{"restore",
-        "make the workspace (and the run's STATE slices) exactly REF, after a safety checkpoint",
+        "make the workspace (and the run's STATE slices) exactly REF, after a safety "
+        "checkpoint; with -- PATH..., only those paths",
         {{"--dry-run", nullptr, nullptr, "print what would change; change nothing"},
          {"--run", nullptr, "RUN", "the run whose session is restored (default: REF's)"},
          {"--slices", nullptr, "TYPE,...",
           "restore only these session slices (LOG ones too), not the files nor other slices"}},
-        {{"REF", true, false, "the checkpoint to restore (see REF below --help)"}}},
+        {{"REF", true, false, "the checkpoint to restore (see REF below --help)"},
+         {"PATH", false, true,
+          "only these files or directories (relative to the workspace, or absolute inside "
+          "it), as git restore --source=REF does: each becomes exactly REF's, what REF "
+          "lacks below it is removed, every other path and the session slices stay as they "
+          "are"}}},
        cmd_restore},
       {{"rollback",
         "the failure of an external tool call: roll it back to its pre_tool checkpoint (unless "

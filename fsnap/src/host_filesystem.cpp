@@ -12,8 +12,10 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/error.hpp"
+#include "fsnap/path_quoting.hpp"
 #include "host_paths.hpp"
 #include "large_file_restore.hpp"
+#include "restore_paths.hpp"
 #include "shadow_repo_impl.hpp"
 #include "stat_cache.hpp"
 #include "workspace_capture.hpp"
@@ -218,6 +220,36 @@ struct HostFilesystem::Impl {
     std::vector<TreeChange> all = repo.diff_trees(git::to_hex(current.tree), target.tree);
     plan.changes = without_untouchable(all, untouchable, kept);
     return plan;
+  }
+
+  // Error kNotFound for a named path that is in neither target (its tree, or the files
+  // over the size limit it skipped) nor the workspace (current's tree, or on disk).
+  void check_named_paths_exist(const std::vector<std::string>& named, const Checkpoint& target,
+                               const CaptureResult& current) const {
+    git::Tree target_tree = repo.impl().lookup_tree(git::from_hex(target.tree));
+    git::Tree current_tree = repo.impl().lookup_tree(current.tree);
+    auto in_tree = [](git_tree* tree, const std::string& path) {
+      git_tree_entry* entry = nullptr;
+      if (git_tree_entry_bypath(&entry, tree, path.c_str()) != 0) return false;
+      git_tree_entry_free(entry);
+      return true;
+    };
+    for (const std::string& path : named) {
+      if (path.empty() || in_tree(target_tree.get(), path) || in_tree(current_tree.get(), path)) {
+        continue;
+      }
+      std::vector<std::string> one{path};
+      bool skipped = std::any_of(target.skipped.begin(), target.skipped.end(),
+                                 [&](const SkippedPath& s) { return under_named(s.path, one); });
+      struct stat st;
+      if (skipped ||
+          ::fstatat(AT_FDCWD, (root + "/" + path).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        continue;
+      }
+      throw Error(ErrorCode::kNotFound, "cannot restore " + quote_path(path) +
+                                            ": it is in neither " + target.id +
+                                            " nor the workspace (nothing changed)");
+    }
   }
 
   // After a restore failed part-way: makes the workspace the safety checkpoint again.
@@ -505,6 +537,12 @@ std::vector<TreeChange> only_changes(std::vector<TreeChange> changes,
 
 RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
                                                  const RestoreOptions& options) {
+  if (options.paths) {
+    if (options.only) {
+      throw Error(ErrorCode::kInvalidArgument, "a restore takes paths or only, not both");
+    }
+    check_named_paths(*options.paths);
+  }
   StoreLock lock = impl_->store.lock();
   git_oid target_tree = git::from_hex(target.tree);
   impl_->repo.impl().lookup_tree(target_tree);  // fails before anything is touched
@@ -514,9 +552,14 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
   Impl::Plan plan;
   try {
     plan = impl_->plan_restore(current, target, report.kept);
-    if (options.only) {
-      plan.changes = only_changes(std::move(plan.changes), *options.only);
-      keep_only(plan.large, *options.only);
+    std::optional<std::set<std::string>> only = options.only;
+    if (options.paths) {
+      impl_->check_named_paths_exist(*options.paths, target, current);
+      only = paths_to_restore(*options.paths, plan.changes, plan.large);
+    }
+    if (only) {
+      plan.changes = only_changes(std::move(plan.changes), *only);
+      keep_only(plan.large, *only);
     }
     report.changes = plan.changes;
     report.large_files = plan.large.changes;

@@ -141,6 +141,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
                                   " holds a snapshot of another kind for resource '" + name + "'");
     }
     if (request.only && request.only->count(name) == 0) continue;  // left as it is
+    if (request.paths && entry->host == nullptr) continue;         // paths are files'
     parts.emplace_back(entry, &value);
   }
   std::stable_partition(parts.begin(), parts.end(),
@@ -153,6 +154,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   context.run = request.run.empty() ? snapshot.metadata.run : request.run;
   context.tool_call_id = request.tool_call_id;
   context.tool_name = request.tool_name;
+  context.paths = request.paths;
   // A host's safety checkpoint is recorded in its own store, with the session before.
   auto restore_part = [&](const ResourceRegistry::Entry& entry, const ResourceSnapshot& value) {
     context.safety_notes = nullptr;

@@ -58,6 +58,7 @@ fsnap::RestoreReport ResourceRegistry::restore_host(fsnap::HostFilesystem& host,
   options.run = context.run.empty() ? target.meta.run : context.run;
   options.safety_notes = context.safety_notes;
   options.only = context.only_paths;
+  options.paths = context.paths;
   options.tool_call_id = context.tool_call_id;
   options.tool_name = context.tool_name;
   return host.restore_checkpoint(target, options);

@@ -530,6 +530,22 @@ StepResult ToolTransactions::restore(const Boundary& target, const std::string& 
   return StepResult{record(std::move(m)), std::move(report)};
 }
 
+StepResult ToolTransactions::restore_paths(const Boundary& target,
+                                           const std::vector<std::string>& paths,
+                                           const std::string& summary) {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  RestoreRequest request{run_, "before restoring paths of " + target.snapshot.id};
+  request.paths = paths;
+  request.session = false;
+  StateRestore restored = state_.restore(target.snapshot, request);
+  std::optional<fsnap::RestoreReport> report;
+  if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
+  SnapshotMetadata m;
+  m.phase = fsnap::Phase::kCheckpoint;
+  m.outcome.result_summary = summary;
+  return StepResult{record(std::move(m)), std::move(report)};
+}
+
 StepResult ToolTransactions::restore_slices(const Boundary& target,
                                             const std::vector<std::string>& types,
                                             const std::string& summary) {

@@ -218,6 +218,36 @@ TEST_F(LedgerTransactionsTest, ARefusedRollbackPutsBackNoStateSlice) {
       << "the session disagrees with the refusal";
 }
 
+TEST_F(LedgerTransactionsTest, RestorePathsPutsBackThoseFilesAndNoSessionSlice) {
+  std::unique_ptr<LedgerRun> run = open_run();
+  ToolTransactions& tx = run->transactions();
+  testing_support::write_file(ws_ / "b.txt", "b\n");
+  StepResult before = tx.checkpoint({.phase = fsnap::Phase::kManual}, [](Session& s) {
+    s.seed<Plan>({Plan{"the plan before", "", {}}});
+  });
+  testing_support::write_file(ws_ / "a.txt", "a changed\n");
+  testing_support::write_file(ws_ / "b.txt", "b changed\n");
+  tx.checkpoint({.phase = fsnap::Phase::kManual}, [](Session& s) {
+    s.seed<Plan>({Plan{"the plan now", "", {}}});
+  });
+
+  StepResult restored = tx.restore_paths(before.boundary, {"a.txt"}, "restored a.txt");
+  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "a\n");
+  EXPECT_EQ(testing_support::read_file(ws_ / "b.txt"), "b changed\n") << "not named: kept";
+  ASSERT_TRUE(run->state().session().latest<Plan>());
+  EXPECT_EQ(run->state().session().latest<Plan>()->objective, "the plan now")
+      << "a restore of paths leaves the session as it is";
+  ASSERT_TRUE(restored.restore);
+  ASSERT_TRUE(restored.restore->safety);
+  ASSERT_EQ(restored.restore->changes.size(), 1u);
+  EXPECT_EQ(restored.restore->changes[0].path, "a.txt");
+  std::optional<LedgerRecord> record = run->ledger().latest("default");
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->result_summary, "restored a.txt");
+  EXPECT_EQ(run->ledger().session(*record).slice<Plan>().size(), 1u);
+  EXPECT_EQ(run->ledger().session(*record).slice<Plan>()[0].objective, "the plan now");
+}
+
 TEST(MemoryTransactionsTest, AFailedCallThatChangedNoFileStillPutsItsStateBack) {
   auto host_dir = std::make_shared<testing_support::TempDir>();
   fs::create_directories(host_dir->path() / "ws");

@@ -60,6 +60,15 @@ struct RestoreOptions {
   // Only these paths (and nothing else) are made the target's; nullopt for all. A
   // directory is removed or replaced only when every change below it is among them.
   std::optional<std::set<std::string>> only;
+  // Only these paths (relative to the root, normal: "src", "a/b.txt"; "" for all), each
+  // with everything below it, are made the target's, as `git restore --source=target --
+  // paths` does: what the target has there is written back, what it lacks there is
+  // removed, the directories it adds above them are made, nothing else is touched.
+  // Refused before anything is written: a path that is not relative and normal
+  // (kPathEscape), one in neither the target nor the workspace (kNotFound), one below
+  // something that is not a directory in the workspace where the target has one
+  // (kConflict). Not together with only.
+  std::optional<std::vector<std::string>> paths;
   // A rollback: the failed tool call whose changes the restore undoes. The safety
   // checkpoint then carries its id and tool — it is the workspace as that call left
   // it, which `post:<id>` names.

@@ -102,6 +102,9 @@ struct RestoreRequest {
   // name, the paths of a host filesystem to put back ("" alone: the whole resource);
   // resources not named are left as they are. nullopt: everything.
   std::optional<std::map<std::string, std::set<std::string>>> only;
+  // Host filesystems: only these paths, each with everything below it
+  // (fsnap::RestoreOptions::paths: `restore REF -- PATH...`); nullopt: all.
+  std::optional<std::vector<std::string>> paths;
   // Whether the session's STATE slices are put back too.
   bool session = true;
   // A rollback: the failed tool call it undoes. Its safety checkpoint carries the call's

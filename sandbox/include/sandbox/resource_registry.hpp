@@ -63,6 +63,8 @@ struct RestoreContext {
   fsnap::NotesFor safety_notes;  // recorded with it
   // A host filesystem: only these paths are put back (fsnap::RestoreOptions::only).
   std::optional<std::set<std::string>> only_paths;
+  // A host filesystem: only these paths and what is below them (RestoreOptions::paths).
+  std::optional<std::vector<std::string>> paths;
   // A rollback: the failed call the safety checkpoint is the state of (RestoreOptions).
   std::string tool_call_id;
   std::string tool_name;

@@ -25,6 +25,8 @@
 //   checkpoint(...)         a boundary of no tool call
 //   restore(target)         makes files and STATE slices exactly target's (LOG slices keep
 //                           everything), then a boundary of the result
+//   restore_paths(target, paths)  only those paths of the files target's; the session
+//                           as it is
 //
 // Each step holds the run for its whole duration (BoundaryLog::begin_step: the store
 // lock for a ledger), starts from the run's newest session, and writes its checkpoint
@@ -151,6 +153,12 @@ class ToolTransactions {
                         const std::string& summary = "");
   // Makes files and STATE slices exactly target's, then records the result.
   StepResult restore(const Boundary& target, const std::string& summary);
+  // Makes only the named workspace paths (relative to its root; each with everything
+  // below it) target's, as `git restore --source` does (fsnap::RestoreOptions::paths),
+  // after a safety checkpoint, leaving every other path and the whole session as they
+  // are, then records the result. Errors as RestoreOptions::paths says, nothing changed.
+  StepResult restore_paths(const Boundary& target, const std::vector<std::string>& paths,
+                           const std::string& summary);
   // Makes only the session slices named types (their SliceTypes names; a LOG slice
   // too) exactly target's — one target lacks is removed — leaving the files and every
   // other slice as they are, then records the result. Error kInvalidArgument, nothing
