@@ -84,6 +84,14 @@ const std::vector<Command>& all_commands() {
          {"--run", nullptr, "RUN", "the run of the call (default: default)"}},
         {{"CALL_ID", true, false, "the tool call id given to snapshot --phase pre_tool"}}},
        cmd_rollback},
+      {{"export",
+        "write a run into the git repository the workspace is in, as a new branch on top of "
+        "HEAD: one commit per tool call that changed files, with its tool, input, call id, "
+        "outcome and cost; HEAD, the index, the work tree and ignored files are left alone",
+        {{"--branch", nullptr, "NAME", "the branch to make (needed)"},
+         {"--force", nullptr, nullptr, "replace an existing branch of that name"}},
+        {{"RUN", true, false, "the run (runs lists them; the CLI's own is default)"}}},
+       cmd_export},
       {{"log",
         "list checkpoints, newest first",
         {{"--run", nullptr, "RUN", "only this run's checkpoints"},
