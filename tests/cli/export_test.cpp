@@ -223,6 +223,18 @@ TEST_F(ExportTest, WorkNotCommittedWhenTheRunBeganIsItsOwnFirstCommit) {
   EXPECT_EQ(git({"diff", "--name-status", "r~1", "r"}), "M\tsrc/a.txt\n");
 }
 
+TEST_F(ExportTest, ChangesBetweenCallsAreACommitOfTheirOwn) {
+  call("c1", "Edit", "a", [&] { write("src/a.txt", "a2\n"); });
+  write("by-hand.txt", "h\n");  // a person, between two calls
+  call("c2", "Edit", "b", [&] { write("src/b.txt", "b\n"); });
+  ok({"export", "default", "--branch", "r"});
+  EXPECT_EQ(git({"log", "--format=%s", "main..r"}),
+            "Edit: b\nchanges made outside any tool call\nEdit: a\n");
+  EXPECT_EQ(git({"diff", "--name-status", "r~1", "r"}), "A\tsrc/b.txt\n")
+      << "the call's commit holds its own changes only";
+  EXPECT_EQ(git({"diff", "--name-status", "r~2", "r~1"}), "A\tby-hand.txt\n");
+}
+
 TEST_F(ExportTest, AWorkspaceInASubdirectoryIsExportedThere) {
   ws_ = repo_ / "src";
   call("c1", "Edit", "a", [&] { write("a.txt", "a3\n"); });
