@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "live_run_notice.hpp"
 #include "output.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/redaction.hpp"
@@ -191,6 +192,13 @@ int cmd_restore(const Context& context, const Args& parsed) {
         run->transactions().restore(run->log().boundary_at(target), "restored " + target.id);
     if (result.restore) report = std::move(*result.restore);
     recorded = run->repo()->read_checkpoint(result.boundary.record.commit);
+  }
+  if (!dry_run) {
+    tell_live_runs(context, store,
+                   "`shadowbox restore` put back " +
+                       (paths ? paths_text(*paths) + " as " : std::string("the files as ")) +
+                       describe_checkpoint(target),
+                   report);
   }
 
   if (context.options.json) {

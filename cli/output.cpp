@@ -4,6 +4,7 @@
 
 #include <Poco/JSON/Stringifier.h>
 
+#include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
 
 namespace cli {
@@ -171,6 +172,15 @@ void print_skipped(std::ostream& out, const fsnap::Checkpoint& checkpoint) {
                                                            : "; no copy could be kept";
     out << "skipped: " << fsnap::quote_path(s.path) << " (" << s.reason << copy << ")\n";
   }
+}
+
+std::string describe_checkpoint(const fsnap::Checkpoint& c) {
+  std::string text = "they were at checkpoint " + c.id;
+  std::string call =
+      fsnap::quote_input(c.meta.tool_name) + " call " + fsnap::quote_input(c.meta.tool_call_id);
+  if (c.meta.phase == fsnap::Phase::kPreTool) return text + " (before " + call + ")";
+  if (c.meta.phase == fsnap::Phase::kPostTool) return text + " (after " + call + ")";
+  return text;
 }
 
 }  // namespace cli

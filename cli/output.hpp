@@ -42,6 +42,8 @@ void print_json(std::ostream& out, const Poco::JSON::Array::Ptr& value);
 // "<id>  <commit:12>  <created_at>  <run>  <subject>" where subject is the phase, tool
 // name, call id and tag.
 std::string checkpoint_line(const fsnap::Checkpoint& checkpoint);
+// "they were at checkpoint ID (before Write call toolu_1)": a checkpoint in a sentence.
+std::string describe_checkpoint(const fsnap::Checkpoint& checkpoint);
 // "M  path" ("T  path (file -> directory)" for a type change); names quoted like git.
 std::string change_line(const fsnap::TreeChange& change);
 // Human lines describing the skipped paths of a checkpoint ("skipped: path (reason)").

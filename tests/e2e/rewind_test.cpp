@@ -150,4 +150,47 @@ TEST_F(RewindTest, RewindsAThreeCallRunToTheSecondCall) {
   EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "one\n");
 }
 
+// A restore from another terminal while the agent works: the agent's next tool call is
+// answered with what changed and why — the model reads it in its next request, the
+// person sees it as Claude Code's system message.
+TEST_F(RewindTest, ARestoreFromAnotherTerminalIsToldToTheLiveAgent) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  std::vector<std::string> restore = shadowbox_argv({"restore", "pre:toolu_two"});
+  std::string argv;
+  for (const std::string& a : restore) argv += (argv.empty() ? "\"" : ",\"") + a + "\"";
+  start_mock("live", R"({"steps":[
+    {"tool":"Write","id":"toolu_one","input":{"file_path":")" +
+                         path("a.txt") + R"(","content":"one\n"}},
+    {"tool":"Write","id":"toolu_two","input":{"file_path":")" +
+                         path("b.txt") + R"(","content":"two\n"}},
+    {"tool":"Bash","id":"toolu_three","input":{"command":"ls","description":"ls"},
+     "before":{"run":[)" +
+                         argv + R"(]}},
+    {"text":"done"}]})");
+  CommandResult r =
+      shadowbox({"run", "--run-id", "live", "--", "claude", "-p", "go",
+                 "--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string ran = testing_support::read_file(temp_ / "mock-run.log");
+  ASSERT_NE(ran.find("status 0"), std::string::npos) << ran;
+  EXPECT_FALSE(fs::exists(ws_ / "b.txt")) << "the restore undid the second call";
+  // The model's request after the third call holds what changed, and why.
+  std::vector<Poco::JSON::Object::Ptr> requests = e2e::main_requests(server_->requests());
+  ASSERT_EQ(requests.size(), 4u);
+  std::ostringstream last;
+  requests.back()->stringify(last);
+  EXPECT_NE(last.str().find("changed from outside this run"), std::string::npos) << last.str();
+  EXPECT_NE(last.str().find("D b.txt"), std::string::npos) << last.str();
+  EXPECT_NE(last.str().find("shadowbox restore"), std::string::npos) << last.str();
+  // Told once: the request before did not have it (it was not done yet).
+  std::ostringstream before;
+  requests[2]->stringify(before);
+  EXPECT_EQ(before.str().find("changed from outside this run"), std::string::npos);
+  // The person saw it in Claude Code's own place for it.
+  EXPECT_NE(r.out.find("changed from outside this run"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(store_ / "runs/live/notices") &&
+               !fs::is_empty(store_ / "runs/live/notices"))
+      << "a notice was left untaken";
+}
+
 }  // namespace

@@ -20,6 +20,8 @@
 //       run.json                        what was started, and how it ended
 //       log                             hook warnings and errors
 //       halt                            a stop the run's supervisor carries out
+//       notices/<stamp>                 what was done to its workspace from outside it,
+//                                       for its agent's next boundary
 //       processes.lock                  locked while a process of the run lives
 //       agent-cost.json                 the agent's own cost reports (OpenTelemetry)
 //       staging.<pid>/                  HOME data on its way into the store (transient)
@@ -128,6 +130,10 @@ inline Path run_log_file(const Path& store, const std::string& run) {
 }
 inline Path run_halt_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "halt";
+}
+// Notices for the run's agent, one file each (sandbox/run_notices.hpp).
+inline Path run_notices_dir(const Path& store, const std::string& run) {
+  return run_dir(store, run) / "notices";
 }
 // Locked by the run's supervisor and its agent's guard (hooks/run_processes.hpp).
 inline Path run_processes_lock_file(const Path& store, const std::string& run) {
