@@ -21,6 +21,7 @@
 #include "sandbox/errors.hpp"
 #include "sandbox/json_string.hpp"
 #include "sandbox/sha256.hpp"
+#include "session_file.hpp"
 
 namespace hooks {
 
@@ -288,6 +289,11 @@ class CodexAdapter : public AgentAdapter {
   std::vector<std::string> resume_argv(const ResumeCommand& request) const override {
     return codex_resume_argv(request.command, request.session_id, request.extra_args,
                              request.only_extra_args);
+  }
+
+  // A fork: a new thread (a UUIDv7, as Codex makes them) holding the turns before the call.
+  SessionCut cut_session(const fs::path& home, const SessionCutPoint& point) const override {
+    return codex_cut_session(home, point, session_file::random_uuid(7));
   }
 
   std::string silent_hooks_hint() const override {

@@ -204,6 +204,54 @@ class HookRecorder {
   fs::path dir_;
 };
 
+// A command hook that copies an agent's session data each time it runs, as shadowbox
+// preserves the agent's HOME just before it writes a call's pre-tool record: each run
+// takes the next free number n (0, 1, ...; runs in parallel each get their own), copies
+// every source that exists to <dir>/<n>/<its destination> and the hook's input to
+// <dir>/<n>.json. <dir>/<n> is then a HOME holding the session data as at that call.
+class SessionSnapshots {
+ public:
+  // sources: (a file or directory, where it goes in a snapshot's HOME (relative)).
+  SessionSnapshots(fs::path dir, std::vector<std::pair<fs::path, std::string>> sources)
+      : dir_(std::move(dir)) {
+    fs::create_directories(dir_);
+    std::string script =
+        "#!/bin/sh\n"
+        "d='" +
+        dir_.string() +
+        "'\n"
+        "n=0\n"
+        "while ! mkdir \"$d/$n\" 2>/dev/null; do n=$((n+1)); done\n"
+        "cat > \"$d/$n.json.part\"\n";
+    for (const auto& [from, to] : sources) {
+      fs::path target = dir_ / "$n" / to;
+      script += "if [ -e '" + from.string() + "' ]; then mkdir -p \"" +
+                target.parent_path().string() + "\" && cp -R '" + from.string() + "' \"" +
+                target.string() + "\"; fi\n";
+    }
+    script += "mv \"$d/$n.json.part\" \"$d/$n.json\"\nexit 0\n";
+    testing_support::write_file(dir_ / "snapshot.sh", script);
+    fs::permissions(dir_ / "snapshot.sh", fs::owner_all);
+  }
+
+  // The hook's command line.
+  std::string command() const { return (dir_ / "snapshot.sh").string(); }
+  // The HOME of the snapshot taken when the hook's input held text (the call's id or
+  // command); empty if none did.
+  fs::path home_where(const std::string& text) const {
+    for (int n = 0; fs::exists(dir_ / (std::to_string(n) + ".json")); ++n) {
+      if (testing_support::read_file(dir_ / (std::to_string(n) + ".json")).find(text) !=
+          std::string::npos) {
+        return dir_ / std::to_string(n);
+      }
+    }
+    return {};
+  }
+
+ private:
+  fs::path dir_;
+};
+
 // Waits up to limit until no live process (zombies aside) is in process group pgid;
 // whether none was left.
 inline bool group_gone(pid_t pgid, std::chrono::milliseconds limit) {

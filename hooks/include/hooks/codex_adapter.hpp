@@ -14,9 +14,12 @@
 //     would run), so a stop is the supervisor's (it ends the process tree).
 //   - Sessions: the rollout under $CODEX_HOME/sessions; `codex exec resume <thread id>`
 //     (`codex resume <id>` for the interactive CLI) with a CODEX_HOME holding only
-//     config.toml and the rollout.
+//     config.toml and the rollout. A resume sends the model the rollout's response_item
+//     lines in order, so a new rollout holding the lines before a model turn, under a
+//     new thread id, is the conversation cut there (codex_cut_session).
 //
-// Thread-safety: pure functions (codex_call_failure reads a file).
+// Thread-safety: pure functions (codex_call_failure reads a file, codex_cut_session writes
+// one).
 #pragma once
 
 #include <optional>
@@ -24,6 +27,8 @@
 #include <vector>
 
 #include <boost/filesystem/path.hpp>
+
+#include "hooks/agent_adapter.hpp"
 
 namespace hooks {
 
@@ -65,5 +70,18 @@ std::vector<std::string> codex_resume_argv(const std::vector<std::string>& comma
                                            const std::string& session_id,
                                            const std::vector<std::string>& extra_args,
                                            bool only_extra_args);
+
+// Cuts the conversation of Codex thread point.session_id in home (a run's HOME, its
+// .codex/sessions as preserved at the pre-tool boundary of call point.tool_call_id) just
+// before the model's reply that made that call: writes a new rollout of thread
+// new_thread_id under .codex/sessions/<today>/ holding the original's lines before that
+// reply — its session_meta with the new id and forked_from_id — and leaves the original
+// as it was. Resumed (`codex exec resume <new id>`), the model's next request holds the
+// turns before the call and none from it on. Error kNotFound when home holds no rollout
+// of the thread or none with the call, kCorrupt naming the file and line when a rollout
+// is not JSON lines starting with the thread's session_meta, kConflict when a rollout of
+// new_thread_id exists; nothing is written then.
+SessionCut codex_cut_session(const boost::filesystem::path& home, const SessionCutPoint& point,
+                             const std::string& new_thread_id);
 
 }  // namespace hooks

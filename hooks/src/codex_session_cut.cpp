@@ -1,0 +1,168 @@
+// Codex's conversation cut before a tool call (codex_adapter.hpp says what it does).
+//
+// A rollout is the thread's record, one JSON line each: session_meta first, then
+// response_item lines (the conversation the model is sent: messages, reasoning, function
+// calls and their outputs), event_msg, turn_context, token_usage_record and world_state
+// lines. A resume rebuilds the model's history from the response_items in file order,
+// so the lines before a model turn are the conversation up to it.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/atomic_file.hpp"
+#include "hooks/agent_adapter.hpp"
+#include "hooks/codex_adapter.hpp"
+#include "sandbox/errors.hpp"
+#include "session_file.hpp"
+
+namespace hooks {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+using Poco::JSON::Object;
+using sandbox::Error;
+using sandbox::ErrorCode;
+using session_file::Line;
+
+constexpr const char* kSessions = ".codex/sessions";
+
+std::string text_of(const Object::Ptr& o, const std::string& key) {
+  return o ? o->optValue<std::string>(key, "") : "";
+}
+
+// The payload of a line of type type, or null.
+Object::Ptr payload_of(const Line& line, const std::string& type) {
+  return text_of(line.object, "type") == type ? line.object->getObject("payload") : nullptr;
+}
+
+// Whether a response_item payload is something the model said: an item of its reply.
+bool is_model_output(const Object::Ptr& item) {
+  static const std::set<std::string> kReplyItems = {
+      "reasoning",       "function_call",    "custom_tool_call",     "local_shell_call",
+      "web_search_call", "tool_search_call", "image_generation_call"};
+  std::string type = text_of(item, "type");
+  return kReplyItems.count(type) != 0 ||
+         (type == "message" && text_of(item, "role") == "assistant");
+}
+
+// Whether a response_item payload is the model's call call_id.
+bool is_call(const Object::Ptr& item, const std::string& call_id) {
+  std::string type = text_of(item, "type");
+  return (type == "function_call" || type == "custom_tool_call" || type == "local_shell_call") &&
+         text_of(item, "call_id") == call_id;
+}
+
+// The index of the line of the call in lines (its last, should a resumed thread have
+// recorded it twice), or -1.
+long call_line(const std::vector<Line>& lines, const std::string& call_id) {
+  for (std::size_t i = lines.size(); i-- > 0;) {
+    if (is_call(payload_of(lines[i], "response_item"), call_id)) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+// The first line of the model's reply that holds the call at lines[call]: the items of
+// one reply (reasoning, a message, parallel calls) follow each other, with only
+// event_msg lines between; what the model was sent (a user message, a call's output),
+// a response's token_usage_record or a new turn's context ends the walk back.
+std::size_t reply_start(const std::vector<Line>& lines, std::size_t call) {
+  std::size_t start = call;
+  for (std::size_t i = call; i-- > 1;) {
+    std::string type = text_of(lines[i].object, "type");
+    if (type == "event_msg") continue;
+    if (type != "response_item" || !is_model_output(payload_of(lines[i], "response_item"))) break;
+    start = i;
+  }
+  return start;
+}
+
+// The rollout's first line, checked to be thread thread's session_meta: its payload.
+Object::Ptr session_meta(const fs::path& file, const std::vector<Line>& lines,
+                         const std::string& thread) {
+  Object::Ptr meta = lines.empty() ? nullptr : payload_of(lines.front(), "session_meta");
+  if (!meta || text_of(meta, "id") != thread) {
+    throw Error(ErrorCode::kCorrupt, file.string() + " does not start with the session_meta of " +
+                                         "Codex thread " + fsnap::quote_input(thread));
+  }
+  return meta;
+}
+
+}  // namespace
+
+SessionCut codex_cut_session(const fs::path& home, const SessionCutPoint& point,
+                             const std::string& new_thread_id) {
+  const std::string& thread = point.session_id;
+  const std::string& call = point.tool_call_id;
+  if (thread.empty() || call.empty() || new_thread_id.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a Codex conversation is cut before a call named by thread and call id");
+  }
+  std::vector<fs::path> rollouts =
+      session_file::files_below(home, kSessions, [&](const std::string& relative) {
+        return relative.ends_with("-" + thread + ".jsonl") &&
+               fs::path(relative).filename().string().starts_with("rollout-");
+      });
+  if (rollouts.empty()) {
+    throw Error(ErrorCode::kNotFound, "no rollout of Codex thread " + fsnap::quote_input(thread) +
+                                          " in " + (home / kSessions).string());
+  }
+  // The rollout that holds the call (a thread has one; a copy elsewhere would be found too).
+  fs::path rollout;
+  std::vector<Line> lines;
+  long call_at = -1;
+  for (const fs::path& file : rollouts) {
+    std::vector<Line> read = session_file::read_lines(file);
+    session_meta(file, read, thread);
+    long at = call_line(read, call);
+    if (at < 0) continue;
+    if (call_at >= 0) {
+      throw Error(ErrorCode::kCorrupt,
+                  "two rollouts of Codex thread " + fsnap::quote_input(thread) + " hold call " +
+                      fsnap::quote_input(call) + ": " + rollout.string() + " and " + file.string());
+    }
+    rollout = file;
+    lines = std::move(read);
+    call_at = at;
+  }
+  if (call_at < 0) {
+    throw Error(ErrorCode::kNotFound, "the rollout of Codex thread " + fsnap::quote_input(thread) +
+                                          " (" + rollouts.front().string() + ") holds no call " +
+                                          fsnap::quote_input(call));
+  }
+  std::size_t cut = reply_start(lines, static_cast<std::size_t>(call_at));
+
+  // The fork's session_meta: the original's, with the new thread's id and time, and the
+  // thread it was forked from (as Codex's own fork names it).
+  Object::Ptr meta = session_meta(rollout, lines, thread);
+  std::string now = session_file::utc_now("%Y-%m-%dT%H:%M:%S", true);
+  meta->set("id", new_thread_id);
+  if (meta->has("session_id")) meta->set("session_id", new_thread_id);
+  meta->set("forked_from_id", thread);
+  meta->set("timestamp", now);
+  lines.front().object->set("timestamp", now);
+  std::string text = session_file::json_line(lines.front().object) + "\n";
+  for (std::size_t i = 1; i < cut; ++i) text += lines[i].text + "\n";
+
+  fs::path dir = home / kSessions / session_file::utc_now("%Y/%m/%d");
+  fs::path file = dir / ("rollout-" + session_file::utc_now("%Y-%m-%dT%H-%M-%S") + "-" +
+                         new_thread_id + ".jsonl");
+  if (!session_file::files_below(home, kSessions, [&](const std::string& relative) {
+         return relative.ends_with("-" + new_thread_id + ".jsonl");
+       }).empty()) {
+    throw Error(ErrorCode::kConflict,
+                "a rollout of Codex thread " + fsnap::quote_input(new_thread_id) + " exists");
+  }
+  boost::system::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());
+  if (!fsnap::create_file_atomically(file, text)) {
+    throw Error(ErrorCode::kConflict, file.string() + " exists");
+  }
+  return SessionCut{new_thread_id, {}};
+}
+
+}  // namespace hooks
