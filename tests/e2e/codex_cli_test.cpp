@@ -4,7 +4,8 @@
 // real CLI. Hooks nobody trusted are skipped without a word; trusted, PreToolUse and
 // PostToolUse fire around every shell command with the thread id and the model's call
 // id; a deny answer blocks the call and the model reads the reason; `codex exec resume`
-// sends the earlier history.
+// sends the earlier history — and of a session cut before a call, only the turns before
+// it.
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
+#include "hooks/agent_adapter.hpp"
 
 namespace {
 
@@ -179,6 +181,51 @@ TEST_F(CodexCliTest, ResumeSendsTheEarlierHistory) {
   EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
   EXPECT_EQ(main[0]->getArray("function_call_ids")->size(), 1u);
   EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "second prompt");
+}
+
+TEST_F(CodexCliTest, AResumedSessionCutBeforeTheSecondCallSendsTheFirstCallOnly) {
+  ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
+  // The sessions copied at every PreToolUse, as shadowbox preserves the HOME.
+  e2e::SessionSnapshots snapshots(temp_ / "snapshots", {{home_ / "sessions", ".codex/sessions"}});
+  write_file(home_ / "hooks.json",
+             "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"*\",\"hooks\":[{\"type\":"
+             "\"command\",\"command\":\"" +
+                 snapshots.command() + "\",\"timeout\":30}]}]}}");
+  std::vector<std::string> args = flags(true);
+  args.emplace_back("do three things");
+  CommandResult first =
+      codex(shell("echo one > one.txt", "call_a") + "," + shell("echo two > two.txt", "call_b") +
+                "," + shell("echo three > three.txt", "call_c") + ",{\"text\":\"done\"}",
+            args);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  std::string thread = thread_id(first.out);
+  fs::path at_b = snapshots.home_where("\"call_b\"");
+  ASSERT_FALSE(at_b.empty());
+
+  // A fresh HOME holding the sessions as at pre:call_b (no sqlite state), cut there.
+  fs::path rewound = temp_ / "rewound";
+  ASSERT_EQ(testing_support::run_command({"cp", "-R", at_b.string(), rewound.string()}).exit_code,
+            0);
+  hooks::SessionCut cut = hooks::adapter_for(hooks::AgentKind::kCodex)
+                              .cut_session(rewound, {thread, "call_b", "Bash", ""});
+  ASSERT_NE(cut.session_id, thread);
+
+  home_ = rewound / ".codex";
+  std::vector<std::string> resume = {"resume", cut.session_id};
+  std::vector<std::string> more = flags(false);
+  resume.insert(resume.end(), more.begin(), more.end());
+  resume.emplace_back("try it another way");
+  CommandResult second = codex("{\"text\":\"again\"}", resume);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_EQ(thread_id(second.out), cut.session_id);
+  std::vector<Object::Ptr> main = e2e::main_requests(requests_);
+  ASSERT_FALSE(main.empty());
+  // The first call and its output, the prompts; nothing of call_b or after.
+  EXPECT_EQ(e2e::to_json(main[0]->getArray("function_call_ids")), "[\"call_a\"]");
+  EXPECT_EQ(e2e::to_json(main[0]->getArray("function_call_output_ids")), "[\"call_a\"]");
+  std::string history = e2e::to_json(main[0]->getArray("user_texts"));
+  EXPECT_NE(history.find("do three things"), std::string::npos) << history;
+  EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
 }
 
 }  // namespace
