@@ -65,15 +65,32 @@ long call_line(const std::vector<Line>& lines, const std::string& call_id) {
   return -1;
 }
 
+// Whether an event_msg payload is the record of something the model said (what the CLI
+// shows of a reply: its message, its reasoning).
+bool is_model_event(const Object::Ptr& event) {
+  static const std::set<std::string> kReplyEvents = {"agent_message", "agent_reasoning",
+                                                     "agent_reasoning_raw_content",
+                                                     "agent_reasoning_section_break"};
+  std::string type = text_of(event, "type");
+  if (kReplyEvents.count(type) != 0) return true;
+  if (type != "item_started" && type != "item_completed" && type != "item_updated") return false;
+  std::string item = text_of(event ? event->getObject("item") : nullptr, "type");
+  return item == "AgentMessage" || item == "Reasoning";
+}
+
 // The first line of the model's reply that holds the call at lines[call]: the items of
-// one reply (reasoning, a message, parallel calls) follow each other, with only
-// event_msg lines between; what the model was sent (a user message, a call's output),
-// a response's token_usage_record or a new turn's context ends the walk back.
+// one reply (reasoning, a message, parallel calls) and the events that show them follow
+// each other, with only other events between; what the model was sent (a user message,
+// a call's output), a response's token_usage_record or a new turn's context ends the
+// walk back.
 std::size_t reply_start(const std::vector<Line>& lines, std::size_t call) {
   std::size_t start = call;
   for (std::size_t i = call; i-- > 1;) {
     std::string type = text_of(lines[i].object, "type");
-    if (type == "event_msg") continue;
+    if (type == "event_msg") {
+      if (is_model_event(payload_of(lines[i], "event_msg"))) start = i;
+      continue;
+    }
     if (type != "response_item" || !is_model_output(payload_of(lines[i], "response_item"))) break;
     start = i;
   }

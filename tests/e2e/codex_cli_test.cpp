@@ -193,9 +193,14 @@ TEST_F(CodexCliTest, AResumedSessionCutBeforeTheSecondCallSendsTheFirstCallOnly)
                  snapshots.command() + "\",\"timeout\":30}]}]}}");
   std::vector<std::string> args = flags(true);
   args.emplace_back("do three things");
+  // Each call's reply says something first: what the resumed model must (not) read.
+  auto said = [](const std::string& step, const std::string& text) {
+    return "{\"say\":\"" + text + "\"," + step.substr(1);
+  };
   CommandResult first =
-      codex(shell("echo one > one.txt", "call_a") + "," + shell("echo two > two.txt", "call_b") +
-                "," + shell("echo three > three.txt", "call_c") + ",{\"text\":\"done\"}",
+      codex(said(shell("echo one > one.txt", "call_a"), "First one.") + "," +
+                said(shell("echo two > two.txt", "call_b"), "Now two.") + "," +
+                shell("echo three > three.txt", "call_c") + ",{\"text\":\"done\"}",
             args);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   std::string thread = thread_id(first.out);
@@ -226,6 +231,8 @@ TEST_F(CodexCliTest, AResumedSessionCutBeforeTheSecondCallSendsTheFirstCallOnly)
   std::string history = e2e::to_json(main[0]->getArray("user_texts"));
   EXPECT_NE(history.find("do three things"), std::string::npos) << history;
   EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
+  // What the model said: in the first call's reply, and nothing of the second's.
+  EXPECT_EQ(e2e::to_json(main[0]->getArray("assistant_texts")), "[\"First one.\"]");
 }
 
 }  // namespace

@@ -2,10 +2,11 @@
 // pinned Codex CLI wrote against the scripted mock (fixtures/mock-openai): a PreToolUse
 // hook copies $CODEX_HOME/sessions at every call, as shadowbox preserves the HOME just
 // before it records the call. Run once for the suite: a prompt, call_a, a reply of two
-// parallel calls (call_b1, call_b2), call_c, "done". The cut is a new rollout under a new
-// thread id holding the lines before the reply that made the call; the original is left
-// as it was; what cannot be cut is an error and writes nothing.
-// (tests/e2e/codex_cli_test.cpp resumes a cut session with the real CLI.)
+// parallel calls (call_b1, call_b2), a reply that says something then calls call_c,
+// "done". The cut is a new rollout under a new thread id holding the lines before the
+// reply that made the call; the original is left as it was; what cannot be cut is an
+// error and writes nothing. (tests/e2e/codex_cli_test.cpp resumes a cut session with the
+// real CLI.)
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -79,15 +80,18 @@ class CodexSessionCutTest : public ::testing::Test {
                "{\"hooks\":{\"PreToolUse\":[{\"matcher\":\"*\",\"hooks\":[{\"type\":\"command\","
                "\"command\":\"" +
                    snapshots_->command() + "\",\"timeout\":30}]}]}}");
-    auto shell = [](const std::string& command, const std::string& id) {
-      return "{\"tool\":\"shell\",\"id\":\"" + id + "\",\"input\":{\"command\":\"" + command +
-             "\"}}";
+    auto shell = [](const std::string& command, const std::string& id,
+                    const std::string& say = "") {
+      return "{\"tool\":\"shell\",\"id\":\"" + id + "\"," +
+             (say.empty() ? "" : "\"say\":\"" + say + "\",") + "\"input\":{\"command\":\"" +
+             command + "\"}}";
     };
     write_file(*suite_ / "scenario.json",
                "{\"steps\":[" + shell("echo one > one.txt", "call_a") + ",{\"tools\":[" +
                    shell("echo two > two.txt", "call_b1") + "," +
                    shell("echo more > more.txt", "call_b2") + "]}," +
-                   shell("echo three > three.txt", "call_c") + ",{\"text\":\"done\"}]}");
+                   shell("echo three > three.txt", "call_c", "Now the third file.") +
+                   ",{\"text\":\"done\"}]}");
     e2e::MockServer server(*suite_ / "scenario.json", *suite_ / "mock.log", e2e::MockApi::kOpenAi);
     write_file(codex_home / "config.toml",
                "model = \"gpt-5.1-codex\"\nmodel_provider = \"mock\"\n[model_providers.mock]\n"
@@ -196,9 +200,11 @@ TEST_F(CodexSessionCutTest, ANewRolloutHoldsTheLinesBeforeTheCallsReplyAndTheOri
   std::getline(out, line);
   std::size_t n = 1;
   for (; std::getline(out, line); ++n) EXPECT_EQ(line, original_lines[n]) << "line " << n + 1;
+  // The cut is just before the reply holding call_c, which began with what the model
+  // said before it.
   ASSERT_LT(n, original_lines.size());
-  EXPECT_NE(original_lines[n].find("\"call_id\":\"call_c\""), std::string::npos)
-      << "the cut is just before the reply holding call_c: " << original_lines[n];
+  EXPECT_NE(original_lines[n].find("Now the third file."), std::string::npos) << original_lines[n];
+  EXPECT_EQ(text.find("Now the third file."), std::string::npos);
 }
 
 TEST_F(CodexSessionCutTest, ACallOfAReplyOfParallelCallsCutsTheWholeReply) {
