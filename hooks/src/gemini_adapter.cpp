@@ -20,6 +20,7 @@
 #include "hooks/agent_adapter.hpp"
 #include "json_object.hpp"
 #include "sandbox/errors.hpp"
+#include "session_file.hpp"
 
 namespace hooks {
 
@@ -312,6 +313,12 @@ class GeminiAdapter : public AgentAdapter {
   std::vector<std::string> resume_argv(const ResumeCommand& request) const override {
     return gemini_resume_argv(request.command, request.session_id, request.extra_args,
                               request.only_extra_args);
+  }
+
+  // A fork: a new session (a random UUID, as Gemini CLI makes them) holding the turns
+  // before the call.
+  SessionCut cut_session(const fs::path& home, const SessionCutPoint& point) const override {
+    return gemini_cut_session(home, point, session_file::random_uuid(4));
   }
 
   std::string silent_hooks_hint() const override {

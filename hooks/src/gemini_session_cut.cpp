@@ -1,0 +1,224 @@
+// Gemini's conversation cut before a tool call (gemini_adapter.hpp says what it does).
+//
+// A chat file is a log the CLI replays on resume (0.61.0's loadConversationRecord): a
+// header {sessionId, projectHash, startTime, lastUpdated, kind}, message records {id,
+// type: "user"|"gemini"|"info"|..., content, ...} — a record whose id was seen replaces
+// that message in place (a model turn is written when its reply has come, and again with
+// toolCalls once its calls are done) —, {"$set": {...}} updates of the header ("messages"
+// replaces every message), and {"$rewindTo": id}, which drops that message and those
+// after it. The cut replays it the same way and writes what it keeps as a new chat.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Poco/JSON/Array.h>
+#include <boost/filesystem/operations.hpp>
+
+#include "fsnap/atomic_file.hpp"
+#include "hooks/agent_adapter.hpp"
+#include "hooks/gemini_adapter.hpp"
+#include "sandbox/errors.hpp"
+#include "session_file.hpp"
+
+namespace hooks {
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+using Poco::JSON::Array;
+using Poco::JSON::Object;
+using sandbox::Error;
+using sandbox::ErrorCode;
+using session_file::Line;
+
+constexpr const char* kChats = ".gemini/tmp";
+
+// One message of a chat: its type and the record that holds it now.
+struct Message {
+  std::string type;
+  std::string record;  // a JSON line
+};
+
+// A chat file replayed.
+struct Chat {
+  fs::path file;
+  Object::Ptr header = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  std::vector<std::string> order;  // message ids, oldest first
+  std::map<std::string, Message> messages;
+
+  std::string header_text(const std::string& key) const {
+    return header->optValue<std::string>(key, "");
+  }
+  std::string type_at(std::size_t i) const { return messages.at(order[i]).type; }
+};
+
+bool is_string(const Object::Ptr& o, const std::string& key) {
+  return o->has(key) && o->get(key).isString();
+}
+
+// Adds (or replaces in place) the message record o, whose line text is.
+void put_message(Chat& chat, const Object::Ptr& o, const std::string& text, std::size_t line) {
+  if (!is_string(o, "type")) {
+    throw Error(ErrorCode::kCorrupt, chat.file.string() + ", line " + std::to_string(line) +
+                                         ", is a message without a type");
+  }
+  std::string id = o->getValue<std::string>("id");
+  if (chat.messages.count(id) == 0) chat.order.push_back(id);
+  chat.messages[id] = Message{o->getValue<std::string>("type"), text};
+}
+
+// Adds the messages of a header or $set record's "messages" array.
+void put_messages(Chat& chat, const Object::Ptr& record, std::size_t line) {
+  Array::Ptr messages = record->getArray("messages");
+  if (!messages) return;
+  for (std::size_t i = 0; i < messages->size(); ++i) {
+    Object::Ptr m = messages->getObject(static_cast<unsigned>(i));
+    if (m && is_string(m, "id")) put_message(chat, m, session_file::json_line(m), line);
+  }
+}
+
+void merge_header(Chat& chat, const Object::Ptr& record) {
+  std::vector<std::string> keys;
+  record->getNames(keys);
+  for (const std::string& key : keys) {
+    if (key != "messages") chat.header->set(key, record->get(key));
+  }
+}
+
+// Drops message id and those after it; all of them when there is no such message.
+void rewind_to(Chat& chat, const std::string& id) {
+  std::size_t from = 0;
+  while (from < chat.order.size() && chat.order[from] != id) ++from;
+  if (from == chat.order.size()) from = 0;
+  for (std::size_t i = from; i < chat.order.size(); ++i) chat.messages.erase(chat.order[i]);
+  chat.order.resize(from);
+}
+
+// The chat file replayed as the CLI does. Error kCorrupt when it is not a chat.
+Chat replay(const fs::path& file) {
+  Chat chat;
+  chat.file = file;
+  for (const Line& line : session_file::read_lines(file)) {
+    const Object::Ptr& o = line.object;
+    if (is_string(o, "$rewindTo")) {
+      rewind_to(chat, o->getValue<std::string>("$rewindTo"));
+    } else if (is_string(o, "id")) {
+      put_message(chat, o, line.text, line.number);
+    } else if (Object::Ptr set = o->getObject("$set")) {
+      if (set->getArray("messages")) {
+        chat.order.clear();
+        chat.messages.clear();
+        put_messages(chat, set, line.number);
+      }
+      merge_header(chat, set);
+    } else if (is_string(o, "sessionId") && is_string(o, "projectHash")) {
+      merge_header(chat, o);
+      put_messages(chat, o, line.number);
+    }
+  }
+  if (chat.header_text("sessionId").empty() || chat.header_text("projectHash").empty()) {
+    throw Error(ErrorCode::kCorrupt,
+                file.string() + " is not a Gemini chat: it names no sessionId and projectHash");
+  }
+  return chat;
+}
+
+bool has_model_turn(const Chat& chat) {
+  for (std::size_t i = 0; i < chat.order.size(); ++i) {
+    if (chat.type_at(i) == "gemini") return true;
+  }
+  return false;
+}
+
+// The index of the model turn that made the call the chat is stopped at: its last
+// "gemini" message, after which the model was sent nothing yet (no "user" message).
+std::size_t calling_turn(const Chat& chat, const SessionCutPoint& point) {
+  std::size_t turn = chat.order.size();
+  for (std::size_t i = chat.order.size(); i-- > 0 && turn == chat.order.size();) {
+    if (chat.type_at(i) == "gemini") turn = i;
+  }
+  std::string about = "the chat of Gemini session " + fsnap::quote_input(point.session_id) + " (" +
+                      chat.file.string() + ")";
+  if (turn == chat.order.size()) {
+    throw Error(ErrorCode::kNotFound, about + " holds no model turn to cut before");
+  }
+  for (std::size_t i = turn + 1; i < chat.order.size(); ++i) {
+    if (chat.type_at(i) == "user") {
+      throw Error(ErrorCode::kNotFound,
+                  about + " goes on after its last model turn: it is not as it was when call " +
+                      fsnap::quote_input(point.tool_call_id) + " (" + point.tool_name +
+                      ") was about to run");
+    }
+  }
+  return turn;
+}
+
+}  // namespace
+
+SessionCut gemini_cut_session(const fs::path& home, const SessionCutPoint& point,
+                              const std::string& new_session_id) {
+  const std::string& session = point.session_id;
+  if (session.size() < 8 || new_session_id.size() < 8) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a Gemini conversation is cut in a session named by its id");
+  }
+  // Every chat file of the session (a resume may leave a stray one beside the original,
+  // holding no model turn): the one the CLI resumes has model turns and the newest
+  // update.
+  std::vector<fs::path> files = session_file::files_below(home, kChats, [&](const std::string& p) {
+    return p.find("/chats/session-") != std::string::npos &&
+           p.ends_with("-" + session.substr(0, 8) + ".jsonl");
+  });
+  std::optional<Chat> chat;
+  for (const fs::path& file : files) {
+    Chat c = replay(file);
+    if (c.header_text("sessionId") != session) continue;
+    if (!chat || std::make_pair(has_model_turn(c), c.header_text("lastUpdated")) >
+                     std::make_pair(has_model_turn(*chat), chat->header_text("lastUpdated"))) {
+      chat = std::move(c);
+    }
+  }
+  if (!chat) {
+    throw Error(ErrorCode::kNotFound, "no chat of Gemini session " + fsnap::quote_input(session) +
+                                          " in " + (home / kChats).string());
+  }
+  std::size_t cut = calling_turn(*chat, point);
+
+  // The fork's header: the original's with the new id and times (a "summary" of the
+  // whole session would describe what was cut).
+  std::string now = session_file::utc_now("%Y-%m-%dT%H:%M:%S", true);
+  Object::Ptr header = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  header->set("sessionId", new_session_id);
+  header->set("projectHash", chat->header->get("projectHash"));
+  header->set("startTime", now);
+  header->set("lastUpdated", now);
+  std::vector<std::string> keys;
+  chat->header->getNames(keys);
+  for (const std::string& key : keys) {
+    if (!header->has(key) && key != "summary") header->set(key, chat->header->get(key));
+  }
+  std::string text = session_file::json_line(header) + "\n";
+  for (std::size_t i = 0; i < cut; ++i) text += chat->messages.at(chat->order[i]).record + "\n";
+
+  fs::path dir = chat->file.parent_path();
+  std::string short_id = new_session_id.substr(0, 8);
+  boost::system::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.ends_with("-" + short_id + ".jsonl") || name.ends_with("-" + short_id + ".json")) {
+      throw Error(ErrorCode::kConflict,
+                  "a chat of a session starting " + short_id + " exists in " + dir.string());
+    }
+  }
+  fs::path file =
+      dir / ("session-" + session_file::utc_now("%Y-%m-%dT%H-%M") + "-" + short_id + ".jsonl");
+  if (!fsnap::create_file_atomically(file, text)) {
+    throw Error(ErrorCode::kConflict, file.string() + " exists");
+  }
+  return SessionCut{new_session_id, {}};
+}
+
+}  // namespace hooks
