@@ -3,7 +3,8 @@
 // shadowbox's Gemini adapter stands on, checked against the real CLI. BeforeTool and
 // AfterTool fire around every shell command with the session id and no tool-call id; a
 // failed command's exit status is only in AfterTool's text; a deny answer blocks the
-// call and the model reads the reason; `--resume` sends the earlier history.
+// call and the model reads the reason; `--resume` sends the earlier history — and of a
+// session cut before a call, only the turns before it.
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
+#include "hooks/agent_adapter.hpp"
 
 namespace {
 
@@ -143,6 +145,74 @@ TEST_F(GeminiCliTest, ResumeSendsTheEarlierHistory) {
   std::string history = e2e::to_json(main[0]->getArray("user_texts"));
   EXPECT_NE(history.find("first prompt"), std::string::npos) << history;
   EXPECT_EQ(main[0]->getArray("function_call_names")->size(), 1u);
+}
+
+TEST_F(GeminiCliTest, AResumedSessionCutBeforeTheSecondCallSendsTheFirstCallOnly) {
+  ASSERT_TRUE(fs::exists(e2e::gemini_binary())) << "run scripts/setup.sh";
+  // The chats copied at every BeforeTool, as shadowbox preserves the HOME.
+  e2e::SessionSnapshots snapshots(temp_ / "snapshots",
+                                  {{home_ / ".gemini" / "tmp", ".gemini/tmp"},
+                                   {home_ / ".gemini" / "projects.json", ".gemini/projects.json"}});
+  std::string settings =
+      "{\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}},"
+      "\"general\":{\"sessionRetention\":{\"enabled\":false}}";
+  write_file(home_ / ".gemini" / "settings.json",
+             settings +
+                 ",\"hooks\":{\"BeforeTool\":[{\"matcher\":\".*\",\"hooks\":[{\"name\":"
+                 "\"snapshot\",\"type\":\"command\",\"command\":\"" +
+                 snapshots.command() + "\",\"timeout\":30000}]}]}}");
+  // Each call's turn says something first: what the resumed model must (not) read.
+  auto said = [](const std::string& step, const std::string& text) {
+    return "{\"say\":\"" + text + "\"," + step.substr(1);
+  };
+  CommandResult first = gemini(said(shell("echo one > one.txt"), "First one.") + "," +
+                                   said(shell("echo two > two.txt"), "Now two.") + "," +
+                                   shell("echo three > three.txt") + ",{\"text\":\"done\"}",
+                               {"-p", "do three things"});
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  std::string session = session_id(first.out);
+  fs::path at_two = snapshots.home_where("echo two");
+  ASSERT_FALSE(at_two.empty());
+
+  // A fresh HOME holding the chats as at pre:<echo two>, cut there; its settings without
+  // hooks.
+  fs::path rewound = temp_ / "rewound";
+  ASSERT_EQ(testing_support::run_command({"cp", "-R", at_two.string(), rewound.string()}).exit_code,
+            0);
+  write_file(rewound / ".gemini" / "settings.json", settings + "}");
+  hooks::SessionCut cut = hooks::adapter_for(hooks::AgentKind::kGemini)
+                              .cut_session(rewound, {session, "sbx_1", "run_shell_command", ""});
+  ASSERT_NE(cut.session_id, session);
+
+  home_ = rewound;
+  CommandResult second =
+      gemini("{\"text\":\"again\"}", {"--resume", cut.session_id, "-p", "try it another way"});
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_EQ(session_id(second.out), cut.session_id);
+  std::vector<Object::Ptr> main = e2e::main_requests(requests_);
+  ASSERT_FALSE(main.empty());
+  // The first call and its response (Gemini's resume sends each response twice), the
+  // prompts; nothing of the second call or after.
+  Poco::JSON::Array::Ptr calls = main[0]->getArray("function_calls");
+  ASSERT_EQ(calls->size(), 1u) << e2e::to_json(calls);
+  EXPECT_EQ(calls->getObject(0)->getObject("args")->getValue<std::string>("command"),
+            "echo one > one.txt");
+  Poco::JSON::Array::Ptr responses = main[0]->getArray("function_responses");
+  ASSERT_FALSE(responses->size() == 0);
+  for (std::size_t i = 0; i < responses->size(); ++i) {
+    EXPECT_EQ(responses->getObject(static_cast<unsigned>(i))->getValue<std::string>("id"),
+              calls->getObject(0)->getValue<std::string>("id"));
+  }
+  std::string history = e2e::to_json(main[0]->getArray("user_texts"));
+  EXPECT_NE(history.find("do three things"), std::string::npos) << history;
+  EXPECT_EQ(history.find("echo two"), std::string::npos) << history;
+  // What the model said: in the first call's turn, and nothing of the second's — the CLI
+  // closes the history that ends with a call's response with a placeholder turn of its
+  // own ("[The previous response was interrupted ...]") before the new prompt.
+  std::string said_texts = e2e::to_json(main[0]->getArray("model_texts"));
+  EXPECT_NE(said_texts.find("First one."), std::string::npos) << said_texts;
+  EXPECT_EQ(said_texts.find("Now two."), std::string::npos) << said_texts;
+  EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
 }
 
 }  // namespace
