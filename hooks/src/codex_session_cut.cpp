@@ -5,6 +5,7 @@
 // calls and their outputs), event_msg, turn_context, token_usage_record and world_state
 // lines. A resume rebuilds the model's history from the response_items in file order,
 // so the lines before a model turn are the conversation up to it.
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -108,16 +109,16 @@ Object::Ptr session_meta(const fs::path& file, const std::vector<Line>& lines,
   return meta;
 }
 
-}  // namespace
+// A rollout of a thread and where in it a call is.
+struct CallInRollout {
+  fs::path file;
+  std::vector<Line> lines;
+  std::size_t call = 0;  // the call's line
+};
 
-SessionCut codex_cut_session(const fs::path& home, const SessionCutPoint& point,
-                             const std::string& new_thread_id) {
-  const std::string& thread = point.session_id;
-  const std::string& call = point.tool_call_id;
-  if (thread.empty() || call.empty() || new_thread_id.empty()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "a Codex conversation is cut before a call named by thread and call id");
-  }
+// The rollout of thread in home that holds call (a thread has one; a copy elsewhere
+// would be found too). Error kNotFound, kCorrupt (codex_cut_session says when).
+CallInRollout find_call(const fs::path& home, const std::string& thread, const std::string& call) {
   std::vector<fs::path> rollouts =
       session_file::files_below(home, kSessions, [&](const std::string& relative) {
         return relative.ends_with("-" + thread + ".jsonl") &&
@@ -127,58 +128,76 @@ SessionCut codex_cut_session(const fs::path& home, const SessionCutPoint& point,
     throw Error(ErrorCode::kNotFound, "no rollout of Codex thread " + fsnap::quote_input(thread) +
                                           " in " + (home / kSessions).string());
   }
-  // The rollout that holds the call (a thread has one; a copy elsewhere would be found too).
-  fs::path rollout;
-  std::vector<Line> lines;
-  long call_at = -1;
+  std::optional<CallInRollout> found;
   for (const fs::path& file : rollouts) {
-    std::vector<Line> read = session_file::read_lines(file);
-    session_meta(file, read, thread);
-    long at = call_line(read, call);
+    std::vector<Line> lines = session_file::read_lines(file);
+    session_meta(file, lines, thread);
+    long at = call_line(lines, call);
     if (at < 0) continue;
-    if (call_at >= 0) {
-      throw Error(ErrorCode::kCorrupt,
-                  "two rollouts of Codex thread " + fsnap::quote_input(thread) + " hold call " +
-                      fsnap::quote_input(call) + ": " + rollout.string() + " and " + file.string());
+    if (found) {
+      throw Error(ErrorCode::kCorrupt, "two rollouts of Codex thread " +
+                                           fsnap::quote_input(thread) + " hold call " +
+                                           fsnap::quote_input(call) + ": " + found->file.string() +
+                                           " and " + file.string());
     }
-    rollout = file;
-    lines = std::move(read);
-    call_at = at;
+    found = CallInRollout{file, std::move(lines), static_cast<std::size_t>(at)};
   }
-  if (call_at < 0) {
+  if (!found) {
     throw Error(ErrorCode::kNotFound, "the rollout of Codex thread " + fsnap::quote_input(thread) +
                                           " (" + rollouts.front().string() + ") holds no call " +
                                           fsnap::quote_input(call));
   }
-  std::size_t cut = reply_start(lines, static_cast<std::size_t>(call_at));
+  return std::move(*found);
+}
 
-  // The fork's session_meta: the original's, with the new thread's id and time, and the
-  // thread it was forked from (as Codex's own fork names it).
-  Object::Ptr meta = session_meta(rollout, lines, thread);
+// The new thread's rollout: the original's session_meta with the new thread's id and
+// time, and the thread it was forked from (as Codex's own fork names it); then the
+// original's lines before cut, as they were.
+std::string fork_text(CallInRollout& original, std::size_t cut, const std::string& thread,
+                      const std::string& new_thread) {
+  Object::Ptr meta = session_meta(original.file, original.lines, thread);
   std::string now = session_file::utc_now("%Y-%m-%dT%H:%M:%S", true);
-  meta->set("id", new_thread_id);
-  if (meta->has("session_id")) meta->set("session_id", new_thread_id);
+  meta->set("id", new_thread);
+  if (meta->has("session_id")) meta->set("session_id", new_thread);
   meta->set("forked_from_id", thread);
   meta->set("timestamp", now);
-  lines.front().object->set("timestamp", now);
-  std::string text = session_file::json_line(lines.front().object) + "\n";
-  for (std::size_t i = 1; i < cut; ++i) text += lines[i].text + "\n";
+  original.lines.front().object->set("timestamp", now);
+  std::string text = session_file::json_line(original.lines.front().object) + "\n";
+  for (std::size_t i = 1; i < cut; ++i) text += original.lines[i].text + "\n";
+  return text;
+}
 
-  fs::path dir = home / kSessions / session_file::utc_now("%Y/%m/%d");
-  fs::path file = dir / ("rollout-" + session_file::utc_now("%Y-%m-%dT%H-%M-%S") + "-" +
-                         new_thread_id + ".jsonl");
+// Writes text as the rollout of new_thread, named and placed as Codex does by today's
+// date. Error kConflict if the thread has one.
+void write_rollout(const fs::path& home, const std::string& new_thread, const std::string& text) {
   if (!session_file::files_below(home, kSessions, [&](const std::string& relative) {
-         return relative.ends_with("-" + new_thread_id + ".jsonl");
+         return relative.ends_with("-" + new_thread + ".jsonl");
        }).empty()) {
     throw Error(ErrorCode::kConflict,
-                "a rollout of Codex thread " + fsnap::quote_input(new_thread_id) + " exists");
+                "a rollout of Codex thread " + fsnap::quote_input(new_thread) + " exists");
   }
+  fs::path dir = home / kSessions / session_file::utc_now("%Y/%m/%d");
+  fs::path file =
+      dir / ("rollout-" + session_file::utc_now("%Y-%m-%dT%H-%M-%S") + "-" + new_thread + ".jsonl");
   boost::system::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());
   if (!fsnap::create_file_atomically(file, text)) {
     throw Error(ErrorCode::kConflict, file.string() + " exists");
   }
+}
+
+}  // namespace
+
+SessionCut codex_cut_session(const fs::path& home, const SessionCutPoint& point,
+                             const std::string& new_thread_id) {
+  if (point.session_id.empty() || point.tool_call_id.empty() || new_thread_id.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a Codex conversation is cut before a call named by thread and call id");
+  }
+  CallInRollout original = find_call(home, point.session_id, point.tool_call_id);
+  std::size_t cut = reply_start(original.lines, original.call);
+  write_rollout(home, new_thread_id, fork_text(original, cut, point.session_id, new_thread_id));
   return SessionCut{new_thread_id, {}};
 }
 

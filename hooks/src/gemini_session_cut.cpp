@@ -156,18 +156,10 @@ std::size_t calling_turn(const Chat& chat, const SessionCutPoint& point) {
   return turn;
 }
 
-}  // namespace
-
-SessionCut gemini_cut_session(const fs::path& home, const SessionCutPoint& point,
-                              const std::string& new_session_id) {
-  const std::string& session = point.session_id;
-  if (session.size() < 8 || new_session_id.size() < 8) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "a Gemini conversation is cut in a session named by its id");
-  }
-  // Every chat file of the session (a resume may leave a stray one beside the original,
-  // holding no model turn): the one the CLI resumes has model turns and the newest
-  // update.
+// The chat of session in home the CLI resumes: of every chat file of the session (a
+// resume may leave a stray one beside the original, holding no model turn), one with
+// model turns and the newest update. Error kNotFound when there is none.
+Chat resumed_chat(const fs::path& home, const std::string& session) {
   std::vector<fs::path> files = session_file::files_below(home, kChats, [&](const std::string& p) {
     return p.find("/chats/session-") != std::string::npos &&
            p.ends_with("-" + session.substr(0, 8) + ".jsonl");
@@ -185,26 +177,34 @@ SessionCut gemini_cut_session(const fs::path& home, const SessionCutPoint& point
     throw Error(ErrorCode::kNotFound, "no chat of Gemini session " + fsnap::quote_input(session) +
                                           " in " + (home / kChats).string());
   }
-  std::size_t cut = calling_turn(*chat, point);
+  return std::move(*chat);
+}
 
-  // The fork's header: the original's with the new id and times (a "summary" of the
-  // whole session would describe what was cut).
+// The new session's chat: the original's header with the new id and times (without a
+// "summary" of the whole session, which would describe what was cut); then the messages
+// before cut, each as last written.
+std::string fork_text(const Chat& chat, std::size_t cut, const std::string& new_session) {
   std::string now = session_file::utc_now("%Y-%m-%dT%H:%M:%S", true);
   Object::Ptr header = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  header->set("sessionId", new_session_id);
-  header->set("projectHash", chat->header->get("projectHash"));
+  header->set("sessionId", new_session);
+  header->set("projectHash", chat.header->get("projectHash"));
   header->set("startTime", now);
   header->set("lastUpdated", now);
   std::vector<std::string> keys;
-  chat->header->getNames(keys);
+  chat.header->getNames(keys);
   for (const std::string& key : keys) {
-    if (!header->has(key) && key != "summary") header->set(key, chat->header->get(key));
+    if (!header->has(key) && key != "summary") header->set(key, chat.header->get(key));
   }
   std::string text = session_file::json_line(header) + "\n";
-  for (std::size_t i = 0; i < cut; ++i) text += chat->messages.at(chat->order[i]).record + "\n";
+  for (std::size_t i = 0; i < cut; ++i) text += chat.messages.at(chat.order[i]).record + "\n";
+  return text;
+}
 
-  fs::path dir = chat->file.parent_path();
-  std::string short_id = new_session_id.substr(0, 8);
+// Writes text as the chat of new_session in dir, named as the CLI names it. Error
+// kConflict if a chat there has the same first 8 characters of id (the CLI tells
+// sessions' files apart by them).
+void write_chat(const fs::path& dir, const std::string& new_session, const std::string& text) {
+  std::string short_id = new_session.substr(0, 8);
   boost::system::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
@@ -218,6 +218,19 @@ SessionCut gemini_cut_session(const fs::path& home, const SessionCutPoint& point
   if (!fsnap::create_file_atomically(file, text)) {
     throw Error(ErrorCode::kConflict, file.string() + " exists");
   }
+}
+
+}  // namespace
+
+SessionCut gemini_cut_session(const fs::path& home, const SessionCutPoint& point,
+                              const std::string& new_session_id) {
+  if (point.session_id.size() < 8 || new_session_id.size() < 8) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "a Gemini conversation is cut in a session named by its id");
+  }
+  Chat chat = resumed_chat(home, point.session_id);
+  std::size_t cut = calling_turn(chat, point);
+  write_chat(chat.file.parent_path(), new_session_id, fork_text(chat, cut, new_session_id));
   return SessionCut{new_session_id, {}};
 }
 
