@@ -65,15 +65,16 @@ std::vector<std::string> calls(const std::string& chat) {
                             args->optValue<std::string>("file_path", "") +
                             args->optValue<std::string>("dir_path", ""));
     };
-    // The calls the turn made (once done); a resume writes them as functionCall parts.
-    Array::Ptr tool_calls = record->getArray("toolCalls");
-    for (std::size_t i = 0; tool_calls && i < tool_calls->size(); ++i) {
-      add(tool_calls->getObject(static_cast<unsigned>(i)));
-    }
+    // The calls the turn made: functionCall parts of its content (as a resume rewrites
+    // it) or else, as the CLI reads it, its toolCalls (once they are done).
     Array::Ptr parts = record->getArray("content");
     for (std::size_t i = 0; parts && i < parts->size(); ++i) {
       Object::Ptr part = parts->getObject(static_cast<unsigned>(i));
       if (part && part->getObject("functionCall")) add(part->getObject("functionCall"));
+    }
+    Array::Ptr tool_calls = record->getArray("toolCalls");
+    for (std::size_t i = 0; by_turn[id].empty() && tool_calls && i < tool_calls->size(); ++i) {
+      add(tool_calls->getObject(static_cast<unsigned>(i)));
     }
   }
   std::vector<std::string> out;
@@ -352,8 +353,9 @@ TEST_F(GeminiSessionCutTest, WhatCannotBeCutIsAnErrorAndWritesNothing) {
                cut(untyped));
 }
 
-// A session resumed once: `gemini --resume` rewrites the chat's messages as one "$set"
-// record (and may leave a stray chat of the same id beside it).
+// A session resumed once, in a later minute than it began (as resumes are): `gemini
+// --resume` rewrites the chat's messages as one "$set" record and leaves a stray chat of
+// the same id beside it, holding only the session context.
 TEST(GeminiResumedSessionCutTest, TheMessagesOfAResumedChatAreCutAsTheCliReplaysThem) {
   ASSERT_TRUE(fs::exists(e2e::gemini_binary())) << "run scripts/setup.sh";
   testing_support::TempDir temp("shadowbox-gemini-cut-resumed");
@@ -362,6 +364,12 @@ TEST(GeminiResumedSessionCutTest, TheMessagesOfAResumedChatAreCutAsTheCliReplays
       run.dir, run.home, read_step("a.txt") + ",{\"text\":\"done\"}", {"-p", "first prompt"});
   std::string session = GeminiRun::session_of(first);
   ASSERT_FALSE(session.empty()) << first.out << first.err;
+  // The chat named as if it began in another minute: the resume does not append to it
+  // by chance of the clock.
+  fs::path began = chat_of(run.home, session);
+  ASSERT_FALSE(began.empty());
+  fs::rename(began,
+             began.parent_path() / ("session-2000-01-01T00-00-" + session.substr(0, 8) + ".jsonl"));
   testing_support::CommandResult second = run_gemini(
       run.dir, run.home, read_step("b.txt") + "," + read_step("c.txt") + ",{\"text\":\"done\"}",
       {"--resume", session, "-p", "second prompt"});
@@ -374,6 +382,7 @@ TEST(GeminiResumedSessionCutTest, TheMessagesOfAResumedChatAreCutAsTheCliReplays
   std::string before = read_file(original);
   ASSERT_NE(before.find("{\"$set\":{\"messages\":["), std::string::npos)
       << "the shape this test is about";
+  ASSERT_EQ(chats(snapshot).size(), 2u) << "a stray chat beside it";
   hooks::gemini_cut_session(snapshot, {session, "sbx_1", "read_file", ""}, kNewSession);
   std::string text = read_file(chat_of(snapshot, kNewSession));
   EXPECT_EQ(calls(text), (std::vector<std::string>{"read_file a.txt", "read_file b.txt"}));
