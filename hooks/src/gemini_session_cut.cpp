@@ -7,6 +7,8 @@
 // toolCalls once its calls are done) —, {"$set": {...}} updates of the header ("messages"
 // replaces every message), and {"$rewindTo": id}, which drops that message and those
 // after it. The cut replays it the same way and writes what it keeps as a new chat.
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,10 +38,12 @@ using session_file::Line;
 
 constexpr const char* kChats = ".gemini/tmp";
 
-// One message of a chat: its type and the record that holds it now.
+// One message of a chat, as the record that holds it now says.
 struct Message {
   std::string type;
   std::string record;  // a JSON line
+  std::string timestamp;
+  std::vector<std::string> calls;  // a model turn: the tools it called, once recorded
 };
 
 // A chat file replayed.
@@ -59,6 +63,21 @@ bool is_string(const Object::Ptr& o, const std::string& key) {
   return o->has(key) && o->get(key).isString();
 }
 
+// The tools a model turn's record names as called: its toolCalls (added once they are
+// done) and the functionCall parts of its content (as a resume writes it).
+std::vector<std::string> called_tools(const Object::Ptr& o) {
+  std::vector<std::string> out;
+  for (const char* key : {"toolCalls", "content"}) {
+    Array::Ptr items = o->getArray(key);
+    for (std::size_t i = 0; items && i < items->size(); ++i) {
+      Object::Ptr item = items->getObject(static_cast<unsigned>(i));
+      if (item && std::string(key) == "content") item = item->getObject("functionCall");
+      if (item && is_string(item, "name")) out.push_back(item->getValue<std::string>("name"));
+    }
+  }
+  return out;
+}
+
 // Adds (or replaces in place) the message record o, whose line text is.
 void put_message(Chat& chat, const Object::Ptr& o, const std::string& text, std::size_t line) {
   if (!is_string(o, "type")) {
@@ -67,7 +86,8 @@ void put_message(Chat& chat, const Object::Ptr& o, const std::string& text, std:
   }
   std::string id = o->getValue<std::string>("id");
   if (chat.messages.count(id) == 0) chat.order.push_back(id);
-  chat.messages[id] = Message{o->getValue<std::string>("type"), text};
+  chat.messages[id] = Message{o->getValue<std::string>("type"), text,
+                              o->optValue<std::string>("timestamp", ""), called_tools(o)};
 }
 
 // Adds the messages of a header or $set record's "messages" array.
@@ -133,25 +153,55 @@ bool has_model_turn(const Chat& chat) {
   return false;
 }
 
-// The index of the model turn that made the call the chat is stopped at: its last
-// "gemini" message, after which the model was sent nothing yet (no "user" message).
-std::size_t calling_turn(const Chat& chat, const SessionCutPoint& point) {
-  std::size_t turn = chat.order.size();
-  for (std::size_t i = chat.order.size(); i-- > 0 && turn == chat.order.size();) {
-    if (chat.type_at(i) == "gemini") turn = i;
+// How many messages of the chat were written before the call (point.called_at): those
+// up to the first stamped later (all of them when the time is not known). Error kCorrupt
+// for a message whose time cannot be read.
+std::size_t written_before_call(const Chat& chat, const SessionCutPoint& point) {
+  if (!point.called_at) return chat.order.size();
+  for (std::size_t i = 0; i < chat.order.size(); ++i) {
+    const Message& m = chat.messages.at(chat.order[i]);
+    std::optional<std::chrono::system_clock::time_point> at =
+        session_file::parse_utc_time(m.timestamp);
+    if (!at) {
+      throw Error(ErrorCode::kCorrupt, chat.file.string() + ": message " +
+                                           fsnap::quote_input(chat.order[i]) +
+                                           " has no time Gemini CLI stamps its messages with");
+    }
+    if (*at > *point.called_at) return i;
   }
+  return chat.order.size();
+}
+
+// The index of the model turn that made the call: the chat's last "gemini" message
+// written before the call, after which the model was sent nothing (no "user" message)
+// before it. Gemini's hooks name no call, so this is the turn the chat was waiting on
+// when the call was about to run. Error kNotFound when there is no such turn, or it
+// names its calls and none is point.tool_name.
+std::size_t calling_turn(const Chat& chat, const SessionCutPoint& point) {
   std::string about = "the chat of Gemini session " + fsnap::quote_input(point.session_id) + " (" +
                       chat.file.string() + ")";
-  if (turn == chat.order.size()) {
-    throw Error(ErrorCode::kNotFound, about + " holds no model turn to cut before");
+  std::string call = "call " + fsnap::quote_input(point.tool_call_id) +
+                     (point.tool_name.empty() ? "" : " (" + point.tool_name + ")");
+  std::size_t end = written_before_call(chat, point);
+  std::size_t turn = end;
+  for (std::size_t i = end; i-- > 0 && turn == end;) {
+    if (chat.type_at(i) == "gemini") turn = i;
   }
-  for (std::size_t i = turn + 1; i < chat.order.size(); ++i) {
+  if (turn == end) {
+    throw Error(ErrorCode::kNotFound, about + " holds no model turn made before " + call);
+  }
+  for (std::size_t i = turn + 1; i < end; ++i) {
     if (chat.type_at(i) == "user") {
       throw Error(ErrorCode::kNotFound,
-                  about + " goes on after its last model turn: it is not as it was when call " +
-                      fsnap::quote_input(point.tool_call_id) + " (" + point.tool_name +
-                      ") was about to run");
+                  about + " goes on after its last model turn: it is not as it was when " + call +
+                      " was about to run");
     }
+  }
+  const std::vector<std::string>& calls = chat.messages.at(chat.order[turn]).calls;
+  if (!calls.empty() && !point.tool_name.empty() &&
+      std::find(calls.begin(), calls.end(), point.tool_name) == calls.end()) {
+    throw Error(ErrorCode::kNotFound,
+                about + ": the model turn before " + call + " called no " + point.tool_name);
   }
   return turn;
 }

@@ -110,6 +110,31 @@ std::string utc_now(const char* format, bool with_millis) {
   return out;
 }
 
+std::optional<std::chrono::system_clock::time_point> parse_utc_time(const std::string& text) {
+  std::tm tm{};
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+      consumed != 19) {
+    return std::nullopt;
+  }
+  std::size_t at = 19;
+  std::chrono::nanoseconds fraction{0};
+  if (at < text.size() && text[at] == '.') {
+    long long scale = 100000000;
+    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at, scale /= 10) {
+      fraction += std::chrono::nanoseconds((text[at] - '0') * scale);
+    }
+  }
+  if (at + 1 != text.size() || text[at] != 'Z') return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  std::time_t seconds = ::timegm(&tm);
+  if (seconds == static_cast<std::time_t>(-1)) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(seconds) +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(fraction);
+}
+
 std::string json_line(const Poco::JSON::Object::Ptr& o) {
   std::ostringstream out;
   o->stringify(out);

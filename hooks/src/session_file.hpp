@@ -7,8 +7,10 @@
 // Thread-safety: pure functions (random_uuid draws from a thread-safe source).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,10 @@ std::string random_uuid(int version);
 // The time now in UTC as strftime's format writes it; with_millis adds ".mmmZ" (ISO
 // 8601 as the agents stamp their records: "2026-11-26T16:02:38.560Z").
 std::string utc_now(const char* format, bool with_millis = false);
+
+// The time an agent stamped a record with, "2026-11-26T16:02:38.560Z" (any number of
+// fraction digits, or none), or nullopt if text is not one.
+std::optional<std::chrono::system_clock::time_point> parse_utc_time(const std::string& text);
 
 // o as one compact JSON line (without its newline).
 std::string json_line(const Poco::JSON::Object::Ptr& o);

@@ -9,6 +9,9 @@
 // an error and writes nothing. (tests/e2e/gemini_cli_test.cpp resumes a cut session with
 // the real CLI.)
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <map>
 #include <sstream>
 #include <string>
@@ -72,8 +75,8 @@ std::vector<std::string> calls(const std::string& chat) {
       Object::Ptr part = parts->getObject(static_cast<unsigned>(i));
       if (part && part->getObject("functionCall")) add(part->getObject("functionCall"));
     }
-    Array::Ptr tool_calls = record->getArray("toolCalls");
-    for (std::size_t i = 0; by_turn[id].empty() && tool_calls && i < tool_calls->size(); ++i) {
+    Array::Ptr tool_calls = by_turn[id].empty() ? record->getArray("toolCalls") : nullptr;
+    for (std::size_t i = 0; tool_calls && i < tool_calls->size(); ++i) {
       add(tool_calls->getObject(static_cast<unsigned>(i)));
     }
   }
@@ -299,6 +302,55 @@ TEST_F(GeminiSessionCutTest, TheAdapterForksUnderANewSessionIdItsSessionPathsNam
   EXPECT_TRUE(gemini.has_session_data(home, cut.session_id));
 }
 
+// When the BeforeTool hook of the call whose input held text ran (its input's
+// "timestamp", ms): a stand-in for the pre-tool checkpoint's time.
+std::chrono::system_clock::time_point hook_time(const e2e::SessionSnapshots& snapshots,
+                                                const std::string& text) {
+  fs::path snapshot = snapshots.home_where(text);
+  std::string stamp =
+      parse_line(read_file(snapshot.string() + ".json"))->getValue<std::string>("timestamp");
+  std::tm tm{};
+  int millis = 0;
+  EXPECT_EQ(std::sscanf(stamp.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon,
+                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &millis),
+            7)
+      << stamp;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return std::chrono::system_clock::from_time_t(::timegm(&tm)) + std::chrono::milliseconds(millis);
+}
+
+TEST_F(GeminiSessionCutTest, TheCallsTimeFindsItsTurnInAHomePreservedLater) {
+  // The HOME as the run left it: its chat ends with the model's last turn ("done"),
+  // shaped as a turn about to call a tool is. The call's time tells them apart.
+  fs::path home = temp_ / "final";
+  fs::create_directories(home / ".gemini");
+  ASSERT_EQ(testing_support::run_command({"cp", "-R", (run_->home / ".gemini" / "tmp").string(),
+                                          (home / ".gemini" / "tmp").string()})
+                .exit_code,
+            0);
+  hooks::SessionCutPoint at_c = point("read_file");
+  at_c.called_at = hook_time(run_->snapshots, "c.txt");
+  hooks::gemini_cut_session(home, at_c, kNewSession);
+  std::string text = read_file(chat_of(home, kNewSession));
+  EXPECT_EQ(calls(text),
+            (std::vector<std::string>{"read_file a.txt", "read_file b.txt", "list_directory ."}));
+  EXPECT_EQ(text.find("Now the third file."), std::string::npos);
+  EXPECT_EQ(text.find("\"done\""), std::string::npos);
+
+  // The parallel turn, found by the time of either of its calls.
+  fs::path again = temp_ / "final-again";
+  ASSERT_EQ(testing_support::run_command({"cp", "-R", home.string(), again.string()}).exit_code, 0);
+  for (const fs::path& file : chats(again)) {
+    if (file.filename().string().ends_with("-5eb1a0c4.jsonl")) fs::remove(file);
+  }
+  hooks::SessionCutPoint at_list = point("list_directory");
+  at_list.called_at = hook_time(run_->snapshots, "list_directory");
+  hooks::gemini_cut_session(again, at_list, kNewSession);
+  EXPECT_EQ(calls(read_file(chat_of(again, kNewSession))),
+            (std::vector<std::string>{"read_file a.txt"}));
+}
+
 // Expects f to throw Error code with a message holding every text in says, and home to
 // be as it was.
 template <typename F>
@@ -345,6 +397,18 @@ TEST_F(GeminiSessionCutTest, WhatCannotBeCutIsAnErrorAndWritesNothing) {
   write_file(chat, text);
   expect_error(malformed, sandbox::ErrorCode::kCorrupt, {chat.string(), "line 3"}, cut(malformed));
 
+  // A call made before the chat's first model turn, or by a turn that called another
+  // tool.
+  fs::path at_c = home_at("c.txt", "by-time");
+  hooks::SessionCutPoint too_early = point("read_file");
+  too_early.called_at = hook_time(run_->snapshots, "a.txt") - std::chrono::seconds(60);
+  expect_error(at_c, sandbox::ErrorCode::kNotFound, {"no model turn made before"},
+               [&] { hooks::gemini_cut_session(at_c, too_early, kNewSession); });
+  hooks::SessionCutPoint other_tool = point("write_file");
+  other_tool.called_at = hook_time(run_->snapshots, "list_directory");
+  expect_error(at_c, sandbox::ErrorCode::kNotFound, {"called no write_file"},
+               [&] { hooks::gemini_cut_session(at_c, other_tool, kNewSession); });
+
   // A message without a type.
   fs::path untyped = home_at("c.txt", "untyped");
   chat = chat_of(untyped, run_->session);
@@ -383,7 +447,9 @@ TEST(GeminiResumedSessionCutTest, TheMessagesOfAResumedChatAreCutAsTheCliReplays
   ASSERT_NE(before.find("{\"$set\":{\"messages\":["), std::string::npos)
       << "the shape this test is about";
   ASSERT_EQ(chats(snapshot).size(), 2u) << "a stray chat beside it";
-  hooks::gemini_cut_session(snapshot, {session, "sbx_1", "read_file", ""}, kNewSession);
+  hooks::SessionCutPoint at_c{session, "sbx_1", "read_file", ""};
+  at_c.called_at = hook_time(run.snapshots, "c.txt");  // the rewritten messages' times too
+  hooks::gemini_cut_session(snapshot, at_c, kNewSession);
   std::string text = read_file(chat_of(snapshot, kNewSession));
   EXPECT_EQ(calls(text), (std::vector<std::string>{"read_file a.txt", "read_file b.txt"}));
   EXPECT_NE(text.find("first prompt"), std::string::npos);

@@ -15,8 +15,10 @@
 // Thread-safety: adapters are immutable; their functions may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,10 @@ struct SessionCutPoint {
   std::string tool_call_id;  // the call, as the ledger names it (Gemini: gemini_call_id's)
   std::string tool_name;
   std::string tool_input;  // the call's input as the ledger kept it (may be shortened)
+  // When the call's pre-tool checkpoint was made (its created_at), if known: after the
+  // agent wrote the turn that made the call, before anything that followed. An agent
+  // whose hooks name no call (Gemini) finds that turn by it in any preserved HOME.
+  std::optional<std::chrono::system_clock::time_point> called_at;
 };
 
 // A conversation cut by cut_session: how to resume it.

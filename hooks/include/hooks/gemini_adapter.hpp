@@ -16,9 +16,9 @@
 //     projects.json; `gemini --resume <id>`, with session retention off (on, a later run
 //     deletes a resumed session's files). The model's turn is in the chat before its
 //     BeforeTool fires (its calls are added to it when they are done), so the chat as
-//     preserved at a call's pre-tool boundary ends with the turn that made the call: a
-//     new chat without it, under a new id, is the conversation cut there
-//     (gemini_cut_session).
+//     preserved at a call's pre-tool boundary ends with the turn that made the call, and
+//     in a chat preserved later that turn is the last one stamped before the call: a new
+//     chat without it, under a new id, is the conversation cut there (gemini_cut_session).
 //
 // Thread-safety: pure functions (gemini_call_id counts in an atomic; gemini_cut_session
 // writes a file).
@@ -65,16 +65,17 @@ std::vector<std::string> gemini_resume_argv(const std::vector<std::string>& comm
                                             bool only_extra_args);
 
 // Cuts the conversation of Gemini session point.session_id in home (a run's HOME, its
-// .gemini/tmp as preserved at the pre-tool boundary of the call) just before the model's
-// turn that made the call — the chat's last model turn, which nothing was sent after:
-// writes a new chat of session new_session_id beside the original, holding the messages
-// before that turn, and leaves the original as it was. Resumed (`gemini --resume <new
-// id>`), the model's next request holds the turns before the call and none from it on.
-// Gemini's hooks name no call, so the chat's shape finds it: point.tool_name only names
-// it in errors. Error kNotFound when home holds no chat of the session, or one with no
-// model turn or that went on after it (not as at a pre-tool boundary); kCorrupt naming
-// the file and line when a chat is not JSON lines or names no session; kConflict when a
-// chat of new_session_id's first 8 characters exists; nothing is written then.
+// .gemini/tmp as preserved at or after the call's pre-tool boundary) just before the
+// model's turn that made the call, and leaves the original chat as it was: writes a new
+// chat of session new_session_id beside it, holding the messages before that turn.
+// Resumed (`gemini --resume <new id>`), the model's next request holds the turns before
+// the call and none from it on. Gemini's hooks name no call, so the turn is the chat's
+// last model turn written before point.called_at (any message when it is not known),
+// with no message sent to the model after it; when that turn names its calls, one must
+// be of point.tool_name. Error kNotFound when home holds no chat of the session or no
+// such turn; kCorrupt naming the file and line when a chat is not JSON lines or names no
+// session, or (called_at given) a message has no time; kConflict when a chat of
+// new_session_id's first 8 characters exists; nothing is written then.
 SessionCut gemini_cut_session(const boost::filesystem::path& home, const SessionCutPoint& point,
                               const std::string& new_session_id);
 
