@@ -113,7 +113,7 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
   plan.agent = recorded_agent_kind(parent->agent, parent->command);
   const AgentAdapter& adapter = adapter_for(plan.agent);
   SessionCutPoint point{plan.session_id, plan.record.tool_call_id, plan.record.tool_name,
-                        plan.record.input_summary};
+                        plan.record.input_summary, plan.target.created_at};
   plan.home = fsnap::layout::run_home_dir(store.dir(), request.new_run);
   // Nothing of the fork stays when it cannot be made.
   auto discard = [&run_dir] {
