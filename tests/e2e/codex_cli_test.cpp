@@ -6,6 +6,8 @@
 // id; a deny answer blocks the call and the model reads the reason; `codex exec resume`
 // sends the earlier history — and of a session cut before a call, only the turns before
 // it.
+#include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -233,6 +235,93 @@ TEST_F(CodexCliTest, AResumedSessionCutBeforeTheSecondCallSendsTheFirstCallOnly)
   EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
   // What the model said: in the first call's reply, and nothing of the second's.
   EXPECT_EQ(e2e::to_json(main[0]->getArray("assistant_texts")), "[\"First one.\"]");
+}
+
+// `shadowbox rewind` of a Codex run: a three-call run under `shadowbox run`, rewound to
+// the second call's pre_tool checkpoint, starts a new run whose model is sent the
+// conversation up to the first call only, in the checkpoint's workspace and session.
+TEST_F(CodexCliTest, RewindsAThreeCallRunToTheSecondCall) {
+  ASSERT_TRUE(fs::exists(e2e::codex_binary())) << "run scripts/setup.sh";
+  fs::path user_home = temp_ / "user-home";
+  fs::path store = temp_ / "store";
+  std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
+  const char* path = std::getenv("PATH");
+  auto shadowbox = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing_support::run_command(argv, ws_,
+                                        {"HOME=" + user_home.string(), "OPENAI_API_KEY=sk-mock-key",
+                                         "SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1",
+                                         "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")},
+                                        "", std::chrono::seconds(180));
+  };
+  // A mock playing steps, named in the user's own Codex configuration (carried into runs).
+  auto start_mock = [&](const std::string& name, const std::string& steps) {
+    write_file(temp_ / (name + ".json"), "{\"steps\":[" + steps + "]}");
+    auto server = std::make_unique<e2e::MockServer>(temp_ / (name + ".json"),
+                                                    temp_ / (name + ".log"), e2e::MockApi::kOpenAi);
+    write_file(user_home / ".codex" / "config.toml",
+               "model = \"gpt-5.1-codex\"\nmodel_provider = \"mock\"\n[model_providers.mock]\n"
+               "name = \"mock\"\nbase_url = \"" +
+                   server->base_url() +
+                   "/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n"
+                   "request_max_retries = 0\nstream_max_retries = 0\n");
+    return server;
+  };
+  auto said = [](const std::string& step, const std::string& text) {
+    return "{\"say\":\"" + text + "\"," + step.substr(1);
+  };
+
+  auto first =
+      start_mock("first", said(shell("echo one > one.txt", "call_a"), "First one.") + "," +
+                              said(shell("echo two > two.txt", "call_b"), "Now two.") + "," +
+                              shell("echo three > three.txt", "call_c") + ",{\"text\":\"done\"}");
+  CommandResult run =
+      shadowbox({"run", "--run-id", "r1", "--", "codex", "exec", "--skip-git-repo-check",
+                 "--dangerously-bypass-approvals-and-sandbox", "--json", "do three things"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_TRUE(fs::exists(ws_ / "three.txt"));
+  std::string thread = thread_id(run.out);
+  first.reset();
+
+  auto second = start_mock("second", "{\"text\":\"again\"}");
+  CommandResult rewound = shadowbox(
+      {"rewind", "r1", "--to", "pre:call_b", "--run-id", "fork", "--", "try it another way"});
+  ASSERT_EQ(rewound.exit_code, 0) << rewound.out << rewound.err;
+  // A new thread, forked from the run's.
+  std::string fork_thread = thread_id(rewound.out);
+  EXPECT_FALSE(fork_thread.empty()) << rewound.out;
+  EXPECT_NE(fork_thread, thread);
+
+  // The model's next request: the prompt, the first call and its output, what the model
+  // said with it; nothing of the second call's reply or after; then the new prompt.
+  std::vector<Object::Ptr> main = e2e::main_requests(second->requests());
+  ASSERT_FALSE(main.empty());
+  EXPECT_EQ(e2e::to_json(main[0]->getArray("function_call_ids")), "[\"call_a\"]");
+  EXPECT_EQ(e2e::to_json(main[0]->getArray("function_call_output_ids")), "[\"call_a\"]");
+  EXPECT_EQ(e2e::to_json(main[0]->getArray("assistant_texts")), "[\"First one.\"]");
+  EXPECT_NE(e2e::to_json(main[0]->getArray("user_texts")).find("do three things"),
+            std::string::npos);
+  EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
+
+  // The workspace is the checkpoint's, and so is the fork's session.
+  CommandResult diff = shadowbox({"diff", "pre:call_b"});
+  EXPECT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_EQ(diff.out, "") << "the workspace differs from pre:call_b";
+  EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
+  EXPECT_FALSE(fs::exists(ws_ / "two.txt"));
+  std::string restored;
+  std::istringstream fork_log(shadowbox({"log", "--run", "fork"}).out);
+  for (std::string line; std::getline(fork_log, line);) {
+    if (line.find("rewound from run r1 at pre:call_b") != std::string::npos) {
+      restored = line.substr(0, line.find(' '));
+    }
+  }
+  ASSERT_FALSE(restored.empty()) << "no checkpoint of the fork says where it was rewound from";
+  CommandResult session = shadowbox({"diff", "--session", "pre:call_b", restored});
+  EXPECT_EQ(session.exit_code, 0) << session.err;
+  EXPECT_EQ(session.out, "") << "the fork's session differs from the checkpoint's";
 }
 
 }  // namespace

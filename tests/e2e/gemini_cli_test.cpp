@@ -5,6 +5,9 @@
 // failed command's exit status is only in AfterTool's text; a deny answer blocks the
 // call and the model reads the reason; `--resume` sends the earlier history — and of a
 // session cut before a call, only the turns before it.
+#include <cstdlib>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -213,6 +216,104 @@ TEST_F(GeminiCliTest, AResumedSessionCutBeforeTheSecondCallSendsTheFirstCallOnly
   EXPECT_NE(said_texts.find("First one."), std::string::npos) << said_texts;
   EXPECT_EQ(said_texts.find("Now two."), std::string::npos) << said_texts;
   EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
+}
+
+// `shadowbox rewind` of a Gemini run: a three-call run under `shadowbox run`, rewound to
+// the second call's pre_tool checkpoint, starts a new run whose model is sent the
+// conversation up to the first call only, in the checkpoint's workspace and session.
+TEST_F(GeminiCliTest, RewindsAThreeCallRunToTheSecondCall) {
+  ASSERT_TRUE(fs::exists(e2e::gemini_binary())) << "run scripts/setup.sh";
+  fs::path user_home = temp_ / "user-home";
+  fs::path store = temp_ / "store";
+  write_file(user_home / ".gemini" / "settings.json", "{\"ui\":{\"hideTips\":true}}\n");
+  std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
+  const char* path = std::getenv("PATH");
+  std::unique_ptr<e2e::MockServer> server;
+  auto shadowbox = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing_support::run_command(
+        argv, ws_,
+        {"HOME=" + user_home.string(), "GEMINI_API_KEY=test-key",
+         "GOOGLE_API_KEY=", "GOOGLE_GEMINI_BASE_URL=" + (server ? server->base_url() : ""),
+         "GEMINI_CLI_TRUST_WORKSPACE=true", "SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1",
+         "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")},
+        "", std::chrono::seconds(180));
+  };
+  auto start_mock = [&](const std::string& name, const std::string& steps) {
+    server.reset();
+    write_file(temp_ / (name + ".json"), "{\"steps\":[" + steps + "]}");
+    server = std::make_unique<e2e::MockServer>(temp_ / (name + ".json"), temp_ / (name + ".log"),
+                                               e2e::MockApi::kGemini);
+  };
+  auto said = [](const std::string& step, const std::string& text) {
+    return "{\"say\":\"" + text + "\"," + step.substr(1);
+  };
+
+  start_mock("first", said(shell("echo one > one.txt"), "First one.") + "," +
+                          said(shell("echo two > two.txt"), "Now two.") + "," +
+                          shell("echo three > three.txt") + ",{\"text\":\"done\"}");
+  CommandResult run = shadowbox({"run", "--run-id", "r1", "--", "gemini", "-y", "-o", "stream-json",
+                                 "-m", kModel, "-p", "do three things"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_TRUE(fs::exists(ws_ / "three.txt"));
+  std::string session = session_id(run.out);
+  // Gemini's calls have the ids shadowbox gave them: the second call's, from the log.
+  CommandResult log = shadowbox({"--json", "log", "--run", "r1"});
+  ASSERT_EQ(log.exit_code, 0) << log.err;
+  Poco::JSON::Parser parser;
+  Poco::JSON::Array::Ptr checkpoints = parser.parse(log.out).extract<Poco::JSON::Array::Ptr>();
+  std::vector<std::string> calls;  // oldest first
+  for (std::size_t i = checkpoints->size(); i-- > 0;) {
+    Object::Ptr c = checkpoints->getObject(static_cast<unsigned>(i));
+    if (c->getValue<std::string>("phase") == "pre_tool") {
+      calls.push_back(c->getValue<std::string>("tool_call_id"));
+    }
+  }
+  ASSERT_EQ(calls.size(), 3u) << log.out;
+  std::string second_call = "pre:" + calls[1];
+
+  start_mock("second", "{\"text\":\"again\"}");
+  CommandResult rewound = shadowbox(
+      {"rewind", "r1", "--to", second_call, "--run-id", "fork", "--", "-p", "try it another way"});
+  ASSERT_EQ(rewound.exit_code, 0) << rewound.out << rewound.err;
+  // A new session, forked from the run's.
+  EXPECT_NE(session_id(rewound.out), session);
+
+  // The model's next request: the prompt, the first call and its response, what the model
+  // said with it; nothing of the second call's turn or after (the CLI closes a history
+  // that ends with a call's response with a placeholder turn); then the new prompt.
+  std::vector<Object::Ptr> main = e2e::main_requests(server->requests());
+  ASSERT_FALSE(main.empty());
+  Poco::JSON::Array::Ptr made = main[0]->getArray("function_calls");
+  ASSERT_EQ(made->size(), 1u) << e2e::to_json(made);
+  EXPECT_EQ(made->getObject(0)->getObject("args")->getValue<std::string>("command"),
+            "echo one > one.txt");
+  std::string said_texts = e2e::to_json(main[0]->getArray("model_texts"));
+  EXPECT_NE(said_texts.find("First one."), std::string::npos) << said_texts;
+  EXPECT_EQ(said_texts.find("Now two."), std::string::npos) << said_texts;
+  EXPECT_NE(e2e::to_json(main[0]->getArray("user_texts")).find("do three things"),
+            std::string::npos);
+  EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
+
+  // The workspace is the checkpoint's, and so is the fork's session.
+  CommandResult diff = shadowbox({"diff", second_call});
+  EXPECT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_EQ(diff.out, "") << "the workspace differs from " << second_call;
+  EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
+  EXPECT_FALSE(fs::exists(ws_ / "two.txt"));
+  std::string restored;
+  std::istringstream fork_log(shadowbox({"log", "--run", "fork"}).out);
+  for (std::string line; std::getline(fork_log, line);) {
+    if (line.find("rewound from run r1 at " + second_call) != std::string::npos) {
+      restored = line.substr(0, line.find(' '));
+    }
+  }
+  ASSERT_FALSE(restored.empty()) << "no checkpoint of the fork says where it was rewound from";
+  CommandResult state = shadowbox({"diff", "--session", second_call, restored});
+  EXPECT_EQ(state.exit_code, 0) << state.err;
+  EXPECT_EQ(state.out, "") << "the fork's session differs from the checkpoint's";
 }
 
 }  // namespace
