@@ -269,12 +269,13 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
 
 // What was done to the workspace from outside the run since its last boundary (a
 // restore from another terminal: sandbox/run_notices.hpp), told with the next answer
-// of a tool call that goes on: to the model, which would otherwise go on believing in
+// of a tool call that goes on (its start, for an agent whose model reads what that
+// answer adds, else its end): to the model, which would otherwise go on believing in
 // files that changed under it, and to the person, in the agent's own place for it.
-void tell_outside_changes(const AgentEvent& event, HookVerdict& verdict,
-                          const sandbox::LedgerRun& run) {
-  bool tool_event = event.name == "PreToolUse" || event.name == "PostToolUse" ||
-                    event.name == "PostToolUseFailure";
+void tell_outside_changes(const AgentAdapter& adapter, const AgentEvent& event,
+                          HookVerdict& verdict, const sandbox::LedgerRun& run) {
+  bool tool_event = (event.name == "PreToolUse" && adapter.context_before_tool()) ||
+                    event.name == "PostToolUse" || event.name == "PostToolUseFailure";
   if (!tool_event || verdict.exit_code != 0 || !verdict.deny.empty()) return;
   std::vector<std::string> notices = sandbox::take_run_notices(run.store(), run.run());
   if (notices.empty()) return;
@@ -324,7 +325,7 @@ HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& eve
 HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sandbox::LedgerRun& run,
                              const HookOptions& options) {
   HookVerdict verdict = decide(adapter, event, run, options);
-  tell_outside_changes(event, verdict, run);
+  tell_outside_changes(adapter, event, verdict, run);
   return adapter.answer(event, verdict);
 }
 

@@ -72,6 +72,7 @@ class ClaudeCodeAdapter : public AgentAdapter {
 
   bool reports_cost() const override { return true; }
   bool http_hooks() const override { return true; }
+  bool context_before_tool() const override { return true; }
 
   std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
     return std::make_unique<ClaudeCodeHome>(request);

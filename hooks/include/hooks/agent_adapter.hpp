@@ -113,6 +113,9 @@ class AgentAdapter {
   virtual bool reports_cost() const { return false; }
   // Whether its hooks can be answered over HTTP by the run's own process.
   virtual bool http_hooks() const { return false; }
+  // Whether the model reads what a before-tool answer adds to its context (else only an
+  // after-tool answer tells it something).
+  virtual bool context_before_tool() const { return false; }
 
   // Prepares the run's HOME: the user's configuration carried in (without credentials).
   virtual std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const = 0;
