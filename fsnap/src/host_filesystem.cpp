@@ -573,12 +573,22 @@ RestoreReport HostFilesystem::restore_checkpoint(const Checkpoint& target,
   }
   if (options.dry_run) return report;
 
-  CheckpointMeta meta;
-  meta.phase = Phase::kSafety;
-  meta.run = options.run;
-  meta.tool_call_id = options.tool_call_id;
-  meta.tool_name = options.tool_name;
-  report.safety = impl_->record(current, meta, options.safety_notes);
+  if (options.safety) {
+    if (git::to_hex(current.tree) != options.safety->tree ||
+        !large_file_changes(current.skipped, options.safety->skipped).empty()) {
+      throw Error(ErrorCode::kConflict, "cannot restore " + target.id +
+                                            ": the workspace changed after checkpoint " +
+                                            options.safety->id + " (nothing was changed)");
+    }
+    report.safety = *options.safety;
+  } else {
+    CheckpointMeta meta;
+    meta.phase = Phase::kSafety;
+    meta.run = options.run;
+    meta.tool_call_id = options.tool_call_id;
+    meta.tool_name = options.tool_name;
+    report.safety = impl_->record(current, meta, options.safety_notes);
+  }
   try {
     apply_changes(impl_->root, impl_->repo.impl(), report.changes,
                   {plan.large, impl_->large_files, report.unrestored}, report.kept);

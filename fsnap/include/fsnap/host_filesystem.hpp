@@ -74,6 +74,11 @@ struct RestoreOptions {
   // it, which `post:<id>` names.
   std::string tool_call_id;
   std::string tool_name;
+  // The workspace as it is now, recorded already (a checkpoint the caller took just
+  // before, holding the store lock): it stands for the safety checkpoint, and none is
+  // taken. When the workspace no longer captures as it did, the restore refuses
+  // (kConflict, nothing changed): what the target was made from is not what is there.
+  std::optional<Checkpoint> safety;
 };
 
 // What restore_checkpoint did (or, in a dry run, would do).

@@ -36,6 +36,7 @@
 #include "fsnap/capture_options.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/tree_change.hpp"
+#include "fsnap/tree_merge.hpp"
 
 namespace fsnap {
 
@@ -135,6 +136,17 @@ class ShadowRepo {
 
   // Differences from tree `from` to tree `to` (hex ids; empty means the empty tree).
   std::vector<TreeChange> diff_trees(std::string_view from, std::string_view to) const;
+  // Merges the changes from tree ancestor to tree theirs into tree ours (hex ids; empty
+  // means the empty tree), as git does: a path only one side changed takes that side,
+  // a text file both changed is merged line by line, anything else both changed is a
+  // conflict (no tree then). Writes the merged files and trees. The caller holds the
+  // store lock.
+  TreeMerge merge_trees(std::string_view ancestor, std::string_view ours, std::string_view theirs);
+  // Tree base (hex id; empty: the empty tree) with each of paths as tree source has it:
+  // a file or symlink, a directory with everything below it, or nothing there. The
+  // caller holds the store lock.
+  std::string tree_with_paths_of(std::string_view base, std::string_view source,
+                                 const std::set<std::string>& paths);
   // A unified diff (git format, with `diff --git` headers) from tree `from` to `to`.
   std::string unified_diff(std::string_view from, std::string_view to) const;
   // Contents of the blob with the given hex id.
