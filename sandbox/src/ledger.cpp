@@ -345,6 +345,7 @@ std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
     later.fact.call_id = c.meta.tool_call_id;
     later.fact.tool_name = c.meta.tool_name;
     later.fact.checkpoint_id = c.id;
+    later.recorded_at = c.created_at;
     later.trees = {{resource_, c.tree}};
     later.skipped = {{resource_, c.skipped}};
     if (i + 1 < chain.size()) {
@@ -388,6 +389,7 @@ std::vector<LaterBoundary> LedgerBoundaryLog::other_runs_since(fsnap::TimePoint 
       later.fact.tool_name = c.meta.tool_name;
       later.fact.checkpoint_id = c.id;
       later.fact.run = other;
+      later.recorded_at = c.created_at;
       later.trees = {{resource_, c.tree}};
       later.skipped = {{resource_, c.skipped}};
       if (i + 1 < chain.size()) {

@@ -31,6 +31,7 @@ void MemoryBoundaryLog::remember(const Boundary& boundary) {
   fact.later.fact.call_id = m.tool_call_id;
   fact.later.fact.tool_name = m.tool_name;
   fact.later.fact.checkpoint_id = boundary.record.checkpoint_id;
+  fact.later.recorded_at = boundary.snapshot.created_at;
   fact.later.trees = boundary.snapshot.file_trees();
   fact.later.previous_trees = last_trees_;
   fact.later.skipped = boundary.snapshot.file_skipped();

@@ -75,83 +75,91 @@ OpenCall ToolTransactions::open_call_facts(const std::string& call_id) const {
   return call;
 }
 
-ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& pre) {
-  ChangesSince out;
-  std::vector<LaterBoundary> later = log_.since(pre);
-  const std::string& failed_id = pre.snapshot.metadata.tool_call_id;
-
-  std::map<std::string, OpenCall> open = calls_open_after(pre, later);
-  auto open_call = [&](const std::string& id) {
-    if (open.count(id) == 0) open.emplace(id, open_call_facts(id));
+ToolTransactions::PathSets ToolTransactions::changed_paths(const Trees& from, const Trees& to,
+                                                           const SkippedPaths& from_skipped,
+                                                           const SkippedPaths& to_skipped,
+                                                           PathSets* directories) const {
+  // What changed from one tree of each resource to another: paths for a host workspace
+  // (with the files over the size limit, which no tree holds, by what each side
+  // skipped), the whole resource ("") for one that cannot say; and which of them are
+  // directories in to.
+  PathSets paths;
+  auto skipped = [](const SkippedPaths& s, const std::string& name) {
+    auto found = s.find(name);
+    return found == s.end() ? std::vector<fsnap::SkippedPath>{} : found->second;
   };
-  auto open_now = [&] {
-    std::vector<OpenCall> calls;
-    for (const auto& [id, call] : open) calls.push_back(call);
-    return calls;
-  };
-
-  // What changed from one tree of each resource to another: paths for a host
-  // workspace (with the files over the size limit, which no tree holds, by what each
-  // side skipped), the whole resource ("") for one that cannot say; and which of them
-  // are directories in to.
-  using PathSets = std::map<std::string, std::set<std::string>>;
-  using Skipped = std::map<std::string, std::vector<fsnap::SkippedPath>>;
-  auto changed = [&](const std::map<std::string, std::string>& from,
-                     const std::map<std::string, std::string>& to, const Skipped& from_skipped,
-                     const Skipped& to_skipped, PathSets* directories = nullptr) {
-    PathSets paths;
-    auto skipped = [](const Skipped& s, const std::string& name) {
-      auto found = s.find(name);
-      return found == s.end() ? std::vector<fsnap::SkippedPath>{} : found->second;
-    };
-    for (const auto& [name, tree] : to) {
-      auto before = from.find(name);
-      if (before == from.end()) continue;
-      std::vector<std::string> large =
-          fsnap::large_file_changes(skipped(from_skipped, name), skipped(to_skipped, name));
-      if (before->second == tree && large.empty()) continue;
-      const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
-      if (entry == nullptr || entry->host == nullptr) {
-        paths[name].insert("");
-        continue;
-      }
-      for (const fsnap::TreeChange& c : entry->host->repo().diff_trees(before->second, tree)) {
-        paths[name].insert(c.path);
-        if (directories && c.after && c.after->type == fsnap::EntryType::kDirectory) {
-          (*directories)[name].insert(c.path);
-        }
-      }
-      paths[name].insert(large.begin(), large.end());
+  for (const auto& [name, tree] : to) {
+    auto before = from.find(name);
+    if (before == from.end()) continue;
+    std::vector<std::string> large =
+        fsnap::large_file_changes(skipped(from_skipped, name), skipped(to_skipped, name));
+    if (before->second == tree && large.empty()) continue;
+    const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
+    if (entry == nullptr || entry->host == nullptr) {
+      paths[name].insert("");
+      continue;
     }
-    return paths;
-  };
+    for (const fsnap::TreeChange& c : entry->host->repo().diff_trees(before->second, tree)) {
+      paths[name].insert(c.path);
+      if (directories && c.after && c.after->type == fsnap::EntryType::kDirectory) {
+        (*directories)[name].insert(c.path);
+      }
+    }
+    paths[name].insert(large.begin(), large.end());
+  }
+  return paths;
+}
 
-  const std::map<std::string, std::string> pre_trees = pre.snapshot.file_trees();
-  const Skipped pre_skipped = pre.snapshot.file_skipped();
-  std::map<std::string, std::string> newest = pre_trees;  // of this run
-  Skipped newest_skipped = pre_skipped;
-  for (const LaterBoundary& b : later) {
+ToolTransactions::Windows ToolTransactions::windows_since(const Boundary& pre,
+                                                          const std::vector<LaterBoundary>& later,
+                                                          std::optional<std::size_t> until) {
+  Windows out;
+  out.open = calls_open_after(pre, later);
+  out.newest = pre.snapshot.file_trees();  // of this run
+  out.newest_skipped = pre.snapshot.file_skipped();
+  for (std::size_t i = 0; i < later.size(); ++i) {
+    const LaterBoundary& b = later[i];
+    // Up to a boundary: this run's after it, and the other runs' recorded after it,
+    // came later.
+    if (until && (b.fact.run.empty() ? i > *until : b.recorded_at > later[*until].recorded_at)) {
+      continue;
+    }
     ChangeWindow window;
     window.seen_at = b.fact;
     if (b.fact.changed_files) {
-      window.changed =
-          changed(b.previous_trees, b.trees, b.previous_skipped, b.skipped, &window.directories);
+      window.changed = changed_paths(b.previous_trees, b.trees, b.previous_skipped, b.skipped,
+                                     &window.directories);
     }
     if (b.fact.run.empty()) {
-      window.open = open_now();
-      newest = b.trees;
-      newest_skipped = b.skipped;
-      if (b.fact.phase == fsnap::Phase::kPreTool) open_call(b.fact.call_id);
-      if (ends_call(b.fact)) open.erase(b.fact.call_id);
+      window.open = out.open_now();
+      out.newest = b.trees;
+      out.newest_skipped = b.skipped;
+      if (b.fact.phase == fsnap::Phase::kPreTool && out.open.count(b.fact.call_id) == 0) {
+        out.open.emplace(b.fact.call_id, open_call_facts(b.fact.call_id));
+      }
+      if (ends_call(b.fact)) out.open.erase(b.fact.call_id);
     }
     out.windows.push_back(std::move(window));
   }
+  return out;
+}
+
+std::vector<OpenCall> ToolTransactions::Windows::open_now() const {
+  std::vector<OpenCall> calls;
+  for (const auto& [id, call] : open) calls.push_back(call);
+  return calls;
+}
+
+ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& pre) {
+  ChangesSince out;
+  Windows seen = windows_since(pre, log_.since(pre), std::nullopt);
+  out.windows = std::move(seen.windows);
 
   // From the newest boundary to now: what the workspace is now (a capture, recorded by
   // no checkpoint). A resource that cannot be compared counts as changed.
-  std::map<std::string, std::string> now;
-  Skipped now_skipped;
-  for (const auto& [name, tree] : newest) {
+  Trees now;
+  SkippedPaths now_skipped;
+  for (const auto& [name, tree] : seen.newest) {
     const ResourceRegistry::Entry* entry = state_.resources().find(std::string_view(name));
     if (entry == nullptr || entry->host == nullptr) {
       now[name] = "";
@@ -163,13 +171,15 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
   }
   ChangeWindow last;
   last.seen_at.phase = fsnap::Phase::kPostTool;
-  last.seen_at.call_id = failed_id;
+  last.seen_at.call_id = pre.snapshot.metadata.tool_call_id;
   last.seen_at.tool_name = pre.snapshot.metadata.tool_name;
   last.seen_at.changed_files = true;
-  last.changed = changed(newest, now, newest_skipped, now_skipped, &last.directories);
-  last.open = open_now();
+  last.changed =
+      changed_paths(seen.newest, now, seen.newest_skipped, now_skipped, &last.directories);
+  last.open = seen.open_now();
   out.windows.push_back(std::move(last));
-  out.differing = changed(pre_trees, now, pre_skipped, now_skipped);
+  out.differing =
+      changed_paths(pre.snapshot.file_trees(), now, pre.snapshot.file_skipped(), now_skipped);
 
   out.state_changed = state_changed_since(pre);
   return out;

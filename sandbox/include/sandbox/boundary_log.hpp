@@ -37,6 +37,7 @@ struct LaterBoundary {
   std::map<std::string, std::string> previous_trees;
   std::map<std::string, std::vector<fsnap::SkippedPath>> skipped;
   std::map<std::string, std::vector<fsnap::SkippedPath>> previous_skipped;
+  fsnap::TimePoint recorded_at{};  // when its checkpoint was taken
 };
 
 // Held while a step runs; the step ends when it is destroyed.

@@ -178,12 +178,32 @@ class ToolTransactions {
                const std::string& summary, const std::optional<policy::SafetyEvent>& safety);
   // The open call call_id (under a step): its pre-tool boundary.
   Boundary open_call(const std::string& call_id) const;
+  using PathSets = std::map<std::string, std::set<std::string>>;  // by resource name
+  using Trees = std::map<std::string, std::string>;               // by resource name
+  using SkippedPaths = std::map<std::string, std::vector<fsnap::SkippedPath>>;
+  // The paths of each resource that differ from trees from to trees to (a whole
+  // resource that cannot say: ""), and in directories those that are directories in to.
+  PathSets changed_paths(const Trees& from, const Trees& to, const SkippedPaths& from_skipped,
+                         const SkippedPaths& to_skipped, PathSets* directories = nullptr) const;
+  // The windows between the boundaries of later (the log's since(pre)), with the calls
+  // open in each, and this run's newest trees after them.
+  struct Windows {
+    std::vector<ChangeWindow> windows;
+    std::map<std::string, OpenCall> open;  // after the last window
+    Trees newest;
+    SkippedPaths newest_skipped;
+    std::vector<OpenCall> open_now() const;
+  };
+  // until: only up to this run's boundary later[*until] (the other runs' recorded after
+  // it left out).
+  Windows windows_since(const Boundary& pre, const std::vector<LaterBoundary>& later,
+                        std::optional<std::size_t> until);
   // What changed since pre, window by window between boundaries up to now, with the
   // calls open in each (what RollbackPolicy::decide needs), and what differs now.
   struct ChangesSince {
     std::vector<ChangeWindow> windows;
-    std::map<std::string, std::set<std::string>> differing;  // by resource name
-    bool state_changed = false;                              // a STATE slice differs from pre's
+    PathSets differing;
+    bool state_changed = false;  // a STATE slice differs from pre's
   };
   ChangesSince changes_since(const Boundary& pre);
   // The calls open right after pre, given the boundaries recorded since (later).
