@@ -97,6 +97,7 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
         record.safety_event = metadata.safety_event;
         record.paths = metadata.paths;
         record.parent_call_id = metadata.parent_call_id;
+        record.undoes = metadata.undoes;
         if (!recorded) {
           snap.record = record;
           recorded = true;
@@ -121,6 +122,7 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
     snap.record.safety_event = metadata.safety_event;
     snap.record.paths = metadata.paths;
     snap.record.parent_call_id = metadata.parent_call_id;
+    snap.record.undoes = metadata.undoes;
   }
   return snap;
 }

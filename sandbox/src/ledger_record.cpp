@@ -77,6 +77,7 @@ std::string LedgerRecord::to_json() const {
   if (safety_event) o->set("safety_event", safety_event_json(*safety_event));
   if (!parent_call_id.empty()) o->set("parent_call_id", parent_call_id);
   if (!home_commit.empty()) o->set("home", home_commit);
+  if (!undoes.empty()) o->set("undoes", undoes);
   if (paths) {
     Poco::JSON::Array::Ptr list = new Poco::JSON::Array;
     for (const std::string& p : *paths) list->add(p);
@@ -154,6 +155,7 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
     if (!r.home_commit.empty() && !is_commit_id(r.home_commit)) {
       throw Error(ErrorCode::kCorrupt, "ledger record: bad home commit");
     }
+    r.undoes = text(o, "undoes");
     if (Poco::JSON::Array::Ptr list = o->getArray("paths")) {
       r.paths.emplace();
       for (std::size_t i = 0; i < list->size(); ++i)

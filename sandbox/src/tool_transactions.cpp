@@ -246,6 +246,7 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
   meta.move_tag = move_tag;
   meta.tool_call_id = pm.tool_call_id;
   meta.tool_name = pm.tool_name;
+  meta.undoes = pre.record.undoes;
   meta.phase = phase;
   meta.outcome = CallOutcome{pre.record.input_summary, success, summary, elapsed_ms};
   if (rollback != nullptr) {

@@ -270,6 +270,44 @@ TEST(MemoryTransactionsTest, AFailedCallThatChangedNoFileStillPutsItsStateBack) 
       << "no safety checkpoint: only the boundary that ends the call";
 }
 
+TEST(MemoryTransactionsTest, AnUndoInProcessChangesFilesOnlyAndCountsNoStep) {
+  auto host_dir = std::make_shared<testing_support::TempDir>();
+  fs::path ws = host_dir->path() / "ws";
+  testing_support::write_file(ws / "a.txt", "a\n");
+  auto host = std::make_shared<fsnap::HostFilesystem>(
+      fsnap::Store::open(host_dir->path() / "store", ws, true), fsnap::CaptureOptions{});
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(host, "filesystem");
+  ExecutionState state(std::make_shared<Session>(), std::move(resources));
+  state.set_containment({.max_steps = 10});
+  MemoryBoundaryLog log;
+  ToolTransactions tx(state, log, RollbackPolicy{});
+  tx.begin({"c1", "Write", "{}", std::vector<std::string>{"a.txt"}});
+  testing_support::write_file(ws / "a.txt", "a by c1\n");
+  tx.succeed("c1", "ok");
+  tx.begin({"c2", "Bash", "{}"});
+  testing_support::write_file(ws / "b.txt", "b\n");
+  state.session().seed<Plan>({Plan{"after c2", "", {}}});
+  tx.succeed("c2", "ok");
+  std::size_t steps = state.containment()->state().step_count;
+
+  UndoResult undone = tx.undo("c1");
+  EXPECT_EQ(undone.outcome, UndoResult::Outcome::kUndone);
+  EXPECT_EQ(undone.undo_call_id, "undo-c1");
+  EXPECT_EQ(undone.paths, std::vector<std::string>{"a.txt"});
+  EXPECT_EQ(testing_support::read_file(ws / "a.txt"), "a\n");
+  EXPECT_EQ(testing_support::read_file(ws / "b.txt"), "b\n");
+  EXPECT_EQ(state.session().latest<Plan>()->objective, "after c2") << "the session is left";
+  EXPECT_EQ(state.session().all<ToolInvoked>().size(), 2u) << "an undo is no tool call";
+  EXPECT_EQ(state.containment()->state().step_count, steps) << "nor a step";
+  ASSERT_TRUE(undone.end.has_value());
+  EXPECT_EQ(undone.end->record.undoes, "c1");
+  EXPECT_TRUE(log.open_calls().empty());
+
+  EXPECT_EQ(tx.undo("undo-c1").outcome, UndoResult::Outcome::kUndone);
+  EXPECT_EQ(testing_support::read_file(ws / "a.txt"), "a by c1\n");
+}
+
 // Runs two calls in a fresh workspace with the given seed, on a fixed clock; returns
 // the ids and commits they produced.
 std::vector<std::string> ids_of_a_run(std::uint64_t seed) {

@@ -53,6 +53,7 @@ struct SnapshotMetadata {
   // A pre-tool boundary: the paths the call's tool names (see LedgerRecord::paths).
   std::optional<std::vector<std::string>> paths;
   std::string parent_call_id;  // a pre-tool boundary: the call it runs inside of
+  std::string undoes;          // the boundaries of an undo: the call it reverses
   // Host filesystems: files changed since the run's newest checkpoint are first
   // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
   bool separate_outside_changes = false;

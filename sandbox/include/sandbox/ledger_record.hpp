@@ -76,6 +76,9 @@ struct LedgerRecord {
   // run with no preserved HOME). Preserved before a boundary is recorded, so a pre-tool
   // record's HOME holds the model's turn that made the call.
   std::string home_commit;
+  // The records of an undo (`shadowbox undo`, recorded as a call of its own): the call
+  // whose changes it reversed. Its pre-tool record's paths are the paths it changed.
+  std::string undoes;
   // The session at this checkpoint: its session tree with the stamp the tree leaves out
   // (SessionTrees), or (a record of format v1) SessionSnapshot::to_json() inline.
   // Ledger::session reads either.

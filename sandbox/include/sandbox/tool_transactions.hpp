@@ -27,6 +27,8 @@
 //                           everything), then a boundary of the result
 //   restore_paths(target, paths)  only those paths of the files target's; the session
 //                           as it is
+//   undo(id)                reverses an ended call's file changes, keeping every later
+//                           one (a three-way merge), as a call of its own: undo-<id>
 //
 // Each step holds the run for its whole duration (BoundaryLog::begin_step: the store
 // lock for a ledger), starts from the run's newest session, and writes its checkpoint
@@ -94,6 +96,39 @@ struct FailureResult {
   StepResult step;
 };
 
+// A path an undo cannot reverse, and why ("changed again since, in or next to the lines
+// the call changed; last changed by Edit toolu_3", "changed while Bash toolu_2 ran
+// too", ...).
+struct UndoConflict {
+  std::string path;
+  std::string why;
+  friend bool operator==(const UndoConflict&, const UndoConflict&) = default;
+};
+
+// What ToolTransactions::undo did.
+struct UndoResult {
+  enum class Outcome {
+    kUndone,   // the call's changes are reversed; recorded as the call undo_call_id
+    kNothing,  // nothing to reverse (reason): nothing was recorded
+    kRefused,  // a later change overlaps the call's (conflicts): nothing was changed
+  };
+  Outcome outcome = Outcome::kNothing;
+  std::string call_id;  // the call undone, and its tool
+  std::string tool_name;
+  std::string reason;                           // kNothing, kRefused: why, in a few words
+  std::vector<UndoConflict> conflicts;          // kRefused: every path in the way, with why
+  std::vector<KeptPath> kept;                   // changed while another call ran too: left as is
+  std::string undo_call_id;                     // kUndone: the id its boundaries carry
+  std::vector<std::string> paths;               // kUndone: the paths it changed
+  std::optional<Boundary> begin;                // kUndone: its pre-tool boundary (the workspace
+                                                // before it: its safety checkpoint)
+  std::optional<Boundary> end;                  // kUndone: its post-tool boundary
+  std::optional<fsnap::RestoreReport> restore;  // kUndone: what it did to the files
+};
+
+// The tool name an undo's boundaries carry.
+inline constexpr const char* kUndoToolName = "undo";
+
 // How a pre-tool boundary is taken.
 struct BeginOptions {
   std::string tag;
@@ -151,6 +186,24 @@ class ToolTransactions {
   StepResult checkpoint(const fsnap::CheckpointMeta& meta,
                         const std::function<void(Session&)>& change = nullptr,
                         const std::string& summary = "");
+  // Reverses the file changes of the ended call call_id and keeps every later change:
+  // a three-way merge of the call's changes, reversed, into the workspace as it is now
+  // (ancestor: the files as the call left them, its post-tool boundary; theirs: as they
+  // were before it, its pre-tool boundary), text files merged line by line. Only the
+  // paths the call alone can have changed are reversed (as a rollback decides; those a
+  // call running at the same time can have changed are left, in kept). Where a later
+  // change is in the way (the same lines changed again, a binary file changed again, a
+  // file it changed removed since...), nothing is changed and every such path is named
+  // (kRefused). Else the paths the merge changes are made so (fsnap::RestoreOptions::
+  // only), recorded as a call of its own, undo_call_id ("undo-<call_id>"): a pre-tool
+  // boundary of the workspace before it (its safety checkpoint) whose record names the
+  // call undone (LedgerRecord::undoes) and the paths it changes, and a post-tool one
+  // after — so undo(undo_call_id) puts the call's changes back. Files only: the session
+  // is left as it is, and nothing is counted by containment. Errors, nothing changed:
+  // kNotFound for a call with no pre-tool boundary in the run; kConflict for one still
+  // open, one rolled back when it failed (nothing to undo), one ended without a post-tool
+  // boundary; kInvalidArgument without a host workspace.
+  UndoResult undo(const std::string& call_id);
   // Makes files and STATE slices exactly target's, then records the result.
   StepResult restore(const Boundary& target, const std::string& summary);
   // Makes only the named workspace paths (relative to its root; each with everything
@@ -209,6 +262,13 @@ class ToolTransactions {
   // The calls open right after pre, given the boundaries recorded since (later).
   std::map<std::string, OpenCall> calls_open_after(const Boundary& pre,
                                                    const std::vector<LaterBoundary>& later) const;
+  // The pre-tool boundary of call_id, ended and not rolled back (undo's errors else).
+  Boundary ended_call(const std::string& call_id) const;
+  // Records the undo out says of as a call of its own around the restore of target's
+  // paths only, on the workspace host captured as planned_on.
+  UndoResult apply_undo(UndoResult out, fsnap::Checkpoint target, const std::set<std::string>& only,
+                        const fsnap::CaptureReport& planned_on,
+                        const ResourceRegistry::Entry& host);
   // Whether a STATE slice of the session differs from pre's.
   bool state_changed_since(const Boundary& pre) const;
   // The call call_id as the rollback decision sees it while open.
