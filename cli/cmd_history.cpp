@@ -228,6 +228,18 @@ int cmd_show(const Context& context, const Args& parsed) {
     } else if (meta.phase == fsnap::Phase::kSafety && !meta.tool_call_id.empty()) {
       std::cout << "rollback     the workspace as the failed call left it, before its rollback\n";
     }
+    if (!record->undoes.empty()) {
+      std::cout << "undoes       tool call " << fsnap::quote_path(record->undoes)
+                << " (its file changes reversed; reverse them back with: shadowbox undo "
+                << fsnap::quote_path(meta.tool_call_id) << ")\n";
+    }
+    if (record->paths) {
+      std::string paths;
+      for (const std::string& p : *record->paths) {
+        paths += (paths.empty() ? "" : ", ") + fsnap::quote_path(p);
+      }
+      std::cout << "paths        " << one_line(paths, 200) << '\n';
+    }
     if (!record->input_summary.empty()) {
       std::cout << "input        " << record->input_summary.substr(0, 200) << '\n';
     }

@@ -19,6 +19,7 @@ int cmd_path(const Context& context, const Args& args);
 int cmd_snapshot(const Context& context, const Args& args);
 int cmd_restore(const Context& context, const Args& args);
 int cmd_rollback(const Context& context, const Args& args);
+int cmd_undo(const Context& context, const Args& args);
 int cmd_export(const Context& context, const Args& args);
 int cmd_log(const Context& context, const Args& args);
 int cmd_show(const Context& context, const Args& args);

@@ -84,6 +84,14 @@ const std::vector<Command>& all_commands() {
          {"--run", nullptr, "RUN", "the run of the call (default: default)"}},
         {{"CALL_ID", true, false, "the tool call id given to snapshot --phase pre_tool"}}},
        cmd_rollback},
+      {{"undo",
+        "reverse one ended tool call's file changes and keep every later change (a three-way "
+        "merge, text files line by line); refused, changing nothing, where a later change is in "
+        "the way; recorded as tool call undo-CALL_ID, which undo reverses in turn. Files only: "
+        "the run's session slices stay as they are",
+        {{"--run", nullptr, "RUN", "the run of the call (default: the run of pre:CALL_ID)"}},
+        {{"CALL_ID", true, false, "the tool call whose changes are reversed"}}},
+       cmd_undo},
       {{"export",
         "write a run into the git repository the workspace is in, as a new branch on top of "
         "HEAD: one commit per tool call that changed files, with its tool, input, call id, "
@@ -275,7 +283,8 @@ void print_help(std::ostream& out) {
          "of its own when the call was rolled back), or run:<run> for a run's newest.\n"
          "`restore REF` always makes the workspace exactly REF (`restore REF -- PATH...`:\n"
          "those paths only, the session as it is); the failure of a tool call is\n"
-         "`rollback CALL_ID`.\n\n"
+         "`rollback CALL_ID`; `undo CALL_ID` reverses one call and keeps what came\n"
+         "after.\n\n"
          "global options (before or after the command's name):\n"
          "  --workspace DIR  the workspace (default: the current directory)\n"
          "  --store DIR      the store (default: $SHADOWBOX_STORE, else\n"
