@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "live_run_notice.hpp"
 #include "output.hpp"
 #include "sandbox/ledger.hpp"
 
@@ -120,6 +121,12 @@ int cmd_undo(const Context& context, const Args& parsed) {
   std::unique_ptr<sandbox::LedgerRun> run =
       context.open_run(run_of(context, parsed, call_id), false);
   sandbox::UndoResult result = run->transactions().undo(call_id);
+  if (result.outcome == sandbox::UndoResult::Outcome::kUndone && result.restore) {
+    tell_live_runs(context, run->store(),
+                   "`shadowbox undo` reversed what " + fsnap::quote_input(result.tool_name) +
+                       " call " + fsnap::quote_input(call_id) + " changed",
+                   *result.restore);
+  }
   int status = result.outcome == sandbox::UndoResult::Outcome::kRefused ? 1 : 0;
   if (context.options.json) {
     print_json_result(result, *run);

@@ -3,6 +3,8 @@
 // other lines of the same file), a later change in the way refused by path with
 // nothing changed, the undo undone, binary files, deletions, added files and files over
 // the size limit, the calls around it, and the errors.
+#include <unistd.h>
+
 #include <Poco/JSON/Parser.h>
 
 #include <gtest/gtest.h>
@@ -10,6 +12,8 @@
 
 #include "fsnap/shadow_repo.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/run_meta.hpp"
+#include "sandbox/run_notices.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -328,6 +332,31 @@ TEST_F(UndoTest, ErrorsNameTheCallAndChangeNothing) {
   EXPECT_EQ(elsewhere.exit_code, 1);
   EXPECT_NE(elsewhere.err.find("in run 'other'"), std::string::npos) << elsewhere.err;
   EXPECT_TRUE(fs::exists(ws_ / "d.txt"));
+}
+
+}  // namespace
+
+namespace {
+
+// An undo made while an agent runs on the workspace is told to that agent: a notice its
+// hooks hand on at its next tool call.
+TEST_F(UndoTest, AnUndoDuringALiveRunIsToldToItsAgent) {
+  call("call_1", [&] { write("b.txt", "b\n"); });
+  call("call_2", [&] { write("c.txt", "c\n"); });
+  fsnap::Store store = fsnap::Store::open(store_, ws_, false);
+  sandbox::RunMeta live;  // a supervisor alive on this workspace: this process
+  live.run = "live";
+  live.workspace = fs::canonical(ws_).string();
+  live.pid = ::getpid();
+  live.save(store);
+  ok({"undo", "call_1"});
+  EXPECT_FALSE(fs::exists(ws_ / "b.txt"));
+  std::vector<std::string> notices = sandbox::take_run_notices(store, "live");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].find("`shadowbox undo` reversed what 'Bash' call 'call_1' changed"),
+            std::string::npos)
+      << notices[0];
+  EXPECT_NE(notices[0].find("D b.txt"), std::string::npos) << notices[0];
 }
 
 }  // namespace
