@@ -57,12 +57,20 @@ int cmd_rewind(const Context& context, const Args& parsed) {
   std::optional<fsnap::Checkpoint> safety;
   try {
     std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(fork, true, repo);
-    sandbox::StepResult restored = ledger_run->transactions().restore(
-        ledger_run->log().boundary_at(plan.target), "rewound from run " + run + " at " + point);
+    sandbox::ToolTransactions& tx = ledger_run->transactions();
+    // The fork's first boundary: the workspace as it is, no session yet.
+    sandbox::StepResult start = tx.checkpoint({"", fsnap::Phase::kCheckpoint, "", "", fork},
+                                              nullptr, "run " + fork + " forks run " + run);
+    sandbox::StepResult restored = tx.restore(ledger_run->log().boundary_at(plan.target),
+                                              "rewound from run " + run + " at " + point);
     if (restored.restore) {
       changes = restored.restore->changes.size() + restored.restore->large_files.size();
       safety = restored.restore->safety;
     }
+    // The session is REF's but for the rewound run's own lifecycle: the fork's starts
+    // here (else its start would read as the rewound run's supervisor having died).
+    tx.restore_slices(start.boundary, {"run.lifecycle", "run.status"},
+                      "the lifecycle of run " + fork + " starts afresh");
   } catch (...) {
     boost::system::error_code ec;
     boost::filesystem::remove_all(fsnap::layout::run_dir(store.dir(), fork), ec);

@@ -198,7 +198,8 @@ const std::vector<Command>& all_commands() {
         "start a new run forked from a pre_tool checkpoint of RUN: the workspace and the "
         "session's slices as at REF, and the agent resuming its conversation cut just before "
         "that call (RUN is left as it was)",
-        {{"--to", nullptr, "REF", "the pre_tool checkpoint to go back to (pre:<tool call id>)"},
+        {{"--to", nullptr, "REF",
+          "(needed) the pre_tool checkpoint to go back to (pre:<tool call id>)"},
          {"--run-id", nullptr, "ID", "name the new run (default: a new id)"},
          {"--only-args", nullptr, nullptr,
           "give the agent only ARGS, not the options of the run's command line"},

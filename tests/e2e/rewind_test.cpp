@@ -128,6 +128,19 @@ TEST_F(RewindTest, RewindsAThreeCallRunToTheSecondCall) {
   }
   EXPECT_TRUE(found);
   EXPECT_EQ(json_array({"--json", "log", "--run", "r1"})->size(), checkpoints);
+  // The fork's lifecycle is its own: started, then complete — never a crash of the
+  // rewound run's supervisor.
+  CommandResult states = shadowbox({"--json", "states", "fork"});
+  ASSERT_EQ(states.exit_code, 0) << states.err;
+  Poco::JSON::Parser states_parser;
+  auto moves =
+      states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
+  std::vector<std::string> visited;
+  for (std::size_t i = 0; i < moves->size(); ++i) {
+    std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
+    if (visited.empty() || visited.back() != to) visited.push_back(to);
+  }
+  EXPECT_EQ(visited, std::vector<std::string>({"running", "complete"})) << states.out;
   CommandResult table = shadowbox({"runs"});
   EXPECT_NE(table.out.find("fork: forked from run r1 at pre:toolu_two"), std::string::npos)
       << table.out;
