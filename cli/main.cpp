@@ -1,6 +1,10 @@
 // shadowbox — make every step of a coding agent atomic, reversible and inspectable.
 //
 // Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error.
+#include <poll.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -298,6 +302,16 @@ void print_help(std::ostream& out) {
          "status, or 3 when a limit (or abort) stopped it\n";
 }
 
+}  // namespace
+
+// Whether standard output is a pipe or socket whose reading end is closed.
+bool stdout_reader_gone() {
+  struct pollfd out = {STDOUT_FILENO, 0, 0};
+  return ::poll(&out, 1, 0) == 1 && (out.revents & POLLERR) != 0;
+}
+
+namespace {
+
 int usage_error(const std::string& message) {
   std::cerr << "shadowbox: " << message << "\nTry 'shadowbox --help'.\n";
   return 2;
@@ -368,7 +382,12 @@ int main(int argc, char** argv) {
   try {
     int status = cli::run(args);
     std::cout.flush();
-    if (!std::cout) return cli::error("cannot write the output");
+    if (!std::cout) {
+      // A reader that stopped reading (`shadowbox log | head`) is no error: quiet, with
+      // the status a death by SIGPIPE gives, as git does (libgit2 ignores SIGPIPE).
+      if (cli::stdout_reader_gone()) return 128 + SIGPIPE;
+      return cli::error("cannot write the output");
+    }
     return status;
   } catch (const cli::UsageError& e) {
     return cli::usage_error(e.what());
