@@ -151,6 +151,14 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
   if (!problems.empty()) {
     std::string text;
     for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
+    // What only strict validation refuses (a complete run, an ended session, another
+    // path, an old run) a person may mean to go on with: said how.
+    if (request.validation == ResumeValidation::kStrict &&
+        resume_problems(*state, ResumeValidation::kRelaxed, request.workspace, request.max_age,
+                        request.now)
+            .empty()) {
+      text += " (to resume it all the same: shadowbox resume " + run + " --validation relaxed)";
+    }
     throw Error(ErrorCode::kConflict, "cannot resume run " + quoted + ": " + text);
   }
   ResumePlan plan;

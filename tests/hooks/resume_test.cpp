@@ -117,6 +117,9 @@ TEST_F(ResumeTest, AnInteractiveRunKilledAfterATurnStaysResumable) {
   CommandResult again = shadowbox({"resume", "r"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("the run is complete"), std::string::npos) << again.err;
+  // ...and says how to go on with it all the same.
+  EXPECT_NE(again.err.find("shadowbox resume r --validation relaxed"), std::string::npos)
+      << again.err;
 }
 
 TEST_F(ResumeTest, StrictValidationMeasuresAgeFromTheLastActivity) {
