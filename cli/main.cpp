@@ -298,7 +298,8 @@ void print_help(std::ostream& out) {
          "                   <workspace>/.shadowbox.yaml)\n"
          "  --json           machine-readable output\n"
          "  --version        print the version\n\n"
-         "exit status: 0 success, 1 error, 2 usage error; run and resume: the agent's\n"
+         "exit status: 0 success, 1 error, 2 usage error, 141 output whose reader stopped\n"
+         "reading (as | head); run and resume: the agent's\n"
          "status, or 3 when a limit (or abort) stopped it\n";
 }
 
