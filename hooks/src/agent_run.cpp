@@ -84,10 +84,9 @@ class InProcessHooks {
         preserver_(preserver),
         options_(std::move(options)),
         fleet_(fleet),
-        preserve_at_events_(preserve_at_events),
         server_([this](const std::string& event) { return answer(event); },
-                [this](const HttpHookReply&) {
-                  if (preserve_at_events_) preserve();
+                [this, preserve_at_events](const HttpHookReply&) {
+                  if (preserve_at_events) preserve();
                 },
                 std::move(telemetry)) {}
 
@@ -108,9 +107,6 @@ class InProcessHooks {
     // (An event that cannot be read is answered as one that could not be recorded: a
     // call about to run is denied, and the gap is in the run's log.)
     HttpHookReply reply;
-    // The boundary's record names the agent's conversation as it is now (a pre-tool
-    // boundary: with the model's turn that made the call), so it is preserved first.
-    if (preserve_at_events_) preserve();
     try {
       reply = to_http_reply(handle_claude_code_event(event, run_, options_));
     } catch (const std::exception& e) {
@@ -125,17 +121,15 @@ class InProcessHooks {
     return reply;
   }
 
-  // The agent's session data, preserved at every boundary before it is recorded, and
-  // again after the reply (what the agent wrote meanwhile; the next event waits until it
-  // is done).
+  // The agent's session data, preserved at every boundary (after the reply: the agent
+  // need not wait for it, and the next event waits until it is done).
   void preserve() { preserve_logged(preserver_, run_.store(), run_.run()); }
 
   sandbox::LedgerRun& run_;
   sandbox::HomePreserver& preserver_;
   HookOptions options_;
   fleet::FleetMember* fleet_;  // null outside a fleet
-  bool preserve_at_events_;
-  HookServer server_;  // last: stops before what it uses goes
+  HookServer server_;          // last: stops before what it uses goes
 };
 
 // Ends the agent's process tree. Hook processes in it finish the step they are in

@@ -1,18 +1,16 @@
 #include "hooks/claude_code_session_cut.hpp"
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
-#include <Poco/JSON/Parser.h>
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
 #include "hooks/claude_code_home.hpp"
 #include "sandbox/errors.hpp"
+#include "session_file.hpp"
 
 namespace hooks {
 
@@ -24,17 +22,11 @@ namespace {
 
 // The session's transcript under home, or an empty path.
 fs::path find_transcript(const fs::path& home, const std::string& session_id) {
-  boost::system::error_code ec;
   for (const std::string& part : claude_code_preserved_parts()) {
-    fs::path root = home / part;
-    if (!fs::is_directory(root, ec)) continue;
-    for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-      std::string relative = part + "/" + it->path().lexically_relative(root).generic_string();
-      if (is_transcript_path(relative, session_id) &&
-          fs::is_regular_file(fs::symlink_status(it->path(), ec))) {
-        return it->path();
-      }
-    }
+    std::vector<fs::path> found = session_file::files_below(
+        home, part,
+        [&](const std::string& relative) { return is_transcript_path(relative, session_id); });
+    if (!found.empty()) return found.front();
   }
   return {};
 }
@@ -69,32 +61,10 @@ TranscriptCut cut_claude_code_transcript(const fs::path& home, const SessionCutP
     throw Error(ErrorCode::kNotFound,
                 "the preserved data holds no transcript of agent session " + session);
   }
-  std::ifstream in(cut.transcript.string(), std::ios::binary);
-  std::vector<std::string> lines;
+  // (A last line cut short by a crash is left out: it goes with the rest.)
+  std::vector<session_file::Line> lines = session_file::read_lines(cut.transcript);
   std::vector<Poco::JSON::Object::Ptr> entries;
-  for (std::string line; std::getline(in, line);) {
-    Poco::JSON::Object::Ptr entry;
-    if (!line.empty()) {
-      try {
-        Poco::JSON::Parser parser;
-        Poco::Dynamic::Var parsed = parser.parse(line);
-        if (parsed.type() == typeid(Poco::JSON::Object::Ptr)) {
-          entry = parsed.extract<Poco::JSON::Object::Ptr>();
-        }
-      } catch (const Poco::Exception&) {
-      }
-      // A line cut short by a crash can only be the last one: it is dropped with the rest.
-      if (entry.isNull() && in.peek() != std::char_traits<char>::eof()) {
-        throw Error(ErrorCode::kCorrupt, "line " + std::to_string(lines.size() + 1) + " of " +
-                                             cut.transcript.filename().string() +
-                                             " (agent session " + session +
-                                             ") is not a JSON object");
-      }
-    }
-    lines.push_back(std::move(line));
-    entries.push_back(entry);
-  }
-  if (in.bad()) throw Error(ErrorCode::kIo, "cannot read " + cut.transcript.string());
+  for (const session_file::Line& line : lines) entries.push_back(line.object);
 
   // The line with the call, then the first line of its turn (Claude Code writes one
   // line per content block of a message, each with the API message's id).
@@ -134,7 +104,7 @@ TranscriptCut cut_claude_code_transcript(const fs::path& home, const SessionCutP
   cut.kept_lines = first;
   cut.dropped_lines = lines.size() - first;
   std::string kept;
-  for (std::size_t i = 0; i < first; ++i) kept += lines[i] + '\n';
+  for (std::size_t i = 0; i < first; ++i) kept += lines[i].text + '\n';
   fsnap::write_file_atomically(cut.transcript, kept, 0600);
   return cut;
 }

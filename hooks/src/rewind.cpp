@@ -141,10 +141,10 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
       }
     }
     if (!cut) {
-      throw Error(ErrorCode::kNotFound,
-                  why + (missing.empty() ? "it has no preserved agent data (" +
-                                               fsnap::layout::home_ref(run) + " is missing)"
-                                         : missing));
+      throw Error(ErrorCode::kNotFound, missing.empty()
+                                            ? "it has no preserved agent data (" +
+                                                  fsnap::layout::home_ref(run) + " is missing)"
+                                            : missing);
     }
     plan.meta.run = request.new_run;
     plan.meta.workspace = request.workspace;
@@ -162,7 +162,6 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
                 std::string(kResumeForkVariable) + "=1"};
   } catch (const Error& e) {
     discard();
-    if (std::string(e.what()).rfind("cannot rewind", 0) == 0) throw;
     throw Error(e.code(), why + e.what());
   } catch (...) {
     discard();

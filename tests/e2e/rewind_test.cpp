@@ -45,6 +45,65 @@ class RewindTest : public e2e::ShadowboxTest {
     return parser.parse(r.out).extract<Poco::JSON::Array::Ptr>();
   }
 
+  // `runs` and `states` of the fork "fork" of run r1 at pre:toolu_two (checkpoint
+  // pre_id), and r1 as it was (parent_checkpoints).
+  void expect_listed_as_fork(const std::string& pre_id, std::size_t parent_checkpoints) {
+    // `runs` names the fork's parent and the point it was taken from; the rewound run is
+    // as it was.
+    Poco::JSON::Array::Ptr runs = json_array({"--json", "runs"});
+    bool found = false;
+    for (std::size_t i = 0; i < runs->size(); ++i) {
+      Poco::JSON::Object::Ptr info = runs->getObject(static_cast<unsigned>(i));
+      if (info->getValue<std::string>("run") == "fork") {
+        found = true;
+        Poco::JSON::Object::Ptr from = info->getObject("forked_from");
+        ASSERT_FALSE(from.isNull());
+        EXPECT_EQ(from->getValue<std::string>("run"), "r1");
+        EXPECT_EQ(from->getValue<std::string>("tool_call_id"), "toolu_two");
+        EXPECT_EQ(from->getValue<std::string>("checkpoint"), pre_id);
+        EXPECT_EQ(info->getValue<std::string>("status"), "complete");
+      } else if (info->getValue<std::string>("run") == "r1") {
+        EXPECT_TRUE(info->isNull("forked_from"));
+      }
+    }
+    EXPECT_TRUE(found);
+    EXPECT_EQ(json_array({"--json", "log", "--run", "r1"})->size(), parent_checkpoints);
+    // The fork's lifecycle is its own: started, then complete — never a crash of the
+    // rewound run's supervisor.
+    CommandResult states = shadowbox({"--json", "states", "fork"});
+    ASSERT_EQ(states.exit_code, 0) << states.err;
+    Poco::JSON::Parser states_parser;
+    auto moves =
+        states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
+    std::vector<std::string> visited;
+    for (std::size_t i = 0; i < moves->size(); ++i) {
+      std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
+      if (visited.empty() || visited.back() != to) visited.push_back(to);
+    }
+    EXPECT_EQ(visited, std::vector<std::string>({"running", "complete"})) << states.out;
+    CommandResult table = shadowbox({"runs"});
+    EXPECT_NE(table.out.find("fork: forked from run r1 at pre:toolu_two"), std::string::npos)
+        << table.out;
+  }
+  // What cannot be rewound is refused, naming why, and leaves no run behind.
+  void expect_refusals() {
+    CommandResult post = shadowbox({"rewind", "r1", "--to", "post:toolu_two", "--run-id", "x1"});
+    EXPECT_EQ(post.exit_code, 1);
+    EXPECT_NE(post.err.find("is a post_tool checkpoint"), std::string::npos) << post.err;
+    CommandResult other = shadowbox({"rewind", "fork", "--to", "pre:toolu_two", "--run-id", "x2"});
+    EXPECT_EQ(other.exit_code, 1);
+    EXPECT_NE(other.err.find("is a checkpoint of run 'r1'"), std::string::npos) << other.err;
+    CommandResult taken = shadowbox({"rewind", "r1", "--to", "pre:toolu_two", "--run-id", "fork"});
+    EXPECT_EQ(taken.exit_code, 1);
+    EXPECT_NE(taken.err.find("exists already"), std::string::npos) << taken.err;
+    CommandResult no_to = shadowbox({"rewind", "r1"});
+    EXPECT_EQ(no_to.exit_code, 2) << no_to.err;
+    for (const char* run : {"x1", "x2"}) {
+      EXPECT_FALSE(fs::exists(store_ / "runs" / run)) << run;
+    }
+    EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "one\n");
+  }
+
   std::unique_ptr<e2e::MockServer> server_;
 };
 
@@ -108,59 +167,8 @@ TEST_F(RewindTest, RewindsAThreeCallRunToTheSecondCall) {
   EXPECT_EQ(session.exit_code, 0) << session.err;
   EXPECT_EQ(session.out, "") << "the fork's session differs from the checkpoint's";
 
-  // `runs` names the fork's parent and the point it was taken from; the rewound run is
-  // as it was.
-  Poco::JSON::Array::Ptr runs = json_array({"--json", "runs"});
-  bool found = false;
-  for (std::size_t i = 0; i < runs->size(); ++i) {
-    Poco::JSON::Object::Ptr info = runs->getObject(static_cast<unsigned>(i));
-    if (info->getValue<std::string>("run") == "fork") {
-      found = true;
-      Poco::JSON::Object::Ptr from = info->getObject("forked_from");
-      ASSERT_FALSE(from.isNull());
-      EXPECT_EQ(from->getValue<std::string>("run"), "r1");
-      EXPECT_EQ(from->getValue<std::string>("tool_call_id"), "toolu_two");
-      EXPECT_EQ(from->getValue<std::string>("checkpoint"), pre->getValue<std::string>("id"));
-      EXPECT_EQ(info->getValue<std::string>("status"), "complete");
-    } else if (info->getValue<std::string>("run") == "r1") {
-      EXPECT_TRUE(info->isNull("forked_from"));
-    }
-  }
-  EXPECT_TRUE(found);
-  EXPECT_EQ(json_array({"--json", "log", "--run", "r1"})->size(), checkpoints);
-  // The fork's lifecycle is its own: started, then complete — never a crash of the
-  // rewound run's supervisor.
-  CommandResult states = shadowbox({"--json", "states", "fork"});
-  ASSERT_EQ(states.exit_code, 0) << states.err;
-  Poco::JSON::Parser states_parser;
-  auto moves =
-      states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
-  std::vector<std::string> visited;
-  for (std::size_t i = 0; i < moves->size(); ++i) {
-    std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
-    if (visited.empty() || visited.back() != to) visited.push_back(to);
-  }
-  EXPECT_EQ(visited, std::vector<std::string>({"running", "complete"})) << states.out;
-  CommandResult table = shadowbox({"runs"});
-  EXPECT_NE(table.out.find("fork: forked from run r1 at pre:toolu_two"), std::string::npos)
-      << table.out;
-
-  // What cannot be rewound is refused, naming why, and leaves no run behind.
-  CommandResult post = shadowbox({"rewind", "r1", "--to", "post:toolu_two", "--run-id", "x1"});
-  EXPECT_EQ(post.exit_code, 1);
-  EXPECT_NE(post.err.find("is a post_tool checkpoint"), std::string::npos) << post.err;
-  CommandResult other = shadowbox({"rewind", "fork", "--to", "pre:toolu_two", "--run-id", "x2"});
-  EXPECT_EQ(other.exit_code, 1);
-  EXPECT_NE(other.err.find("is a checkpoint of run 'r1'"), std::string::npos) << other.err;
-  CommandResult taken = shadowbox({"rewind", "r1", "--to", "pre:toolu_two", "--run-id", "fork"});
-  EXPECT_EQ(taken.exit_code, 1);
-  EXPECT_NE(taken.err.find("exists already"), std::string::npos) << taken.err;
-  CommandResult no_to = shadowbox({"rewind", "r1"});
-  EXPECT_EQ(no_to.exit_code, 2) << no_to.err;
-  for (const char* run : {"x1", "x2"}) {
-    EXPECT_FALSE(fs::exists(store_ / "runs" / run)) << run;
-  }
-  EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "one\n");
+  expect_listed_as_fork(pre->getValue<std::string>("id"), checkpoints);
+  expect_refusals();
 }
 
 // A restore from another terminal while the agent works: the agent's next tool call is

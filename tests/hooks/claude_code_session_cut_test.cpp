@@ -83,8 +83,11 @@ TEST_F(ClaudeCodeSessionCutTest, TheCallsWholeTurnAndWhatFollowsGo) {
 }
 
 TEST_F(ClaudeCodeSessionCutTest, ALastLineCutShortByACrashGoesWithTheRest) {
-  write({user("u1", "", "go"), assistant("m1", "u1", "msg_1", tool_use("toolu_one")),
-         R"({"type":"user","uuid":"r1","par)"});
+  // (Its newline never written.)
+  testing_support::write_file(transcript(),
+                              user("u1", "", "go") + "\n" +
+                                  assistant("m1", "u1", "msg_1", tool_use("toolu_one")) + "\n" +
+                                  R"({"type":"user","uuid":"r1","par)");
   EXPECT_EQ(cut("toolu_one").last_kept_uuid, "u1");
   EXPECT_EQ(testing_support::read_file(transcript()), user("u1", "", "go") + "\n");
 }

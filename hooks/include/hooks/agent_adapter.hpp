@@ -148,8 +148,8 @@ class AgentAdapter {
                                   const std::string& /*from*/, const std::string& /*to*/) const {}
   // The command that resumes a session. Error kInvalidArgument for a request it cannot do.
   virtual std::vector<std::string> resume_argv(const ResumeCommand& request) const = 0;
-  // Cuts the conversation of point.session_id in home (a HOME rebuilt for a new run, its
-  // preserved data as at the call's pre-tool boundary) just before the model's turn that
+  // Cuts the conversation of point.session_id in home (a HOME rebuilt for a new run from
+  // data preserved at or after the call's pre-tool boundary) just before the model's turn that
   // made the call: resumed as the returned SessionCut says (with a fork), the model's
   // next request holds every turn before that call and none from it on. Error kNotFound
   // when home does not hold the session or the call; kInvalidArgument (the default) for

@@ -72,9 +72,10 @@ struct LedgerRecord {
   // A pre-tool record of a nested call: the call it runs inside of.
   std::string parent_call_id;
   // The commit of the run's preserved agent HOME (refs/shadowbox/home/<run>) when the
-  // record was written: the agent's conversation as it was at this boundary ("" for a
-  // run with no preserved HOME). Preserved before a boundary is recorded, so a pre-tool
-  // record's HOME holds the model's turn that made the call.
+  // record was written: the agent's conversation as the store held it at this boundary
+  // ("" for a run with no preserved HOME). `run` preserves it after answering each
+  // event (off the agent's path) and hook processes before recording one, so it may
+  // lack what the agent wrote last; rewind looks in later ones for a call it lacks.
   std::string home_commit;
   // The records of an undo (`shadowbox undo`, recorded as a call of its own): the call
   // whose changes it reversed. Its pre-tool record's paths are the paths it changed.
