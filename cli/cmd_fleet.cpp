@@ -263,7 +263,7 @@ int cmd_recover(const Context& context, const Args& parsed) {
         context, store, repo, run, plan, limits,
         "run recovered from worker " + known->owner + ", agent session " + plan.session.session_id);
     spec.fleet = member;
-    return report(run, hooks::run_agent(std::move(spec)));
+    return report(context, store, repo, run, hooks::run_agent(std::move(spec)));
   } catch (...) {
     member->finish();
     throw;

@@ -93,7 +93,7 @@ int cmd_rewind(const Context& context, const Args& parsed) {
   spec.meta = plan.meta;
   spec.meta.limits = plan.meta.limits.overridden_by(limits);
   spec.fleet = member;
-  return report(fork, hooks::run_agent(std::move(spec)));
+  return report(context, store, repo, fork, hooks::run_agent(std::move(spec)));
 }
 
 }  // namespace cli

@@ -94,7 +94,7 @@ int cmd_run(const Context& context, const Args& parsed) {
   spec.meta.started_at = now_text();
   spec.meta.limits = limits;
   spec.fleet = member;
-  return report(run, hooks::run_agent(std::move(spec)));
+  return report(context, store, repo, run, hooks::run_agent(std::move(spec)));
 }
 
 int cmd_runs(const Context& context, const Args& /*parsed*/) {
@@ -213,7 +213,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
                   "run resumed from agent session " + plan.session.session_id);
   spec.fleet = member;
   hooks::AgentRunResult result = hooks::run_agent(std::move(spec));
-  int code = report(run, result);
+  int code = report(context, store, repo, run, result);
   if (!result.halt && code != 0) {
     std::cerr << "shadowbox: error: the agent exited with status " << code
               << " while resuming session " << plan.session.session_id << '\n';

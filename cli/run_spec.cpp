@@ -13,6 +13,8 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/claude_code_project_hooks.hpp"
+#include "hooks/run_list.hpp"
+#include "run_summary.hpp"
 #include "shell.hpp"
 
 namespace cli {
@@ -121,13 +123,17 @@ sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
   return limits;
 }
 
-// Says how the run ended when containment (or an abort) stopped it; its exit status.
-int report(const std::string& run, const hooks::AgentRunResult& result) {
-  if (result.halt) {
-    std::fprintf(stderr,
-                 "shadowbox: run %s halted (%s): %s; spent $%.4f, %zu tool calls attempted\n",
-                 run.c_str(), result.halt->halt_reason.c_str(), result.halt->reason.c_str(),
-                 result.cost_usd, result.steps);
+int report(const Context& context, const fsnap::Store& store,
+           const std::shared_ptr<fsnap::ShadowRepo>& repo, const std::string& run,
+           const hooks::AgentRunResult& result) {
+  try {
+    hooks::RunInfo info = hooks::describe_run(store, repo, run, context.config.run.resume_max_age,
+                                              std::chrono::system_clock::now());
+    print_run_summary(std::cerr, info, result);
+  } catch (const std::exception& e) {
+    // The run is over and recorded; only its summary could not be read back.
+    std::cerr << "shadowbox: run " << run << " ended (status " << result.code()
+              << "); its summary could not be read: " << e.what() << '\n';
   }
   return result.code();
 }

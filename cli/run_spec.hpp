@@ -41,8 +41,11 @@ hooks::AgentRunSpec resume_spec(const Context& context, const fsnap::Store& stor
                                 const hooks::ResumePlan& plan, const sandbox::PolicyLimits& limits,
                                 const std::string& start_summary);
 
-// Says how the run ended when containment (or an abort) stopped it; its exit status.
-int report(const std::string& run, const hooks::AgentRunResult& result);
+// Says on stderr how the run ended (print_run_summary); its exit status: 3 when a limit
+// or an abort stopped it, else the agent's.
+int report(const Context& context, const fsnap::Store& store,
+           const std::shared_ptr<fsnap::ShadowRepo>& repo, const std::string& run,
+           const hooks::AgentRunResult& result);
 
 // Now, as run.json writes times.
 std::string now_text();

@@ -79,6 +79,12 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   CommandResult r = shadowbox(
       {"run", "--run-id", "r1", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The run ends by saying what came of it, and the shadowbox commands that go on from
+  // there (the agent's own resume hint names a session of the run's HOME).
+  EXPECT_NE(r.err.find("shadowbox: run r1 complete; 2 tool calls, $0."), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("shadowbox log --run r1\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("shadowbox resume r1 --validation relaxed\n"), std::string::npos) << r.err;
   // Only configured variables reach the agent, and HOME is the run's own.
   EXPECT_EQ(testing_support::read_file(ws_ / "tok.txt"), "tok=\n");
   std::string home = testing_support::read_file(ws_ / "home.txt");
@@ -163,6 +169,9 @@ TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
   CommandResult r = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "sh", "--", "sh", "-c",
                                "echo hi > hi.txt; exit 7"});
   EXPECT_EQ(r.exit_code, 7);
+  EXPECT_NE(r.err.find("run sh failed (the agent exited with status 7); 0 tool calls"),
+            std::string::npos)
+      << r.err;
   EXPECT_TRUE(fs::exists(ws_ / "hi.txt"));
   // The change the command made is checkpointed even without hooks.
   EXPECT_NE(git({"ls-tree", "--name-only", "refs/shadowbox/runs/sh"}).find("hi.txt"),
