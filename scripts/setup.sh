@@ -38,13 +38,27 @@ fi
 tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
 # Pinned, each with why: the end-to-end tests drive these agents against the mocks in
 # fixtures/ (Claude Code; the Claude Agent SDK runs fixtures/sdk-app; Codex CLI and
-# Gemini CLI, whose hook protocols shadowbox speaks too).
+# Gemini CLI, whose hook protocols shadowbox speaks too). Arguments name the ones to
+# install (claude-code, claude-agent-sdk, codex, gemini-cli; the demo needs only
+# claude-code); none installs them all.
 pinned=(
   "@anthropic-ai/claude-code@2.1.330"
   "@anthropic-ai/claude-agent-sdk@0.3.328"
   "@openai/codex@0.169.0"
   "@google/gemini-cli@0.61.0"
 )
+if (($#)); then
+  chosen=()
+  for agent in "$@"; do
+    found=""
+    for spec in "${pinned[@]}"; do
+      name="${spec%@*}"
+      [ "${name##*/}" = "$agent" ] && chosen+=("$spec") && found=1
+    done
+    [ -n "$found" ] || { echo "setup: no pinned agent package is named $agent" >&2; exit 2; }
+  done
+  pinned=("${chosen[@]}")
+fi
 wanted=()
 for spec in "${pinned[@]}"; do
   name="${spec%@*}"
