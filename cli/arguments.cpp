@@ -45,7 +45,11 @@ class Parser {
       bound = selected();
     } catch (const CLI::CallForHelp&) {
       line.help = true;
-      if ((bound = selected()) != nullptr) line.command = bound->syntax;
+      if ((bound = selected()) != nullptr) {
+        line.command = bound->syntax;
+      } else {
+        reject_extras(app_.remaining(), nullptr);  // `shadowbox nosuch --help`
+      }
       return line;
     } catch (const CLI::ParseError& e) {
       bound = selected();
