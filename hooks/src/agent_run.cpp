@@ -20,6 +20,7 @@
 #include "hooks/agent_supervisor.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/fleet_run.hpp"
+#include "hooks/home_leftovers.hpp"
 #include "hooks/hook_server.hpp"
 #include "hooks/process_tree.hpp"
 #include "hooks/reported_cost.hpp"
@@ -227,8 +228,10 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
                                    adapter.preserved_parts(), secrets);
   sandbox::clear_halt(spec.store, spec.run);
-  // A run whose supervisor was killed may have left its login behind.
+  // A run whose supervisor was killed may have left its login and the user's carried
+  // configuration behind.
   remove_stale_credentials(spec.store);
+  remove_stale_carried(spec.store);
 
   // The agent's cost: its transcripts, and its own reports (OpenTelemetry), which go on
   // from what the run's earlier agents reported.
@@ -317,8 +320,12 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       [&](sandbox::SagaContext&) {
         home = adapter.prepare_home(
             {spec.home, spec.workspace, spec.user, spec.config.run.home, warn});
+        record_carried(spec.home, home->carried());
       },
-      [&] { home->finish(); });
+      [&] {
+        home->finish();
+        forget_carried(spec.home);
+      });
   start.step<void>(
       "opening boundary",
       [&](sandbox::SagaContext&) {
@@ -525,6 +532,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     }
   }
   home->finish();
+  forget_carried(spec.home);
   try {
     // A call the agent began and never reported (refused by its permissions, or the
     // agent ended first) does not stay open.

@@ -28,6 +28,14 @@ class ClaudeCodeHome : public PreparedHome {
       : home_(r.home, r.user.claude, r.settings, r.workspace, r.warn) {}
   void tick() override { home_.tick(); }
   void finish() override { home_.finish(); }
+  std::vector<std::string> carried() const override {
+    std::vector<std::string> paths = home_.carried();
+    // Claude Code's backups of .claude.json hold what it holds (remove_carried_setup).
+    for (const std::string& path : home_.carried()) {
+      if (path == ".claude.json") paths.emplace_back(".claude/backups");
+    }
+    return paths;
+  }
 
  private:
   AgentHome home_;

@@ -205,6 +205,7 @@ class CodexHome : public PreparedHome {
     boost::system::error_code ec;
     fs::remove(dir_ / "config.toml", ec);
   }
+  std::vector<std::string> carried() const override { return {".codex/config.toml"}; }
 
  private:
   fs::path dir_;

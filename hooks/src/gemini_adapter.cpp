@@ -149,6 +149,9 @@ class GeminiHome : public PreparedHome {
     fs::remove(dir_ / "settings.json", ec);
     fs::remove(dir_ / "trustedFolders.json", ec);
   }
+  std::vector<std::string> carried() const override {
+    return {".gemini/settings.json", ".gemini/trustedFolders.json"};
+  }
 
  private:
   fs::path dir_;

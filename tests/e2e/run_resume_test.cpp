@@ -272,6 +272,8 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
                           path("a.txt") +
                           R"(","content":"before the crash\n"}},
     {"hang":true}]})");
+  // The user's own instructions, carried into the run's HOME (and out of it when it ends).
+  testing_support::write_file(temp_ / "user-home/.claude/CLAUDE.md", "be brief\n");
   // shadowbox and the agent in a process group of their own, so kill -9 gets both.
   pid_t pid = start_in_own_group(
       {"run", "--run-id", "crash", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
@@ -299,6 +301,8 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   ASSERT_FALSE(info.isNull());
   EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
   EXPECT_TRUE(info->getValue<bool>("resumable"));
+  EXPECT_TRUE(fs::exists(store_ / "runs/crash/home/.claude/CLAUDE.md"))
+      << "the killed run's HOME still holds what it carried";
   std::string first_session = info->getValue<std::string>("session_id");
 
   start_mock("second", R"({"steps":[
@@ -308,6 +312,10 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
       shadowbox({"resume", "crash", "--", "-p", "continue", "--dangerously-skip-permissions"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_EQ(testing_support::read_file(ws_ / "b.txt"), "after\n");
+  // The killed run never took the user's configuration out of its HOME; the resume did
+  // (the session data stays).
+  EXPECT_FALSE(fs::exists(store_ / "runs/crash/home/.claude/CLAUDE.md"));
+  EXPECT_TRUE(fs::exists(store_ / "runs/crash/home/.claude/projects"));
   // The model saw the calls made before the crash.
   std::vector<Poco::JSON::Object::Ptr> requests = server_->requests();
   ASSERT_FALSE(requests.empty());

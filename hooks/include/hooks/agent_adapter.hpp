@@ -58,6 +58,9 @@ class PreparedHome {
   // The run is over: what was carried in (configuration, logins) is removed; the
   // session data stays. Idempotent; never throws.
   virtual void finish() = 0;
+  // The paths (relative to the HOME) finish removes but for the login, which is found by
+  // its name: what the next run removes if this one never finishes (home_leftovers.hpp).
+  virtual std::vector<std::string> carried() const = 0;
 };
 
 // How shadowbox's hooks reach it.
