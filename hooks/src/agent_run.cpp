@@ -319,7 +319,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       "agent home",
       [&](sandbox::SagaContext&) {
         home = adapter.prepare_home(
-            {spec.home, spec.workspace, spec.user, spec.config.run.home, warn});
+            {spec.home, spec.workspace, spec.user, spec.config.run.home, warn,
+             fsnap::layout::agent_answers_file(spec.store.dir(), adapter.name())});
         record_carried(spec.home, home->carried());
       },
       [&] {

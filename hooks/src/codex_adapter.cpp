@@ -18,6 +18,7 @@
 #include "adapter_support.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
+#include "hooks/codex_answers.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/json_string.hpp"
 #include "sandbox/sha256.hpp"
@@ -177,19 +178,25 @@ std::optional<std::optional<std::string>> completion_of(std::string_view line,
 // The run's HOME: Codex's configuration carried in (config.toml only — never auth.json).
 class CodexHome : public PreparedHome {
  public:
-  explicit CodexHome(const HomeRequest& r) : dir_(r.home / ".codex") {
+  explicit CodexHome(const HomeRequest& r)
+      : dir_(r.home / ".codex"),
+        workspace_(r.workspace.string()),
+        answers_(r.settings.isolate ? fs::path() : r.answers),
+        warn_(r.warn) {
     fs::create_directories(dir_);
     ::chmod(dir_.c_str(), 0700);
-    std::string config;
     fs::path user_config = r.user.codex_home / "config.toml";
     boost::system::error_code ec;
     if (!r.settings.isolate && fs::is_regular_file(user_config, ec)) {
       try {
-        config = fsnap::read_small_file(user_config).value_or("");
+        user_config_ = fsnap::read_small_file(user_config).value_or("");
       } catch (const fsnap::Error& e) {
         if (r.warn) r.warn(std::string(e.what()) + "; Codex starts without it");
       }
     }
+    // What the person answered Codex's own questions in earlier runs (this folder's
+    // trust, a notice seen): asked once, not at every run.
+    std::string config = with_codex_answers(user_config_, kept_answers(), workspace_);
     fsnap::write_file_atomically(dir_ / "config.toml", config, 0600);
     // A `codex login` is not carried (credentials never enter a run's HOME): said now,
     // not as an authentication error at the first request.
@@ -202,13 +209,53 @@ class CodexHome : public PreparedHome {
   }
   ~CodexHome() override { finish(); }
   void finish() override {
+    keep_answers();
     boost::system::error_code ec;
     fs::remove(dir_ / "config.toml", ec);
   }
   std::vector<std::string> carried() const override { return {".codex/config.toml"}; }
 
  private:
+  static constexpr std::uintmax_t kMaxAnswers = 64 * 1024;
+
+  // The answers kept in the store: a regular file of bounded size, else none.
+  std::string kept_answers() const {
+    boost::system::error_code ec;
+    if (answers_.empty() || !fs::is_regular_file(fs::symlink_status(answers_, ec)) ||
+        fs::file_size(answers_, ec) > kMaxAnswers || ec) {
+      return "";
+    }
+    try {
+      return fsnap::read_small_file(answers_).value_or("");
+    } catch (const fsnap::Error&) {
+      return "";
+    }
+  }
+
+  // The answers Codex saved in the run's config.toml, kept before the file goes (the
+  // newest first, then the earlier ones it does not replace). Never throws.
+  void keep_answers() {
+    if (answers_.empty()) return;
+    try {
+      std::optional<std::string> config = fsnap::read_small_file(dir_ / "config.toml");
+      if (!config) return;
+      std::string answered = codex_answers(*config, user_config_, workspace_);
+      if (answered.empty()) return;
+      std::string kept = with_codex_answers(answered, kept_answers(), workspace_);
+      if (kept.size() > kMaxAnswers) return;
+      fs::create_directories(answers_.parent_path());
+      ::chmod(answers_.parent_path().c_str(), 0700);
+      fsnap::write_file_atomically(answers_, kept, 0600);
+    } catch (const std::exception& e) {
+      if (warn_) warn_(std::string("Codex's answers in this run are not kept: ") + e.what());
+    }
+  }
+
   fs::path dir_;
+  std::string workspace_;
+  fs::path answers_;
+  std::function<void(const std::string&)> warn_;
+  std::string user_config_;
 };
 
 class CodexAdapter : public AgentAdapter {

@@ -6,6 +6,8 @@
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 #include <boost/filesystem/operations.hpp>
 
@@ -244,6 +246,44 @@ TEST(CodexAdapter, TheRunsHomeCarriesTheUsersConfigButNeverTheirLogin) {
   codex().uninstall_hooks(home);
   EXPECT_FALSE(fs::exists(home / ".codex" / "config.toml"));
   EXPECT_FALSE(fs::exists(home / ".codex" / "hooks.json"));
+}
+
+TEST(CodexAdapter, TheFoldersTrustAnsweredInARunIsNotAskedAgainInTheNext) {
+  testing_support::TempDir temp;
+  fs::path user = temp / "user-codex";
+  testing_support::write_file(user / "config.toml", "model = \"gpt-5.5\"\n");
+  fs::create_directories(temp / "ws");
+  fs::path answers = temp / "store/agent-answers/codex";
+  auto request_for = [&](const fs::path& home) {
+    fs::create_directories(home);
+    hooks::HomeRequest request;
+    request.home = home;
+    request.workspace = temp / "ws";
+    request.user.codex_home = user;
+    request.answers = answers;
+    return request;
+  };
+  std::string trust = "[projects.\"" + (temp / "ws").string() + "\"]\ntrust_level = \"trusted\"\n";
+  {
+    std::unique_ptr<hooks::PreparedHome> first = codex().prepare_home(request_for(temp / "h1"));
+    // The person answers "Trust and continue": Codex saves it in the run's config.toml.
+    std::ofstream(temp / "h1/.codex/config.toml", std::ios::app) << "\n" << trust;
+    first->finish();
+  }
+  EXPECT_FALSE(fs::exists(temp / "h1/.codex/config.toml"));
+  EXPECT_EQ(testing_support::read_file(answers), trust);
+  EXPECT_EQ(fs::status(answers).permissions() & 0777, 0600);
+  std::unique_ptr<hooks::PreparedHome> second = codex().prepare_home(request_for(temp / "h2"));
+  EXPECT_EQ(testing_support::read_file(temp / "h2/.codex/config.toml"),
+            "model = \"gpt-5.5\"\n" + trust);
+  EXPECT_EQ(testing_support::read_file(user / "config.toml"), "model = \"gpt-5.5\"\n")
+      << "the user's file is never changed";
+  second->finish();
+  // An isolated run starts from nothing: no answers in, none kept.
+  hooks::HomeRequest isolated = request_for(temp / "h3");
+  isolated.settings.isolate = true;
+  std::unique_ptr<hooks::PreparedHome> third = codex().prepare_home(isolated);
+  EXPECT_EQ(testing_support::read_file(temp / "h3/.codex/config.toml"), "");
 }
 
 }  // namespace

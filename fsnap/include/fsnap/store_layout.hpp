@@ -100,6 +100,12 @@ inline Path store_of_repo(const Path& repo_dir) {
 inline Path runs_dir(const Path& store) {
   return store / "runs";
 }
+// The answers the person gave an agent's own questions in a run (a folder's trust, a
+// notice seen), which its ephemeral HOME would lose: kept for the store's next runs.
+// agent is an AgentKind's name.
+inline Path agent_answers_file(const Path& store, const std::string& agent) {
+  return store / "agent-answers" / agent;
+}
 // Whether run can name a run: one ref component (letters, digits, '-', '_', '.'; no
 // '/', no "..", no spaces or control characters) of at most kMaxTagBytes bytes.
 bool is_valid_run_name(std::string_view run);

@@ -47,6 +47,9 @@ struct HomeRequest {
   UserAgentSetup user;
   sandbox::HomeSettings settings;  // config run.home
   std::function<void(const std::string&)> warn;
+  // Where the person's answers to the agent's own questions are kept between runs
+  // (fsnap::layout::agent_answers_file), or empty: not kept.
+  boost::filesystem::path answers;
 };
 
 // A run's HOME while the run lasts.
