@@ -4,8 +4,8 @@
 # under `shadowbox run`, on a copy of a bundled example project, against the bundled
 # mock of the Messages API on 127.0.0.1 (no API key, no network). The scripted model
 # makes two tool calls: a Write, and a Bash command that breaks two files and fails —
-# which shadowbox rolls back. Then the README's first five minutes: runs, log, undo one
-# call, resume, and plain git.
+# which shadowbox rolls back. Then the README's first five minutes: runs, log, show,
+# diff, undo one call, restore a path, resume, rewind, and plain git.
 #
 #   scripts/demo-run.sh SHADOWBOX_BINARY
 set -euo pipefail
@@ -61,13 +61,24 @@ step "the runs of this store, and what the run did, one row per call"
 show "$shadowbox" runs
 show "$shadowbox" log --run demo
 
+step "one call: its files and its record, and what it changed"
+show "$shadowbox" show post:toolu_demo_write
+show "$shadowbox" diff pre:toolu_demo_write post:toolu_demo_write
+
 step "undo the Write alone (a safety checkpoint is taken first)"
 show "$shadowbox" undo toolu_demo_write
 show cat src/main.c
 cmp src/main.c "$root/fixtures/example-workspace/src/main.c"
 
+step "or take one path as a checkpoint had it: src/main.c as the Write left it"
+show "$shadowbox" restore post:toolu_demo_write -- src/main.c
+grep -q shadowbox src/main.c
+
 step "go on with the conversation (the mock answers \"done\")"
 show "$shadowbox" resume demo --validation relaxed -- -p "anything else?"
+
+step "or rewind it, files and conversation, to just before the Bash call: a new run"
+show "$shadowbox" rewind demo --to pre:toolu_demo_bash --run-id demo-rewound -- -p "try it another way"
 
 repo="$("$shadowbox" path)"
 step "browse the history with plain git"

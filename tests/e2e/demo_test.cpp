@@ -1,7 +1,8 @@
 // scripts/demo-run.sh, the demo the README opens with, run to its end with this build:
 // the real Claude Code under `run` against the bundled mock, a failed call rolled back,
-// runs, log, undo of one call, resume and plain git. The script checks the workspace
-// itself at each step; this test checks that it got through, and what a person reads.
+// runs, log, show, diff, undo of one call, restore of a path, resume, rewind and plain
+// git. The script checks the workspace itself at each step; this test checks that it got
+// through, and what a person reads.
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
@@ -20,6 +21,10 @@ TEST(DemoTest, TheReadmesDemoRunsToItsEnd) {
   EXPECT_NE(r.err.find("run demo complete; 2 tool calls, 1 failed"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("README.md is here, src/greet.h is intact"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("undid tool call toolu_demo_write (Write)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("restored src/main.c of "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("run demo-rewound rewinds run demo to pre:toolu_demo_bash"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.out.find("Try it yourself"), std::string::npos) << r.out;
 }
 
