@@ -277,6 +277,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // its tree has ended, whatever becomes of this process (hooks/run_processes.hpp).
   std::optional<RunProcessLocks> processes;
   std::unique_ptr<AgentProcess> agent;
+  std::vector<std::string> agent_argv, agent_env;  // what the agent was started with
   std::string opening_commit;
   std::string start_failure;
   sandbox::Saga start("start of run " + spec.run, [&](const sandbox::SagaEvent& e) {
@@ -408,8 +409,10 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     } catch (const std::exception& e) {
       warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
     }
+    agent_argv = adapter.run_argv(spec.argv);
+    agent_env = agent_environment(names, extra);
     agent = std::make_unique<AgentProcess>(
-        adapter.run_argv(spec.argv), spec.workspace, agent_environment(names, extra),
+        agent_argv, spec.workspace, agent_env,
         AgentGuardOptions{spec.config.policy.kill_grace, processes->tree_fd()});
   });
   start.run();
@@ -517,6 +520,28 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     }
   };
   result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);
+  // An agent whose own launcher would start it again (the same command line) is started
+  // again by its supervisor, the run going on — a few times in a row at most.
+  for (int again = 0; again < 3 && !result.halt; ++again) {
+    std::optional<AgentExit> exit = agent->exit();
+    if (!exit || exit->signal != 0 || !adapter.asks_to_start_again(exit->status)) break;
+    if (spec.inform) spec.inform("the agent asked to be started again; starting it again");
+    try {
+      agent = std::make_unique<AgentProcess>(
+          agent_argv, spec.workspace, agent_env,
+          AgentGuardOptions{spec.config.policy.kill_grace, processes->tree_fd()});
+    } catch (const std::exception& e) {
+      warn(std::string("could not start the agent again: ") + e.what());
+      break;
+    }
+    meta.agent_pid = agent->pid();
+    try {
+      meta.save(spec.store);
+    } catch (const std::exception& e) {
+      warn(e.what());
+    }
+    result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);
+  }
   if (maintenance.valid()) maintenance.wait();
   result.exit = agent->exit().value_or(AgentExit{1, 0});
   agent.reset();

@@ -16,8 +16,10 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "adapter_support.hpp"
+#include "agent_answers.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
+#include "hooks/gemini_answers.hpp"
 #include "json_object.hpp"
 #include "sandbox/errors.hpp"
 #include "session_file.hpp"
@@ -108,7 +110,11 @@ std::string read_user_file(const fs::path& file,
 // carried in — never their credentials.
 class GeminiHome : public PreparedHome {
  public:
-  explicit GeminiHome(const HomeRequest& r) : dir_(r.home / ".gemini") {
+  explicit GeminiHome(const HomeRequest& r)
+      : dir_(r.home / ".gemini"),
+        workspace_(r.workspace.string()),
+        answers_(r.settings.isolate ? fs::path() : r.answers),
+        warn_(r.warn) {
     fs::create_directories(dir_);
     ::chmod(dir_.c_str(), 0700);
     std::string user_settings;
@@ -117,9 +123,12 @@ class GeminiHome : public PreparedHome {
       fs::path file = r.user.gemini_dir / "settings.json";
       if (fs::is_regular_file(file, ec)) user_settings = read_user_file(file, r.warn);
       fs::path trusted = r.user.gemini_dir / "trustedFolders.json";
-      if (fs::is_regular_file(trusted, ec)) {
-        fsnap::write_file_atomically(dir_ / "trustedFolders.json", read_user_file(trusted, r.warn),
-                                     0600);
+      if (fs::is_regular_file(trusted, ec)) user_trusted_ = read_user_file(trusted, r.warn);
+      // The folder's trust the person gave in an earlier run: asked once, not at every run.
+      std::string run_trusted =
+          with_gemini_answers(user_trusted_, read_kept_answers(answers_), workspace_);
+      if (!run_trusted.empty()) {
+        fsnap::write_file_atomically(dir_ / "trustedFolders.json", run_trusted, 0600);
       }
     }
     std::string settings;
@@ -145,6 +154,7 @@ class GeminiHome : public PreparedHome {
   }
   ~GeminiHome() override { finish(); }
   void finish() override {
+    keep_answers();
     boost::system::error_code ec;
     fs::remove(dir_ / "settings.json", ec);
     fs::remove(dir_ / "trustedFolders.json", ec);
@@ -154,7 +164,27 @@ class GeminiHome : public PreparedHome {
   }
 
  private:
+  // The trust Gemini saved in the run's trustedFolders.json, kept before the file goes
+  // (the newest first, then the earlier answers it does not replace). Never throws.
+  void keep_answers() {
+    if (answers_.empty()) return;
+    try {
+      std::optional<std::string> trusted = fsnap::read_small_file(dir_ / "trustedFolders.json");
+      if (!trusted) return;
+      std::string answered = gemini_answers(*trusted, user_trusted_, workspace_);
+      if (answered.empty()) return;
+      write_kept_answers(answers_,
+                         with_gemini_answers(answered, read_kept_answers(answers_), workspace_));
+    } catch (const std::exception& e) {
+      if (warn_) warn_(std::string("Gemini's folder trust in this run is not kept: ") + e.what());
+    }
+  }
+
   fs::path dir_;
+  std::string workspace_;
+  fs::path answers_;
+  std::function<void(const std::string&)> warn_;
+  std::string user_trusted_;
 };
 
 // Options of `gemini` that take a value (the next argument, unless --name=value).
@@ -249,6 +279,11 @@ class GeminiAdapter : public AgentAdapter {
     answer.stdout_json = adapter_support::to_json(out);
     return answer;
   }
+
+  // Gemini's launcher starts the CLI again while it exits with 199 (RELAUNCH_EXIT_CODE),
+  // which it does after the person changed the folder's trust. Run as one process
+  // (GEMINI_CLI_NO_RELAUNCH), the CLI leaves that to `run`.
+  bool asks_to_start_again(int exit_status) const override { return exit_status == 199; }
 
   std::unique_ptr<PreparedHome> prepare_home(const HomeRequest& request) const override {
     return std::make_unique<GeminiHome>(request);

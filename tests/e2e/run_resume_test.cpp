@@ -194,6 +194,26 @@ TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
   EXPECT_EQ(shadowbox({"run", "--agent", "cursor", "--", "sh"}).exit_code, 2);
 }
 
+// Gemini CLI, run as one process, exits with 199 when its own launcher would start it
+// again (after the person trusted the folder): `run` starts it again, with the same
+// command line, and the run goes on. Another agent's 199 is its exit status.
+TEST_F(RunTest, AnAgentThatAsksToBeStartedAgainIsStartedAgain) {
+  start_mock("s", R"({"steps":[]})");
+  const std::string script =
+      "if [ -e once ]; then echo again > again.txt; exit 0; fi; touch once; exit 199";
+  CommandResult gemini =
+      shadowbox({"run", "--agent", "gemini", "--run-id", "g", "--", "sh", "-c", script});
+  EXPECT_EQ(gemini.exit_code, 0) << gemini.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "again.txt"), "again\n");
+  EXPECT_NE(gemini.err.find("run g complete"), std::string::npos) << gemini.err;
+  fs::remove(ws_ / "once");
+  fs::remove(ws_ / "again.txt");
+  CommandResult sdk =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "s", "--", "sh", "-c", script});
+  EXPECT_EQ(sdk.exit_code, 199) << sdk.err;
+  EXPECT_FALSE(fs::exists(ws_ / "again.txt"));
+}
+
 TEST_F(RunTest, ARunWhoseAgentCannotStartIsUndoneInReverseOrder) {
   start_mock("s", R"({"steps":[]})");
   testing_support::write_file(temp_ / "user-home" / ".claude" / ".credentials.json",

@@ -140,6 +140,13 @@ class AgentAdapter {
   virtual std::vector<std::string> run_argv(const std::vector<std::string>& argv) const {
     return argv;
   }
+  // Whether an agent that exited so asks to be started again with the same command line,
+  // as its own launcher would (Gemini CLI, run as one process, after a change of folder
+  // trust): `run` does, the run going on.
+  virtual bool asks_to_start_again(int exit_status) const {
+    (void)exit_status;
+    return false;
+  }
 
   // Its session data in a HOME (paths relative to it), preserved at every boundary.
   virtual std::vector<std::string> preserved_parts() const = 0;
