@@ -16,6 +16,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "adapter_support.hpp"
+#include "agent_answers.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/codex_answers.hpp"
@@ -196,7 +197,7 @@ class CodexHome : public PreparedHome {
     }
     // What the person answered Codex's own questions in earlier runs (this folder's
     // trust, a notice seen): asked once, not at every run.
-    std::string config = with_codex_answers(user_config_, kept_answers(), workspace_);
+    std::string config = with_codex_answers(user_config_, read_kept_answers(answers_), workspace_);
     fsnap::write_file_atomically(dir_ / "config.toml", config, 0600);
     // A `codex login` is not carried (credentials never enter a run's HOME): said now,
     // not as an authentication error at the first request.
@@ -216,22 +217,6 @@ class CodexHome : public PreparedHome {
   std::vector<std::string> carried() const override { return {".codex/config.toml"}; }
 
  private:
-  static constexpr std::uintmax_t kMaxAnswers = 64 * 1024;
-
-  // The answers kept in the store: a regular file of bounded size, else none.
-  std::string kept_answers() const {
-    boost::system::error_code ec;
-    if (answers_.empty() || !fs::is_regular_file(fs::symlink_status(answers_, ec)) ||
-        fs::file_size(answers_, ec) > kMaxAnswers || ec) {
-      return "";
-    }
-    try {
-      return fsnap::read_small_file(answers_).value_or("");
-    } catch (const fsnap::Error&) {
-      return "";
-    }
-  }
-
   // The answers Codex saved in the run's config.toml, kept before the file goes (the
   // newest first, then the earlier ones it does not replace). Never throws.
   void keep_answers() {
@@ -241,11 +226,8 @@ class CodexHome : public PreparedHome {
       if (!config) return;
       std::string answered = codex_answers(*config, user_config_, workspace_);
       if (answered.empty()) return;
-      std::string kept = with_codex_answers(answered, kept_answers(), workspace_);
-      if (kept.size() > kMaxAnswers) return;
-      fs::create_directories(answers_.parent_path());
-      ::chmod(answers_.parent_path().c_str(), 0700);
-      fsnap::write_file_atomically(answers_, kept, 0600);
+      write_kept_answers(answers_,
+                         with_codex_answers(answered, read_kept_answers(answers_), workspace_));
     } catch (const std::exception& e) {
       if (warn_) warn_(std::string("Codex's answers in this run are not kept: ") + e.what());
     }

@@ -13,6 +13,7 @@
 #include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/gemini_adapter.hpp"
+#include "hooks/gemini_answers.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/run_meta.hpp"
@@ -252,6 +253,64 @@ TEST(GeminiAdapter, TheRunsHomeCarriesTheSettingsButNeverTheLogin) {
   EXPECT_EQ(testing_support::read_file(user / "settings.json"),
             R"({"security":{"auth":{"selectedType":"oauth-personal"}}})")
       << "the user's file is never changed";
+}
+
+TEST(GeminiAdapter, TheFoldersTrustAnsweredInARunIsNotAskedAgainInTheNext) {
+  testing_support::TempDir temp;
+  fs::path user = temp / "user-gemini";
+  testing_support::write_file(user / "trustedFolders.json", R"({"/elsewhere":"TRUST_FOLDER"})");
+  fs::create_directories(temp / "ws");
+  std::string ws = (temp / "ws").string();
+  fs::path answers = temp / "store/agent-answers/gemini";
+  auto request_for = [&](const fs::path& home) {
+    fs::create_directories(home);
+    hooks::HomeRequest request;
+    request.home = home;
+    request.workspace = ws;
+    request.user.gemini_dir = user;
+    request.answers = answers;
+    return request;
+  };
+  {
+    std::unique_ptr<hooks::PreparedHome> first = gemini().prepare_home(request_for(temp / "h1"));
+    // The person answers "Trust folder": Gemini rewrites the run's trustedFolders.json.
+    testing_support::write_file(temp / "h1/.gemini/trustedFolders.json",
+                                "{\"/elsewhere\":\"TRUST_FOLDER\",\"" + ws +
+                                    "\":\"TRUST_FOLDER\",\"/other\":\"TRUST_FOLDER\"}");
+    first->finish();
+  }
+  std::string kept = testing_support::read_file(answers);
+  EXPECT_NE(kept.find("\"" + ws + "\": \"TRUST_FOLDER\""), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("/other"), std::string::npos) << "only this workspace's and those above";
+  EXPECT_EQ(kept.find("/elsewhere"), std::string::npos) << "the user's own stay theirs";
+  std::unique_ptr<hooks::PreparedHome> second = gemini().prepare_home(request_for(temp / "h2"));
+  std::string trusted = testing_support::read_file(temp / "h2/.gemini/trustedFolders.json");
+  EXPECT_NE(trusted.find("\"" + ws + "\": \"TRUST_FOLDER\""), std::string::npos) << trusted;
+  EXPECT_NE(trusted.find("/elsewhere"), std::string::npos) << trusted;
+  EXPECT_EQ(testing_support::read_file(user / "trustedFolders.json"),
+            R"({"/elsewhere":"TRUST_FOLDER"})")
+      << "the user's file is never changed";
+  second->finish();
+  // The user's own word on the folder wins.
+  testing_support::write_file(user / "trustedFolders.json", "{\"" + ws + "\":\"DO_NOT_TRUST\"}");
+  std::unique_ptr<hooks::PreparedHome> third = gemini().prepare_home(request_for(temp / "h3"));
+  EXPECT_EQ(testing_support::read_file(temp / "h3/.gemini/trustedFolders.json"),
+            "{\"" + ws + "\":\"DO_NOT_TRUST\"}");
+}
+
+TEST(GeminiAnswersTest, OnlyTheWorkspaceAndTheFoldersAboveItWithGeminisLevels) {
+  std::string run = R"({"/a/b/ws":"TRUST_FOLDER","/a/b":"TRUST_PARENT","/a/bws":"TRUST_FOLDER",)"
+                    R"("/a/b/ws/sub":"TRUST_FOLDER","rel":"TRUST_FOLDER","/a":"ANYTHING"})";
+  std::string kept = hooks::gemini_answers(run, "", "/a/b/ws");
+  EXPECT_NE(kept.find("\"/a/b/ws\""), std::string::npos) << kept;
+  EXPECT_NE(kept.find("\"/a/b\""), std::string::npos) << kept;
+  for (const char* not_kept : {"/a/bws", "/a/b/ws/sub", "rel", "ANYTHING"}) {
+    EXPECT_EQ(kept.find(not_kept), std::string::npos) << not_kept << " in " << kept;
+  }
+  EXPECT_EQ(hooks::gemini_answers("not json", "", "/a/b/ws"), "");
+  EXPECT_EQ(hooks::with_gemini_answers("not json", kept, "/a/b/ws"), "not json")
+      << "a user's file Gemini cannot read is left for Gemini to say so";
+  EXPECT_EQ(hooks::with_gemini_answers("", "", "/a/b/ws"), "");
 }
 
 TEST(GeminiAdapter, ResumeGivesTheSessionAndKeepsTheRunsOptions) {
