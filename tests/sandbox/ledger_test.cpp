@@ -354,10 +354,10 @@ TEST_F(LedgerTest, TheFailedStateOfACallRolledBackInTheFormerFormatIsFound) {
 }
 
 TEST_F(LedgerTest, LatestStateDoesNotReadTheRunsHistory) {
-  // 1,000 checkpoints with records; then the oldest record is made unreadable. The
+  // 200 checkpoints with records; then the oldest record is made unreadable. The
   // latest state is still found (only the newest note is read), while reading every
   // record fails on the damaged one.
-  constexpr int kCheckpoints = 1000;
+  constexpr int kCheckpoints = 200;
   SessionSnapshot session = state_->session().snapshot({}, true);
   std::string first_commit;
   std::string session_json = session.to_json();
