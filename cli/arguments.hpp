@@ -21,10 +21,13 @@ class UsageError : public std::runtime_error {
 
 // Options of every command, accepted before or after the command's name.
 struct GlobalOptions {
-  std::optional<std::string> workspace;  // --workspace DIR (default: current directory)
+  std::optional<std::string> workspace;  // --workspace DIR (default: found, see locate)
   std::optional<std::string> store;      // --store DIR
   std::optional<std::string> config;     // --config FILE
   bool json = false;                     // --json
+  // Not an option: where the workspace is looked for when --workspace is not given
+  // (default: the current directory; a hook event's project directory).
+  std::optional<std::string> search_from;
 };
 
 // One option of a command: "--name" (the key the command reads it by), an optional

@@ -49,17 +49,18 @@ void absolute_against(std::optional<std::string>& path, const std::string& cwd) 
   if (path && !path->empty() && (*path)[0] != '/') *path = (fs::path(cwd) / *path).string();
 }
 
-// The workspace of a hook event: --workspace, else the project Claude Code names, else
-// the event's own cwd. So hooks installed for every project (--scope user) record each
-// project into its own store.
+// Where the workspace of a hook event is looked for (see locate): --workspace names it;
+// else it is found from the project Claude Code names, else from the event's own cwd. So
+// hooks installed for every project (--scope user) record each project into its own
+// store, and a session started in a subdirectory of a project records the project.
 GlobalOptions hook_options(GlobalOptions options, const hooks::AgentEvent& event,
                            const HookEnvironment& env) {
   if (options.workspace) return options;
   std::string project = env.get("CLAUDE_PROJECT_DIR");
   if (!project.empty()) {
-    options.workspace = project;
+    options.search_from = project;
   } else if (!event.cwd.empty()) {
-    options.workspace = event.cwd;
+    options.search_from = event.cwd;
   }
   return options;
 }
@@ -71,7 +72,15 @@ GlobalOptions hook_options(GlobalOptions options, const hooks::AgentEvent& event
 bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
                              const GlobalOptions& resolved, const std::string& event,
                              std::string& lookalike) {
-  if (given.store || given.workspace || parsed.has("--run") || !resolved.workspace) return false;
+  if (given.store || given.workspace || parsed.has("--run") || !resolved.search_from) {
+    return false;
+  }
+  fs::path workspace;
+  try {
+    workspace = locate(resolved).workspace;
+  } catch (const std::exception&) {
+    return false;  // no workspace: nothing to stand aside for (recording says why)
+  }
   std::vector<fs::path> programs;
   try {
     fs::path self = self_path();
@@ -79,8 +88,7 @@ bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
   } catch (const std::exception&) {
     // No program to compare with: none of the project's hooks counts.
   }
-  hooks::ProjectHooksFinding found =
-      hooks::find_project_hooks(*resolved.workspace, event, programs);
+  hooks::ProjectHooksFinding found = hooks::find_project_hooks(workspace, event, programs);
   lookalike = found.lookalike;
   return found.records_event;
 }
@@ -143,7 +151,7 @@ HookReply unrecorded(const GlobalOptions& options, const std::string& run_name,
                      const hooks::AgentEvent& event, const std::string& error) {
   HookReply reply = unrecorded_reply(event.name, error);
   try {
-    sandbox::record_gap(locate(options).second, run_name,
+    sandbox::record_gap(locate(options).store_dir, run_name,
                         "shadowbox: cannot record " + event.name + ": " + error);
   } catch (const std::exception&) {
     // No store to write to: the answer is all there is.
@@ -207,7 +215,7 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
     reply.exit_code = answer.exit_code;
     reply.err = answer.stderr_text + "\n";
     try {
-      sandbox::record_gap(locate(hook_options(global, parsed_event, env)).second, run_name,
+      sandbox::record_gap(locate(hook_options(global, parsed_event, env)).store_dir, run_name,
                           answer.stderr_text);
     } catch (const std::exception&) {
       // No store to write to: the answer is all there is.

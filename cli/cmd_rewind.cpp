@@ -33,6 +33,7 @@ int cmd_rewind(const Context& context, const Args& parsed) {
   std::optional<std::string> ref = parsed.value("--to");
   if (!ref) throw parsed.usage_error("--to REF is needed: the pre_tool checkpoint to go back to");
   sandbox::PolicyLimits limits = limit_options(parsed);
+  context.refuse_unprotectable_workspace();  // the fork records, as run does
   fsnap::Store store = context.open_store(false);
   if (std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run)) {
     refuse_hooks_switched_off(context, hooks::recorded_agent_kind(meta->agent, meta->command));

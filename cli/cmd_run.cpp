@@ -189,6 +189,7 @@ int cmd_resume(const Context& context, const Args& parsed) {
   }
   hooks::ResumeRequest request = resume_request(context, parsed, run, "strict");
   sandbox::PolicyLimits limits = limit_options(parsed);
+  context.refuse_unprotectable_workspace();  // an agent there records all the user owns
   fsnap::Store store = context.open_store(false);
   if (std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run)) {
     refuse_hooks_switched_off(context, hooks::recorded_agent_kind(meta->agent, meta->command));

@@ -140,7 +140,7 @@ const std::vector<Command>& all_commands() {
        cmd_daemon},
       {{"hook",
         "handle one agent hook event (JSON on stdin); the workspace is --workspace, else "
-        "$CLAUDE_PROJECT_DIR, else the event's cwd",
+        "found (as without --workspace) from $CLAUDE_PROJECT_DIR, else from the event's cwd",
         {{"--run", nullptr, "RUN", "record into this run (default: $SHADOWBOX_RUN, else default)"}},
         {{"AGENT", true, false, "claude-code, claude-sdk, codex or gemini"}}},
        nullptr,
@@ -291,7 +291,10 @@ void print_help(std::ostream& out) {
          "`rollback CALL_ID`; `undo CALL_ID` reverses one call and keeps what came\n"
          "after.\n\n"
          "global options (before or after the command's name):\n"
-         "  --workspace DIR  the workspace (default: the current directory)\n"
+         "  --workspace DIR  the workspace (default: the nearest directory, from the\n"
+         "                   current one up, that has a store; else the root of the\n"
+         "                   enclosing git work tree; else the current directory. Your\n"
+         "                   HOME, or / , is never recorded into)\n"
          "  --store DIR      the store (default: $SHADOWBOX_STORE, else\n"
          "                   $XDG_DATA_HOME/shadowbox/<name>-<hash>)\n"
          "  --config FILE    settings (default: $SHADOWBOX_CONFIG, else\n"
@@ -359,6 +362,12 @@ int run(const std::vector<std::string>& argv) {
   }
   if (command->run_unresolved != nullptr) return command->run_unresolved(line.options, *line.args);
   Context context = make_context(line.options);
+  // Found above the current directory: said, so that nobody wonders what is protected
+  // (one line on stderr; --json readers are programs, which name --workspace).
+  if (!context.workspace_found.empty() && !context.options.json) {
+    std::cerr << "shadowbox: workspace " << context.workspace.string() << " ("
+              << context.workspace_found << ")\n";
+  }
   if (!context.config.left_out.empty() && command->run != cmd_trust) {
     std::string lines;
     for (const std::string& l : context.config.left_out) lines += "\n  " + l;
