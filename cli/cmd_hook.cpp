@@ -65,30 +65,34 @@ GlobalOptions hook_options(GlobalOptions options, const hooks::AgentEvent& event
   return options;
 }
 
-// Whether this is a hook for every project (installed with --scope user: it names no
-// store) in a project whose own shadowbox hooks record the event: it stands aside, so
-// that the event is not recorded twice. Hooks in the project's settings that only look
-// like shadowbox's do not count (lookalike says why, for the run's log).
+// Whether this is a hook that names no store — installed for every project (--scope
+// user), or in a project's shared settings (--shared) — in a project whose own shadowbox
+// hooks record the event: it stands aside, so that the event is not recorded twice. A
+// shared hook stands aside for the project's local hooks only; a hook for every project
+// for those and the shared ones. Hooks in the project's settings that only look like
+// shadowbox's do not count (lookalike says why, for the run's log).
 bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
                              const GlobalOptions& resolved, const std::string& event,
-                             std::string& lookalike) {
+                             const HookEnvironment& env, std::string& lookalike) {
   if (given.store || given.workspace || parsed.has("--run") || !resolved.search_from) {
     return false;
   }
-  fs::path workspace;
+  hooks::ProjectHooksQuery query;
   try {
-    workspace = locate(resolved).workspace;
+    query.workspace = locate(resolved).workspace;
+    query.project = fs::canonical(fs::path(*resolved.search_from));
   } catch (const std::exception&) {
     return false;  // no workspace: nothing to stand aside for (recording says why)
   }
-  std::vector<fs::path> programs;
   try {
     fs::path self = self_path();
-    programs = {self, self.parent_path() / "shadowbox-hook"};
+    query.programs = {self, self.parent_path() / "shadowbox-hook"};
   } catch (const std::exception&) {
     // No program to compare with: none of the project's hooks counts.
   }
-  hooks::ProjectHooksFinding found = hooks::find_project_hooks(workspace, event, programs);
+  query.path = env.get("PATH");
+  query.count_shared = !parsed.has("--shared");
+  hooks::ProjectHooksFinding found = hooks::find_project_hooks(query, event);
   lookalike = found.lookalike;
   return found.records_event;
 }
@@ -227,7 +231,8 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
   bool claude = adapter.kind() == hooks::AgentKind::kClaudeCode ||
                 adapter.kind() == hooks::AgentKind::kClaudeSdk;
   std::string lookalike;
-  if (claude && defers_to_project_hooks(global, parsed, options, parsed_event.name, lookalike)) {
+  if (claude &&
+      defers_to_project_hooks(global, parsed, options, parsed_event.name, env, lookalike)) {
     return reply;
   }
   try {

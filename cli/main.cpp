@@ -141,7 +141,10 @@ const std::vector<Command>& all_commands() {
       {{"hook",
         "handle one agent hook event (JSON on stdin); the workspace is --workspace, else "
         "found (as without --workspace) from $CLAUDE_PROJECT_DIR, else from the event's cwd",
-        {{"--run", nullptr, "RUN", "record into this run (default: $SHADOWBOX_RUN, else default)"}},
+        {{"--run", nullptr, "RUN", "record into this run (default: $SHADOWBOX_RUN, else default)"},
+         {"--shared", nullptr, nullptr,
+          "the hook of a project's shared settings (hooks install --scope shared): it "
+          "stands aside only for the project's local shadowbox hooks"}},
         {{"AGENT", true, false, "claude-code, claude-sdk, codex or gemini"}}},
        nullptr,
        cmd_hook},

@@ -236,7 +236,8 @@ bool only_keys(const Object::Ptr& o, std::initializer_list<const char*> allowed)
 
 // The program and store of hook if it is exactly an entry `hooks install --scope project`
 // writes: {"type": "command", "command": "<program> --store <store> hook claude-code",
-// "timeout": 600 (or more)}, the paths absolute, nothing the shell would expand.
+// "timeout": 600 (or more)}, the paths absolute, nothing the shell would expand; or one
+// `hooks install --scope shared` writes (kSharedHookCommand, no store).
 std::optional<ProjectHookCommand> installed_project_hook(const Poco::Dynamic::Var& hook) {
   if (hook.type() != typeid(Object::Ptr)) return std::nullopt;
   Object::Ptr h = hook.extract<Object::Ptr>();
@@ -252,6 +253,9 @@ std::optional<ProjectHookCommand> installed_project_hook(const Poco::Dynamic::Va
   }
   std::optional<std::vector<std::string>> words =
       plain_shell_words(h->getValue<std::string>("command"));
+  if (words && words == plain_shell_words(kSharedHookCommand)) {
+    return ProjectHookCommand{words->front(), ""};
+  }
   if (!words || words->size() != 5 || (*words)[1] != "--store" || (*words)[3] != "hook" ||
       (*words)[4] != "claude-code") {
     return std::nullopt;

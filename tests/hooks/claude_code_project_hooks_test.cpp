@@ -176,8 +176,16 @@ class FindProjectHooksTest : public ::testing::Test {
   void settings(const std::string& name, const std::string& text) const {
     write_file(ws_ / ".claude" / name, text);
   }
+  hooks::ProjectHooksQuery query() const {
+    hooks::ProjectHooksQuery q;
+    q.workspace = ws_;
+    q.project = ws_;
+    q.programs = {program_, thin_};
+    q.path = "/nonexistent:" + (temp_ / "bin").string();
+    return q;
+  }
   hooks::ProjectHooksFinding find(const std::string& event) const {
-    return hooks::find_project_hooks(ws_, event, {program_, thin_});
+    return hooks::find_project_hooks(query(), event);
   }
   bool records(const std::string& event) const { return find(event).records_event; }
 
@@ -252,6 +260,69 @@ TEST_F(FindProjectHooksTest, HooksThatWouldNotRecordDoNotCount) {
   settings("settings.local.json", "{\"disableAllHooks\":true}");
   EXPECT_NE(find("PreToolUse").lookalike.find("switch every hook off"), std::string::npos);
   expect_recorded_by_neither("hooks switched off");
+}
+
+TEST_F(FindProjectHooksTest, SharedHooksCountWhenTheirShadowboxIsThisOne) {
+  std::string shared = command_hook(hooks::kSharedHookCommand);
+  std::vector<hooks::ProjectHookCommand> found =
+      hooks::project_hook_commands(settings_with(shared), "PreToolUse");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].program, "shadowbox");
+  EXPECT_EQ(found[0].store, "") << "the workspace's own";
+  settings("settings.json", settings_with(shared));
+  // `shadowbox` on the hook's PATH is program_ (bin/shadowbox).
+  for (const char* event : kAllEvents) EXPECT_TRUE(records(event)) << event;
+  // Found first on the PATH: another program of that name.
+  write_file(temp_ / "other" / "shadowbox", "#!/bin/sh\n", true);
+  hooks::ProjectHooksQuery q = query();
+  q.path = (temp_ / "other").string() + ":" + q.path;
+  EXPECT_FALSE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+  EXPECT_NE(hooks::find_project_hooks(q, "PreToolUse").lookalike, "");
+  // A relative entry is the project's own directory: a repository's file there is not
+  // this shadowbox either.
+  write_file(ws_ / "tools" / "shadowbox", "#!/bin/sh\n", true);
+  q.path = "tools:" + query().path;
+  EXPECT_FALSE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+  // No PATH: not told.
+  q.path = "";
+  EXPECT_FALSE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+  // A shared hook asking stands aside for local hooks only, never for itself.
+  q = query();
+  q.count_shared = false;
+  EXPECT_FALSE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+  EXPECT_EQ(hooks::find_project_hooks(q, "PreToolUse").lookalike, "");
+  settings("settings.local.json", settings_with(command_hook(command(thin_, store_))));
+  EXPECT_TRUE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+  // Anything more or less than the exact words does not count.
+  for (const char* command :
+       {"shadowbox hook claude-code", "shadowbox hook claude-code --shared extra",
+        "/usr/bin/shadowbox hook claude-code --shared", "shadowbox hook codex --shared",
+        "shadowbox hook claude-code --shared; true"}) {
+    EXPECT_TRUE(
+        hooks::project_hook_commands(settings_with(command_hook(command)), "PreToolUse").empty())
+        << command;
+  }
+}
+
+TEST_F(FindProjectHooksTest, FromASubdirectoryOnlyTheFilesClaudeCodeRunsCount) {
+  // Claude Code started in ws/docs runs the hooks of docs' settings and of the
+  // workspace's settings.local.json — not of the workspace's settings.json.
+  fs::create_directories(ws_ / "docs");
+  hooks::ProjectHooksQuery q = query();
+  q.project = ws_ / "docs";
+  settings("settings.json", settings_with(command_hook(command(program_, store_))));
+  EXPECT_FALSE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+  fs::remove(ws_ / ".claude" / "settings.json");
+  settings("settings.local.json", settings_with(command_hook(command(program_, store_))));
+  EXPECT_TRUE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+  fs::remove(ws_ / ".claude" / "settings.local.json");
+  for (const char* name : {"settings.json", "settings.local.json"}) {
+    SCOPED_TRACE(name);
+    write_file(ws_ / "docs" / ".claude" / name,
+               settings_with(command_hook(command(program_, store_))));
+    EXPECT_TRUE(hooks::find_project_hooks(q, "PreToolUse").records_event);
+    fs::remove(ws_ / "docs" / ".claude" / name);
+  }
 }
 
 TEST_F(FindProjectHooksTest, SettingsThatAreNotFilesAreNotRead) {

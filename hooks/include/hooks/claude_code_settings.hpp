@@ -44,15 +44,23 @@ bool has_shadowbox_hooks(const std::string& settings_text);
 // The same for a file (false if it is missing or unreadable).
 bool file_has_shadowbox_hooks(const boost::filesystem::path& file);
 
-// A hook of a project's settings exactly as `shadowbox hooks install --scope project`
-// writes it: `<program> --store <store> hook claude-code`.
+// The command `shadowbox hooks install --scope shared` writes into a project's shared
+// settings: only what every clone resolves (shadowbox from PATH, the workspace's own
+// store found by each); --shared tells the hook it is that one.
+inline constexpr const char* kSharedHookCommand = "shadowbox hook claude-code --shared";
+
+// A hook of a project's settings exactly as `shadowbox hooks install` writes it:
+// `<program> --store <store> hook claude-code` (--scope project), or kSharedHookCommand
+// (--scope shared).
 struct ProjectHookCommand {
-  std::string program;  // absolute: shadowbox or the shadowbox-hook beside it, if genuine
-  std::string store;    // absolute
+  // Absolute: shadowbox or the shadowbox-hook beside it, if genuine; for the shared
+  // command, the name "shadowbox", found on the hook's PATH.
+  std::string program;
+  std::string store;  // absolute; empty for the shared command (the workspace's own)
 };
 
 // The hooks of the settings that Claude Code runs for event whatever the tool, and that
-// are exactly of that form: in a matcher group for every tool ("*", "" or no matcher)
+// are exactly of one of those forms: in a matcher group for every tool ("*", "" or no matcher)
 // with no other key, {"type": "command", "command": ..., "timeout": 600 or more} and no
 // other key, the command's words plain or quoted (nothing the shell would expand or
 // interpret). Whether program and store are shadowbox's is for the caller to check.
