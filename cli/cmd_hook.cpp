@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
+#include "fsnap/workspace_discovery.hpp"
 #include "hook_event.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_event.hpp"
@@ -23,6 +24,7 @@
 #include "hooks/claude_code_project_hooks.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/event_json.hpp"
+#include "hooks/installed_settings.hpp"
 #include "hooks/run_policy.hpp"
 #include "output.hpp"
 #include "sandbox/home_preservation.hpp"
@@ -307,6 +309,37 @@ int cmd_hook(const GlobalOptions& global, const Args& parsed) {
   return reply.exit_code;
 }
 
+namespace {
+
+// The project's shared settings file, if it holds shadowbox's hooks in a form other
+// than the shared one (this machine's paths, as versions before --scope shared wrote):
+// fired with the local ones, they would record every event twice.
+std::optional<fs::path> machine_hooks_in_shared_file(const fs::path& workspace) {
+  fs::path shared = workspace / ".claude" / "settings.json";
+  std::optional<std::string> text = hooks::read_project_settings(shared);
+  if (!text || !hooks::has_shadowbox_hooks(*text) ||
+      text->find(hooks::kSharedHookCommand) != std::string::npos) {
+    return std::nullopt;
+  }
+  return shared;
+}
+
+// A warning when the `shadowbox` a shared hook runs is not this program.
+void check_shared_program(const Context& context) {
+  std::optional<fs::path> found =
+      hooks::program_on_path("shadowbox", environment("PATH"), context.workspace);
+  boost::system::error_code ec;
+  if (!found) {
+    std::cerr << "shadowbox: warning: no shadowbox on your PATH: the shared hooks run "
+                 "`shadowbox`, and fail where it is not found\n";
+  } else if (!fs::equivalent(*found, self_path(), ec) || ec) {
+    std::cerr << "shadowbox: warning: the shadowbox on your PATH is " << found->string() << ", not "
+              << self_path() << ": the shared hooks run that one\n";
+  }
+}
+
+}  // namespace
+
 int cmd_hooks(const Context& context, const Args& parsed) {
   const std::string& action = parsed.operands()[0];
   if (action != "install" && action != "uninstall") {
@@ -315,37 +348,72 @@ int cmd_hooks(const Context& context, const Args& parsed) {
   std::string scope = parsed.value_or("--scope", "project");
   fs::path file;
   if (scope == "project") {
-    file = context.workspace / ".claude" / "settings.json";
-  } else if (scope == "user") {
+    // This machine's own: the file Claude Code keeps out of git (its paths are ours).
+    file = context.workspace / ".claude" / "settings.local.json";
+  } else if (scope == "shared" || scope == "user") {
     if (context.options.store) {
-      throw parsed.usage_error(
-          "--store names one workspace's store; hooks for every project (--scope user) use "
-          "each project's own store (leave --store out, or use --scope project)");
+      throw parsed.usage_error("--store names one store of this machine; hooks for " +
+                               std::string(scope == "user" ? "every project (--scope user)"
+                                                           : "every clone (--scope shared)") +
+                               " use each project's own store (leave --store out, or use "
+                               "--scope project)");
     }
-    std::string home = environment("HOME");
-    if (home.empty()) throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "HOME is not set");
-    file = hooks::claude_code_settings_file(home);
+    if (scope == "shared") {
+      // Its settings.json would be the user's own settings.
+      context.refuse_unprotectable_workspace();
+      file = context.workspace / ".claude" / "settings.json";
+    } else {
+      std::string home = environment("HOME");
+      if (home.empty()) {
+        throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "HOME is not set");
+      }
+      file = hooks::claude_code_settings_file(home);
+    }
   } else {
-    throw parsed.usage_error("--scope must be project or user, not " + fsnap::quote_input(scope));
+    throw parsed.usage_error("--scope must be project, shared or user, not " +
+                             fsnap::quote_input(scope));
   }
+  std::optional<fs::path> created_list = hooks::created_settings_list();
   std::string outcome;
+  bool file_removed = false;
   if (action == "install") {
-    // The hook finds the workspace through $CLAUDE_PROJECT_DIR (or the event's cwd). A
-    // project's hooks record into this workspace's store, named now; hooks for every
-    // project find each project's store from its workspace.
-    std::string command = shell_quote(self_path());
+    // The hook finds the workspace from $CLAUDE_PROJECT_DIR (or the event's cwd). A
+    // project's hooks record into this workspace's store, named now; shared ones and
+    // hooks for every project find each project's store from its workspace.
+    std::string command = shell_quote(self_path()) + " hook claude-code";
     if (scope == "project") {
       // The thin client beside this program, when there is one: it hands each event to
       // the store's watch daemon (or runs this program when none can take it).
-      fs::path thin = fs::path(self_path()).parent_path() / "shadowbox-hook";
-      if (::access(thin.c_str(), X_OK) == 0) command = shell_quote(thin.string());
-      command += " --store " + shell_quote(context.store_dir.string());
+      std::string program = self_path();
+      fs::path thin = fs::path(program).parent_path() / "shadowbox-hook";
+      if (::access(thin.c_str(), X_OK) == 0) program = thin.string();
+      command = shell_quote(program) + " --store " + shell_quote(context.store_dir.string()) +
+                " hook claude-code";
       context.open_store(true);
+    } else if (scope == "shared") {
+      command = hooks::kSharedHookCommand;
+      check_shared_program(context);
     }
-    hooks::install_hooks_in_file(file, command + " hook claude-code");
+    hooks::install_settings_hooks(file, command, created_list);
     outcome = "installed";
+    if (scope == "project") {
+      if (fsnap::git_leaves_out(file) == false) {
+        std::cerr << "shadowbox: note: git does not ignore " << file.string()
+                  << ", which names this machine's paths: add .claude/settings.local.json to "
+                     "the project's .gitignore (or your global git ignore file), so that it "
+                     "is not committed\n";
+      }
+      if (std::optional<fs::path> shared = machine_hooks_in_shared_file(context.workspace)) {
+        std::cerr << "shadowbox: warning: " << shared->string()
+                  << " holds shadowbox's hooks with a machine's paths (an earlier version "
+                     "wrote them there): with these they would record every event twice; "
+                     "take them out with: shadowbox hooks uninstall --scope shared\n";
+      }
+    }
   } else {
-    outcome = hooks::uninstall_hooks_in_file(file) ? "removed" : "absent";
+    hooks::SettingsRemoval removal = hooks::uninstall_settings_hooks(file, created_list);
+    outcome = removal == hooks::SettingsRemoval::kNoFile ? "absent" : "removed";
+    file_removed = removal == hooks::SettingsRemoval::kFileRemoved;
   }
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
@@ -353,16 +421,27 @@ int cmd_hooks(const Context& context, const Args& parsed) {
     out->set("scope", scope);
     out->set("outcome", outcome);
     set_path(*out, "settings", file.string());
+    out->set("file_removed", file_removed);
     out->set("store", scope == "project" && action == "install"
                           ? Poco::Dynamic::Var(context.store_dir.string())
                           : Poco::Dynamic::Var());
     print_json(std::cout, out);
   } else if (outcome == "installed") {
     std::cout << "installed shadowbox's hooks in " << file.string() << '\n';
+  } else if (file_removed) {
+    std::cout << "removed shadowbox's hooks, and " << file.string()
+              << " with them (shadowbox had made it, and nothing else was in it)\n";
   } else if (outcome == "removed") {
     std::cout << "removed shadowbox's hooks from " << file.string() << '\n';
   } else {
     std::cout << "no settings file at " << file.string() << "; nothing to remove\n";
+  }
+  if (action == "uninstall" && scope == "project") {
+    if (std::optional<fs::path> shared = machine_hooks_in_shared_file(context.workspace)) {
+      std::cerr << "shadowbox: note: " << shared->string()
+                << " still holds shadowbox's hooks (an earlier version wrote them there): "
+                   "shadowbox hooks uninstall --scope shared takes them out\n";
+    }
   }
   return 0;
 }

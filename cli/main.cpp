@@ -149,10 +149,14 @@ const std::vector<Command>& all_commands() {
        nullptr,
        cmd_hook},
       {{"hooks",
-        "add shadowbox's hooks to Claude Code's settings, or remove only those",
+        "add shadowbox's hooks to Claude Code's settings, or remove only those (and a "
+        "settings file install created, once nothing else is in it)",
         {{"--scope", nullptr, "SCOPE",
-          "project: the workspace's .claude/settings.json (default); user: "
-          "~/.claude/settings.json, every project its own store"}},
+          "project (default): the workspace's .claude/settings.local.json, this machine's "
+          "own (the hooks name this program and the store); shared: its "
+          ".claude/settings.json, which a team commits (`shadowbox` from each one's PATH, "
+          "each clone its own store); user: ~/.claude/settings.json, every project its own "
+          "store"}},
         {{"install|uninstall", true, false, "add or remove the hooks"}}},
        cmd_hooks},
       {{"run",

@@ -354,7 +354,7 @@ TEST_F(CliTest, OptionsParseAsAUserExpects) {
   Poco::JSON::Object::Ptr installed = object_of(ok({"--json", "hooks", "install"}));
   EXPECT_EQ(installed->getValue<std::string>("outcome"), "installed");
   EXPECT_EQ(installed->getValue<std::string>("settings"),
-            (fs::canonical(ws_) / ".claude" / "settings.json").string());
+            (fs::canonical(ws_) / ".claude" / "settings.local.json").string());
   EXPECT_EQ(object_of(ok({"hooks", "uninstall", "--json"}))->getValue<std::string>("outcome"),
             "removed");
   // Every declared option is in the command's help, and in the overview.

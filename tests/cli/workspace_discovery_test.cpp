@@ -163,6 +163,7 @@ TEST_F(WorkspaceDiscoveryTest, HomeAndRootAreRefusedForEveryCommandThatRecords) 
            {"snapshot"},
            {"run", "--agent", "claude-sdk", "--", "sh", "-c", "echo ran > ran.txt"},
            {"hooks", "install"},
+           {"hooks", "install", "--scope", "shared"},
            {"resume", "r1"},
            {"log"}}) {
     expect_refused(home_, args, home);

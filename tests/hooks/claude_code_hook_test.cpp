@@ -361,7 +361,7 @@ TEST_F(HookTest, AFailureToCheckpointIsLoud) {
 }
 
 TEST_F(HookTest, InstallAndUninstallKeepEverythingElse) {
-  fs::path settings = ws_ / ".claude/settings.json";
+  fs::path settings = ws_ / ".claude/settings.local.json";
   write_file(settings,
              "{\"model\":\"opus\",\"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":"
              "[{\"type\":\"command\",\"command\":\"my-linter\"}]}]}}");
@@ -402,7 +402,7 @@ TEST_F(HookTest, InstallAndUninstallKeepEverythingElse) {
   write_file(settings, "{broken");
   CommandResult bad = shadowbox({"hooks", "install"});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find("settings.json"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("settings.local.json"), std::string::npos) << bad.err;
   EXPECT_EQ(testing_support::read_file(settings), "{broken") << "left unchanged";
   EXPECT_EQ(shadowbox({"hooks", "install", "--scope", "galaxy"}).exit_code, 2);
 }
@@ -571,7 +571,7 @@ TEST_F(InstalledHooksTest, HooksFromTheSettingsRecordEachEventOnce) {
   // Project hooks and hooks for every project: the project's record, the others stand aside.
   ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install", "--scope", "user"}).exit_code, 0);
   ASSERT_EQ(shadowbox(project("p1"), {"hooks", "install"}).exit_code, 0);
-  fs::path project_settings = project("p1") / ".claude" / "settings.json";
+  fs::path project_settings = project("p1") / ".claude" / "settings.local.json";
   ASSERT_EQ(fire(user_settings_, project("p1"), "PreToolUse", "toolu_1").exit_code, 0);
   ASSERT_EQ(fire(project_settings, project("p1"), "PreToolUse", "toolu_1").exit_code, 0);
   std::map<std::string, fs::path> found = stores();

@@ -220,7 +220,7 @@ TEST_F(HookClientTest, SilentConnectionsToTheDaemonDoNotHoldAnEventUp) {
 TEST_F(HookClientTest, HooksInstallWritesTheThinClientForAProject) {
   CommandResult r = shadowbox({"hooks", "install"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string settings = testing_support::read_file(ws_ / ".claude" / "settings.json");
+  std::string settings = testing_support::read_file(ws_ / ".claude" / "settings.local.json");
   EXPECT_NE(settings.find("shadowbox-hook"), std::string::npos) << settings;
   EXPECT_NE(settings.find(" hook claude-code"), std::string::npos) << settings;
 }
