@@ -5,6 +5,7 @@
 
 #include <Poco/JSON/Parser.h>
 
+#include "call_log.hpp"
 #include "commands.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
@@ -31,50 +32,6 @@ std::optional<sandbox::LedgerRecord> record_of(const sandbox::Ledger& ledger,
   } catch (const fsnap::Error&) {
     return std::nullopt;
   }
-}
-
-// text on one line, cut after limit characters ("..." says it was).
-std::string one_line(const std::string& text, std::size_t limit) {
-  std::string out = text.substr(0, limit);
-  for (char& ch : out) {
-    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
-  }
-  return out + (text.size() > limit ? "..." : "");
-}
-
-// Why a failed call was not rolled back, without the words that say it was not.
-std::string rollback_why(const sandbox::LedgerRecord& r) {
-  constexpr std::string_view kRefused = "rollback refused: ";
-  std::string_view why = r.rollback_reason;
-  if (why.substr(0, kRefused.size()) == kRefused) why.remove_prefix(kRefused.size());
-  return std::string(why);
-}
-
-// What became of a failed call's changes: "rolled back", "rolled back, kept 2 paths
-// (why)", "rollback refused (why)", "kept (why)", "nothing to roll back"; "" for a
-// record of no failed call. why is cut after limit characters.
-std::string rollback_text(const sandbox::LedgerRecord& r, std::size_t limit) {
-  if (r.rollback.empty()) return "";
-  if (r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kUnchanged)) {
-    return "nothing to roll back";
-  }
-  if (r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRollBack)) {
-    if (r.rollback_kept.empty()) return "rolled back";
-    std::string kept;
-    for (const auto& [path, why] : r.rollback_kept) {
-      kept += (kept.empty() ? "" : "; ") + fsnap::quote_path(path) + ": " + why;
-    }
-    std::size_t n = r.rollback_kept.size();
-    return "rolled back, kept " + std::to_string(n) + (n == 1 ? " path" : " paths") + " (" +
-           one_line(kept, limit) + ")";
-  }
-  std::string what = r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRefuse)
-                         ? "rollback refused"
-                     : r.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kKeep)
-                         ? "kept"
-                         : one_line(r.rollback, 20);  // a record of a newer shadowbox
-  std::string why = rollback_why(r);
-  return why.empty() ? what : what + " (" + one_line(why, limit) + ")";
 }
 
 // " ok 12ms: summary" / " failed 12ms, rolled back: summary" for a record with an outcome.
@@ -114,17 +71,6 @@ Poco::Dynamic::Var rollback_json(const sandbox::LedgerRecord& r) {
   return out;
 }
 
-// "NOT restored: a.bin (why), b.bin (why)" under the checkpoint that ended a call whose
-// rollback could not put back every path it meant to; "" for any other record.
-std::string unrestored_text(const sandbox::LedgerRecord& r) {
-  if (r.phase == fsnap::Phase::kPreTool) return "";  // said once, under the call's end
-  std::string text;
-  for (const auto& [path, why] : r.rollback_unrestored) {
-    text += (text.empty() ? "NOT restored: " : ", ") + fsnap::quote_path(path) + " (" + why + ")";
-  }
-  return text;
-}
-
 Poco::JSON::Object::Ptr record_json(const sandbox::LedgerRecord& r) {
   Poco::JSON::Parser parser;
   return parser.parse(r.to_json()).extract<Poco::JSON::Object::Ptr>();
@@ -151,7 +97,9 @@ int cmd_log(const Context& context, const Args& parsed) {
   if (!run.empty() && !repo->has_run(run)) {
     throw fsnap::Error(fsnap::ErrorCode::kNotFound, "no run named " + fsnap::quote_input(run));
   }
-  std::vector<fsnap::Checkpoint> checkpoints = repo->log(run, limit);
+  bool per_checkpoint = context.options.json || parsed.has("--checkpoints");
+  std::vector<fsnap::Checkpoint> checkpoints;
+  if (per_checkpoint) checkpoints = repo->log(run, limit);
   if (context.options.json) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
     for (const fsnap::Checkpoint& c : checkpoints) {
@@ -164,7 +112,7 @@ int cmd_log(const Context& context, const Args& parsed) {
       out->add(item);
     }
     print_json(std::cout, out);
-  } else {
+  } else if (parsed.has("--checkpoints")) {
     for (const fsnap::Checkpoint& c : checkpoints) {
       std::optional<sandbox::LedgerRecord> r = record_of(ledger, c);
       std::cout << checkpoint_line(c) << (r ? outcome_text(*r) : "") << '\n';
@@ -172,6 +120,10 @@ int cmd_log(const Context& context, const Args& parsed) {
         std::cout << "    " << lost << '\n';
       }
     }
+  } else {
+    std::vector<LogRow> rows =
+        log_rows(repo->log(run, 0), ledger, context.workspace.string(), limit);
+    print_log_rows(std::cout, rows, kTableWidth);
   }
   return 0;
 }

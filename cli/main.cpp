@@ -105,9 +105,16 @@ const std::vector<Command>& all_commands() {
         {{"RUN", true, false, "the run (runs lists them; the CLI's own is default)"}}},
        cmd_export},
       {{"log",
-        "list checkpoints, newest first",
-        {{"--run", nullptr, "RUN", "only this run's checkpoints"},
-         {"--max-count", "-n", "N", "at most N checkpoints"}}},
+        "what the runs did, newest first: a row per tool call (its checkpoints paired) with "
+        "its tool, input and outcome (ok, failed, rolled back, refused by a shadowbox limit, "
+        "denied by the agent's permissions, no outcome, not ended), a row per checkpoint of no "
+        "call; CALL/CHECKPOINT is what undo ID, restore pre:ID, show post:ID, rewind --to "
+        "pre:ID and restore CHECKPOINT take",
+        {{"--run", nullptr, "RUN", "only this run's"},
+         {"--max-count", "-n", "N", "at most N rows (with --checkpoints or --json: checkpoints)"},
+         {"--checkpoints", nullptr, nullptr,
+          "one line per checkpoint, with its commit, phase and the call's outcome (what --json "
+          "lists)"}}},
        cmd_log},
       {{"show",
         "metadata, changed paths and ledger record of a checkpoint",

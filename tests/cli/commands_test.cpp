@@ -184,8 +184,14 @@ TEST_F(CliTest, ARollbackNamesWhatItCouldNotPutBackAndLogShowsIt) {
   ASSERT_EQ(unrestored->size(), 1u);
   EXPECT_EQ(unrestored->getObject(0)->getValue<std::string>("path"), "pipe");
 
-  std::string log = ok({"log"}, config);
+  std::string log = ok({"log", "--checkpoints"}, config);
   EXPECT_NE(log.find("\n    NOT restored: pipe (it is not captured"), std::string::npos) << log;
+  log = ok({"log"}, config);  // under the call's row
+  EXPECT_NE(log.find("  A                Bash  rolled back\n"
+                     "                exit 1\n"
+                     "                NOT restored: pipe (it is not captured"),
+            std::string::npos)
+      << log;
 }
 
 TEST_F(CliTest, LogShowDiffRestore) {
@@ -204,7 +210,10 @@ TEST_F(CliTest, LogShowDiffRestore) {
   std::string log = ok({"log"});
   ASSERT_NE(log.find(second_id), std::string::npos);
   EXPECT_LT(log.find(second_id), log.find(first_id));
-  std::string newest = ok({"log", "-n", "1"});
+  std::string newest = ok({"log", "-n", "1"});  // the run, the header, the row
+  EXPECT_EQ(std::count(newest.begin(), newest.end(), '\n'), 3) << newest;
+  EXPECT_NE(newest.find(second_id), std::string::npos) << newest;
+  newest = ok({"log", "--checkpoints", "-n", "1"});
   EXPECT_EQ(std::count(newest.begin(), newest.end(), '\n'), 1) << newest;
   Poco::JSON::Array::Ptr runs =
       parse_json(ok({"--json", "log", "--run", "other"})).extract<Poco::JSON::Array::Ptr>();

@@ -37,9 +37,10 @@ class FailedCallsTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << "shadowbox " << args.at(0) << ": " << r.err;
     return r.out;
   }
-  // The line of `log` for the checkpoint of phase with call id call ("" if none).
+  // The line of `log --checkpoints` for the checkpoint of phase with call id call ("" if
+  // none).
   std::string log_line(const std::string& phase, const std::string& call) const {
-    std::string log = ok({"log"});
+    std::string log = ok({"log", "--checkpoints"});
     std::string needle = "  " + phase + " Bash " + call + " ";
     std::size_t at = log.find(needle);
     if (at == std::string::npos) return "";

@@ -221,10 +221,15 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
   ASSERT_FALSE(ledger.isNull());
   EXPECT_EQ(ledger->getValue<std::string>("result_summary"), "wrote out.txt");
   EXPECT_TRUE(ledger->getObject("session")->has("slices"));
-  // `log` shows the outcomes.
+  // `log` shows the outcomes: by call, and by checkpoint.
   std::string log = shadowbox(b, {"log"}).out;
-  EXPECT_NE(log.find("post_tool Write call_1"), std::string::npos) << log;
-  EXPECT_NE(log.find("failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("  call_1            Write   ok           out.txt\n"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("  call_2            Bash    rolled back  break things\n"), std::string::npos)
+      << log;
+  std::string checkpoints = shadowbox(b, {"log", "--checkpoints"}).out;
+  EXPECT_NE(checkpoints.find("post_tool Write call_1"), std::string::npos) << checkpoints;
+  EXPECT_NE(checkpoints.find("failed"), std::string::npos) << checkpoints;
 }
 
 }  // namespace

@@ -127,7 +127,10 @@ TEST_F(UndoTest, UndoingTheSecondOfThreeCallsKeepsTheThirdsChangesToOtherFiles) 
   EXPECT_EQ(read_file(ws_ / "a.txt"), "a\n");
 
   // log and show say what it was.
-  std::string log = ok({"log", "-n", "2"});
+  std::string log = ok({"log", "-n", "1"});
+  EXPECT_NE(log.find("  undo-call_2      undo  ok       undo Bash call_2\n"), std::string::npos)
+      << log;
+  log = ok({"log", "--checkpoints", "-n", "2"});
   EXPECT_NE(log.find("undo-call_2"), std::string::npos) << log;
   EXPECT_NE(log.find("undid Bash call_2 (2 paths)"), std::string::npos) << log;
   std::string show = ok({"show", "pre:undo-call_2"});

@@ -298,7 +298,7 @@ TEST_P(ClaudeCodeHooksTest, ARollbackIsShownToThePersonAndKeptInTheHistory) {
   };
   EXPECT_EQ(shadowbox({"diff", "--name-status", "pre:toolu_fail", "failed:toolu_fail"}),
             "A  junk.txt\nM  keep.txt\n");
-  std::string log = shadowbox({"log"});
+  std::string log = shadowbox({"log", "--checkpoints"});
   EXPECT_NE(log.find("checkpoint Bash toolu_fail failed"), std::string::npos) << log;
   EXPECT_NE(log.find(", rolled back: "), std::string::npos) << log;
 }
@@ -364,9 +364,9 @@ TEST_P(ClaudeCodeHooksTest, ALargeFileDeletedByAFailingBashCallComesBack) {
     EXPECT_NE(told.find("could NOT roll back all of this failed Bash call"), std::string::npos)
         << told;
     EXPECT_NE(told.find("data.bin (it was written in place"), std::string::npos) << told;
-    CommandResult log =
-        run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store", store_.string(), "log"},
-                    ws_, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
+    CommandResult log = run_command({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                     store_.string(), "log", "--checkpoints"},
+                                    ws_, {"SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1"});
     EXPECT_NE(log.out.find("\n    NOT restored: data.bin (it was written in place"),
               std::string::npos)
         << log.out << log.err;

@@ -312,7 +312,7 @@ TEST_F(CodexCliTest, RewindsAThreeCallRunToTheSecondCall) {
   EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "two.txt"));
   std::string restored;
-  std::istringstream fork_log(shadowbox({"log", "--run", "fork"}).out);
+  std::istringstream fork_log(shadowbox({"log", "--run", "fork", "--checkpoints"}).out);
   for (std::string line; std::getline(fork_log, line);) {
     if (line.find("rewound from run r1 at pre:call_b") != std::string::npos) {
       restored = line.substr(0, line.find(' '));

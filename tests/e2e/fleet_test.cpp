@@ -387,7 +387,7 @@ TEST_F(FleetTest, AWorkerThatLostItsRunStopsItsAgentAndWritesNothingMore) {
   bool recorded = false;
   for (int i = 0; i < 100 && !recorded; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    CommandResult log = shadowbox(a, {"log", "--run", "job", "-n", "3"});
+    CommandResult log = shadowbox(a, {"log", "--run", "job", "-n", "3", "--checkpoints"});
     recorded = log.out.find("worker worker-b took run job over") != std::string::npos;
   }
   ASSERT_TRUE(recorded) << "worker A never recorded that it lost the run";

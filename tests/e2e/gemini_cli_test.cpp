@@ -304,7 +304,7 @@ TEST_F(GeminiCliTest, RewindsAThreeCallRunToTheSecondCall) {
   EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "two.txt"));
   std::string restored;
-  std::istringstream fork_log(shadowbox({"log", "--run", "fork"}).out);
+  std::istringstream fork_log(shadowbox({"log", "--run", "fork", "--checkpoints"}).out);
   for (std::string line; std::getline(fork_log, line);) {
     if (line.find("rewound from run r1 at " + second_call) != std::string::npos) {
       restored = line.substr(0, line.find(' '));

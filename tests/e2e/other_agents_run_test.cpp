@@ -473,9 +473,9 @@ TEST(CodexInteractiveRunTest, RecordsItsCallsAndLeavesNoBackgroundServerBehind) 
   ASSERT_EQ(terminal.wait_exit(std::chrono::seconds(60)), 0) << terminal.screen();
   EXPECT_NE(terminal.screen().find("codex resume"), std::string::npos) << terminal.screen();
   EXPECT_EQ(processes_mentioning((store / "runs/tui/home").string()), std::vector<std::string>{});
-  CommandResult log = run_command(
-      {SHADOWBOX_BIN, "--workspace", ws.string(), "--store", store.string(), "log", "--run", "tui"},
-      ws, env);
+  CommandResult log = run_command({SHADOWBOX_BIN, "--workspace", ws.string(), "--store",
+                                   store.string(), "log", "--run", "tui", "--checkpoints"},
+                                  ws, env);
   EXPECT_NE(log.out.find("pre_tool Bash"), std::string::npos) << log.out;
   EXPECT_NE(log.out.find("post_tool Bash"), std::string::npos) << log.out;
 }

@@ -156,7 +156,7 @@ TEST_F(RewindTest, RewindsAThreeCallRunToTheSecondCall) {
   EXPECT_FALSE(fs::exists(ws_ / "c.txt"));
   // The session too: the fork's restore holds the checkpoint's session, slice for slice.
   std::string restored;
-  std::istringstream fork_log(shadowbox({"log", "--run", "fork"}).out);
+  std::istringstream fork_log(shadowbox({"log", "--run", "fork", "--checkpoints"}).out);
   for (std::string line; std::getline(fork_log, line);) {
     if (line.find("rewound from run r1 at pre:toolu_two") != std::string::npos) {
       restored = line.substr(0, line.find(' '));
