@@ -22,6 +22,7 @@
 #include "hooks/workspace_claim.hpp"
 #include "output.hpp"
 #include "run_spec.hpp"
+#include "runs_table.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/redaction.hpp"
 #include "sandbox/run_meta.hpp"
@@ -97,7 +98,7 @@ int cmd_run(const Context& context, const Args& parsed) {
   return report(context, store, repo, run, hooks::run_agent(std::move(spec)));
 }
 
-int cmd_runs(const Context& context, const Args& /*parsed*/) {
+int cmd_runs(const Context& context, const Args& parsed) {
   fsnap::Store store = context.open_store(false);
   std::vector<hooks::RunInfo> runs =
       hooks::list_runs(store, context.open_repo(store), context.config.run.resume_max_age,
@@ -113,6 +114,7 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
              r.session_id.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(r.session_id));
       o->set("resumable", r.resumable);
       o->set("checkpoints", r.checkpoints);
+      o->set("started_at", r.started_at);
       o->set("last_activity", r.last_activity);
       o->set("exit_code", r.exit_code ? Poco::Dynamic::Var(*r.exit_code) : Poco::Dynamic::Var());
       o->set("halt_reason",
@@ -153,21 +155,15 @@ int cmd_runs(const Context& context, const Args& /*parsed*/) {
     print_json(std::cout, out);
     return 0;
   }
-  std::printf("%-32s %-9s %-12s %9s %6s %6s %6s %-38s %-9s %11s %4s  %s\n", "RUN", "STATUS",
-              "HALT-REASON", "COST-USD", "STEPS", "CALLS", "FAILED", "AGENT-SESSION", "RESUMABLE",
-              "CHECKPOINTS", "GAPS", "LAST-ACTIVITY");
-  for (const hooks::RunInfo& r : runs) {
-    std::printf("%-32s %-9s %-12s %9.4f %6zu %6zu %6zu %-38s %-9s %11zu %4zu  %s\n", r.run.c_str(),
-                r.status.c_str(), r.halt_reason.empty() ? "-" : r.halt_reason.c_str(), r.cost_usd,
-                r.steps, r.calls, r.failed_calls, r.session_id.empty() ? "-" : r.session_id.c_str(),
-                r.resumable ? "yes" : "no", r.checkpoints, r.gaps,
-                r.last_activity.empty() ? "-" : r.last_activity.c_str());
-  }
+  print_runs_table(std::cout, runs, parsed.has("--wide"));
   for (const hooks::RunInfo& r : runs) {
     if (!r.forked_from) continue;
-    std::printf("%s: forked from run %s at pre:%s (checkpoint %s) by shadowbox rewind\n",
-                r.run.c_str(), r.forked_from->run.c_str(), r.forked_from->tool_call_id.c_str(),
-                r.forked_from->checkpoint.c_str());
+    std::cout << r.run << ": forked from run " << r.forked_from->run
+              << " at pre:" << r.forked_from->tool_call_id;
+    if (parsed.has("--wide")) {
+      std::cout << " (checkpoint " << r.forked_from->checkpoint << ") by shadowbox rewind";
+    }
+    std::cout << '\n';
   }
   for (const hooks::RunInfo& r : runs) {
     if (r.gaps == 0) continue;

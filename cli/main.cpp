@@ -183,8 +183,11 @@ const std::vector<Command>& all_commands() {
         true},
        cmd_run},
       {{"runs",
-        "runs with status, halt reason, cost, steps, agent session id, resumable, "
-        "checkpoints"},
+        "the runs of the store, newest last: when each started, its status (and the limit "
+        "that halted it), its tool calls, failed calls, cost and name",
+        {{"--wide", nullptr, nullptr,
+          "every column: also halt reason, steps, agent session id, resumable, checkpoints, "
+          "gaps, last activity (times in full)"}}},
        cmd_runs},
       {{"states",
         "the run lifecycle state machine; with RUN, the moves that run made through it and "

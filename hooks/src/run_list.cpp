@@ -2,6 +2,7 @@
 
 #include "hooks/agent_kind.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -49,7 +50,10 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
   info.run = name;
   std::vector<fsnap::Checkpoint> chain = repo->log(name, 0);
   info.checkpoints = chain.size();
-  if (!chain.empty()) info.last_activity = fsnap::format_timestamp(chain.front().created_at);
+  if (!chain.empty()) {
+    info.started_at = fsnap::format_timestamp(chain.back().created_at);
+    info.last_activity = fsnap::format_timestamp(chain.front().created_at);
+  }
   std::optional<ResumableState> state = find_resumable_state(store, repo, name);
   std::string recorded;
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(name);
@@ -74,6 +78,9 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
   }
   std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
   if (meta) {
+    // (A timestamp of format_timestamp's form: those of a run.json written by hand are
+    // left out, so that runs sort by time.)
+    if (fsnap::parse_timestamp(meta->started_at)) info.started_at = meta->started_at;
     info.exit_code = meta->exit_code;
     info.forked_from = meta->forked_from;
     // Runs recorded before the kind was kept are known by their command.
@@ -112,6 +119,9 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
   for (const std::string& name : names) {
     out.push_back(describe_run(store, repo, name, resume_max_age, now));
   }
+  // The timestamps have one form and width, so their text sorts as their time does.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RunInfo& a, const RunInfo& b) { return a.started_at < b.started_at; });
   return out;
 }
 

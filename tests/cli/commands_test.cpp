@@ -432,11 +432,12 @@ TEST_F(CliTest, SmallerMessagesSayWhatIsTrue) {
       shadowbox({"run", "--agent", "claude-sdk", "--run-id", "plain", "--", "true"});
   expect_error(taken, "no agent session to resume; choose another --run-id");
   EXPECT_EQ(taken.err.find("shadowbox resume"), std::string::npos) << taken.err;
-  // runs' column headers are single words, as the README shows them.
-  std::string header = ok({"runs"}).substr(0, ok({"runs"}).find('\n'));
+  // runs' column headers are single words, as the docs show them.
+  std::string wide = ok({"runs", "--wide"});
+  std::string header = wide.substr(0, wide.find('\n'));
   for (const char* column :
        {"RUN", "STATUS", "HALT-REASON", "COST-USD", "STEPS", "CALLS", "FAILED", "AGENT-SESSION",
-        "RESUMABLE", "CHECKPOINTS", "GAPS", "LAST-ACTIVITY"}) {
+        "RESUMABLE", "CHECKPOINTS", "GAPS", "STARTED", "LAST-ACTIVITY"}) {
     EXPECT_NE(header.find(column), std::string::npos) << column;
   }
 }

@@ -1,7 +1,7 @@
 // What a person reads, on real stores made through the executable (hook events as an
-// agent sends them, snapshots): `log` one row per tool call with what became of it and
-// the reference the next command takes, within 100 columns (`--checkpoints` and
-// `--json` for the rest).
+// agent sends them, snapshots, runs): `log` one row per tool call with what became of
+// it and the reference the next command takes, `runs` newest last, both within 100
+// columns (`--checkpoints`, `--wide` and `--json` for the rest).
 #include <sstream>
 
 #include <Poco/JSON/Parser.h>
@@ -188,6 +188,39 @@ TEST_F(ReadableOutputTest, ACallThatHasNotEndedSaysSoAndARowOfNoCallCarriesItsCh
             std::string::npos)
       << log;
   EXPECT_EQ(ok({"log", "--checkpoints"}).find("\x1b"), std::string::npos);
+}
+
+TEST_F(ReadableOutputTest, RunsAreListedNewestLastWithin100Columns) {
+  write_file(config_, "");
+  // Started in this order: by name they would be the other way round.
+  ok({"snapshot", "--run", "zeta"});
+  ok({"snapshot", "--run", "alpha"});
+  CommandResult agent =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id",
+                 "run-with-a-long-name-20261126-101500-3f2a", "--", "sh", "-c", "exit 0"});
+  ASSERT_EQ(agent.exit_code, 0) << agent.err;
+  std::string runs = ok({"runs"});
+  EXPECT_EQ(too_wide(runs), "") << runs;
+  std::vector<std::string> lines = lines_of(runs);
+  ASSERT_EQ(lines.size(), 4u) << runs;
+  EXPECT_EQ(lines[0].rfind("STARTED (UTC)     STATUS    CALLS  FAILED  COST-USD  RUN", 0), 0u)
+      << runs;
+  EXPECT_NE(lines[1].find("  zeta"), std::string::npos) << runs;
+  EXPECT_NE(lines[2].find("  alpha"), std::string::npos) << runs;
+  EXPECT_NE(lines[3].find("  complete      0       0    0.0000  "
+                          "run-with-a-long-name-20261126-101500-3f2a"),
+            std::string::npos)
+      << runs;
+  // --wide: every column; --json: the same order, with when each started.
+  std::string wide = ok({"runs", "--wide"});
+  EXPECT_NE(wide.find("AGENT-SESSION"), std::string::npos) << wide;
+  EXPECT_LT(wide.find("zeta"), wide.find("alpha"));
+  Poco::JSON::Parser parser;
+  auto json = parser.parse(ok({"--json", "runs"})).extract<Poco::JSON::Array::Ptr>();
+  ASSERT_EQ(json->size(), 3u);
+  EXPECT_EQ(json->getObject(0)->getValue<std::string>("run"), "zeta");
+  EXPECT_LT(json->getObject(0)->getValue<std::string>("started_at"),
+            json->getObject(1)->getValue<std::string>("started_at"));
 }
 
 }  // namespace

@@ -40,6 +40,9 @@ struct RunInfo {
   bool resumable = false;
   std::vector<ClaudeCodeSession> sessions;  // every agent session of the run, oldest first
   std::size_t checkpoints = 0;
+  // ISO-8601 of when `run` started it (RunMeta::started_at), else of its oldest
+  // checkpoint ("" for a run with neither).
+  std::string started_at;
   std::string last_activity;  // ISO-8601 of the newest checkpoint
   std::optional<int> exit_code;
   std::size_t gaps = 0;  // hook events that could not be recorded (sandbox::record_gap)
@@ -51,7 +54,8 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
                      const std::string& run, std::chrono::seconds resume_max_age,
                      std::chrono::system_clock::time_point now);
 
-// Every run of the store, sorted by name.
+// Every run of the store, oldest first (by started_at; runs started at the same time by
+// name), so that the newest is the last line a terminal shows.
 std::vector<RunInfo> list_runs(const fsnap::Store& store,
                                const std::shared_ptr<fsnap::ShadowRepo>& repo,
                                std::chrono::seconds resume_max_age,

@@ -1,0 +1,73 @@
+#include "runs_table.hpp"
+
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+#include "text_table.hpp"
+
+namespace cli {
+
+namespace {
+
+std::string usd(double amount) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", amount);
+  return text;
+}
+
+std::string or_dash(const std::string& text) {
+  return text.empty() ? "-" : text;
+}
+
+// "2026-11-26 19:45" of "2026-11-26T19:45:38.123456Z".
+std::string to_the_minute(const std::string& iso) {
+  if (iso.size() < 16) return or_dash(iso);
+  return iso.substr(0, 10) + " " + iso.substr(11, 5);
+}
+
+}  // namespace
+
+void print_runs_table(std::ostream& out, const std::vector<hooks::RunInfo>& runs, bool wide) {
+  if (wide) {
+    TextTable table({{"RUN"},
+                     {"STATUS"},
+                     {"HALT-REASON"},
+                     {"COST-USD", true},
+                     {"STEPS", true},
+                     {"CALLS", true},
+                     {"FAILED", true},
+                     {"AGENT-SESSION"},
+                     {"RESUMABLE"},
+                     {"CHECKPOINTS", true},
+                     {"GAPS", true},
+                     {"STARTED"},
+                     {"LAST-ACTIVITY"}});
+    for (const hooks::RunInfo& r : runs) {
+      table.add_row({r.run, r.status, or_dash(r.halt_reason), usd(r.cost_usd),
+                     std::to_string(r.steps), std::to_string(r.calls),
+                     std::to_string(r.failed_calls), or_dash(r.session_id),
+                     r.resumable ? "yes" : "no", std::to_string(r.checkpoints),
+                     std::to_string(r.gaps), or_dash(r.started_at), or_dash(r.last_activity)});
+    }
+    table.print(out, 0);
+    return;
+  }
+  // The run's name comes last: what the next command takes is never cut, and the
+  // columns before it are short.
+  TextTable table({{"STARTED (UTC)"},
+                   {"STATUS"},
+                   {"CALLS", true},
+                   {"FAILED", true},
+                   {"COST-USD", true},
+                   {"RUN"}});
+  for (const hooks::RunInfo& r : runs) {
+    std::string status = r.status;
+    if (!r.halt_reason.empty()) status += " (" + r.halt_reason + ")";
+    table.add_row({to_the_minute(r.started_at), status, std::to_string(r.calls),
+                   std::to_string(r.failed_calls), usd(r.cost_usd), r.run});
+  }
+  table.print(out, 0);
+}
+
+}  // namespace cli
