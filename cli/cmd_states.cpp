@@ -10,6 +10,7 @@
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_lifecycle.hpp"
 #include "sandbox/run_meta.hpp"
+#include "text_table.hpp"
 
 namespace cli {
 
@@ -69,7 +70,7 @@ Object::Ptr machine_json(const sandbox::MachineGraph& graph) {
 }
 
 void print_machine(const sandbox::MachineGraph& graph) {
-  std::printf("states of the %s:\n", graph.name().c_str());
+  std::cout << "states of the " << graph.name() << ":\n";
   for (const std::string& name : graph.states()) {
     const sandbox::StateOptions& o = graph.options(name);
     std::size_t depth = 0;
@@ -78,14 +79,17 @@ void print_machine(const sandbox::MachineGraph& graph) {
     if (o.initial) marks += " (initial)";
     if (o.terminal) marks += " (terminal)";
     if (o.history) marks += " (history)";
-    std::printf("  %s%s%s\n", std::string(2 * depth, ' ').c_str(), name.c_str(), marks.c_str());
+    std::cout << "  " << std::string(2 * depth, ' ') << name << marks << '\n';
   }
-  std::printf("transitions:\n");
+  std::cout << "transitions:\n";
   for (const sandbox::TransitionInfo& t : graph.transitions()) {
     std::string from;
     for (const std::string& f : t.from) from += (from.empty() ? "" : "|") + f;
-    std::printf("  %-24s -> %-9s %s%s\n", from.c_str(), t.to.c_str(), t.label.c_str(),
-                t.guard_label.empty() ? "" : (" [" + t.guard_label + "]").c_str());
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-24s -> %-9s %s%s\n", from.c_str(), t.to.c_str(),
+                  t.label.c_str(),
+                  t.guard_label.empty() ? "" : (" [" + t.guard_label + "]").c_str());
+    std::cout << line;
   }
 }
 
@@ -146,20 +150,26 @@ int cmd_states(const Context& context, const Args& parsed) {
     }
     return 0;
   }
-  print_machine(graph);
-  if (!run) return 0;
+  // The machine when asked for, or when there is no run to show.
+  if (!run || parsed.has("--machine")) {
+    print_machine(graph);
+    if (!run) return 0;
+    std::cout << '\n';
+  }
   if (moves.empty()) {
-    std::printf(
-        "\nrun %s recorded no lifecycle moves (it predates them)%s\n", run->c_str(),
-        recorded_status.empty() ? "" : ("; its recorded status: " + recorded_status).c_str());
+    std::cout << "run " << *run << " recorded no lifecycle moves (it predates them)"
+              << (recorded_status.empty() ? "" : "; its recorded status: " + recorded_status)
+              << '\n';
     return 0;
   }
-  std::printf("\nrun %s, now %s:\n", run->c_str(), moves.back().state.c_str());
-  std::printf("  %-24s %-10s    %-10s %-14s %s\n", "AT", "FROM", "TO", "EVENT", "REASON");
+  std::cout << "run " << *run << ", now " << moves.back().state << ":\n";
+  TextTable table({{"AT (UTC)"}, {"FROM"}, {""}, {"TO"}, {"EVENT"}, {"REASON"}});
   for (const sandbox::RunLifecycle& m : moves) {
-    std::printf("  %-24s %-10s -> %-10s %-14s %s\n", fsnap::format_timestamp(m.at).c_str(),
-                m.from.c_str(), m.state.c_str(), m.event.c_str(), m.reason.c_str());
+    std::string at = fsnap::format_timestamp(m.at);  // 2026-11-26T19:45:38.123456Z
+    if (at.size() >= 19) at = at.substr(0, 10) + " " + at.substr(11, 8);
+    table.add_row({at, m.from, "->", m.state, m.event, m.reason});
   }
+  table.print(std::cout, kTableWidth, TextTable::Overflow::kWrap);
   return 0;
 }
 

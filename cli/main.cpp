@@ -190,9 +190,10 @@ const std::vector<Command>& all_commands() {
           "gaps, last activity (times in full)"}}},
        cmd_runs},
       {{"states",
-        "the run lifecycle state machine; with RUN, the moves that run made through it and "
-        "when",
-        {{"--mermaid", nullptr, nullptr, "print a Mermaid stateDiagram-v2 (RUN's states marked)"}},
+        "the moves RUN made through the run lifecycle and when, and the state it is in now; "
+        "without RUN, the lifecycle state machine itself",
+        {{"--machine", nullptr, nullptr, "with RUN: print the state machine before its moves"},
+         {"--mermaid", nullptr, nullptr, "print a Mermaid stateDiagram-v2 (RUN's states marked)"}},
         {{"RUN", false, false, "the run"}}},
        cmd_states},
       {{"resume",

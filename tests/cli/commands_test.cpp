@@ -995,9 +995,23 @@ TEST_F(CliTest, StatesShowsTheLifecycleAndTheMovesOfARun) {
   EXPECT_EQ(moves->getObject(1)->getValue<std::string>("event"), "agent_ended");
   EXPECT_NE(moves->getObject(1)->getValue<std::string>("reason").find("3"), std::string::npos);
   EXPECT_FALSE(moves->getObject(1)->getValue<std::string>("at").empty());
+  // The run's moves alone, one a line within 100 columns; the machine when asked for.
   std::string text = ok({"states", "life"});
-  EXPECT_NE(text.find("run life, now failed:"), std::string::npos) << text;
-  EXPECT_NE(text.find("running    -> failed     agent_ended"), std::string::npos) << text;
+  EXPECT_EQ(
+      text.rfind("run life, now failed:\nAT (UTC)             FROM         TO       EVENT  ", 0),
+      0u)
+      << text;
+  EXPECT_NE(text.find("  created  ->  running  agent_started  run started: sh -c exit 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  running  ->  failed   agent_ended    the agent exited with status 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("transitions:"), std::string::npos) << text;
+  std::string both = ok({"states", "life", "--machine"});
+  EXPECT_EQ(both.rfind("states of the run lifecycle:\n", 0), 0u) << both;
+  EXPECT_NE(both.find("agent_ended [outcome == complete]"), std::string::npos) << both;
+  EXPECT_NE(both.find("\n\nrun life, now failed:\n"), std::string::npos) << both;
   std::string styled = ok({"states", "life", "--mermaid"});
   EXPECT_NE(styled.find("    class running,failed visited\n    class failed current\n"),
             std::string::npos)

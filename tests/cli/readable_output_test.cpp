@@ -1,7 +1,8 @@
 // What a person reads, on real stores made through the executable (hook events as an
 // agent sends them, snapshots, runs): `log` one row per tool call with what became of
 // it and the reference the next command takes, `runs` newest last, both within 100
-// columns (`--checkpoints`, `--wide` and `--json` for the rest).
+// columns (`--checkpoints`, `--wide` and `--json` for the rest), and `states RUN` the
+// run's own moves.
 #include <sstream>
 
 #include <Poco/JSON/Parser.h>
@@ -221,6 +222,32 @@ TEST_F(ReadableOutputTest, RunsAreListedNewestLastWithin100Columns) {
   EXPECT_EQ(json->getObject(0)->getValue<std::string>("run"), "zeta");
   EXPECT_LT(json->getObject(0)->getValue<std::string>("started_at"),
             json->getObject(1)->getValue<std::string>("started_at"));
+}
+
+TEST_F(ReadableOutputTest, StatesOfARunAreItsMovesWithinTheWidthAndNothingLost) {
+  write_file(config_, "");
+  std::string words;  // 150 characters: the record keeps 200
+  for (int i = 0; i < 22; ++i)
+    words += (i == 0 ? "" : " ") + std::string("word") + std::to_string(i);
+  CommandResult agent =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "r", "--", "sh", "-c", "true", words});
+  ASSERT_EQ(agent.exit_code, 0) << agent.err;
+  std::string states = ok({"states", "r"});
+  EXPECT_EQ(too_wide(states), "") << states;
+  EXPECT_EQ(states.find("transitions:"), std::string::npos) << "not the machine\n" << states;
+  // The long reason goes on below itself, every word of it.
+  std::string reason;
+  for (const std::string& line : lines_of(states)) {
+    std::size_t at = line.find("run started: ");
+    if (at != std::string::npos) {
+      reason = line.substr(at);
+    } else if (!reason.empty() && line.rfind("     ", 0) == 0) {
+      reason += " " + line.substr(line.find_first_not_of(' '));
+    } else if (!reason.empty()) {
+      break;
+    }
+  }
+  EXPECT_EQ(reason, "run started: sh -c true " + words) << states;
 }
 
 }  // namespace
