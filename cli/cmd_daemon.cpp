@@ -138,10 +138,11 @@ int cmd_daemon(const Context& context, const Args& parsed) {
   }
   std::cout << "watch daemon: running, pid " << status->pid << '\n'
             << "  workspace:   " << status->workspace << '\n'
-            << "  watching:    " << status->watched_directories << " directories\n"
+            << "  watching:    " << counted(status->watched_directories, "directory", "directories")
+            << '\n'
             << "  memory:      " << mib_text(status->memory_bytes) << " resident\n"
             << "  captures:    " << status->captures << " served (the last looked at "
-            << status->last_capture_entries << " entries)\n"
+            << counted(status->last_capture_entries, "entry", "entries") << ")\n"
             << "  up:          " << seconds_text(status->uptime) << ", idle "
             << seconds_text(status->idle);
   if (status->idle_exit.count() > 0) {

@@ -94,10 +94,9 @@ int push_runs(const Context& context, const Args& parsed, fleet::RunRegistry& re
     try {
       fleet::RunPush pushed = mirror.push(run);
       registry.publish_as_owner(run, me, fleet::lag_record(pushed.left, ""));
-      std::cout << "run " << run << ": " << pushed.report.updated.size() << " ref"
-                << (pushed.report.updated.size() == 1 ? "" : "s") << " pushed ("
-                << pushed.report.objects << " objects), " << pushed.left.checkpoints
-                << " checkpoints left\n";
+      std::cout << "run " << run << ": " << counted(pushed.report.updated.size(), "ref", "refs")
+                << " pushed (" << counted(pushed.report.objects, "object", "objects") << "), "
+                << counted(pushed.left.checkpoints, "checkpoint", "checkpoints") << " left\n";
       for (const auto& [ref, why] : pushed.report.rejected) {
         std::cerr << "shadowbox: error: run " << run << ": the remote refused " << ref << ": "
                   << why << '\n';

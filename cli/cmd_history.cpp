@@ -198,7 +198,7 @@ int cmd_show(const Context& context, const Args& parsed) {
     if (record->has_session()) {
       try {
         sandbox::SessionSnapshot session = ledger.session(*record);
-        std::cout << "session      " << session.slices.size() << " slice(s):";
+        std::cout << "session      " << counted(session.slices.size(), "slice", "slices") << ":";
         for (const auto& [type, items] : session.slices) {
           std::cout << ' ' << sandbox::SliceTypes::name_of(type) << '(' << items.size() << ')';
         }

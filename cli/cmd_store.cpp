@@ -84,20 +84,26 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     std::cout << "no retention limits configured (retention.keep_last, .max_age, .max_size): "
                  "every checkpoint kept\n";
   } else {
-    std::cout << "dropped " << report.checkpoints_dropped << " checkpoint(s) and "
-              << report.runs_dropped << " run(s) beyond the retention limits\n";
+    std::cout << "dropped " << counted(report.checkpoints_dropped, "checkpoint", "checkpoints")
+              << " and " << counted(report.runs_dropped, "run", "runs")
+              << " beyond the retention limits\n";
     for (const std::string& run : report.dropped_runs) std::cout << "dropped run " << run << '\n';
     for (const std::string& run : retention.running) {
       std::cout << "kept run " << run << " whole: its agent is running\n";
     }
   }
-  std::cout << "pruned " << report.objects_pruned << " unreferenced loose object(s) and "
-            << retention.packed_objects_dropped << " packed one(s)\n";
+  std::cout << "pruned "
+            << counted(report.objects_pruned, "unreferenced loose object",
+                       "unreferenced loose objects")
+            << " and " << counted(retention.packed_objects_dropped, "packed one", "packed ones")
+            << '\n';
   if (retention.abandoned_files_removed > 0) {
-    std::cout << "removed " << retention.abandoned_files_removed
-              << " temporary file(s) of interrupted writers\n";
+    std::cout << "removed "
+              << counted(retention.abandoned_files_removed, "temporary file", "temporary files")
+              << " of interrupted writers\n";
   }
-  if (packed) std::cout << "packed " << packed->objects_packed << " object(s)\n";
+  if (packed)
+    std::cout << "packed " << counted(packed->objects_packed, "object", "objects") << '\n';
   return 0;
 }
 
@@ -134,14 +140,16 @@ int cmd_maintenance(const Context& context, const Args& parsed) {
     return 0;
   }
   if (retention) {
-    std::cout << "dropped " << retention->gc.checkpoints_dropped << " checkpoint(s) and "
-              << retention->gc.runs_dropped << " run(s) beyond the retention limits\n";
+    std::cout << "dropped "
+              << counted(retention->gc.checkpoints_dropped, "checkpoint", "checkpoints") << " and "
+              << counted(retention->gc.runs_dropped, "run", "runs")
+              << " beyond the retention limits\n";
   }
   if (!report) {
     std::cout << (due ? "another maintenance of this store is running\n" : "nothing to do\n");
   } else {
-    std::cout << "packed " << report->objects_packed << " loose object(s), merged "
-              << report->packs_merged << " pack(s)\n";
+    std::cout << "packed " << counted(report->objects_packed, "loose object", "loose objects")
+              << ", merged " << counted(report->packs_merged, "pack", "packs") << '\n';
   }
   return 0;
 }

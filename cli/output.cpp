@@ -148,6 +148,10 @@ std::string checkpoint_line(const fsnap::Checkpoint& checkpoint) {
   return line;
 }
 
+std::string counted(std::size_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
 std::string change_line(const fsnap::TreeChange& change) {
   std::string line =
       std::string(1, fsnap::status_letter(change.kind)) + "  " + fsnap::quote_path(change.path);

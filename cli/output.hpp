@@ -44,6 +44,8 @@ void print_json(std::ostream& out, const Poco::JSON::Array::Ptr& value);
 std::string checkpoint_line(const fsnap::Checkpoint& checkpoint);
 // "they were at checkpoint ID (before Write call toolu_1)": a checkpoint in a sentence.
 std::string describe_checkpoint(const fsnap::Checkpoint& checkpoint);
+// "1 checkpoint", "2 checkpoints": n and the word for that many.
+std::string counted(std::size_t n, std::string_view one, std::string_view many);
 // "M  path" ("T  path (file -> directory)" for a type change); names quoted like git.
 std::string change_line(const fsnap::TreeChange& change);
 // Human lines describing the skipped paths of a checkpoint ("skipped: path (reason)").

@@ -102,8 +102,8 @@ policy::HookVerdict SharedBudget::before_call(const policy::CallContext& call) {
   if (max_steps_ && budget.steps > *max_steps_) {
     return halt(policy::StopReason::kStepLimitExceeded,
                 "the shared budget '" + budget_ + "' allows " + std::to_string(*max_steps_) +
-                    " tool calls across the fleet's runs; this would be call " +
-                    std::to_string(budget.steps),
+                    (*max_steps_ == 1 ? " tool call" : " tool calls") +
+                    " across the fleet's runs; this would be call " + std::to_string(budget.steps),
                 static_cast<double>(*max_steps_), static_cast<double>(budget.steps));
   }
   return {};

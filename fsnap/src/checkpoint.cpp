@@ -89,7 +89,8 @@ std::string format_checkpoint_message(const Checkpoint& c) {
 
   std::string body;
   if (!c.skipped.empty()) {
-    body += std::to_string(c.skipped.size()) + " path(s) not captured (see Skipped trailers).\n\n";
+    body += std::to_string(c.skipped.size()) + (c.skipped.size() == 1 ? " path" : " paths") +
+            " not captured (see Skipped trailers).\n\n";
   }
   std::string trailers;
   auto add = [&](std::string_view key, std::string_view value) {

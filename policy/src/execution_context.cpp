@@ -178,7 +178,8 @@ std::optional<SafetyEvent> ExecutionContext::chain_limit(const WrapOptions& opti
   }
   if (config_.max_steps && steps_before >= *config_.max_steps) {
     return event(StopReason::kStepLimitExceeded,
-                 "the step limit is reached: " + std::to_string(*config_.max_steps) + " calls",
+                 "the step limit is reached: " + std::to_string(*config_.max_steps) +
+                     (*config_.max_steps == 1 ? " call" : " calls"),
                  static_cast<double>(*config_.max_steps), static_cast<double>(steps_before));
   }
   if (config_.max_retries_total && state_.retries_used >= *config_.max_retries_total) {
@@ -275,8 +276,10 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
     CircuitAdmission circuit = circuits_->allow(options.key);
     if (!circuit.allowed) {
       std::ostringstream reason;
-      reason << options.key << " failed " << circuit.failures
-             << " times in a row, so its calls are refused for now";
+      reason << options.key << " failed "
+             << (circuit.failures == 1 ? std::string("once")
+                                       : std::to_string(circuit.failures) + " times in a row")
+             << ", so its calls are refused for now";
       if (circuit.retry_after.count() > 0) {
         reason << " (for another " << (circuit.retry_after.count() + 999) / 1000 << " s)";
       } else {

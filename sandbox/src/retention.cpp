@@ -12,6 +12,15 @@
 
 namespace sandbox {
 
+namespace {
+
+// "1 run", "2 runs".
+std::string counted(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
 bool has_retention_limits(const fsnap::RetentionPolicy& policy) {
   return policy.keep_last > 0 || policy.max_age.count() > 0 || policy.max_size > 0;
 }
@@ -57,10 +66,10 @@ RetentionReport apply_retention(const fsnap::Store& store, fsnap::ShadowRepo& re
     throw fsnap::Error(
         fsnap::ErrorCode::kIo,
         "the filesystem of the store " + store.dir().string() + " is full: gc dropped " +
-            std::to_string(report.gc.runs_dropped) + " run(s) and " +
-            std::to_string(report.gc.checkpoints_dropped) + " checkpoint(s) and pruned " +
-            std::to_string(report.gc.objects_pruned + report.packed_objects_dropped) +
-            " object(s), but could not write what the rest needs (" + out_of_space +
+            counted(report.gc.runs_dropped, "run", "runs") + " and " +
+            counted(report.gc.checkpoints_dropped, "checkpoint", "checkpoints") + " and pruned " +
+            counted(report.gc.objects_pruned + report.packed_objects_dropped, "object", "objects") +
+            ", but could not write what the rest needs (" + out_of_space +
             "); free some space there (or lower retention.max_size) and run gc again");
   }
   return report;

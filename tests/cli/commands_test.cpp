@@ -670,7 +670,7 @@ TEST_F(CliTest, GcKeepsTheNewestCheckpointsOfEachRun) {
   }
   write("dropped-only", "only in dropped checkpoints");
   std::string out = ok({"gc"}, config);
-  EXPECT_NE(out.find("dropped 3 checkpoint(s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("dropped 3 checkpoints and 0 runs"), std::string::npos) << out;
   Poco::JSON::Array::Ptr log = parse_json(ok({"--json", "log"})).extract<Poco::JSON::Array::Ptr>();
   ASSERT_EQ(log->size(), 2u);
   EXPECT_EQ(log->getObject(0)->getValue<std::string>("id"), ids[4]);

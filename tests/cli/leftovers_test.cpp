@@ -124,8 +124,7 @@ TEST_F(LeftoversTest, TheTemporaryPackOfAKilledMaintenanceIsRemovedByALaterGc) {
   write_file(pack_dir() / "tmp_pack_live01", "PACK");
   std::string out = ok({"gc"});
   EXPECT_TRUE(in_pack_dir("pack_git2_").empty()) << out;
-  EXPECT_NE(out.find("removed 1 temporary file(s) of interrupted writers"), std::string::npos)
-      << out;
+  EXPECT_NE(out.find("removed 1 temporary file of interrupted writers"), std::string::npos) << out;
   EXPECT_EQ(in_pack_dir("tmp_pack_"), std::vector<std::string>{"tmp_pack_live01"});
 
   // Nothing else went: a checkpoint restores, and git finds the repository sound.

@@ -419,6 +419,23 @@ TEST(ExecutionContextTest, NodeIdsStayUniqueAcrossTheContextsOfAChain) {
   EXPECT_EQ(third.state().circuits.count("Edit"), 0u);
 }
 
+TEST(ExecutionContextTest, ReasonsCountInTheWordsTheirNumberTakes) {
+  policy_test::TestClock clock;
+  ExecutionContext one_step({.max_steps = 1}, {}, nullptr, clock.now());
+  EXPECT_EQ(one_step.wrap_tool_call(costing(0)), Decision::kAllow);
+  Admission second = one_step.admit(NodeKind::kTool, {});
+  ASSERT_TRUE(second.event);
+  EXPECT_EQ(second.event->reason, "the step limit is reached: 1 call");
+  ExecutionContext one_failure({.circuit_breaker = CircuitBreakerConfig{1, 30'000ms}}, {}, nullptr,
+                               clock.now());
+  EXPECT_EQ(one_failure.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
+  Admission refused = one_failure.admit(NodeKind::kTool, {.key = "Bash"});
+  ASSERT_TRUE(refused.event);
+  EXPECT_EQ(refused.event->reason.rfind("Bash failed once, so its calls are refused for now", 0),
+            0u)
+      << refused.event->reason;
+}
+
 TEST(ExecutionContextTest, LimitsOutOfRangeAreRefused) {
   EXPECT_THROW(ExecutionContext({.max_cost_usd = 0.0}), std::invalid_argument);
   EXPECT_THROW(ExecutionContext({.max_steps = 0}), std::invalid_argument);
