@@ -1,8 +1,13 @@
 // What a person reads, on real stores made through the executable (hook events as an
 // agent sends them, snapshots, runs): `log` one row per tool call with what became of
 // it and the reference the next command takes, `runs` newest last, both within 100
-// columns (`--checkpoints`, `--wide` and `--json` for the rest), and `states RUN` the
-// run's own moves.
+// columns (`--checkpoints`, `--wide` and `--json` for the rest), `states RUN` the run's
+// own moves, and every reading command quiet when its reader stops reading.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <sstream>
 
 #include <Poco/JSON/Parser.h>
@@ -248,6 +253,73 @@ TEST_F(ReadableOutputTest, StatesOfARunAreItsMovesWithinTheWidthAndNothingLost) 
     }
   }
   EXPECT_EQ(reason, "run started: sh -c true " + words) << states;
+}
+
+// A reader that stops reading (`shadowbox show X | head`) is no error for any command that
+// prints: each ends quietly with the status a death by SIGPIPE gives, as git does.
+TEST_F(ReadableOutputTest, EveryCommandIsQuietWhenItsReaderStopsReading) {
+  write_file(config_, "");
+  for (int i = 0; i < 50; ++i) write_file(ws_ / ("f" + std::to_string(i)), std::string(100, 'x'));
+  ok({"snapshot", "--tag", "one"});
+  for (int i = 0; i < 50; ++i) write_file(ws_ / ("f" + std::to_string(i)), std::string(100, 'y'));
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "c1", "--tool-name", "Bash"});
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "c1", "--result", "done"});
+  CommandResult agent =
+      shadowbox({"run", "--agent", "claude-sdk", "--run-id", "r", "--", "sh", "-c", "true"});
+  ASSERT_EQ(agent.exit_code, 0) << agent.err;
+  std::vector<std::vector<std::string>> commands = {
+      {"log"},
+      {"log", "--checkpoints"},
+      {"--json", "log"},
+      {"show", "one"},
+      {"show", "post:c1"},
+      {"--json", "show", "one"},
+      {"diff", "one", "post:c1"},
+      {"diff", "--name-status", "one"},
+      {"diff", "one"},
+      {"runs"},
+      {"runs", "--wide"},
+      {"--json", "runs"},
+      {"states"},
+      {"states", "r"},
+      {"states", "--mermaid"},
+      {"path"},
+      {"help"},
+      {"help", "log"},
+      {"log", "--help"},
+      {"--version"},
+      {"restore", "one", "--dry-run"},
+  };
+  for (const std::vector<std::string>& args : commands) {
+    std::string name;
+    for (const std::string& a : args) name += " " + a;
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    ::close(out[0]);  // the reader is gone before a byte is written
+    fs::path err = temp_ / "stderr";
+    std::vector<std::string> argv = {SHADOWBOX_BIN,   "--workspace", ws_.string(),    "--store",
+                                     store_.string(), "--config",    config_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::signal(SIGPIPE, SIG_DFL);  // as a shell starts it
+      ::dup2(out[1], STDOUT_FILENO);
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(e, STDERR_FILENO);
+      ::setenv("SHADOWBOX_CONFIG", "", 1);
+      std::vector<char*> a;
+      for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      ::execv(a[0], a.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << name << ": ended by signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGPIPE) << name;
+    EXPECT_EQ(testing_support::read_file(err), "") << name;
+  }
 }
 
 }  // namespace
