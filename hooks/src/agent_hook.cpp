@@ -324,8 +324,22 @@ HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& eve
 
 HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sandbox::LedgerRun& run,
                              const HookOptions& options) {
-  HookVerdict verdict = decide(adapter, event, run, options);
+  // A warning raised while the event is answered reaches the person where the agent
+  // shows them its hooks' messages too: an interactive agent owns the terminal, and
+  // shadowbox's stderr is held until it exits (held_stderr.hpp).
+  std::string warnings;
+  HookOptions told = options;
+  told.warn = [&warnings, &options](const std::string& text) {
+    constexpr std::string_view kOurs = "shadowbox: ";  // (a gap's text starts with it)
+    std::string_view said = text;
+    if (said.substr(0, kOurs.size()) == kOurs) said.remove_prefix(kOurs.size());
+    warnings +=
+        (warnings.empty() ? "" : "\n") + std::string("shadowbox: warning: ") + std::string(said);
+    if (options.warn) options.warn(text);
+  };
+  HookVerdict verdict = decide(adapter, event, run, told);
   tell_outside_changes(adapter, event, verdict, run);
+  if (!warnings.empty()) verdict.notice += (verdict.notice.empty() ? "" : "\n") + warnings;
   return adapter.answer(event, verdict);
 }
 

@@ -20,6 +20,7 @@
 #include "hooks/agent_supervisor.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/fleet_run.hpp"
+#include "hooks/held_stderr.hpp"
 #include "hooks/home_leftovers.hpp"
 #include "hooks/hook_server.hpp"
 #include "hooks/process_tree.hpp"
@@ -215,6 +216,15 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     sandbox::append_run_log(spec.store, spec.run, "warning: " + text);
     if (spec.warn) spec.warn(text);
   };
+  if (spec.inform) {
+    // What the supervisor does is in the run's log too (the person may see it only once
+    // the agent has exited: HeldStderr).
+    spec.inform = [inform = spec.inform, store = spec.store,
+                   run = spec.run](const std::string& text) {
+      sandbox::append_run_log(store, run, text);
+      inform(text);
+    };
+  }
   sandbox::LedgerRun run(
       spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
                    fsnap::HostEnv{spec.repo, nullptr, nullptr}, std::nullopt,
@@ -276,6 +286,14 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // Held while this process supervises the run; the agent's guard keeps a part until
   // its tree has ended, whatever becomes of this process (hooks/run_processes.hpp).
   std::optional<RunProcessLocks> processes;
+  // This process's stderr while an interactive agent owns the terminal; held once the
+  // agent has the terminal as its own stderr.
+  std::unique_ptr<HeldStderr> held;
+  auto hold_stderr = [&] {
+    if (agent_may_own_terminal(STDIN_FILENO, STDERR_FILENO)) {
+      held = HeldStderr::start(fsnap::layout::run_dir(spec.store.dir(), spec.run));
+    }
+  };
   std::unique_ptr<AgentProcess> agent;
   std::vector<std::string> agent_argv, agent_env;  // what the agent was started with
   std::string opening_commit;
@@ -414,6 +432,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     agent = std::make_unique<AgentProcess>(
         agent_argv, spec.workspace, agent_env,
         AgentGuardOptions{spec.config.policy.kill_grace, processes->tree_fd()});
+    hold_stderr();
   });
   start.run();
   std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();
@@ -526,10 +545,12 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     std::optional<AgentExit> exit = agent->exit();
     if (!exit || exit->signal != 0 || !adapter.asks_to_start_again(exit->status)) break;
     if (spec.inform) spec.inform("the agent asked to be started again; starting it again");
+    held.reset();  // its screen is gone; the next one gets the terminal, not the held file
     try {
       agent = std::make_unique<AgentProcess>(
           agent_argv, spec.workspace, agent_env,
           AgentGuardOptions{spec.config.policy.kill_grace, processes->tree_fd()});
+      hold_stderr();
     } catch (const std::exception& e) {
       warn(std::string("could not start the agent again: ") + e.what());
       break;
@@ -542,6 +563,8 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     }
     result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);
   }
+  // The agent has exited (for good): what was said meanwhile, to the terminal.
+  held.reset();
   if (maintenance.valid()) maintenance.wait();
   result.exit = agent->exit().value_or(AgentExit{1, 0});
   agent.reset();

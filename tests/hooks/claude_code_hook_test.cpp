@@ -96,6 +96,21 @@ TEST_F(HookTest, PreAndPostToolCheckpointsWithTheToolsDiff) {
   EXPECT_EQ(post_record->input_summary, "{\"command\":\"x\"}");
 }
 
+TEST_F(HookTest, AWarningRaisedByAnEventIsShownWhereTheAgentShowsItsHooksMessages) {
+  // The end of a call whose start never arrived: recorded after the fact, with a
+  // warning. An interactive agent owns the terminal, so the person reads the warning in
+  // the agent's own place for hook messages (systemMessage), never the model.
+  CommandResult post = send("PostToolUse", tool("Bash", "toolu_lost", ",\"tool_response\":{}"));
+  ASSERT_EQ(post.exit_code, 0) << post.err;
+  Poco::JSON::Parser parser;
+  Poco::JSON::Object::Ptr answer = parser.parse(post.out).extract<Poco::JSON::Object::Ptr>();
+  std::string notice = answer->optValue<std::string>("systemMessage", "");
+  EXPECT_EQ(notice.rfind("shadowbox: warning: ", 0), 0u) << post.out;
+  EXPECT_NE(notice.find("toolu_lost never arrived"), std::string::npos) << post.out;
+  EXPECT_FALSE(answer->has("hookSpecificOutput")) << "nothing for the model: " << post.out;
+  EXPECT_NE(post.err.find("never arrived"), std::string::npos) << "and on stderr as before";
+}
+
 TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
   send("PreToolUse", tool("Bash", "toolu_f"));
   fs::remove(ws_ / "a.txt");
