@@ -9,6 +9,7 @@
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "output.hpp"
 #include "sandbox/rollback_policy.hpp"
 
 namespace cli {
@@ -127,10 +128,6 @@ std::string short_time(std::chrono::system_clock::time_point t) {
   return iso.size() >= 19 ? iso.substr(5, 5) + " " + iso.substr(11, 8) : iso;
 }
 
-std::string plural(std::size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 std::optional<sandbox::LedgerRecord> read_record(const sandbox::Ledger& ledger,
                                                  const fsnap::Checkpoint* c) {
   if (c == nullptr) return std::nullopt;
@@ -157,6 +154,9 @@ struct Gathered {
   const fsnap::Checkpoint* denied = nullptr;  // containment refused it
   const fsnap::Checkpoint* last = nullptr;
   bool ended = false;
+  // Whether its first checkpoint is where it began: a checkpoint of no call, or a call's
+  // start (a call seen from its end may have begun before the checkpoints read).
+  bool begun() const { return first->meta.tool_call_id.empty() || first == pre || first == denied; }
 };
 
 // Outcome and details of a call from the record that ended it.
@@ -242,10 +242,48 @@ LogRow describe(const Gathered& g, const sandbox::Ledger& ledger, const std::str
     }
   }
   if (std::size_t n = last.skipped.size(); n != 0) {
-    row.details.push_back(plural(n, "path", "paths") + " not captured (shadowbox show " + last.id +
+    row.details.push_back(counted(n, "path", "paths") + " not captured (shadowbox show " + last.id +
                           " names " + (n == 1 ? "it" : "them") + ")");
   }
   return row;
+}
+
+// The rows of checkpoints (newest first, as ShadowRepo::log gives them), oldest first.
+std::vector<Gathered> gather(const std::vector<fsnap::Checkpoint>& checkpoints) {
+  std::vector<Gathered> gathered;
+  std::map<std::pair<std::string, std::string>, std::size_t> open;  // (run, call) -> row
+  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
+    const fsnap::Checkpoint& c = *it;
+    const std::string& call = c.meta.tool_call_id;
+    if (call.empty()) {
+      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, true});
+      continue;
+    }
+    std::pair<std::string, std::string> key{c.meta.run, call};
+    auto found = open.find(key);
+    if (found == open.end() || gathered[found->second].ended) {
+      // (A call id seen again once its call ended is another call's.)
+      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, false});
+      found = open.insert_or_assign(key, gathered.size() - 1).first;
+    }
+    Gathered& g = gathered[found->second];
+    g.last = &c;
+    switch (c.meta.phase) {
+      case fsnap::Phase::kPreTool:
+        if (g.pre == nullptr) g.pre = &c;
+        break;
+      case fsnap::Phase::kDenied:
+        g.denied = &c;
+        g.ended = true;
+        break;
+      case fsnap::Phase::kSafety:
+        break;  // taken before the call's rollback: the call goes on to its end
+      default:
+        g.end = &c;
+        g.ended = true;
+    }
+  }
+  return gathered;
 }
 
 }  // namespace
@@ -316,48 +354,25 @@ std::string input_text(const std::string& input, const std::string& workspace) {
   return "";
 }
 
-std::vector<LogRow> log_rows(const std::vector<fsnap::Checkpoint>& checkpoints,
-                             const sandbox::Ledger& ledger, const std::string& workspace,
-                             std::size_t limit) {
-  std::vector<Gathered> gathered;
-  std::map<std::pair<std::string, std::string>, std::size_t> open;  // (run, call) -> row
-  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
-    const fsnap::Checkpoint& c = *it;
-    const std::string& call = c.meta.tool_call_id;
-    if (call.empty()) {
-      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, true});
-      continue;
+std::vector<LogRow> newest_log_rows(const fsnap::ShadowRepo& repo, const std::string& run,
+                                    const sandbox::Ledger& ledger, const std::string& workspace,
+                                    std::size_t limit) {
+  // The newest checkpoints, more of them until the rows shown begin among them (a call
+  // whose start is older would be shown where it ends, and without its input).
+  for (std::size_t window = limit == 0 ? 0 : 4 * limit + 16;; window *= 4) {
+    std::vector<fsnap::Checkpoint> checkpoints = repo.log(run, window);
+    std::vector<Gathered> gathered = gather(checkpoints);
+    bool whole = window == 0 || checkpoints.size() < window;
+    std::size_t shown = limit == 0 ? gathered.size() : std::min(limit, gathered.size());
+    bool begun = std::all_of(gathered.end() - static_cast<std::ptrdiff_t>(shown), gathered.end(),
+                             [](const Gathered& g) { return g.begun(); });
+    if (!whole && !begun) continue;
+    std::vector<LogRow> rows;
+    for (auto it = gathered.rbegin(); rows.size() < shown; ++it) {
+      rows.push_back(describe(*it, ledger, workspace));
     }
-    std::pair<std::string, std::string> key{c.meta.run, call};
-    auto found = open.find(key);
-    if (found == open.end() || gathered[found->second].ended) {
-      // (A call id seen again once its call ended is another call's.)
-      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, false});
-      found = open.insert_or_assign(key, gathered.size() - 1).first;
-    }
-    Gathered& g = gathered[found->second];
-    g.last = &c;
-    switch (c.meta.phase) {
-      case fsnap::Phase::kPreTool:
-        if (g.pre == nullptr) g.pre = &c;
-        break;
-      case fsnap::Phase::kDenied:
-        g.denied = &c;
-        g.ended = true;
-        break;
-      case fsnap::Phase::kSafety:
-        break;  // taken before the call's rollback: the call goes on to its end
-      default:
-        g.end = &c;
-        g.ended = true;
-    }
+    return rows;
   }
-  std::vector<LogRow> rows;
-  for (auto it = gathered.rbegin(); it != gathered.rend(); ++it) {
-    if (limit != 0 && rows.size() == limit) break;
-    rows.push_back(describe(*it, ledger, workspace));
-  }
-  return rows;
 }
 
 void print_log_rows(std::ostream& out, const std::vector<LogRow>& rows, std::size_t width) {

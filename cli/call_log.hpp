@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "fsnap/checkpoint.hpp"
+#include "fsnap/shadow_repo.hpp"
 #include "sandbox/ledger.hpp"
 #include "text_table.hpp"
 
@@ -41,12 +42,12 @@ struct LogRow {
   std::vector<std::string> details;          // lines under the row: why, what was not restored
 };
 
-// The rows of checkpoints (newest first, as ShadowRepo::log gives them), newest first
-// by their first checkpoint; at most limit of them (0: all). A call's file path under
-// workspace is shown relative to it.
-std::vector<LogRow> log_rows(const std::vector<fsnap::Checkpoint>& checkpoints,
-                             const sandbox::Ledger& ledger, const std::string& workspace,
-                             std::size_t limit);
+// The rows of run ("": of every run), newest first by their first checkpoint; the
+// newest limit of them (0: all), read from no more of the history than they need. A
+// call's file path under workspace is shown relative to it.
+std::vector<LogRow> newest_log_rows(const fsnap::ShadowRepo& repo, const std::string& run,
+                                    const sandbox::Ledger& ledger, const std::string& workspace,
+                                    std::size_t limit);
 // Writes the rows in tables no wider than width: the rows of a run in a row under a
 // "run NAME" line, a blank line between two runs.
 void print_log_rows(std::ostream& out, const std::vector<LogRow>& rows, std::size_t width);

@@ -122,7 +122,7 @@ int cmd_log(const Context& context, const Args& parsed) {
     }
   } else {
     std::vector<LogRow> rows =
-        log_rows(repo->log(run, 0), ledger, context.workspace.string(), limit);
+        newest_log_rows(*repo, run, ledger, context.workspace.string(), limit);
     print_log_rows(std::cout, rows, kTableWidth);
   }
   return 0;

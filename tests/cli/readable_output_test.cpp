@@ -196,6 +196,22 @@ TEST_F(ReadableOutputTest, ACallThatHasNotEndedSaysSoAndARowOfNoCallCarriesItsCh
   EXPECT_EQ(ok({"log", "--checkpoints"}).find("\x1b"), std::string::npos);
 }
 
+TEST_F(ReadableOutputTest, TheNewestRowsAreReadFromAsMuchHistoryAsTheyNeed) {
+  write_file(config_, "");
+  // A call that began long before it ended: -n reads back to its start, so it is shown
+  // where it began, with its outcome, not as the newest row.
+  ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", "long", "--tool-name", "Bash", "--input",
+      "sleep 1000"});
+  for (int i = 0; i < 24; ++i) ok({"snapshot", "--tag", "t" + std::to_string(i)});
+  ok({"snapshot", "--phase", "post_tool", "--tool-call-id", "long", "--result", "done"});
+  std::string newest = ok({"log", "-n", "1"});
+  EXPECT_EQ(lines_of(newest).size(), 3u) << newest;
+  EXPECT_NE(newest.find("manual   tag:t23"), std::string::npos) << newest;
+  std::string all = ok({"log"});
+  EXPECT_NE(all.find("  long              Bash  ok       sleep 1000\n"), std::string::npos) << all;
+  EXPECT_EQ(ok({"log", "-n", "26"}), all);
+}
+
 TEST_F(ReadableOutputTest, RunsAreListedNewestLastWithin100Columns) {
   write_file(config_, "");
   // Started in this order: by name they would be the other way round.
