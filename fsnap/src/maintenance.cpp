@@ -154,24 +154,49 @@ void check_pack_holds(const fs::path& idx, const OidSet& objects) {
   }
 }
 
-// Merges the smallest packs into one while the pack count is over max_packs: every
-// pack but the largest, unless that one is smaller than twice the rest (then all of
-// them), so that large packs are rewritten rarely. With consolidate, a store whose
-// packs are small enough is repacked whole: one pack compares every version of a tree
-// with its neighbours in time, where packs merged piecemeal store some whole.
+// Each pack of a geometric progression is at least this many times the size of all the
+// packs smaller than it together (git's `repack --geometric=2` keeps its packs so).
+constexpr std::uintmax_t kGeometricFactor = 2;
+
+// How many of packs (smallest first) to merge into one so that every pack left is at
+// least kGeometricFactor times the size of all the packs smaller than it together: the
+// packs up to the largest one that is not. 0 when they are a geometric progression
+// already. A pack is rewritten only once the packs smaller than it add up to half of
+// it, so a byte is rewritten a logarithmic number of times over the life of the store,
+// and the packs number about log2 of the store's size over the smallest one's.
+std::size_t geometric_split(const std::vector<Pack>& packs) {
+  std::vector<std::uintmax_t> below(packs.size(), 0);  // the sizes of the smaller packs
+  for (std::size_t i = 1; i < packs.size(); ++i) below[i] = below[i - 1] + packs[i - 1].size;
+  for (std::size_t i = packs.size(); i-- > 0;) {
+    if (packs[i].size < kGeometricFactor * below[i]) return i + 1;
+  }
+  return 0;
+}
+
+// Merges the smallest packs into a geometric progression (geometric_split) when there
+// are more than max_packs, or always with options.geometric; more of the smallest if
+// that still leaves more than max_packs. A large pack is not rewritten to fold in a few
+// small ones. With consolidate, a store whose packs are small enough is repacked whole:
+// one pack compares every version of a tree with its neighbours in time, where packs
+// merged piecemeal store some whole.
 std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
                         const MaintenanceOptions& options) {
   std::vector<Pack> packs = packs_of(pack_dir);
-  std::uintmax_t rest = 0;
-  for (std::size_t i = 0; i + 1 < packs.size(); ++i) rest += packs[i].size;
-  bool whole =
-      options.consolidate && packs.size() > 1 && rest + packs.back().size <= kConsolidateBytes;
+  std::uintmax_t total = 0;
+  for (const Pack& p : packs) total += p.size;
+  bool whole = options.consolidate && packs.size() > 1 && total <= kConsolidateBytes;
   if (!whole) {
-    if (packs.size() <= options.max_packs) return 0;
-    if (packs.back().size >= 2 * rest) packs.pop_back();
+    bool too_many = packs.size() > options.max_packs;
+    std::size_t split = too_many || options.geometric ? geometric_split(packs) : 0;
+    if (too_many) split = std::max(split, packs.size() + 1 - options.max_packs);
+    packs.resize(std::min(split, packs.size()));
+    if (packs.size() < 2) return 0;
   }
   OidSet objects;
   for (const Pack& p : packs) objects.merge(objects_of(p.idx));
+  // Named by a walk of everything the refs reach: an object named only by a walk
+  // through the merged packs would miss the names of those reached through the others,
+  // and be compared for deltas by its size alone (a store half again as large).
   fs::path merged = write_pack(impl.repo.get(), objects, name_reachable_objects(impl), pack_dir);
   // The old packs go only once the new one holds everything they held.
   check_pack_holds(merged, objects);

@@ -2,9 +2,12 @@
 // checkpoint still reads and restores, and `git fsck` is clean.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <random>
 #include <thread>
 
 #include <git2.h>
@@ -90,6 +93,104 @@ TEST_F(MaintenanceTest, SmallPacksAreMergedOnceThereAreTooMany) {
   ASSERT_TRUE(report.has_value());
   EXPECT_GE(report->packs_merged, 4u);
   EXPECT_LE(packs(objects()), 2u);
+  expect_every_checkpoint_restores(states);
+}
+
+// The packs by size, smallest first: (size, inode) of each .pack.
+std::vector<std::pair<std::uintmax_t, ino_t>> packs_by_size(const fs::path& objects) {
+  std::vector<std::pair<std::uintmax_t, ino_t>> out;
+  for (fs::directory_iterator it(objects / "pack"), end; it != end; ++it) {
+    struct stat st {};
+    if (it->path().extension() == ".pack" && ::stat(it->path().c_str(), &st) == 0) {
+      out.emplace_back(st.st_size, st.st_ino);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(MaintenanceTest, PacksOverMaxPacksAreMergedGeometricallyAndTheLargeOnesStay) {
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
+  std::vector<std::pair<std::string, testing_support::Manifest>> states;
+  std::mt19937 random(7);
+  {
+    fsnap::HostFilesystem fs = open();
+    // Five packs, each about four times the one before (of files that do not compress).
+    for (std::size_t round = 0, size = 4096; round < 5; ++round, size *= 4) {
+      std::string content(size, '\0');
+      for (char& c : content) c = static_cast<char>(random());
+      write("r" + std::to_string(round), content);
+      states.emplace_back(fs.snapshot("").id, manifest());
+      fsnap::maintain(store, {0, 100});
+    }
+  }
+  std::vector<std::pair<std::uintmax_t, ino_t>> before = packs_by_size(objects());
+  ASSERT_EQ(before.size(), 5u);
+  // Two packs too many: the three smallest go into one (about 84 KiB written); the two
+  // large ones, a geometric progression already, stay as they are.
+  std::optional<fsnap::MaintenanceReport> report = fsnap::maintain(store, {0, 3});
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->packs_merged, 3u);
+  std::vector<std::pair<std::uintmax_t, ino_t>> after = packs_by_size(objects());
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[1], before[3]) << "the 256 KiB pack was rewritten";
+  EXPECT_EQ(after[2], before[4]) << "the 1 MiB pack was rewritten";
+  // Under max_packs: nothing to gain, nothing written.
+  report = fsnap::maintain(store, {0, 3});
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->packs_merged, 0u);
+  EXPECT_EQ(packs_by_size(objects()), after);
+  expect_every_checkpoint_restores(states);
+}
+
+TEST_F(MaintenanceTest, AMaintenanceNobodyWaitsForMergesTheSmallPacksAndNotTheLargeOne) {
+  // As the end of each run leaves the store: a large pack, and one small pack per run.
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
+  std::vector<std::pair<std::string, testing_support::Manifest>> states;
+  std::mt19937 random(9);
+  fsnap::MaintenanceOptions idle{0, 100, false, false, /*geometric=*/true};
+  auto round = [&](std::size_t size) {
+    std::string content(size, '\0');
+    for (char& c : content) c = static_cast<char>(random());
+    write("r" + std::to_string(states.size()), content);
+    states.emplace_back(open().snapshot("").id, manifest());
+    return fsnap::maintain(store, idle);
+  };
+  round(1 << 20);
+  std::vector<std::pair<std::uintmax_t, ino_t>> large = packs_by_size(objects());
+  ASSERT_EQ(large.size(), 1u);
+  EXPECT_EQ(round(8192)->packs_merged, 0u) << "one small pack beside the large one";
+  // The next small one: the two are no progression, so they are merged; the large one
+  // stays as it is.
+  EXPECT_EQ(round(8192)->packs_merged, 2u);
+  std::vector<std::pair<std::uintmax_t, ino_t>> after = packs_by_size(objects());
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[1], large[0]) << "the large pack was rewritten";
+  EXPECT_EQ(round(2048)->packs_merged, 0u) << "a small pack beside one four times its size";
+  EXPECT_EQ(packs(objects()), 3u);
+  expect_every_checkpoint_restores(states);
+}
+
+TEST_F(MaintenanceTest, SmallPacksThatAddUpToALargeOneAreMergedWithIt) {
+  // Packs of about one size are no progression: over max_packs, they go into one.
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
+  std::vector<std::pair<std::string, testing_support::Manifest>> states;
+  std::mt19937 random(8);
+  {
+    fsnap::HostFilesystem fs = open();
+    for (int round = 0; round < 4; ++round) {
+      std::string content(64 * 1024, '\0');
+      for (char& c : content) c = static_cast<char>(random());
+      write("r" + std::to_string(round), content);
+      states.emplace_back(fs.snapshot("").id, manifest());
+      fsnap::maintain(store, {0, 100});
+    }
+  }
+  ASSERT_EQ(packs(objects()), 4u);
+  std::optional<fsnap::MaintenanceReport> report = fsnap::maintain(store, {0, 2});
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->packs_merged, 4u);
+  EXPECT_EQ(packs(objects()), 1u);
   expect_every_checkpoint_restores(states);
 }
 

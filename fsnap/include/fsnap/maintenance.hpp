@@ -1,9 +1,11 @@
 // Maintenance of a store's repository, off the hot path: loose objects (each checkpoint
-// writes some) are packed — with deltas, as `git gc` would — once there are enough of
-// them, and packs are merged geometrically (the small ones into one) so that neither
-// their number nor the work of one maintenance grows with the store. `shadowbox run`
-// maintains when the agent is idle; short-lived commands start a detached
-// `shadowbox maintenance --auto` when the estimate passes the threshold.
+// writes some) are packed — with deltas, as `git gc` would — into a new pack of their
+// own, and packs are merged geometrically (as `git repack --geometric=2`: the small ones
+// into one, a large pack only once the packs smaller than it weigh half as much), so
+// that neither their number nor the work of one maintenance grows with the store. No maintenance
+// rewrites a large pack to fold in a few objects, and one with nothing loose and no pack too many
+// writes nothing. `shadowbox run` and the short-lived commands start a detached `shadowbox
+// maintenance` when it is due: nobody waits for packing.
 //
 // Nothing is lost to a crash: a new pack is written and fsynced before any object it
 // replaces is deleted, and only objects found in it are. Readers never miss an object
@@ -25,20 +27,25 @@
 namespace fsnap {
 
 // Packs of this many bytes at most, together, are merged whole by a maintenance with
-// MaintenanceOptions::consolidate (a few seconds of one core at most).
+// MaintenanceOptions::consolidate (a few seconds of one core at most): `shadowbox gc`.
 inline constexpr std::uintmax_t kConsolidateBytes = 64ull << 20;
 
 // When maintenance is due, and how far it merges.
 struct MaintenanceOptions {
   std::size_t loose_objects = 256;  // pack once about this many loose objects exist
   std::size_t max_packs = 8;        // merge packs once there are more
-  // Merge every pack into one if together they are at most kConsolidateBytes: for a
-  // maintenance nobody waits for (an agent's session or run has ended, or asked for).
+  // Merge every pack into one if together they are at most kConsolidateBytes, and look
+  // for loose objects behind packed ones (an older version's): for `shadowbox gc`, which
+  // a person asks for and waits for. It rewrites the store's largest pack, too.
   bool consolidate = false;
   // Wait for a maintenance of the store that is running to end, then maintain, rather
   // than returning at once: for a maintenance nobody waits for, which would otherwise
   // leave what came after the running one's start loose.
   bool wait = false;
+  // Merge the small packs into a geometric progression (each pack at least twice the
+  // size of all the smaller ones together) even when there are no more than max_packs:
+  // for a maintenance nobody waits for (an agent's session or run has ended).
+  bool geometric = false;
 };
 
 // What one maintenance did.
@@ -79,9 +86,11 @@ bool has_loose_objects(const Store& store);
 // Whether maintenance is due by options.
 bool maintenance_due(const Store& store, const MaintenanceOptions& options);
 
-// Packs every loose object into a new pack, then merges packs if there are more than
-// options.max_packs. nullopt if another maintenance of the store is running (unless
-// options.wait).
+// Packs every loose object the refs reach into a new pack, then, if there are more
+// than options.max_packs packs (or with options.geometric), merges the smallest ones
+// geometrically (with options.consolidate: every pack, if they are small enough).
+// Writes nothing when nothing is loose and the packs are as they should be. nullopt if another
+// maintenance of the store is running (unless options.wait).
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options);
 
 // Rewrites each pack older than grace that holds objects the refs no longer reach (the
