@@ -85,8 +85,8 @@ IdleMaintenanceReport maintain_when_idle(const fsnap::Store& store, fsnap::Shado
     report.retention = apply_retention(store, repo, policy, now);
   }
   options.loose_objects = 0;
-  options.consolidate = true;
   options.wait = true;
+  options.geometric = true;
   report.packed = fsnap::maintain(store, options);
   return report;
 }

@@ -49,11 +49,13 @@ struct IdleMaintenanceReport {
   std::optional<fsnap::MaintenanceReport> packed;  // nullopt: another maintenance ran
 };
 
-// The maintenance nobody waits for — an agent's session or run has ended, or a person
-// asked for it: policy applied if it sets limits (under the store lock), then every
-// loose object packed and the packs merged into one while they are small
-// (fsnap::MaintenanceOptions::consolidate), once a maintenance already running has
-// ended. repo is the store's repository.
+// The maintenance nobody waits for — an agent's session or run has ended (a detached
+// `shadowbox maintenance`), or a person asked for it: policy applied if it sets limits
+// (under the store lock), then every loose object packed into a new pack and the small
+// packs merged into a geometric progression (fsnap::MaintenanceOptions::geometric:
+// never a large pack to fold in a few objects), once a maintenance already running has
+// ended.
+// repo is the store's repository.
 IdleMaintenanceReport maintain_when_idle(const fsnap::Store& store, fsnap::ShadowRepo& repo,
                                          const fsnap::RetentionPolicy& policy,
                                          fsnap::MaintenanceOptions options,
