@@ -212,9 +212,11 @@ std::optional<AgentExit> AgentProcess::wait_for(std::chrono::milliseconds timeou
   return std::nullopt;
 }
 
-TreeEnding AgentProcess::end_tree(std::chrono::milliseconds grace) {
+TreeEnding AgentProcess::end_tree(std::chrono::milliseconds grace,
+                                  const std::vector<pid_t>& spared) {
   pid_t guard = guard_;
-  TreeEnding ending = end_descendants(grace, guard, [this] { reap(); });
+  TreeEnding ending = end_descendants(
+      grace, guard, [this] { reap(); }, spared);
   if (guard_ > 0 && ending.all_gone) {
     // Its tree is empty, so it is exiting; a guard that does not (stopped, say) has
     // nothing left to guard.

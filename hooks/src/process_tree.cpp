@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -76,48 +77,61 @@ bool is_zombie(const ProcStat& stat) {
   return stat.state == 'Z' || stat.state == 'X';
 }
 
-// Reaps the exited direct children of this process; reap_own does it for own.
-void reap(pid_t own, const std::function<void()>& reap_own) {
+// The processes end_descendants leaves alone: own and the spared ones.
+struct LeftAlone {
+  pid_t own;
+  const std::vector<pid_t>& spared;
+
+  bool operator()(pid_t pid) const {
+    return pid == own || std::find(spared.begin(), spared.end(), pid) != spared.end();
+  }
+};
+
+// Reaps the exited direct children of this process but those left alone; reap_own
+// does it for own.
+void reap(const LeftAlone& alone, const std::function<void()>& reap_own) {
   if (reap_own) reap_own();
   pid_t self = ::getpid();
   for (const auto& [pid, stat] : all_processes()) {
-    if (pid != own && stat.ppid == self && is_zombie(stat)) ::waitpid(pid, nullptr, WNOHANG);
+    if (!alone(pid) && stat.ppid == self && is_zombie(stat)) ::waitpid(pid, nullptr, WNOHANG);
   }
 }
 
-// The live descendants of this process but own.
-std::vector<pid_t> live_but(pid_t own) {
+// The live descendants of this process but those left alone.
+std::vector<pid_t> live_but(const LeftAlone& alone) {
   std::vector<pid_t> out = live_descendants(::getpid());
-  std::erase(out, own);
+  std::erase_if(out, alone);
   return out;
 }
 
-// Signals every live descendant of this process but own; how many there were.
-std::size_t signal_all(int sig, pid_t own) {
-  std::vector<pid_t> targets = live_but(own);
+// Signals every live descendant of this process but those left alone; how many there
+// were.
+std::size_t signal_all(int sig, const LeftAlone& alone) {
+  std::vector<pid_t> targets = live_but(alone);
   for (pid_t pid : targets) ::kill(pid, sig);
   return targets.size();
 }
 
 // Reaps the zombies left once every descendant has died: orphans reach this process
 // (the subreaper) only as their parents die, so a few rounds may be needed.
-void reap_leftovers(pid_t own, const std::function<void()>& reap_own) {
+void reap_leftovers(const LeftAlone& alone, const std::function<void()>& reap_own) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
   for (;;) {
-    reap(own, reap_own);
+    reap(alone, reap_own);
     bool left = false;
-    for (pid_t pid : descendants_of(::getpid(), all_processes())) left = left || pid != own;
+    for (pid_t pid : descendants_of(::getpid(), all_processes())) left = left || !alone(pid);
     if (!left || std::chrono::steady_clock::now() >= until) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
-// Waits up to limit for this process to have no live descendant but own.
-bool wait_gone(std::chrono::milliseconds limit, pid_t own, const std::function<void()>& reap_own) {
+// Waits up to limit for this process to have no live descendant but those left alone.
+bool wait_gone(std::chrono::milliseconds limit, const LeftAlone& alone,
+               const std::function<void()>& reap_own) {
   auto until = std::chrono::steady_clock::now() + limit;
   for (;;) {
-    reap(own, reap_own);
-    if (live_but(own).empty()) return true;
+    reap(alone, reap_own);
+    if (live_but(alone).empty()) return true;
     if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -142,19 +156,21 @@ std::vector<pid_t> live_descendants(pid_t pid) {
 }
 
 TreeEnding end_descendants(std::chrono::milliseconds grace, pid_t own,
-                           const std::function<void()>& reap_own) {
+                           const std::function<void()>& reap_own,
+                           const std::vector<pid_t>& spared) {
+  LeftAlone alone{own, spared};
   TreeEnding out;
-  out.terminated = signal_all(SIGTERM, own);
-  if (out.terminated == 0 || wait_gone(grace, own, reap_own)) {
-    reap_leftovers(own, reap_own);
+  out.terminated = signal_all(SIGTERM, alone);
+  if (out.terminated == 0 || wait_gone(grace, alone, reap_own)) {
+    reap_leftovers(alone, reap_own);
     return out;
   }
   // What is left gets SIGKILL, as do processes forked while we waited.
   auto until = std::chrono::steady_clock::now() + 2 * grace + std::chrono::seconds(1);
   for (;;) {
-    out.killed += signal_all(SIGKILL, own);
-    if (wait_gone(std::chrono::milliseconds(100), own, reap_own)) {
-      reap_leftovers(own, reap_own);
+    out.killed += signal_all(SIGKILL, alone);
+    if (wait_gone(std::chrono::milliseconds(100), alone, reap_own)) {
+      reap_leftovers(alone, reap_own);
       return out;
     }
     if (std::chrono::steady_clock::now() >= until) {

@@ -4,6 +4,7 @@
 // whole tree ends soon after its supervisor is killed with SIGKILL, or gives it up, even
 // an agent that ignores SIGTERM; the run's processes lock is held until then.
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -97,6 +98,30 @@ TEST(ProcessTreeTest, EveryDescendantEndsEvenDaemonsAndThoseIgnoringSigterm) {
   ASSERT_TRUE(agent.ended());
   EXPECT_EQ(agent.exit()->code(), 128 + SIGTERM);
   EXPECT_EQ(agent.guard_pid(), -1) << "the guard, its tree empty, exited and was reaped";
+}
+
+// A maintenance of the store the run started while its agent ran (reparented to the
+// run, a subreaper) outlives the agent's tree; its pid stays its own — not reaped —
+// until the run reaps it.
+TEST(ProcessTreeTest, SparedHelpersAreNeitherSignalledNorReaped) {
+  hooks::become_subreaper();
+  testing_support::TempDir dir;
+  pid_t helper = ::fork();
+  ASSERT_GE(helper, 0);
+  if (helper == 0) {
+    ::execlp("sleep", "sleep", "300", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  hooks::AgentProcess agent({"sh", "-c", "sleep 300 & wait"}, dir.path(), path_env());
+  hooks::TreeEnding ending = agent.end_tree(500ms, {helper});
+  EXPECT_TRUE(ending.all_gone);
+  EXPECT_TRUE(sandbox::process_alive(helper)) << "the helper was ended with the agent's tree";
+  EXPECT_EQ(hooks::live_descendants(::getpid()), std::vector<pid_t>{helper});
+  // Once it has exited, it stays a zombie through another ending: its pid is not free.
+  ::kill(helper, SIGKILL);
+  EXPECT_TRUE(eventually([&] { return !sandbox::process_alive(helper); }));
+  hooks::end_descendants(500ms, 0, {}, {helper});
+  EXPECT_EQ(::waitpid(helper, nullptr, WNOHANG), helper) << "it was reaped behind the caller";
 }
 
 // kill -9 of the supervisor alone: nothing can pass a signal on, and the agent ignores

@@ -74,9 +74,9 @@ class AgentProcess {
   // How it ended, once it has.
   const std::optional<AgentExit>& exit() const { return exit_; }
   // Ends every descendant of this process — the agent's tree, and whatever was
-  // reparented here — as end_descendants does (the guard is left to exit by itself once
-  // its tree is empty, and reaped), with the agent's exit status kept.
-  TreeEnding end_tree(std::chrono::milliseconds grace);
+  // reparented here — but spared, as end_descendants does (the guard is left to exit by
+  // itself once its tree is empty, and reaped), with the agent's exit status kept.
+  TreeEnding end_tree(std::chrono::milliseconds grace, const std::vector<pid_t>& spared = {});
 
  private:
   bool read_news(int timeout_ms);  // what the guard said, up to timeout_ms; true once ended

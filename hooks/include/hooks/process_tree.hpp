@@ -28,13 +28,17 @@ struct TreeEnding {
   bool all_gone = true;        // false: some survived even SIGKILL within the time given
 };
 
-// Ends every descendant of this process but own: SIGTERM, up to grace for them to exit,
-// then SIGKILL for what is left, again and again for processes forked meanwhile, until
-// none is left (or grace has passed twice more). Descendants that were reparented here
-// are reaped — all but own (the agent's guard, src/agent_guard.hpp: it exits by itself
-// once its tree is empty, with the agent's exit status told first), which is neither
-// signalled nor reaped here: reap_own is called to reap it.
+// Ends every descendant of this process but own and spared: SIGTERM, up to grace for
+// them to exit, then SIGKILL for what is left, again and again for processes forked
+// meanwhile, until none is left (or grace has passed twice more). Descendants that were
+// reparented here are reaped — all but own (the agent's guard, src/agent_guard.hpp: it
+// exits by itself once its tree is empty, with the agent's exit status told first),
+// which is neither signalled nor reaped here: reap_own is called to reap it. spared are
+// helpers this process started itself (a detached maintenance of the store, reparented
+// here): neither signalled, nor waited for, nor reaped — their caller reaps them, so
+// that no process of the agent can be given one of their pids meanwhile.
 TreeEnding end_descendants(std::chrono::milliseconds grace, pid_t own,
-                           const std::function<void()>& reap_own);
+                           const std::function<void()>& reap_own,
+                           const std::vector<pid_t>& spared = {});
 
 }  // namespace hooks
