@@ -12,28 +12,29 @@
 
 namespace cli {
 
-void maintain_in_background(const Context& context, bool session_ended) {
+pid_t maintain_in_background(const Context& context, bool session_ended) {
   try {
-    if (!context.config.auto_maintenance) return;
+    if (!context.config.auto_maintenance) return -1;
     boost::system::error_code ec;
-    if (!boost::filesystem::is_directory(context.store_dir, ec)) return;
+    if (!boost::filesystem::is_directory(context.store_dir, ec)) return -1;
     fsnap::Store store = fsnap::Store::open(context.store_dir, context.workspace, false);
     // When a session has ended, whatever is left is packed (and retention applied) for
     // good; otherwise only once enough has piled up.
     bool due = fsnap::maintenance_due(store, context.config.maintenance) ||
                (session_ended && (fsnap::has_loose_objects(store) ||
                                   sandbox::has_retention_limits(context.config.retention)));
-    if (!due) return;
+    if (!due) return -1;
     // One is running already (it packs what there is): no process to start for nothing.
     // The one at the end of a session is started all the same: it waits for the running
     // one, then packs what came after it and applies the retention limits.
-    if (!session_ended && !fsnap::MaintenanceLock::acquire(store, false)) return;
+    if (!session_ended && !fsnap::MaintenanceLock::acquire(store, false)) return -1;
     std::vector<std::string> argv = context.self_command();
     argv.push_back("maintenance");
     if (!session_ended) argv.push_back("--auto");
-    spawn_detached(std::move(argv));
+    return spawn_detached(std::move(argv));
   } catch (...) {
     // The next command tries again.
+    return -1;
   }
 }
 

@@ -1,8 +1,10 @@
-// Maintenance for the short-lived commands: when a command leaves the store with
-// enough loose objects, it starts `shadowbox maintenance --auto` detached (its own
-// session, no terminal, output to the run-independent store log) and returns at once:
-// no command waits for packing.
+// Maintenance for the commands: when a command leaves the store with enough loose
+// objects, it starts `shadowbox maintenance --auto` detached (its own session, no
+// terminal) and returns at once: no command waits for packing. `shadowbox run` asks
+// the same while its agent runs, and once it has ended (AgentRunSpec::maintain_detached).
 #pragma once
+
+#include <sys/types.h>
 
 #include "context.hpp"
 
@@ -12,7 +14,8 @@ namespace cli {
 // or, once the agent's session has ended, if anything at all is left loose (the next
 // session may be days away; until then each loose object takes a block of its own) or
 // retention limits are set (that maintenance applies them).
-// Never throws: maintenance is an optimisation.
-void maintain_in_background(const Context& context, bool session_ended = false);
+// Returns the pid of the process started, or -1. Never throws: maintenance is an
+// optimisation.
+pid_t maintain_in_background(const Context& context, bool session_ended = false);
 
 }  // namespace cli

@@ -6,22 +6,35 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "fsnap/user_umask.hpp"
 
 namespace cli {
 
-void spawn_detached(std::vector<std::string> argv, const std::string& output) {
+pid_t spawn_detached(std::vector<std::string> argv, const std::string& output) {
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
   const char* out_path = output.empty() ? "/dev/null" : output.c_str();
   mode_t user_mask = fsnap::user_umask();  // the helper narrows it again itself
+  // The middle process tells the helper's pid through this pipe.
+  int told[2];
+  if (::pipe2(told, O_CLOEXEC) != 0) return -1;
   pid_t child = ::fork();
-  if (child < 0) return;
+  if (child < 0) {
+    ::close(told[0]);
+    ::close(told[1]);
+    return -1;
+  }
   if (child == 0) {
     ::setsid();
-    if (::fork() != 0) ::_exit(0);
+    pid_t helper = ::fork();
+    if (helper != 0) {
+      ssize_t written = ::write(told[1], &helper, sizeof helper);
+      ::_exit(written == sizeof helper ? 0 : 1);
+    }
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -36,7 +49,15 @@ void spawn_detached(std::vector<std::string> argv, const std::string& output) {
     ::execv(args[0], args.data());
     ::_exit(127);
   }
+  ::close(told[1]);
   ::waitpid(child, nullptr, 0);
+  pid_t helper = -1;
+  ssize_t got;
+  do {
+    got = ::read(told[0], &helper, sizeof helper);
+  } while (got < 0 && errno == EINTR);
+  ::close(told[0]);
+  return got == sizeof helper ? helper : -1;
 }
 
 }  // namespace cli

@@ -7,6 +7,7 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "background_maintenance.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
@@ -94,6 +95,10 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
   spec.hook_command = hook_command(context, pin_config(context, store, run), run, agent);
   spec.warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   spec.inform = [](const std::string& text) { std::cerr << "shadowbox: " << text << '\n'; };
+  // The store's upkeep in processes of their own: `run` ends with its agent.
+  spec.maintain_detached = [&context](bool run_ended) {
+    return maintain_in_background(context, run_ended);
+  };
   return spec;
 }
 

@@ -1,15 +1,14 @@
 #include "hooks/agent_run.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <future>
 #include <memory>
 
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
-#include "fsnap/maintenance.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_event.hpp"
@@ -31,7 +30,6 @@
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/redaction.hpp"
-#include "sandbox/retention.hpp"
 #include "sandbox/saga.hpp"
 
 namespace hooks {
@@ -134,20 +132,43 @@ class InProcessHooks {
   HookServer server_;          // last: stops before what it uses goes
 };
 
-// Ends the agent's process tree. Hook processes in it finish the step they are in
-// first (`shadowbox hook` defers SIGTERM until its step is recorded).
-void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec) {
-  TreeEnding ending = agent.end_tree(spec.config.policy.kill_grace);
+// The maintenances of the store this run started (AgentRunSpec::maintain_detached)
+// while its agent ran: they are this process's children (it is a subreaper), spared
+// when the agent's tree is ended, and reaped here once they have exited — until then
+// their pids stay theirs, so that no process of the agent can be given one.
+class MaintenanceHelpers {
+ public:
+  void add(pid_t pid) {
+    if (pid > 0) pids_.push_back(pid);
+  }
+  // Reaps those that have exited (or are not this process's children).
+  void reap() {
+    std::erase_if(pids_, [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) != 0; });
+  }
+  const std::vector<pid_t>& pids() const { return pids_; }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// Ends the agent's process tree, the maintenances in spared excepted. Hook processes in
+// it finish the step they are in first (`shadowbox hook` defers SIGTERM until its step
+// is recorded).
+void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec,
+                    const std::vector<pid_t>& spared) {
+  TreeEnding ending = agent.end_tree(spec.config.policy.kill_grace, spared);
   if (!ending.all_gone && spec.warn) spec.warn("some of the agent's processes survived SIGKILL");
 }
 
 // Supervises the agent until it has exited: a HaltRequest, or the run's time running
 // out, ends its process tree (AgentSupervisor decides when); once it has exited,
-// whatever it left running is ended. Returns the halt that stopped it, if one did.
+// whatever it left running is ended — but the run's own maintenances (helpers). Returns
+// the halt that stopped it, if one did.
 std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
                                               std::optional<policy::TimePoint> deadline,
                                               const std::string& timeout_reason,
-                                              const std::function<void()>& tick) {
+                                              const std::function<void()>& tick,
+                                              const MaintenanceHelpers& helpers) {
   AgentSupervisor supervisor({spec.config.policy.kill_grace, deadline, timeout_reason},
                              {[&] { return sandbox::pending_halt(spec.store, spec.run); },
                               [&](const sandbox::HaltRequest& request) {
@@ -160,14 +181,14 @@ std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRu
                              std::make_shared<SteadyWallClock>(), spec.inform);
   while (!agent.wait_for(milliseconds(100))) {
     tick();
-    if (supervisor.tick()) end_agent_tree(agent, spec);
+    if (supervisor.tick()) end_agent_tree(agent, spec, helpers.pids());
   }
   std::optional<sandbox::HaltRequest> halt = supervisor.finish();
   // Nothing the agent started outlives it, however it ended (killed with SIGKILL too):
   // a tool process left running would change the workspace after the run's last
   // checkpoint, unrecorded. Orphans were reparented to its guard or to this process
   // (subreapers both).
-  end_agent_tree(agent, spec);
+  end_agent_tree(agent, spec, helpers.pids());
   return halt;
 }
 
@@ -451,27 +472,17 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   // preserved between tool calls too (a conversation goes on without them; a crash
   // loses at most a second).
   auto last_tick = std::chrono::steady_clock::now();
-  // The store is packed beside the agent, on a thread of its own: no tool boundary waits.
-  std::future<void> maintenance;
+  // The store is packed beside the agent, by a process of its own (no tool boundary
+  // waits, and no end of the run either), when maintenance is due.
+  MaintenanceHelpers maintenances;
   auto last_maintenance_check = std::chrono::steady_clock::now();
   auto maintain_when_due = [&] {
-    if (!spec.config.auto_maintenance) return;
-    if (maintenance.valid() &&
-        maintenance.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-      return;
-    }
+    maintenances.reap();
+    if (!spec.config.auto_maintenance || !spec.maintain_detached) return;
     if (std::chrono::steady_clock::now() - last_maintenance_check < std::chrono::seconds(10))
       return;
     last_maintenance_check = std::chrono::steady_clock::now();
-    if (!fsnap::maintenance_due(spec.store, spec.config.maintenance)) return;
-    maintenance = std::async(
-        std::launch::async, [&store = spec.store, options = spec.config.maintenance, warn] {
-          try {
-            fsnap::maintain(store, options);
-          } catch (const std::exception& e) {
-            warn(std::string("maintenance of the store failed (nothing was removed): ") + e.what());
-          }
-        });
+    maintenances.add(spec.maintain_detached(/*run_ended=*/false));
   };
   // How often the session data is preserved while the agent runs (run.preserve), if at
   // all.
@@ -538,7 +549,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
       preserve_logged(preserver, spec.store, spec.run);
     }
   };
-  result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);
+  result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running, maintenances);
   // An agent whose own launcher would start it again (the same command line) is started
   // again by its supervisor, the run going on — a few times in a row at most.
   for (int again = 0; again < 3 && !result.halt; ++again) {
@@ -561,11 +572,10 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     } catch (const std::exception& e) {
       warn(e.what());
     }
-    result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running);
+    result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running, maintenances);
   }
   // The agent has exited (for good): what was said meanwhile, to the terminal.
   held.reset();
-  if (maintenance.valid()) maintenance.wait();
   result.exit = agent->exit().value_or(AgentExit{1, 0});
   agent.reset();
   // No event is answered after this (the one in flight, if any, is waited for): from
@@ -620,20 +630,11 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   meta.save(spec.store);
   // The run's end to the fleet: its last checkpoints, its record, the lease released.
   if (member) member->finish();
-  // The agent is done, so nothing waits on packing now: the retention limits apply
-  // (this run is finished, so to it too), and what the run left loose goes into a pack
-  // before `run` returns, rather than waiting for the next threshold.
-  if (spec.config.auto_maintenance) {
-    try {
-      sandbox::IdleMaintenanceReport idle =
-          sandbox::maintain_when_idle(spec.store, *run.repo(), spec.config.retention,
-                                      spec.config.maintenance, std::chrono::system_clock::now());
-      if (idle.retention) {
-        for (const std::string& warning : idle.retention->warnings) warn(warning);
-      }
-    } catch (const std::exception& e) {
-      warn(std::string("maintenance of the store failed (nothing was removed): ") + e.what());
-    }
+  // The run has ended: what it left loose is packed, and the retention limits applied
+  // (this run is finished, so to it too), by a maintenance of its own that `run` does
+  // not wait for.
+  if (spec.config.auto_maintenance && spec.maintain_detached) {
+    spec.maintain_detached(/*run_ended=*/true);
   }
   return result;
 }

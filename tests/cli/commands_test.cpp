@@ -19,6 +19,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
 #include "git_objects.hpp"
 #include "test_support.hpp"
@@ -723,11 +724,20 @@ TEST_F(CliTest, RetentionRunsItselfWhenARunEnds) {
   fsnap::ShadowRepo before = fsnap::ShadowRepo::open(store_ / "repo.git", false);
   ASSERT_EQ(before.log("earlier", 0).size(), 4u);
   // No command about retention: the end of an agent's run applies it, to the run that
-  // ended as well as to the others.
+  // ended as well as to the others — by a maintenance of its own, which the run does not
+  // wait for.
   write("f", "agent");
   CommandResult r =
       shadowbox({"run", "--agent", "claude-sdk", "--run-id", "agent", "--", "true"}, config);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto earlier = [&] {
+    return fsnap::ShadowRepo::open(store_ / "repo.git", false).log("earlier", 0).size();
+  };
+  for (int i = 0; i < 600 && earlier() > 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Read once the maintenance has let go of the store.
+  { fsnap::StoreLock settled = fsnap::Store::open(store_, ws_, false).lock(); }
   fsnap::ShadowRepo after = fsnap::ShadowRepo::open(store_ / "repo.git", false);
   EXPECT_EQ(after.log("earlier", 0).size(), 2u);
   EXPECT_LE(after.log("agent", 0).size(), 2u);

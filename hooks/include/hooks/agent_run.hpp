@@ -29,10 +29,18 @@
 // (containment's abort: the next tool call is denied and the agent told to stop) and
 // ends the agent's tree if it has not stopped within fleet.lease_ttl.
 //
+// The store's upkeep (packing, the retention limits) is never done in this process:
+// AgentRunSpec::maintain_detached starts it in a process of its own while the agent
+// runs, when due, and once the run's end is recorded, so that run_agent returns as soon
+// as the agent has ended, whatever the size of the store; those processes are spared
+// when the agent's tree is ended.
+//
 // Thread-safety: run_agent is called from one thread; hook events are answered on the
 // server's thread, one at a time, while that thread waits for the agent, and never
 // after the agent has exited.
 #pragma once
+
+#include <sys/types.h>
 
 #include <functional>
 #include <memory>
@@ -72,6 +80,14 @@ struct AgentRunSpec {
   // The run's place in the fleet when the caller joined it already (`recover`, `resume`);
   // else run_agent joins it (claiming the run) if the config has a fleet section.
   std::shared_ptr<fleet::FleetMember> fleet;
+  // Starts a maintenance of the store in a process of its own if one is due, and
+  // returns at once: the pid of the process started, or -1 (the CLI starts `shadowbox
+  // maintenance` detached). With config auto_maintenance, run_agent calls it every ten
+  // seconds while the agent runs (run_ended false: due by config maintenance.*), and
+  // once the run's end is recorded (run_ended true: anything left loose, and the
+  // retention limits), so that nothing of the store's upkeep delays the run's end.
+  // Must not throw. Empty: the run leaves the store's upkeep to others.
+  std::function<pid_t(bool run_ended)> maintain_detached;
 };
 
 // How an agent run ended.
