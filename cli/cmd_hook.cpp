@@ -32,6 +32,7 @@
 #include "sandbox/run_meta.hpp"
 #include "shell.hpp"
 #include "termination.hpp"
+#include "watch_daemon.hpp"
 
 extern char** environ;
 
@@ -118,7 +119,18 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
                                bool session_ends, const HookEnvironment& env,
                                const std::shared_ptr<fsnap::CaptureService>& captures,
                                const std::string& lookalike) {
-  std::unique_ptr<sandbox::LedgerRun> run = context.open_run(run_name, true, nullptr, captures);
+  std::string run_home = env.get("SHADOWBOX_RUN_HOME");
+  std::shared_ptr<fsnap::CaptureService> capture_service = captures;
+  if (!capture_service && context.config.watch.daemon && !run_home.empty() &&
+      adapter.http_hooks() && context.config.hooks.transport == "http") {
+    // Under `shadowbox run`, whose process answers this agent's tool events with the
+    // workspace watched, the few events that come as processes (Claude Code's
+    // SessionStart) start no watch daemon: it would watch the workspace beside the run
+    // for nothing, and be ended with the agent's processes. One already running helps.
+    capture_service = watch_client(context, context.open_store(true), /*start=*/false);
+  }
+  std::unique_ptr<sandbox::LedgerRun> run =
+      context.open_run(run_name, true, nullptr, capture_service);
   if (!lookalike.empty()) warn_once_in_log(run->store(), run_name, lookalike);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
@@ -132,7 +144,6 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
   // run.preserve on_tool_use, the default), so a crash loses at most the step in flight;
   // before the boundary is recorded, so that its record names the conversation as it is
   // now (a pre-tool boundary: with the model's turn that made the call).
-  std::string run_home = env.get("SHADOWBOX_RUN_HOME");
   if (!run_home.empty() && context.config.run.preserve == sandbox::PreserveStrategy::kOnToolUse) {
     try {
       sandbox::HomePreserver(run->store(), run->repo(), run_name, run_home,

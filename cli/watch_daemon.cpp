@@ -26,10 +26,10 @@ std::string daemon_version() {
 }
 
 std::shared_ptr<fsnap::WatchDaemonClient> watch_client(const Context& context,
-                                                       const fsnap::Store& store) {
+                                                       const fsnap::Store& store, bool start) {
   fsnap::WatchClientOptions options;
   options.version = daemon_version();
-  options.start_daemon = [&context] { start_daemon_detached(context); };
+  if (start) options.start_daemon = [&context] { start_daemon_detached(context); };
   return std::make_shared<fsnap::WatchDaemonClient>(store, std::move(options));
 }
 

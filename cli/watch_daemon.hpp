@@ -18,9 +18,11 @@ namespace cli {
 // The daemon's version: the program's, and which build of it (a daemon from an
 // earlier build of the same version is replaced too).
 std::string daemon_version();
-// A client for the store of context; it starts a daemon when none answers.
+// A client for the store of context; it starts a daemon when none answers (unless
+// !start: then it scans when none answers).
 std::shared_ptr<fsnap::WatchDaemonClient> watch_client(const Context& context,
-                                                       const fsnap::Store& store);
+                                                       const fsnap::Store& store,
+                                                       bool start = true);
 // At most this many daemons are started for a store within this window: a daemon that
 // keeps dying at its start is not started by every command.
 inline constexpr std::size_t kDaemonStartsPerWindow = 3;

@@ -258,6 +258,12 @@ TEST_P(OtherAgentRunTest, EachCallIsCheckpointedAndAFailedOneRolledBack) {
                                .out;
   EXPECT_NE(home_files.find(agent_.session_id(r.out).substr(0, 8)), std::string::npos)
       << home_files;
+  // The watch daemon the run's hook processes started (each event goes to it through
+  // the thin client) ended with the run: none is left running.
+  CommandResult daemon = shadowbox({"--json", "daemon", "status"});
+  Poco::JSON::Parser daemon_parser;
+  EXPECT_FALSE(daemon_parser.parse(daemon.out).extract<Object::Ptr>()->getValue<bool>("running"))
+      << daemon.out;
 }
 
 TEST_P(OtherAgentRunTest, ACallContainmentDeniesIsBlockedAndTheRunStops) {

@@ -152,6 +152,16 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   EXPECT_EQ(all.out.find(secret_), std::string::npos) << "a secret entered the store";
   EXPECT_NE(all.out.find("[REDACTED]"), std::string::npos);
 
+  // The run left no watch daemon behind, and started none: its own process watched the
+  // workspace, and answered the hooks (Claude Code's SessionStart, a hook process,
+  // scanned).
+  EXPECT_FALSE(fs::exists(fsnap::layout::watch_spawns_file(store_)));
+  CommandResult daemon = shadowbox({"--json", "daemon", "status"});
+  Poco::JSON::Parser daemon_parser;
+  EXPECT_FALSE(
+      daemon_parser.parse(daemon.out).extract<Poco::JSON::Object::Ptr>()->getValue<bool>("running"))
+      << daemon.out;
+
   // Once the agent was done, a maintenance of the run's own (which `run` did not wait
   // for) packed what it had written: no object the refs reach is left loose.
   std::vector<std::string> reachable;
