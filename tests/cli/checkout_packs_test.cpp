@@ -2,7 +2,10 @@
 // file of the workspace, and nothing the store relies on may be in it. The call from
 // issue 31: one failing Bash call empties the checkout's pack files and deletes the
 // sources; the rollback puts every file back.
+#include <sys/stat.h>
+
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include <Poco/JSON/Parser.h>
@@ -75,6 +78,46 @@ TEST_F(CheckoutPacksTest, ARollbackRestoresEveryFileAfterTheCallEmptiedTheChecko
   EXPECT_EQ(rolled->getValue<std::string>("outcome"), "rolled_back");
   testing_support::Manifest after = testing_support::take_manifest(ws_);
   EXPECT_TRUE(after == before) << testing_support::describe_difference(before, after);
+}
+
+// The user's repository is only read: two snapshots (the first reads the checkout's
+// index and takes blobs from its packs; the second sees a change) leave every file of
+// `.git` as it was — its packs' mtimes included, which libgit2 would freshen were they
+// in the store's object database — and add none.
+TEST_F(CheckoutPacksTest, SnapshotsLeaveTheUsersRepositoryAsItWas) {
+  for (int i = 0; i < 300; ++i) {
+    write_file(ws_ / ("src/f" + std::to_string(i) + ".c"), "int f" + std::to_string(i) + ";\n");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  sh("git init -q && git add -A && git -c user.name=t -c user.email=t@example.com commit -qm one"
+     " && git gc -q");
+  auto files = [&] {
+    std::map<std::string, std::pair<std::uintmax_t, std::int64_t>> out;
+    for (fs::recursive_directory_iterator it(ws_ / ".git"), end; it != end; ++it) {
+      struct stat st {};
+      if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      out[it->path().string()] = {static_cast<std::uintmax_t>(st.st_size),
+                                  st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec};
+    }
+    return out;
+  };
+  auto before = files();
+  ASSERT_GT(before.size(), 2u);
+  ok({"snapshot"});
+  write_file(ws_ / "src/f1.c", "changed\n");
+  ok({"snapshot"});
+  auto after = files();
+  for (const auto& [file, stat] : after) {
+    if (before.count(file) == 0) ADD_FAILURE() << "added: " << file;
+  }
+  for (const auto& [file, stat] : before) {
+    auto found = after.find(file);
+    if (found == after.end()) {
+      ADD_FAILURE() << "gone: " << file;
+    } else if (found->second != stat) {
+      ADD_FAILURE() << "touched: " << file;
+    }
+  }
 }
 
 }  // namespace
