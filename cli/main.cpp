@@ -134,9 +134,12 @@ const std::vector<Command>& all_commands() {
       {{"gc", "apply the config's retention limits, prune unreferenced objects and pack the rest"},
        cmd_gc},
       {{"maintenance",
-        "pack the store's loose objects and merge small packs (commands start it by "
-        "themselves when due; see maintenance.* in the config)",
-        {{"--auto", nullptr, nullptr, "only if due (maintenance.loose_objects, .max_packs)"}}},
+        "pack the store's loose objects into a new pack, merge the small packs "
+        "geometrically (never a large one to take in a few objects) and apply the "
+        "retention limits (commands start it by themselves, detached: when due, and when "
+        "an agent's run or session ends)",
+        {{"--auto", nullptr, nullptr,
+          "only if due (maintenance.loose_objects, .max_packs), and no retention"}}},
        cmd_maintenance},
       {{"daemon",
         "the store's watch daemon, which the commands that capture start and ask (see watch.* "
