@@ -26,7 +26,7 @@ const std::string kAfter = kUser +
                            "[tui.model_availability_nux]\n"
                            "\"gpt-6.1-sol\" = 1\n"
                            "\n"
-                           "[projects.\"/work/app\"]\n"
+                           "[projects.\"/home/me/app\"]\n"
                            "trust_level = \"trusted\"\n"
                            "\n"
                            "[projects.\"/elsewhere\"]\n"
@@ -36,8 +36,9 @@ const std::string kAfter = kUser +
                            "\"gpt-5.5\" = \"gpt-6-sol\"\n";
 
 TEST(CodexAnswersTest, KeepsThisFoldersTrustAndTheNoticesOnly) {
-  std::string kept = hooks::codex_answers(kAfter, kUser, "/work/app");
-  EXPECT_NE(kept.find("[projects.\"/work/app\"]\ntrust_level = \"trusted\"\n"), std::string::npos)
+  std::string kept = hooks::codex_answers(kAfter, kUser, "/home/me/app");
+  EXPECT_NE(kept.find("[projects.\"/home/me/app\"]\ntrust_level = \"trusted\"\n"),
+            std::string::npos)
       << kept;
   EXPECT_NE(kept.find("[tui]\nscreen_reader_detection_done = true\n"), std::string::npos);
   EXPECT_NE(kept.find("[notice.model_migrations]\n\"gpt-5.5\" = \"gpt-6-sol\"\n"),
@@ -46,28 +47,29 @@ TEST(CodexAnswersTest, KeepsThisFoldersTrustAndTheNoticesOnly) {
       << "another folder's trust is not this run's";
   EXPECT_EQ(kept.find("hooks.state"), std::string::npos) << "shadowbox's own tables are per run";
   EXPECT_EQ(kept.find("model_providers"), std::string::npos) << "the user's file stays theirs";
-  EXPECT_EQ(hooks::codex_answers(kUser, kUser, "/work/app"), "") << "nothing answered";
+  EXPECT_EQ(hooks::codex_answers(kUser, kUser, "/home/me/app"), "") << "nothing answered";
 }
 
 TEST(CodexAnswersTest, TheNextRunStartsWithThemUnlessTheUsersFileSaysOtherwise) {
-  std::string kept = hooks::codex_answers(kAfter, kUser, "/work/app");
-  std::string next = hooks::with_codex_answers(kUser, kept, "/work/app");
+  std::string kept = hooks::codex_answers(kAfter, kUser, "/home/me/app");
+  std::string next = hooks::with_codex_answers(kUser, kept, "/home/me/app");
   EXPECT_EQ(next.rfind(kUser, 0), 0u) << "the user's file first, as it is";
-  EXPECT_NE(next.find("[projects.\"/work/app\"]\ntrust_level = \"trusted\"\n"), std::string::npos)
+  EXPECT_NE(next.find("[projects.\"/home/me/app\"]\ntrust_level = \"trusted\"\n"),
+            std::string::npos)
       << next;
   // Applied again, nothing is added twice.
-  EXPECT_EQ(hooks::with_codex_answers(next, kept, "/work/app"), next);
+  EXPECT_EQ(hooks::with_codex_answers(next, kept, "/home/me/app"), next);
 
   // The user's own word on this folder (a table, or a dotted key) wins.
-  std::string untrusted = kUser + "[projects.\"/work/app\"]\ntrust_level = \"untrusted\"\n";
-  std::string with = hooks::with_codex_answers(untrusted, kept, "/work/app");
+  std::string untrusted = kUser + "[projects.\"/home/me/app\"]\ntrust_level = \"untrusted\"\n";
+  std::string with = hooks::with_codex_answers(untrusted, kept, "/home/me/app");
   EXPECT_EQ(with.find("\"trusted\""), std::string::npos) << with;
-  std::string dotted = "projects.\"/work/app\".trust_level = \"untrusted\"\n" + kUser;
-  EXPECT_EQ(hooks::with_codex_answers(dotted, kept, "/work/app").find("[projects."),
+  std::string dotted = "projects.\"/home/me/app\".trust_level = \"untrusted\"\n" + kUser;
+  EXPECT_EQ(hooks::with_codex_answers(dotted, kept, "/home/me/app").find("[projects."),
             std::string::npos);
   // A `tui` key of the user's own at the top: no [tui] table would be valid after it.
   std::string tui = "tui.theme = \"dark\"\n" + kUser;
-  EXPECT_EQ(hooks::with_codex_answers(tui, kept, "/work/app").find("[tui]"), std::string::npos);
+  EXPECT_EQ(hooks::with_codex_answers(tui, kept, "/home/me/app").find("[tui]"), std::string::npos);
   // Answers for another workspace's store are not applied here.
   EXPECT_EQ(hooks::with_codex_answers(kUser, kept, "/other").find("[projects."), std::string::npos);
 }
