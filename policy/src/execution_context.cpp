@@ -182,6 +182,14 @@ std::optional<SafetyEvent> ExecutionContext::chain_limit(const WrapOptions& opti
                      (*config_.max_steps == 1 ? " call" : " calls"),
                  static_cast<double>(*config_.max_steps), static_cast<double>(steps_before));
   }
+  if (config_.max_steps && state_.refused_in_a_row >= *config_.max_steps) {
+    return event(StopReason::kStepLimitExceeded,
+                 "the last " + std::to_string(state_.refused_in_a_row) +
+                     " calls were all refused, as many as the step limit allows steps (" +
+                     std::to_string(*config_.max_steps) + ")",
+                 static_cast<double>(*config_.max_steps),
+                 static_cast<double>(state_.refused_in_a_row));
+  }
   if (config_.max_retries_total && state_.retries_used >= *config_.max_retries_total) {
     return event(StopReason::kRetryBudgetExceeded,
                  "the retry budget is used up: " + std::to_string(state_.retries_used) +
@@ -204,7 +212,7 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
   Admission out;
   out.node_id = "n" + std::to_string(state_.next_node++);
-  std::size_t steps_before = state_.step_count++;  // every attempt is a step
+  std::size_t steps_before = state_.step_count;  // a step once admitted
   NodeRecord record;
   record.node_id = out.node_id;
   record.parent_id = options.parent_node_id;
@@ -216,6 +224,8 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
     record.status = status;
     record.end = record.start;
     nodes_.push_back(record);
+    ++state_.refused_count;
+    ++state_.refused_in_a_row;
     if (chain) {
       stop(event);
     } else {
@@ -302,6 +312,8 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
     if (window_degraded) state_.events.push_back(*window_degraded);
   }
   nodes_.push_back(record);
+  ++state_.step_count;
+  state_.refused_in_a_row = 0;
   std::optional<TimePoint> call_deadline;
   if (options.timeout) call_deadline = saturating_add(record.start, *options.timeout);
   out.token = token_.child(call_deadline);
@@ -337,6 +349,31 @@ void ExecutionContext::complete(const std::string& node_id, const CallResult& re
   ++state_.retries_used;
   if (circuits_ && !key.empty()) circuits_->record_failure(key);
   if (pipeline_) pipeline_->on_error(call, result.error);
+}
+
+std::string ExecutionContext::count_unadmitted(NodeKind kind, const WrapOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  NodeRecord record;
+  record.node_id = "n" + std::to_string(state_.next_node++);
+  record.parent_id = options.parent_node_id;
+  record.kind = kind;
+  record.operation_name = options.operation_name;
+  record.key = options.key;
+  record.start = now_of(now_);
+  if (window_) window_->record_call(call_context(kind, options, record.node_id, state_.step_count));
+  nodes_.push_back(record);
+  ++state_.step_count;
+  state_.refused_in_a_row = 0;
+  return record.node_id;
+}
+
+void ExecutionContext::withdraw(const std::string& node_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (NodeRecord* record = node(node_id); record != nullptr) {
+    record->status = NodeStatus::kHalted;
+    record->end = now_of(now_);
+  }
+  if (state_.step_count > 0) --state_.step_count;
 }
 
 void ExecutionContext::charge(double cost_usd, const std::string& node_id) {
@@ -418,6 +455,7 @@ ContextSnapshot ExecutionContext::snapshot_locked() const {
   s.chain_id = metadata_.chain_id;
   s.request_id = metadata_.request_id;
   s.step_count = state_.step_count;
+  s.refused_count = state_.refused_count;
   s.cost_usd = state_.cost_usd;
   s.retries_used = state_.retries_used;
   s.aborted = state_.aborted;

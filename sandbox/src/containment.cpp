@@ -56,6 +56,8 @@ policy::Decision decision_of(const std::string& name) {
 Var encode_state(const policy::ContainmentState& s) {
   Object::Ptr o = object();
   o->set("step_count", s.step_count);
+  o->set("refused_count", s.refused_count);
+  o->set("refused_in_a_row", s.refused_in_a_row);
   o->set("retries_used", s.retries_used);
   o->set("cost_usd", s.cost_usd);
   o->set("aborted", s.aborted);
@@ -94,6 +96,8 @@ policy::ContainmentState decode_state(const Var& v) {
   Object::Ptr o = object_of(v, "a containment state");
   policy::ContainmentState s;
   s.step_count = static_cast<std::size_t>(number(o, "step_count"));
+  s.refused_count = static_cast<std::size_t>(number(o, "refused_count"));
+  s.refused_in_a_row = static_cast<std::size_t>(number(o, "refused_in_a_row"));
   s.retries_used = static_cast<std::size_t>(number(o, "retries_used"));
   s.cost_usd = number(o, "cost_usd");
   s.aborted = o->has("aborted") && o->getValue<bool>("aborted");

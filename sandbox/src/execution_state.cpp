@@ -252,6 +252,7 @@ void ExecutionState::restart_containment(bool keep_count) {
     counted.aborted = false;
     counted.abort_reason.clear();
     counted.halted_by.reset();
+    counted.refused_in_a_row = 0;  // the refusals that stopped it do not stop it again
   }
   counted.next_node = before.next_node;  // node ids stay unique in the run
   counted.started_at = clock_->now();

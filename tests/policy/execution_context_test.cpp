@@ -1,5 +1,6 @@
 // ExecutionContext, chain-level containment: every limit reached exactly and crossed by
-// one call, every attempted call counted as a step, timeout and abort tripping the
+// one call, every call allowed to run counted as a step and every refused one as
+// refused, a loop of refused calls stopped by the step limit, timeout and abort tripping the
 // token, per-call timeouts and retries honoured, the circuit and the pipeline consulted
 // in order, concurrent callers admitted exactly up to a limit, and the state carried
 // into a new context.
@@ -27,7 +28,7 @@ double failing(const CancellationToken&) {
   throw std::runtime_error("exit 1");
 }
 
-TEST(ExecutionContextTest, TheStepLimitCountsEveryAttempt) {
+TEST(ExecutionContextTest, TheStepLimitCountsCallsAllowedToRun) {
   policy_test::TestClock clock;
   ExecutionContext context({.max_steps = 3}, {}, nullptr, clock.now());
   int ran = 0;
@@ -42,7 +43,9 @@ TEST(ExecutionContextTest, TheStepLimitCountsEveryAttempt) {
   EXPECT_EQ(ran, 2);
   EXPECT_EQ(context.wrap_tool_call(call), Decision::kHalt);
   ContextSnapshot s = context.snapshot();
-  EXPECT_EQ(s.step_count, 5u) << "halted attempts count";
+  EXPECT_EQ(s.step_count, 3u) << "a refused call is no step";
+  EXPECT_EQ(s.refused_count, 2u);
+  EXPECT_EQ(context.state().refused_count, 2u);
   ASSERT_TRUE(s.halted_by.has_value());
   EXPECT_EQ(*s.halted_by, StopReason::kStepLimitExceeded);
   ASSERT_FALSE(s.events.empty());
@@ -54,8 +57,70 @@ TEST(ExecutionContextTest, TheStepLimitCountsEveryAttempt) {
   EXPECT_EQ(s.nodes[1].status, NodeStatus::kError);
   // The snapshot taken just before the stop holds the partial result.
   ASSERT_TRUE(context.stop_snapshot().has_value());
-  EXPECT_EQ(context.stop_snapshot()->step_count, 4u);
+  EXPECT_EQ(context.stop_snapshot()->step_count, 3u);
   EXPECT_EQ(context.stop_snapshot()->events.size(), 0u);
+}
+
+TEST(ExecutionContextTest, TheStepLimitAlsoStopsALoopOfRefusedCalls) {
+  // An agent that keeps asking for a tool whose circuit is open would be refused for
+  // ever; as many refusals in a row as the limit allows steps stop the chain.
+  policy_test::TestClock clock;
+  ExecutionContext context(
+      {.max_steps = 3, .circuit_breaker = CircuitBreakerConfig{1, 3'600'000ms}}, {}, nullptr,
+      clock.now());
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
+  for (int i = 0; i < 3; ++i) {
+    Admission refused = context.admit(NodeKind::kTool, {.key = "Bash"});
+    EXPECT_EQ(refused.event->type, StopReason::kCircuitOpen);
+  }
+  EXPECT_FALSE(context.state().halted_by) << "refused calls are not steps";
+  Admission stop = context.admit(NodeKind::kTool, {.key = "Read"});
+  ASSERT_EQ(stop.decision, Decision::kHalt);
+  EXPECT_EQ(stop.event->type, StopReason::kStepLimitExceeded);
+  EXPECT_NE(stop.event->reason.find("the last 3 calls were all refused"), std::string::npos)
+      << stop.event->reason;
+  ContainmentState counted = context.state();
+  EXPECT_EQ(counted.step_count, 1u);
+  EXPECT_EQ(counted.refused_count, 4u);
+
+  // A call allowed to run in between starts the count of refusals afresh.
+  ExecutionContext other({.max_steps = 5, .circuit_breaker = CircuitBreakerConfig{1, 3'600'000ms}},
+                         {}, nullptr, clock.now());
+  other.wrap_tool_call(failing, {.key = "Bash"});
+  other.admit(NodeKind::kTool, {.key = "Bash"});
+  other.admit(NodeKind::kTool, {.key = "Bash"});
+  EXPECT_EQ(other.wrap_tool_call(costing(0), {.key = "Read"}), Decision::kAllow);
+  EXPECT_EQ(other.state().refused_in_a_row, 0u);
+}
+
+TEST(ExecutionContextTest, ACallThatRanUnadmittedIsAStepWhateverTheLimits) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.max_steps = 1}, {}, nullptr, clock.now());
+  EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kAllow);
+  std::string node = context.count_unadmitted(NodeKind::kTool, {.key = "Bash"});
+  context.complete(node, {false, 0, "exit 1", false, "Bash"});
+  ContainmentState counted = context.state();
+  EXPECT_EQ(counted.step_count, 2u);
+  EXPECT_EQ(counted.refused_count, 0u);
+  EXPECT_EQ(counted.retries_used, 1u);
+}
+
+TEST(ExecutionContextTest, AWithdrawnCallIsNoStep) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.max_steps = 2}, {}, nullptr, clock.now());
+  Admission first = context.admit(NodeKind::kTool, {.key = "Bash"});
+  ASSERT_EQ(first.decision, Decision::kAllow);
+  context.withdraw(first.node_id);  // the agent refused to run it
+  EXPECT_EQ(context.state().step_count, 0u);
+  EXPECT_EQ(context.snapshot().nodes.back().status, NodeStatus::kHalted);
+  // Another process of the chain admitted it: the step is given back all the same.
+  Admission second = context.admit(NodeKind::kTool);
+  ExecutionContext elsewhere({.max_steps = 2}, {}, nullptr, clock.now(), context.state());
+  elsewhere.withdraw(second.node_id);
+  EXPECT_EQ(elsewhere.state().step_count, 0u);
+  EXPECT_EQ(elsewhere.admit(NodeKind::kTool).decision, Decision::kAllow);
+  EXPECT_EQ(elsewhere.admit(NodeKind::kTool).decision, Decision::kAllow);
+  EXPECT_EQ(elsewhere.admit(NodeKind::kTool).decision, Decision::kHalt) << "two steps ran";
 }
 
 TEST(ExecutionContextTest, TheCostCeilingReachedExactlyAndCrossedByOneCall) {
@@ -329,7 +394,8 @@ TEST(ExecutionContextTest, ConcurrentCallersAreAdmittedExactlyUpToTheLimit) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(allowed.load(), 50);
-  EXPECT_EQ(context.snapshot().step_count, 160u);
+  EXPECT_EQ(context.snapshot().step_count, 50u);
+  EXPECT_EQ(context.snapshot().refused_count, 110u);
   EXPECT_NEAR(context.snapshot().cost_usd, 0.05, 1e-9);
 }
 

@@ -11,9 +11,13 @@
 //
 // Calls that run elsewhere — a wrapped agent's tools — use the two halves: admit()
 // before the call, complete() after it; costs learned after the fact (a model
-// request's usage) go to charge(). Every attempted call counts as a step, allowed or
-// not: counting only successes would let a failing loop run forever. The state can be
-// taken out (state()) and put into a new context (another process, a resumed run).
+// request's usage) go to charge(). A step is a call that was allowed to run, whether
+// it then succeeds or fails (counting only successes would let a failing loop run
+// forever); a call refused by a limit is no step — it is counted as refused. So that an
+// agent that keeps asking for refused calls cannot loop forever either, the step limit
+// also stops the chain once as many calls in a row were refused as it allows steps.
+// The state can be taken out (state()) and put into a new context (another process, a
+// resumed run).
 //
 // Thread-safety: every method may be called from any thread; concurrent callers are
 // admitted one at a time, so a limit admits exactly as many calls as it allows. A
@@ -55,7 +59,7 @@ struct ChainMetadata {
 // Hard limits of one chain; a limit not set does not apply.
 struct ExecutionConfig {
   std::optional<double> max_cost_usd;            // cost ceiling (USD), > 0
-  std::optional<std::size_t> max_steps;          // calls attempted, >= 1
+  std::optional<std::size_t> max_steps;          // calls allowed to run, >= 1
   std::optional<std::size_t> max_retries_total;  // failed calls across the chain, >= 1
   std::chrono::milliseconds timeout{0};          // wall clock from the chain's start; 0: none
   std::optional<CircuitBreakerConfig> circuit_breaker;  // per call key
@@ -94,7 +98,9 @@ struct NodeRecord {
 // What a context has counted: enough to continue it in another process or a resumed
 // run (nodes are not part of it; the ledger records every call).
 struct ContainmentState {
-  std::size_t step_count = 0;
+  std::size_t step_count = 0;        // calls allowed to run (steps)
+  std::size_t refused_count = 0;     // calls refused by a limit (never run, no step)
+  std::size_t refused_in_a_row = 0;  // refusals since the last call allowed to run
   std::size_t retries_used = 0;
   double cost_usd = 0;
   bool aborted = false;
@@ -111,7 +117,8 @@ struct ContainmentState {
 struct ContextSnapshot {
   std::string chain_id;
   std::string request_id;
-  std::size_t step_count = 0;
+  std::size_t step_count = 0;     // calls allowed to run
+  std::size_t refused_count = 0;  // calls refused
   double cost_usd = 0;
   std::size_t retries_used = 0;
   bool aborted = false;
@@ -150,12 +157,22 @@ class ExecutionContext {
                             std::shared_ptr<ShieldPipeline> pipeline = nullptr, Now now = {},
                             std::optional<ContainmentState> from = std::nullopt);
 
-  // Before a call: counts the attempt, then checks, in order, abort, an earlier stop,
-  // timeout, the cost ceiling (with the call's estimate), the step limit and the retry
-  // budget (a chain stop: this and every later call halt), the budget window, the
+  // Before a call: checks, in order, abort, an earlier stop, timeout, the cost ceiling
+  // (with the call's estimate), the step limit (steps, then refusals in a row) and the
+  // retry budget (a chain stop: this and every later call halt), the budget window, the
   // pipeline (a hook's halt for a reason that stops_chain is a chain stop too), and the
-  // call key's circuit. Only an admitted call counts in the window.
+  // call key's circuit. An admitted call is a step and counts in the window; a halted
+  // one is counted as refused.
   Admission admit(NodeKind kind, const WrapOptions& options = {});
+  // A call that ran without being admitted (its admission was lost, as when a hook was
+  // killed before it answered): a step, counted in the window, whatever the limits say;
+  // returns its node id, for complete().
+  std::string count_unadmitted(NodeKind kind, const WrapOptions& options = {});
+  // An admitted call that did not run after all (the agent's own permissions refused
+  // it): it is no step. Its node, if this context admitted it, ends halted; the step is
+  // given back either way (another process of the chain may have admitted it). The
+  // caller withdraws a call once.
+  void withdraw(const std::string& node_id);
   // After an admitted call: its cost is charged; a success closes its circuit, a
   // failure (or a call past its deadline) uses one retry and counts toward its circuit.
   void complete(const std::string& node_id, const CallResult& result);

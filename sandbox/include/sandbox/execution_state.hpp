@@ -166,8 +166,9 @@ class ExecutionState {
   // a new context with the same limits and that state. No-op without containment.
   void continue_containment(std::optional<policy::ContainmentState> state);
   // Starts containment again (a run resumed, a new agent session): with keep_count, what
-  // was counted (steps, retries, spend, circuits, the window) goes on, but a stop, an
-  // abort and the clock start afresh; without, everything does. Records it in the
+  // was counted (steps, refused calls, retries, spend, circuits, the window) goes on,
+  // but a stop, an abort, the refusals in a row and the clock start afresh; without,
+  // everything does. Records it in the
   // session. No-op without containment.
   void restart_containment(bool keep_count);
   // Keeps the containment's count in the session (ToolTransactions does at every tool
