@@ -9,6 +9,7 @@
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/run_lifecycle.hpp"
+#include "sandbox/run_stats.hpp"
 #include "sandbox/slice_types.hpp"
 
 namespace sandbox {
@@ -144,6 +145,7 @@ RunLifecycle decode_lifecycle(const Var& v) {
 
 void register_builtin_slice_types() {
   register_containment_slice_type();
+  register_call_tally_slice_type();
   static std::once_flag once;
   std::call_once(once, [] {
     SliceTypes::add<Plan>("plan", SlicePolicy::kState, encode_plan, decode_plan);

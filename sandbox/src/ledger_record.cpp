@@ -49,6 +49,7 @@ void LedgerRecord::set_outcome(const CallOutcome& outcome) {
   rollback_reason = outcome.rollback_reason;
   rollback_kept = outcome.rollback_kept;
   rollback_unrestored = outcome.rollback_unrestored;
+  agent_denied = outcome.agent_denied;
 }
 
 std::string LedgerRecord::to_json() const {
@@ -73,6 +74,7 @@ std::string LedgerRecord::to_json() const {
     if (!rollback_unrestored.empty()) fate->set("unrestored", paths_json(rollback_unrestored));
     o->set("rollback", fate);
   }
+  if (agent_denied) o->set("agent_denied", true);
   if (!decision.empty()) o->set("decision", decision);
   if (safety_event) o->set("safety_event", safety_event_json(*safety_event));
   if (!parent_call_id.empty()) o->set("parent_call_id", parent_call_id);
@@ -146,6 +148,7 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
         }
       }
     }
+    r.agent_denied = o->optValue<bool>("agent_denied", false);
     r.decision = text(o, "decision");
     if (o->has("safety_event") && !o->isNull("safety_event")) {
       r.safety_event = safety_event_from_json(o->get("safety_event"));

@@ -9,6 +9,7 @@
 #include "sandbox/checkpoint_store.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
+#include "sandbox/run_stats.hpp"
 
 namespace sandbox {
 
@@ -23,6 +24,12 @@ std::int64_t milliseconds_between(TimePoint from, TimePoint to) {
 ToolTransactions::ToolTransactions(ExecutionState& state, BoundaryLog& log, RollbackPolicy policy,
                                    std::string run)
     : state_(state), log_(log), policy_(std::move(policy)), run_(std::move(run)) {}
+
+std::unique_ptr<StepHold> ToolTransactions::begin_step() {
+  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  if (step_hook_) step_hook_();
+  return step;
+}
 
 Boundary ToolTransactions::record(SnapshotMetadata meta) {
   meta.run = run_;
@@ -239,7 +246,7 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
                                     const std::string& summary, std::int64_t elapsed_ms,
                                     const std::string& tag, bool move_tag,
                                     const RollbackDecision* rollback,
-                                    const fsnap::RestoreReport* restored) {
+                                    const fsnap::RestoreReport* restored, bool agent_denied) {
   const SnapshotMetadata& pm = pre.snapshot.metadata;
   SnapshotMetadata meta;
   meta.tag = tag;
@@ -249,6 +256,7 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
   meta.undoes = pre.record.undoes;
   meta.phase = phase;
   meta.outcome = CallOutcome{pre.record.input_summary, success, summary, elapsed_ms};
+  meta.outcome.agent_denied = agent_denied;
   if (rollback != nullptr) {
     meta.outcome.rollback = to_string(rollback->kind);
     meta.outcome.rollback_reason = rollback->reason;
@@ -299,7 +307,7 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   if (call.id.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "a pre-tool checkpoint needs a tool call id");
   }
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   // Begun again while open (an agent that sent its pre-tool event twice, a hook run
   // twice): the first begin stands — its boundary is the call's, and the one its end
   // completes. Calls in flight are among the newest boundaries.
@@ -325,12 +333,10 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
     meta.decision = std::string(policy::to_string(admission.decision));
     meta.safety_event = admission.event;
     if (admission.decision == policy::Decision::kHalt) {
-      // Denied: nothing runs. One boundary says so; the files are as they were.
+      // Denied: nothing runs — no step, no failure, no invocation. One boundary says so;
+      // the files are as they were.
       std::string summary = "denied: " + (admission.event ? admission.event->reason : "");
-      Boundary denied;
-      denied.snapshot.metadata = meta;
-      denied.record.input_summary = call.params;
-      log_invocation(denied, false, summary, 0);
+      update_call_tally(state_.session(), [](CallTally& t) { ++t.refused; });
       meta.phase = fsnap::Phase::kDenied;
       meta.outcome.success = false;
       meta.outcome.result_summary = summary;
@@ -344,6 +350,7 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
     }
     containment_nodes_[call.id] = admission.node_id;
   }
+  update_call_tally(state_.session(), [](CallTally& t) { ++t.steps; });
   meta.phase = fsnap::Phase::kPreTool;
   meta.paths = call.paths;
   meta.parent_call_id = call.parent;
@@ -361,7 +368,7 @@ StepResult ToolTransactions::end_unbegun(const ToolCall& call, bool success,
   if (call.id.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "a post-tool checkpoint needs a tool call id");
   }
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   if (log_.pre_tool(call.id)) {
     throw Error(ErrorCode::kConflict, "tool call " + fsnap::quote_input(call.id) +
                                           " has a pre-tool checkpoint: end it as any other");
@@ -372,11 +379,14 @@ StepResult ToolTransactions::end_unbegun(const ToolCall& call, bool success,
   pre.record.input_summary = call.params;
   if (policy::ExecutionContext* containment = state_.containment()) {
     // The call ran: it is a step, whatever admission would have said.
-    policy::Admission admission = containment->admit(
+    containment_nodes_[call.id] = containment->count_unadmitted(
         policy::NodeKind::kTool, {.operation_name = call.name, .key = call.name});
-    containment_nodes_[call.id] = admission.node_id;
     complete_containment(pre, success, 0, success ? "" : summary);
   }
+  update_call_tally(state_.session(), [success](CallTally& t) {
+    ++t.steps;
+    if (!success) ++t.failed;
+  });
   log_invocation(pre, success, summary, 0);
   SnapshotMetadata meta;
   meta.tool_call_id = call.id;
@@ -406,7 +416,7 @@ void ToolTransactions::complete_containment(const Boundary& pre, bool success, d
 
 StepResult ToolTransactions::succeed(const std::string& call_id, const std::string& result_summary,
                                      const std::string& tag, double cost_usd, bool move_tag) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   complete_containment(pre, true, cost_usd, "");
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
@@ -421,7 +431,7 @@ StepResult ToolTransactions::succeed(const std::string& call_id, const std::stri
 
 FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error,
                                      double cost_usd, const FailureDetails& details) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   complete_containment(pre, false, cost_usd, error);
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
@@ -455,6 +465,11 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
     if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
   }
   out.result_summary = out.decision.reason.empty() ? error : out.decision.reason + ": " + error;
+  update_call_tally(state_.session(),
+                    [rolled_back = out.decision.kind == Kind::kRollBack](CallTally& t) {
+                      ++t.failed;
+                      if (rolled_back) ++t.rolled_back;
+                    });
   log_invocation(pre, false, out.result_summary, elapsed);
   fsnap::Phase phase =
       out.decision.kind == Kind::kRollBack ? fsnap::Phase::kCheckpoint : fsnap::Phase::kPostTool;
@@ -482,7 +497,7 @@ void ToolTransactions::publish(const std::string& call_id, const std::string& to
 }
 
 StepResult ToolTransactions::discard(const std::string& call_id) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   StateRestore restored = state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
   log_.forget(call_id);
@@ -494,8 +509,33 @@ StepResult ToolTransactions::discard(const std::string& call_id) {
   return StepResult{record(std::move(m)), std::move(report)};
 }
 
+StepResult ToolTransactions::agent_denied(const std::string& call_id, const std::string& why) {
+  std::unique_ptr<StepHold> step = begin_step();
+  Boundary pre = open_call(call_id);
+  if (policy::ExecutionContext* containment = state_.containment()) {
+    std::string node;
+    if (auto it = containment_nodes_.find(call_id); it != containment_nodes_.end()) {
+      node = it->second;
+      containment_nodes_.erase(it);
+    }
+    containment->withdraw(node);
+    state_.record_containment();
+  }
+  update_call_tally(state_.session(), [](CallTally& t) {
+    if (t.steps > 0) --t.steps;
+    ++t.agent_denied;
+  });
+  std::string summary = "denied by the agent: " + why;
+  StepResult out{end_call(pre, fsnap::Phase::kCheckpoint, false, summary, 0, "", false, nullptr,
+                          nullptr, /*agent_denied=*/true),
+                 std::nullopt};
+  step.reset();
+  publish(call_id, pre.snapshot.metadata.tool_name, "denied by the agent", summary, std::nullopt);
+  return out;
+}
+
 StepResult ToolTransactions::close_unexecuted(const std::string& call_id, const std::string& why) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   return StepResult{end_call(pre, fsnap::Phase::kCheckpoint, false, "not executed: " + why, 0, ""),
                     std::nullopt};
@@ -517,7 +557,7 @@ std::vector<std::string> ToolTransactions::close_open_calls(const std::string& w
 StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
                                         const std::function<void(Session&)>& change,
                                         const std::string& summary) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   if (change) change(state_.session());
   SnapshotMetadata m;
   m.tag = meta.tag;
@@ -530,7 +570,7 @@ StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
 }
 
 StepResult ToolTransactions::restore(const Boundary& target, const std::string& summary) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   StateRestore restored =
       state_.restore(target.snapshot, {run_, "before restoring " + target.snapshot.id});
   std::optional<fsnap::RestoreReport> report;
@@ -544,7 +584,7 @@ StepResult ToolTransactions::restore(const Boundary& target, const std::string& 
 StepResult ToolTransactions::restore_paths(const Boundary& target,
                                            const std::vector<std::string>& paths,
                                            const std::string& summary) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   RestoreRequest request{run_, "before restoring paths of " + target.snapshot.id};
   request.paths = paths;
   request.session = false;
@@ -571,7 +611,7 @@ StepResult ToolTransactions::restore_slices(const Boundary& target,
     }
     chosen.push_back(type->type);
   }
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<StepHold> step = begin_step();
   Session& session = state_.session();
   SessionSnapshot now = session.snapshot(kStatePolicies, /*include_all=*/true);
   SessionSnapshot wanted = now;

@@ -100,7 +100,34 @@ TEST_F(ComputedTest, AComputationThatThrowsIsTriedAgainOnTheNextRead) {
   EXPECT_EQ(*session.computed<std::size_t>(), 0u);
 }
 
-TEST(RunStatsTest, CountsCallsFailuresStepsAndSpendOfASnapshot) {
+TEST(RunStatsTest, TheFiguresAreTheTallysAndTheCostContainments) {
+  register_builtin_slice_types();
+  Session session;
+  update_call_tally(session, [](CallTally& t) {
+    t.steps = 7;
+    t.failed = 3;
+    t.rolled_back = 2;
+    t.refused = 4;
+    t.agent_denied = 1;
+  });
+  policy::ContainmentState counted;
+  counted.step_count = 7;
+  counted.cost_usd = 1.25;
+  record_containment(session, counted);
+  // Through the ledger's JSON, as `shadowbox runs` reads it.
+  RunStats stats =
+      run_stats(SessionSnapshot::from_json(session.snapshot({}, /*include_all=*/true).to_json()));
+  EXPECT_EQ(stats.calls, 12u) << "steps + refused + denied by the agent";
+  EXPECT_EQ(stats.steps, 7u);
+  EXPECT_EQ(stats.failed, 3u);
+  EXPECT_EQ(stats.rolled_back, 2u);
+  EXPECT_EQ(stats.refused, 4u);
+  EXPECT_EQ(stats.agent_denied, 1u);
+  EXPECT_DOUBLE_EQ(stats.cost_usd, 1.25);
+  EXPECT_EQ(run_stats(SessionSnapshot{}).calls, 0u);
+}
+
+TEST(RunStatsTest, ARunRecordedBeforeTheTallyIsReadFromItsLogAndContainment) {
   register_builtin_slice_types();
   Session session;
   session.register_reducer<ToolInvoked, ToolInvoked>(reducers::append_all<ToolInvoked>);
@@ -112,11 +139,10 @@ TEST(RunStatsTest, CountsCallsFailuresStepsAndSpendOfASnapshot) {
   counted.cost_usd = 1.25;
   record_containment(session, counted);
   RunStats stats = run_stats(session.snapshot({}, /*include_all=*/true));
-  EXPECT_EQ(stats.calls, 40u);
-  EXPECT_EQ(stats.failed, 10u);
   EXPECT_EQ(stats.steps, 41u);
+  EXPECT_EQ(stats.calls, 41u);
+  EXPECT_EQ(stats.failed, 10u);
   EXPECT_DOUBLE_EQ(stats.cost_usd, 1.25);
-  EXPECT_EQ(run_stats(SessionSnapshot{}).calls, 0u);
 }
 
 }  // namespace

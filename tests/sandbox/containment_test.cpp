@@ -7,6 +7,7 @@
 
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger_run.hpp"
+#include "sandbox/run_stats.hpp"
 #include "sandbox/tool_runner.hpp"
 #include "state_fixture.hpp"
 #include "test_support.hpp"
@@ -78,11 +79,18 @@ TEST_F(ContainmentTest, ADeniedCallRunsNothingAndIsRecordedOnce) {
                                     "--notes=shadowbox", "-1", "refs/shadowbox/runs/default"});
   EXPECT_NE(git.out.find("\"event_type\": \"step_limit_exceeded\""), std::string::npos) << git.out;
   EXPECT_NE(git.out.find("denied"), std::string::npos);
-  // The count is in the session, denied attempt included.
+  // The count is in the session: the denied call is no step, no invocation and no
+  // failure; it is counted as refused.
   std::optional<policy::ContainmentState> state = containment_state(h.state.session());
   ASSERT_TRUE(state.has_value());
-  EXPECT_EQ(state->step_count, 3u);
-  EXPECT_EQ(h.state.session().all<ToolInvoked>().size(), 3u);
+  EXPECT_EQ(state->step_count, 2u);
+  EXPECT_EQ(state->refused_count, 1u);
+  EXPECT_EQ(h.state.session().all<ToolInvoked>().size(), 2u);
+  RunStats figures = run_stats(h.state.session().snapshot({}, /*include_all=*/true));
+  EXPECT_EQ(figures.calls, 3u);
+  EXPECT_EQ(figures.steps, 2u);
+  EXPECT_EQ(figures.refused, 1u);
+  EXPECT_EQ(figures.failed, 0u);
 }
 
 TEST_F(ContainmentTest, CostsReportedByToolsReachTheCeiling) {
@@ -111,7 +119,8 @@ TEST_F(ContainmentTest, ARolledBackCallKeepsItsCountAndFeedsItsCircuit) {
   std::optional<policy::ContainmentState> state = containment_state(h.state.session());
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->retries_used, 2u) << "no rollback gave the failures back";
-  EXPECT_EQ(state->step_count, 4u);
+  EXPECT_EQ(state->step_count, 3u) << "f1, f2 and w1 ran; f3 was refused";
+  EXPECT_EQ(state->refused_count, 1u);
 }
 
 TEST_F(ContainmentTest, TheCountContinuesInEveryProcessOfARun) {
@@ -140,6 +149,8 @@ TEST_F(ContainmentTest, TheCountContinuesInEveryProcessOfARun) {
 TEST(ContainmentStateTest, TheStateRoundTripsThroughTheSession) {
   policy::ContainmentState state;
   state.step_count = 7;
+  state.refused_count = 4;
+  state.refused_in_a_row = 2;
   state.retries_used = 2;
   state.cost_usd = 1.25;
   state.aborted = true;
@@ -160,6 +171,8 @@ TEST(ContainmentStateTest, TheStateRoundTripsThroughTheSession) {
   std::optional<policy::ContainmentState> decoded = containment_state(back);
   ASSERT_TRUE(decoded.has_value());
   EXPECT_EQ(decoded->step_count, 7u);
+  EXPECT_EQ(decoded->refused_count, 4u);
+  EXPECT_EQ(decoded->refused_in_a_row, 2u);
   EXPECT_EQ(decoded->retries_used, 2u);
   EXPECT_DOUBLE_EQ(decoded->cost_usd, 1.25);
   EXPECT_TRUE(decoded->aborted);

@@ -157,11 +157,12 @@ TEST_F(ToolRunnerTest, AFailedCallLeavesNoTraceInTheSession) {
   EXPECT_EQ(after.slices.count(typeid(VisibilityOverrides)), 0u);
   EXPECT_EQ(after.slices.count(typeid(WorkspaceDigest)), 0u);
   EXPECT_EQ(after.slices.count(typeid(Scratch)), 0u);
-  // What is left is what was there, and the log of the failure.
+  // What is left is what was there, and the log and count of the failure.
   for (const auto& [type, items] : before.session.slices) {
     EXPECT_EQ(after.slices.count(type), 1u) << SliceTypes::name_of(type);
   }
-  EXPECT_EQ(after.slices.size(), before.session.slices.size() + 1) << "plus the ToolInvoked log";
+  EXPECT_EQ(after.slices.size(), before.session.slices.size() + 2)
+      << "plus the ToolInvoked log and the run's tally of calls";
   EXPECT_EQ(m.state.session().all<ToolInvoked>().size(), 1u);
 }
 

@@ -1,6 +1,7 @@
 // ToolTransactions, the transaction core, on both kinds of BoundaryLog: steps of two
 // processes on one ledger start from the newest record, a step needs an open call,
-// discard leaves no outcome, and equal seeds and clocks give equal ids and commits.
+// discard leaves no outcome, every step keeps the run's figures (CallTally) and runs the
+// step hook, and equal seeds and clocks give equal ids and commits.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -11,9 +12,11 @@
 
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/in_memory_filesystem.hpp"
+#include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/memory_boundary_log.hpp"
+#include "sandbox/run_stats.hpp"
 #include "sandbox/tool_runner.hpp"
 #include "sandbox/tool_transactions.hpp"
 #include "test_support.hpp"
@@ -119,6 +122,77 @@ TEST_F(LedgerTransactionsTest, ARolledBackCallEndsInACheckpointOfThePreToolFiles
   ASSERT_TRUE(pre_record.has_value());
   EXPECT_EQ(pre_record->success, false);
   EXPECT_EQ(pre_record->result_summary, "exit 1");
+}
+
+TEST_F(LedgerTransactionsTest, EveryProcessKeepsTheRunsFiguresWithItsBoundaries) {
+  // Two processes (hook processes of one run) take turns, under a step limit of 3.
+  auto open = [&] {
+    std::unique_ptr<LedgerRun> run = open_run();
+    run->state().set_containment({.max_steps = 3});
+    return run;
+  };
+  std::unique_ptr<LedgerRun> one = open();
+  std::unique_ptr<LedgerRun> two = open();
+  one->transactions().begin({"c1", "Read", "{}"});
+  two->transactions().succeed("c1", "read");
+  two->transactions().begin({"c2", "Bash", "{}"});
+  testing_support::write_file(ws_ / "junk.txt", "junk\n");
+  EXPECT_EQ(one->transactions().fail("c2", "exit 1").decision.kind,
+            RollbackDecision::Kind::kRollBack);
+  // The agent's own permissions refuse c3 after shadowbox admitted it: it never ran.
+  one->transactions().begin({"c3", "Bash", "{}"});
+  StepResult denied = two->transactions().agent_denied("c3", "needs approval");
+  EXPECT_TRUE(denied.boundary.record.agent_denied);
+  EXPECT_EQ(denied.boundary.record.success, false);
+  EXPECT_EQ(denied.boundary.record.result_summary, "denied by the agent: needs approval");
+  EXPECT_THROW(one->transactions().succeed("c3", "late"), Error) << "it has ended";
+  std::optional<LedgerRecord> pre =
+      two->ledger().read(two->repo()->read_checkpoint(two->log().pre_tool("c3")->record.commit));
+  EXPECT_TRUE(pre->agent_denied) << "the pre-tool record says so too";
+  // c3 gave its step back, so c4 is the third; c5 is refused.
+  EXPECT_EQ(one->transactions().begin({"c4", "Edit", "{}"}).decision, policy::Decision::kAllow);
+  one->transactions().succeed("c4", "edited");
+  EXPECT_EQ(two->transactions().begin({"c5", "Bash", "{}"}).decision, policy::Decision::kHalt);
+  // c6 ran with no pre-tool boundary (its hook was lost): a step all the same.
+  one->transactions().end_unbegun({"c6", "Bash", "{}"}, false, "exit 2");
+
+  std::optional<LedgerRecord> latest = two->ledger().latest("default");
+  SessionSnapshot session = two->ledger().session(*latest);
+  RunStats figures = run_stats(session);
+  EXPECT_EQ(figures.steps, 4u) << "c1, c2, c4, c6";
+  EXPECT_EQ(figures.failed, 2u) << "c2, c6";
+  EXPECT_EQ(figures.rolled_back, 1u) << "c2";
+  EXPECT_EQ(figures.refused, 1u) << "c5";
+  EXPECT_EQ(figures.agent_denied, 1u) << "c3";
+  EXPECT_EQ(figures.calls, 6u);
+  EXPECT_EQ(session.slice<ToolInvoked>().size(), 4u) << "c3 and c5 were not invoked";
+  std::optional<policy::ContainmentState> counted = containment_state(session);
+  ASSERT_TRUE(counted);
+  EXPECT_EQ(counted->step_count, figures.steps) << "the limit counts what the figures show";
+}
+
+TEST(MemoryTransactionsTest, TheStepHookRunsInsideEveryStepThatRecordsABoundary) {
+  auto fs = std::make_shared<fsnap::InMemoryFilesystem>();
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(fs, "filesystem");
+  ExecutionState state(std::make_shared<Session>(), std::move(resources));
+  MemoryBoundaryLog log;
+  ToolTransactions tx(state, log, RollbackPolicy{});
+  int hooked = 0;
+  tx.set_step_hook([&] {
+    ++hooked;
+    state.session().seed<PromptExecuted>({PromptExecuted{"spend", std::to_string(hooked)}});
+  });
+  tx.begin({"c1", "Bash", "{}"});
+  StepResult end = tx.succeed("c1", "ok");
+  EXPECT_EQ(hooked, 2);
+  // What the hook changed is in the boundary the step recorded.
+  EXPECT_EQ(end.boundary.snapshot.session.slice<PromptExecuted>().latest()->output, "2");
+  tx.checkpoint({.phase = fsnap::Phase::kManual});
+  EXPECT_EQ(hooked, 3);
+  tx.set_step_hook(nullptr);
+  tx.checkpoint({.phase = fsnap::Phase::kManual});
+  EXPECT_EQ(hooked, 3);
 }
 
 TEST_F(LedgerTransactionsTest, ARollbackNamesWhatItCouldNotPutBackInTheRecordThatEndsTheCall) {

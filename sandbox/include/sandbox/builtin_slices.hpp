@@ -77,8 +77,8 @@ struct RunStatus {
   friend bool operator==(const RunStatus&, const RunStatus&) = default;
 };
 
-// Registers the types above in SliceTypes, and containment's state
-// (sandbox/containment.hpp). Idempotent and thread-safe.
+// Registers the types above in SliceTypes, containment's state (sandbox/containment.hpp)
+// and the call tally (sandbox/run_stats.hpp). Idempotent and thread-safe.
 void register_builtin_slice_types();
 
 }  // namespace sandbox

@@ -37,6 +37,8 @@ struct CallOutcome {
   // The paths it meant to put back and could not, each with why (a file over
   // capture.max_file_size whose copy was written in place: fsnap::RestoreReport).
   std::vector<std::pair<std::string, std::string>> rollback_unrestored;
+  // The agent's own permissions refused the call: it never ran (result_summary: why).
+  bool agent_denied = false;
   friend bool operator==(const CallOutcome&, const CallOutcome&) = default;
 };
 
@@ -62,6 +64,9 @@ struct LedgerRecord {
   // capture.max_file_size whose copy was written in place, a socket: see
   // fsnap::RestoreReport::unrestored). Written only when there are some.
   std::vector<std::pair<std::string, std::string>> rollback_unrestored;
+  // A call the agent's own permissions refused (its pre-tool record and the one that
+  // ends it): it never ran. Written only when set.
+  bool agent_denied = false;
   // Containment's answer to the call ("allow", "degrade", "halt"; "" without
   // containment), and the limit that tripped, if one did.
   std::string decision;

@@ -1,26 +1,65 @@
-// RunStats — what a run has done so far, a computed slice (sandbox/computed.hpp) of its
-// session: the tool calls that ended and how (from the ToolInvoked log), and
-// containment's count of steps and spend (from its state). Recomputed only when one of
-// those slices changed, and only when read: `shadowbox runs` reads it from each run's
-// newest session; a hook process, which does not read it, pays nothing for it. With a
-// window on tool_invoked (config session.windows), calls counts what the window kept.
+// The figures of a run, each defined once (docs/figures.md) and shown the same by every
+// command (`runs`, `states RUN`, `run`'s own end, the fleet's record):
+//
+//   calls         every tool call the agent asked for that shadowbox saw:
+//                 steps + refused + agent denied
+//   steps         calls allowed to run (counted when they start; what --max-steps limits)
+//   failed        steps that ended failed (the tool's error, a command's non-zero exit)
+//   rolled back   failed calls whose changes shadowbox put back (all or some of them)
+//   refused       calls shadowbox refused at a limit: they never ran and did not fail
+//   agent denied  calls the agent's own permissions refused: they never ran
+//   cost          the agent's model requests, in USD, as last counted (sandbox/pricing.hpp
+//                 prices them; hooks::AgentSpend says when an unpriced model makes it an
+//                 estimate)
+//
+// CallTally holds the counts. ToolTransactions — the one path of every tool call — keeps
+// it in the run's session as the LOG slice "run.calls" (newest current), written with the
+// boundary of each step: no rollback gives a count back, and every process of the run
+// (the next hook, a resume) continues it. RunStats is computed from it, containment's
+// state (the cost) and, for runs recorded before the tally, the ToolInvoked log.
+//
+// Thread-safety: plain values and functions; the slice type is registered once,
+// thread-safely.
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 
 #include "sandbox/session.hpp"
 
 namespace sandbox {
 
-// A run's statistics.
-struct RunStats {
-  std::size_t calls = 0;   // tool calls that ended
-  std::size_t failed = 0;  // of them, the ones that failed
-  std::size_t steps = 0;   // tool calls containment admitted
-  double cost_usd = 0;     // the agent's spend as containment last counted it
+// The counts of a run's tool calls (see above).
+struct CallTally {
+  std::size_t steps = 0;
+  std::size_t failed = 0;
+  std::size_t rolled_back = 0;
+  std::size_t refused = 0;
+  std::size_t agent_denied = 0;
+  friend bool operator==(const CallTally&, const CallTally&) = default;
 };
 
-// Installs RunStats in session (again: replaces it).
+// Registers CallTally as the slice type "run.calls" (LOG). Idempotent;
+// register_builtin_slice_types does it.
+void register_call_tally_slice_type();
+// Changes the session's tally with change (a tally of zeros if it has none).
+void update_call_tally(Session& session, const std::function<void(CallTally&)>& change);
+// The tally a session snapshot holds, or nullopt (a run recorded before it).
+std::optional<CallTally> call_tally(const SessionSnapshot& session);
+
+// A run's figures (see above).
+struct RunStats {
+  std::size_t calls = 0;
+  std::size_t steps = 0;
+  std::size_t failed = 0;
+  std::size_t rolled_back = 0;
+  std::size_t refused = 0;
+  std::size_t agent_denied = 0;
+  double cost_usd = 0;
+};
+
+// Installs RunStats in session as a computed slice (again: replaces it).
 void install_run_stats(Session& session);
 
 // The statistics of a session snapshot (a run's newest, read back from the ledger).

@@ -3,11 +3,12 @@
 // BoundaryLog. The in-process ToolRunner, the hook path and the CLI all go through it,
 // so a tool call is the same transaction whichever way it comes.
 //
-//   begin(call)             under containment, the call is admitted first (every
-//                           attempt is a step): denied, nothing runs and the step records
-//                           one `denied` boundary with the decision and its SafetyEvent;
-//                           else the pre-tool boundary: files and session, and a record
-//                           with the call's input
+//   begin(call)             under containment, the call is admitted first: denied,
+//                           nothing runs (it is no step, and no failure: it is counted
+//                           as refused) and the step records one `denied` boundary with
+//                           the decision and its SafetyEvent; else the pre-tool boundary
+//                           (a step): files and session, and a record with the call's
+//                           input
 //   succeed(id, result)     logs ToolInvoked, then the post-tool boundary; the pre-tool
 //                           record gets the outcome too
 //   fail(id, error)         the one rollback decision (RollbackPolicy::decide), then:
@@ -20,6 +21,8 @@
 //                           the call (phase checkpoint after a rollback, post_tool
 //                           otherwise); the pre-tool record gets the outcome too, and
 //                           both say what became of the call (LedgerRecord::rollback)
+//   agent_denied(id, why)   the agent's own permissions refused the open call: it never
+//                           ran, is no step, and is counted as denied by the agent
 //   discard(id)             as if the call never ran: files and STATE back, nothing
 //                           logged; a boundary of the result, attributed to no call
 //   checkpoint(...)         a boundary of no tool call
@@ -30,7 +33,8 @@
 //   undo(id)                reverses an ended call's file changes, keeping every later
 //                           one (a three-way merge), as a call of its own: undo-<id>
 //
-// Each step holds the run for its whole duration (BoundaryLog::begin_step: the store
+// Every step keeps the run's figures (sandbox/run_stats.hpp: the CallTally) with its
+// boundary. Each step holds the run for its whole duration (BoundaryLog::begin_step: the store
 // lock for a ledger), starts from the run's newest session, and writes its checkpoint
 // and ledger record together, so steps of parallel tool calls serialise and lose
 // nothing. Every step ends with a boundary of its own, so the run's newest boundary is
@@ -140,8 +144,7 @@ struct BeginOptions {
   // while no other call is open: changes seen then are the open calls'.
   bool separate_outside_changes = true;
   // Called inside the step, with the run's state current, before containment admits the
-  // call: where costs learned since the last boundary (the agent's model requests) are
-  // charged, so that the admission sees them.
+  // call (after the step hook, set_step_hook).
   std::function<void()> before_admission;
 };
 
@@ -175,9 +178,16 @@ class ToolTransactions {
   // Puts files and STATE slices back to before the open call, logs nothing, records the
   // result as a boundary of no call, and forgets the call (errors as succeed).
   StepResult discard(const std::string& call_id);
+  // The agent did not run the open call: its own permissions refused it (why: what it
+  // told the model). Records a boundary that ends the call, outcome "denied by the
+  // agent: why" (LedgerRecord::agent_denied), the files as they are; the call is no
+  // step — containment gives it back — and is counted as denied by the agent (errors as
+  // succeed).
+  StepResult agent_denied(const std::string& call_id, const std::string& why);
   // The call never reported an outcome (its agent ended first): records a boundary that
   // ends it, outcome "not executed" and why, leaving files and state as they are and
-  // containment's count untouched (errors as succeed).
+  // containment's count untouched: it stays a step, since it may have run (errors as
+  // succeed).
   StepResult close_unexecuted(const std::string& call_id, const std::string& why);
   // close_unexecuted for every call begun and not ended; returns their ids, oldest first.
   std::vector<std::string> close_open_calls(const std::string& why);
@@ -218,6 +228,13 @@ class ToolTransactions {
   // changed, for a name no registered slice type has.
   StepResult restore_slices(const Boundary& target, const std::vector<std::string>& types,
                             const std::string& summary);
+
+  // Called at the start of every step that records a boundary, with the run's state
+  // current (inside the step): where costs learned since the last boundary (the agent's
+  // model requests) are charged, so that every boundary — and containment's admission of
+  // a call — sees them. Null: none.
+  void set_step_hook(std::function<void()> hook) { step_hook_ = std::move(hook); }
+  const std::function<void()>& step_hook() const { return step_hook_; }
 
   ExecutionState& state() { return state_; }
   // The run's event channels: every boundary is published there once recorded.
@@ -284,7 +301,9 @@ class ToolTransactions {
   Boundary end_call(const Boundary& pre, fsnap::Phase phase, bool success,
                     const std::string& summary, std::int64_t elapsed_ms, const std::string& tag,
                     bool move_tag = false, const RollbackDecision* rollback = nullptr,
-                    const fsnap::RestoreReport* restored = nullptr);
+                    const fsnap::RestoreReport* restored = nullptr, bool agent_denied = false);
+  // Holds the run for a step (BoundaryLog::begin_step), then runs the step hook.
+  std::unique_ptr<StepHold> begin_step();
   // Tells containment how the call ended and keeps its count in the session.
   void complete_containment(const Boundary& pre, bool success, double cost_usd,
                             const std::string& error);
@@ -298,6 +317,7 @@ class ToolTransactions {
   std::string run_;
   RunEvents events_;
   std::map<std::string, std::string> containment_nodes_;  // call id -> node id, admitted here
+  std::function<void()> step_hook_;
 };
 
 }  // namespace sandbox
