@@ -2,6 +2,7 @@
 // `shadowbox hooks install|uninstall [--scope project|user]`.
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -98,6 +99,18 @@ bool defers_to_project_hooks(const GlobalOptions& given, const Args& parsed,
   hooks::ProjectHooksFinding found = hooks::find_project_hooks(query, event);
   lookalike = found.lookalike;
   return found.records_event;
+}
+
+// The run the events of agent session session_id are recorded in when nothing names one:
+// "session-<id>" (characters a run name cannot hold made '_'), or "default" for an event
+// of no session.
+std::string session_run_name(const std::string& session_id) {
+  if (session_id.empty()) return "default";
+  std::string name = "session-" + session_id.substr(0, 64);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return fsnap::layout::is_valid_run_name(name) ? name : "default";
 }
 
 // Appends "warning: text" to the run's log unless it holds it already.
@@ -215,14 +228,16 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
   // nothing is recorded twice.
   if (!parsed.has("--run") && !env.get("SHADOWBOX_RUN_HOME").empty()) return reply;
   std::string env_run = env.get("SHADOWBOX_RUN");
-  std::string run_name = parsed.value_or("--run", env_run.empty() ? "default" : env_run);
-  if (!fsnap::layout::is_valid_run_name(run_name)) {
+  std::optional<std::string> named = parsed.value("--run");
+  if (!named && !env_run.empty()) named = env_run;
+  if (named && !fsnap::layout::is_valid_run_name(*named)) {
     // No folder or ref is made for it, and no call goes unrecorded: fails closed.
     return unrecorded_reply(hooks::scan_event_name(event),
-                            "invalid run name " + fsnap::quote_input(run_name) +
+                            "invalid run name " + fsnap::quote_input(*named) +
                                 " (from --run or $SHADOWBOX_RUN): use letters, digits, '-', '_' "
                                 "and '.'");
   }
+  std::string run_name = named.value_or("default");
   hooks::AgentEvent parsed_event;
   try {
     parsed_event = adapter.parse_event(event);
@@ -239,6 +254,9 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
     }
     return reply;
   }
+  // Hooks that name no run (installed by `hooks install`, or by hand) record each agent
+  // session as a run of its own, so that its figures and limits are the session's.
+  if (!named) run_name = session_run_name(parsed_event.session_id);
   GlobalOptions options = hook_options(global, parsed_event, env);
   // (Only Claude Code's hooks are installed in a project's settings by `hooks install`.)
   bool claude = adapter.kind() == hooks::AgentKind::kClaudeCode ||

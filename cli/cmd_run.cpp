@@ -21,6 +21,7 @@
 #include "hooks/run_policy.hpp"
 #include "hooks/workspace_claim.hpp"
 #include "output.hpp"
+#include "run_figures.hpp"
 #include "run_spec.hpp"
 #include "runs_table.hpp"
 #include "sandbox/home_preservation.hpp"
@@ -119,10 +120,7 @@ int cmd_runs(const Context& context, const Args& parsed) {
       o->set("exit_code", r.exit_code ? Poco::Dynamic::Var(*r.exit_code) : Poco::Dynamic::Var());
       o->set("halt_reason",
              r.halt_reason.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(r.halt_reason));
-      o->set("cost_usd", r.cost_usd);
-      o->set("steps", r.steps);
-      o->set("calls", r.calls);
-      o->set("failed_calls", r.failed_calls);
+      set_figures_json(*o, r.figures, r.unpriced_models);
       o->set("gaps", r.gaps);
       Poco::JSON::Array::Ptr sessions = new Poco::JSON::Array;
       for (const hooks::ClaudeCodeSession& s : r.sessions) {

@@ -1,12 +1,15 @@
 // `shadowbox states`: the run lifecycle machine, and the moves a run made through it.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "commands.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
+#include "hooks/run_list.hpp"
 #include "output.hpp"
+#include "run_figures.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_lifecycle.hpp"
 #include "sandbox/run_meta.hpp"
@@ -108,14 +111,25 @@ int cmd_states(const Context& context, const Args& parsed) {
   }
   std::string recorded_status;
   std::vector<sandbox::RunLifecycle> moves;
-  if (run) moves = moves_of(context, *run, recorded_status);
+  hooks::RunInfo info;  // the run's status and figures, as `runs` shows them
+  std::string now;      // where the run is: its status when the machine has that state
+  if (run) {
+    moves = moves_of(context, *run, recorded_status);
+    fsnap::Store store = context.open_store(false);
+    info = hooks::describe_run(store, context.open_repo(store), *run,
+                               context.config.run.resume_max_age, std::chrono::system_clock::now());
+    const std::vector<std::string>& states = graph.states();
+    bool known = std::find(states.begin(), states.end(), info.status) != states.end();
+    now = known ? info.status : moves.empty() ? "" : moves.back().state;
+  }
 
   if (context.options.json) {
     Object::Ptr out = machine_json(graph);
     if (run) {
       out->set("run", *run);
-      out->set("current",
-               moves.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(moves.back().state));
+      out->set("current", now.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(now));
+      out->set("status", info.status);
+      set_figures_json(*out, info.figures, info.unpriced_models);
       Array::Ptr list = new Array;
       for (const sandbox::RunLifecycle& m : moves) {
         Object::Ptr j = make_object();
@@ -157,12 +171,22 @@ int cmd_states(const Context& context, const Args& parsed) {
     std::cout << '\n';
   }
   if (moves.empty()) {
-    std::cout << "run " << *run << " recorded no lifecycle moves (it predates them)"
+    std::cout << "run " << *run
+              << " recorded no lifecycle moves (it predates them, or no agent ran in it)"
               << (recorded_status.empty() ? "" : "; its recorded status: " + recorded_status)
-              << '\n';
+              << ":\n  " << figures_line(info.figures, info.unpriced_models) << '\n';
     return 0;
   }
-  std::cout << "run " << *run << ", now " << moves.back().state << ":\n";
+  std::cout << "run " << *run << ", now " << now;
+  if (now != moves.back().state) {
+    // What lives of the run says more than its records (runs shows the same).
+    std::cout << " (its last recorded move is to " << moves.back().state
+              << (now == "crashed"
+                      ? ": its supervisor died; the crash is recorded when the run is resumed"
+                      : "")
+              << ")";
+  }
+  std::cout << ":\n  " << figures_line(info.figures, info.unpriced_models) << '\n';
   TextTable table({{"AT (UTC)"}, {"FROM"}, {""}, {"TO"}, {"EVENT"}, {"REASON"}});
   for (const sandbox::RunLifecycle& m : moves) {
     std::string at = fsnap::format_timestamp(m.at);  // 2026-11-26T19:45:38.123456Z

@@ -27,7 +27,13 @@ namespace {
 // The limits of `run` and `resume` (each overrides its policy.* key).
 const OptionSpec kMaxCost{"--max-cost-usd", nullptr, "USD",
                           "stop the agent once it has spent this much"};
-const OptionSpec kMaxSteps{"--max-steps", nullptr, "N", "stop after N tool calls attempted"};
+const OptionSpec kMaxSteps{"--max-steps", nullptr, "N",
+                           "let N tool calls run (steps), then stop; a call refused at a limit "
+                           "is no step (docs/figures.md)"};
+// resume and recover continue the run's count.
+const OptionSpec kMaxStepsInAll{"--max-steps", nullptr, "N",
+                                "N steps in all, those the run made before included (a run "
+                                "halted at 3 and resumed with 6 runs 3 more calls)"};
 const OptionSpec kMaxRetries{"--max-retries", nullptr, "N", "stop after N failed tool calls"};
 const OptionSpec kTimeout{"--timeout", nullptr, "DUR", "stop after this long (90s, 10m, 2h)"};
 
@@ -151,7 +157,9 @@ const std::vector<Command>& all_commands() {
       {{"hook",
         "handle one agent hook event (JSON on stdin); the workspace is --workspace, else "
         "found (as without --workspace) from $CLAUDE_PROJECT_DIR, else from the event's cwd",
-        {{"--run", nullptr, "RUN", "record into this run (default: $SHADOWBOX_RUN, else default)"},
+        {{"--run", nullptr, "RUN",
+          "record into this run (default: $SHADOWBOX_RUN, else each agent session its own run, "
+          "session-<session id>)"},
          {"--shared", nullptr, nullptr,
           "the hook of a project's shared settings (hooks install --scope shared): it "
           "stands aside only for the project's local shadowbox hooks"}},
@@ -187,14 +195,17 @@ const std::vector<Command>& all_commands() {
        cmd_run},
       {{"runs",
         "the runs of the store, newest last: when each started, its status (and the limit "
-        "that halted it), its tool calls, failed calls, cost and name",
+        "that halted it), its tool calls, failed calls, cost (~: an estimate, a model has no "
+        "price) and name; docs/figures.md defines each figure",
         {{"--wide", nullptr, nullptr,
-          "every column: also halt reason, steps, agent session id, resumable, checkpoints, "
-          "gaps, last activity (times in full)"}}},
+          "every column: also halt reason, steps, rolled back, refused and denied by the agent "
+          "calls, agent session id, resumable, checkpoints, gaps, last activity (times in "
+          "full)"}}},
        cmd_runs},
       {{"states",
-        "the moves RUN made through the run lifecycle and when, and the state it is in now; "
-        "without RUN, the lifecycle state machine itself",
+        "the moves RUN made through the run lifecycle and when, the state it is in now (its "
+        "status as runs shows it) and its figures; without RUN, the lifecycle state machine "
+        "itself",
         {{"--machine", nullptr, nullptr, "with RUN: print the state machine before its moves"},
          {"--mermaid", nullptr, nullptr, "print a Mermaid stateDiagram-v2 (RUN's states marked)"}},
         {{"RUN", false, false, "the run"}}},
@@ -211,7 +222,7 @@ const std::vector<Command>& all_commands() {
          {"--validation", nullptr, "MODE",
           "strict (default), relaxed or none: how the session must match the workspace"},
          kMaxCost,
-         kMaxSteps,
+         kMaxStepsInAll,
          kMaxRetries,
          kTimeout},
         {{"RUN", true, false, "the run"},
@@ -271,7 +282,7 @@ const std::vector<Command>& all_commands() {
          {"--validation", nullptr, "MODE",
           "relaxed (default: the workspace path may differ), strict or none"},
          kMaxCost,
-         kMaxSteps,
+         kMaxStepsInAll,
          kMaxRetries,
          kTimeout},
         {{"RUN", true, false, "the run"}, {"ARGS", false, true, "as for resume"}}},

@@ -4,17 +4,12 @@
 #include <ostream>
 #include <string>
 
+#include "run_figures.hpp"
 #include "text_table.hpp"
 
 namespace cli {
 
 namespace {
-
-std::string usd(double amount) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4f", amount);
-  return text;
-}
 
 std::string or_dash(const std::string& text) {
   return text.empty() ? "-" : text;
@@ -34,9 +29,12 @@ void print_runs_table(std::ostream& out, const std::vector<hooks::RunInfo>& runs
                      {"STATUS"},
                      {"HALT-REASON"},
                      {"COST-USD", true},
-                     {"STEPS", true},
                      {"CALLS", true},
+                     {"STEPS", true},
                      {"FAILED", true},
+                     {"ROLLED-BACK", true},
+                     {"REFUSED", true},
+                     {"DENIED", true},
                      {"AGENT-SESSION"},
                      {"RESUMABLE"},
                      {"CHECKPOINTS", true},
@@ -44,11 +42,13 @@ void print_runs_table(std::ostream& out, const std::vector<hooks::RunInfo>& runs
                      {"STARTED"},
                      {"LAST-ACTIVITY"}});
     for (const hooks::RunInfo& r : runs) {
-      table.add_row({r.run, r.status, or_dash(r.halt_reason), usd(r.cost_usd),
-                     std::to_string(r.steps), std::to_string(r.calls),
-                     std::to_string(r.failed_calls), or_dash(r.session_id),
-                     r.resumable ? "yes" : "no", std::to_string(r.checkpoints),
-                     std::to_string(r.gaps), or_dash(r.started_at), or_dash(r.last_activity)});
+      const sandbox::RunStats& f = r.figures;
+      table.add_row(
+          {r.run, r.status, or_dash(r.halt_reason), cost_text(f.cost_usd, r.unpriced_models),
+           std::to_string(f.calls), std::to_string(f.steps), std::to_string(f.failed),
+           std::to_string(f.rolled_back), std::to_string(f.refused), std::to_string(f.agent_denied),
+           or_dash(r.session_id), r.resumable ? "yes" : "no", std::to_string(r.checkpoints),
+           std::to_string(r.gaps), or_dash(r.started_at), or_dash(r.last_activity)});
     }
     table.print(out, 0);
     return;
@@ -64,8 +64,9 @@ void print_runs_table(std::ostream& out, const std::vector<hooks::RunInfo>& runs
   for (const hooks::RunInfo& r : runs) {
     std::string status = r.status;
     if (!r.halt_reason.empty()) status += " (" + r.halt_reason + ")";
-    table.add_row({to_the_minute(r.started_at), status, std::to_string(r.calls),
-                   std::to_string(r.failed_calls), usd(r.cost_usd), r.run});
+    table.add_row({to_the_minute(r.started_at), status, std::to_string(r.figures.calls),
+                   std::to_string(r.figures.failed),
+                   cost_text(r.figures.cost_usd, r.unpriced_models), r.run});
   }
   table.print(out, 0);
 }

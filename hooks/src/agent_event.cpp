@@ -1,5 +1,6 @@
 #include "hooks/agent_event.hpp"
 
+#include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
 
@@ -58,13 +59,24 @@ AgentEvent parse_agent_event(const std::string& event_json, bool call_ids) {
   event.cwd = field(o, "cwd", false);
   event.source = field(o, "source", false);
   event.reason = field(o, "reason", false);
-  bool tool = event.is_tool_event();
+  bool tool = event.is_tool_event() || event.name == "PermissionDenied";
   event.tool_name = field(o, "tool_name", tool);
   event.tool_use_id = field(o, "tool_use_id", tool && call_ids);
   event.native_name = event.name;
   event.tool_input = value_of(o, "tool_input");
   event.tool_response = value_of(o, "tool_response");
   event.error = value_of(o, "error");
+  if (event.name == "PostToolBatch") {
+    if (Poco::JSON::Array::Ptr calls = o->getArray("tool_calls")) {
+      for (std::size_t i = 0; i < calls->size(); ++i) {
+        Object::Ptr call = calls->getObject(static_cast<unsigned>(i));
+        if (!call) continue;
+        BatchCall c{field(call, "tool_use_id", false), field(call, "tool_name", false),
+                    value_of(call, "tool_response")};
+        if (!c.tool_use_id.empty()) event.batch.push_back(std::move(c));
+      }
+    }
+  }
   return event;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <Poco/JSON/Parser.h>
+
 #include "fsnap/checkpoint.hpp"
 #include "hooks/agent_event.hpp"
 #include "hooks/boundary_effects.hpp"
@@ -164,6 +166,12 @@ HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
 // or, when its pre-tool event never came, the call recorded after the fact.
 HookVerdict on_after_tool(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
                           const std::string& input) {
+  // Its outcome comes later (late_outcomes): the call stays open, and a later event ends
+  // it (settle_calls). A call with no open pre-tool boundary is recorded now.
+  if (event.outcome_pending && !event.tool_use_id.empty()) {
+    std::optional<sandbox::Boundary> pre = run.log().pre_tool(event.tool_use_id);
+    if (pre && !pre->ended) return HookVerdict{};
+  }
   try {
     if (event.name == "PostToolUseFailure") return on_failure(event, run, options, input);
     end_call(event, run, input, [&](const std::string& id) {
@@ -178,6 +186,196 @@ HookVerdict on_after_tool(AgentEvent& event, sandbox::LedgerRun& run, const Hook
   }
 }
 
+// Ends call id, open, as one the agent's own permissions refused (why: what the model
+// was told). Whether it did (another process may have ended it meanwhile).
+bool end_as_agent_denied(sandbox::LedgerRun& run, const std::string& id, const std::string& why) {
+  std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
+  if (!pre || pre->ended) return false;
+  try {
+    run.transactions().agent_denied(id, why);
+    return true;
+  } catch (const sandbox::Error& e) {
+    if (e.code() != sandbox::ErrorCode::kConflict && e.code() != sandbox::ErrorCode::kNotFound) {
+      throw;
+    }
+    return false;
+  }
+}
+
+// The calls of a batch that ended (PostToolBatch) still open: Claude Code sends the
+// batch once each call has ended, so a call without an outcome is one it never ran —
+// its permissions refused it (the model was told why: the call's tool_response).
+HookVerdict on_batch_end(const AgentEvent& event, sandbox::LedgerRun& run,
+                         const HookOptions& options) {
+  std::string denied;
+  for (const BatchCall& call : event.batch) {
+    std::string why =
+        sandbox::redacted_value_summary(call.tool_response, options.secrets, kResultSummaryLimit);
+    if (end_as_agent_denied(run, call.tool_use_id, why)) {
+      denied +=
+          (denied.empty() ? "" : "; ") + call.tool_name + " " + call.tool_use_id + " (" + why + ")";
+    }
+  }
+  HookVerdict verdict;
+  if (!denied.empty()) {
+    std::string text = "the agent's own permissions refused, so it did not run: " + denied;
+    sandbox::append_run_log(run.store(), run.run(), "notice: " + text);
+    verdict.notice = "shadowbox: " + text;
+  }
+  return verdict;
+}
+
+// Brings the adapter's tool calls whose outcome it writes late to their end: every open
+// call of the run whose outcome one of transcripts now holds succeeds or fails as it
+// says (a failure rolled back as any other), except skip (the event's own call). What
+// the agent and the person are told of a failure is returned.
+HookVerdict settle_calls(const AgentAdapter& adapter, sandbox::LedgerRun& run,
+                         const std::vector<boost::filesystem::path>& transcripts,
+                         const HookOptions& options, const std::string& skip) {
+  HookVerdict told;
+  if (!adapter.late_outcomes() || transcripts.empty()) return told;
+  constexpr std::size_t kRecent = 256;
+  for (const std::string& id : run.log().recent_open_calls(kRecent)) {
+    if (id == skip) continue;
+    std::optional<ReportedOutcome> outcome;
+    for (const boost::filesystem::path& t : transcripts) {
+      if ((outcome = adapter.reported_outcome(t, id))) break;
+    }
+    if (!outcome) continue;
+    std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
+    if (!pre || pre->ended) continue;
+    std::string summary =
+        sandbox::redacted_summary(outcome->summary, options.secrets, kResultSummaryLimit);
+    try {
+      if (outcome->success) {
+        run.transactions().succeed(id, summary);
+        continue;
+      }
+      // The event that would have said so, for the rules that keep failures and for what
+      // the agent is told.
+      AgentEvent ended;
+      ended.name = "PostToolUseFailure";
+      ended.tool_name = pre->record.tool_name;
+      ended.tool_use_id = id;
+      try {
+        ended.tool_input = Poco::JSON::Parser().parse(pre->record.input_summary);
+      } catch (const Poco::Exception&) {
+        // A summary cut short: no command to match the keep rules with.
+      }
+      sandbox::FailureDetails details = failure_details(ended);
+      details.exit_code = outcome->exit_code;
+      HookVerdict verdict = perform_boundary_effects(
+          failure_effects(ended, run.transactions().fail(id, summary, 0, details)), run);
+      for (auto [into, from] :
+           {std::pair{&told.context, &verdict.context}, std::pair{&told.notice, &verdict.notice}}) {
+        if (!from->empty()) *into += (into->empty() ? "" : "\n\n") + *from;
+      }
+    } catch (const sandbox::Error& e) {
+      // Ended meanwhile by another process.
+      if (e.code() != sandbox::ErrorCode::kConflict && e.code() != sandbox::ErrorCode::kNotFound) {
+        throw;
+      }
+    }
+  }
+  return told;
+}
+
+// Runs hook at the start of every step of tx while it lives, then gives back the hook
+// that was there before.
+class StepHookScope {
+ public:
+  StepHookScope(sandbox::ToolTransactions& tx, std::function<void()> hook)
+      : tx_(tx), previous_(tx.step_hook()) {
+    tx_.set_step_hook(std::move(hook));
+  }
+  ~StepHookScope() { tx_.set_step_hook(std::move(previous_)); }
+  StepHookScope(const StepHookScope&) = delete;
+  StepHookScope& operator=(const StepHookScope&) = delete;
+
+ private:
+  sandbox::ToolTransactions& tx_;
+  std::function<void()> previous_;
+};
+
+// Decides on one event of the run (decide's part that depends on the event's kind).
+HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
+                         const std::function<std::string()>& input) {
+  const std::string& name = event.name;
+  sandbox::ToolTransactions& tx = run.transactions();
+  if (name == "PreToolUse") {
+    sandbox::StepResult step = tx.begin(
+        {event.tool_use_id, event.tool_name, input(), named_paths(event, run.workspace().root())},
+        {.separate_outside_changes = true,
+         .before_admission = [&] { note_session_activity(event, run, options, /*ended=*/false); }});
+    if (step.decision == policy::Decision::kHalt && step.safety_event) {
+      return on_denied(event, *step.safety_event, run);
+    }
+    return HookVerdict{};
+  }
+  if (name == "PostToolUse" || name == "PostToolUseFailure") {
+    return on_after_tool(event, run, options, input());
+  }
+  if (name == "PostToolBatch") return on_batch_end(event, run, options);
+  if (name == "PermissionDenied") {
+    end_as_agent_denied(
+        run, event.tool_use_id,
+        sandbox::redacted_summary(event.reason, options.secrets, kResultSummaryLimit));
+    return HookVerdict{};
+  }
+  if (name == "SessionStart") {
+    std::string now = fsnap::format_timestamp(run.state().clock().now());
+    ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
+                              now};
+    session.started_by = sandbox::redact(agent_command(run), options.secrets);
+    if (event.source == "resume" || event.source == "fork") {
+      session.resumed_from = options.resumed_session;
+    }
+    session.last_activity_at = now;
+    tx.checkpoint(
+        {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
+        [&](sandbox::Session& s) {
+          install_claude_code_reducers(s);
+          s.dispatch(session);
+          // With no `shadowbox run` to start the run's count, a session that starts or
+          // resumes does: what the run counted goes on (its figures are the run's), a
+          // stop and the clock start afresh.
+          if (!options.supervised && (event.source == "startup" || event.source == "resume")) {
+            run.state().restart_containment(/*keep_count=*/true);
+          }
+          record_run_status(s, {"running", "agent session " + session.session_id});
+        },
+        "agent session " + session.session_id + " (" + session.source + ")");
+    return HookVerdict{};
+  }
+  if (name == "SessionEnd" && event.reason != "clear") {
+    // /clear ends one agent session and starts the next: the run goes on.
+    std::string reason = "agent session ended (" + event.reason + ")";
+    try {
+      tx.close_open_calls(
+          "the agent session ended before the call reported an outcome (it may or may not "
+          "have run)");
+    } catch (const std::exception& e) {
+      if (options.warn) options.warn(std::string("could not close open calls: ") + e.what());
+    }
+    tx.checkpoint(
+        {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
+        [&](sandbox::Session& s) {
+          // A session that containment or an abort stopped did not complete: it can
+          // be resumed (with other limits).
+          policy::ExecutionContext* containment = run.state().containment();
+          bool stopped = (containment != nullptr && containment->state().halted_by) ||
+                         sandbox::pending_halt(run.store(), run.run()).has_value();
+          note_session_activity(event, run, options, /*ended=*/!stopped);
+          run.state().record_containment();
+          record_run_status(s, {"complete", reason});
+        },
+        reason);
+    return HookVerdict{};
+  }
+  // Stop ends a turn, not the session; other events pass through untouched.
+  return HookVerdict{};
+}
+
 // Decides on one event (a call it pairs gets its id).
 HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::LedgerRun& run,
                    const HookOptions& options) {
@@ -189,72 +387,28 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
   auto input = [&] {
     return sandbox::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit);
   };
+  // Every boundary this event records brings the run's spend up to date first: what a
+  // run has cost is as current as its newest boundary, whatever kind it is.
+  StepHookScope metered(tx, [&] { meter_spend(event, run, options); });
   try {
-    if (name == "PreToolUse") {
-      sandbox::StepResult step = tx.begin(
-          {event.tool_use_id, event.tool_name, input(), named_paths(event, run.workspace().root())},
-          {.separate_outside_changes = true, .before_admission = [&] {
-             meter_spend(event, run, options);
-             note_session_activity(event, run, options, /*ended=*/false);
-           }});
-      if (step.decision == policy::Decision::kHalt && step.safety_event) {
-        return on_denied(event, *step.safety_event, run);
-      }
-      return HookVerdict{};
+    // Calls whose outcome the agent wrote after their after-tool event end first.
+    HookVerdict settled;
+    if (adapter.late_outcomes() && !event.transcript_path.empty()) {
+      settled = settle_calls(adapter, run, {event.transcript_path}, options, event.tool_use_id);
     }
-    if (name == "PostToolUse" || name == "PostToolUseFailure") {
-      return on_after_tool(event, run, options, input());
+    HookVerdict verdict = decide_event(event, run, options, input);
+    if (settled.context.empty() && settled.notice.empty()) return verdict;
+    // The model reads it with the answer to an after-tool event (or a before-tool one, for
+    // an agent whose model reads that); else with the next one's, as a notice.
+    bool tell_now = (event.name == "PreToolUse" && adapter.context_before_tool()) ||
+                    event.name == "PostToolUse" || event.name == "PostToolUseFailure";
+    if (tell_now && verdict.exit_code == 0 && verdict.deny.empty()) {
+      verdict.context = settled.context + (verdict.context.empty() ? "" : "\n\n") + verdict.context;
+      verdict.notice = settled.notice + (verdict.notice.empty() ? "" : "\n") + verdict.notice;
+    } else if (!settled.context.empty()) {
+      sandbox::post_run_notice(run.store(), run.run(), settled.context);
     }
-    if (name == "SessionStart") {
-      std::string now = fsnap::format_timestamp(run.state().clock().now());
-      ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
-                                now};
-      session.started_by = sandbox::redact(agent_command(run), options.secrets);
-      if (event.source == "resume" || event.source == "fork") {
-        session.resumed_from = options.resumed_session;
-      }
-      session.last_activity_at = now;
-      tx.checkpoint(
-          {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
-          [&](sandbox::Session& s) {
-            install_claude_code_reducers(s);
-            s.dispatch(session);
-            if (!options.supervised && event.source == "startup") {
-              run.state().restart_containment(/*keep_count=*/false);
-            } else if (!options.supervised && event.source == "resume") {
-              run.state().restart_containment(/*keep_count=*/true);
-            }
-            record_run_status(s, {"running", "agent session " + session.session_id});
-          },
-          "agent session " + session.session_id + " (" + session.source + ")");
-      return HookVerdict{};
-    }
-    if (name == "SessionEnd" && event.reason != "clear") {
-      // /clear ends one agent session and starts the next: the run goes on.
-      std::string reason = "agent session ended (" + event.reason + ")";
-      try {
-        tx.close_open_calls("the agent session ended without reporting an outcome");
-      } catch (const std::exception& e) {
-        if (options.warn) options.warn(std::string("could not close open calls: ") + e.what());
-      }
-      tx.checkpoint(
-          {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
-          [&](sandbox::Session& s) {
-            meter_spend(event, run, options);
-            // A session that containment or an abort stopped did not complete: it can
-            // be resumed (with other limits).
-            policy::ExecutionContext* containment = run.state().containment();
-            bool stopped = (containment != nullptr && containment->state().halted_by) ||
-                           sandbox::pending_halt(run.store(), run.run()).has_value();
-            note_session_activity(event, run, options, /*ended=*/!stopped);
-            run.state().record_containment();
-            record_run_status(s, {"complete", reason});
-          },
-          reason);
-      return HookVerdict{};
-    }
-    // Stop ends a turn, not the session; other events pass through untouched.
-    return HookVerdict{};
+    return verdict;
   } catch (const std::exception& e) {
     std::string message = "shadowbox: checkpointing failed on " + name + ": " + e.what();
     sandbox::record_gap(run.store().dir(), run.run(), message);
@@ -286,6 +440,12 @@ void tell_outside_changes(const AgentAdapter& adapter, const AgentEvent& event,
 }
 
 }  // namespace
+
+void settle_late_outcomes(const AgentAdapter& adapter, sandbox::LedgerRun& run,
+                          const std::vector<boost::filesystem::path>& transcripts,
+                          const HookOptions& options) {
+  settle_calls(adapter, run, transcripts, options, "");
+}
 
 HookAnswer unreadable_event_answer(const std::string& event_json, const std::string& why) {
   std::string native = scan_event_name(event_json);

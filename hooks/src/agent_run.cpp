@@ -276,6 +276,16 @@ AgentRunResult run_agent(AgentRunSpec spec) {
     }
   }
   ReportedCost reported(cost_file, reported_before);
+  // The run's own boundaries (its opening and closing ones) bring its spend up to date,
+  // as its hooks' do: after a crash, the opening boundary of the resume counts what the
+  // agent spent after the last boundary the crashed run recorded.
+  run.transactions().set_step_hook([&] {
+    sandbox::Session& s = run.state().session();
+    for (const std::string& model :
+         meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
+      warn(unpriced_model_warning(model));
+    }
+  });
   HookServer::TelemetryHandler telemetry;
   if (policy.telemetry && adapter.reports_cost()) {
     telemetry = [&reported](const std::string& body) { reported.add_export(body); };
@@ -593,9 +603,17 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   home->finish();
   forget_carried(spec.home);
   try {
-    // A call the agent began and never reported (refused by its permissions, or the
-    // agent ended first) does not stay open.
-    run.transactions().close_open_calls("the agent ended without reporting an outcome");
+    // A call whose outcome the agent wrote after its last hook event ends as it says.
+    settle_late_outcomes(adapter, run, run_transcripts(run.state().session(), {}),
+                         HookOptions{secrets, &meter, /*supervised=*/true, warn, ""});
+  } catch (const std::exception& e) {
+    warn(std::string("could not end the calls whose outcome the agent wrote last: ") + e.what());
+  }
+  try {
+    // A call the agent began and never reported (the agent ended first) does not stay
+    // open.
+    run.transactions().close_open_calls(
+        "the agent ended before the call reported an outcome (it may or may not have run)");
   } catch (const std::exception& e) {
     warn(std::string("could not close the calls the agent left open: ") + e.what());
   }
@@ -607,10 +625,6 @@ AgentRunResult run_agent(AgentRunSpec spec) {
   sandbox::StepResult closing = run.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
       [&](sandbox::Session& s) {
-        for (const std::string& model :
-             meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
-          warn(unpriced_model_warning(model));
-        }
         if (result.halt) record_halt(run.state(), *result.halt);
         run.state().record_containment();
         sandbox::record_run_status(s, status);
@@ -620,11 +634,7 @@ AgentRunResult run_agent(AgentRunSpec spec) {
                              run.repo()->read_checkpoint(closing.boundary.record.commit).tree) {
     warn(kNotReporting + adapter.silent_hooks_hint());
   }
-  if (policy::ExecutionContext* context = run.state().containment()) {
-    policy::ContainmentState counted = context->state();
-    result.cost_usd = counted.cost_usd;
-    result.steps = counted.step_count;
-  }
+  run.transactions().set_step_hook(nullptr);
   meta.exit_code = result.exit.code();
   meta.ended_at = now_text();
   meta.save(spec.store);

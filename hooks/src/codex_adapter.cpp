@@ -43,9 +43,12 @@ struct CodexHookEvent {
   bool tool;  // a tool event (matcher "*")
 };
 
+// Stop (a turn's end) is there to end a call whose outcome Codex wrote after its
+// PostToolUse (late_outcomes) before the person can type again.
 constexpr CodexHookEvent kEvents[] = {{"PreToolUse", "pre_tool_use", true},
                                       {"PostToolUse", "post_tool_use", true},
                                       {"SessionStart", "session_start", false},
+                                      {"Stop", "stop", false},
                                       {"SessionEnd", "session_end", false}};
 
 int timeout_of(const CodexHookEvent& e) {
@@ -137,10 +140,28 @@ CodexArgs split_codex_args(const std::vector<std::string>& command) {
   return out;
 }
 
-// What a rollout line says of the end of the command call_id: nullopt if it is not its
-// completion; else why the command failed, or nullopt inside if it did not.
-std::optional<std::optional<std::string>> completion_of(std::string_view line,
-                                                        const std::string& call_id) {
+// The exit status a function_call_output's text states ("Process exited with code N"),
+// and the output after its "Output:" line.
+std::optional<int> stated_exit_code(const std::string& text, std::string& output) {
+  constexpr std::string_view kExited = "Process exited with code ";
+  std::size_t at = text.find(kExited);
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t digits = at + kExited.size();
+  std::size_t end = digits;
+  while (end < text.size() && end - digits < 4 && text[end] >= '0' && text[end] <= '9') ++end;
+  if (end == digits) return std::nullopt;
+  constexpr std::string_view kOutput = "\nOutput:\n";
+  std::size_t body = text.find(kOutput, end);
+  output = body == std::string::npos ? "" : text.substr(body + kOutput.size());
+  return std::stoi(text.substr(digits, end - digits));
+}
+
+// What a rollout line says of the end of command call_id, or nullopt if it is not its
+// end: the command's completion (item_completed, exec_command_end: written before
+// PostToolUse fires), or what the model was given with its exit status
+// (function_call_output: written after the hook has answered, and the only end a
+// command the sandbox stopped has).
+std::optional<ReportedOutcome> completion_of(std::string_view line, const std::string& call_id) {
   if (line.find(call_id) == std::string_view::npos) return std::nullopt;
   Object::Ptr entry;
   try {
@@ -154,6 +175,21 @@ std::optional<std::optional<std::string>> completion_of(std::string_view line,
   Object::Ptr payload = entry->getObject("payload");
   if (!payload) payload = entry;
   std::string type = payload->optValue<std::string>("type", "");
+  ReportedOutcome out;
+  if (type == "function_call_output") {
+    if (payload->optValue<std::string>("call_id", "") != call_id) return std::nullopt;
+    std::string text = payload->optValue<std::string>("output", "");
+    std::string output;
+    out.exit_code = stated_exit_code(text, output);
+    // No exit status: not a command's end ("Process running with session ID 3": it goes
+    // on, and its PostToolUse comes when it exits).
+    if (!out.exit_code) return std::nullopt;
+    out.success = *out.exit_code == 0;
+    out.summary = out.success ? output
+                              : "exit code " + std::to_string(*out.exit_code) +
+                                    (output.empty() ? "" : ": " + output);
+    return out;
+  }
   Object::Ptr done;
   if (type == "item_completed") {
     done = payload->getObject("item");
@@ -170,10 +206,13 @@ std::optional<std::optional<std::string>> completion_of(std::string_view line,
   } catch (const Poco::Exception&) {
   }
   std::string status = done->optValue<std::string>("status", "");
-  if (exit_code == 0 && status != "failed") return std::optional<std::string>();
   std::string output = done->optValue<std::string>("aggregated_output", "");
-  return std::optional<std::string>("exit code " + std::to_string(exit_code) +
-                                    (output.empty() ? "" : ": " + output));
+  out.exit_code = exit_code;
+  out.success = exit_code == 0 && status != "failed";
+  out.summary = out.success ? output
+                            : "exit code " + std::to_string(exit_code) +
+                                  (output.empty() ? "" : ": " + output);
+  return out;
 }
 
 // The run's HOME: Codex's configuration carried in (config.toml only — never auth.json).
@@ -247,13 +286,24 @@ class CodexAdapter : public AgentAdapter {
   AgentEvent parse_event(const std::string& event_json) const override {
     AgentEvent event = parse_agent_event(event_json);
     if (event.name == "PostToolUse" && !event.transcript_path.empty()) {
-      if (std::optional<std::string> failure =
-              codex_call_failure(event.transcript_path, event.tool_use_id)) {
+      std::optional<ReportedOutcome> done =
+          codex_call_completion(event.transcript_path, event.tool_use_id);
+      if (!done && event.tool_name == "Bash") {
+        // A command the sandbox stopped: its end is written only after this event is
+        // answered, so a later event ends the call (late_outcomes).
+        event.outcome_pending = true;
+      } else if (done && !done->success) {
         event.name = "PostToolUseFailure";
-        event.error = *failure;  // whole: the record redacts it, then cuts it
+        event.error = done->summary;  // whole: the record redacts it, then cuts it
       }
     }
     return event;
+  }
+
+  bool late_outcomes() const override { return true; }
+  std::optional<ReportedOutcome> reported_outcome(const fs::path& transcript,
+                                                  const std::string& call_id) const override {
+    return codex_call_completion(transcript, call_id);
   }
 
   HookAnswer answer(const AgentEvent& event, const HookVerdict& verdict) const override {
@@ -380,6 +430,13 @@ std::string codex_hook_trust_toml(const fs::path& hooks_json, const std::string&
 }
 
 std::optional<std::string> codex_call_failure(const fs::path& rollout, const std::string& call_id) {
+  std::optional<ReportedOutcome> done = codex_call_completion(rollout, call_id);
+  if (!done || done->success) return std::nullopt;
+  return done->summary;
+}
+
+std::optional<ReportedOutcome> codex_call_completion(const fs::path& rollout,
+                                                     const std::string& call_id) {
   if (call_id.empty()) return std::nullopt;
   std::ifstream in(rollout.string(), std::ios::binary | std::ios::ate);
   if (!in) return std::nullopt;
@@ -399,9 +456,9 @@ std::optional<std::string> codex_call_failure(const fs::path& rollout, const std
       std::size_t begin = tail.rfind('\n', end - 1);
       begin = begin == std::string::npos ? 0 : begin + 1;
       if (begin == 0 && start > 0) break;  // a line cut by the window
-      if (std::optional<std::optional<std::string>> found =
+      if (std::optional<ReportedOutcome> found =
               completion_of(std::string_view(tail).substr(begin, end - begin), call_id)) {
-        return *found;
+        return found;
       }
       end = begin == 0 ? 0 : begin - 1;
     }

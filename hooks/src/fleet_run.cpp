@@ -70,16 +70,20 @@ std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
   RunInfo info =
       describe_run(store, repo, run, config.run.resume_max_age, std::chrono::system_clock::now());
   char cost[32];
-  std::snprintf(cost, sizeof cost, "%.6f", info.cost_usd);
+  std::snprintf(cost, sizeof cost, "%.6f", info.figures.cost_usd);
   std::map<std::string, std::string> out = {
       {"status", info.status},
       {"halt_reason", info.halt_reason},
       {"agent", info.agent},
       {"session_id", info.session_id},
       {"cost_usd", cost},
-      {"steps", std::to_string(info.steps)},
-      {"calls", std::to_string(info.calls)},
-      {"failed_calls", std::to_string(info.failed_calls)},
+      {"cost_exact", info.unpriced_models.empty() ? "true" : "false"},
+      {"steps", std::to_string(info.figures.steps)},
+      {"calls", std::to_string(info.figures.calls)},
+      {"failed_calls", std::to_string(info.figures.failed)},
+      {"rolled_back_calls", std::to_string(info.figures.rolled_back)},
+      {"refused_calls", std::to_string(info.figures.refused)},
+      {"agent_denied_calls", std::to_string(info.figures.agent_denied)},
       {"checkpoints", std::to_string(info.checkpoints)},
       {"last_activity", info.last_activity},
       {"exit_code", info.exit_code ? std::to_string(*info.exit_code) : ""},

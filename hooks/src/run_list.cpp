@@ -9,6 +9,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_spend.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_processes.hpp"
 #include "sandbox/containment.hpp"
@@ -42,6 +43,22 @@ std::string status_of(const std::optional<sandbox::RunMeta>& meta,
 
 }  // namespace
 
+std::string run_status(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                       const std::string& run) {
+  std::optional<ResumableState> state = find_resumable_state(store, repo, run);
+  std::string recorded;
+  if (state) {
+    recorded = state->run_status;
+  } else if (std::optional<sandbox::LedgerRecord> latest = sandbox::Ledger(repo).latest(run);
+             latest && latest->has_session()) {
+    if (auto status = sandbox::latest_run_status(sandbox::Ledger(repo).session(*latest))) {
+      recorded = status->status;
+    }
+  }
+  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  return status_of(meta, state, recorded, run_processes(store, run, meta));
+}
+
 RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
                      const std::string& name, std::chrono::seconds resume_max_age,
                      std::chrono::system_clock::time_point now) {
@@ -66,11 +83,11 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
   } else if (auto status = sandbox::latest_run_status(session)) {
     recorded = status->status;
   }
-  sandbox::RunStats stats = sandbox::run_stats(session);
-  info.cost_usd = std::round(stats.cost_usd * 1e6) / 1e6;  // to the micro-dollar
-  info.steps = stats.steps;
-  info.calls = stats.calls;
-  info.failed_calls = stats.failed;
+  info.figures = sandbox::run_stats(session);
+  info.figures.cost_usd = std::round(info.figures.cost_usd * 1e6) / 1e6;  // to the micro-dollar
+  if (std::optional<AgentSpend> spend = agent_spend(session)) {
+    info.unpriced_models = spend->unknown_models;
+  }
   if (std::optional<policy::ContainmentState> counted = sandbox::containment_state(session)) {
     if (counted->halted_by && recorded == "halted") {
       info.halt_reason = std::string(policy::halt_reason_name(*counted->halted_by));

@@ -906,8 +906,23 @@ TEST_F(CliTest, RunsCountEachRunsCallsAndFailures) {
       parse_json(ok({"--json", "runs"})).extract<Poco::JSON::Array::Ptr>();
   ASSERT_EQ(runs->size(), 1u);
   Poco::JSON::Object::Ptr run = runs->getObject(0);
-  EXPECT_EQ(run->getValue<std::size_t>("calls"), 2u) << "c3 has not ended";
+  // c3 has not ended: a step all the same (it was allowed to run).
+  EXPECT_EQ(run->getValue<std::size_t>("calls"), 3u);
+  EXPECT_EQ(run->getValue<std::size_t>("steps"), 3u);
   EXPECT_EQ(run->getValue<std::size_t>("failed_calls"), 1u);
+  EXPECT_EQ(run->getValue<std::size_t>("rolled_back_calls"), 1u);
+  EXPECT_EQ(run->getValue<std::size_t>("refused_calls"), 0u);
+  EXPECT_TRUE(run->getValue<bool>("cost_exact"));
+  // `states RUN` shows the same figures, and the status `runs` shows.
+  std::string states = ok({"states", "default"});
+  EXPECT_NE(states.find("3 calls: 3 steps (1 failed, 1 rolled back), 0 refused, 0 denied by the "
+                        "agent; cost $0.0000"),
+            std::string::npos)
+      << states;
+  Poco::JSON::Object::Ptr json =
+      parse_json(ok({"--json", "states", "default"})).extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(json->getValue<std::size_t>("steps"), 3u);
+  EXPECT_EQ(json->getValue<std::string>("status"), run->getValue<std::string>("status"));
 }
 
 TEST_F(CliTest, DiffSessionShowsTheSlicesThatChangedBetweenTwoCheckpoints) {

@@ -24,6 +24,8 @@ namespace {
 
 namespace fs = boost::filesystem;
 using hook_events::tool;
+// The run hooks that name none record agent session sess-1 in.
+const std::string kRun = "session-sess-1";
 using testing_support::CommandResult;
 using testing_support::run_command;
 using testing_support::write_file;
@@ -61,7 +63,7 @@ class HookTest : public ::testing::Test {
     return sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
   }
   std::vector<fsnap::Checkpoint> chain() const {
-    std::vector<fsnap::Checkpoint> log = repo().log("default", 0);
+    std::vector<fsnap::Checkpoint> log = repo().log(kRun, 0);
     return {log.rbegin(), log.rend()};  // oldest first
   }
   std::vector<std::string> shape() const {
@@ -135,7 +137,7 @@ TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
       << notice;
   EXPECT_NE(notice.find("shadowbox diff pre:toolu_f failed:toolu_f"), std::string::npos) << notice;
   // Recorded: the pre-tool record carries the failure, and the session logs it.
-  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest(kRun);
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->tool_call_id, "toolu_f");
   EXPECT_FALSE(latest->success.value_or(true));
@@ -150,7 +152,7 @@ TEST_F(HookTest, ToolsConfiguredToKeepFailuresAreNotRolledBack) {
   CommandResult r = send("PostToolUseFailure", tool("Bash", "toolu_k", ",\"error\":\"exit 2\""));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(ws_ / "partial.txt"));
-  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest(kRun);
   ASSERT_TRUE(latest.has_value());
   EXPECT_NE(latest->result_summary.find("not rolled back by configuration"), std::string::npos);
   EXPECT_FALSE(latest->success.value_or(true)) << "recorded as a failure";
@@ -199,7 +201,7 @@ TEST_F(HookTest, ParallelCallsAreNotUndoneByAnotherCallsRollback) {
                         "(changed while Bash toolu_b ran too)"),
             0u)
       << notice;
-  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest(kRun);
   ASSERT_TRUE(latest.has_value());
   EXPECT_NE(latest->result_summary.find("rollback refused"), std::string::npos);
   EXPECT_FALSE(latest->success.value_or(true));
@@ -224,7 +226,7 @@ TEST_F(HookTest, AFailedCallBesideAnEditPutsBackWhatOnlyItCanHaveChanged) {
                        "Write toolu_b ran too)"),
             std::string::npos)
       << r.out;
-  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest(kRun);
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->rollback, "rolled_back");
   ASSERT_EQ(latest->rollback_kept.size(), 1u);
@@ -250,7 +252,7 @@ TEST_F(HookTest, ConcurrentHookProcessesSerialiseAndLoseNothing) {
   EXPECT_EQ(chain().size(), static_cast<std::size_t>(kCalls));
   in_parallel("PostToolUse");
   EXPECT_EQ(chain().size(), static_cast<std::size_t>(2 * kCalls));
-  std::optional<sandbox::LedgerRecord> latest = ledger().latest("default");
+  std::optional<sandbox::LedgerRecord> latest = ledger().latest(kRun);
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(ledger().session(*latest).slice<sandbox::ToolInvoked>().size(),
             static_cast<std::size_t>(kCalls))
@@ -262,7 +264,7 @@ TEST_F(HookTest, ConcurrentHookProcessesSerialiseAndLoseNothing) {
 
 TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
-  std::optional<sandbox::LedgerRecord> start = ledger().latest("default");
+  std::optional<sandbox::LedgerRecord> start = ledger().latest(kRun);
   ASSERT_TRUE(start.has_value());
   sandbox::SessionSnapshot session = ledger().session(*start);
   ASSERT_EQ(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
@@ -273,11 +275,7 @@ TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   EXPECT_EQ(session.policies.at(typeid(sandbox::RunStatus)), sandbox::SlicePolicy::kLog)
       << "a tool's rollback never changes where the run stands";
   auto status = [&] {
-    return ledger()
-        .session(*ledger().latest("default"))
-        .slice<sandbox::RunStatus>()
-        .latest()
-        ->status;
+    return ledger().session(*ledger().latest(kRun)).slice<sandbox::RunStatus>().latest()->status;
   };
   // Stop ends a turn; an interactive session has many.
   ASSERT_EQ(send("Stop", ",\"stop_hook_active\":false").exit_code, 0);
@@ -363,7 +361,7 @@ TEST_F(HookTest, MalformedInputChangesNothing) {
 TEST_F(HookTest, AFailureToCheckpointIsLoud) {
   send("PreToolUse", tool("Write", "toolu_1"));
   // Break the store: the run's ref becomes a directory, so no checkpoint can be recorded.
-  fs::path ref = store_ / "repo.git/refs/shadowbox/runs/default";
+  fs::path ref = store_ / "repo.git/refs/shadowbox/runs/session-sess-1";
   fs::remove(ref);
   write_file(ref / "blocker", "not a ref");
   write_file(ws_ / "x", "x");
@@ -371,7 +369,7 @@ TEST_F(HookTest, AFailureToCheckpointIsLoud) {
   EXPECT_EQ(r.exit_code, 2) << "the agent must see it";
   EXPECT_NE(r.err.find("checkpointing failed"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("blocked"), std::string::npos) << r.err;
-  std::string log = testing_support::read_file(store_ / "runs/default/log");
+  std::string log = testing_support::read_file(store_ / "runs/session-sess-1/log");
   EXPECT_NE(log.find("checkpointing failed on PreToolUse"), std::string::npos) << log;
 }
 
@@ -450,6 +448,9 @@ class InstalledHooksTest : public ::testing::Test {
     hooks::register_claude_code_slice_types();
   }
 
+  // The run the hooks record agent session s in (they name none).
+  static constexpr const char* kSessionRun = "session-s";
+
   fs::path project(const std::string& name) const { return temp_ / name; }
   std::vector<std::string> env(const fs::path& project, std::vector<std::string> more = {}) const {
     std::vector<std::string> out = {
@@ -486,7 +487,7 @@ class InstalledHooksTest : public ::testing::Test {
   std::vector<std::string> phases(const fs::path& store) const {
     std::vector<std::string> out;
     for (const fsnap::Checkpoint& c :
-         fsnap::ShadowRepo::open(store / "repo.git", false).log("default", 0)) {
+         fsnap::ShadowRepo::open(store / "repo.git", false).log(kSessionRun, 0)) {
       out.insert(out.begin(),
                  std::string(fsnap::to_string(c.meta.phase)) + " " + c.meta.tool_call_id);
     }
@@ -512,9 +513,9 @@ class InstalledHooksTest : public ::testing::Test {
       escaped += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
     return "{\"type\":\"command\",\"command\":\"" + escaped + "\",\"timeout\":600}";
   }
-  // How many lines of the store's log of the default run hold text.
+  // How many lines of the store's log of the session's run hold text.
   static std::size_t log_lines_with(const fs::path& store, const std::string& text) {
-    fs::path log = store / "runs" / "default" / "log";
+    fs::path log = store / "runs" / kSessionRun / "log";
     if (!fs::exists(log)) return 0;
     std::istringstream in(testing_support::read_file(log));
     std::size_t n = 0;
@@ -575,7 +576,7 @@ TEST_F(InstalledHooksTest, AHookThatCannotRecordBlocksTheCallAndRunsShowTheGap) 
   Poco::JSON::Parser parser;
   auto list = parser.parse(runs.out).extract<Poco::JSON::Array::Ptr>();
   ASSERT_EQ(list->size(), 1u) << runs.out;
-  EXPECT_EQ(list->getObject(0)->getValue<std::string>("run"), "default");
+  EXPECT_EQ(list->getObject(0)->getValue<std::string>("run"), kSessionRun);
   EXPECT_EQ(list->getObject(0)->getValue<int>("gaps"), 2);
   CommandResult text = shadowbox(project("p1"), {"runs"});
   EXPECT_NE(text.err.find("2 hook events that could not be recorded"), std::string::npos)

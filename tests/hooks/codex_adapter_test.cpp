@@ -1,7 +1,8 @@
 // The Codex CLI adapter's parts: the trust Codex requires of a hook (its hash, checked
 // against vectors computed outside shadowbox from the identity docs/agents/codex-cli.md
 // describes), the hooks.json and trust tables, a failed command learned from the
-// rollout, the answers, and the resume command. (tests/e2e/codex_run_test.cpp runs the
+// rollout (a command its sandbox stopped: only once the model's output is written, after
+// its PostToolUse), the answers, and the resume command. (tests/e2e/codex_run_test.cpp runs the
 // real CLI under shadowbox.)
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
@@ -44,7 +45,7 @@ TEST(CodexAdapter, EveryInstalledHandlerIsTrustedUnderItsOwnKey) {
   std::string command = "'/opt/sb' --store '/s' hook codex --run 'r'";
   Object::Ptr hooks = parse(hooks::codex_hooks_json(command))->getObject("hooks");
   std::string trust = hooks::codex_hook_trust_toml("/h/.codex/hooks.json", command);
-  for (const char* event : {"PreToolUse", "PostToolUse", "SessionStart", "SessionEnd"}) {
+  for (const char* event : {"PreToolUse", "PostToolUse", "SessionStart", "Stop", "SessionEnd"}) {
     Poco::JSON::Array::Ptr groups = hooks->getArray(event);
     ASSERT_TRUE(groups) << event;
     Object::Ptr handler = groups->getObject(0)->getArray("hooks")->getObject(0);
@@ -100,6 +101,51 @@ TEST(CodexAdapter, AFailedCommandIsLearnedFromTheRollout) {
   EXPECT_EQ(failed.native_name, "PostToolUse");
   EXPECT_EQ(failed.error.toString(), "exit code 3: failing\n");
   EXPECT_EQ(codex().parse_event(post("call_ok")).name, "PostToolUse");
+}
+
+TEST(CodexAdapter, ACommandTheSandboxStoppedEndsWhenItsOutputIsWritten) {
+  // `codex exec` (read-only sandbox): a command the sandbox stopped has no completion
+  // line; what the model is given is written only after its PostToolUse is answered.
+  testing_support::TempDir temp;
+  fs::path rollout = temp / "rollout.jsonl";
+  std::string start =
+      R"({"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"touch x\"}","call_id":"call_ro"}})"
+      "\n";
+  testing_support::write_file(rollout, start);
+  std::string post =
+      R"({"hook_event_name":"PostToolUse","session_id":"thread","transcript_path":")" +
+      rollout.string() +
+      R"(","cwd":"/w","tool_name":"Bash","tool_use_id":"call_ro","tool_input":{"command":"touch x"},"tool_response":"touch: Read-only file system\n"})";
+  hooks::AgentEvent pending = codex().parse_event(post);
+  EXPECT_EQ(pending.name, "PostToolUse");
+  EXPECT_TRUE(pending.outcome_pending) << "not taken for a success";
+  EXPECT_TRUE(codex().late_outcomes());
+  EXPECT_EQ(codex().reported_outcome(rollout, "call_ro"), std::nullopt);
+
+  testing_support::write_file(
+      rollout,
+      start +
+          R"({"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_ro","output":"Chunk ID: 1\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 9\nOutput:\ntouch: Read-only file system\n"}})"
+          "\n"
+          R"({"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_long","output":"Chunk ID: 2\nWall time: 10.0 seconds\nProcess running with session ID 3\n"}})"
+          "\n"
+          R"({"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_fine","output":"Chunk ID: 3\nProcess exited with code 0\nOriginal token count: 1\nOutput:\nok\n"}})"
+          "\n");
+  std::optional<hooks::ReportedOutcome> ended = codex().reported_outcome(rollout, "call_ro");
+  ASSERT_TRUE(ended);
+  EXPECT_FALSE(ended->success);
+  EXPECT_EQ(ended->exit_code, 1);
+  EXPECT_EQ(ended->summary, "exit code 1: touch: Read-only file system\n");
+  EXPECT_EQ(codex().reported_outcome(rollout, "call_long"), std::nullopt)
+      << "still running: its PostToolUse comes when it exits";
+  std::optional<hooks::ReportedOutcome> fine = codex().reported_outcome(rollout, "call_fine");
+  ASSERT_TRUE(fine);
+  EXPECT_TRUE(fine->success);
+  EXPECT_EQ(fine->summary, "ok\n");
+  // A tool that is not a shell command is not held open.
+  std::string patch = post;
+  patch.replace(patch.find("\"Bash\""), 6, "\"apply_patch\"");
+  EXPECT_FALSE(codex().parse_event(patch).outcome_pending);
 }
 
 TEST(CodexAdapter, TheCompletionIsFoundAnywhereInALongRollout) {

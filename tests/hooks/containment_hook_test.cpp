@@ -21,6 +21,7 @@
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_halt.hpp"
 #include "sandbox/run_meta.hpp"
+#include "sandbox/run_stats.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -151,7 +152,8 @@ TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
   EXPECT_EQ(record->safety_event->type, policy::StopReason::kStepLimitExceeded);
   std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest_session());
   ASSERT_TRUE(counted);
-  EXPECT_EQ(counted->step_count, 3u) << "the denied attempt is a step too";
+  EXPECT_EQ(counted->step_count, 2u) << "the denied call is no step";
+  EXPECT_EQ(counted->refused_count, 1u);
   EXPECT_EQ(counted->halted_by, policy::StopReason::kStepLimitExceeded);
   // Every later call is denied as well.
   EXPECT_NE(send("PreToolUse", "Read", "toolu_4").out.find("\"deny\""), std::string::npos);
@@ -212,14 +214,16 @@ TEST_F(ContainmentHookTest, TheTranscriptsSpendIsChargedBeforeEachCall) {
       ws_);
   ASSERT_EQ(runs.exit_code, 0) << runs.err;
   EXPECT_NE(runs.out.find("\"cost_usd\":3.000015,"), std::string::npos) << runs.out;
-  EXPECT_NE(runs.out.find("\"steps\":3"), std::string::npos) << runs.out;
+  EXPECT_NE(runs.out.find("\"steps\":2,"), std::string::npos) << runs.out;
+  EXPECT_NE(runs.out.find("\"refused_calls\":1,"), std::string::npos) << runs.out;
 }
 
 }  // namespace
 
-// Hooks installed by hand (no `shadowbox run`, so no run.json): each agent session is a
-// run as far as limits go. A resumed session goes on counting; a new one starts afresh.
-TEST_F(ContainmentHookTest, WithoutRunANewAgentSessionStartsTheCountAfresh) {
+// Hooks installed by hand (no `shadowbox run`, so no run.json) that name one run for
+// every session: the run's count goes on across its sessions, as its figures do; a
+// session that starts or resumes clears a stop, so a new limit (the config's) applies.
+TEST_F(ContainmentHookTest, WithoutRunTheCountOfANamedRunGoesOnAcrossSessions) {
   config("  max_steps: 2\n");
   call("Bash", "toolu_1");
   call("Bash", "toolu_2");
@@ -230,11 +234,18 @@ TEST_F(ContainmentHookTest, WithoutRunANewAgentSessionStartsTheCountAfresh) {
       << "a resumed session keeps the steps it took";
 
   ASSERT_EQ(send("SessionStart", "", "", ",\"source\":\"startup\"").exit_code, 0);
-  call("Bash", "toolu_5");
+  EXPECT_NE(send("PreToolUse", "Bash", "toolu_5").out.find("\"deny\""), std::string::npos)
+      << "so does a new session of the same run";
+  config("  max_steps: 3\n");
+  ASSERT_EQ(send("SessionStart", "", "", ",\"source\":\"startup\"").exit_code, 0);
+  call("Bash", "toolu_6");
   std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest_session());
   ASSERT_TRUE(counted);
-  EXPECT_EQ(counted->step_count, 1u);
-  EXPECT_FALSE(counted->halted_by);
+  EXPECT_EQ(counted->step_count, 3u);
+  std::optional<sandbox::CallTally> tally = sandbox::call_tally(latest_session());
+  ASSERT_TRUE(tally);
+  EXPECT_EQ(tally->steps, 3u) << "the run's figure and its limit's count are one";
+  EXPECT_EQ(tally->refused, 3u);
 }
 
 // Under `shadowbox run` the supervisor starts the count; the agent's own sessions do not.

@@ -106,7 +106,7 @@ class HookClientTest : public ::testing::Test {
   std::vector<std::string> shape() const {
     std::vector<std::string> out;
     for (const fsnap::Checkpoint& c :
-         fsnap::ShadowRepo::open(store_ / "repo.git", false).log("default", 0)) {
+         fsnap::ShadowRepo::open(store_ / "repo.git", false).log("session-sess-1", 0)) {
       out.insert(out.begin(), std::string(fsnap::to_string(c.meta.phase)) +
                                   (c.meta.tool_call_id.empty() ? "" : " " + c.meta.tool_call_id));
     }
@@ -128,7 +128,7 @@ TEST_F(HookClientTest, TheDaemonRecordsTheEventsItIsHanded) {
   EXPECT_EQ(shape(), (std::vector<std::string>{"pre_tool toolu_1", "post_tool toolu_1"}));
   EXPECT_GE(daemon_captures(), 2u) << "the events were not recorded by the daemon";
   fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store_ / "repo.git", false);
-  std::vector<fsnap::Checkpoint> log = repo.log("default", 0);
+  std::vector<fsnap::Checkpoint> log = repo.log("session-sess-1", 0);
   std::vector<fsnap::TreeChange> diff = repo.diff_trees(log[1].tree, log[0].tree);
   ASSERT_EQ(diff.size(), 1u);
   EXPECT_EQ(diff[0].path, "new.txt");
@@ -167,7 +167,7 @@ TEST_F(HookClientTest, TheHooksOwnSecretsAreRedactedNotTheDaemons) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GE(daemon_captures(), 1u);
   std::optional<sandbox::LedgerRecord> record =
-      sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false)).latest("default");
+      sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false)).latest("session-sess-1");
   ASSERT_TRUE(record.has_value());
   EXPECT_EQ(record->input_summary.find(secret), std::string::npos) << record->input_summary;
   EXPECT_NE(record->input_summary.find("[REDACTED]"), std::string::npos) << record->input_summary;

@@ -39,7 +39,7 @@ class UnreadableEventTest : public ::testing::Test {
     return run_command({SHADOWBOX_BIN, "--store", store_.string(), "hook", agent}, ws_, all,
                        stdin_data);
   }
-  std::vector<fsnap::Checkpoint> chain(const std::string& run = "default") const {
+  std::vector<fsnap::Checkpoint> chain(const std::string& run = "session-sess-1") const {
     if (!fs::exists(store_ / "repo.git")) return {};
     std::vector<fsnap::Checkpoint> log =
         fsnap::ShadowRepo::open(store_ / "repo.git", false).log(run, 0);
@@ -84,7 +84,7 @@ TEST_F(UnreadableEventTest, ALoneSurrogateInAToolInputIsRecordedAndRolledBack) {
   std::vector<fsnap::Checkpoint> c = chain();
   ASSERT_GE(c.size(), 2u);
   EXPECT_EQ(c.front().meta.tool_call_id, "t1");
-  EXPECT_EQ(gaps("default"), 0u);
+  EXPECT_EQ(gaps("session-sess-1"), 0u);
 }
 
 TEST_F(UnreadableEventTest, AToolInputNestedDeeperThanAParserGoesIsRecorded) {
@@ -95,7 +95,7 @@ TEST_F(UnreadableEventTest, AToolInputNestedDeeperThanAParserGoesIsRecorded) {
   ASSERT_EQ(pre.exit_code, 0) << pre.err;
   ASSERT_EQ(chain().size(), 1u);
   std::optional<sandbox::LedgerRecord> record =
-      sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false)).latest("default");
+      sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false)).latest("session-sess-1");
   ASSERT_TRUE(record.has_value());
   EXPECT_NE(record->input_summary.find("nested deeper than 64 levels"), std::string::npos)
       << record->input_summary;
@@ -188,7 +188,7 @@ TEST_F(UnreadableEventTest, AFolderABadNameLeftInTheStoreDoesNotBreakRuns) {
   write_file(store_ / "runs" / "bad name" / "log", "2026-01-01T00:00:00Z gap: lost\n");
   Poco::JSON::Array::Ptr all = runs();
   ASSERT_EQ(all->size(), 1u);
-  EXPECT_EQ(all->getObject(0)->getValue<std::string>("run"), "default");
+  EXPECT_EQ(all->getObject(0)->getValue<std::string>("run"), "session-sess-1");
 }
 
 }  // namespace
@@ -228,7 +228,7 @@ TEST_F(LostEventTest, ACallWhosePreToolEventWasLostIsRecordedAsItsOwn) {
   std::vector<fsnap::TreeChange> diff = repo.diff_trees(c[1].tree, c[2].tree);
   ASSERT_EQ(diff.size(), 1u);
   EXPECT_EQ(diff[0].path, "b.txt") << "t1's change is t1's";
-  EXPECT_EQ(gaps("default"), 1u);
+  EXPECT_EQ(gaps("session-sess-1"), 1u);
   // A failed one is not rolled back, and the agent is told why.
   write_file(ws_ / "c.txt", "by t2\n");
   CommandResult failed = hook("claude-code", event("PostToolUseFailure", ws_.string(),
@@ -236,11 +236,11 @@ TEST_F(LostEventTest, ACallWhosePreToolEventWasLostIsRecordedAsItsOwn) {
   ASSERT_EQ(failed.exit_code, 0) << failed.err;
   EXPECT_TRUE(fs::exists(ws_ / "c.txt"));
   EXPECT_NE(failed.out.find("did not roll back"), std::string::npos) << failed.out;
-  std::optional<sandbox::LedgerRecord> last = ledger().latest("default");
+  std::optional<sandbox::LedgerRecord> last = ledger().latest("session-sess-1");
   ASSERT_TRUE(last.has_value());
   EXPECT_EQ(last->tool_call_id, "t2");
   EXPECT_FALSE(last->success.value_or(true));
-  EXPECT_EQ(gaps("default"), 2u);
+  EXPECT_EQ(gaps("session-sess-1"), 2u);
 }
 
 TEST_F(LostEventTest, APreToolEventSentTwiceLeavesNoRecordOpen) {

@@ -102,6 +102,14 @@ struct SessionCut {
   std::vector<std::string> resume_args;  // added to the resume command, before its ARGS
 };
 
+// How a tool call ended, as the agent wrote it in its session file.
+struct ReportedOutcome {
+  bool success = true;
+  std::string summary;           // what it returned, or why it failed ("exit code 1: ...")
+  std::optional<int> exit_code;  // a shell command's
+  friend bool operator==(const ReportedOutcome&, const ReportedOutcome&) = default;
+};
+
 // One coding agent, as shadowbox supervises it.
 class AgentAdapter {
  public:
@@ -173,6 +181,17 @@ class AgentAdapter {
   // Said when files changed in a run whose agent sent no hook event: why its hooks may
   // not have reached shadowbox.
   virtual std::string silent_hooks_hint() const = 0;
+
+  // Whether the agent may write a call's outcome only after its after-tool event
+  // (AgentEvent::outcome_pending: Codex), so that later events look for it.
+  virtual bool late_outcomes() const { return false; }
+  // The outcome of call_id as the agent's session file transcript says it, once it does;
+  // nullopt while it does not (the call runs, or its after-tool event is being
+  // answered). Only for late_outcomes().
+  virtual std::optional<ReportedOutcome> reported_outcome(
+      const boost::filesystem::path& /*transcript*/, const std::string& /*call_id*/) const {
+    return std::nullopt;
+  }
 };
 
 // The adapter of kind.

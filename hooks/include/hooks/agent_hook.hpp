@@ -16,7 +16,14 @@
 //                       open call of the same tool and input
 //   PostToolUseFailure  the failure transaction (ToolTransactions::fail, whose
 //                       RollbackPolicy decides): rolled back, refused or kept; the agent
-//                       is told what happened through additionalContext
+//                       is told what happened through additionalContext. An agent that
+//                       writes a call's outcome after its after-tool event (Codex: a
+//                       command its sandbox stopped; AgentEvent::outcome_pending) leaves
+//                       the call open, and the next event of the run ends it as the
+//                       agent's session file says (settle_late_outcomes)
+//   PostToolBatch       the calls of the batch still open were never run: the agent's own
+//   PermissionDenied    permissions refused them (ToolTransactions::agent_denied: no
+//                       step, counted as denied by the agent)
 //   SessionStart        the agent's session id, transcript path and source, as adapter
 //                       state in a LOG slice; the run is running. In a run no `shadowbox
 //                       run` supervises (hooks installed in the user's own settings),
@@ -25,6 +32,9 @@
 //                       its stop cleared and its clock restarted
 //   Stop                nothing: it ends a turn, and interactive sessions have many
 //   SessionEnd          the run is complete (unless the session was only cleared)
+//
+// Every boundary an event records brings the run's spend (SpendMeter) up to date first,
+// so that what a run has cost is as current as its newest boundary.
 //
 // Malformed input is reported with a non-blocking exit status and changes nothing. A
 // boundary that cannot be recorded is loud: the tool call is blocked (PreToolUse) or
@@ -78,6 +88,14 @@ HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sand
 // The same for Claude Code.
 HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
                                     const HookOptions& options);
+
+// Ends the run's open calls whose outcome adapter's agent (late_outcomes) wrote in one of
+// transcripts after their after-tool event was answered: each succeeds or fails (rolled
+// back as any failure) as it says. A run's end does this before it closes the calls
+// still open.
+void settle_late_outcomes(const AgentAdapter& adapter, sandbox::LedgerRun& run,
+                          const std::vector<boost::filesystem::path>& transcripts,
+                          const HookOptions& options);
 
 // The HTTP reply that says what answer says.
 HttpHookReply to_http_reply(const HookAnswer& answer);

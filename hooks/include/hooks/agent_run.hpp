@@ -94,8 +94,7 @@ struct AgentRunSpec {
 struct AgentRunResult {
   AgentExit exit;                            // the agent's own exit
   std::optional<sandbox::HaltRequest> halt;  // set when containment or an abort stopped it
-  double cost_usd = 0;                       // what the run has spent, in all
-  std::size_t steps = 0;                     // tool calls it has attempted, in all
+  // (Its figures are describe_run's, as every command shows them: hooks/run_list.hpp.)
   // The status `run` exits with: 3 for a stopped run, else the agent's.
   int code() const { return halt ? 3 : exit.code(); }
 };

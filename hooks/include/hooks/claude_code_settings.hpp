@@ -16,9 +16,11 @@
 
 namespace hooks {
 
-// The hook events shadowbox listens to.
-inline constexpr const char* kHookEvents[] = {"PreToolUse",   "PostToolUse", "PostToolUseFailure",
-                                              "SessionStart", "Stop",        "SessionEnd"};
+// The hook events shadowbox listens to. PostToolBatch and PermissionDenied say which calls the
+// agent's own permissions refused (it sends them no PostToolUse).
+inline constexpr const char* kHookEvents[] = {
+    "PreToolUse",   "PostToolUse", "PostToolUseFailure", "PostToolBatch", "PermissionDenied",
+    "SessionStart", "Stop",        "SessionEnd"};
 
 // The events Claude Code serves no HTTP hook for: these keep a command hook.
 inline constexpr const char* kCommandOnlyEvents[] = {"SessionStart"};

@@ -9,7 +9,11 @@
 //   - Events: PreToolUse and PostToolUse with the model's call id (tool_use_id), but no
 //     failure event and no exit status: a failed command is learned from the session's
 //     rollout file (the hook's transcript_path), which holds the command's completion
-//     before PostToolUse fires.
+//     before PostToolUse fires — except for a command the sandbox stopped (`codex exec`
+//     runs read-only by default): its only end is what the model is given
+//     (function_call_output, "Process exited with code 1"), written after PostToolUse
+//     is answered. Such a call stays open, and the next event (the next call, the
+//     turn's Stop, SessionEnd, or the run's end) ends it as that line says.
 //   - Answers: Claude Code's deny; `continue: false` is ignored before a tool (the call
 //     would run), so a stop is the supervisor's (it ends the process tree).
 //   - Sessions: the rollout under $CODEX_HOME/sessions; `codex exec resume <thread id>`
@@ -43,15 +47,21 @@ inline constexpr int kCodexSessionEndTimeout = 3;
 std::string codex_trusted_hash(const std::string& event, const std::string& matcher,
                                const std::string& command, int timeout_seconds);
 
-// The hooks.json that runs command for every tool call and session start and end.
+// The hooks.json that runs command for every tool call, turn end, and session start and
+// end.
 std::string codex_hooks_json(const std::string& command);
 // The config.toml tables that trust each handler of codex_hooks_json(command) when it is
 // the file hooks_json (an absolute path: it is part of each key).
 std::string codex_hook_trust_toml(const boost::filesystem::path& hooks_json,
                                   const std::string& command);
 
-// Why the shell command call_id failed, as its completion in the rollout file says
-// ("exit code 3: <output>"), or nullopt if it did not (or the file says nothing of it).
+// How call call_id ended as the rollout file says: its completion, or what the model
+// was given ("exit code 3: <output>" for a failed command); nullopt if the file says
+// nothing of its end yet.
+std::optional<ReportedOutcome> codex_call_completion(const boost::filesystem::path& rollout,
+                                                     const std::string& call_id);
+// Why the shell command call_id failed, as the rollout file says ("exit code 3:
+// <output>"), or nullopt if it did not (or the file says nothing of it).
 std::optional<std::string> codex_call_failure(const boost::filesystem::path& rollout,
                                               const std::string& call_id);
 

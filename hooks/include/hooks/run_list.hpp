@@ -15,6 +15,7 @@
 #include "fsnap/store.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/run_meta.hpp"
+#include "sandbox/run_stats.hpp"
 
 namespace hooks {
 
@@ -29,13 +30,14 @@ struct RunInfo {
   // Why containment stopped it (policy::halt_reason_name: max_steps, max_cost, timeout,
   // retry_budget, aborted...), or "".
   std::string halt_reason;
-  double cost_usd = 0;           // what it spent (the agent's model requests) as last counted, in
-                                 // whole micro-dollars
-  std::size_t steps = 0;         // tool calls it attempted
-  std::size_t calls = 0;         // tool calls that ended (sandbox::RunStats)
-  std::size_t failed_calls = 0;  // of them, the ones that failed
-  std::string agent;             // RunMeta::agent: claude-code, claude-sdk, or "" (not known)
-  std::string session_id;        // the session `resume` would pick (ResumableState::session)
+  // Its figures (sandbox/run_stats.hpp defines each: calls, steps, failed, rolled back,
+  // refused, denied by the agent, cost), the cost in whole micro-dollars.
+  sandbox::RunStats figures;
+  // The models its cost counted at the price table's highest rates (no price in
+  // policy.prices): when there are some, the cost is an estimate, not exact.
+  std::vector<std::string> unpriced_models;
+  std::string agent;       // RunMeta::agent: claude-code, claude-sdk, or "" (not known)
+  std::string session_id;  // the session `resume` would pick (ResumableState::session)
   // Whether `resume` would resume it now, with strict validation in the run's workspace.
   bool resumable = false;
   std::vector<ClaudeCodeSession> sessions;  // every agent session of the run, oldest first
@@ -48,6 +50,13 @@ struct RunInfo {
   std::size_t gaps = 0;  // hook events that could not be recorded (sandbox::record_gap)
   std::optional<sandbox::RunFork> forked_from;  // a run `rewind` started: where from
 };
+
+// The status of run now — the one every command shows (`runs`, `states RUN`, the fleet's
+// record): what the run recorded, unless what lives of it says otherwise (a run whose
+// supervisor died while its agent ran is crashed, though its lifecycle's last recorded
+// move is still running: the crash is recorded when the run is resumed).
+std::string run_status(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                       const std::string& run);
 
 // One run of the store, as list_runs describes it.
 RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
