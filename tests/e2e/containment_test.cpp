@@ -1,11 +1,13 @@
 // Containment of a real Claude Code agent under `shadowbox run`, against the mock
 // Messages API scripted into an endless loop of tool calls, once per hook transport
 // (config hooks.transport: http, command): halted after exactly N tool calls with
-// --max-steps N; about ten $1 requests with --max-cost-usd 10; a model request that
-// never returns ended by --timeout with no process left behind; a tool failing on
-// every call run exactly failure_threshold times. `run` exits with 3 and says why;
-// `runs` shows the status, the reason, the spend and the steps. A halted run resumes
-// with its limits and its count; `shadowbox abort` stops a run from another terminal.
+// --max-steps N (N steps; the call refused is no step and no failure); about ten $1
+// requests with --max-cost-usd 10; a model request that never returns ended by --timeout
+// with no process left behind; a tool failing on every call run exactly
+// failure_threshold times. `run` exits with 3 and says why; `runs` shows the status, the
+// reason, the spend and the figures. A halted run resumes with its limits and its count
+// (resume's --max-steps N: N steps in all); `shadowbox abort` stops a run from another
+// terminal.
 #include <signal.h>
 
 #include <regex>
@@ -159,7 +161,13 @@ TEST_P(ContainmentTest, MaxStepsHaltsAfterExactlyNToolCalls) {
   CommandResult r = run(endless("echo call >> " + ran.string()), {"--max-steps", "4"});
   expect_halted(r, "max_steps");
   EXPECT_EQ(lines(ran), 4u) << "exactly four calls ran";
-  EXPECT_EQ(run_info()->getValue<std::size_t>("steps"), 5u) << "and a fifth was denied";
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::size_t>("steps"), 4u);
+  EXPECT_EQ(info->getValue<std::size_t>("refused_calls"), 1u) << "and a fifth was refused";
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 0u) << "which is no failure";
+  EXPECT_EQ(info->getValue<std::size_t>("calls"), 5u);
+  EXPECT_NE(r.err.find("5 calls: 4 steps (0 failed, 0 rolled back), 1 refused"), std::string::npos)
+      << r.err;
   EXPECT_EQ(main_requests(), 5u) << "the agent stopped at once (continue: false)";
   // The denial is the fifth call's result in the conversation (a resumed session's
   // model reads it), and the stop reason is shown.
@@ -194,7 +202,7 @@ TEST_P(ContainmentTest, MaxCostHaltsAfterAboutTenDollarRequests) {
   double cost = run_info()->getValue<double>("cost_usd");
   EXPECT_GE(cost, 10.0);
   EXPECT_LE(cost, 11.1);
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\$1[01]\.\d{4} spent)"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(; cost \$1[01]\.\d{4})"))) << r.err;
 }
 
 TEST_P(ContainmentTest, TimeoutEndsAModelRequestThatNeverReturnsAndEveryProcess) {
@@ -233,7 +241,8 @@ TEST_P(ContainmentTest, AToolFailingEveryTimeRunsExactlyFailureThresholdTimes) {
   CommandResult r =
       run(endless("echo call >> " + ran.string() + "; exit 1"), {"--max-steps", "6"},
           "policy:\n  circuit_breaker: {failure_threshold: 3, recovery_timeout: 1h}\n");
-  // The circuit denies Bash after three failures; the run goes on until the step limit.
+  // The circuit refuses Bash after three failures; the run goes on until as many calls in
+  // a row were refused as the step limit allows steps.
   expect_halted(r, "max_steps");
   EXPECT_EQ(lines(ran), 3u);
   EXPECT_NE(model_saw().find("Bash failed 3 times in a row"), std::string::npos) << model_saw();
@@ -243,7 +252,11 @@ TEST_P(ContainmentTest, AToolFailingEveryTimeRunsExactlyFailureThresholdTimes) {
       ++circuit_open;
     }
   }
-  EXPECT_EQ(circuit_open, 3u) << "steps 4, 5 and 6 were denied by the open circuit";
+  EXPECT_EQ(circuit_open, 6u) << "calls 4 to 9 were refused by the open circuit";
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::size_t>("steps"), 3u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 3u);
+  EXPECT_EQ(info->getValue<std::size_t>("refused_calls"), 7u) << "and the tenth stopped the run";
   if (transport() == "http") {
     // Answered in shadowbox's own process, each decision was told as it was made (the
     // run's safety channel).
@@ -269,7 +282,9 @@ TEST_P(ContainmentTest, AToolInputWithALoneSurrogateIsRecordedContainedAndRolled
   EXPECT_EQ(lines(ran), 2u) << "the step limit counted every call";
   Poco::JSON::Object::Ptr info = run_info();
   EXPECT_EQ(info->getValue<std::size_t>("gaps"), 0u);
-  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 2u) << "the failed call, the denied one";
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 1u) << "the refused call is no failure";
+  EXPECT_EQ(info->getValue<std::size_t>("rolled_back_calls"), 1u);
+  EXPECT_EQ(info->getValue<std::size_t>("refused_calls"), 1u);
   std::size_t pre_tool = 0;
   for (const sandbox::LedgerRecord& rec : records()) {
     if (rec.phase == fsnap::Phase::kPreTool) ++pre_tool;
@@ -287,26 +302,29 @@ TEST_F(RunControlTest, AHaltedRunResumesWithItsLimitsAndItsCount) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   fs::path ran = outside_ / "ran.txt";
   std::string scenario = endless("echo call >> " + ran.string());
-  CommandResult first = run(scenario, {"--max-steps", "2"});
+  CommandResult first = run(scenario, {"--max-steps", "3"});
   expect_halted(first, "max_steps");
-  ASSERT_EQ(lines(ran), 2u);
-  // Resumed as it was, the run is still at its limit: the first call is denied.
+  ASSERT_EQ(lines(ran), 3u);
+  // Resumed as it was, the run is still at its limit: the first call is refused.
   start_mock(scenario);
   CommandResult again = shadowbox({"resume", "r1", "--validation", "relaxed", "--", "-p", "go on",
                                    "--dangerously-skip-permissions"});
   expect_halted(again, "max_steps");
-  EXPECT_EQ(lines(ran), 2u);
-  // With a new limit it goes on from what it counted — three calls attempted, then
-  // the denied one — so step 5 runs and step 6 is denied.
+  EXPECT_EQ(lines(ran), 3u);
+  // --max-steps 6: six steps in all, so three more calls run; the refused calls were no
+  // steps.
   start_mock(scenario);
-  CommandResult more = shadowbox({"resume", "r1", "--validation", "relaxed", "--max-steps", "5",
+  CommandResult more = shadowbox({"resume", "r1", "--validation", "relaxed", "--max-steps", "6",
                                   "--", "-p", "go on", "--dangerously-skip-permissions"});
   expect_halted(more, "max_steps");
-  EXPECT_EQ(lines(ran), 3u);
-  EXPECT_EQ(run_info()->getValue<std::size_t>("steps"), 6u);
+  EXPECT_EQ(lines(ran), 6u);
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::size_t>("steps"), 6u);
+  EXPECT_EQ(info->getValue<std::size_t>("refused_calls"), 3u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 0u);
   std::optional<sandbox::RunMeta> meta =
       sandbox::RunMeta::load(fsnap::Store::open(store_, ws_, false), "r1");
-  EXPECT_EQ(meta->limits.max_steps, 5u) << "the new limit is the run's from now on";
+  EXPECT_EQ(meta->limits.max_steps, 6u) << "the new limit is the run's from now on";
 }
 
 TEST_F(RunControlTest, AbortStopsARunningAgentFromAnotherTerminal) {

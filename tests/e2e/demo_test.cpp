@@ -18,7 +18,9 @@ TEST(DemoTest, TheReadmesDemoRunsToItsEnd) {
       {"bash", std::string(SHADOWBOX_SOURCE_DIR) + "/scripts/demo-run.sh", SHADOWBOX_BIN},
       temp.path(), {"TMPDIR=" + temp.path().string()}, "", std::chrono::seconds(120));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("run demo complete; 2 tool calls, 1 failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run demo complete; 2 calls: 2 steps (1 failed, 1 rolled back)"),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.out.find("README.md is here, src/greet.h is intact"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("undid tool call toolu_demo_write (Write)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("restored src/main.c of "), std::string::npos) << r.out;

@@ -317,6 +317,34 @@ TEST_P(OtherAgentRunTest, ItsModelSpendIsMeteredAndTheCostCeilingHolds) {
   EXPECT_LT(spent, agent_.name == "codex" ? 18.1 : 12.1);
 }
 
+// `codex exec` as a user runs it: its sandbox read-only, so a command that writes fails
+// (exit 1) — and Codex writes that only after the command's PostToolUse. The call is
+// recorded failed, not ok; and the model Codex uses has no price in the default table,
+// so the run's cost is an estimate, and the person is told so when the run ends.
+TEST_P(OtherAgentRunTest, ACommandItsSandboxStoppedIsFailedAndAnUnpricedCostIsAnEstimate) {
+  if (agent_.name != "codex") GTEST_SKIP() << "Codex's read-only sandbox";
+  ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
+  start_mock("s", agent_.shell("echo x > made.txt") + ",{\"text\":\"done\"}");
+  CommandResult r = shadowbox(
+      {"run", "--run-id", "ro", "--", "codex", "exec", "--skip-git-repo-check", "--json", "go"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(ws_ / "made.txt")) << "the sandbox let it write";
+  Object::Ptr info = run_info("ro");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::size_t>("steps"), 1u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 1u) << "logged ok";
+  CommandResult log = shadowbox({"log", "--run", "ro"});
+  EXPECT_NE(log.out.find("exit code 1"), std::string::npos) << log.out;
+  // The cost: gpt-5.1-codex is priced at the table's highest rates.
+  EXPECT_FALSE(info->getValue<bool>("cost_exact"));
+  EXPECT_EQ(info->getArray("unpriced_models")->getElement<std::string>(0), "gpt-5.1-codex");
+  EXPECT_GT(info->getValue<double>("cost_usd"), 0.0);
+  EXPECT_NE(r.err.find("run ro's cost, $"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is an estimate: 'gpt-5.1-codex' has no price in policy.prices"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_P(OtherAgentRunTest, AKilledRunIsResumedWithItsHistory) {
   ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
   start_mock("first", agent_.shell("echo one > one.txt") + ",{\"hang\":true}");

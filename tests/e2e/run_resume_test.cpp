@@ -18,6 +18,7 @@
 #include "agent_harness.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
+#include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/process_tree.hpp"
@@ -81,7 +82,9 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // The run ends by saying what came of it, and the shadowbox commands that go on from
   // there (the agent's own resume hint names a session of the run's HOME).
-  EXPECT_NE(r.err.find("shadowbox: run r1 complete; 2 tool calls, $0."), std::string::npos)
+  EXPECT_NE(r.err.find("shadowbox: run r1 complete; 2 calls: 2 steps (0 failed, 0 rolled "
+                       "back), 0 refused, 0 denied by the agent; cost $0."),
+            std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("shadowbox log --run r1\n"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("shadowbox resume r1 --validation relaxed\n"), std::string::npos) << r.err;
@@ -182,6 +185,32 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   for (const std::string& line : loose()) ADD_FAILURE() << "loose: " << line;
+}
+
+// `claude -p` without permissions, as a user first types it: Claude Code asks before a
+// shell command that writes, nobody can answer, and it refuses the call itself — a
+// PreToolUse, then no PostToolUse. The call is counted as denied by the agent (not as a
+// step, not as a call that vanished), and the person is told why nothing ran.
+TEST_F(RunTest, ACallTheAgentsOwnPermissionsRefusedIsCountedAndTold) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  start_mock("s", R"({"steps":[
+    {"tool":"Bash","id":"toolu_asks","input":{"command":"echo hi > f.txt","description":"f"}},
+    {"text":"done"}]})");
+  CommandResult r = shadowbox({"run", "--run-id", "p1", "--", "claude", "-p", "go"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(ws_ / "f.txt"));
+  Poco::JSON::Object::Ptr info = run_info("p1");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::size_t>("calls"), 1u);
+  EXPECT_EQ(info->getValue<std::size_t>("agent_denied_calls"), 1u);
+  EXPECT_EQ(info->getValue<std::size_t>("steps"), 0u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 0u);
+  EXPECT_NE(r.err.find("the agent's own permissions refused 1 tool call, which did not run"),
+            std::string::npos)
+      << r.err;
+  CommandResult log = shadowbox({"log", "--run", "p1"});
+  EXPECT_NE(log.out.find("denied by the agent: "), std::string::npos) << log.out;
+  EXPECT_EQ(log.out.find("without reporting an outcome"), std::string::npos) << log.out;
 }
 
 TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
@@ -344,6 +373,18 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   EXPECT_TRUE(fs::exists(store_ / "runs/crash/home/.claude/CLAUDE.md"))
       << "the killed run's HOME still holds what it carried";
   std::string first_session = info->getValue<std::string>("session_id");
+  // `states` says what `runs` says, though the run's last recorded move is to running.
+  CommandResult crashed = shadowbox({"--json", "states", "crash"});
+  ASSERT_EQ(crashed.exit_code, 0) << crashed.err;
+  Poco::JSON::Parser crashed_parser;
+  Poco::JSON::Object::Ptr crashed_json =
+      crashed_parser.parse(crashed.out).extract<Poco::JSON::Object::Ptr>();
+  EXPECT_EQ(crashed_json->getValue<std::string>("status"), "crashed");
+  EXPECT_EQ(crashed_json->getValue<std::string>("current"), "crashed");
+  EXPECT_NE(shadowbox({"states", "crash"})
+                .out.find("now crashed (its last recorded move is to "
+                          "running"),
+            std::string::npos);
 
   start_mock("second", R"({"steps":[
     {"tool":"Bash","id":"toolu_after","input":{"command":"echo after > b.txt","description":"b"}},
@@ -367,6 +408,19 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   Poco::JSON::Object::Ptr after = run_info("crash");
   EXPECT_NE(after->getValue<std::string>("session_id"), first_session);
   EXPECT_EQ(after->getValue<std::string>("status"), "complete");
+  // The resume's first checkpoint counted what the crashed run's agent had spent (its
+  // transcript holds the answered request), not only the last boundary's figure.
+  sandbox::Ledger ledger = sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
+  bool opening_seen = false;
+  for (const sandbox::LedgerRecord& rec : ledger.records("crash")) {
+    if (rec.result_summary.rfind("run resumed from agent session", 0) != 0) continue;
+    opening_seen = true;
+    std::optional<hooks::AgentSpend> spend = hooks::agent_spend(ledger.session(rec));
+    ASSERT_TRUE(spend);
+    EXPECT_GE(spend->requests, 1u);
+    EXPECT_GT(spend->charged_usd, 0.0);
+  }
+  EXPECT_TRUE(opening_seen);
   // The lifecycle went from running to crashed (found by resume) to resumed to complete.
   CommandResult states = shadowbox({"--json", "states", "crash"});
   ASSERT_EQ(states.exit_code, 0) << states.err;
