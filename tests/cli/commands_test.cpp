@@ -1023,7 +1023,10 @@ TEST_F(CliTest, StatesShowsTheLifecycleAndTheMovesOfARun) {
   // The run's moves alone, one a line within 100 columns; the machine when asked for.
   std::string text = ok({"states", "life"});
   EXPECT_EQ(
-      text.rfind("run life, now failed:\nAT (UTC)             FROM         TO       EVENT  ", 0),
+      text.rfind("run life, now failed:\n  0 calls: 0 steps (0 failed, 0 rolled back), 0 refused, "
+                 "0 denied by the agent; cost $0.0000\nAT (UTC)             FROM         TO       "
+                 "EVENT  ",
+                 0),
       0u)
       << text;
   EXPECT_NE(text.find("  created  ->  running  agent_started  run started: sh -c exit 3\n"),

@@ -70,9 +70,15 @@ class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
     return r;
   }
 
+  // The run the calls are recorded in: `run`'s, or (hooks installed, naming no run) the
+  // agent session's own.
+  std::string run_name() const {
+    std::vector<std::string> runs = fsnap::ShadowRepo::open(store_ / "repo.git", false).runs();
+    return runs.size() == 1 ? runs.front() : "default";
+  }
   std::vector<fsnap::Checkpoint> chain() const {
     std::vector<fsnap::Checkpoint> log =
-        fsnap::ShadowRepo::open(store_ / "repo.git", false).log("default", 0);
+        fsnap::ShadowRepo::open(store_ / "repo.git", false).log(run_name(), 0);
     return {log.rbegin(), log.rend()};
   }
   // The checkpoints of one tool call, by phase.
@@ -135,7 +141,7 @@ TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
     EXPECT_TRUE(post->success.value_or(false));
   }
   // The agent's session was captured, and the run is complete.
-  sandbox::SessionSnapshot session = ledger().session(*ledger().latest("default"));
+  sandbox::SessionSnapshot session = ledger().session(*ledger().latest(run_name()));
   ASSERT_GE(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
   EXPECT_FALSE(session.slice<hooks::ClaudeCodeSession>()[0].session_id.empty());
   EXPECT_EQ(session.slice<sandbox::RunStatus>().latest()->status, "complete");

@@ -208,9 +208,11 @@ TEST_F(RunTest, ACallTheAgentsOwnPermissionsRefusedIsCountedAndTold) {
   EXPECT_NE(r.err.find("the agent's own permissions refused 1 tool call, which did not run"),
             std::string::npos)
       << r.err;
+  // log's row of the call says so, with the reason the agent gave its model.
   CommandResult log = shadowbox({"log", "--run", "p1"});
-  EXPECT_NE(log.out.find("denied by the agent: "), std::string::npos) << log.out;
-  EXPECT_EQ(log.out.find("without reporting an outcome"), std::string::npos) << log.out;
+  EXPECT_NE(log.out.find(" denied "), std::string::npos) << log.out;
+  EXPECT_NE(log.out.find("needs approval"), std::string::npos) << log.out;
+  EXPECT_EQ(log.out.find("no outcome"), std::string::npos) << log.out;
 }
 
 TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
@@ -218,7 +220,7 @@ TEST_F(RunTest, TheAgentsExitStatusIsReturned) {
   CommandResult r = shadowbox({"run", "--agent", "claude-sdk", "--run-id", "sh", "--", "sh", "-c",
                                "echo hi > hi.txt; exit 7"});
   EXPECT_EQ(r.exit_code, 7);
-  EXPECT_NE(r.err.find("run sh failed (the agent exited with status 7); 0 tool calls"),
+  EXPECT_NE(r.err.find("run sh failed (the agent exited with status 7); 0 calls: 0 steps"),
             std::string::npos)
       << r.err;
   EXPECT_TRUE(fs::exists(ws_ / "hi.txt"));
@@ -569,8 +571,8 @@ TEST_F(RunTest, ResumeKeepsTheAgentOptionsOfTheRunAndReplacesThePrompt) {
   EXPECT_EQ(command.str().find("\"go\""), std::string::npos) << "the old prompt is replaced";
   EXPECT_EQ(meta->getArray("command")->size(), 7u) << "the run's own command stays";
 
-  // --only-args: the agent gets only what is given; its Bash call is refused, and the
-  // pre_tool checkpoint left without an outcome is closed as not executed.
+  // --only-args: the agent gets only what is given; its own permissions refuse its Bash
+  // call, which is recorded as denied by the agent (it never ran).
   start_mock("third", R"({"steps":[
     {"tool":"Bash","id":"toolu_3","input":{"command":"echo three > three.txt","description":"3"}},
     {"text":"done"}]})");
@@ -582,8 +584,9 @@ TEST_F(RunTest, ResumeKeepsTheAgentOptionsOfTheRunAndReplacesThePrompt) {
   ASSERT_EQ(pre.exit_code, 0) << pre.err;
   auto ledger = parser.parse(pre.out).extract<Poco::JSON::Object::Ptr>()->getObject("ledger");
   EXPECT_FALSE(ledger->getValue<bool>("success"));
-  EXPECT_EQ(ledger->getValue<std::string>("result_summary").rfind("not executed", 0), 0u)
+  EXPECT_EQ(ledger->getValue<std::string>("result_summary").rfind("denied by the agent: ", 0), 0u)
       << ledger->getValue<std::string>("result_summary");
+  EXPECT_TRUE(ledger->optValue<bool>("agent_denied", false));
 }
 
 }  // namespace
