@@ -1058,28 +1058,11 @@ TEST_F(CliTest, AReaderThatStopsReadingEndsTheOutputQuietly) {
   for (int i = 0; i < 200; ++i) write("f" + std::to_string(i), std::string(100, 'x'));
   ok({"snapshot", "--tag", "empty-before"});
   for (int i = 0; i < 200; ++i) write("f" + std::to_string(i), std::string(100, 'y'));
-  int out[2];
-  ASSERT_EQ(::pipe(out), 0);
-  ::close(out[0]);  // the reader is gone before a byte is written
   fs::path err = temp_ / "stderr";
-  std::vector<std::string> argv = {SHADOWBOX_BIN,   "--workspace", ws_.string(),  "--store",
-                                   store_.string(), "diff",        "empty-before"};
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::signal(SIGPIPE, SIG_DFL);  // as a shell starts it
-    ::dup2(out[1], STDOUT_FILENO);
-    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(e, STDERR_FILENO);
-    ::setenv("SHADOWBOX_CONFIG", "", 1);
-    std::vector<char*> a;
-    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    ::execv(a[0], a.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  int status =
+      testing_support::run_with_reader_gone({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
+                                             store_.string(), "diff", "empty-before"},
+                                            err);
   ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGPIPE);
   EXPECT_EQ(testing_support::read_file(err), "");

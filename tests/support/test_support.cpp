@@ -303,4 +303,28 @@ bool kill_on_creation(const fs::path& dir, const std::string& prefix,
   return killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 }
 
+int run_with_reader_gone(const std::vector<std::string>& argv,
+                         const boost::filesystem::path& err_file) {
+  int out[2];
+  if (::pipe(out) != 0) return -1;
+  ::close(out[0]);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_DFL);
+    ::dup2(out[1], STDOUT_FILENO);
+    int e = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(e, STDERR_FILENO);
+    ::setenv("SHADOWBOX_CONFIG", "", 1);
+    std::vector<char*> a;
+    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  int status = -1;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
+  return status;
+}
+
 }  // namespace testing_support

@@ -76,6 +76,12 @@ CommandResult run_command(const std::vector<std::string>& argv,
                           const std::string& stdin_data = "",
                           std::chrono::seconds timeout = std::chrono::seconds(120));
 
+// Runs argv (an absolute program; SHADOWBOX_CONFIG emptied) with SIGPIPE at its default,
+// as a shell starts it, its stdout a pipe whose reader is gone before a byte is written
+// (`| head` that stopped reading) and its stderr to err_file. Returns its wait status.
+int run_with_reader_gone(const std::vector<std::string>& argv,
+                         const boost::filesystem::path& err_file);
+
 // Starts a process with start() (which returns its pid) and sends it SIGKILL the moment
 // an entry whose name begins with prefix is created in dir — inotify reports the
 // creation at once, so the process is caught in the middle of what it was doing — then
