@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "arguments.hpp"
+#include "build_commit.hpp"
 #include "commands.hpp"
 #include "context.hpp"
 #include "fsnap/error.hpp"
@@ -332,7 +333,7 @@ void print_help(std::ostream& out) {
          "  --config FILE    settings (default: $SHADOWBOX_CONFIG, else\n"
          "                   <workspace>/.shadowbox.yaml)\n"
          "  --json           machine-readable output\n"
-         "  --version        print the version\n\n"
+         "  --version        print the version and the commit it was built from\n\n"
          "exit status: 0 success, 1 error, 2 usage error, 141 output whose reader stopped\n"
          "reading (as | head); run and resume: the agent's\n"
          "status, or 3 when a limit (or abort) stopped it\n";
@@ -376,7 +377,7 @@ int run(const std::vector<std::string>& argv) {
     return 0;
   }
   if (line.version) {
-    std::cout << "shadowbox " << kVersion << '\n';
+    std::cout << "shadowbox " << kVersion << " (commit " << build_commit() << ")\n";
     return 0;
   }
   if (command == nullptr) throw UsageError("no command given");

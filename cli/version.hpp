@@ -1,8 +1,9 @@
-// The program's version (`shadowbox --version`).
+// The program's version (`shadowbox --version`): the project's one version, declared in
+// the top-level CMakeLists.txt (project(... VERSION ...)) and passed to the compiler.
 #pragma once
 
 namespace cli {
 
-inline constexpr const char* kVersion = "0.1.0";
+inline constexpr const char* kVersion = SHADOWBOX_VERSION;
 
 }  // namespace cli
