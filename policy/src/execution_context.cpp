@@ -208,6 +208,80 @@ void ExecutionContext::stop(const SafetyEvent& event) {
   state_.events.push_back(event);
 }
 
+Admission ExecutionContext::refuse(NodeRecord record, Admission out, SafetyEvent event,
+                                   NodeStatus status, bool stops_chain) {
+  record.status = status;
+  record.end = record.start;
+  nodes_.push_back(std::move(record));
+  ++state_.refused_count;
+  ++state_.refused_in_a_row;
+  if (stops_chain) {
+    stop(event);
+  } else {
+    state_.events.push_back(event);
+  }
+  out.decision = Decision::kHalt;
+  out.event = std::move(event);
+  out.token = token_;
+  return out;
+}
+
+std::optional<ExecutionContext::Refusal> ExecutionContext::pipeline_check(
+    const CallContext& call, const WrapOptions& options, Admission& out) {
+  HookVerdict v = pipeline_->before_call(call);
+  for (SafetyEvent& e : pipeline_->take_events()) {
+    if (v.decision != Decision::kHalt) state_.events.push_back(std::move(e));
+  }
+  if (v.decision == Decision::kHalt) {
+    SafetyEvent event = v.event ? *v.event
+                                : SafetyEvent{StopReason::kProviderRateLimit,
+                                              Decision::kHalt,
+                                              "ShieldPipeline",
+                                              "refused by the shield pipeline",
+                                              0,
+                                              0,
+                                              call.at,
+                                              out.node_id,
+                                              options.key};
+    // A hook that enforces a chain-wide limit (a budget shared with other chains) stops
+    // the chain as the context's own limits do.
+    bool chain = stops_chain(event.type);
+    return Refusal{std::move(event), chain};
+  }
+  if (v.decision == Decision::kDegrade) {
+    out.decision = Decision::kDegrade;
+    if (v.event) out.event = v.event;
+  }
+  return std::nullopt;
+}
+
+std::optional<SafetyEvent> ExecutionContext::open_circuit(const CallContext& call,
+                                                          const WrapOptions& options,
+                                                          const std::string& node_id) {
+  if (!circuits_ || options.key.empty()) return std::nullopt;
+  CircuitAdmission circuit = circuits_->allow(options.key);
+  if (circuit.allowed) return std::nullopt;
+  std::ostringstream reason;
+  reason << options.key << " failed "
+         << (circuit.failures == 1 ? std::string("once")
+                                   : std::to_string(circuit.failures) + " times in a row")
+         << ", so its calls are refused for now";
+  if (circuit.retry_after.count() > 0) {
+    reason << " (for another " << (circuit.retry_after.count() + 999) / 1000 << " s)";
+  } else {
+    reason << " (a trial call is under way)";
+  }
+  return SafetyEvent{StopReason::kCircuitOpen,
+                     Decision::kHalt,
+                     "CircuitBreaker",
+                     reason.str(),
+                     static_cast<double>(circuits_->config().failure_threshold),
+                     static_cast<double>(circuit.failures),
+                     call.at,
+                     node_id,
+                     options.key};
+}
+
 Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
   Admission out;
@@ -220,28 +294,12 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   record.operation_name = options.operation_name;
   record.key = options.key;
   record.start = now_of(now_);
-  auto refuse = [&](SafetyEvent event, NodeStatus status, bool chain) {
-    record.status = status;
-    record.end = record.start;
-    nodes_.push_back(record);
-    ++state_.refused_count;
-    ++state_.refused_in_a_row;
-    if (chain) {
-      stop(event);
-    } else {
-      state_.events.push_back(event);
-    }
-    out.decision = Decision::kHalt;
-    out.event = std::move(event);
-    out.token = token_;
-    return out;
-  };
 
   if (std::optional<SafetyEvent> limit = chain_limit(options, steps_before, out.node_id)) {
     NodeStatus status = limit->type == StopReason::kAborted   ? NodeStatus::kAborted
                         : limit->type == StopReason::kTimeout ? NodeStatus::kTimeout
                                                               : NodeStatus::kHalted;
-    return refuse(std::move(*limit), status, true);
+    return refuse(std::move(record), std::move(out), std::move(*limit), status, true);
   }
   CallContext call = call_context(kind, options, out.node_id, steps_before);
   // The per-call checks: the budget window, the pipeline's hooks, the circuit. The
@@ -249,7 +307,9 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   std::optional<SafetyEvent> window_degraded;
   if (window_) {
     HookVerdict v = window_->check(call);
-    if (v.decision == Decision::kHalt) return refuse(*v.event, NodeStatus::kHalted, false);
+    if (v.decision == Decision::kHalt) {
+      return refuse(std::move(record), std::move(out), *v.event, NodeStatus::kHalted, false);
+    }
     if (v.decision == Decision::kDegrade && v.event) {
       window_degraded = v.event;
       out.decision = Decision::kDegrade;
@@ -257,55 +317,13 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
     }
   }
   if (pipeline_) {
-    HookVerdict v = pipeline_->before_call(call);
-    for (SafetyEvent& e : pipeline_->take_events()) {
-      if (v.decision != Decision::kHalt) state_.events.push_back(std::move(e));
-    }
-    if (v.decision == Decision::kHalt) {
-      SafetyEvent event = v.event ? *v.event
-                                  : SafetyEvent{StopReason::kProviderRateLimit,
-                                                Decision::kHalt,
-                                                "ShieldPipeline",
-                                                "refused by the shield pipeline",
-                                                0,
-                                                0,
-                                                call.at,
-                                                out.node_id,
-                                                options.key};
-      // A hook that enforces a chain-wide limit (a budget shared with other chains)
-      // stops the chain as the context's own limits do.
-      bool chain = stops_chain(event.type);
-      return refuse(std::move(event), NodeStatus::kHalted, chain);
-    }
-    if (v.decision == Decision::kDegrade) {
-      out.decision = Decision::kDegrade;
-      if (v.event) out.event = v.event;
+    if (std::optional<Refusal> refusal = pipeline_check(call, options, out)) {
+      return refuse(std::move(record), std::move(out), std::move(refusal->event),
+                    NodeStatus::kHalted, refusal->stops_chain);
     }
   }
-  if (circuits_ && !options.key.empty()) {
-    CircuitAdmission circuit = circuits_->allow(options.key);
-    if (!circuit.allowed) {
-      std::ostringstream reason;
-      reason << options.key << " failed "
-             << (circuit.failures == 1 ? std::string("once")
-                                       : std::to_string(circuit.failures) + " times in a row")
-             << ", so its calls are refused for now";
-      if (circuit.retry_after.count() > 0) {
-        reason << " (for another " << (circuit.retry_after.count() + 999) / 1000 << " s)";
-      } else {
-        reason << " (a trial call is under way)";
-      }
-      SafetyEvent event{StopReason::kCircuitOpen,
-                        Decision::kHalt,
-                        "CircuitBreaker",
-                        reason.str(),
-                        static_cast<double>(circuits_->config().failure_threshold),
-                        static_cast<double>(circuit.failures),
-                        call.at,
-                        out.node_id,
-                        options.key};
-      return refuse(std::move(event), NodeStatus::kHalted, false);
-    }
+  if (std::optional<SafetyEvent> open = open_circuit(call, options, out.node_id)) {
+    return refuse(std::move(record), std::move(out), std::move(*open), NodeStatus::kHalted, false);
   }
   if (window_) {
     window_->record_call(call);

@@ -111,6 +111,43 @@ MachineState MachineGraph::initial(std::chrono::system_clock::time_point at) con
   throw Error(ErrorCode::kInvalidArgument, name_ + ": no initial state is declared");
 }
 
+const MachineGraph::Transition* MachineGraph::choose(const std::string& state,
+                                                     std::type_index event, const void* value,
+                                                     std::string& why) const {
+  std::vector<std::string> failed_guards;
+  for (const std::string& s : ancestry(state)) {
+    for (const Transition& t : transitions_) {
+      if (t.event != event) continue;
+      if (std::find(t.info.from.begin(), t.info.from.end(), s) == t.info.from.end()) continue;
+      if (t.guard && !t.guard(value)) {
+        failed_guards.push_back(t.info.guard_label);
+        continue;
+      }
+      return &t;
+    }
+  }
+  if (failed_guards.empty()) {
+    why = "no transition on it leaves " + state;
+  } else {
+    why = "its guard does not hold (";
+    for (std::size_t i = 0; i < failed_guards.size(); ++i) {
+      why += (i ? ", " : "") + failed_guards[i];
+    }
+    why += ")";
+  }
+  return nullptr;
+}
+
+std::string MachineGraph::domain_of(const std::string& state, const std::string& target) const {
+  // A target that encloses the state (or is it) is left and entered again.
+  if (within(state, target)) return states_.at(target).parent;
+  std::vector<std::string> target_chain = ancestry(target);
+  for (const std::string& s : ancestry(state)) {
+    if (std::find(target_chain.begin(), target_chain.end(), s) != target_chain.end()) return s;
+  }
+  return "";
+}
+
 std::optional<Fired> MachineGraph::fire(const MachineState& current, std::type_index event,
                                         const void* value, std::chrono::system_clock::time_point at,
                                         std::string& why) const {
@@ -122,35 +159,8 @@ std::optional<Fired> MachineGraph::fire(const MachineState& current, std::type_i
     why = current.state + " is terminal";
     return std::nullopt;
   }
-  // The innermost state declaring a transition on event whose guard holds.
-  const Transition* chosen = nullptr;
-  std::vector<std::string> failed_guards;
-  std::vector<std::string> chain = ancestry(current.state);
-  for (const std::string& s : chain) {
-    for (const Transition& t : transitions_) {
-      if (t.event != event) continue;
-      if (std::find(t.info.from.begin(), t.info.from.end(), s) == t.info.from.end()) continue;
-      if (t.guard && !t.guard(value)) {
-        failed_guards.push_back(t.info.guard_label);
-        continue;
-      }
-      chosen = &t;
-      break;
-    }
-    if (chosen) break;
-  }
-  if (!chosen) {
-    if (failed_guards.empty()) {
-      why = "no transition on it leaves " + current.state;
-    } else {
-      why = "its guard does not hold (";
-      for (std::size_t i = 0; i < failed_guards.size(); ++i) {
-        why += (i ? ", " : "") + failed_guards[i];
-      }
-      why += ")";
-    }
-    return std::nullopt;
-  }
+  const Transition* chosen = choose(current.state, event, value, why);
+  if (!chosen) return std::nullopt;
 
   Fired fired;
   MachineState& next = fired.state;
@@ -160,22 +170,9 @@ std::optional<Fired> MachineGraph::fire(const MachineState& current, std::type_i
   next.at = at;
   next.state = leaf_of(chosen->info.to, current);
   // Exit up to the nearest state enclosing both the current state and the target, and
-  // enter down from it. A target that encloses the current state (or is it) is left
-  // and entered again.
-  const std::string& target = chosen->info.to;
-  std::string domain;
-  if (within(current.state, target)) {
-    domain = states_.at(target).parent;
-  } else {
-    std::vector<std::string> target_chain = ancestry(target);
-    for (const std::string& s : chain) {
-      if (std::find(target_chain.begin(), target_chain.end(), s) != target_chain.end()) {
-        domain = s;
-        break;
-      }
-    }
-  }
-  for (const std::string& s : chain) {
+  // enter down from it.
+  std::string domain = domain_of(current.state, chosen->info.to);
+  for (const std::string& s : ancestry(current.state)) {
     if (s == domain) break;
     fired.exited.push_back(s);
   }

@@ -226,6 +226,22 @@ class ExecutionContext {
   ContextSnapshot snapshot_locked() const;       // mutex_ held
   CallContext call_context(NodeKind kind, const WrapOptions& options, const std::string& node_id,
                            std::size_t steps_before) const;  // mutex_ held
+  // A refusal of the per-call checks: its event, and whether it stops the whole chain.
+  struct Refusal {
+    SafetyEvent event;
+    bool stops_chain = false;
+  };
+  // Asks the shield pipeline about call; a refusal, or nullopt with out's decision
+  // degraded where it says so (mutex_ held).
+  std::optional<Refusal> pipeline_check(const CallContext& call, const WrapOptions& options,
+                                        Admission& out);
+  // The open circuit of options.key that refuses call, or nullopt (mutex_ held).
+  std::optional<SafetyEvent> open_circuit(const CallContext& call, const WrapOptions& options,
+                                          const std::string& node_id);
+  // Records record as refused with event (a chain-wide stop when stops_chain) and makes out
+  // the halt it answers (mutex_ held).
+  Admission refuse(NodeRecord record, Admission out, SafetyEvent event, NodeStatus status,
+                   bool stops_chain);
 
   ExecutionConfig config_;
   ChainMetadata metadata_;

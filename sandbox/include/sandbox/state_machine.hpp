@@ -148,6 +148,13 @@ class MachineGraph {
   // The leaf entered when state is entered (its initial or remembered substate).
   std::string leaf_of(const std::string& state, const MachineState& memory) const;
   std::vector<std::string> ancestry(const std::string& state) const;  // state, ..., top
+  // The transition on event that fires in state: the innermost state's whose guard holds;
+  // nullptr, with why, when none does.
+  const Transition* choose(const std::string& state, std::type_index event, const void* value,
+                           std::string& why) const;
+  // The innermost state that encloses both state and target and is neither left nor
+  // entered by a transition between them ("" for none).
+  std::string domain_of(const std::string& state, const std::string& target) const;
 
   std::string name_;
   std::vector<std::string> order_;
