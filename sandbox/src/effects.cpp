@@ -124,53 +124,70 @@ EffectOutcome EffectRunner::run_once(const Effect& effect, std::stop_token stop)
   EffectOutcome out;
   out.effect = effect.describe();
   switch (effect.kind()) {
-    case Effect::Kind::kSingle: {
-      auto handler = handlers_.find(effect.type());
-      if (handler == handlers_.end()) {
-        out.error = "no handler for effect " + out.effect;
-        return out;
-      }
-      try {
-        out.value = handler->second(effect.value(), std::move(stop));
-        out.ok = true;
-      } catch (const std::exception& e) {
-        out.error = out.effect + " failed: " + e.what();
-      } catch (...) {
-        out.error = out.effect + " failed";
-      }
-      return out;
-    }
-    case Effect::Kind::kSequence: {
-      out.ok = true;
-      for (const Effect& child : effect.children()) {
-        EffectOutcome step = run(child, stop);
-        if (!step.ok) {
-          out.ok = false;
-          out.error = step.error;
-          return out;
-        }
-        out.value = std::move(step.value);
-      }
-      return out;
-    }
-    case Effect::Kind::kThen: {
-      EffectOutcome first = run(effect.children().front(), stop);
-      if (!first.ok) {
-        out.error = first.error;
-        return out;
-      }
-      Effect next = effect.next()(first.value);
-      EffectOutcome second = run(next, stop);
-      second.effect = out.effect;
-      second.attempts = 0;
-      return second;
-    }
+    case Effect::Kind::kSingle:
+      return run_single(effect, std::move(stop), std::move(out));
+    case Effect::Kind::kSequence:
+      return run_sequence(effect, std::move(stop), std::move(out));
+    case Effect::Kind::kThen:
+      return run_then(effect, std::move(stop), std::move(out));
     case Effect::Kind::kAllOf:
     case Effect::Kind::kRace:
       break;
   }
-  // all_of and race: a thread per effect. A race's losers are asked to stop once one
-  // wins; a stop asked of the whole reaches every one.
+  return run_concurrently(effect, std::move(stop), std::move(out));
+}
+
+EffectOutcome EffectRunner::run_single(const Effect& effect, std::stop_token stop,
+                                       EffectOutcome out) const {
+  auto handler = handlers_.find(effect.type());
+  if (handler == handlers_.end()) {
+    out.error = "no handler for effect " + out.effect;
+    return out;
+  }
+  try {
+    out.value = handler->second(effect.value(), std::move(stop));
+    out.ok = true;
+  } catch (const std::exception& e) {
+    out.error = out.effect + " failed: " + e.what();
+  } catch (...) {
+    out.error = out.effect + " failed";
+  }
+  return out;
+}
+
+EffectOutcome EffectRunner::run_sequence(const Effect& effect, std::stop_token stop,
+                                         EffectOutcome out) const {
+  out.ok = true;
+  for (const Effect& child : effect.children()) {
+    EffectOutcome step = run(child, stop);
+    if (!step.ok) {
+      out.ok = false;
+      out.error = step.error;
+      return out;
+    }
+    out.value = std::move(step.value);
+  }
+  return out;
+}
+
+EffectOutcome EffectRunner::run_then(const Effect& effect, std::stop_token stop,
+                                     EffectOutcome out) const {
+  EffectOutcome first = run(effect.children().front(), stop);
+  if (!first.ok) {
+    out.error = first.error;
+    return out;
+  }
+  Effect next = effect.next()(first.value);
+  EffectOutcome second = run(next, stop);
+  second.effect = out.effect;
+  second.attempts = 0;
+  return second;
+}
+
+EffectOutcome EffectRunner::run_concurrently(const Effect& effect, std::stop_token stop,
+                                             EffectOutcome out) const {
+  // A race's losers are asked to stop once one wins; a stop asked of the whole reaches
+  // every one.
   const bool race = effect.kind() == Effect::Kind::kRace;
   const std::vector<Effect>& children = effect.children();
   std::vector<EffectOutcome> outcomes(children.size());

@@ -194,6 +194,13 @@ class EffectRunner {
     };
   }
   EffectOutcome run_once(const Effect& effect, std::stop_token stop) const;
+  // run_once of each kind of effect; out has the effect's description.
+  EffectOutcome run_single(const Effect& effect, std::stop_token stop, EffectOutcome out) const;
+  EffectOutcome run_sequence(const Effect& effect, std::stop_token stop, EffectOutcome out) const;
+  EffectOutcome run_then(const Effect& effect, std::stop_token stop, EffectOutcome out) const;
+  // all_of and race: the children on a thread each.
+  EffectOutcome run_concurrently(const Effect& effect, std::stop_token stop,
+                                 EffectOutcome out) const;
 
   std::map<std::type_index, Handler> handlers_;
   std::function<void(std::chrono::milliseconds)> sleep_;
