@@ -248,22 +248,13 @@ void wait_a_while(long ms, const sigset_t& waiting) {
   ::_exit(0);
 }
 
-}  // namespace
-
-void run(const Setup& setup) {
-  ::prctl(PR_SET_NAME, "shadowbox-guard", 0, 0, 0);
-  // Orphans of the agent's tree are reparented here, not to init: they stay findable.
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  // The supervisor's descriptors are not the guard's to hold (a lock held by one would
-  // outlive the supervisor); those the agent inherits stay until it is started.
-  close_descriptors(true, setup.channel, setup.keep_fd);
-
-  // SIGCHLD wakes the guard's waits only: blocked but while it waits, so that none is
-  // missed between a check and a wait.
+// SIGCHLD wakes the guard's waits only: blocked but while it waits, so that none is
+// missed between a check and a wait. Sets inherited to the mask the guard was started
+// with; returns the mask to wait with.
+sigset_t handle_signals(sigset_t& inherited) {
   sigset_t child;
   sigemptyset(&child);
   sigaddset(&child, SIGCHLD);
-  sigset_t inherited;
   ::sigprocmask(SIG_BLOCK, &child, &inherited);
   sigset_t waiting = inherited;
   sigdelset(&waiting, SIGCHLD);
@@ -275,7 +266,31 @@ void run(const Setup& setup) {
   for (int sig : kForwarded) ::sigaction(sig, &action, nullptr);
   // (SIGINT and SIGQUIT stay ignored, as the supervisor set them: a terminal sends them
   // to the agent itself.)
+  return waiting;
+}
 
+// In the forked agent: its signals and mask as the user's shell would give them, then
+// the agent's program; what exec failed with is written to report.
+[[noreturn]] void exec_agent(const Setup& setup, const sigset_t& inherited, pid_t guard,
+                             int report) {
+  for (int sig : kAgentDefaults) ::signal(sig, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &inherited, nullptr);
+  // The agent does not outlive its guard (which outlives the supervisor to end it).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (::getppid() != guard) ::_exit(127);
+  // The agent creates files as the user would (the supervisor's umask keeps the store
+  // private: fsnap/user_umask.hpp).
+  ::umask(setup.umask);
+  if (::chdir(setup.dir) == 0) ::execvpe(setup.argv[0], setup.argv, setup.envp);
+  int err = errno;
+  ssize_t ignored = ::write(report, &err, sizeof err);
+  (void)ignored;
+  ::_exit(127);
+}
+
+// Starts the agent; its pid once its program runs. When it cannot be started, tells the
+// supervisor why and exits.
+pid_t start_agent(const Setup& setup, const sigset_t& inherited) {
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
     tell(setup.channel, Message::kExecFailed, errno);
@@ -288,22 +303,11 @@ void run(const Setup& setup) {
     ::_exit(127);
   }
   if (agent == 0) {
-    for (int sig : kAgentDefaults) ::signal(sig, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &inherited, nullptr);
     ::close(report[0]);
-    // The agent does not outlive its guard (which outlives the supervisor to end it).
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (::getppid() != guard) ::_exit(127);
-    // The agent creates files as the user would (the supervisor's umask keeps the store
-    // private: fsnap/user_umask.hpp).
-    ::umask(setup.umask);
-    if (::chdir(setup.dir) == 0) ::execvpe(setup.argv[0], setup.argv, setup.envp);
-    int err = errno;
-    ssize_t ignored = ::write(report[1], &err, sizeof err);
-    (void)ignored;
-    ::_exit(127);
+    exec_agent(setup, inherited, guard, report[1]);
   }
   ::close(report[1]);
+  // The report pipe closes unread when exec succeeds (O_CLOEXEC).
   int exec_error = 0;
   ssize_t n;
   do {
@@ -316,6 +320,22 @@ void run(const Setup& setup) {
     tell(setup.channel, Message::kExecFailed, exec_error);
     ::_exit(127);
   }
+  return agent;
+}
+
+}  // namespace
+
+void run(const Setup& setup) {
+  ::prctl(PR_SET_NAME, "shadowbox-guard", 0, 0, 0);
+  // Orphans of the agent's tree are reparented here, not to init: they stay findable.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  // The supervisor's descriptors are not the guard's to hold (a lock held by one would
+  // outlive the supervisor); those the agent inherits stay until it is started.
+  close_descriptors(true, setup.channel, setup.keep_fd);
+  sigset_t inherited;
+  sigset_t waiting = handle_signals(inherited);
+
+  pid_t agent = start_agent(setup, inherited);
   g_agent = agent;
   tell(setup.channel, Message::kStarted, agent);
   close_descriptors(false, setup.channel, setup.keep_fd);

@@ -63,19 +63,13 @@ std::vector<std::string> home_candidates(const fsnap::ShadowRepo& repo,
   return out;
 }
 
-}  // namespace
-
-RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                          const RewindRequest& request) {
-  register_claude_code_slice_types();
-  const std::string& run = request.run;
-  std::string quoted = fsnap::quote_input(run);
-  std::string why = "cannot rewind run " + quoted + ": ";
-  sandbox::Ledger ledger(repo);
-  RewindPlan plan;
+// Sets plan.target and plan.record to the pre_tool checkpoint request.ref names in the
+// run, and its ledger record; throws (message begun by why) when it is not one.
+void resolve_target(const sandbox::Ledger& ledger, const RewindRequest& request,
+                    const std::string& why, RewindPlan& plan) {
   plan.target = ledger.resolve(request.ref);
   std::string ref = fsnap::quote_input(request.ref);
-  if (plan.target.meta.run != run) {
+  if (plan.target.meta.run != request.run) {
     throw Error(ErrorCode::kInvalidArgument,
                 why + ref + " is a checkpoint of run " + fsnap::quote_input(plan.target.meta.run));
   }
@@ -84,7 +78,7 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
                 why + ref + " is a " + std::string(fsnap::to_string(plan.target.meta.phase)) +
                     " checkpoint; a rewind goes back to just before a tool call: give its "
                     "pre_tool checkpoint (pre:<tool call id>; `shadowbox log --run " +
-                    run + "` lists them)");
+                    request.run + "` lists them)");
   }
   std::optional<sandbox::LedgerRecord> record = ledger.read(plan.target);
   if (!record) {
@@ -92,6 +86,48 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
                 why + "checkpoint " + plan.target.id + " has no ledger record");
   }
   plan.record = *record;
+}
+
+// Makes plan.home the newest preserved HOME of the run, from the target's on, in which
+// the adapter finds the session to cut at point; the cut (plan.home_commit says which
+// HOME it was). Throws kNotFound when none holds it.
+SessionCut cut_home(fsnap::ShadowRepo& repo, const sandbox::Ledger& ledger,
+                    const AgentAdapter& adapter, const std::string& run,
+                    const SessionCutPoint& point, RewindPlan& plan) {
+  std::string missing;
+  for (const std::string& commit : home_candidates(repo, ledger, run, plan.record)) {
+    std::optional<std::string> tree = repo.commit_tree(commit);
+    if (!tree) continue;
+    boost::system::error_code ec;
+    fs::remove_all(plan.home, ec);
+    fs::create_directories(plan.home.parent_path());
+    repo.materialize(*tree, plan.home);
+    fs::permissions(plan.home, fs::owner_all);
+    try {
+      SessionCut cut = adapter.cut_session(plan.home, point);
+      plan.home_commit = commit;
+      return cut;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kNotFound) throw;
+      missing = e.what();
+    }
+  }
+  throw Error(ErrorCode::kNotFound, missing.empty()
+                                        ? "it has no preserved agent data (" +
+                                              fsnap::layout::home_ref(run) + " is missing)"
+                                        : missing);
+}
+
+}  // namespace
+
+RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                          const RewindRequest& request) {
+  register_claude_code_slice_types();
+  const std::string& run = request.run;
+  std::string why = "cannot rewind run " + fsnap::quote_input(run) + ": ";
+  sandbox::Ledger ledger(repo);
+  RewindPlan plan;
+  resolve_target(ledger, request, why, plan);
   std::optional<sandbox::RunMeta> parent = sandbox::RunMeta::load(store, run);
   if (!parent) {
     throw Error(ErrorCode::kNotFound,
@@ -102,7 +138,8 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
   }
   plan.session_id = session_at(ledger, plan.record);
   if (plan.session_id.empty()) {
-    throw Error(ErrorCode::kNotFound, why + "it recorded no agent session by " + ref);
+    throw Error(ErrorCode::kNotFound,
+                why + "it recorded no agent session by " + fsnap::quote_input(request.ref));
   }
   fs::path run_dir = fsnap::layout::run_dir(store.dir(), request.new_run);
   if (fs::exists(run_dir) || repo->has_run(request.new_run)) {
@@ -120,32 +157,8 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
     boost::system::error_code ec;
     fs::remove_all(run_dir, ec);
   };
-  std::optional<SessionCut> cut;
-  std::string missing;
   try {
-    for (const std::string& commit : home_candidates(*repo, ledger, run, plan.record)) {
-      std::optional<std::string> tree = repo->commit_tree(commit);
-      if (!tree) continue;
-      boost::system::error_code ec;
-      fs::remove_all(plan.home, ec);
-      fs::create_directories(plan.home.parent_path());
-      repo->materialize(*tree, plan.home);
-      fs::permissions(plan.home, fs::owner_all);
-      try {
-        cut = adapter.cut_session(plan.home, point);
-        plan.home_commit = commit;
-        break;
-      } catch (const Error& e) {
-        if (e.code() != ErrorCode::kNotFound) throw;
-        missing = e.what();
-      }
-    }
-    if (!cut) {
-      throw Error(ErrorCode::kNotFound, missing.empty()
-                                            ? "it has no preserved agent data (" +
-                                                  fsnap::layout::home_ref(run) + " is missing)"
-                                            : missing);
-    }
+    SessionCut cut = cut_home(*repo, ledger, adapter, run, point, plan);
     plan.meta.run = request.new_run;
     plan.meta.workspace = request.workspace;
     plan.meta.command =
@@ -155,10 +168,10 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
     plan.meta.limits = parent->limits;
     plan.meta.forked_from =
         sandbox::RunFork{run, plan.target.id, plan.record.tool_call_id, plan.meta.started_at};
-    ResumeCommand command{plan.meta.command,       cut->session_id, request.extra_args,
-                          request.only_extra_args, /*fork=*/true,   cut->resume_args};
+    ResumeCommand command{plan.meta.command,       cut.session_id, request.extra_args,
+                          request.only_extra_args, /*fork=*/true,  cut.resume_args};
     plan.argv = adapter.resume_argv(command);
-    plan.env = {std::string(kResumeSessionVariable) + "=" + cut->session_id,
+    plan.env = {std::string(kResumeSessionVariable) + "=" + cut.session_id,
                 std::string(kResumeForkVariable) + "=1"};
   } catch (const Error& e) {
     discard();

@@ -100,19 +100,92 @@ std::optional<double> charged_at(const sandbox::Ledger& ledger,
   return std::nullopt;
 }
 
+// Turns a run's checkpoints, oldest first, into the steps of its export: a call's
+// pre_tool checkpoint opens it and the checkpoint that ends it is its commit; any other
+// checkpoint that records files (of no call, or a call ended twice) is a commit of its own.
+class StepCollector {
+ public:
+  StepCollector(sandbox::Ledger& ledger, std::string run) : ledger_(ledger), run_(std::move(run)) {}
+
+  // Adds c's step, if it makes one, to request and out.
+  void add(const fsnap::Checkpoint& c, fsnap::BranchExportRequest& request, RunExport& out) {
+    std::optional<sandbox::LedgerRecord> record;
+    try {
+      record = ledger_.read(c);
+    } catch (const fsnap::Error&) {
+      // A damaged record: the checkpoint counts as one of no call.
+    }
+    fsnap::Phase phase = record ? record->phase : c.meta.phase;
+    std::string call_id = record ? record->tool_call_id : c.meta.tool_call_id;
+    if (phase == fsnap::Phase::kPreTool && record && !call_id.empty()) {
+      begin(call_id, *record);
+      return;
+    }
+    if (phase == fsnap::Phase::kPreTool || phase == fsnap::Phase::kSafety ||
+        phase == fsnap::Phase::kDenied) {
+      return;  // what changed up to it is the next step's
+    }
+    ExportedStep step;
+    step.checkpoint = c.id;
+    std::string message;
+    auto call = begun_.find(call_id);
+    if (record && !call_id.empty() && call != begun_.end() && ended_.count(call_id) == 0) {
+      ended_.insert(call_id);
+      const sandbox::LedgerRecord& pre = call->second.first;
+      step.tool_call_id = call_id;
+      step.tool_name = pre.tool_name.empty() ? record->tool_name : pre.tool_name;
+      step.outcome = outcome_of(*record);
+      step.cost_usd = call->second.second;
+      step.subject = call_subject(step.tool_name, call_id, pre.input_summary);
+      message = call_message(step, pre, *record, run_);
+    } else {
+      std::string summary = record ? record->result_summary : "";
+      step.subject =
+          summary.empty() ? "files changed outside tool calls" : one_line(summary, kSubjectLimit);
+      message = plain_message(
+          step, summary.size() > kSubjectLimit ? one_line(summary, kBodyLimit) : "", run_);
+    }
+    request.steps.push_back({c.tree, message, c.created_at});
+    out.steps.push_back(step);
+  }
+
+ private:
+  // A call's pre_tool record, and what the agent spent up to it since the call before.
+  void begin(const std::string& call_id, const sandbox::LedgerRecord& record) {
+    std::optional<double> cost;
+    if (std::optional<double> now = charged_at(ledger_, record)) {
+      cost = std::max(0.0, *now - charged_);
+      charged_ = *now;
+    }
+    begun_.insert_or_assign(call_id, std::make_pair(record, cost));
+  }
+
+  sandbox::Ledger& ledger_;
+  std::string run_;
+  std::map<std::string, std::pair<sandbox::LedgerRecord, std::optional<double>>> begun_;
+  std::set<std::string> ended_;
+  double charged_ = 0;
+};
+
+// The run's checkpoints, oldest first; throws when there is no such run or it has none.
+std::vector<fsnap::Checkpoint> checkpoints_of(fsnap::ShadowRepo& repo, const std::string& run) {
+  if (!repo.has_run(run)) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound, "no run named " + fsnap::quote_input(run));
+  }
+  std::vector<fsnap::Checkpoint> checkpoints = repo.log(run, 0);
+  if (checkpoints.empty()) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound, "run " + run + " has no checkpoint");
+  }
+  std::reverse(checkpoints.begin(), checkpoints.end());
+  return checkpoints;
+}
+
 }  // namespace
 
 RunExport export_run(const std::shared_ptr<fsnap::ShadowRepo>& repo,
                      const boost::filesystem::path& workspace, const fsnap::CaptureOptions& capture,
                      const std::string& run, const std::string& branch, bool force) {
-  if (!repo->has_run(run)) {
-    throw fsnap::Error(fsnap::ErrorCode::kNotFound, "no run named " + fsnap::quote_input(run));
-  }
-  std::vector<fsnap::Checkpoint> checkpoints = repo->log(run, 0);
-  if (checkpoints.empty()) {
-    throw fsnap::Error(fsnap::ErrorCode::kNotFound, "run " + run + " has no checkpoint");
-  }
-  std::reverse(checkpoints.begin(), checkpoints.end());
+  std::vector<fsnap::Checkpoint> checkpoints = checkpoints_of(*repo, run);
   sandbox::Ledger ledger(repo);
   RunExport out;
   fsnap::BranchExportRequest request;
@@ -132,54 +205,8 @@ RunExport export_run(const std::shared_ptr<fsnap::ShadowRepo>& repo,
   request.start_skipped = first.skipped;
   out.steps.push_back(start);
 
-  std::map<std::string, std::pair<sandbox::LedgerRecord, std::optional<double>>> begun;
-  std::set<std::string> ended;
-  double charged = 0;
-  for (const fsnap::Checkpoint& c : checkpoints) {
-    std::optional<sandbox::LedgerRecord> record;
-    try {
-      record = ledger.read(c);
-    } catch (const fsnap::Error&) {
-      // A damaged record: the checkpoint counts as one of no call.
-    }
-    fsnap::Phase phase = record ? record->phase : c.meta.phase;
-    std::string call_id = record ? record->tool_call_id : c.meta.tool_call_id;
-    if (phase == fsnap::Phase::kPreTool && record && !call_id.empty()) {
-      std::optional<double> cost;
-      if (std::optional<double> now = charged_at(ledger, *record)) {
-        cost = std::max(0.0, *now - charged);
-        charged = *now;
-      }
-      begun.insert_or_assign(call_id, std::make_pair(*record, cost));
-      continue;
-    }
-    if (phase == fsnap::Phase::kPreTool || phase == fsnap::Phase::kSafety ||
-        phase == fsnap::Phase::kDenied) {
-      continue;  // what changed up to it is the next step's
-    }
-    ExportedStep step;
-    step.checkpoint = c.id;
-    std::string message;
-    auto call = begun.find(call_id);
-    if (record && !call_id.empty() && call != begun.end() && ended.count(call_id) == 0) {
-      ended.insert(call_id);
-      const sandbox::LedgerRecord& pre = call->second.first;
-      step.tool_call_id = call_id;
-      step.tool_name = pre.tool_name.empty() ? record->tool_name : pre.tool_name;
-      step.outcome = outcome_of(*record);
-      step.cost_usd = call->second.second;
-      step.subject = call_subject(step.tool_name, call_id, pre.input_summary);
-      message = call_message(step, pre, *record, run);
-    } else {
-      std::string summary = record ? record->result_summary : "";
-      step.subject =
-          summary.empty() ? "files changed outside tool calls" : one_line(summary, kSubjectLimit);
-      message = plain_message(
-          step, summary.size() > kSubjectLimit ? one_line(summary, kBodyLimit) : "", run);
-    }
-    request.steps.push_back({c.tree, message, c.created_at});
-    out.steps.push_back(step);
-  }
+  StepCollector steps(ledger, run);
+  for (const fsnap::Checkpoint& c : checkpoints) steps.add(c, request, out);
 
   out.branch = fsnap::export_branch(*repo, workspace, capture, request);
   out.steps.front().commit = out.branch.start_commit;
