@@ -65,41 +65,36 @@ std::set<std::string> large_files_named(const ShadowRepo::Impl& impl,
   return out;
 }
 
-std::vector<std::string> runs_over_size(
-    const ShadowRepo::Impl& impl, std::uint64_t max_bytes, const std::set<std::string>& keep,
-    const std::map<std::string, std::vector<git_oid>>& shortened) {
-  std::uint64_t on_disk = object_bytes_on_disk(impl.git_dir / "objects");
-  // The copies of large files, beside the objects: what the store alone holds of each.
-  std::map<std::string, std::uint64_t> copy_bytes =
-      LargeFileCopies(layout::large_files_dir(layout::store_of_repo(impl.git_dir))).disk_usage();
-  std::uint64_t copies_on_disk = 0;
-  for (const auto& [name, bytes] : copy_bytes) copies_on_disk += bytes;
-  if (max_bytes == 0 || on_disk + copies_on_disk <= max_bytes) return {};
+namespace {
 
-  // Every object's size, and the scale from sizes to bytes on disk.
-  std::unordered_map<git_oid, std::uint64_t, OidHash, OidEq> size_of;
-  std::uint64_t all_sizes = 0;
+// Each object's size (0 where it cannot be read); their total in total.
+using ObjectSizes = std::unordered_map<git_oid, std::uint64_t, OidHash, OidEq>;
+ObjectSizes object_sizes(const ShadowRepo::Impl& impl, std::uint64_t& total) {
+  ObjectSizes size_of;
   git::check(git_odb_foreach(
                  impl.odb.get(),
                  [](const git_oid* oid, void* payload) {
-                   auto* sizes = static_cast<decltype(size_of)*>(payload);
-                   sizes->emplace(*oid, 0);
+                   static_cast<ObjectSizes*>(payload)->emplace(*oid, 0);
                    return 0;
                  },
                  &size_of),
              "cannot list objects");
+  total = 0;
   for (auto& [oid, size] : size_of) {
     std::size_t length = 0;
     git_object_t type = GIT_OBJECT_INVALID;
     if (git_odb_read_header(&length, &type, impl.odb.get(), &oid) == 0) size = length;
     git_error_clear();
-    all_sizes += size;
+    total += size;
   }
-  double scale =
-      all_sizes == 0 ? 0.0 : static_cast<double>(on_disk) / static_cast<double>(all_sizes);
+  return size_of;
+}
 
-  // Who reaches each object: the ledger and tags (shared), and each run.
-  std::map<std::string, std::vector<RefTip>> groups;  // by run ("" for shared)
+// The tips each run reaches its objects from, by run ("" for the ledger and tags,
+// shared): a shortened run's from the trees it keeps.
+std::map<std::string, std::vector<RefTip>> tips_by_run(
+    const ShadowRepo::Impl& impl, const std::map<std::string, std::vector<git_oid>>& shortened) {
+  std::map<std::string, std::vector<RefTip>> groups;
   for (RefTip& tip : ref_tips(impl)) {
     // Of the ledger, its newest tree: gc starts the notes' history afresh when it drops
     // anything (the session trees the kept records name go on their runs' chains).
@@ -120,48 +115,32 @@ std::vector<std::string> runs_over_size(
     }
     groups[run].push_back(std::move(tip));
   }
-  std::vector<std::string> runs;
-  std::unordered_map<git_oid, int, OidHash, OidEq> owner;
-  for (const auto& [run, tips] : groups) {
-    int index = run.empty() ? kShared : static_cast<int>(runs.size());
-    if (!run.empty()) runs.push_back(run);
-    for (const git_oid& id : name_objects_from(impl, tips).order) {
-      auto [at, fresh] = owner.emplace(id, index);
-      if (!fresh && at->second != index) at->second = kShared;
-    }
-  }
-  // Bytes on disk: the objects' sizes scaled, the copies' blocks as they are.
-  double live = 0;
-  std::vector<double> alone(runs.size(), 0);
-  for (const auto& [oid, who] : owner) {
-    auto size = size_of.find(oid);
-    double bytes = scale * static_cast<double>(size != size_of.end() ? size->second : 0);
-    live += bytes;
-    if (who != kShared) alone[static_cast<std::size_t>(who)] += bytes;
-  }
-  if (copies_on_disk > 0) {
-    std::map<std::string, int> copy_owner;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      auto kept = shortened.find(runs[i]);
-      std::optional<std::size_t> count;
-      if (kept != shortened.end()) count = kept->second.size();
-      for (const std::string& name : copies_named(impl, runs[i], count)) {
-        auto [at, fresh] = copy_owner.emplace(name, static_cast<int>(i));
-        if (!fresh && at->second != static_cast<int>(i)) at->second = kShared;
-      }
-    }
-    for (const auto& [name, who] : copy_owner) {
-      auto bytes = copy_bytes.find(name);
-      if (bytes == copy_bytes.end()) continue;
-      live += static_cast<double>(bytes->second);
-      if (who != kShared)
-        alone[static_cast<std::size_t>(who)] += static_cast<double>(bytes->second);
-    }
-  }
-  double excess = live - static_cast<double>(max_bytes);
-  if (excess <= 0) return {};
+  return groups;
+}
 
-  // Candidates, oldest first by their newest checkpoint; the newest run stays.
+// Which run alone holds each large-file copy (its index in runs, or kShared).
+std::map<std::string, int> copy_owners(
+    const ShadowRepo::Impl& impl, const std::vector<std::string>& runs,
+    const std::map<std::string, std::vector<git_oid>>& shortened) {
+  std::map<std::string, int> copy_owner;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    auto kept = shortened.find(runs[i]);
+    std::optional<std::size_t> count;
+    if (kept != shortened.end()) count = kept->second.size();
+    for (const std::string& name : copies_named(impl, runs[i], count)) {
+      auto [at, fresh] = copy_owner.emplace(name, static_cast<int>(i));
+      if (!fresh && at->second != static_cast<int>(i)) at->second = kShared;
+    }
+  }
+  return copy_owner;
+}
+
+// The runs to drop for excess bytes: oldest first by their newest checkpoint, never the
+// newest run nor one of keep, until what they alone hold (alone, by index) covers it.
+std::vector<std::string> oldest_runs_for(const ShadowRepo::Impl& impl,
+                                         const std::vector<std::string>& runs,
+                                         const std::vector<double>& alone, double excess,
+                                         const std::set<std::string>& keep) {
   struct Candidate {
     std::string run;
     std::chrono::system_clock::time_point newest;
@@ -184,6 +163,58 @@ std::vector<std::string> runs_over_size(
     excess -= c.alone;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> runs_over_size(
+    const ShadowRepo::Impl& impl, std::uint64_t max_bytes, const std::set<std::string>& keep,
+    const std::map<std::string, std::vector<git_oid>>& shortened) {
+  std::uint64_t on_disk = object_bytes_on_disk(impl.git_dir / "objects");
+  // The copies of large files, beside the objects: what the store alone holds of each.
+  std::map<std::string, std::uint64_t> copy_bytes =
+      LargeFileCopies(layout::large_files_dir(layout::store_of_repo(impl.git_dir))).disk_usage();
+  std::uint64_t copies_on_disk = 0;
+  for (const auto& [name, bytes] : copy_bytes) copies_on_disk += bytes;
+  if (max_bytes == 0 || on_disk + copies_on_disk <= max_bytes) return {};
+
+  // Every object's size, and the scale from sizes to bytes on disk.
+  std::uint64_t all_sizes = 0;
+  ObjectSizes size_of = object_sizes(impl, all_sizes);
+  double scale =
+      all_sizes == 0 ? 0.0 : static_cast<double>(on_disk) / static_cast<double>(all_sizes);
+
+  // Who reaches each object: the ledger and tags (shared), and each run.
+  std::vector<std::string> runs;
+  std::unordered_map<git_oid, int, OidHash, OidEq> owner;
+  for (const auto& [run, tips] : tips_by_run(impl, shortened)) {
+    int index = run.empty() ? kShared : static_cast<int>(runs.size());
+    if (!run.empty()) runs.push_back(run);
+    for (const git_oid& id : name_objects_from(impl, tips).order) {
+      auto [at, fresh] = owner.emplace(id, index);
+      if (!fresh && at->second != index) at->second = kShared;
+    }
+  }
+  // Bytes on disk: the objects' sizes scaled, the copies' blocks as they are.
+  double live = 0;
+  std::vector<double> alone(runs.size(), 0);
+  auto count = [&](int who, double bytes) {
+    live += bytes;
+    if (who != kShared) alone[static_cast<std::size_t>(who)] += bytes;
+  };
+  for (const auto& [oid, who] : owner) {
+    auto size = size_of.find(oid);
+    count(who, scale * static_cast<double>(size != size_of.end() ? size->second : 0));
+  }
+  if (copies_on_disk > 0) {
+    for (const auto& [name, who] : copy_owners(impl, runs, shortened)) {
+      auto bytes = copy_bytes.find(name);
+      if (bytes != copy_bytes.end()) count(who, static_cast<double>(bytes->second));
+    }
+  }
+  double excess = live - static_cast<double>(max_bytes);
+  if (excess <= 0) return {};
+  return oldest_runs_for(impl, runs, alone, excess, keep);
 }
 
 }  // namespace fsnap

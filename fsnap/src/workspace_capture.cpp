@@ -180,57 +180,15 @@ class Walker {
       const StatEntry* c = cached ? StatCache::find_entry(*cached, name) : nullptr;
       StatEntry e;
       e.name = name;
+      bool kept = false;
       if (is_dir) {
-        e.mode = kModeTree;
-        record_stat(e, st);
-        if (shared_.scope != nullptr && c != nullptr && c->mode == kModeTree &&
-            !shared_.scope->must_walk(path) && shared_.previous.find_dir(path) != nullptr) {
-          e.oid = c->oid;  // nothing changed below: the cached subtree stands
-          record.entries.push_back(std::move(e));
-          continue;
-        }
-        if (root_tasks != nullptr) {
-          root_tasks->push_back(RootTask{name, record.entries.size(), {}});
-          record.entries.push_back(std::move(e));
-          continue;
-        }
-        UniqueFd sub(
-            ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (sub.get() < 0) {
-          if (errno == ENOENT) continue;
-          fail_io("open directory", path, errno);
-        }
-        e.oid = capture_dir(sub.get(), path, nullptr, nullptr);
-        if (c == nullptr || c->mode != kModeTree || !git_oid_equal(&c->oid, &e.oid)) changed = true;
+        kept = capture_subdir(dirfd, path, st, c, e, root_tasks, record.entries.size(), changed);
       } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
-        if (S_ISREG(st.st_mode) && shared_.options.max_file_size != 0 &&
-            static_cast<std::uint64_t>(st.st_size) > shared_.options.max_file_size) {
-          skip(path, kOverMaxFileSize, st);
-          if (shared_.copies != nullptr) {
-            out_.skipped.back().copy = shared_.copies->keep(dirfd, name, path, st);
-          }
-          continue;
-        }
-        std::uint32_t mode = S_ISLNK(st.st_mode)      ? kModeLink
-                             : (st.st_mode & S_IXUSR) ? kModeExec
-                                                      : kModeFile;
-        if (trusted(c, mode, st)) {
-          e = *c;
-        } else if (std::optional<git_oid> id = from_checkout(dirfd, name, path, mode, st)) {
-          changed = true;
-          e.oid = *id;
-          e.mode = mode;
-          record_stat(e, st);
-        } else {
-          changed = true;
-          bool present = S_ISLNK(st.st_mode) ? hash_link(dirfd, name, path, st, e)
-                                             : hash_file(dirfd, name, path, e);
-          if (!present) continue;
-        }
+        kept = capture_file(dirfd, path, st, c, e, changed);
       } else {
         skip(path, kUnsupportedType, st);
-        continue;
       }
+      if (!kept) continue;
       record.entries.push_back(std::move(e));
     }
     if (root_tasks != nullptr) {
@@ -239,6 +197,66 @@ class Walker {
       return git_oid{};
     }
     return finish_dir(dir, std::move(record), changed);
+  }
+
+  // The subdirectory e (e.name, at path, stat st, cached as c) of the directory open at
+  // dirfd: its tree, the cached one where nothing below it can have changed; with
+  // root_tasks, queued there as the index-th entry instead. Sets changed when its tree is
+  // not the cached one. False when it is gone.
+  bool capture_subdir(int dirfd, const std::string& path, const struct stat& st, const StatEntry* c,
+                      StatEntry& e, std::vector<RootTask>* root_tasks, std::size_t index,
+                      bool& changed) {
+    e.mode = kModeTree;
+    record_stat(e, st);
+    if (shared_.scope != nullptr && c != nullptr && c->mode == kModeTree &&
+        !shared_.scope->must_walk(path) && shared_.previous.find_dir(path) != nullptr) {
+      e.oid = c->oid;  // nothing changed below: the cached subtree stands
+      return true;
+    }
+    if (root_tasks != nullptr) {
+      root_tasks->push_back(RootTask{e.name, index, {}});
+      return true;
+    }
+    UniqueFd sub(::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (sub.get() < 0) {
+      if (errno == ENOENT) return false;
+      fail_io("open directory", path, errno);
+    }
+    e.oid = capture_dir(sub.get(), path, nullptr, nullptr);
+    if (c == nullptr || c->mode != kModeTree || !git_oid_equal(&c->oid, &e.oid)) changed = true;
+    return true;
+  }
+
+  // The regular file or symlink e (e.name, at path, stat st, cached as c) of the directory
+  // open at dirfd: its blob id, from the cache where its stat is trusted, else from the
+  // user's checkout or hashed. Sets changed when not from the cache. False when it is left
+  // out (over the size limit, kept as a copy if configured) or gone.
+  bool capture_file(int dirfd, const std::string& path, const struct stat& st, const StatEntry* c,
+                    StatEntry& e, bool& changed) {
+    if (S_ISREG(st.st_mode) && shared_.options.max_file_size != 0 &&
+        static_cast<std::uint64_t>(st.st_size) > shared_.options.max_file_size) {
+      skip(path, kOverMaxFileSize, st);
+      if (shared_.copies != nullptr) {
+        out_.skipped.back().copy = shared_.copies->keep(dirfd, e.name, path, st);
+      }
+      return false;
+    }
+    std::uint32_t mode = S_ISLNK(st.st_mode)      ? kModeLink
+                         : (st.st_mode & S_IXUSR) ? kModeExec
+                                                  : kModeFile;
+    if (trusted(c, mode, st)) {
+      e = *c;
+      return true;
+    }
+    changed = true;
+    if (std::optional<git_oid> id = from_checkout(dirfd, e.name, path, mode, st)) {
+      e.oid = *id;
+      e.mode = mode;
+      record_stat(e, st);
+      return true;
+    }
+    return S_ISLNK(st.st_mode) ? hash_link(dirfd, e.name, path, st, e)
+                               : hash_file(dirfd, e.name, path, e);
   }
 
   // Computes (and if new, writes) the tree of a directory and records it.
