@@ -56,6 +56,16 @@ pid_t spawn_detached(std::vector<std::string> argv, const std::string& output) {
   do {
     got = ::read(told[0], &helper, sizeof helper);
   } while (got < 0 && errno == EINTR);
+  // The helper holds this process's descriptors (its locks among them: a run's claim on
+  // the workspace) from its fork to its exec, which closes them all (O_CLOEXEC). Its copy
+  // of the pipe's end is one of them, so the pipe ends once it has exec'd (or died):
+  // until then this process does not go on, and cannot exit leaving a lock of its own
+  // held by a helper that has not yet let go of it.
+  char rest;
+  ssize_t more;
+  do {
+    more = ::read(told[0], &rest, 1);
+  } while (more > 0 || (more < 0 && errno == EINTR));
   ::close(told[0]);
   return got == sizeof helper ? helper : -1;
 }

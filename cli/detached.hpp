@@ -9,7 +9,8 @@
 
 namespace cli {
 
-// Runs argv (argv[0] a path) detached and returns at once: a double fork, so nobody
+// Runs argv (argv[0] a path) detached and returns once it has begun to (exec'd, so it
+// holds none of this process's descriptors or locks): a double fork, so nobody
 // waits for it and init adopts it (or this process, if it is a subreaper, until it
 // ends); a session of its own, so no signal to this command's process group reaches
 // it; no blocked signals (a hook process blocks SIGTERM while it records); the user's
