@@ -232,115 +232,193 @@ std::vector<std::string> telemetry_environment(const std::string& endpoint) {
           "OTEL_TRACES_EXPORTER=none"};
 }
 
-AgentRunResult run_agent(AgentRunSpec spec) {
-  auto warn = [&](const std::string& text) {
-    sandbox::append_run_log(spec.store, spec.run, "warning: " + text);
-    if (spec.warn) spec.warn(text);
-  };
+namespace {
+
+// One agent run, from its start to its end: run_agent's steps, and what they share.
+class AgentRun {
+ public:
+  explicit AgentRun(AgentRunSpec spec);
+
+  // Starting the run is one saga: when a step fails, those before it are undone in
+  // reverse order — the hooks taken out of the agent's settings, the opening boundary
+  // followed by a record that the run did not start, the login taken out of its HOME,
+  // the run recorded as ended — and nothing is left half-done.
+  void start();
+  // Until the agent has exited for good (started again while it asks to be).
+  void supervise();
+  // Records the run's end; how it ended.
+  AgentRunResult finish();
+
+ private:
+  void warn(const std::string& text) {
+    sandbox::append_run_log(spec_.store, spec_.run, "warning: " + text);
+    if (spec_.warn) spec_.warn(text);
+  }
+  std::function<void(const std::string&)> warner() {
+    return [this](const std::string& text) { warn(text); };
+  }
+  // The agent's cost reported before this run's agent starts: its file's, or what the
+  // run's newest session recorded.
+  double reported_before(const boost::filesystem::path& cost_file);
+  // The saga's steps, each with what undoes it.
+  void record_start();
+  void record_not_ended();
+  void open_boundary();
+  void record_not_started();
+  void install_hooks();
+  void uninstall_hooks();
+  void start_agent();
+  // The agent, started with agent_argv_ and agent_env_ (again, when it asks to be).
+  void launch();
+  void save_agent_pid();
+  void stop_servers() {
+    if (in_process_) in_process_->stop();
+    if (telemetry_only_) telemetry_only_->stop();
+  }
+  // Every second while the agent runs: the fleet followed, the store's maintenance
+  // started when due, the login kept in step and the session data preserved (a
+  // conversation goes on between tool calls; a crash loses at most a second).
+  void while_running();
+  void follow_fleet();
+  void maintain_when_due();
+  // What is left after the agent: late outcomes settled, open calls closed.
+  void settle_calls();
+
+  AgentRunSpec spec_;
+  sandbox::LedgerRun run_;
+  const AgentAdapter& adapter_;
+  std::vector<std::string> secrets_;
+  sandbox::HomePreserver preserver_;
+  SpendMeter meter_;
+  ReportedCost reported_;
+  HookServer::TelemetryHandler telemetry_;
+  bool http_ = false;
+  sandbox::PreserveStrategy preserve_;
+
+  std::unique_ptr<PreparedHome> home_;
+  std::unique_ptr<InProcessHooks> in_process_;
+  sandbox::Subscription containment_news_;
+  std::unique_ptr<HookServer> telemetry_only_;
+  std::string telemetry_url_;
+  // Held while this process supervises the run; the agent's guard keeps a part until
+  // its tree has ended, whatever becomes of this process (hooks/run_processes.hpp).
+  std::optional<RunProcessLocks> processes_;
+  // This process's stderr while an interactive agent owns the terminal; held once the
+  // agent has the terminal as its own stderr.
+  std::unique_ptr<HeldStderr> held_;
+  std::unique_ptr<AgentProcess> agent_;
+  std::vector<std::string> agent_argv_, agent_env_;  // what the agent was started with
+  std::string opening_commit_;
+  std::string start_failure_;
+  AgentRunResult result_;
+
+  std::chrono::steady_clock::time_point last_tick_ = std::chrono::steady_clock::now();
+  // The store is packed beside the agent, by a process of its own (no tool boundary
+  // waits, and no end of the run either), when maintenance is due.
+  MaintenanceHelpers maintenances_;
+  std::chrono::steady_clock::time_point last_maintenance_check_ = last_tick_;
+  // How often the session data is preserved while the agent runs (run.preserve), if at
+  // all.
+  std::optional<std::chrono::seconds> preserve_every_;
+  std::chrono::steady_clock::time_point last_preserved_ = last_tick_;
+  // A run this worker lost: recorded once; the agent's tree ended if it has not stopped
+  // (told so at its next tool call) within the lease's time.
+  std::optional<std::chrono::steady_clock::time_point> lost_at_;
+  bool lost_ended_ = false;
+  std::string refs_seen_;  // the run's checkpoints and HOME as last handed to the fleet
+};
+
+// What the supervisor does is in the run's log too (the person may see it only once the
+// agent has exited: HeldStderr).
+AgentRunSpec logging_what_it_does(AgentRunSpec spec) {
   if (spec.inform) {
-    // What the supervisor does is in the run's log too (the person may see it only once
-    // the agent has exited: HeldStderr).
     spec.inform = [inform = spec.inform, store = spec.store,
                    run = spec.run](const std::string& text) {
       sandbox::append_run_log(store, run, text);
       inform(text);
     };
   }
-  sandbox::LedgerRun run(
-      spec.store, {spec.config.capture, spec.config.hooks.policy(), spec.run,
-                   fsnap::HostEnv{spec.repo, nullptr, nullptr}, std::nullopt,
-                   sandbox::secret_values(spec.config.run.secrets), spec.config.session_windows});
-  const AgentAdapter& adapter =
-      adapter_for(recorded_agent_kind(spec.meta.agent, spec.meta.command));
-  spec.meta.agent = adapter.name();
-  const sandbox::PolicySettings& policy = spec.config.policy;
-  contain_run(run, spec.config, policy.limits.overridden_by(spec.meta.limits));
-  std::vector<std::string> secrets = sandbox::secret_values(spec.config.run.secrets);
-  sandbox::HomePreserver preserver(spec.store, run.repo(), spec.run, spec.home,
-                                   adapter.preserved_parts(), secrets);
-  sandbox::clear_halt(spec.store, spec.run);
+  return spec;
+}
+
+AgentRun::AgentRun(AgentRunSpec spec)
+    : spec_(logging_what_it_does(std::move(spec))),
+      run_(spec_.store,
+           {spec_.config.capture, spec_.config.hooks.policy(), spec_.run,
+            fsnap::HostEnv{spec_.repo, nullptr, nullptr}, std::nullopt,
+            sandbox::secret_values(spec_.config.run.secrets), spec_.config.session_windows}),
+      adapter_(adapter_for(recorded_agent_kind(spec_.meta.agent, spec_.meta.command))),
+      secrets_(sandbox::secret_values(spec_.config.run.secrets)),
+      preserver_(spec_.store, run_.repo(), spec_.run, spec_.home, adapter_.preserved_parts(),
+                 secrets_),
+      // The agent's cost: its transcripts, and its own reports (OpenTelemetry), which go
+      // on from what the run's earlier agents reported.
+      meter_(spec_.config.policy.prices,
+             fsnap::layout::agent_cost_file(spec_.store.dir(), spec_.run)),
+      reported_(fsnap::layout::agent_cost_file(spec_.store.dir(), spec_.run),
+                reported_before(fsnap::layout::agent_cost_file(spec_.store.dir(), spec_.run))),
+      preserve_(spec_.config.run.preserve) {
+  spec_.meta.agent = adapter_.name();
+  const sandbox::PolicySettings& policy = spec_.config.policy;
+  contain_run(run_, spec_.config, policy.limits.overridden_by(spec_.meta.limits));
+  sandbox::clear_halt(spec_.store, spec_.run);
   // A run whose supervisor was killed may have left its login and the user's carried
   // configuration behind.
-  remove_stale_credentials(spec.store);
-  remove_stale_carried(spec.store);
-
-  // The agent's cost: its transcripts, and its own reports (OpenTelemetry), which go on
-  // from what the run's earlier agents reported.
-  boost::filesystem::path cost_file = fsnap::layout::agent_cost_file(spec.store.dir(), spec.run);
-  SpendMeter meter(policy.prices, cost_file);
-  double reported_before = read_reported_cost(cost_file);
-  if (std::optional<sandbox::LedgerRecord> latest = run.ledger().latest(spec.run);
-      latest && latest->has_session()) {
-    if (std::optional<AgentSpend> spend = agent_spend(run.ledger().session(*latest))) {
-      reported_before = std::max(reported_before, spend->reported_usd);
-    }
-  }
-  ReportedCost reported(cost_file, reported_before);
+  remove_stale_credentials(spec_.store);
+  remove_stale_carried(spec_.store);
   // The run's own boundaries (its opening and closing ones) bring its spend up to date,
   // as its hooks' do: after a crash, the opening boundary of the resume counts what the
   // agent spent after the last boundary the crashed run recorded.
-  run.transactions().set_step_hook([&] {
-    sandbox::Session& s = run.state().session();
+  run_.transactions().set_step_hook([this] {
+    sandbox::Session& s = run_.state().session();
     for (const std::string& model :
-         meter.update(s, run.state().containment(), run_transcripts(s, {}))) {
+         meter_.update(s, run_.state().containment(), run_transcripts(s, {}))) {
       warn(unpriced_model_warning(model));
     }
   });
-  HookServer::TelemetryHandler telemetry;
-  if (policy.telemetry && adapter.reports_cost()) {
-    telemetry = [&reported](const std::string& body) { reported.add_export(body); };
+  if (policy.telemetry && adapter_.reports_cost()) {
+    telemetry_ = [this](const std::string& body) { reported_.add_export(body); };
   }
-  bool http = spec.config.hooks.transport == "http" && adapter.http_hooks();
-  sandbox::PreserveStrategy preserve = spec.config.run.preserve;
-  if (http) {
+  http_ = spec_.config.hooks.transport == "http" && adapter_.http_hooks();
+  if (http_) {
     try {
-      run.workspace().watch();
+      run_.workspace().watch();
     } catch (const fsnap::Error& e) {
       warn(std::string(e.what()) + "; every tool boundary will look at the whole workspace");
     }
   }
+  if (preserve_ == sandbox::PreserveStrategy::kOnToolUse) {
+    preserve_every_ = std::chrono::seconds(1);
+  }
+  if (preserve_ == sandbox::PreserveStrategy::kPeriodic) {
+    preserve_every_ = spec_.config.run.preserve_interval;
+  }
+}
 
-  // Starting the run is one saga: when a step fails, those before it are undone in
-  // reverse order — the hooks taken out of the agent's settings, the opening boundary
-  // followed by a record that the run did not start, the login taken out of its HOME,
-  // the run recorded as ended — and nothing is left half-done.
-  sandbox::RunMeta& meta = spec.meta;
-  std::unique_ptr<PreparedHome> home;
-  std::unique_ptr<InProcessHooks> in_process;
-  sandbox::Subscription containment_news;
-  std::unique_ptr<HookServer> telemetry_only;
-  std::string telemetry_url;
-  auto stop_servers = [&] {
-    if (in_process) in_process->stop();
-    if (telemetry_only) telemetry_only->stop();
-  };
-  // Held while this process supervises the run; the agent's guard keeps a part until
-  // its tree has ended, whatever becomes of this process (hooks/run_processes.hpp).
-  std::optional<RunProcessLocks> processes;
-  // This process's stderr while an interactive agent owns the terminal; held once the
-  // agent has the terminal as its own stderr.
-  std::unique_ptr<HeldStderr> held;
-  auto hold_stderr = [&] {
-    if (agent_may_own_terminal(STDIN_FILENO, STDERR_FILENO)) {
-      held = HeldStderr::start(fsnap::layout::run_dir(spec.store.dir(), spec.run));
+double AgentRun::reported_before(const boost::filesystem::path& cost_file) {
+  double before = read_reported_cost(cost_file);
+  if (std::optional<sandbox::LedgerRecord> latest = run_.ledger().latest(spec_.run);
+      latest && latest->has_session()) {
+    if (std::optional<AgentSpend> spend = agent_spend(run_.ledger().session(*latest))) {
+      before = std::max(before, spend->reported_usd);
     }
-  };
-  std::unique_ptr<AgentProcess> agent;
-  std::vector<std::string> agent_argv, agent_env;  // what the agent was started with
-  std::string opening_commit;
-  std::string start_failure;
-  sandbox::Saga start("start of run " + spec.run, [&](const sandbox::SagaEvent& e) {
-    if (e.kind == sandbox::SagaEvent::Kind::kStepFailed) start_failure = e.error;
+  }
+  return before;
+}
+
+void AgentRun::start() {
+  sandbox::Saga start("start of run " + spec_.run, [this](const sandbox::SagaEvent& e) {
+    if (e.kind == sandbox::SagaEvent::Kind::kStepFailed) start_failure_ = e.error;
   });
-  std::shared_ptr<fleet::FleetMember>& member = spec.fleet;
-  if (member || spec.config.fleet.enabled()) {
+  std::shared_ptr<fleet::FleetMember>& member = spec_.fleet;
+  if (member || spec_.config.fleet.enabled()) {
     start.step<void>(
         "fleet lease",
         [&](sandbox::SagaContext&) {
           // Before anything is written for the run: another worker may own it.
           if (!member) {
-            member = join_fleet(spec.store, spec.config, spec.run, spec.workspace.string(),
-                                fleet::FleetMember::Join::kClaim, warn);
+            member = join_fleet(spec_.store, spec_.config, spec_.run, spec_.workspace.string(),
+                                fleet::FleetMember::Join::kClaim, warner());
           }
         },
         [&] {
@@ -348,305 +426,321 @@ AgentRunResult run_agent(AgentRunSpec spec) {
         });
   }
   start.step<void>(
-      "run record",
-      [&](sandbox::SagaContext&) {
-        // Refused while a process of the run lives: another supervisor, or the agent of
-        // one that died, still being ended.
-        processes = RunProcessLocks::take(spec.store, spec.run);
-        // The run is running from here on (others' clean-ups leave its HOME alone).
-        meta.pid = ::getpid();
-        meta.home = spec.home.string();
-        meta.exit_code.reset();
-        meta.ended_at.clear();
-        meta.save(spec.store);
-      },
-      [&] {
-        meta.exit_code = 127;
-        meta.ended_at = now_text();
-        meta.save(spec.store);
-      });
+      "run record", [this](sandbox::SagaContext&) { record_start(); },
+      [this] { record_not_ended(); });
   start.step<void>(
       "agent home",
-      [&](sandbox::SagaContext&) {
-        home = adapter.prepare_home(
-            {spec.home, spec.workspace, spec.user, spec.config.run.home, warn,
-             fsnap::layout::agent_answers_file(spec.store.dir(), adapter.name())});
-        record_carried(spec.home, home->carried());
+      [this](sandbox::SagaContext&) {
+        home_ = adapter_.prepare_home(
+            {spec_.home, spec_.workspace, spec_.user, spec_.config.run.home, warner(),
+             fsnap::layout::agent_answers_file(spec_.store.dir(), adapter_.name())});
+        record_carried(spec_.home, home_->carried());
       },
-      [&] {
-        home->finish();
-        forget_carried(spec.home);
+      [this] {
+        home_->finish();
+        forget_carried(spec_.home);
       });
   start.step<void>(
-      "opening boundary",
-      [&](sandbox::SagaContext&) {
-        // The workspace as the agent finds it. (When watched, this capture walks the
-        // tree; the ones at tool boundaries don't.)
-        opening_commit = run.transactions()
-                             .checkpoint(
-                                 {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
-                                 [&](sandbox::Session& s) {
-                                   // What the run counted goes on; a stop, an abort and the clock
-                                   // start afresh.
-                                   run.state().restart_containment(/*keep_count=*/true);
-                                   sandbox::record_run_start(s, spec.start_summary);
-                                 },
-                                 spec.start_summary)
-                             .boundary.record.commit;
-      },
-      [&] {
-        std::string reason = "the run could not start: " + start_failure;
-        run.transactions().checkpoint(
-            {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
-            [&](sandbox::Session& s) {
-              sandbox::record_run_status(s, {"failed", reason});
-            },
-            reason);
-      });
+      "opening boundary", [this](sandbox::SagaContext&) { open_boundary(); },
+      [this] { record_not_started(); });
   start.step<void>(
-      "hooks",
-      [&](sandbox::SagaContext&) {
-        if (http) {
-          in_process = std::make_unique<InProcessHooks>(
-              run, preserver,
-              HookOptions{secrets, &meter, /*supervised=*/true, warn, spec.resumed_session},
-              telemetry, preserve == sandbox::PreserveStrategy::kOnToolUse, member.get());
-          adapter.install_hooks(spec.home, {spec.hook_command, in_process->url()});
-          telemetry_url = in_process->telemetry_url();
-          // The hooks are answered in this process: containment's decisions reach the
-          // user as they are made, not only when the run ends.
-          if (spec.inform) {
-            containment_news = run.transactions().events().safety.subscribe(
-                [inform = spec.inform](const policy::SafetyEvent& e) {
-                  inform(
-                      "containment (" + std::string(policy::halt_reason_name(e.type)) +
-                      "): " + e.reason +
-                      (policy::stops_chain(e.type) ? "; stopping the run" : "; the run goes on"));
-                });
-          }
-        } else {
-          adapter.install_hooks(spec.home, {spec.hook_command, ""});
-          if (telemetry) {
-            telemetry_only = std::make_unique<HookServer>(nullptr, nullptr, telemetry);
-            telemetry_url = telemetry_only->telemetry_url();
-          }
-        }
-      },
-      [&] {
-        containment_news = {};
-        stop_servers();
-        adapter.uninstall_hooks(spec.home);
-      });
-  start.step<void>("agent", [&](sandbox::SagaContext&) {
-    std::vector<std::string> extra = {"HOME=" + spec.home.string(), "SHADOWBOX_RUN=" + spec.run,
-                                      "SHADOWBOX_RUN_HOME=" + spec.home.string(),
-                                      "SHADOWBOX_NO_PROGRESS=1"};
-    for (std::string& v : adapter.environment(spec.home)) extra.push_back(std::move(v));
-    extra.insert(extra.end(), spec.env.begin(), spec.env.end());
-    for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
-    if (!telemetry_url.empty()) {
-      for (std::string& v : telemetry_environment(telemetry_url)) extra.push_back(std::move(v));
-    }
-    // The agent's configuration is the run's HOME, never the user's own.
-    std::vector<std::string> names = spec.config.run.env;
-    std::vector<std::string> withheld = adapter.withheld_variables();
-    std::erase_if(names, [&](const std::string& name) {
-      return std::find(withheld.begin(), withheld.end(), name) != withheld.end();
-    });
-    try {
-      become_subreaper();
-    } catch (const std::exception& e) {
-      warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
-    }
-    agent_argv = adapter.run_argv(spec.argv);
-    agent_env = agent_environment(names, extra);
-    agent = std::make_unique<AgentProcess>(
-        agent_argv, spec.workspace, agent_env,
-        AgentGuardOptions{spec.config.policy.kill_grace, processes->tree_fd()});
-    hold_stderr();
-  });
+      "hooks", [this](sandbox::SagaContext&) { install_hooks(); }, [this] { uninstall_hooks(); });
+  start.step<void>("agent", [this](sandbox::SagaContext&) { start_agent(); });
   start.run();
-  std::optional<policy::TimePoint> deadline = run.state().containment()->deadline();
-  AgentRunResult result;
-  meta.agent_pid = agent->pid();
+  save_agent_pid();
+}
+
+void AgentRun::record_start() {
+  // Refused while a process of the run lives: another supervisor, or the agent of one
+  // that died, still being ended.
+  processes_ = RunProcessLocks::take(spec_.store, spec_.run);
+  // The run is running from here on (others' clean-ups leave its HOME alone).
+  sandbox::RunMeta& meta = spec_.meta;
+  meta.pid = ::getpid();
+  meta.home = spec_.home.string();
+  meta.exit_code.reset();
+  meta.ended_at.clear();
+  meta.save(spec_.store);
+}
+
+void AgentRun::record_not_ended() {
+  spec_.meta.exit_code = 127;
+  spec_.meta.ended_at = now_text();
+  spec_.meta.save(spec_.store);
+}
+
+void AgentRun::open_boundary() {
+  // The workspace as the agent finds it. (When watched, this capture walks the tree; the
+  // ones at tool boundaries don't.)
+  opening_commit_ = run_.transactions()
+                        .checkpoint(
+                            {"", fsnap::Phase::kCheckpoint, "", "", spec_.run},
+                            [this](sandbox::Session& s) {
+                              // What the run counted goes on; a stop, an abort and the
+                              // clock start afresh.
+                              run_.state().restart_containment(/*keep_count=*/true);
+                              sandbox::record_run_start(s, spec_.start_summary);
+                            },
+                            spec_.start_summary)
+                        .boundary.record.commit;
+}
+
+void AgentRun::record_not_started() {
+  std::string reason = "the run could not start: " + start_failure_;
+  run_.transactions().checkpoint(
+      {"", fsnap::Phase::kCheckpoint, "", "", spec_.run},
+      [&](sandbox::Session& s) {
+        sandbox::record_run_status(s, {"failed", reason});
+      },
+      reason);
+}
+
+void AgentRun::install_hooks() {
+  if (!http_) {
+    adapter_.install_hooks(spec_.home, {spec_.hook_command, ""});
+    if (telemetry_) {
+      telemetry_only_ = std::make_unique<HookServer>(nullptr, nullptr, telemetry_);
+      telemetry_url_ = telemetry_only_->telemetry_url();
+    }
+    return;
+  }
+  in_process_ = std::make_unique<InProcessHooks>(
+      run_, preserver_,
+      HookOptions{secrets_, &meter_, /*supervised=*/true, warner(), spec_.resumed_session},
+      telemetry_, preserve_ == sandbox::PreserveStrategy::kOnToolUse, spec_.fleet.get());
+  adapter_.install_hooks(spec_.home, {spec_.hook_command, in_process_->url()});
+  telemetry_url_ = in_process_->telemetry_url();
+  // The hooks are answered in this process: containment's decisions reach the user as
+  // they are made, not only when the run ends.
+  if (spec_.inform) {
+    containment_news_ = run_.transactions().events().safety.subscribe(
+        [inform = spec_.inform](const policy::SafetyEvent& e) {
+          inform("containment (" + std::string(policy::halt_reason_name(e.type)) +
+                 "): " + e.reason +
+                 (policy::stops_chain(e.type) ? "; stopping the run" : "; the run goes on"));
+        });
+  }
+}
+
+void AgentRun::uninstall_hooks() {
+  containment_news_ = {};
+  stop_servers();
+  adapter_.uninstall_hooks(spec_.home);
+}
+
+void AgentRun::start_agent() {
+  std::vector<std::string> extra = {"HOME=" + spec_.home.string(), "SHADOWBOX_RUN=" + spec_.run,
+                                    "SHADOWBOX_RUN_HOME=" + spec_.home.string(),
+                                    "SHADOWBOX_NO_PROGRESS=1"};
+  for (std::string& v : adapter_.environment(spec_.home)) extra.push_back(std::move(v));
+  extra.insert(extra.end(), spec_.env.begin(), spec_.env.end());
+  for (std::string& v : loopback_without_proxy()) extra.push_back(std::move(v));
+  if (!telemetry_url_.empty()) {
+    for (std::string& v : telemetry_environment(telemetry_url_)) extra.push_back(std::move(v));
+  }
+  // The agent's configuration is the run's HOME, never the user's own.
+  std::vector<std::string> names = spec_.config.run.env;
+  std::vector<std::string> withheld = adapter_.withheld_variables();
+  std::erase_if(names, [&](const std::string& name) {
+    return std::find(withheld.begin(), withheld.end(), name) != withheld.end();
+  });
   try {
-    meta.save(spec.store);
+    become_subreaper();
+  } catch (const std::exception& e) {
+    warn(std::string(e.what()) + "; processes the agent leaves behind may outlive a stopped run");
+  }
+  agent_argv_ = adapter_.run_argv(spec_.argv);
+  agent_env_ = agent_environment(names, extra);
+  launch();
+}
+
+void AgentRun::launch() {
+  agent_ = std::make_unique<AgentProcess>(
+      agent_argv_, spec_.workspace, agent_env_,
+      AgentGuardOptions{spec_.config.policy.kill_grace, processes_->tree_fd()});
+  if (agent_may_own_terminal(STDIN_FILENO, STDERR_FILENO)) {
+    held_ = HeldStderr::start(fsnap::layout::run_dir(spec_.store.dir(), spec_.run));
+  }
+}
+
+void AgentRun::save_agent_pid() {
+  spec_.meta.agent_pid = agent_->pid();
+  try {
+    spec_.meta.save(spec_.store);
   } catch (const std::exception& e) {
     warn(e.what());
   }
+}
+
+void AgentRun::supervise() {
+  std::optional<policy::TimePoint> deadline = run_.state().containment()->deadline();
   std::string timeout_reason = "the run's time is up";
   std::optional<std::chrono::seconds> timeout =
-      policy.limits.overridden_by(spec.meta.limits).timeout;
+      spec_.config.policy.limits.overridden_by(spec_.meta.limits).timeout;
   if (timeout) timeout_reason += " (timeout " + std::to_string(timeout->count()) + " s)";
-  // Every second while the agent runs: its login kept in step, and its session data
-  // preserved between tool calls too (a conversation goes on without them; a crash
-  // loses at most a second).
-  auto last_tick = std::chrono::steady_clock::now();
-  // The store is packed beside the agent, by a process of its own (no tool boundary
-  // waits, and no end of the run either), when maintenance is due.
-  MaintenanceHelpers maintenances;
-  auto last_maintenance_check = std::chrono::steady_clock::now();
-  auto maintain_when_due = [&] {
-    maintenances.reap();
-    if (!spec.config.auto_maintenance || !spec.maintain_detached) return;
-    if (std::chrono::steady_clock::now() - last_maintenance_check < std::chrono::seconds(10))
-      return;
-    last_maintenance_check = std::chrono::steady_clock::now();
-    maintenances.add(spec.maintain_detached(/*run_ended=*/false));
-  };
-  // How often the session data is preserved while the agent runs (run.preserve), if at
-  // all.
-  std::optional<std::chrono::seconds> preserve_every;
-  if (preserve == sandbox::PreserveStrategy::kOnToolUse) preserve_every = std::chrono::seconds(1);
-  if (preserve == sandbox::PreserveStrategy::kPeriodic) {
-    preserve_every = spec.config.run.preserve_interval;
-  }
-  auto last_preserved = std::chrono::steady_clock::now();
-  // A run this worker lost: recorded once; the agent's tree ended if it has not stopped
-  // (told so at its next tool call) within the lease's time.
-  std::optional<std::chrono::steady_clock::time_point> lost_at;
-  bool lost_ended = false;
-  std::string refs_seen;  // the run's checkpoints and HOME as last handed to the fleet
-  auto follow_fleet = [&] {
-    if (!member) return;
-    if (!member->lost()) {
-      // Command hooks record boundaries in other processes: what they wrote (or the
-      // HOME preserved here) goes to the fleet once it is there.
-      if (in_process) return;
-      std::string refs = run.repo()->ref_target(fsnap::layout::run_ref(spec.run)).value_or("") +
-                         run.repo()->ref_target(fsnap::layout::home_ref(spec.run)).value_or("");
-      if (refs != refs_seen) member->boundary_recorded();
-      refs_seen = refs;
-      return;
-    }
-    if (!lost_at) {
-      lost_at = std::chrono::steady_clock::now();
-      if (spec.inform)
-        spec.inform("stopping the agent: worker " + member->lost_to() + " took the run over");
-      auto record = [&] { record_lost_run(run, spec.config, member->lost_to()); };
-      try {
-        if (in_process) {
-          in_process->exclusive(record);
-        } else {
-          record();
-        }
-      } catch (const std::exception& e) {
-        warn(std::string("could not record the loss of the run: ") + e.what());
-      }
-    } else if (!lost_ended &&
-               std::chrono::steady_clock::now() - *lost_at >= spec.config.fleet.lease_ttl) {
-      lost_ended = true;
-      try {
-        sandbox::request_halt(
-            spec.store, spec.run,
-            {"aborted", "aborted: worker " + member->lost_to() + " took the run over", false});
-      } catch (const std::exception& e) {
-        warn(e.what());
-      }
-    }
-  };
-  auto while_running = [&] {
-    if (std::chrono::steady_clock::now() - last_tick < std::chrono::seconds(1)) return;
-    last_tick = std::chrono::steady_clock::now();
-    follow_fleet();
-    maintain_when_due();
-    home->tick();
-    if (!preserve_every || last_tick - last_preserved < *preserve_every) return;
-    last_preserved = last_tick;
-    if (in_process) {
-      in_process->preserve_between_events();
-    } else {
-      preserve_logged(preserver, spec.store, spec.run);
-    }
-  };
-  result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running, maintenances);
+  auto tick = [this] { while_running(); };
+  result_.halt = hooks::supervise(*agent_, spec_, deadline, timeout_reason, tick, maintenances_);
   // An agent whose own launcher would start it again (the same command line) is started
   // again by its supervisor, the run going on — a few times in a row at most.
-  for (int again = 0; again < 3 && !result.halt; ++again) {
-    std::optional<AgentExit> exit = agent->exit();
-    if (!exit || exit->signal != 0 || !adapter.asks_to_start_again(exit->status)) break;
-    if (spec.inform) spec.inform("the agent asked to be started again; starting it again");
-    held.reset();  // its screen is gone; the next one gets the terminal, not the held file
+  for (int again = 0; again < 3 && !result_.halt; ++again) {
+    std::optional<AgentExit> exit = agent_->exit();
+    if (!exit || exit->signal != 0 || !adapter_.asks_to_start_again(exit->status)) break;
+    if (spec_.inform) spec_.inform("the agent asked to be started again; starting it again");
+    held_.reset();  // its screen is gone; the next one gets the terminal, not the held file
     try {
-      agent = std::make_unique<AgentProcess>(
-          agent_argv, spec.workspace, agent_env,
-          AgentGuardOptions{spec.config.policy.kill_grace, processes->tree_fd()});
-      hold_stderr();
+      launch();
     } catch (const std::exception& e) {
       warn(std::string("could not start the agent again: ") + e.what());
       break;
     }
-    meta.agent_pid = agent->pid();
+    save_agent_pid();
+    result_.halt = hooks::supervise(*agent_, spec_, deadline, timeout_reason, tick, maintenances_);
+  }
+}
+
+void AgentRun::follow_fleet() {
+  fleet::FleetMember* member = spec_.fleet.get();
+  if (member == nullptr) return;
+  if (!member->lost()) {
+    // Command hooks record boundaries in other processes: what they wrote (or the HOME
+    // preserved here) goes to the fleet once it is there.
+    if (in_process_) return;
+    std::string refs = run_.repo()->ref_target(fsnap::layout::run_ref(spec_.run)).value_or("") +
+                       run_.repo()->ref_target(fsnap::layout::home_ref(spec_.run)).value_or("");
+    if (refs != refs_seen_) member->boundary_recorded();
+    refs_seen_ = refs;
+    return;
+  }
+  if (!lost_at_) {
+    lost_at_ = std::chrono::steady_clock::now();
+    if (spec_.inform) {
+      spec_.inform("stopping the agent: worker " + member->lost_to() + " took the run over");
+    }
+    auto record = [&] { record_lost_run(run_, spec_.config, member->lost_to()); };
     try {
-      meta.save(spec.store);
+      if (in_process_) {
+        in_process_->exclusive(record);
+      } else {
+        record();
+      }
+    } catch (const std::exception& e) {
+      warn(std::string("could not record the loss of the run: ") + e.what());
+    }
+  } else if (!lost_ended_ &&
+             std::chrono::steady_clock::now() - *lost_at_ >= spec_.config.fleet.lease_ttl) {
+    lost_ended_ = true;
+    try {
+      sandbox::request_halt(
+          spec_.store, spec_.run,
+          {"aborted", "aborted: worker " + member->lost_to() + " took the run over", false});
     } catch (const std::exception& e) {
       warn(e.what());
     }
-    result.halt = supervise(*agent, spec, deadline, timeout_reason, while_running, maintenances);
   }
-  // The agent has exited (for good): what was said meanwhile, to the terminal.
-  held.reset();
-  result.exit = agent->exit().value_or(AgentExit{1, 0});
-  agent.reset();
-  // No event is answered after this (the one in flight, if any, is waited for): from
-  // here on this thread alone uses the run and its repository.
-  stop_servers();
-  // Whatever happened: keep the agent's session data (unless only asked for), and the
-  // files as they are now.
-  if (preserve != sandbox::PreserveStrategy::kOnDemand) {
-    try {
-      preserver.preserve_now();
-    } catch (const std::exception& e) {
-      warn(std::string("could not preserve the agent's session data: ") + e.what());
-    }
+}
+
+void AgentRun::maintain_when_due() {
+  maintenances_.reap();
+  if (!spec_.config.auto_maintenance || !spec_.maintain_detached) return;
+  if (std::chrono::steady_clock::now() - last_maintenance_check_ < std::chrono::seconds(10)) {
+    return;
   }
-  home->finish();
-  forget_carried(spec.home);
+  last_maintenance_check_ = std::chrono::steady_clock::now();
+  maintenances_.add(spec_.maintain_detached(/*run_ended=*/false));
+}
+
+void AgentRun::while_running() {
+  if (std::chrono::steady_clock::now() - last_tick_ < std::chrono::seconds(1)) return;
+  last_tick_ = std::chrono::steady_clock::now();
+  follow_fleet();
+  maintain_when_due();
+  home_->tick();
+  if (!preserve_every_ || last_tick_ - last_preserved_ < *preserve_every_) return;
+  last_preserved_ = last_tick_;
+  if (in_process_) {
+    in_process_->preserve_between_events();
+  } else {
+    preserve_logged(preserver_, spec_.store, spec_.run);
+  }
+}
+
+void AgentRun::settle_calls() {
   try {
     // A call whose outcome the agent wrote after its last hook event ends as it says.
-    settle_late_outcomes(adapter, run, run_transcripts(run.state().session(), {}),
-                         HookOptions{secrets, &meter, /*supervised=*/true, warn, ""});
+    settle_late_outcomes(adapter_, run_, run_transcripts(run_.state().session(), {}),
+                         HookOptions{secrets_, &meter_, /*supervised=*/true, warner(), ""});
   } catch (const std::exception& e) {
     warn(std::string("could not end the calls whose outcome the agent wrote last: ") + e.what());
   }
   try {
     // A call the agent began and never reported (the agent ended first) does not stay
     // open.
-    run.transactions().close_open_calls(
+    run_.transactions().close_open_calls(
         "the agent ended before the call reported an outcome (it may or may not have run)");
   } catch (const std::exception& e) {
     warn(std::string("could not close the calls the agent left open: ") + e.what());
   }
+}
+
+AgentRunResult AgentRun::finish() {
+  // The agent has exited (for good): what was said meanwhile, to the terminal.
+  held_.reset();
+  result_.exit = agent_->exit().value_or(AgentExit{1, 0});
+  agent_.reset();
+  // No event is answered after this (the one in flight, if any, is waited for): from
+  // here on this thread alone uses the run and its repository.
+  stop_servers();
+  // Whatever happened: keep the agent's session data (unless only asked for), and the
+  // files as they are now.
+  if (preserve_ != sandbox::PreserveStrategy::kOnDemand) {
+    try {
+      preserver_.preserve_now();
+    } catch (const std::exception& e) {
+      warn(std::string("could not preserve the agent's session data: ") + e.what());
+    }
+  }
+  home_->finish();
+  forget_carried(spec_.home);
+  settle_calls();
   // A hook event records a checkpoint: none since the opening one means the agent
   // reported nothing.
-  std::vector<fsnap::Checkpoint> newest = run.repo()->log(spec.run, 1);
-  bool agent_reported = !newest.empty() && newest.front().commit != opening_commit;
-  sandbox::RunStatus status = status_of(result.exit, result.halt);
-  sandbox::StepResult closing = run.transactions().checkpoint(
-      {"", fsnap::Phase::kCheckpoint, "", "", spec.run},
+  std::vector<fsnap::Checkpoint> newest = run_.repo()->log(spec_.run, 1);
+  bool agent_reported = !newest.empty() && newest.front().commit != opening_commit_;
+  sandbox::RunStatus status = status_of(result_.exit, result_.halt);
+  sandbox::StepResult closing = run_.transactions().checkpoint(
+      {"", fsnap::Phase::kCheckpoint, "", "", spec_.run},
       [&](sandbox::Session& s) {
-        if (result.halt) record_halt(run.state(), *result.halt);
-        run.state().record_containment();
+        if (result_.halt) record_halt(run_.state(), *result_.halt);
+        run_.state().record_containment();
         sandbox::record_run_status(s, status);
       },
       status.reason);
-  if (!agent_reported && run.repo()->read_checkpoint(opening_commit).tree !=
-                             run.repo()->read_checkpoint(closing.boundary.record.commit).tree) {
-    warn(kNotReporting + adapter.silent_hooks_hint());
+  if (!agent_reported && run_.repo()->read_checkpoint(opening_commit_).tree !=
+                             run_.repo()->read_checkpoint(closing.boundary.record.commit).tree) {
+    warn(kNotReporting + adapter_.silent_hooks_hint());
   }
-  run.transactions().set_step_hook(nullptr);
-  meta.exit_code = result.exit.code();
-  meta.ended_at = now_text();
-  meta.save(spec.store);
+  run_.transactions().set_step_hook(nullptr);
+  spec_.meta.exit_code = result_.exit.code();
+  spec_.meta.ended_at = now_text();
+  spec_.meta.save(spec_.store);
   // The run's end to the fleet: its last checkpoints, its record, the lease released.
-  if (member) member->finish();
+  if (spec_.fleet) spec_.fleet->finish();
   // The run has ended: what it left loose is packed, and the retention limits applied
   // (this run is finished, so to it too), by a maintenance of its own that `run` does
   // not wait for.
-  if (spec.config.auto_maintenance && spec.maintain_detached) {
-    spec.maintain_detached(/*run_ended=*/true);
+  if (spec_.config.auto_maintenance && spec_.maintain_detached) {
+    spec_.maintain_detached(/*run_ended=*/true);
   }
-  return result;
+  return result_;
+}
+
+}  // namespace
+
+AgentRunResult run_agent(AgentRunSpec spec) {
+  AgentRun run(std::move(spec));
+  run.start();
+  run.supervise();
+  return run.finish();
 }
 
 }  // namespace hooks
