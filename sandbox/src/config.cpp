@@ -420,6 +420,79 @@ Quantity split_quantity(const std::string& text, const char* what) {
   return out;
 }
 
+void parse_watch(const std::string& origin, const YAML::Node& watch, Config& config) {
+  if (!watch.IsMap()) fail(origin, watch, "watch", "expected a mapping");
+  check_keys(origin, watch, "watch.", {"daemon", "idle_exit"});
+  if (YAML::Node mode = watch["daemon"]; mode) {
+    std::string text = scalar(origin, mode, "watch.daemon");
+    if (text != "auto" && text != "off") fail(origin, mode, "watch.daemon", "expected auto or off");
+    config.watch.daemon = text == "auto";
+  }
+  if (YAML::Node idle = watch["idle_exit"]; idle) {
+    config.watch.idle_exit = parse_with(origin, idle, "watch.idle_exit", parse_duration);
+  }
+}
+
+void parse_maintenance(const std::string& origin, const YAML::Node& maintenance, Config& config) {
+  if (!maintenance.IsMap()) fail(origin, maintenance, "maintenance", "expected a mapping");
+  check_keys(origin, maintenance, "maintenance.", {"auto", "loose_objects", "max_packs"});
+  if (YAML::Node flag = maintenance["auto"]; flag) {
+    config.auto_maintenance = as_bool(origin, flag, "maintenance.auto");
+  }
+  if (YAML::Node n = maintenance["loose_objects"]; n) {
+    config.maintenance.loose_objects =
+        static_cast<std::size_t>(as_count(origin, n, "maintenance.loose_objects"));
+  }
+  if (YAML::Node n = maintenance["max_packs"]; n) {
+    std::uint64_t packs = as_count(origin, n, "maintenance.max_packs");
+    if (packs == 0) fail(origin, n, "maintenance.max_packs", "must be at least 1");
+    config.maintenance.max_packs = static_cast<std::size_t>(packs);
+  }
+}
+
+void parse_hooks(const std::string& origin, const YAML::Node& hooks, Config& config) {
+  if (!hooks.IsMap()) fail(origin, hooks, "hooks", "expected a mapping");
+  check_keys(origin, hooks, "hooks.",
+             {"rollback_on_failure", "keep_failed_tools", "keep_failures", "transport"});
+  if (YAML::Node transport = hooks["transport"]; transport) {
+    config.hooks.transport = scalar(origin, transport, "hooks.transport");
+    if (config.hooks.transport != "http" && config.hooks.transport != "command") {
+      fail(origin, transport, "hooks.transport", "expected http or command");
+    }
+  }
+  if (YAML::Node flag = hooks["rollback_on_failure"]; flag) {
+    config.hooks.rollback_on_failure = as_bool(origin, flag, "hooks.rollback_on_failure");
+  }
+  if (YAML::Node tools = hooks["keep_failed_tools"]; tools) {
+    if (!tools.IsSequence()) fail(origin, tools, "hooks.keep_failed_tools", "expected a list");
+    for (const YAML::Node& t : tools) {
+      config.hooks.keep_failed_tools.push_back(scalar(origin, t, "hooks.keep_failed_tools"));
+    }
+  }
+  if (YAML::Node rules = hooks["keep_failures"]; rules && !rules.IsNull()) {
+    parse_keep_failures(origin, rules, config);
+  }
+}
+
+void parse_session(const std::string& origin, const YAML::Node& session, Config& config) {
+  if (!session.IsMap()) fail(origin, session, "session", "expected a mapping");
+  check_keys(origin, session, "session.", {"checkpoint_ring", "windows"});
+  if (YAML::Node windows = session["windows"]; windows && !windows.IsNull()) {
+    if (!windows.IsMap()) fail(origin, windows, "session.windows", "expected a mapping");
+    for (const auto& entry : windows) {
+      std::string type = scalar(origin, entry.first, "session.windows");
+      std::uint64_t n = as_count(origin, entry.second, "session.windows." + type);
+      if (n == 0) fail(origin, entry.second, "session.windows." + type, "must be at least 1");
+      config.session_windows[type] = static_cast<std::size_t>(n);
+    }
+  }
+  if (YAML::Node ring = session["checkpoint_ring"]; ring) {
+    std::uint64_t n = as_count(origin, ring, "session.checkpoint_ring");
+    if (n == 0) fail(origin, ring, "session.checkpoint_ring", "must be at least 1");
+    config.checkpoint_ring = static_cast<std::size_t>(n);
+  }
+}
+
 }  // namespace
 
 double parse_usd_or_zero(const std::string& text) {
@@ -540,38 +613,13 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   check_keys(origin, root, "",
              {"capture", "retention", "maintenance", "session", "run", "hooks", "policy", "watch",
               "fleet"});
-  if (YAML::Node watch = root["watch"]; watch && !watch.IsNull()) {
-    if (!watch.IsMap()) fail(origin, watch, "watch", "expected a mapping");
-    check_keys(origin, watch, "watch.", {"daemon", "idle_exit"});
-    if (YAML::Node mode = watch["daemon"]; mode) {
-      std::string text = scalar(origin, mode, "watch.daemon");
-      if (text != "auto" && text != "off")
-        fail(origin, mode, "watch.daemon", "expected auto or off");
-      config.watch.daemon = text == "auto";
-    }
-    if (YAML::Node idle = watch["idle_exit"]; idle) {
-      config.watch.idle_exit = parse_with(origin, idle, "watch.idle_exit", parse_duration);
-    }
-  }
+  if (YAML::Node watch = root["watch"]; watch && !watch.IsNull())
+    parse_watch(origin, watch, config);
   if (YAML::Node fleet = root["fleet"]; fleet && !fleet.IsNull()) {
     parse_fleet(origin, fleet, config);
   }
-  if (YAML::Node maintenance = root["maintenance"]; maintenance && !maintenance.IsNull()) {
-    if (!maintenance.IsMap()) fail(origin, maintenance, "maintenance", "expected a mapping");
-    check_keys(origin, maintenance, "maintenance.", {"auto", "loose_objects", "max_packs"});
-    if (YAML::Node flag = maintenance["auto"]; flag) {
-      config.auto_maintenance = as_bool(origin, flag, "maintenance.auto");
-    }
-    if (YAML::Node n = maintenance["loose_objects"]; n) {
-      config.maintenance.loose_objects =
-          static_cast<std::size_t>(as_count(origin, n, "maintenance.loose_objects"));
-    }
-    if (YAML::Node n = maintenance["max_packs"]; n) {
-      std::uint64_t packs = as_count(origin, n, "maintenance.max_packs");
-      if (packs == 0) fail(origin, n, "maintenance.max_packs", "must be at least 1");
-      config.maintenance.max_packs = static_cast<std::size_t>(packs);
-    }
-  }
+  if (YAML::Node maintenance = root["maintenance"]; maintenance && !maintenance.IsNull())
+    parse_maintenance(origin, maintenance, config);
   if (YAML::Node policy = root["policy"]; policy && !policy.IsNull()) {
     parse_policy(origin, policy, config);
   }
@@ -587,47 +635,10 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
     parse_retention(origin, retention, config);
   }
   if (YAML::Node run = root["run"]; run && !run.IsNull()) parse_run(origin, run, config);
-  if (YAML::Node hooks = root["hooks"]; hooks && !hooks.IsNull()) {
-    if (!hooks.IsMap()) fail(origin, hooks, "hooks", "expected a mapping");
-    check_keys(origin, hooks, "hooks.",
-               {"rollback_on_failure", "keep_failed_tools", "keep_failures", "transport"});
-    if (YAML::Node transport = hooks["transport"]; transport) {
-      config.hooks.transport = scalar(origin, transport, "hooks.transport");
-      if (config.hooks.transport != "http" && config.hooks.transport != "command") {
-        fail(origin, transport, "hooks.transport", "expected http or command");
-      }
-    }
-    if (YAML::Node flag = hooks["rollback_on_failure"]; flag) {
-      config.hooks.rollback_on_failure = as_bool(origin, flag, "hooks.rollback_on_failure");
-    }
-    if (YAML::Node tools = hooks["keep_failed_tools"]; tools) {
-      if (!tools.IsSequence()) fail(origin, tools, "hooks.keep_failed_tools", "expected a list");
-      for (const YAML::Node& t : tools) {
-        config.hooks.keep_failed_tools.push_back(scalar(origin, t, "hooks.keep_failed_tools"));
-      }
-    }
-    if (YAML::Node rules = hooks["keep_failures"]; rules && !rules.IsNull()) {
-      parse_keep_failures(origin, rules, config);
-    }
-  }
-  if (YAML::Node session = root["session"]; session && !session.IsNull()) {
-    if (!session.IsMap()) fail(origin, session, "session", "expected a mapping");
-    check_keys(origin, session, "session.", {"checkpoint_ring", "windows"});
-    if (YAML::Node windows = session["windows"]; windows && !windows.IsNull()) {
-      if (!windows.IsMap()) fail(origin, windows, "session.windows", "expected a mapping");
-      for (const auto& entry : windows) {
-        std::string type = scalar(origin, entry.first, "session.windows");
-        std::uint64_t n = as_count(origin, entry.second, "session.windows." + type);
-        if (n == 0) fail(origin, entry.second, "session.windows." + type, "must be at least 1");
-        config.session_windows[type] = static_cast<std::size_t>(n);
-      }
-    }
-    if (YAML::Node ring = session["checkpoint_ring"]; ring) {
-      std::uint64_t n = as_count(origin, ring, "session.checkpoint_ring");
-      if (n == 0) fail(origin, ring, "session.checkpoint_ring", "must be at least 1");
-      config.checkpoint_ring = static_cast<std::size_t>(n);
-    }
-  }
+  if (YAML::Node hooks = root["hooks"]; hooks && !hooks.IsNull())
+    parse_hooks(origin, hooks, config);
+  if (YAML::Node session = root["session"]; session && !session.IsNull())
+    parse_session(origin, session, config);
   return config;
 }
 

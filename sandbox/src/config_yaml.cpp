@@ -31,6 +31,44 @@ void list(YAML::Emitter& out, const char* key, const std::vector<std::string>& i
   out << YAML::EndSeq;
 }
 
+// The run section.
+void emit_run(YAML::Emitter& out, const RunSettings& run) {
+  out << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
+  list(out, "env", run.env);
+  list(out, "secrets", run.secrets);
+  out << YAML::Key << "resume_max_age" << YAML::Value << seconds(run.resume_max_age);
+  out << YAML::Key << "preserve" << YAML::Value
+      << std::string(preserve_strategy_name(run.preserve));
+  out << YAML::Key << "preserve_interval" << YAML::Value << seconds(run.preserve_interval);
+  out << YAML::Key << "home" << YAML::Value << YAML::BeginMap;
+  list(out, "carry", run.home.carry);
+  out << YAML::Key << "credentials" << YAML::Value << run.home.credentials;
+  out << YAML::Key << "isolate" << YAML::Value << run.home.isolate;
+  out << YAML::EndMap << YAML::EndMap;
+}
+
+// The hooks section.
+void emit_hooks(YAML::Emitter& out, const HookSettings& hooks) {
+  out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "rollback_on_failure" << YAML::Value << hooks.rollback_on_failure;
+  list(out, "keep_failed_tools", hooks.keep_failed_tools);
+  out << YAML::Key << "keep_failures" << YAML::Value << YAML::BeginSeq;
+  for (const KeepRule& rule : hooks.keep_failures) {
+    out << YAML::BeginMap;
+    if (!rule.tool.empty()) out << YAML::Key << "tool" << YAML::Value << rule.tool;
+    if (!rule.command.empty()) {
+      out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << rule.command;
+    }
+    if (!rule.exit_codes.empty()) {
+      out << YAML::Key << "exit_codes" << YAML::Value << YAML::Flow << rule.exit_codes;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::Key << "transport" << YAML::Value << hooks.transport;
+  out << YAML::EndMap;
+}
+
 void emit_policy(YAML::Emitter& out, const PolicySettings& p) {
   out << YAML::Key << "policy" << YAML::Value << YAML::BeginMap;
   if (p.limits.max_cost_usd)
@@ -108,37 +146,9 @@ std::string Config::to_yaml() const {
   for (const auto& [type, n] : session_windows) out << YAML::Key << type << YAML::Value << n;
   out << YAML::EndMap << YAML::EndMap;
 
-  out << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
-  list(out, "env", run.env);
-  list(out, "secrets", run.secrets);
-  out << YAML::Key << "resume_max_age" << YAML::Value << seconds(run.resume_max_age);
-  out << YAML::Key << "preserve" << YAML::Value
-      << std::string(preserve_strategy_name(run.preserve));
-  out << YAML::Key << "preserve_interval" << YAML::Value << seconds(run.preserve_interval);
-  out << YAML::Key << "home" << YAML::Value << YAML::BeginMap;
-  list(out, "carry", run.home.carry);
-  out << YAML::Key << "credentials" << YAML::Value << run.home.credentials;
-  out << YAML::Key << "isolate" << YAML::Value << run.home.isolate;
-  out << YAML::EndMap << YAML::EndMap;
+  emit_run(out, run);
 
-  out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "rollback_on_failure" << YAML::Value << hooks.rollback_on_failure;
-  list(out, "keep_failed_tools", hooks.keep_failed_tools);
-  out << YAML::Key << "keep_failures" << YAML::Value << YAML::BeginSeq;
-  for (const KeepRule& rule : hooks.keep_failures) {
-    out << YAML::BeginMap;
-    if (!rule.tool.empty()) out << YAML::Key << "tool" << YAML::Value << rule.tool;
-    if (!rule.command.empty()) {
-      out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << rule.command;
-    }
-    if (!rule.exit_codes.empty()) {
-      out << YAML::Key << "exit_codes" << YAML::Value << YAML::Flow << rule.exit_codes;
-    }
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-  out << YAML::Key << "transport" << YAML::Value << hooks.transport;
-  out << YAML::EndMap;
+  emit_hooks(out, hooks);
 
   emit_policy(out, policy);
 
