@@ -71,6 +71,49 @@ class SessionRecords {
   std::map<const fsnap::ShadowRepo*, std::string> written_;  // the tree in each store
 };
 
+// One part of a restore: a resource and its snapshot.
+using RestorePart = std::pair<const ResourceRegistry::Entry*, const ResourceSnapshot*>;
+
+// The parts of snapshot that request restores, host filesystems first; throws
+// SnapshotMismatchError when a resource of it is not one of resources.
+std::vector<RestorePart> restorable_parts(const ResourceRegistry& resources,
+                                          const CompositeSnapshot& snapshot,
+                                          const RestoreRequest& request) {
+  std::vector<RestorePart> parts;
+  for (const auto& [name, value] : snapshot.resources) {
+    const ResourceRegistry::Entry* entry = resources.find(std::string_view(name));
+    if (entry == nullptr || !entry->restore) {
+      throw SnapshotMismatchError("snapshot " + snapshot.id + " holds resource '" + name +
+                                  "', which this state does not have");
+    }
+    if (entry->snapshot_type != value.type) {
+      throw SnapshotMismatchError("snapshot " + snapshot.id +
+                                  " holds a snapshot of another kind for resource '" + name + "'");
+    }
+    if (request.only && request.only->count(name) == 0) continue;  // left as it is
+    if (request.paths && entry->host == nullptr) continue;         // paths are files'
+    parts.emplace_back(entry, &value);
+  }
+  std::stable_partition(parts.begin(), parts.end(),
+                        [](const RestorePart& part) { return part.first->host != nullptr; });
+  return parts;
+}
+
+// The failed restore of snapshot id: RestoreFailedError when everything was left as it
+// was, kCorrupt (saying what could not be put back) when not.
+[[noreturn]] void throw_restore_failure(const SagaFailed& e, const std::string& id) {
+  std::string failure =
+      "cannot restore resource '" + e.failed_step() + "' of snapshot " + id + ": " + e.cause();
+  // A host restore says kCorrupt when it could not put its own files back.
+  bool left_as_before = e.cause_code() != ErrorCode::kCorrupt && e.compensation_failures().empty();
+  std::string leftover;
+  for (const CompensationFailure& f : e.compensation_failures()) {
+    leftover += "; and could not put back '" + f.step + "': " + f.error;
+  }
+  if (!left_as_before) throw Error(ErrorCode::kCorrupt, failure + leftover);
+  throw RestoreFailedError(failure);
+}
+
 }  // namespace
 
 CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
@@ -131,23 +174,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
                                      const RestoreRequest& request) {
   // 1. Everything must fit before anything changes. Host filesystems go first: they
   // are the parts that can fail half-way, and they put themselves back when they do.
-  std::vector<std::pair<const ResourceRegistry::Entry*, const ResourceSnapshot*>> parts;
-  for (const auto& [name, value] : snapshot.resources) {
-    const ResourceRegistry::Entry* entry = resources_.find(std::string_view(name));
-    if (entry == nullptr || !entry->restore) {
-      throw SnapshotMismatchError("snapshot " + snapshot.id + " holds resource '" + name +
-                                  "', which this state does not have");
-    }
-    if (entry->snapshot_type != value.type) {
-      throw SnapshotMismatchError("snapshot " + snapshot.id +
-                                  " holds a snapshot of another kind for resource '" + name + "'");
-    }
-    if (request.only && request.only->count(name) == 0) continue;  // left as it is
-    if (request.paths && entry->host == nullptr) continue;         // paths are files'
-    parts.emplace_back(entry, &value);
-  }
-  std::stable_partition(parts.begin(), parts.end(),
-                        [](const auto& part) { return part.first->host != nullptr; });
+  std::vector<RestorePart> parts = restorable_parts(resources_, snapshot, request);
 
   // 2. Resources, each with a way back.
   SessionSnapshot session_before = session_->snapshot(kStatePolicies, /*include_all=*/true);
@@ -214,17 +241,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   try {
     saga.run();
   } catch (const SagaFailed& e) {
-    std::string failure = "cannot restore resource '" + e.failed_step() + "' of snapshot " +
-                          snapshot.id + ": " + e.cause();
-    // A host restore says kCorrupt when it could not put its own files back.
-    bool left_as_before =
-        e.cause_code() != ErrorCode::kCorrupt && e.compensation_failures().empty();
-    std::string leftover;
-    for (const CompensationFailure& f : e.compensation_failures()) {
-      leftover += "; and could not put back '" + f.step + "': " + f.error;
-    }
-    if (!left_as_before) throw Error(ErrorCode::kCorrupt, failure + leftover);
-    throw RestoreFailedError(failure);
+    throw_restore_failure(e, snapshot.id);
   }
   return out;
 }
