@@ -495,7 +495,8 @@ HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sand
     if (said.substr(0, kOurs.size()) == kOurs) said.remove_prefix(kOurs.size());
     warnings +=
         (warnings.empty() ? "" : "\n") + std::string("shadowbox: warning: ") + std::string(said);
-    if (options.warn) options.warn(text);
+    // (Whoever warns says "shadowbox: warning: " itself.)
+    if (options.warn) options.warn(std::string(said));
   };
   HookVerdict verdict = decide(adapter, event, run, told);
   tell_outside_changes(adapter, event, verdict, run);

@@ -111,6 +111,9 @@ TEST_F(HookTest, AWarningRaisedByAnEventIsShownWhereTheAgentShowsItsHooksMessage
   EXPECT_NE(notice.find("toolu_lost never arrived"), std::string::npos) << post.out;
   EXPECT_FALSE(answer->has("hookSpecificOutput")) << "nothing for the model: " << post.out;
   EXPECT_NE(post.err.find("never arrived"), std::string::npos) << "and on stderr as before";
+  EXPECT_EQ(post.err.find("shadowbox: warning: shadowbox:"), std::string::npos)
+      << "one prefix: " << post.err;
+  EXPECT_EQ(notice.find("shadowbox: warning: shadowbox:"), std::string::npos) << notice;
 }
 
 TEST_F(HookTest, AFailedCallIsRolledBackAndTheAgentIsTold) {
