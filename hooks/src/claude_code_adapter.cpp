@@ -1,7 +1,7 @@
 // The adapters of Claude Code and of applications embedding it (Claude Agent SDK): the
-// hook protocol is Claude Code's own (agents.md), the HOME is AgentHome's, the hooks go
-// into .claude/settings.json, and a session is resumed with --resume (the CLI) or
-// through the application's environment (kResumeSessionVariable).
+// hook protocol is Claude Code's own (docs/agents/claude-code.md), the HOME is
+// AgentHome's, the hooks go into .claude/settings.json, and a session is resumed with
+// --resume (the CLI) or through the application's environment (kResumeSessionVariable).
 #include <Poco/JSON/Object.h>
 
 #include "adapter_support.hpp"

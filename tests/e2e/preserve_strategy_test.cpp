@@ -1,6 +1,7 @@
-// run.preserve (ADAPTER_STATE's CheckpointStrategy): when `shadowbox run` preserves the
-// agent's session data. The agent is a shell script that writes a transcript into its
-// HOME, then waits for the test to look at the store before it exits.
+// run.preserve (checkpoint frequency, docs/conformance/ADAPTER_STATE.md): when
+// `shadowbox run` preserves the agent's session data. The agent is a shell script that
+// writes a transcript into its HOME, then waits for the test to look at the store before
+// it exits.
 #include <sys/wait.h>
 
 #include <thread>

@@ -1,4 +1,4 @@
-// Several processes checkpointing one store at once (DESIGN.md §4, durability): every
+// Several processes checkpointing one store at once (durability): every
 // snapshot succeeds (writers wait for the store lock), each run's chain holds every
 // checkpoint in order, and the repository stays valid — every commit and tree opens,
 // and `git fsck` finds nothing wrong.

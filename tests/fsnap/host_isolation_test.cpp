@@ -1,4 +1,4 @@
-// What a capture leaves alone and what a restore never touches (DESIGN.md §4):
+// What a capture leaves alone and what a restore never touches:
 // `.git` directories and files at any depth, config excludes, oversize files, and
 // (only when asked) .gitignore'd paths; and isolation from the user's git: GIT_*
 // variables, git config and hooks have no effect, and the store stays outside.

@@ -1,4 +1,4 @@
-// Round-trip fidelity of HostFilesystem checkpoints (DESIGN.md §4): every kind of
+// Round-trip fidelity of HostFilesystem checkpoints: every kind of
 // entry and change comes back exactly after a restore, each case on its own, and a
 // seeded randomized test over many operations and restores.
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// The stat cache (DESIGN.md §8, issue 2): an unchanged workspace is not re-read,
+// The stat cache (issue 2; docs/performance.md): an unchanged workspace is not re-read,
 // files modified within the timestamp granularity are (racy guard), and a damaged or
 // missing cache costs time, never correctness.
 #include <fcntl.h>

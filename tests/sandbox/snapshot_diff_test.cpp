@@ -1,6 +1,6 @@
-// Session snapshots compared and merged (STATE_MANAGEMENT proposal 7): slices added,
-// removed and modified by content (not by identity), and a merge in which the later
-// snapshot's slices win.
+// Session snapshots compared and merged (docs/conformance/STATE_MANAGEMENT.md): slices
+// added, removed and modified by content (not by identity), and a merge in which the
+// later snapshot's slices win.
 #include <gtest/gtest.h>
 
 #include "sandbox/builtin_slices.hpp"

@@ -1,7 +1,7 @@
-// ToolRunner and CheckpointStore: the acceptance tests of EXECUTION_STATE.md (a failed
-// tool changes nothing, visibility expansion is clean, rollback to a tool boundary),
-// every rollback trigger — exceptions of any type among them — and a failed call that
-// leaves no trace in the session.
+// ToolRunner and CheckpointStore: the acceptance criteria of
+// docs/conformance/EXECUTION_STATE.md (a failed tool changes nothing, visibility
+// expansion is clean, rollback to a tool boundary), every rollback trigger — exceptions
+// of any type among them — and a failed call that leaves no trace in the session.
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 

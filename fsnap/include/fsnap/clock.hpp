@@ -1,7 +1,7 @@
-// Clock — the injectable time source of shadowbox (EXECUTION_STATE.md, Determinism
-// Support; LevelDB's Env::NowMicros plays the same role). Checkpoint and snapshot
-// times, the capture's racy-timestamp rule and elapsed times all read it, so tests and
-// replays run on fixed time and never sleep.
+// Clock — the injectable time source of shadowbox (docs/conformance/EXECUTION_STATE.md,
+// Determinism Support; LevelDB's Env::NowMicros plays the same role). Checkpoint and
+// snapshot times, the capture's racy-timestamp rule and elapsed times all read it, so
+// tests and replays run on fixed time and never sleep.
 //
 // Thread-safety: now() may be called from any thread; FixedClock's setters too.
 #pragma once

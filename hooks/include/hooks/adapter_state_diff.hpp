@@ -1,8 +1,8 @@
-// What changed in a run's agent sessions between two checkpoints (ADAPTER_STATE's state
-// diffing): sessions that started or are gone, and for each session both have, the
-// messages it gained, whether it ended and its newest activity; and which files of the
-// preserved session data (the run's HOME transcripts) changed. `shadowbox diff
-// --session` shows it beside the slices.
+// What changed in a run's agent sessions between two checkpoints (state diffing,
+// docs/conformance/ADAPTER_STATE.md): sessions that started or are gone, and for each
+// session both have, the messages it gained, whether it ended and its newest activity;
+// and which files of the preserved session data (the run's HOME transcripts) changed.
+// `shadowbox diff --session` shows it beside the slices.
 //
 //   hooks::AdapterStateDiff d = hooks::diff_adapter_states(before, after);
 //   for (const hooks::SessionChange& c : d.changed) { ... c.messages_added() ... }

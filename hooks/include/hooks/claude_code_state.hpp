@@ -1,7 +1,7 @@
-// The slice the Claude Code integration keeps in a run's session (ADAPTER_STATE.md):
-// the adapter state of each agent session the run had (a LOG slice, in the order they
-// started), kept up to date as the session goes on — what `resume` finds the session to
-// resume in, and what `runs` lists.
+// The slice the Claude Code integration keeps in a run's session
+// (docs/conformance/ADAPTER_STATE.md): the adapter state of each agent session the run
+// had (a LOG slice, in the order they started), kept up to date as the session goes on —
+// what `resume` finds the session to resume in, and what `runs` lists.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
-// Resuming an agent run (ADAPTER_STATE.md: find_resumable_state and its validation):
-// the newest agent session a run recorded, the checks a resume makes, and the command
-// and fresh HOME it starts the agent with.
+// Resuming an agent run (docs/conformance/ADAPTER_STATE.md, Resumption Flow): the newest
+// agent session a run recorded, the checks a resume makes, and the command and fresh
+// HOME it starts the agent with.
 //
 // Thread-safety: functions of the store; they borrow the process's ShadowRepo.
 #pragma once

@@ -1,5 +1,6 @@
-// Decision and StopReason — what containment answers for a call, and why a chain
-// stops (EXECUTION_CONTEXT.md §6), with the names the ledger, the CLI and the agent see.
+// Decision and StopReason — what containment answers for a call, and why a chain stops
+// (docs/conformance/EXECUTION_CONTEXT.md, section 6), with the names the ledger, the CLI
+// and the agent see.
 //
 // Thread-safety: plain values and pure functions.
 #pragma once
@@ -31,7 +32,7 @@ enum class Decision {
 // "allow", "degrade", "retry", "halt".
 std::string_view to_string(Decision decision);
 
-// Why a call was halted (EXECUTION_CONTEXT.md §6).
+// Why a call was halted (the error taxonomy of docs/conformance/EXECUTION_CONTEXT.md).
 enum class StopReason {
   kBudgetExceeded,       // cost ceiling reached
   kRetryBudgetExceeded,  // chain-wide retry budget used up

@@ -1,8 +1,8 @@
-// ExecutionContext — chain-level containment (EXECUTION_CONTEXT.md): the limits of one
-// agent run (or request) across all its model and tool calls — a cost ceiling, a step
-// limit, a total retry budget, a wall-clock timeout — plus a circuit breaker per kind of
-// call and an optional ShieldPipeline of per-call checks. Every call goes through it
-// and gets a Decision; a halted call is not run.
+// ExecutionContext — chain-level containment (docs/conformance/EXECUTION_CONTEXT.md):
+// the limits of one agent run (or request) across all its model and tool calls — a cost
+// ceiling, a step limit, a total retry budget, a wall-clock timeout — plus a circuit
+// breaker per kind of call and an optional ShieldPipeline of per-call checks. Every call
+// goes through it and gets a Decision; a halted call is not run.
 //
 //   ExecutionContext context({.max_cost_usd = 2.0, .max_steps = 20});
 //   Decision d = context.wrap_tool_call([&](const CancellationToken& token) {

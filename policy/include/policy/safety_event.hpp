@@ -1,6 +1,6 @@
 // SafetyEvent — a normalised record of a limit that tripped: what (event type and
-// decision), which check (hook), when, the limit and the value that reached it, and
-// the call it concerned (EXECUTION_CONTEXT.md §7).
+// decision), which check (hook), when, the limit and the value that reached it, and the
+// call it concerned (docs/conformance/EXECUTION_CONTEXT.md, section 7).
 //
 // Thread-safety: a plain value.
 #pragma once

@@ -1,8 +1,8 @@
 // The slice types the runtime itself uses, with the default policies of
-// EXECUTION_STATE.md: Plan and VisibilityOverrides are STATE, WorkspaceDigest is
-// CACHE, ToolInvoked, PromptRendered and PromptExecuted are LOG — and RunStatus, the
-// lifecycle of an agent run, LOG too (a tool's rollback never changes where the run
-// stands). Each is registered in SliceTypes (name, policy, JSON codec) by
+// docs/conformance/EXECUTION_STATE.md: Plan and VisibilityOverrides are STATE,
+// WorkspaceDigest is CACHE, ToolInvoked, PromptRendered and PromptExecuted are LOG — and
+// RunStatus, the lifecycle of an agent run, LOG too (a tool's rollback never changes
+// where the run stands). Each is registered in SliceTypes (name, policy, JSON codec) by
 // register_builtin_slice_types(), which every Session calls.
 #pragma once
 

@@ -1,9 +1,9 @@
 // CheckpointStore — the pre- and post-tool composite snapshots of recent tool calls
-// (EXECUTION_STATE.md, Checkpoint Store), in a ring buffer, so state can be put back
-// to any tool boundary: `rollback_to_tool(state, "call_b")` restores files and STATE
-// slices exactly as before call_b, while LOG slices keep everything. The transaction
-// core records every finished call here (when the ExecutionState has a store); the
-// ledger, not this ring, is what persists them.
+// (docs/conformance/EXECUTION_STATE.md, Checkpoint Store), in a ring buffer, so state
+// can be put back to any tool boundary: `rollback_to_tool(state, "call_b")` restores
+// files and STATE slices exactly as before call_b, while LOG slices keep everything. The
+// transaction core records every finished call here (when the ExecutionState has a
+// store); the ledger, not this ring, is what persists them.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -51,10 +51,10 @@ class CheckpointStore {
   std::vector<ToolCheckpoint> list_checkpoints() const;
   std::size_t capacity() const { return capacity_; }
 
-  // Restores state to before the call (EXECUTION_STATE.md's rollback_to_tool): files and
-  // STATE slices as in its pre-tool snapshot, LOG slices kept. Records no boundary —
-  // ToolTransactions::restore does, for a run whose history must show it. An unknown
-  // call id is Error kNotFound.
+  // Restores state to before the call (the coordinated rollback of
+  // docs/conformance/EXECUTION_STATE.md): files and STATE slices as in its pre-tool
+  // snapshot, LOG slices kept. Records no boundary — ToolTransactions::restore does, for
+  // a run whose history must show it. An unknown call id is Error kNotFound.
   void rollback_to_tool(ExecutionState& state, const std::string& tool_call_id) const;
 
  private:

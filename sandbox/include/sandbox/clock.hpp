@@ -1,6 +1,6 @@
-// Clock — the injectable time source of the runtime (EXECUTION_STATE.md, Determinism
-// Support). It is fsnap's Clock, so one clock stamps checkpoints, snapshots and
-// elapsed times alike.
+// Clock — the injectable time source of the runtime
+// (docs/conformance/EXECUTION_STATE.md, Determinism Support). It is fsnap's Clock, so
+// one clock stamps checkpoints, snapshots and elapsed times alike.
 #pragma once
 
 #include "fsnap/clock.hpp"

@@ -1,9 +1,10 @@
-// Computed slices (STATE_MANAGEMENT proposal 1): a value derived from source slices by a
-// pure function, installed in a Session and read like a slice's newest value. It is
-// recomputed only when it is read and one of its sources changed since the last read
-// (a source is compared by identity, O(1): slices are persistent vectors). The sources
-// are the parameters of the function — each a `const Slice<S>&` — so installing one
-// whose parameter is anything else does not compile; a computed type takes no reducer.
+// Computed slices (docs/conformance/STATE_MANAGEMENT.md): a value derived from source
+// slices by a pure function, installed in a Session and read like a slice's newest
+// value. It is recomputed only when it is read and one of its sources changed since the
+// last read (a source is compared by identity, O(1): slices are persistent vectors). The
+// sources are the parameters of the function — each a `const Slice<S>&` — so installing
+// one whose parameter is anything else does not compile; a computed type takes no
+// reducer.
 //
 //   struct Progress { std::size_t done, total; };
 //   session.install_computed([](const Slice<Plan>& plan) {

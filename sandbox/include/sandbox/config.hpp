@@ -38,8 +38,8 @@ class ConfigError : public Error {
   explicit ConfigError(const std::string& message) : Error(ErrorCode::kInvalidArgument, message) {}
 };
 
-// When a run's agent session data (its ephemeral HOME's transcripts) is preserved in
-// the store (run.preserve; ADAPTER_STATE's CheckpointStrategy).
+// When a run's agent session data (its ephemeral HOME's transcripts) is preserved in the
+// store (run.preserve; the checkpoint frequency of docs/conformance/ADAPTER_STATE.md).
 enum class PreserveStrategy {
   kOnToolUse,   // at every hook event, every second between them while it changes, at the end
   kOnComplete,  // when the agent exits

@@ -1,5 +1,5 @@
-// Effects (STATE_MANAGEMENT proposal 4): side effects as data. A reducer, a state
-// machine's entry action or a tool boundary says what should happen — preserve the
+// Effects (docs/conformance/STATE_MANAGEMENT.md): side effects as data. A reducer, a
+// state machine's entry action or a tool boundary says what should happen — preserve the
 // agent's HOME, tell the agent what was rolled back, stop the run — as Effect values,
 // and an EffectRunner performs them with the handlers registered for their types. Code
 // that decides can be tested by looking at the effects it returns, without performing

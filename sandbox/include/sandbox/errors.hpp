@@ -1,7 +1,7 @@
-// Errors of the runtime. sandbox throws fsnap::Error, the project's one error type
-// (a code and a message naming what failed), so the executable maps every failure to
-// its exit status in one place; the errors EXECUTION_STATE.md names ("Error Handling")
-// are kinds of it that callers can catch by type.
+// Errors of the runtime. sandbox throws fsnap::Error, the project's one error type (a
+// code and a message naming what failed), so the executable maps every failure to its
+// exit status in one place; the errors of docs/conformance/EXECUTION_STATE.md ("Error
+// Handling") are kinds of it that callers can catch by type.
 //
 // Thread-safety: errors are immutable values.
 #pragma once

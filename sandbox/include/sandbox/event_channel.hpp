@@ -1,9 +1,9 @@
-// Typed event channels (STATE_MANAGEMENT proposal 8): a Channel<E> carries events of
-// one type E, numbered 1, 2, 3, ... as they are published, to the subscribers whose
-// filter accepts them. The type is checked when the program is compiled: a subscriber
-// that cannot take a `const E&` does not compile. Channels compose: `a | b` is a union
-// channel whose subscribers get a std::variant of the members' types, and a channel
-// keeps its newest events so a subscriber can replay from a sequence number.
+// Typed event channels (docs/conformance/STATE_MANAGEMENT.md): a Channel<E> carries
+// events of one type E, numbered 1, 2, 3, ... as they are published, to the subscribers
+// whose filter accepts them. The type is checked when the program is compiled: a
+// subscriber that cannot take a `const E&` does not compile. Channels compose: `a | b`
+// is a union channel whose subscribers get a std::variant of the members' types, and a
+// channel keeps its newest events so a subscriber can replay from a sequence number.
 //
 //   Channel<ToolEvent> tools("tools");
 //   Channel<policy::SafetyEvent> safety("safety");

@@ -1,6 +1,7 @@
 // ExecutionState — the single root of all mutable state of a run
-// (EXECUTION_STATE.md): the session, the resource registry, an injectable clock and
-// a seeded id source and random generator, and optionally a CheckpointStore.
+// (docs/conformance/EXECUTION_STATE.md): the session, the resource registry, an
+// injectable clock and a seeded id source and random generator, and optionally a
+// CheckpointStore.
 //
 // A CompositeSnapshot captures the session and every snapshotable resource together.
 // A host filesystem's part is a checkpoint commit, and the ledger record of the
@@ -156,8 +157,9 @@ class ExecutionState {
   // known) in the store of the first host filesystem; nothing without one.
   void amend_records(const std::vector<LedgerRecord>& records);
 
-  // Puts every tool call under containment (EXECUTION_CONTEXT.md) with these limits:
-  // ToolTransactions admits each call first. The context runs on the state's clock.
+  // Puts every tool call under containment (docs/conformance/EXECUTION_CONTEXT.md) with
+  // these limits: ToolTransactions admits each call first. The context runs on the
+  // state's clock.
   void set_containment(policy::ExecutionConfig config, policy::ChainMetadata metadata = {},
                        std::shared_ptr<policy::ShieldPipeline> pipeline = nullptr);
   // The containment context, or nullptr.

@@ -27,7 +27,8 @@
 
 namespace sandbox {
 
-// What Ledger::find matches (STATE_MANAGEMENT proposal 7): every criterion given.
+// What Ledger::find matches (snapshot queries, docs/conformance/STATE_MANAGEMENT.md):
+// every criterion given.
 //
 //   SnapshotQuery q;
 //   q.tag_pattern = "release-*";

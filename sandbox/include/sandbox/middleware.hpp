@@ -1,6 +1,6 @@
-// Middleware (STATE_MANAGEMENT proposal 3): functions around every reducer a Session
-// runs for an event — validation, timing, redaction — installed once instead of in
-// every reducer. Each gets the reducer's context and the rest of the chain (next), in
+// Middleware (docs/conformance/STATE_MANAGEMENT.md): functions around every reducer a
+// Session runs for an event — validation, timing, redaction — installed once instead of
+// in every reducer. Each gets the reducer's context and the rest of the chain (next), in
 // the order of Session::use, and may:
 //   - call next and return its result (observe: time it, check it);
 //   - call next with another event of the same type (transform: redact it first);

@@ -1,8 +1,8 @@
 // PriceTable — what model requests cost: USD per million tokens of each kind, by model
 // name prefix (the longest matching prefix wins). A model no entry matches is priced at
 // the table's highest rate of each kind — never at zero — and reported, so a new model
-// cannot slip past a cost ceiling. The defaults are Anthropic's list prices
-// (../shared/reference/agents.md); config policy.prices adds and replaces entries.
+// cannot slip past a cost ceiling. The defaults are Anthropic's list prices (defaults());
+// config policy.prices adds and replaces entries.
 //
 // Thread-safety: a plain value; const methods may run concurrently.
 #pragma once

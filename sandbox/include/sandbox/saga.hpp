@@ -1,10 +1,10 @@
-// Sagas (STATE_MANAGEMENT proposal 6): an operation of several steps, each with the
-// compensation that undoes it, that either completes or leaves nothing half-done. The
-// steps run in order, each step's result kept for later steps and for its
-// compensation. When a step fails, the compensations of the steps that completed run
-// in reverse order, each given its step's result; a compensation that fails is
-// recorded and the others still run. Then run() throws SagaFailed, naming the step,
-// its cause and what could not be undone.
+// Sagas (docs/conformance/STATE_MANAGEMENT.md): an operation of several steps, each with
+// the compensation that undoes it, that either completes or leaves nothing half-done.
+// The steps run in order, each step's result kept for later steps and for its
+// compensation. When a step fails, the compensations of the steps that completed run in
+// reverse order, each given its step's result; a compensation that fails is recorded and
+// the others still run. Then run() throws SagaFailed, naming the step, its cause and
+// what could not be undone.
 //
 // The failing step's own compensation does not run: it did not complete, so a step that
 // can fail part-way must leave things as they were before it throws (restoring a

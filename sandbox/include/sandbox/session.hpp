@@ -8,10 +8,10 @@
 // every child session. Every slice has a policy (STATE, LOG, CACHE; the default comes
 // from SliceTypes) that decides what snapshots include and what rollbacks keep.
 //
-// A reducer may also return effects (STATE_MANAGEMENT proposal 4, sandbox/effects.hpp):
-// side effects as data, which the session never performs itself. dispatch queues them
-// for take_effects; dispatch_effects returns them. Either way a dispatch that throws
-// leaves no effect behind.
+// A reducer may also return effects (sandbox/effects.hpp;
+// docs/conformance/STATE_MANAGEMENT.md): side effects as data, which the session never
+// performs itself. dispatch queues them for take_effects; dispatch_effects returns them.
+// Either way a dispatch that throws leaves no effect behind.
 //
 // Snapshot times and ids come from the injected clock and id source, so a seeded run
 // gives the same ids every time.
@@ -117,9 +117,10 @@ struct Dispatched {
 
 struct SessionSnapshot;
 
-// What differs between two session snapshots, slice by slice (STATE_MANAGEMENT
-// proposal 7). Slices compare by their items' encodings (equal items at equal
-// positions), so snapshots read back from the ledger compare like live ones.
+// What differs between two session snapshots, slice by slice (selective snapshots:
+// docs/conformance/STATE_MANAGEMENT.md). Slices compare by their items' encodings (equal
+// items at equal positions), so snapshots read back from the ledger compare like live
+// ones.
 //
 //   SnapshotDiff d = SessionSnapshot::diff(at_call_3, at_call_9);
 //   if (d.modified.count(typeid(Plan))) { ... d.modified.at(typeid(Plan)).second ... }

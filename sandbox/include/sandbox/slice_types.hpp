@@ -19,7 +19,8 @@
 
 namespace sandbox {
 
-// How a slice behaves when a session rolls back (EXECUTION_STATE.md, Slice Policies).
+// How a slice behaves when a session rolls back (docs/conformance/EXECUTION_STATE.md,
+// Slice Policies).
 enum class SlicePolicy {
   kState,  // working state: rolled back on tool failure (the default)
   kLog,    // append-only history: preserved by rollbacks

@@ -1,5 +1,5 @@
-// Slice windows (STATE_MANAGEMENT proposal 2): which items of a slice a Session keeps
-// after each dispatch that changed it — the newest max_items, those younger than
+// Slice windows (docs/conformance/STATE_MANAGEMENT.md): which items of a slice a Session
+// keeps after each dispatch that changed it — the newest max_items, those younger than
 // max_age, and always those keep says — so a long run's LOG slices stay bounded in
 // memory (and in each new session tree). Evicted items are gone from the session; the
 // ledger's earlier session trees still hold them. By default nothing is evicted.

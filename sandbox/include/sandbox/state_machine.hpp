@@ -1,9 +1,10 @@
-// State machines (STATE_MANAGEMENT proposal 5): the phases of a workflow as states, the
-// events that move between them as C++ types, and every allowed move declared once.
-// A machine is defined by StateMachine<Events...>: the event types it accepts are part
-// of its type, so firing — or declaring a transition for — any other type does not
-// compile. Which transitions the current state allows is known only at run time: an
-// event the current state does not accept is an InvalidTransition, and nothing changes.
+// State machines (docs/conformance/STATE_MANAGEMENT.md): the phases of a workflow as
+// states, the events that move between them as C++ types, and every allowed move
+// declared once. A machine is defined by StateMachine<Events...>: the event types it
+// accepts are part of its type, so firing — or declaring a transition for — any other
+// type does not compile. Which transitions the current state allows is known only at run
+// time: an event the current state does not accept is an InvalidTransition, and nothing
+// changes.
 //
 // Features:
 //   - hierarchical states: a state with a parent is a substate; a transition declared

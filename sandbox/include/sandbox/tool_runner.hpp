@@ -1,6 +1,6 @@
-// ToolRunner — every in-process tool call as a transaction (EXECUTION_STATE.md, Tool
-// Transaction Semantics), through the transaction core (ToolTransactions) that the
-// hook path and the CLI use too:
+// ToolRunner — every in-process tool call as a transaction
+// (docs/conformance/EXECUTION_STATE.md, Tool Transaction Semantics), through the
+// transaction core (ToolTransactions) that the hook path and the CLI use too:
 //
 //   handler throws                 -> failed ToolResult with the message
 //   ToolResult.success == false    -> the result as returned
@@ -50,8 +50,9 @@ struct ToolResult {
   std::optional<policy::SafetyEvent> denied_by;
 };
 
-// The exceptions below are the protocol between a handler and the runner (EXECUTION_STATE.md
-// names them), not errors of the library, which throws fsnap::Error.
+// The exceptions below are the protocol between a handler and the runner (the rollback
+// triggers of docs/conformance/EXECUTION_STATE.md), not errors of the library, which
+// throws fsnap::Error.
 
 // The parameters do not fit the tool.
 class ToolValidationError : public std::runtime_error {

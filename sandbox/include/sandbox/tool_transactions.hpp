@@ -1,7 +1,7 @@
-// ToolTransactions — the transaction core (EXECUTION_STATE.md, Tool Transaction
-// Semantics): every tool boundary of one run, on one ExecutionState, recorded in one
-// BoundaryLog. The in-process ToolRunner, the hook path and the CLI all go through it,
-// so a tool call is the same transaction whichever way it comes.
+// ToolTransactions — the transaction core (docs/conformance/EXECUTION_STATE.md, Tool
+// Transaction Semantics): every tool boundary of one run, on one ExecutionState,
+// recorded in one BoundaryLog. The in-process ToolRunner, the hook path and the CLI all
+// go through it, so a tool call is the same transaction whichever way it comes.
 //
 //   begin(call)             under containment, the call is admitted first: denied,
 //                           nothing runs (it is no step, and no failure: it is counted
