@@ -1,8 +1,8 @@
 // The commands of the shadowbox executable (docs/architecture.md, "CLI contract"). Each
 // takes the resolved global options and its own arguments, writes its result to
 // stdout (JSON with --json), and returns the exit status; errors are thrown
-// (fsnap::Error, the one error type of the libraries, or UsageError) and main maps
-// them to exit statuses in one place.
+// (fsnap::Error from the libraries — policy's std::invalid_argument aside — or
+// UsageError) and main maps them to exit statuses in one place.
 #pragma once
 
 #include <string>

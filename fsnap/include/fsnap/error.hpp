@@ -6,9 +6,9 @@
 // not an error (an unknown run has an empty log); absence of what the caller named (a
 // checkpoint reference that resolves to nothing) is kNotFound.
 //
-// The libraries above fsnap (sandbox, hooks) throw the same Error, so the executable
-// maps every failure to its exit status in one place. Thread-safety: an Error is an
-// immutable value.
+// The libraries above fsnap (sandbox, fleet, hooks) throw the same Error, so the
+// executable maps every failure to its exit status in one place. Thread-safety: an
+// Error is an immutable value.
 #pragma once
 
 #include <cstddef>

@@ -1,11 +1,14 @@
 // The name of every file, directory and ref of a store, in one place (as LevelDB's
-// db/filename.h names every file of a database). Nothing else spells these out.
+// db/filename.h names every file of a database). Nothing else spells these out, but
+// <store>/workspace.lock (hooks/src/workspace_claim.cpp) and refs/fleet/notes/<worker>
+// (fleet/src/run_mirror.cpp), which are still to move here.
 //
 //   <store>/repo.git                    bare shadow repository (`shadowbox path`)
 //   <store>/workspace                   real path of the workspace the store belongs to
 //   <store>/stat-cache                  stat data of the last capture (a cache)
 //   <store>/lock                        flock(2) target serialising writers
 //   <store>/maintenance.lock            held by the one maintenance running (packing)
+//   <store>/maintenance.leftovers       sampled loose objects the last maintenance left
 //   <store>/watch.sock                  the watch daemon's socket (0600)
 //   <store>/watch.lock                  held by the one watch daemon alive
 //   <store>/watch.log                   what the watch daemon reports (its stderr)
@@ -14,10 +17,12 @@
 //   <store>/large-files/<name>          the copy of a workspace file over
 //                                       capture.max_file_size (a reflink, hard link or
 //                                       copy) that checkpoints name; tmp-* on the way in
+//   <store>/agent-answers/<agent>       a person's answers to an agent's own questions
 //   <store>/runs/<run>/                 one run of an agent:
 //       home/                           the agent's ephemeral HOME
 //       home-resumed-<stamp>/           HOMEs rebuilt by `resume`
 //       run.json                        what was started, and how it ended
+//       config.yaml                     the configuration its agent started with
 //       log                             hook warnings and errors
 //       halt                            a stop the run's supervisor carries out
 //       notices/<stamp>                 what was done to its workspace from outside it,
@@ -31,6 +36,7 @@
 //   refs/shadowbox/home/<run>           the preserved agent HOME data of a run
 //   refs/shadowbox/sessions/<run>       the session trees the run's ledger records name
 //   refs/notes/shadowbox                the ledger: one record per checkpoint
+//   refs/shadowbox/incoming/<n>         what a fetch brought, until its trees are checked
 //
 // Thread-safety: pure functions.
 #pragma once

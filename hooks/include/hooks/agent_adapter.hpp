@@ -5,8 +5,8 @@
 // of that HOME is its session data, and how a session of it is resumed. The transaction
 // core (agent_hook.hpp) and `shadowbox run` (agent_run.hpp) go through it alone.
 //
-// There is one adapter per AgentKind (adapter_for). Adding an agent is one adapter and
-// its tests: a source file under hooks/src/ and a line in adapter_for.
+// There is one adapter per AgentKind (adapter_for). Adding an agent takes more than its
+// adapter (a kind, its session files' spend, its prices, ...): hooks/README.md lists it.
 //
 //   const AgentAdapter& codex = adapter_for(AgentKind::kCodex);
 //   AgentEvent event = codex.parse_event(json);          // PreToolUse, ...

@@ -1,4 +1,4 @@
-// Errors of the runtime. sandbox throws fsnap::Error, the project's one error type (a
+// Errors of the runtime. sandbox throws fsnap::Error, the error type of the libraries (a
 // code and a message naming what failed), so the executable maps every failure to its
 // exit status in one place; the errors of docs/conformance/EXECUTION_STATE.md ("Error
 // Handling") are kinds of it that callers can catch by type.
