@@ -118,8 +118,10 @@ std::vector<std::string> named_files(const std::string& line) {
 
 // Where a name a document in folder gives can be (empty: none exists).
 fs::path resolve(const std::string& name, const fs::path& folder) {
+  // (A folder's tests are in tests/<folder>/.)
   std::vector<fs::path> candidates = {kSource / name, folder / name, folder / "src" / name,
-                                      folder / "include" / folder.filename() / name};
+                                      folder / "include" / folder.filename() / name,
+                                      kSource / "tests" / folder.filename() / name};
   std::string first = name.substr(0, name.find('/'));
   candidates.push_back(kSource / first / "include" / name);
   if (folder == kSource) {
