@@ -27,11 +27,13 @@ class Parser {
   explicit Parser(const std::vector<const CommandSyntax*>& commands) {
     app_.allow_extras();            // left-overs are reported below, in our words
     app_.require_subcommand(0, 1);  // `show log`: a tag named log, not a second command
-    app_.add_option("--workspace", workspace_)->type_name("DIR");
-    app_.add_option("--store", store_)->type_name("DIR");
-    app_.add_option("--config", config_)->type_name("FILE");
-    app_.add_flag("--json", json_);
-    app_.add_flag("--version", version_);
+    for (const OptionSpec& option : global_option_specs()) {
+      if (option.value != nullptr) {
+        app_.add_option(option.name, global_values_[option.name])->type_name(option.value);
+      } else {
+        app_.add_flag(option.name, global_flags_[option.name]);
+      }
+    }
     for (const CommandSyntax* syntax : commands) add_command(*syntax);
   }
 
@@ -60,7 +62,7 @@ class Parser {
       }
       throw UsageError(message);
     }
-    line.version = version_;
+    line.version = global_flags_["--version"];
     line.options = global_options();
     if (bound == nullptr) {
       reject_extras(app_.remaining(), nullptr);
@@ -118,17 +120,18 @@ class Parser {
     return nullptr;
   }
 
-  GlobalOptions global_options() const {
+  GlobalOptions global_options() {
     GlobalOptions options;
-    auto take = [&](const char* name, const std::string& value) -> std::optional<std::string> {
+    auto take = [&](const char* name) -> std::optional<std::string> {
       if (app_.get_option(name)->count() == 0) return std::nullopt;
+      const std::string& value = global_values_[name];
       if (value.empty()) throw UsageError("option " + std::string(name) + " is empty");
       return value;
     };
-    options.workspace = take("--workspace", workspace_);
-    options.store = take("--store", store_);
-    options.config = take("--config", config_);
-    options.json = json_;
+    options.workspace = take("--workspace");
+    options.store = take("--store");
+    options.config = take("--config");
+    options.json = global_flags_["--json"];
     return options;
   }
 
@@ -173,15 +176,58 @@ class Parser {
   }
 
   CLI::App app_{"", "shadowbox"};
-  std::string workspace_, store_, config_;
-  bool json_ = false;
-  bool version_ = false;
+  std::map<std::string, std::string> global_values_;  // by name; nodes stay where they are
+  std::map<std::string, bool> global_flags_;
   std::deque<std::string> values_;  // stable addresses for CLI11
   std::deque<std::vector<std::string>> operand_values_;
   std::vector<Bound> bound_;
 };
 
 }  // namespace
+
+const std::vector<OptionSpec>& global_option_specs() {
+  static const std::vector<OptionSpec> options = {
+      {"--workspace", nullptr, "DIR",
+       "the workspace (default: the nearest directory, from the current one up, that has a "
+       "store; else the root of the enclosing git work tree; else the current directory; your "
+       "HOME and / are refused where a command records)",
+       ValueKind::kDir},
+      {"--store", nullptr, "DIR",
+       "the store (default: $SHADOWBOX_STORE, else $XDG_DATA_HOME/shadowbox/<name>-<hash>)",
+       ValueKind::kDir},
+      {"--config", nullptr, "FILE",
+       "settings (default: $SHADOWBOX_CONFIG, else <workspace>/.shadowbox.yaml)", ValueKind::kFile},
+      {"--json", nullptr, nullptr, "machine-readable output"},
+      {"--version", nullptr, nullptr, "print the version"},
+  };
+  return options;
+}
+
+namespace {
+
+std::vector<std::string> split_choices(const char* text) {
+  std::vector<std::string> out;
+  if (text == nullptr) return out;
+  std::string s = text;
+  for (std::size_t start = 0;;) {
+    std::size_t bar = s.find('|', start);
+    out.push_back(s.substr(start, bar - start));
+    if (bar == std::string::npos) return out;
+    start = bar + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> choices_of(const OptionSpec& option) {
+  return option.kind == ValueKind::kChoice ? split_choices(option.choices)
+                                           : std::vector<std::string>();
+}
+
+std::vector<std::string> choices_of(const OperandSpec& operand) {
+  if (operand.kind != ValueKind::kChoice) return {};
+  return split_choices(operand.choices != nullptr ? operand.choices : operand.name);
+}
 
 std::string wrap(const std::string& text, std::size_t indent, std::size_t first_column) {
   constexpr std::size_t kWidth = 79;
@@ -276,13 +322,13 @@ std::vector<std::string> values_joined(const std::vector<std::string>& argv,
   std::vector<std::string> out;
   const CommandSyntax* command = nullptr;
   auto takes_value = [&](const std::string& arg) {
-    if (arg == "--workspace" || arg == "--store" || arg == "--config") return true;
-    for (const OptionSpec& o : command != nullptr ? command->options : std::vector<OptionSpec>()) {
-      if (o.value != nullptr && (arg == o.name || (o.alias != nullptr && arg == o.alias))) {
-        return true;
-      }
-    }
-    return false;
+    auto named = [&](const OptionSpec& o) {
+      return o.value != nullptr && (arg == o.name || (o.alias != nullptr && arg == o.alias));
+    };
+    const std::vector<OptionSpec>& globals = global_option_specs();
+    if (std::any_of(globals.begin(), globals.end(), named)) return true;
+    return command != nullptr &&
+           std::any_of(command->options.begin(), command->options.end(), named);
   };
   for (std::size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];

@@ -30,23 +30,54 @@ struct GlobalOptions {
   std::optional<std::string> search_from;
 };
 
+// What an option's value or an operand names: what the shell completions offer for it
+// (cli/completion_scripts.cpp) and, for a run, what main checks before anything is opened.
+enum class ValueKind {
+  kText,     // anything: nothing is offered
+  kChoice,   // one of a closed set: the choices, '|'-separated
+  kRun,      // an existing run (its id)
+  kNewRun,   // the id of a run to make
+  kRef,      // a checkpoint (REF: pre:<id>, post:<id>, a tag, run:<run>, ...)
+  kCallId,   // a tool call id
+  kPath,     // a file or directory
+  kDir,      // a directory
+  kFile,     // a file
+  kProgram,  // a program on the PATH
+  kCommand,  // one of shadowbox's commands
+};
+
 // One option of a command: "--name" (the key the command reads it by), an optional
-// one-letter alias, the name of its value (nullptr for a flag) and a line of help.
+// one-letter alias, the name of its value (nullptr for a flag), a line of help, what its
+// value names and, for kChoice, the values it takes ("a|b|c").
 struct OptionSpec {
   const char* name;
   const char* alias;
   const char* value;
   const char* help;
+  ValueKind kind = ValueKind::kText;
+  const char* choices = nullptr;
 };
 
 // One operand of a command, in order. A variadic one takes the rest of the line, options
-// included after `--` (ARGS of another program).
+// included after `--` (ARGS of another program). An operand of kind kChoice takes the
+// choices given, else those it is named by ("status|stop|serve").
 struct OperandSpec {
   const char* name;
   bool required;
   bool variadic;
   const char* help;
+  ValueKind kind = ValueKind::kText;
+  const char* choices = nullptr;
 };
+
+// The values a kChoice option or operand takes, in order (empty for other kinds).
+std::vector<std::string> choices_of(const OptionSpec& option);
+std::vector<std::string> choices_of(const OperandSpec& operand);
+
+// The options of every command (--workspace, --store, --config, --json, --version), as
+// GlobalOptions holds them: the parser, the overview and the manual page read this one
+// table.
+const std::vector<OptionSpec>& global_option_specs();
 
 // The syntax of one command, as the command table declares it.
 struct CommandSyntax {

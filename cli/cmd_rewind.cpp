@@ -22,13 +22,6 @@ namespace cli {
 int cmd_rewind(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   std::string fork = parsed.value_or("--run-id", sandbox::new_run_id());
-  for (const std::string& id : {run, fork}) {
-    try {
-      sandbox::check_run_id(id);
-    } catch (const fsnap::Error& e) {
-      throw UsageError(e.what());
-    }
-  }
   if (fork == run) throw parsed.usage_error("--run-id must name a new run, not the one rewound");
   std::optional<std::string> ref = parsed.value("--to");
   if (!ref) throw parsed.usage_error("--to REF is needed: the pre_tool checkpoint to go back to");

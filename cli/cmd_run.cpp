@@ -35,11 +35,6 @@ namespace fs = boost::filesystem;
 
 int cmd_run(const Context& context, const Args& parsed) {
   std::string run = parsed.value_or("--run-id", sandbox::new_run_id());
-  try {
-    sandbox::check_run_id(run);
-  } catch (const fsnap::Error& e) {
-    throw UsageError(e.what());
-  }
   sandbox::PolicyLimits limits = limit_options(parsed);
   std::optional<hooks::AgentKind> agent;
   if (parsed.has("--agent")) {
@@ -176,11 +171,6 @@ int cmd_runs(const Context& context, const Args& parsed) {
 
 int cmd_resume(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
-  try {
-    sandbox::check_run_id(run);
-  } catch (const fsnap::Error& e) {
-    throw UsageError(e.what());
-  }
   hooks::ResumeRequest request = resume_request(context, parsed, run, "strict");
   sandbox::PolicyLimits limits = limit_options(parsed);
   context.refuse_unprotectable_workspace();  // an agent there records all the user owns
@@ -218,11 +208,6 @@ int cmd_resume(const Context& context, const Args& parsed) {
 
 int cmd_abort(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
-  try {
-    sandbox::check_run_id(run);
-  } catch (const fsnap::Error& e) {
-    throw UsageError(e.what());
-  }
   std::string reason = parsed.value_or("--reason", "by shadowbox abort");
   fsnap::Store store = context.open_store(false);
   std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(run, false);
@@ -250,11 +235,6 @@ int cmd_abort(const Context& context, const Args& parsed) {
 
 int cmd_preserve(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
-  try {
-    sandbox::check_run_id(run);
-  } catch (const fsnap::Error& e) {
-    throw UsageError(e.what());
-  }
   fsnap::Store store = context.open_store(false);
   std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
   if (!meta || meta->home.empty()) {

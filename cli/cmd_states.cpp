@@ -103,11 +103,6 @@ int cmd_states(const Context& context, const Args& parsed) {
   std::optional<std::string> run;
   if (!parsed.operands().empty()) {
     run = parsed.operands()[0];
-    try {
-      sandbox::check_run_id(*run);
-    } catch (const fsnap::Error& e) {
-      throw UsageError(e.what());
-    }
   }
   std::string recorded_status;
   std::vector<sandbox::RunLifecycle> moves;

@@ -19,11 +19,15 @@
 #include "fsnap/store_layout.hpp"
 #include "fsnap/user_umask.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "sandbox/run_meta.hpp"
 #include "version.hpp"
 
 namespace cli {
 
 namespace {
+
+// What --agent and hook's AGENT take (hooks::parse_agent_kind reads them).
+constexpr const char* kAgentKinds = "claude-code|claude-sdk|codex|gemini";
 
 // The limits of `run` and `resume` (each overrides its policy.* key).
 const OptionSpec kMaxCost{"--max-cost-usd", nullptr, "USD",
@@ -64,13 +68,15 @@ const std::vector<Command>& all_commands() {
         "checkpoint the whole workspace (pre_tool/post_tool: a boundary of an external tool call)",
         {{"--tag", nullptr, "T", "name the checkpoint (an existing tag is refused)"},
          {"--force", nullptr, nullptr, "move an existing --tag to this checkpoint"},
-         {"--phase", nullptr, "PHASE", "pre_tool, post_tool, checkpoint or manual (default)"},
+         {"--phase", nullptr, "PHASE", "pre_tool, post_tool, checkpoint or manual (default)",
+          ValueKind::kChoice, "pre_tool|post_tool|checkpoint|manual"},
          {"--tool-call-id", nullptr, "ID", "the tool call (needed by pre_tool and post_tool)"},
          {"--tool-name", nullptr, "NAME", "the tool's name"},
          {"--parent-call-id", nullptr, "ID",
           "pre_tool: the call this one runs inside of (its failure puts this one's "
-          "changes back too)"},
-         {"--run", nullptr, "RUN", "the run (default: default)"},
+          "changes back too)",
+          ValueKind::kCallId},
+         {"--run", nullptr, "RUN", "the run (default: default)", ValueKind::kRun},
          {"--input", nullptr, "TEXT", "pre_tool: the call's input, kept in the ledger"},
          {"--result", nullptr, "TEXT", "post_tool, checkpoint: its result, kept in the ledger"}}},
        cmd_snapshot},
@@ -78,30 +84,34 @@ const std::vector<Command>& all_commands() {
         "make the workspace (and the run's STATE slices) exactly REF, after a safety "
         "checkpoint; with -- PATH..., only those paths",
         {{"--dry-run", nullptr, nullptr, "print what would change; change nothing"},
-         {"--run", nullptr, "RUN", "the run whose session is restored (default: REF's)"},
+         {"--run", nullptr, "RUN", "the run whose session is restored (default: REF's)",
+          ValueKind::kRun},
          {"--slices", nullptr, "TYPE,...",
           "restore only these session slices (LOG ones too), not the files nor other slices"}},
-        {{"REF", true, false, "the checkpoint to restore (see REF below --help)"},
+        {{"REF", true, false, "the checkpoint to restore (see REF below --help)", ValueKind::kRef},
          {"PATH", false, true,
           "only these files or directories (relative to the workspace, or absolute inside "
           "it), as git restore --source=REF does: each becomes exactly REF's, what REF "
           "lacks below it is removed, every other path and the session slices stay as they "
-          "are"}}},
+          "are",
+          ValueKind::kPath}}},
        cmd_restore},
       {{"rollback",
         "the failure of an external tool call: roll it back to its pre_tool checkpoint (unless "
         "the config keeps it, or a later change would be undone) and record the failure",
         {{"--result", nullptr, "TEXT", "the failure, kept in the ledger (default: failed)"},
-         {"--run", nullptr, "RUN", "the run of the call (default: default)"}},
-        {{"CALL_ID", true, false, "the tool call id given to snapshot --phase pre_tool"}}},
+         {"--run", nullptr, "RUN", "the run of the call (default: default)", ValueKind::kRun}},
+        {{"CALL_ID", true, false, "the tool call id given to snapshot --phase pre_tool",
+          ValueKind::kCallId}}},
        cmd_rollback},
       {{"undo",
         "reverse one ended tool call's file changes and keep every later change (a three-way "
         "merge, text files line by line); refused, changing nothing, where a later change is in "
         "the way; recorded as tool call undo-CALL_ID, which undo reverses in turn. Files only: "
         "the run's session slices stay as they are",
-        {{"--run", nullptr, "RUN", "the run of the call (default: the run of pre:CALL_ID)"}},
-        {{"CALL_ID", true, false, "the tool call whose changes are reversed"}}},
+        {{"--run", nullptr, "RUN", "the run of the call (default: the run of pre:CALL_ID)",
+          ValueKind::kRun}},
+        {{"CALL_ID", true, false, "the tool call whose changes are reversed", ValueKind::kCallId}}},
        cmd_undo},
       {{"export",
         "write a run into the git repository the workspace is in, as a new branch on top of "
@@ -109,7 +119,8 @@ const std::vector<Command>& all_commands() {
         "outcome and cost; HEAD, the index, the work tree and ignored files are left alone",
         {{"--branch", nullptr, "NAME", "the branch to make (needed)"},
          {"--force", nullptr, nullptr, "replace an existing branch of that name"}},
-        {{"RUN", true, false, "the run (runs lists them; the CLI's own is default)"}}},
+        {{"RUN", true, false, "the run (runs lists them; the CLI's own is default)",
+          ValueKind::kRun}}},
        cmd_export},
       {{"log",
         "what the runs did, newest first: a row per tool call (its checkpoints paired) with "
@@ -117,7 +128,7 @@ const std::vector<Command>& all_commands() {
         "denied by the agent's permissions, no outcome, not ended), a row per checkpoint of no "
         "call; CALL/CHECKPOINT is what undo ID, restore pre:ID, show post:ID, rewind --to "
         "pre:ID and restore CHECKPOINT take",
-        {{"--run", nullptr, "RUN", "only this run's"},
+        {{"--run", nullptr, "RUN", "only this run's", ValueKind::kRun},
          {"--max-count", "-n", "N", "at most N rows (with --checkpoints or --json: checkpoints)"},
          {"--checkpoints", nullptr, nullptr,
           "one line per checkpoint, with its commit, phase and the call's outcome (what --json "
@@ -126,7 +137,7 @@ const std::vector<Command>& all_commands() {
       {{"show",
         "metadata, changed paths and ledger record of a checkpoint",
         {},
-        {{"REF", true, false, "the checkpoint"}}},
+        {{"REF", true, false, "the checkpoint", ValueKind::kRef}}},
        cmd_show},
       {{"diff",
         "unified diff from REF to REF2 (default: the live workspace)",
@@ -134,8 +145,9 @@ const std::vector<Command>& all_commands() {
          {"--session", nullptr, nullptr,
           "the slices of the session snapshots added (A), removed (D) and modified (M) "
           "from REF to REF2"}},
-        {{"REF", true, false, "from this checkpoint"},
-         {"REF2", false, false, "to this checkpoint (default: the live workspace)"}}},
+        {{"REF", true, false, "from this checkpoint", ValueKind::kRef},
+         {"REF2", false, false, "to this checkpoint (default: the live workspace)",
+          ValueKind::kRef}}},
        cmd_diff},
       {{"path", "print the shadow repository's git directory"}, cmd_path},
       {{"gc", "apply the config's retention limits, prune unreferenced objects and pack the rest"},
@@ -153,18 +165,21 @@ const std::vector<Command>& all_commands() {
         "in the config)",
         {},
         {{"status|stop|serve", true, false,
-          "show it (memory, directories watched); end it; or run one in the foreground"}}},
+          "show it (memory, directories watched); end it; or run one in the foreground",
+          ValueKind::kChoice}}},
        cmd_daemon},
       {{"hook",
         "handle one agent hook event (JSON on stdin); the workspace is --workspace, else "
         "found (as without --workspace) from $CLAUDE_PROJECT_DIR, else from the event's cwd",
         {{"--run", nullptr, "RUN",
           "record into this run (default: $SHADOWBOX_RUN, else each agent session its own run, "
-          "session-<session id>)"},
+          "session-<session id>)",
+          ValueKind::kRun},
          {"--shared", nullptr, nullptr,
           "the hook of a project's shared settings (hooks install --scope shared): it "
           "stands aside only for the project's local shadowbox hooks"}},
-        {{"AGENT", true, false, "claude-code, claude-sdk, codex or gemini"}}},
+        {{"AGENT", true, false, "claude-code, claude-sdk, codex or gemini", ValueKind::kChoice,
+          kAgentKinds}}},
        nullptr,
        cmd_hook},
       {{"hooks",
@@ -175,22 +190,24 @@ const std::vector<Command>& all_commands() {
           "own (the hooks name this program and the store); shared: its "
           ".claude/settings.json, which a team commits (`shadowbox` from each one's PATH, "
           "each clone its own store); user: ~/.claude/settings.json, every project its own "
-          "store"}},
-        {{"install|uninstall", true, false, "add or remove the hooks"}}},
+          "store",
+          ValueKind::kChoice, "project|shared|user"}},
+        {{"install|uninstall", true, false, "add or remove the hooks", ValueKind::kChoice}}},
        cmd_hooks},
       {{"run",
         "run an agent under shadowbox with an ephemeral HOME whose session data is preserved, "
         "within the given limits (exit status 3 when one stops it)",
-        {{"--run-id", nullptr, "ID", "name the run (default: a new id)"},
+        {{"--run-id", nullptr, "ID", "name the run (default: a new id)", ValueKind::kNewRun},
          {"--agent", nullptr, "KIND",
           "claude-code, claude-sdk (an application embedding Claude Code, or a script "
           "starting an agent), codex or gemini (default: from CMD's name: claude, codex, "
-          "gemini)"},
+          "gemini)",
+          ValueKind::kChoice, kAgentKinds},
          kMaxCost,
          kMaxSteps,
          kMaxRetries,
          kTimeout},
-        {{"CMD", true, false, "the agent (claude, codex, gemini)"},
+        {{"CMD", true, false, "the agent (claude, codex, gemini)", ValueKind::kProgram},
          {"ARGS", false, true, "its arguments, passed as they are"}},
         true},
        cmd_run},
@@ -209,7 +226,7 @@ const std::vector<Command>& all_commands() {
         "itself",
         {{"--machine", nullptr, nullptr, "with RUN: print the state machine before its moves"},
          {"--mermaid", nullptr, nullptr, "print a Mermaid stateDiagram-v2 (RUN's states marked)"}},
-        {{"RUN", false, false, "the run"}}},
+        {{"RUN", false, false, "the run", ValueKind::kRun}}},
        cmd_states},
       {{"resume",
         "start the agent of a run again from its preserved session (forked by default), with "
@@ -221,12 +238,13 @@ const std::vector<Command>& all_commands() {
          {"--only-args", nullptr, nullptr,
           "give the agent only ARGS, not the options of the run's earlier command line"},
          {"--validation", nullptr, "MODE",
-          "strict (default), relaxed or none: how the session must match the workspace"},
+          "strict (default), relaxed or none: how the session must match the workspace",
+          ValueKind::kChoice, "strict|relaxed|none"},
          kMaxCost,
          kMaxStepsInAll,
          kMaxRetries,
          kTimeout},
-        {{"RUN", true, false, "the run"},
+        {{"RUN", true, false, "the run", ValueKind::kRun},
          {"ARGS", false, true,
           "claude: its new arguments (a prompt replaces the old one); an application "
           "(claude-sdk): the command to run instead of the run's own"}}},
@@ -236,15 +254,15 @@ const std::vector<Command>& all_commands() {
         "session's slices as at REF, and the agent resuming its conversation cut just before "
         "that call (RUN is left as it was)",
         {{"--to", nullptr, "REF",
-          "(needed) the pre_tool checkpoint to go back to (pre:<tool call id>)"},
-         {"--run-id", nullptr, "ID", "name the new run (default: a new id)"},
+          "(needed) the pre_tool checkpoint to go back to (pre:<tool call id>)", ValueKind::kRef},
+         {"--run-id", nullptr, "ID", "name the new run (default: a new id)", ValueKind::kNewRun},
          {"--only-args", nullptr, nullptr,
           "give the agent only ARGS, not the options of the run's command line"},
          kMaxCost,
          kMaxSteps,
          kMaxRetries,
          kTimeout},
-        {{"RUN", true, false, "the run"},
+        {{"RUN", true, false, "the run", ValueKind::kRun},
          {"ARGS", false, true,
           "as for resume: claude's new arguments (a prompt replaces the old one), an "
           "application's command"}}},
@@ -252,13 +270,13 @@ const std::vector<Command>& all_commands() {
       {{"abort",
         "stop a running agent run: recorded in its ledger, its agent's processes ended",
         {{"--reason", nullptr, "TEXT", "why, kept in the ledger"}},
-        {{"RUN", true, false, "the run"}}},
+        {{"RUN", true, false, "the run", ValueKind::kRun}}},
        cmd_abort},
       {{"preserve",
         "preserve a run's agent session data (its HOME's transcripts) now: what run.preserve "
         "on_demand waits for, and at any time for the others",
         {},
-        {{"RUN", true, false, "the run"}}},
+        {{"RUN", true, false, "the run", ValueKind::kRun}}},
        cmd_preserve},
       {{"fleet",
         "the fleet's runs (config fleet.*): owner, lease, status, cost, steps, checkpoints "
@@ -266,8 +284,9 @@ const std::vector<Command>& all_commands() {
         {},
         {{"runs|push", true, false,
           "list them, most recently updated first; or push what this worker's runs have not "
-          "pushed yet"},
-         {"RUN", false, false, "push: only this run"}}},
+          "pushed yet",
+          ValueKind::kChoice},
+         {"RUN", false, false, "push: only this run", ValueKind::kRun}}},
        cmd_fleet},
       {{"recover",
         "take over a run of another worker of the fleet: its lease (once expired), its "
@@ -281,12 +300,13 @@ const std::vector<Command>& all_commands() {
          {"--only-args", nullptr, nullptr,
           "give the agent only ARGS, not the options of the run's earlier command line"},
          {"--validation", nullptr, "MODE",
-          "relaxed (default: the workspace path may differ), strict or none"},
+          "relaxed (default: the workspace path may differ), strict or none", ValueKind::kChoice,
+          "relaxed|strict|none"},
          kMaxCost,
          kMaxStepsInAll,
          kMaxRetries,
          kTimeout},
-        {{"RUN", true, false, "the run"}, {"ARGS", false, true, "as for resume"}}},
+        {{"RUN", true, false, "the run", ValueKind::kRun}, {"ARGS", false, true, "as for resume"}}},
        cmd_recover},
       {{"trust",
         "trust the workspace's .shadowbox.yaml as it is now: until then it may only tighten "
@@ -296,7 +316,7 @@ const std::vector<Command>& all_commands() {
       {{"help",
         "this overview, or the help of one command",
         {},
-        {{"COMMAND", false, false, "the command"}}},
+        {{"COMMAND", false, false, "the command", ValueKind::kCommand}}},
        nullptr,
        cmd_help},
   };
@@ -349,6 +369,34 @@ bool stdout_reader_gone() {
 
 namespace {
 
+// A run's name becomes a folder of the store and a ref: every run the command line
+// names (the table says which: ValueKind::kRun, kNewRun) is checked before anything is
+// opened or written. An option's as a ref's name; a RUN operand and a new run's id also
+// as a folder's (sandbox::check_run_id).
+void check_runs(const CommandSyntax& syntax, const CommandArgs& args) {
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < syntax.operands.size() && i < args.operands().size(); ++i) {
+    if (syntax.operands[i].kind == ValueKind::kRun) ids.push_back(args.operands()[i]);
+  }
+  for (const OptionSpec& option : syntax.options) {
+    std::optional<std::string> run = args.value(option.name);
+    if (!run || (option.kind != ValueKind::kRun && option.kind != ValueKind::kNewRun)) continue;
+    try {
+      fsnap::layout::check_run_name(*run);
+    } catch (const fsnap::Error& e) {
+      throw args.usage_error(std::string(option.name) + ": " + e.what());
+    }
+    if (option.kind == ValueKind::kNewRun) ids.push_back(*run);
+  }
+  for (const std::string& id : ids) {
+    try {
+      sandbox::check_run_id(id);
+    } catch (const fsnap::Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+}
+
 int usage_error(const std::string& message) {
   std::cerr << "shadowbox: " << message << "\nTry 'shadowbox --help'.\n";
   return 2;
@@ -381,19 +429,10 @@ int run(const std::vector<std::string>& argv) {
     return 0;
   }
   if (command == nullptr) throw UsageError("no command given");
-  // A run's name becomes a folder of the store and a ref: refused before anything is
-  // opened or written. (`hook` answers a bad one in the agent's protocol itself: a usage
-  // error would block even a Stop.)
-  for (const char* option : {"--run", "--run-id"}) {
-    std::optional<std::string> run = line.args->value(option);
-    if (!run || command->run_unresolved != nullptr) continue;
-    try {
-      fsnap::layout::check_run_name(*run);
-    } catch (const fsnap::Error& e) {
-      throw line.args->usage_error(std::string(option) + ": " + e.what());
-    }
-  }
+  // (`hook` answers a bad run in the agent's protocol itself: a usage error would block
+  // even a Stop.)
   if (command->run_unresolved != nullptr) return command->run_unresolved(line.options, *line.args);
+  check_runs(command->syntax, *line.args);
   Context context = make_context(line.options);
   // Found above the current directory: said, so that nobody wonders what is protected
   // (one line on stderr; --json readers are programs, which name --workspace).
