@@ -198,7 +198,7 @@ const std::vector<OptionSpec>& global_option_specs() {
       {"--config", nullptr, "FILE",
        "settings (default: $SHADOWBOX_CONFIG, else <workspace>/.shadowbox.yaml)", ValueKind::kFile},
       {"--json", nullptr, nullptr, "machine-readable output"},
-      {"--version", nullptr, nullptr, "print the version"},
+      {"--version", nullptr, nullptr, "print the version and the commit it was built from"},
   };
   return options;
 }

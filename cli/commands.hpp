@@ -39,6 +39,7 @@ int cmd_preserve(const Context& context, const Args& args);
 int cmd_fleet(const Context& context, const Args& args);
 int cmd_recover(const Context& context, const Args& args);
 int cmd_trust(const Context& context, const Args& args);
+int cmd_completion(const GlobalOptions& options, const Args& args);
 int cmd_help(const GlobalOptions& options, const Args& args);
 
 // One command: its syntax (declared once; parsing, --help and usage errors come from

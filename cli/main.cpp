@@ -19,6 +19,8 @@
 #include "fsnap/store_layout.hpp"
 #include "fsnap/user_umask.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "man_page.hpp"
+#include "overview.hpp"
 #include "sandbox/run_meta.hpp"
 #include "version.hpp"
 
@@ -42,14 +44,20 @@ const OptionSpec kMaxStepsInAll{"--max-steps", nullptr, "N",
 const OptionSpec kMaxRetries{"--max-retries", nullptr, "N", "stop after N failed tool calls"};
 const OptionSpec kTimeout{"--timeout", nullptr, "DUR", "stop after this long (90s, 10m, 2h)"};
 
-void print_help(std::ostream& out);  // the overview, below
-
 }  // namespace
 
-// `help [COMMAND]`: the overview, or one command's help (`COMMAND --help`).
+// `help [COMMAND]`: the overview, or one command's help (`COMMAND --help`); `help --man`:
+// the manual page.
 int cmd_help(const GlobalOptions& /*options*/, const CommandArgs& args) {
+  if (args.has("--man")) {
+    if (!args.operands().empty()) {
+      throw args.usage_error("--man prints the whole manual page: name no COMMAND");
+    }
+    std::cout << man_page();
+    return 0;
+  }
   if (args.operands().empty()) {
-    print_help(std::cout);
+    print_overview(std::cout);
     return 0;
   }
   for (const Command& c : all_commands()) {
@@ -313,53 +321,33 @@ const std::vector<Command>& all_commands() {
         "protection (never loosen it or send data anywhere); a change to it ends the trust",
         {{"--revoke", nullptr, nullptr, "take the trust back"}}},
        cmd_trust},
+      {{"completion",
+        "print the completion script of a shell (commands, options, their values, run ids "
+        "and checkpoints): eval \"$(shadowbox completion bash)\"",
+        {{"--words", nullptr, "KIND",
+          "instead, print what the scripts offer for a RUN (runs), a REF (refs) or a CALL_ID "
+          "(calls), one per line: every run; pre:, post:, tags of the newest 300 checkpoints "
+          "and run:<run>; their calls (from the store found as usual; nothing when there is "
+          "none)",
+          ValueKind::kChoice, "runs|refs|calls"}},
+        {{"bash|zsh|fish", false, false,
+          "bash: eval \"$(shadowbox completion bash)\" in ~/.bashrc; zsh (after compinit): "
+          "source <(shadowbox completion zsh) in ~/.zshrc; fish: shadowbox completion fish | "
+          "source in ~/.config/fish/config.fish. Installed by cmake --install or the package, "
+          "they load by themselves",
+          ValueKind::kChoice}}},
+       nullptr,
+       cmd_completion},
       {{"help",
         "this overview, or the help of one command",
-        {},
+        {{"--man", nullptr, nullptr,
+          "print the manual page shadowbox(1) instead, as roff (man -l <(shadowbox help --man))"}},
         {{"COMMAND", false, false, "the command", ValueKind::kCommand}}},
        nullptr,
        cmd_help},
   };
   return commands;
 }
-
-namespace {
-
-void print_help(std::ostream& out) {
-  out << "usage: shadowbox [--workspace DIR] [--store DIR] [--config FILE] [--json] COMMAND "
-         "[ARGS]\n\n"
-         "Checkpoints a workspace into a shadow git repository outside it, so every step\n"
-         "can be inspected with plain git and undone exactly.\n\ncommands:\n";
-  for (const Command& c : all_commands()) {
-    out << "  " << wrap(synopsis(c.syntax), 6, 2) << "\n      " << wrap(c.syntax.summary, 6, 6)
-        << '\n';
-  }
-  out << "\n`shadowbox COMMAND --help` describes each option of a command.\n\n"
-         "REF: a checkpoint id or commit id (or a unique prefix of 4+ hex digits), a tag,\n"
-         "pre:<tool_call_id>, post:<tool_call_id> (the workspace as the call left it),\n"
-         "failed:<tool_call_id> (the same, for a call that failed: kept as a checkpoint\n"
-         "of its own when the call was rolled back), or run:<run> for a run's newest.\n"
-         "`restore REF` always makes the workspace exactly REF (`restore REF -- PATH...`:\n"
-         "those paths only, the session as it is); the failure of a tool call is\n"
-         "`rollback CALL_ID`; `undo CALL_ID` reverses one call and keeps what came\n"
-         "after.\n\n"
-         "global options (before or after the command's name):\n"
-         "  --workspace DIR  the workspace (default: the nearest directory, from the\n"
-         "                   current one up, that has a store; else the root of the\n"
-         "                   enclosing git work tree; else the current directory;\n"
-         "                   your HOME and / are refused where a command records)\n"
-         "  --store DIR      the store (default: $SHADOWBOX_STORE, else\n"
-         "                   $XDG_DATA_HOME/shadowbox/<name>-<hash>)\n"
-         "  --config FILE    settings (default: $SHADOWBOX_CONFIG, else\n"
-         "                   <workspace>/.shadowbox.yaml)\n"
-         "  --json           machine-readable output\n"
-         "  --version        print the version and the commit it was built from\n\n"
-         "exit status: 0 success, 1 error, 2 usage error, 141 output whose reader stopped\n"
-         "reading (as | head); run and resume: the agent's\n"
-         "status, or 3 when a limit (or abort) stopped it\n";
-}
-
-}  // namespace
 
 // Whether standard output is a pipe or socket whose reading end is closed.
 bool stdout_reader_gone() {
@@ -420,7 +408,7 @@ int run(const std::vector<std::string>& argv) {
     if (command != nullptr) {
       std::cout << command_help(command->syntax);
     } else {
-      print_help(std::cout);
+      print_overview(std::cout);
     }
     return 0;
   }
