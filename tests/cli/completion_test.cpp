@@ -77,14 +77,16 @@ class CompletionTest : public ::testing::Test {
   // What bash's completion offers for the last of words (the line as bash splits it, the
   // program first), asked in the workspace as bash asks it: _shadowbox with COMP_WORDS and
   // COMP_CWORD set, COMPREPLY printed.
-  Words bash_offers(const std::vector<std::string>& words) {
+  // With first, a script sourced before it (Debian's bash-completion).
+  Words bash_offers(const std::vector<std::string>& words, const std::string& first = "") {
     std::vector<std::string> argv = {
         "bash",
         "--norc",
         "-c",
-        "source \"$1\" || exit 9; shift; COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); "
-        "COMP_LINE=\"$*\"; COMP_POINT=${#COMP_LINE}; _shadowbox || exit 8; "
-        "printf '%s\\n' \"${COMPREPLY[@]}\"",
+        (first.empty() ? "" : "source " + first + " || exit 7; ") +
+            "source \"$1\" || exit 9; shift; COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); "
+            "COMP_LINE=\"$*\"; COMP_POINT=${#COMP_LINE}; _shadowbox || exit 8; "
+            "printf '%s\\n' \"${COMPREPLY[@]}\"",
         "bash",
         (temp_ / "completion.bash").string()};
     argv.insert(argv.end(), words.begin(), words.end());
@@ -160,6 +162,20 @@ TEST_F(CompletionTest, BashOffersTheRunsOfTheStoreForARun) {
   EXPECT_EQ(bash_offers({SHADOWBOX_BIN, "--workspace", ws_.string(), "--store",
                          (temp_ / "none").string(), "abort", ""}),
             Words{});
+}
+
+TEST_F(CompletionTest, BashOffersTheSameWithBashCompletionLoaded) {
+  const std::string bash_completion = "/usr/share/bash-completion/bash_completion";
+  if (!fs::exists(bash_completion)) {
+    GTEST_SKIP() << "bash-completion is not installed: only plain bash is checked";
+  }
+  some_checkpoints();
+  std::vector<std::string> line = {SHADOWBOX_BIN,   "--workspace", ws_.string(), "--store",
+                                   store_.string(), "restore",     "pre",        ":"};
+  EXPECT_EQ(bash_offers(line, bash_completion), (Words{"c1", "c2"}));
+  EXPECT_EQ(bash_offers({"shadowbox", ""}, bash_completion), help_commands());
+  EXPECT_EQ(bash_offers({"shadowbox", "daemon", ""}, bash_completion),
+            (Words{"status", "stop", "serve"}));
 }
 
 TEST_F(CompletionTest, BashOffersTheClosedValuesOfAnOptionOrOperand) {
@@ -247,11 +263,31 @@ TEST_F(CompletionTest, UsageErrors) {
   EXPECT_NE(shadowbox({"completion", "tcsh"}).err.find("'tcsh'"), std::string::npos);
 }
 
-TEST_F(CompletionTest, ZshScriptParses) {
+TEST_F(CompletionTest, ZshScriptParsesAndAsksTheStoreForWords) {
   if (!installed("zsh")) GTEST_SKIP() << "zsh is not installed: its script is not checked";
-  CommandResult r = run_command({"zsh", "-n", (temp_ / "completion.zsh").string()});
+  fs::path script = temp_ / "completion.zsh";
+  CommandResult r = run_command({"zsh", "-n", script.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
+  // What an _arguments action of the script offers, asked as _arguments asks it (compadd's
+  // options first, then the kind), with compadd and compdef, which only a completion
+  // widget has, standing in as functions: compadd prints the words it is given.
+  some_checkpoints();
+  auto zsh_words = [&](const std::string& kind) {
+    CommandResult words =
+        run_command({"zsh", "-f", "-c",
+                     "compdef() { :; }; compadd() { print -rl -- \"${(@P)${@[-1]}}\"; }; "
+                     "source $1 || exit 9; _shadowbox_line=($2 --workspace $3 --store $4 show ''); "
+                     "_shadowbox_words -J group -X explanation $5",
+                     "zsh", script.string(), SHADOWBOX_BIN, ws_.string(), store_.string(), kind},
+                    ws_, {"SHADOWBOX_CONFIG="});
+    EXPECT_EQ(words.exit_code, 0) << words.err;
+    EXPECT_EQ(words.err, "");
+    return lines_of(words.out);
+  };
+  EXPECT_EQ(zsh_words("refs"),
+            (Words{"pre:c1", "post:c1", "pre:c2", "first", "run:default", "run:r2"}));
+  EXPECT_EQ(zsh_words("runs"), (Words{"default", "r2"}));
 }
 
 TEST_F(CompletionTest, FishScriptParsesAndOffersCommandsAndRefs) {
