@@ -52,7 +52,10 @@ TEST(InstallTest, TheInstalledToolWorksFromItsPrefix) {
         "share/doc/shadowbox/copyright", "include/shadowbox/sandbox/tool_runner.hpp",
         "include/shadowbox/fsnap/host_filesystem.hpp", "lib/libshadowbox-sandbox.a",
         "lib/cmake/shadowbox/shadowboxConfig.cmake",
-        "lib/cmake/shadowbox/shadowboxConfigVersion.cmake"}) {
+        "lib/cmake/shadowbox/shadowboxConfigVersion.cmake", "share/man/man1/shadowbox.1.gz",
+        "share/man/man1/shadowbox-hook.1.gz", "share/bash-completion/completions/shadowbox",
+        "share/zsh/vendor-completions/_shadowbox",
+        "share/fish/vendor_completions.d/shadowbox.fish"}) {
     EXPECT_TRUE(fs::is_regular_file(prefix / file)) << file;
   }
   // The example configuration is the documented one.

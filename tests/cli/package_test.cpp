@@ -87,7 +87,10 @@ TEST(DebianPackageTest, TheToolsPackageDependsOnWhatItsProgramsLinkAndPassesLint
   for (const char* file :
        {"usr/bin/shadowbox", "usr/bin/shadowbox-hook", "usr/share/doc/shadowbox/copyright",
         "usr/share/doc/shadowbox/changelog.Debian.gz",
-        "usr/share/doc/shadowbox/examples/shadowbox.yaml"}) {
+        "usr/share/doc/shadowbox/examples/shadowbox.yaml", "usr/share/man/man1/shadowbox.1.gz",
+        "usr/share/man/man1/shadowbox-hook.1.gz", "usr/share/bash-completion/completions/shadowbox",
+        "usr/share/zsh/vendor-completions/_shadowbox",
+        "usr/share/fish/vendor_completions.d/shadowbox.fish"}) {
     EXPECT_EQ(files.count(file), 1u) << file;
   }
   // The libraries and headers are the other package's.
