@@ -29,7 +29,8 @@ inline constexpr const char* kRefSyntax =
 // The exit statuses of every command.
 inline constexpr const char* kExitStatus =
     "0 success, 1 error, 2 usage error, 141 output whose reader stopped reading (as | head); "
-    "run and resume: the agent's status, or 3 when a limit (or abort) stopped it";
+    "run, resume, rewind and recover: the agent's status, or 3 when a limit (or abort) "
+    "stopped it";
 
 // A name and what it is: an environment variable or a file of the manual page.
 struct NamedText {
