@@ -3,9 +3,9 @@
 #include <signal.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 
 namespace cli {
 
@@ -16,8 +16,7 @@ void defer_termination() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
   if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) {
-    throw fsnap::Error(fsnap::ErrorCode::kIo,
-                       std::string("cannot block termination signals: ") + std::strerror(errno));
+    throw fsnap::system_error("cannot block termination signals", errno);
   }
 }
 

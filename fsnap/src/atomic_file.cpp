@@ -6,9 +6,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 
 namespace fsnap {
 
@@ -21,23 +21,17 @@ std::string write_temporary(const boost::filesystem::path& file, const std::stri
   std::string tmp = file.string() + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
+  if (fd < 0) throw system_error("cannot write " + tmp, errno);
+  if (!write_all(fd, content.data(), content.size())) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw system_error("cannot write " + tmp, err);
   }
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    throw Error(ErrorCode::kIo, "cannot write " + tmp + ": " + std::strerror(err));
+    throw system_error("cannot write " + tmp, err);
   }
   return tmp;
 }
@@ -50,7 +44,7 @@ void write_file_atomically(const boost::filesystem::path& file, const std::strin
   if (::rename(tmp.c_str(), file.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    throw Error(ErrorCode::kIo, "cannot replace " + file.string() + ": " + std::strerror(err));
+    throw system_error("cannot replace " + file.string(), err);
   }
 }
 
@@ -62,29 +56,16 @@ bool create_file_atomically(const boost::filesystem::path& file, const std::stri
   ::unlink(tmp.c_str());
   if (result == 0) return true;
   if (err == EEXIST) return false;
-  throw Error(ErrorCode::kIo, "cannot create " + file.string() + ": " + std::strerror(err));
+  throw system_error("cannot create " + file.string(), err);
 }
 
 std::optional<std::string> read_small_file(const boost::filesystem::path& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw Error(ErrorCode::kIo, "cannot read " + file.string() + ": " + std::strerror(errno));
-  }
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid() && errno == ENOENT) return std::nullopt;
   std::string out;
-  char buffer[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      throw Error(ErrorCode::kIo, "cannot read " + file.string() + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
+  if (!fd.valid() || !read_all(fd.get(), out)) {
+    throw system_error("cannot read " + file.string(), errno);
   }
-  ::close(fd);
   return out;
 }
 

@@ -11,6 +11,8 @@
 
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/posix.hpp"
+
 namespace fsnap {
 
 namespace fs = boost::filesystem;
@@ -33,19 +35,6 @@ std::uint32_t be32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
   return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) | (std::uint32_t{u[2]} << 8) |
          u[3];
-}
-
-// Reads exactly n bytes at offset; false on an error or a short file.
-bool pread_all(int fd, char* out, std::size_t n, std::uint64_t offset) {
-  while (n > 0) {
-    ssize_t got = ::pread(fd, out, n, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    out += got;
-    n -= static_cast<std::size_t>(got);
-    offset += static_cast<std::uint64_t>(got);
-  }
-  return true;
 }
 
 // Opens a regular file for reading, never through a symlink and never blocking on a
@@ -155,7 +144,7 @@ CheckoutPacks CheckoutPacks::open(const fs::path& pack_dir) {
     bool read = index_size <= budget && index_size >= kIds + kTrailer;
     if (read) {
       pack.index.resize(static_cast<std::size_t>(index_size));
-      read = pread_all(index_fd, pack.index.data(), pack.index.size(), 0);
+      read = read_all_at(index_fd, pack.index.data(), pack.index.size(), 0);
     }
     ::close(index_fd);
     if (!read || !valid_index(pack.index, pack.objects)) continue;
@@ -163,7 +152,7 @@ CheckoutPacks CheckoutPacks::open(const fs::path& pack_dir) {
     if (pack.fd < 0) continue;
     char header[kPackHeader];
     std::uint32_t version = 0;
-    if (pack.size >= kPackHeader + kPackTrailer && pread_all(pack.fd, header, sizeof header, 0)) {
+    if (pack.size >= kPackHeader + kPackTrailer && read_all_at(pack.fd, header, sizeof header, 0)) {
       version = std::memcmp(header, "PACK", 4) == 0 ? be32(header + 4) : 0;
     }
     if (version != 2 && version != 3) {
@@ -215,7 +204,7 @@ bool CheckoutPacks::compressed_blob(const git_oid& id, std::string_view content,
     std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(
         room, kMaxEntryHeader + ::compressBound(static_cast<uLong>(content.size()))));
     entry.resize(want);
-    if (!pread_all(pack.fd, entry.data(), want, *offset)) continue;
+    if (!read_all_at(pack.fd, entry.data(), want, *offset)) continue;
     auto c = static_cast<unsigned char>(entry[0]);
     unsigned type = (c >> 4) & 7;
     std::uint64_t size = c & 0x0f;

@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include <boost/filesystem/operations.hpp>
 
 #include "entry_names.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "shadow_repo_impl.hpp"
 #include "stat_cache.hpp"
@@ -140,21 +140,9 @@ std::optional<std::string> ShadowRepo::ref_tree_at(const std::string& ref,
 
 namespace {
 
-void write_all(int fd, const char* data, std::size_t size, const fs::path& path) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(ErrorCode::kIo, "cannot write " + path.string() + ": " + std::strerror(errno));
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
-
 void materialize_tree(const ShadowRepo::Impl& impl, const git_oid& tree_oid, const fs::path& dir) {
   if (::mkdir(dir.c_str(), 0755) != 0) {
-    throw Error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + std::strerror(errno));
+    throw system_error("cannot create " + dir.string(), errno);
   }
   git::Tree tree = impl.lookup_tree(tree_oid);
   std::size_t n = git_tree_entrycount(tree.get());
@@ -169,22 +157,16 @@ void materialize_tree(const ShadowRepo::Impl& impl, const git_oid& tree_oid, con
     std::string data = impl.read(*git_tree_entry_id(e), GIT_OBJECT_BLOB);
     if (mode == GIT_FILEMODE_LINK) {
       if (::symlink(data.c_str(), path.c_str()) != 0) {
-        throw Error(ErrorCode::kIo, "cannot create " + path.string() + ": " + std::strerror(errno));
+        throw system_error("cannot create " + path.string(), errno);
       }
       continue;
     }
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                    mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
-    if (fd < 0) {
-      throw Error(ErrorCode::kIo, "cannot create " + path.string() + ": " + std::strerror(errno));
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                       mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644));
+    if (!fd.valid()) throw system_error("cannot create " + path.string(), errno);
+    if (!write_all(fd.get(), data.data(), data.size())) {
+      throw system_error("cannot write " + path.string(), errno);
     }
-    try {
-      write_all(fd, data.data(), data.size(), path);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
   }
 }
 

@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 
 #include <boost/filesystem.hpp>
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "fsnap/posix.hpp"
 #include "host_paths.hpp"
 #include "large_file_restore.hpp"
 #include "restore_paths.hpp"
@@ -28,9 +28,10 @@ namespace fs = boost::filesystem;
 
 namespace {
 
+// A missing path is kNotFound; the workspace root is named ".".
 [[noreturn]] void fail(const std::string& what, const std::string& rel, int err) {
   ErrorCode code = err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo;
-  throw Error(code, "cannot " + what + " " + (rel.empty() ? "." : rel) + ": " + std::strerror(err));
+  throw system_error("cannot " + what + " " + (rel.empty() ? "." : rel), err, code);
 }
 
 EntryStat to_entry_stat(const struct stat& st) {
@@ -44,19 +45,6 @@ EntryStat to_entry_stat(const struct stat& st) {
     out.type = EntryType::kFile;
     out.size = static_cast<std::uint64_t>(st.st_size);
     out.executable = (st.st_mode & S_IXUSR) != 0;
-  }
-  return out;
-}
-
-std::string read_fd(int fd, const std::string& rel) {
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("read", rel, errno);
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
   }
   return out;
 }
@@ -316,21 +304,14 @@ std::size_t HostFilesystem::watched_directories() const {
 std::string HostFilesystem::read(std::string_view path) const {
   std::string rel;
   std::string abs = impl_->path(path, true, &rel);
-  int fd = ::open(abs.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("read", rel, errno);
+  UniqueFd fd(::open(abs.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) fail("read", rel, errno);
   struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
     throw Error(ErrorCode::kInvalidArgument, "cannot read " + rel + ": it is a directory");
   }
   std::string data;
-  try {
-    data = read_fd(fd, rel);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+  if (!read_all(fd.get(), data)) fail("read", rel, errno);
   return data;
 }
 
@@ -352,20 +333,9 @@ void HostFilesystem::write(std::string_view path, std::string_view data) {
   if (exists && S_ISDIR(st.st_mode)) {
     throw Error(ErrorCode::kInvalidArgument, "cannot write " + rel + ": it is a directory");
   }
-  int fd = ::open(abs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) fail("write", rel, errno);
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      fail("write", rel, err);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) fail("write", rel, errno);
+  UniqueFd fd(::open(abs.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!fd.valid() || !write_all(fd.get(), data.data(), data.size())) fail("write", rel, errno);
+  if (::close(fd.release()) != 0) fail("write", rel, errno);
 }
 
 void HostFilesystem::remove(std::string_view path) {

@@ -7,14 +7,13 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 #include "git_handles.hpp"
 #include "retention_age.hpp"
 #include "shadow_repo_impl.hpp"
-#include "unique_fd.hpp"
 
 namespace fsnap {
 
@@ -147,7 +146,7 @@ std::string LargeFileCopies::why_not(const SkippedPath& skipped) const {
   struct stat have;
   if (::lstat((dir_ / skipped.copy->name).c_str(), &have) != 0) {
     return errno == ENOENT ? "its copy is gone from the store"
-                           : std::string("its copy cannot be read: ") + std::strerror(errno);
+                           : errno_message("its copy cannot be read", errno);
   }
   if (!holds(have, skipped.size, skipped.copy->mtime_ns)) {
     return "it was written in place after the checkpoint, and its copy with it (a hard link "
@@ -167,8 +166,7 @@ void LargeFileCopies::put_back(const SkippedPath& skipped, int dirfd,
                             : -1);
   struct stat st;
   if (!from.valid() || ::fstat(from.get(), &st) != 0) {
-    throw Error(ErrorCode::kIo,
-                "cannot read the copy of " + skipped.path + ": " + std::strerror(errno));
+    throw system_error("cannot read the copy of " + skipped.path, errno);
   }
   if (!holds(st, skipped.size, skipped.copy->mtime_ns)) {
     throw Error(ErrorCode::kConflict,
@@ -191,8 +189,7 @@ void LargeFileCopies::put_back(const SkippedPath& skipped, int dirfd,
   if (ops_->link && (err = ops_->link(dir.get(), name.c_str(), dirfd, temp.c_str())) == 0) return;
   auto size = skipped.size;
   if (ops_->copy && by_writing([&](int f, int t) { return ops_->copy(f, t, size); })) return;
-  throw Error(ErrorCode::kIo, "cannot write " + skipped.path +
-                                  " from its copy: " + std::strerror(err != 0 ? err : EIO));
+  throw system_error("cannot write " + skipped.path + " from its copy", err != 0 ? err : EIO);
 }
 
 std::size_t LargeFileCopies::prune(const std::set<std::string>& needed,

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <unordered_set>
@@ -17,6 +16,7 @@
 
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/store_layout.hpp"
 #include "git_handles.hpp"
 #include "pack_names.hpp"
@@ -253,23 +253,14 @@ bool has_loose_objects(const Store& store) {
 
 std::optional<MaintenanceLock> MaintenanceLock::acquire(const Store& store, bool wait) {
   fs::path file = layout::maintenance_lock_file(store.dir());
-  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    throw Error(ErrorCode::kIo, "cannot open " + file.string() + ": " + std::strerror(errno));
-  }
+  UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd.valid()) throw system_error("cannot open " + file.string(), errno);
   int rc = 0;
   do {
-    rc = ::flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB);
+    rc = ::flock(fd.get(), wait ? LOCK_EX : LOCK_EX | LOCK_NB);
   } while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  return MaintenanceLock(fd);
-}
-
-MaintenanceLock::~MaintenanceLock() {
-  if (fd_ >= 0) ::close(fd_);
+  if (rc != 0) return std::nullopt;
+  return MaintenanceLock(std::move(fd));
 }
 
 bool maintenance_due(const Store& store, const MaintenanceOptions& options) {

@@ -15,6 +15,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 
 namespace fsnap {
 
@@ -23,10 +24,6 @@ namespace fs = boost::filesystem;
 namespace {
 
 constexpr int kCompressionLevel = 1;  // as loose objects: maintenance packs tighter
-
-[[noreturn]] void fail(const std::string& what, const fs::path& path, int err) {
-  throw Error(ErrorCode::kIo, "cannot " + what + " " + path.string() + ": " + std::strerror(err));
-}
 
 void put_be32(std::string& out, std::uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
@@ -96,26 +93,19 @@ class Deflater {
   z_stream z_{};
 };
 
-void write_all(int fd, const void* data, std::size_t n, std::uint64_t offset,
-               const fs::path& path) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) fail("write", path, w < 0 ? errno : ENOSPC);
-    p += w;
-    n -= static_cast<std::size_t>(w);
-    offset += static_cast<std::uint64_t>(w);
-  }
+// Writes n bytes of data to fd at offset; path names the file in the error.
+void write_at(int fd, const void* data, std::size_t n, std::uint64_t offset, const fs::path& path) {
+  if (!write_all_at(fd, data, n, offset))
+    throw system_error("cannot write " + path.string(), errno);
 }
 
 void sync_and_close(int fd, const fs::path& path) {
   if (::fsync(fd) != 0) {
     int err = errno;
     ::close(fd);
-    fail("sync", path, err);
+    throw system_error("cannot sync " + path.string(), err);
   }
-  if (::close(fd) != 0) fail("close", path, errno);
+  if (::close(fd) != 0) throw system_error("cannot close " + path.string(), errno);
 }
 
 }  // namespace
@@ -134,13 +124,13 @@ void PackWriter::open_file() {
   fs::create_directories(pack_dir_, ec);
   std::string tmpl = (pack_dir_ / "tmp_pack_XXXXXX").string();
   fd_ = ::mkostemp(tmpl.data(), O_CLOEXEC);
-  if (fd_ < 0) fail("create a pack in", pack_dir_, errno);
+  if (fd_ < 0) throw system_error("cannot create a pack in " + pack_dir_.string(), errno);
   tmp_ = tmpl;
   ::fchmod(fd_, 0400);  // objects are the user's files: readable by the user alone
   std::string header = "PACK";
   put_be32(header, 2);
   put_be32(header, 0);  // the count, filled in by finish()
-  write_all(fd_, header.data(), header.size(), 0, tmp_);
+  write_at(fd_, header.data(), header.size(), 0, tmp_);
   end_ = header.size();
 }
 
@@ -161,7 +151,7 @@ void PackWriter::append(const git_oid& oid, std::string_view data, git_object_t 
   }
   auto crc = static_cast<std::uint32_t>(::crc32(0, buf.data(), static_cast<uInt>(n)));
   lock.lock();
-  write_all(fd_, buf.data(), n, end_, tmp_);
+  write_at(fd_, buf.data(), n, end_, tmp_);
   entries_.push_back(Entry{oid, end_, crc});
   end_ += n;
 }
@@ -199,7 +189,7 @@ fs::path PackWriter::finish(git_odb* loose) {
   }
   std::string count;
   put_be32(count, static_cast<std::uint32_t>(entries_.size()));
-  write_all(fd_, count.data(), count.size(), 8, tmp_);
+  write_at(fd_, count.data(), count.size(), 8, tmp_);
 
   // The trailer: SHA-1 of everything before it (read back from the page cache).
   Sha1 sha;
@@ -208,13 +198,13 @@ fs::path PackWriter::finish(git_odb* loose) {
     ssize_t n = ::pread(fd_, chunk.data(), std::min<std::uint64_t>(chunk.size(), end_ - at),
                         static_cast<off_t>(at));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("read back", tmp_, n < 0 ? errno : EIO);
+    if (n <= 0) throw system_error("cannot read back " + tmp_.string(), n < 0 ? errno : EIO);
     sha.update(chunk.data(), static_cast<std::size_t>(n));
     at += static_cast<std::uint64_t>(n);
   }
   unsigned char pack_sha[20];
   sha.final(pack_sha);
-  write_all(fd_, pack_sha, sizeof pack_sha, end_, tmp_);
+  write_at(fd_, pack_sha, sizeof pack_sha, end_, tmp_);
   int fd = fd_;
   fd_ = -1;
   try {
@@ -236,13 +226,15 @@ fs::path PackWriter::finish(git_odb* loose) {
   int ifd = ::open(idx_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
   if (ifd < 0) {
     ::unlink(tmp_.c_str());
-    fail("create", idx_tmp, errno);
+    throw system_error("cannot create " + idx_tmp.string(), errno);
   }
   try {
-    write_all(ifd, index.data(), index.size(), 0, idx_tmp);
+    write_at(ifd, index.data(), index.size(), 0, idx_tmp);
     sync_and_close(ifd, idx_tmp);
-    if (::rename(tmp_.c_str(), pack.c_str()) != 0) fail("move into place", pack, errno);
-    if (::rename(idx_tmp.c_str(), idx.c_str()) != 0) fail("move into place", idx, errno);
+    if (::rename(tmp_.c_str(), pack.c_str()) != 0)
+      throw system_error("cannot move into place " + pack.string(), errno);
+    if (::rename(idx_tmp.c_str(), idx.c_str()) != 0)
+      throw system_error("cannot move into place " + idx.string(), errno);
   } catch (...) {
     ::unlink(tmp_.c_str());
     ::unlink(idx_tmp.c_str());

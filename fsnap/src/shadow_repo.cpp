@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <map>
 
 #include <boost/filesystem.hpp>
 
+#include "fsnap/posix.hpp"
 #include "shadow_repo_impl.hpp"
 
 namespace fsnap {
@@ -164,16 +164,9 @@ git::Odb ShadowRepo::Impl::open_odb() const {
 }
 
 void fsync_path(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    throw Error(ErrorCode::kIo, "cannot open " + path.string() + ": " + std::strerror(errno));
-  }
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) {
-    throw Error(ErrorCode::kIo, "cannot sync " + path.string() + ": " + std::strerror(err));
-  }
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) throw system_error("cannot open " + path.string(), errno);
+  if (::fsync(fd.get()) != 0) throw system_error("cannot sync " + path.string(), errno);
 }
 
 std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_for_errors) {
@@ -182,9 +175,7 @@ std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_
   while (got < size) {
     ssize_t n = ::read(fd, data.data() + got, size - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      throw Error(ErrorCode::kIo, "cannot read " + path_for_errors + ": " + std::strerror(errno));
-    }
+    if (n < 0) throw system_error("cannot read " + path_for_errors, errno);
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
@@ -197,9 +188,7 @@ std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_
 git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
                            const std::string& path_for_errors) {
   constexpr std::size_t kChunk = 1 << 20;
-  auto read_fail = [&]() {
-    return Error(ErrorCode::kIo, "cannot read " + path_for_errors + ": " + std::strerror(errno));
-  };
+  auto read_fail = [&]() { return system_error("cannot read " + path_for_errors, errno); };
   if (size <= 8 * kChunk) {
     return write_object(odb, read_whole_file(fd, size, path_for_errors), GIT_OBJECT_BLOB);
   }

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -18,6 +17,7 @@
 
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/shadow_repo.hpp"
 
 namespace fsnap {
@@ -95,18 +95,13 @@ std::shared_ptr<StoreLock::Shared> shared_lock_for(const fs::path& lock_file) {
 StoreLock::StoreLock(const fs::path& lock_file) : shared_(shared_lock_for(lock_file)) {
   std::unique_lock<std::recursive_mutex> hold(shared_->mutex);
   if (shared_->depth == 0) {
-    int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      throw Error(ErrorCode::kIo,
-                  "cannot open store lock " + lock_file.string() + ": " + std::strerror(errno));
-    }
-    while (::flock(fd, LOCK_EX) != 0) {
+    UniqueFd fd(::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!fd.valid()) throw system_error("cannot open store lock " + lock_file.string(), errno);
+    while (::flock(fd.get(), LOCK_EX) != 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      throw Error(ErrorCode::kIo, "cannot lock " + lock_file.string() + ": " + std::strerror(err));
+      throw system_error("cannot lock " + lock_file.string(), errno);
     }
-    shared_->fd = fd;
+    shared_->fd = fd.release();
   }
   ++shared_->depth;
   hold.release();  // held until the destructor
@@ -193,8 +188,7 @@ Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
   struct stat st {};
   if (::stat(store_dir.c_str(), &st) == 0 && (st.st_mode & 077) != 0 && ::getuid() == st.st_uid) {
     if (::chmod(store_dir.c_str(), 0700) != 0) {
-      throw Error(ErrorCode::kIo, "cannot make the store " + store_dir.string() +
-                                      " private: " + std::strerror(errno));
+      throw system_error("cannot make the store " + store_dir.string() + " private", errno);
     }
     store.tightened_ = existed;
   }

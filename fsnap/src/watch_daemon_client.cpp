@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <thread>
 
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/watch_daemon.hpp"
 #include "watch_protocol.hpp"
 
@@ -18,22 +18,10 @@ namespace {
 namespace wire = watch_wire;
 using std::chrono::milliseconds;
 
-// A connection to the daemon, closed on destruction.
-class Connection {
- public:
-  explicit Connection(const Store& store)
-      : fd_(wire::connect_socket(layout::watch_socket(store.dir()))) {}
-  ~Connection() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-  bool open() const { return fd_ >= 0; }
-  int fd() const { return fd_; }
-
- private:
-  int fd_;
-};
+// A connection to the daemon (invalid if none listens), closed on destruction.
+UniqueFd connect_to(const Store& store) {
+  return UniqueFd(wire::connect_socket(layout::watch_socket(store.dir())));
+}
 
 wire::FrameWriter request(const std::string& version, wire::Op op) {
   wire::FrameWriter w;
@@ -72,16 +60,16 @@ std::optional<CaptureReport> WatchDaemonClient::capture(const CaptureOptions& op
     return std::nullopt;
   };
   try {
-    Connection conn(store_);
-    if (!conn.open()) return fall_back("no watch daemon is running", true);
+    UniqueFd conn = connect_to(store_);
+    if (!conn.valid()) return fall_back("no watch daemon is running", true);
     wire::FrameWriter req = request(options_.version, wire::Op::kCapture);
     wire::put_options(req, options);
-    if (!wire::send_frame(conn.fd(), req.bytes())) {
+    if (!wire::send_frame(conn.get(), req.bytes())) {
       return fall_back("the watch daemon closed the connection", true);
     }
     int patience = static_cast<int>(options_.patience.count());
     for (std::string payload;;) {
-      if (!wire::receive_frame(conn.fd(), payload, patience)) {
+      if (!wire::receive_frame(conn.get(), payload, patience)) {
         // Killed, stopped or stuck: a daemon that recovers answers the next command.
         return fall_back("the watch daemon did not answer", false);
       }
@@ -136,18 +124,18 @@ MessageOutcome WatchDaemonClient::message(std::string_view message,
       out.why = "the message is larger than the watch daemon takes";
       return out;
     }
-    Connection conn(store_);
-    if (!conn.open()) {
+    UniqueFd conn = connect_to(store_);
+    if (!conn.valid()) {
       out.why = "no watch daemon is running";
       if (options_.start_daemon) options_.start_daemon();
       return out;
     }
-    if (!wire::send_frame(conn.fd(), req.bytes())) {
+    if (!wire::send_frame(conn.get(), req.bytes())) {
       out.why = "the watch daemon closed the connection";
       return out;
     }
     std::string payload;
-    if (!wire::receive_frame(conn.fd(), payload, static_cast<int>(timeout.count()))) {
+    if (!wire::receive_frame(conn.get(), payload, static_cast<int>(timeout.count()))) {
       out.state = State::kNoAnswer;
       out.why = "the watch daemon did not answer";
       return out;
@@ -174,13 +162,13 @@ MessageOutcome WatchDaemonClient::message(std::string_view message,
 }
 
 std::optional<WatchDaemonStatus> WatchDaemonClient::status() {
-  Connection conn(store_);
-  if (!conn.open()) return std::nullopt;
-  if (!wire::send_frame(conn.fd(), request(options_.version, wire::Op::kStatus).bytes())) {
+  UniqueFd conn = connect_to(store_);
+  if (!conn.valid()) return std::nullopt;
+  if (!wire::send_frame(conn.get(), request(options_.version, wire::Op::kStatus).bytes())) {
     return std::nullopt;
   }
   std::string payload;
-  if (!wire::receive_frame(conn.fd(), payload, static_cast<int>(options_.patience.count()))) {
+  if (!wire::receive_frame(conn.get(), payload, static_cast<int>(options_.patience.count()))) {
     return std::nullopt;
   }
   wire::FrameReader r(payload);
@@ -207,11 +195,11 @@ std::optional<WatchDaemonStatus> WatchDaemonClient::status() {
 bool WatchDaemonClient::stop() {
   bool asked = false;
   {
-    Connection conn(store_);
-    if (conn.open() &&
-        wire::send_frame(conn.fd(), request(options_.version, wire::Op::kStop).bytes())) {
+    UniqueFd conn = connect_to(store_);
+    if (conn.valid() &&
+        wire::send_frame(conn.get(), request(options_.version, wire::Op::kStop).bytes())) {
       std::string payload;
-      asked = wire::receive_frame(conn.fd(), payload, static_cast<int>(options_.patience.count()));
+      asked = wire::receive_frame(conn.get(), payload, static_cast<int>(options_.patience.count()));
     }
   }
   if (!asked && lock_free(store_)) return false;

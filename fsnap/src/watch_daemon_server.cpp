@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -19,6 +18,7 @@
 
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/watch_daemon.hpp"
 #include "watch_protocol.hpp"
 
@@ -65,24 +65,19 @@ class WatchLock {
  public:
   // Takes the lock, waiting up to wait for a holder to let go; false if it could not.
   bool take(const boost::filesystem::path& file, milliseconds wait) {
-    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) {
-      throw Error(ErrorCode::kIo, "cannot open " + file.string() + ": " + std::strerror(errno));
-    }
+    fd_.reset(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd_.valid()) throw system_error("cannot open " + file.string(), errno);
     Steady::time_point until = Steady::now() + wait;
-    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    while (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) return false;
       if (Steady::now() >= until) return false;
       std::this_thread::sleep_for(milliseconds(20));
     }
     return true;
   }
-  ~WatchLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 class Daemon {
@@ -115,8 +110,7 @@ class Daemon {
     ::unlink(socket_path_.c_str());
     listen_fd_ = wire::listen_socket(socket_path_);
     if (listen_fd_ < 0) {
-      throw Error(ErrorCode::kIo,
-                  "cannot listen on " + socket_path_.string() + ": " + std::strerror(errno));
+      throw system_error("cannot listen on " + socket_path_.string(), errno);
     }
     socket_id_ = file_id(socket_path_);
     ::fcntl(listen_fd_, F_SETFL, ::fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);

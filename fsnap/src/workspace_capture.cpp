@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -19,11 +18,11 @@
 #include "checkout_index.hpp"
 #include "entry_names.hpp"
 #include "fsnap/error.hpp"
+#include "fsnap/posix.hpp"
 #include "pack_writer.hpp"
 #include "restore_temp_names.hpp"
 #include "shadow_repo_impl.hpp"
 #include "tree_encoding.hpp"
-#include "unique_fd.hpp"
 
 namespace fsnap {
 
@@ -54,7 +53,7 @@ std::string parent_of(const std::string& path) {
   std::string hint = err == EACCES || err == EPERM
                          ? " (exclude it in the config's capture.excludes to skip it)"
                          : "";
-  throw Error(ErrorCode::kIo, "cannot " + what + " " + path + ": " + std::strerror(err) + hint);
+  throw Error(ErrorCode::kIo, errno_message("cannot " + what + " " + path, err) + hint);
 }
 
 // Names in a directory, sorted bytewise, without "." and "..".

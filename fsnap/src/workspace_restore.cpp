@@ -10,9 +10,9 @@
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/user_umask.hpp"
 #include "restore_temp_names.hpp"
-#include "unique_fd.hpp"
 
 namespace fsnap {
 
@@ -28,21 +28,6 @@ bool all_zero(const char* data, std::size_t n) {
   return data[0] == 0 && std::memcmp(data, data + 1, n - 1) == 0;
 }
 
-// Writes all n bytes of data to fd; on_error(errno) does not return.
-template <typename OnError>
-void write_all(int fd, const char* data, std::size_t n, const OnError& on_error) {
-  for (std::size_t done = 0; done < n;) {
-    ssize_t w = ::write(fd, data + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) on_error(errno);
-    done += static_cast<std::size_t>(w);
-  }
-}
-
-[[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
-  throw Error(ErrorCode::kIo, "cannot " + what + " " + path + ": " + std::strerror(err));
-}
-
 std::pair<std::string, std::string> split_parent(const std::string& path) {
   std::size_t slash = path.rfind('/');
   if (slash == std::string::npos) return {"", path};
@@ -54,7 +39,7 @@ class DirOpener {
  public:
   explicit DirOpener(const std::string& root)
       : root_(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (root_.get() < 0) fail("open workspace", root, errno);
+    if (root_.get() < 0) throw system_error("cannot open workspace " + root, errno);
   }
 
   // A descriptor of directory dir ("" = root), valid until the next call.
@@ -78,7 +63,7 @@ class DirOpener {
           throw Error(ErrorCode::kConflict, "workspace changed during restore: " +
                                                 dir.substr(0, end) + " is no longer a directory");
         }
-        fail("open directory", dir.substr(0, end), errno);
+        throw system_error("cannot open directory " + dir.substr(0, end), errno);
       }
       fd.reset(next);
       start = end + 1;
@@ -128,7 +113,7 @@ class Applier {
   void remove_large(const std::string& path) {
     auto [dir, name] = split_parent(path);
     if (::unlinkat(dirs_.open(dir), name.c_str(), 0) != 0 && errno != ENOENT) {
-      fail("remove", path, errno);
+      throw system_error("cannot remove " + path, errno);
     }
   }
 
@@ -157,7 +142,8 @@ class Applier {
     if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
       int err = errno;
       ::unlinkat(dirfd, tmp.c_str(), 0);
-      if (err != EISDIR && err != ENOTEMPTY && err != EEXIST) fail("replace", s.path, err);
+      if (err != EISDIR && err != ENOTEMPTY && err != EEXIST)
+        throw system_error("cannot replace " + s.path, err);
       large_.unrestored.push_back({s.path, kInTheWay});
     }
   }
@@ -184,7 +170,7 @@ class Applier {
       blocked_.push_back(path);
       return;
     }
-    fail("remove", path, errno);
+    throw system_error("cannot remove " + path, errno);
   }
 
   void create(const TreeChange& c) {
@@ -197,7 +183,7 @@ class Applier {
           struct stat st;
           if (errno != EEXIST || ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
               !S_ISDIR(st.st_mode)) {
-            fail("create directory", c.path, errno);
+            throw system_error("cannot create directory " + c.path, errno);
           }
         } else {
           give_user_mode(dirfd, name, c.path);
@@ -207,7 +193,7 @@ class Applier {
         std::string target = repo_.read(git::from_hex(after.oid), GIT_OBJECT_BLOB);
         std::string tmp = temp_name();
         if (::symlinkat(target.c_str(), dirfd, tmp.c_str()) != 0)
-          fail("create link", c.path, errno);
+          throw system_error("cannot create link " + c.path, errno);
         rename_into_place(dirfd, tmp, name, c.path);
         break;
       }
@@ -224,8 +210,10 @@ class Applier {
     mode_t mode = 0777 & ~umask_;
     UniqueFd dir(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;
-    if (dir.get() < 0 || ::fstat(dir.get(), &st) != 0) fail("open directory", path, errno);
-    if ((st.st_mode & 07777) != mode && ::fchmod(dir.get(), mode) != 0) fail("chmod", path, errno);
+    if (dir.get() < 0 || ::fstat(dir.get(), &st) != 0)
+      throw system_error("cannot open directory " + path, errno);
+    if ((st.st_mode & 07777) != mode && ::fchmod(dir.get(), mode) != 0)
+      throw system_error("cannot chmod " + path, errno);
   }
 
   void write_file(int dirfd, const std::string& name, const TreeChange& c) {
@@ -238,7 +226,8 @@ class Applier {
         mode = st.st_mode & 07777;
         mode = after.executable ? (mode | ((mode & 0444) >> 2)) : (mode & ~0111);
         if (c.before->oid == after.oid) {  // only the executable bit changed
-          if (::fchmodat(dirfd, name.c_str(), mode, 0) != 0) fail("chmod", c.path, errno);
+          if (::fchmodat(dirfd, name.c_str(), mode, 0) != 0)
+            throw system_error("cannot chmod " + c.path, errno);
           return;
         }
       }
@@ -246,10 +235,10 @@ class Applier {
     std::string tmp = temp_name();
     UniqueFd fd(
         ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (fd.get() < 0) fail("write", c.path, errno);
+    if (fd.get() < 0) throw system_error("cannot write " + c.path, errno);
     auto give_up = [&](int err) {
       ::unlinkat(dirfd, tmp.c_str(), 0);
-      fail("write", c.path, err);
+      throw system_error("cannot write " + c.path, err);
     };
     // In pieces, in bounded memory; blocks of zeros become holes where the filesystem
     // keeps them (a sparse file comes back sparse), the size set at the end.
@@ -261,7 +250,7 @@ class Applier {
           if (block == kBlock && all_zero(data + at, block)) {
             if (::lseek(fd.get(), static_cast<off_t>(block), SEEK_CUR) < 0) give_up(errno);
           } else {
-            write_all(fd.get(), data + at, block, give_up);
+            if (!write_all(fd.get(), data + at, block)) give_up(errno);
           }
           at += block;
         }
@@ -272,7 +261,7 @@ class Applier {
       throw;
     }
     if (::ftruncate(fd.get(), size) != 0) give_up(errno);
-    if (::fchmod(fd.get(), mode) != 0) fail("chmod", c.path, errno);
+    if (::fchmod(fd.get(), mode) != 0) throw system_error("cannot chmod " + c.path, errno);
     fd.reset();
     rename_into_place(dirfd, tmp, name, c.path);
   }
@@ -286,7 +275,7 @@ class Applier {
         kept_.push_back(path);
         return;
       }
-      fail("replace", path, err);
+      throw system_error("cannot replace " + path, err);
     }
   }
 

@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "entry_names.hpp"
 #include "fsnap/error.hpp"
+#include "open_beneath.hpp"
 
 namespace fsnap {
 
@@ -43,8 +43,7 @@ WorkspaceWatcher::WorkspaceWatcher(std::string root, IgnoreRules excludes)
     : root_(std::move(root)), excludes_(std::move(excludes)) {
   inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
   if (!inotify_.valid()) {
-    throw Error(ErrorCode::kIo,
-                std::string("cannot watch the workspace: inotify: ") + std::strerror(errno));
+    throw system_error("cannot watch the workspace: inotify", errno);
   }
   int err = 0;
   if (!watch_tree("")) err = errno;
@@ -53,8 +52,9 @@ WorkspaceWatcher::WorkspaceWatcher(std::string root, IgnoreRules excludes)
                        : err == ENOENT && ::access("/proc/self/fd", F_OK) != 0
                            ? " (directories are watched through /proc/self/fd: mount /proc)"
                            : "";
-    throw Error(ErrorCode::kIo, "cannot watch the workspace " + root_ + ": " +
-                                    std::strerror(err != 0 ? err : ENOENT) + hint);
+    throw Error(
+        ErrorCode::kIo,
+        errno_message("cannot watch the workspace " + root_, err != 0 ? err : ENOENT) + hint);
   }
   pending_.everything = true;
 }

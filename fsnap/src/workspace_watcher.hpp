@@ -23,7 +23,7 @@
 #include <unordered_map>
 
 #include "fsnap/ignore_rules.hpp"
-#include "unique_fd.hpp"
+#include "fsnap/posix.hpp"
 
 namespace fsnap {
 

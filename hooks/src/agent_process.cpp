@@ -9,10 +9,10 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <thread>
 
 #include "agent_guard.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/user_umask.hpp"
 #include "sandbox/errors.hpp"
 
@@ -76,7 +76,7 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
   // guard reads end-of-file — no signal, timer or pid is needed to learn of it.
   int channel[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
-    throw Error(ErrorCode::kIo, std::string("socketpair failed: ") + std::strerror(errno));
+    throw fsnap::system_error("socketpair failed", errno);
   }
 
   struct sigaction forward_action {};
@@ -121,7 +121,7 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
     ::close(channel[0]);
     ::close(channel[1]);
     give_up();
-    throw Error(ErrorCode::kIo, std::string("fork failed: ") + std::strerror(err));
+    throw fsnap::system_error("fork failed", err);
   }
   if (pid == 0) {
     ::close(channel[0]);
@@ -150,8 +150,8 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
                                     ": the process that starts it ended first");
   }
   int err = started.value;
-  throw Error(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-              "cannot run " + fsnap::quote_input(argv[0]) + ": " + std::strerror(err));
+  throw fsnap::system_error("cannot run " + fsnap::quote_input(argv[0]), err,
+                            err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo);
 }
 
 AgentProcess::~AgentProcess() {

@@ -7,20 +7,11 @@
 #include <cstdio>
 #include <iostream>
 
+#include "fsnap/posix.hpp"
+
 namespace hooks {
 
 namespace {
-
-// Writes all of data to fd (a terminal takes it in pieces; a signal may interrupt it).
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // a terminal gone: nothing to tell any more
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
 
 // What the streams of this process hold for file descriptor 2, written to it.
 void flush_streams() {
@@ -67,7 +58,8 @@ void HeldStderr::release() {
     ssize_t n = ::pread(file_, buffer, sizeof buffer, at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    write_all(STDERR_FILENO, buffer, static_cast<std::size_t>(n));
+    // A terminal gone (the write fails): nothing to tell any more.
+    fsnap::write_all(STDERR_FILENO, buffer, static_cast<std::size_t>(n));
     at += n;
   }
   ::close(file_);

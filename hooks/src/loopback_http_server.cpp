@@ -20,6 +20,7 @@
 
 #include <Poco/Net/HTTPResponse.h>
 
+#include "fsnap/posix.hpp"
 #include "http_request_reader.hpp"
 #include "sandbox/errors.hpp"
 
@@ -383,8 +384,7 @@ LoopbackHttpServer::LoopbackHttpServer(std::vector<std::string> paths, HookServe
   impl_->limits = limits;
   impl_->dispatch = std::move(dispatch);
   auto fail = [](const std::string& what) {
-    throw sandbox::Error(sandbox::ErrorCode::kIo, "cannot listen for hook events on 127.0.0.1: " +
-                                                      what + ": " + std::strerror(errno));
+    throw fsnap::system_error("cannot listen for hook events on 127.0.0.1: " + what, errno);
   };
   impl_->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (impl_->wake_fd < 0) fail("eventfd");

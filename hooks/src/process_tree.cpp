@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "fsnap/posix.hpp"
 #include "sandbox/errors.hpp"
 
 namespace hooks {
@@ -141,8 +142,7 @@ bool wait_gone(std::chrono::milliseconds limit, const LeftAlone& alone,
 
 void become_subreaper() {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-    throw sandbox::Error(sandbox::ErrorCode::kIo,
-                         std::string("cannot become a subreaper: ") + std::strerror(errno));
+    throw fsnap::system_error("cannot become a subreaper", errno);
   }
 }
 

@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/store_layout.hpp"
 
 namespace hooks {
@@ -66,8 +66,7 @@ RunProcessLocks RunProcessLocks::take(const fsnap::Store& store, const std::stri
   for (int* fd : {&locks.own_, &locks.tree_}) {
     *fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (*fd < 0) {
-      throw fsnap::Error(fsnap::ErrorCode::kIo,
-                         "cannot open " + file.string() + ": " + std::strerror(errno));
+      throw fsnap::system_error("cannot open " + file.string(), errno);
     }
   }
   std::string quoted = fsnap::quote_input(run);

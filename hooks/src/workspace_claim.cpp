@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "fsnap/posix.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/run_processes.hpp"
 #include "sandbox/run_meta.hpp"
@@ -84,8 +84,7 @@ WorkspaceClaim WorkspaceClaim::take(const fs::path& workspace, const fsnap::Stor
   WorkspaceClaim claim;
   claim.fds_.push_back(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (claim.fds_.back() < 0) {
-    throw fsnap::Error(fsnap::ErrorCode::kIo, "cannot open the workspace " + workspace.string() +
-                                                  ": " + std::strerror(errno));
+    throw fsnap::system_error("cannot open the workspace " + workspace.string(), errno);
   }
   int err = try_flock(claim.fds_.back(), LOCK_EX);
   if (err != 0 && cannot_lock_here(err)) {
@@ -105,8 +104,7 @@ WorkspaceClaim WorkspaceClaim::take(const fs::path& workspace, const fsnap::Stor
            run);
   }
   if (err != 0) {
-    throw fsnap::Error(fsnap::ErrorCode::kIo, "cannot lock the workspace " + workspace.string() +
-                                                  ": " + std::strerror(err));
+    throw fsnap::system_error("cannot lock the workspace " + workspace.string(), err);
   }
   // Each directory above it is shared with every run below it: a run on an enclosing
   // directory (which takes its own exclusively) would change this one's files too.

@@ -5,19 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
+#include "fsnap/posix.hpp"
 #include "sandbox/config.hpp"
 
 namespace sandbox {
 
 namespace {
-
-// Closes a file descriptor on destruction.
-struct OpenFile {
-  int fd;
-  ~OpenFile() { ::close(fd); }
-};
 
 std::string too_large(const std::string& name) {
   return name + " is larger than 1 MiB (a configuration is a few dozen lines)";
@@ -29,18 +23,16 @@ std::string read_config_file(const boost::filesystem::path& file) {
   const std::string name = "config file " + file.string();
   // O_NONBLOCK: opening a FIFO waits for a writer otherwise. (A regular file reads the
   // same either way.)
-  int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
+  fsnap::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid()) {
     int err = errno;
-    throw ConfigError("cannot read " + name + ": " +
-                      (err == ENOENT   ? std::string("no such file")
-                       : err == EACCES ? std::string("permission denied")
-                                       : std::string(std::strerror(err))));
+    throw ConfigError(err == ENOENT   ? "cannot read " + name + ": no such file"
+                      : err == EACCES ? "cannot read " + name + ": permission denied"
+                                      : fsnap::errno_message("cannot read " + name, err));
   }
-  OpenFile open_file{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    throw ConfigError("cannot read " + name + ": " + std::strerror(errno));
+  if (::fstat(fd.get(), &st) != 0) {
+    throw ConfigError(fsnap::errno_message("cannot read " + name, errno));
   }
   if (S_ISDIR(st.st_mode)) throw ConfigError(name + " is a directory, not a file");
   if (!S_ISREG(st.st_mode)) {
@@ -49,15 +41,10 @@ std::string read_config_file(const boost::filesystem::path& file) {
   if (static_cast<std::uintmax_t>(st.st_size) > kMaxConfigBytes) throw ConfigError(too_large(name));
   // Read to the end, but never more than the limit: the file may grow meanwhile.
   std::string text;
-  char buffer[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw ConfigError("cannot read " + name + ": " + std::strerror(errno));
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-    if (text.size() > kMaxConfigBytes) throw ConfigError(too_large(name));
+  if (!fsnap::read_all(fd.get(), text, kMaxConfigBytes)) {
+    throw ConfigError(fsnap::errno_message("cannot read " + name, errno));
   }
+  if (text.size() > kMaxConfigBytes) throw ConfigError(too_large(name));
   return text;
 }
 

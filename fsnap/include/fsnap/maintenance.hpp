@@ -22,6 +22,7 @@
 #include <optional>
 #include <utility>
 
+#include "fsnap/posix.hpp"
 #include "fsnap/store.hpp"
 
 namespace fsnap {
@@ -64,15 +65,12 @@ class MaintenanceLock {
   // another holds it and !wait. Error kIo if the lock file cannot be opened.
   static std::optional<MaintenanceLock> acquire(const Store& store, bool wait);
 
-  MaintenanceLock(MaintenanceLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  MaintenanceLock(MaintenanceLock&&) noexcept = default;
   MaintenanceLock& operator=(MaintenanceLock&&) = delete;
-  MaintenanceLock(const MaintenanceLock&) = delete;
-  MaintenanceLock& operator=(const MaintenanceLock&) = delete;
-  ~MaintenanceLock();
 
  private:
-  explicit MaintenanceLock(int fd) : fd_(fd) {}
-  int fd_;
+  explicit MaintenanceLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  UniqueFd fd_;  // closing it releases the lock
 };
 
 // About how many loose objects the store's repository has: one fan-out directory

@@ -1,8 +1,10 @@
-#include "unique_fd.hpp"
+#include "open_beneath.hpp"
 
 #include <fcntl.h>
 
 #include <cerrno>
+
+#include "fsnap/posix.hpp"
 
 namespace fsnap {
 
