@@ -43,40 +43,14 @@ std::string ShadowRepo::commit_to_ref(const std::string& ref, std::string_view t
   if (ref.rfind(layout::kRunRefPrefix, 0) == 0) {
     throw Error(ErrorCode::kInvalidArgument, "runs hold checkpoints only: " + ref);
   }
-  git_repository* repo = impl_->repo.get();
-  git_oid tree_oid = git::from_hex(tree);
-  git_tree* raw_tree = nullptr;
-  git::check(git_tree_lookup(&raw_tree, repo, &tree_oid), "cannot read tree " + std::string(tree));
-  git::Tree tree_obj(raw_tree);
-  std::optional<git_oid> parent_oid = impl_->ref_target(ref);
-  git::Commit parent;
-  if (parent_oid) {
-    git_commit* raw = nullptr;
-    git::check(git_commit_lookup(&raw, repo, &*parent_oid), "cannot read the tip of " + ref);
-    parent.reset(raw);
-  }
   auto now = std::chrono::system_clock::now();
-  git::Signature sig = shadowbox_signature(now);
   // git's commit time is in seconds; the trailer says when to the microsecond.
   std::string full =
       message + "\n\n" + std::string(kCommittedAtTrailer) + format_timestamp(now) + "\n";
-  const git_commit* parents[] = {parent.get()};
-  git_oid commit;
-  git::check(git_commit_create(&commit, repo, nullptr, sig.get(), sig.get(), nullptr, full.c_str(),
-                               tree_obj.get(), parent ? 1 : 0, parents),
-             "cannot commit to " + ref);
-  impl_->clear_stale_lock(ref);
-  git_reference* out = nullptr;
-  if (parent_oid) {
-    git::check(git_reference_create_matching(&out, repo, ref.c_str(), &commit, 1, &*parent_oid,
-                                             "shadowbox"),
-               "cannot move " + ref);
-  } else {
-    git::check(git_reference_create(&out, repo, ref.c_str(), &commit, 0, "shadowbox"),
-               "cannot create " + ref);
-  }
-  git_reference_free(out);
-  return git::to_hex(commit);
+  CommitOnRef made = impl_->commit_on_tip(ref, git::from_hex(tree), shadowbox_signature(now), full,
+                                          "cannot commit to " + ref);
+  impl_->move_ref(ref, made.commit, made.parent, "shadowbox");
+  return git::to_hex(made.commit);
 }
 
 std::optional<std::string> ShadowRepo::ref_tree(const std::string& ref) const {

@@ -347,11 +347,44 @@ std::vector<Checkpoint> ShadowRepo::Impl::run_log(std::string_view run, std::siz
   return out;
 }
 
+CommitOnRef ShadowRepo::Impl::commit_on_tip(const std::string& ref, const git_oid& tree,
+                                            const git::Signature& sig, const std::string& message,
+                                            const std::string& failure) const {
+  git::Tree tree_obj = lookup_tree(tree);
+  CommitOnRef out{{}, ref_target(ref)};
+  git::Commit parent;
+  if (out.parent) {
+    git_commit* raw = nullptr;
+    git::check(git_commit_lookup(&raw, repo.get(), &*out.parent), "cannot read the tip of " + ref);
+    parent.reset(raw);
+  }
+  const git_commit* parents[] = {parent.get()};
+  git::check(git_commit_create(&out.commit, repo.get(), nullptr, sig.get(), sig.get(), nullptr,
+                               message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
+             failure);
+  return out;
+}
+
+void ShadowRepo::Impl::move_ref(const std::string& ref, const git_oid& target,
+                                const std::optional<git_oid>& expected,
+                                const std::string& log) const {
+  clear_stale_lock(ref);
+  git_reference* raw = nullptr;
+  if (expected) {
+    git::check(git_reference_create_matching(&raw, repo.get(), ref.c_str(), &target, 1, &*expected,
+                                             log.c_str()),
+               "cannot move " + ref + " (was it moved by another writer?)");
+  } else {
+    git::check(git_reference_create(&raw, repo.get(), ref.c_str(), &target, 0, log.c_str()),
+               "cannot create " + ref);
+  }
+  git_reference_free(raw);
+}
+
 void ShadowRepo::Impl::clear_stale_lock(const std::string& ref) const {
   fs::path lock = git_dir / (ref + ".lock");
   if (::unlink(lock.c_str()) != 0 && errno != ENOENT) {
-    throw Error(ErrorCode::kIo, "cannot remove the stale lock " + lock.string() + " of " + ref +
-                                    ": " + std::strerror(errno));
+    throw system_error("cannot remove the stale lock " + lock.string() + " of " + ref, errno);
   }
 }
 
@@ -427,24 +460,6 @@ const fs::path& ShadowRepo::git_dir() const {
 
 namespace {
 
-// Moves ref to target: from expected by compare-and-swap, or creates it when expected is
-// absent (and it must not exist yet).
-void move_ref(const ShadowRepo::Impl& impl, const std::string& ref, const git_oid& target,
-              const std::optional<git_oid>& expected, const std::string& log) {
-  git_repository* repo = impl.repo.get();
-  impl.clear_stale_lock(ref);
-  git_reference* raw = nullptr;
-  if (expected) {
-    git::check(
-        git_reference_create_matching(&raw, repo, ref.c_str(), &target, 1, &*expected, log.c_str()),
-        "cannot move " + ref + " (was it moved by another writer?)");
-  } else {
-    git::check(git_reference_create(&raw, repo, ref.c_str(), &target, 0, log.c_str()),
-               "cannot create " + ref);
-  }
-  git_reference_free(raw);
-}
-
 // Puts ref back to what it was before move_ref(…, target, previous, …), or deletes it if
 // it did not exist. Best effort: the caller is already failing.
 void move_ref_back(git_repository* repo, const std::string& ref, const git_oid& target,
@@ -470,7 +485,7 @@ void write_notes_at(ShadowRepo::Impl& impl, const std::vector<Note>& notes,
   git::Signature sig = shadowbox_signature(when);
   std::optional<git_oid> old_tip = impl.ref_target(layout::kNotesRef);
   git_oid tip = commit_notes(impl, old_tip, notes, sig.get());
-  move_ref(impl, layout::kNotesRef, tip, old_tip, "shadowbox: ledger");
+  impl.move_ref(layout::kNotesRef, tip, old_tip, "shadowbox: ledger");
 }
 
 }  // namespace
@@ -501,24 +516,12 @@ Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft
                                             "); choose another, or move it with --force");
     }
   }
-  git_oid tree_oid = git::from_hex(tree);
-  git::Tree tree_obj = impl_->lookup_tree(tree_oid);
   std::string run_ref = layout::run_ref(draft.meta.run);
-  std::optional<git_oid> parent_oid = impl_->ref_target(run_ref);
-  git::Commit parent;
-  if (parent_oid) {
-    git_commit* raw = nullptr;
-    git::check(git_commit_lookup(&raw, repo, &*parent_oid), "cannot read the tip of " + run_ref);
-    parent.reset(raw);
-  }
-
-  git::Signature sig = shadowbox_signature(draft.created_at);
-  std::string message = format_checkpoint_message(draft);
-  git_oid commit_oid;
-  const git_commit* parents[] = {parent.get()};
-  git::check(git_commit_create(&commit_oid, repo, nullptr, sig.get(), sig.get(), nullptr,
-                               message.c_str(), tree_obj.get(), parent ? 1 : 0, parents),
-             "cannot write checkpoint commit");
+  CommitOnRef made =
+      impl_->commit_on_tip(run_ref, git::from_hex(tree), shadowbox_signature(draft.created_at),
+                           format_checkpoint_message(draft), "cannot write checkpoint commit");
+  const git_oid& commit_oid = made.commit;
+  const std::optional<git_oid>& parent_oid = made.parent;
   draft.commit = git::to_hex(commit_oid);
   draft.tree = std::string(tree);
   draft.parent = parent_oid ? git::to_hex(*parent_oid) : std::string();
@@ -529,7 +532,7 @@ Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft
   if (notes) write_notes_at(*impl_, notes(draft), draft.created_at);
 
   std::string log = "shadowbox: " + std::string(to_string(draft.meta.phase));
-  move_ref(*impl_, run_ref, commit_oid, parent_oid, log);
+  impl_->move_ref(run_ref, commit_oid, parent_oid, log);
   if (!tag_ref.empty()) {
     git_reference* raw_ref = nullptr;
     impl_->clear_stale_lock(tag_ref);

@@ -68,6 +68,12 @@ using OidSet = std::unordered_set<git_oid, OidHash, OidEq>;
 // plays the same part).
 inline constexpr std::size_t kStreamedBlobSize = std::size_t{16} << 20;
 
+// A commit written on top of a ref's tip, before the ref moves to it.
+struct CommitOnRef {
+  git_oid commit;
+  std::optional<git_oid> parent;  // the tip it was made on; none where the ref did not exist
+};
+
 struct ShadowRepo::Impl {
   boost::filesystem::path git_dir;
   git::Repository repo;
@@ -93,6 +99,16 @@ struct ShadowRepo::Impl {
   std::vector<Checkpoint> run_log(std::string_view run, std::size_t limit) const;
   // The checkpoint recorded by a commit.
   Checkpoint checkpoint_of(const git_commit* commit) const;
+  // Writes a commit of tree on top of ref's tip (one without a parent where ref does not
+  // exist), signed by sig, with message; failure is what the error says could not be
+  // done. The ref is not moved: move_ref does that, from the parent returned.
+  CommitOnRef commit_on_tip(const std::string& ref, const git_oid& tree, const git::Signature& sig,
+                            const std::string& message, const std::string& failure) const;
+  // Moves ref to target: from expected by compare-and-swap, or creates it when expected
+  // is absent (and it must not exist yet). Clears a stale lock of ref first (see
+  // clear_stale_lock: only for a caller holding the store lock).
+  void move_ref(const std::string& ref, const git_oid& target,
+                const std::optional<git_oid>& expected, const std::string& log) const;
   // Removes the lock file of ref left by a writer that died while moving it. Only for
   // a caller holding the store lock: then no other shadowbox writer can be moving it, and
   // a lock file there can only be stale (git itself would refuse the ref forever).
