@@ -129,7 +129,7 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   bool recorded = false;
   for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
     CaptureRequest request;
-    request.meta = metadata.checkpoint_meta();
+    request.meta = metadata;  // its CheckpointMeta part
     request.separate_outside_changes = metadata.separate_outside_changes;
     if (entry->host != nullptr) {
       fsnap::ShadowRepo& repo = entry->host->repo();

@@ -559,12 +559,7 @@ StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
                                         const std::string& summary) {
   std::unique_ptr<StepHold> step = begin_step();
   if (change) change(state_.session());
-  SnapshotMetadata m;
-  m.tag = meta.tag;
-  m.move_tag = meta.move_tag;
-  m.phase = meta.phase;
-  m.tool_call_id = meta.tool_call_id;
-  m.tool_name = meta.tool_name;
+  SnapshotMetadata m{meta};  // its run is this run's (record sets it)
   m.outcome.result_summary = summary;
   return StepResult{record(std::move(m)), std::nullopt};
 }

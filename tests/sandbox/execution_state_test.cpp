@@ -181,7 +181,7 @@ TEST(ExecutionStateTest, CompositeJsonRoundTripWithAHostWorkspace) {
   std::shared_ptr<BudgetTracker> budget = h.budget;
   state.session().seed<Plan>({Plan{"persisted", "active", {PlanStep{"s", true}}}});
   budget->consume(10, 20, 0.5);
-  SnapshotMetadata meta{"t", "toolu_1", "Edit", fsnap::Phase::kPreTool, "run-x"};
+  SnapshotMetadata meta{{"t", fsnap::Phase::kPreTool, "toolu_1", "Edit", "run-x"}};
   CompositeSnapshot snap = state.snapshot(meta);
 
   // The host checkpoint carries the metadata, so plain git shows it.

@@ -46,6 +46,8 @@ struct CheckpointMeta {
   // A tag that names another checkpoint already is refused (kConflict) unless this is
   // set: then it moves here, as `git tag --force` does.
   bool move_tag = false;
+
+  friend bool operator==(const CheckpointMeta&, const CheckpointMeta&) = default;
 };
 
 // A checkpoint as recorded in the shadow repository.

@@ -39,13 +39,10 @@ namespace sandbox {
 
 class CheckpointStore;
 
-// When and why a composite snapshot was taken, and what its ledger record says.
-struct SnapshotMetadata {
-  std::string tag;
-  std::string tool_call_id;
-  std::string tool_name;
-  fsnap::Phase phase = fsnap::Phase::kManual;
-  std::string run = std::string(fsnap::kDefaultRun);  // the run checkpoints go to
+// When and why a composite snapshot was taken, and what its ledger record says: what
+// its host checkpoints are asked for (the fsnap::CheckpointMeta it is: tag, phase, tool
+// call, run, move_tag), and the record's own parts.
+struct SnapshotMetadata : fsnap::CheckpointMeta {
   // The call's input and outcome as the record states them.
   CallOutcome outcome;
   // Containment's answer to the call, and the limit that tripped (see LedgerRecord).
@@ -58,13 +55,8 @@ struct SnapshotMetadata {
   // Host filesystems: files changed since the run's newest checkpoint are first
   // recorded as a checkpoint of their own, attributed to no tool (one capture for both).
   bool separate_outside_changes = false;
-  bool move_tag = false;  // the tag may name another checkpoint already (it moves here)
 
   friend bool operator==(const SnapshotMetadata&, const SnapshotMetadata&) = default;
-
-  fsnap::CheckpointMeta checkpoint_meta() const {
-    return fsnap::CheckpointMeta{tag, phase, tool_call_id, tool_name, run, move_tag};
-  }
 };
 
 // A consistent snapshot of all execution state.
