@@ -43,6 +43,19 @@ AgentExit exit_of(int status) {
 
 struct AgentProcess::SavedSignals {
   struct sigaction actions[6];
+  // Forwards the signals meant for the agent to its guard and ignores those a terminal
+  // sends the agent itself, keeping this process's own actions for restore().
+  void take() {
+    struct sigaction forward_action {};
+    forward_action.sa_handler = forward;
+    sigemptyset(&forward_action.sa_mask);
+    struct sigaction ignore_action {};
+    ignore_action.sa_handler = SIG_IGN;
+    sigemptyset(&ignore_action.sa_mask);
+    int k = 0;
+    for (int sig : kForwarded) ::sigaction(sig, &forward_action, &actions[k++]);
+    for (int sig : kLeftToChild) ::sigaction(sig, &ignore_action, &actions[k++]);
+  }
   void restore() {
     int k = 0;
     for (int sig : kForwarded) ::sigaction(sig, &actions[k++], nullptr);
@@ -79,16 +92,8 @@ AgentProcess::AgentProcess(const std::vector<std::string>& argv, const boost::fi
     throw fsnap::system_error("socketpair failed", errno);
   }
 
-  struct sigaction forward_action {};
-  forward_action.sa_handler = forward;
-  sigemptyset(&forward_action.sa_mask);
-  struct sigaction ignore_action {};
-  ignore_action.sa_handler = SIG_IGN;
-  sigemptyset(&ignore_action.sa_mask);
   saved_ = new SavedSignals;
-  int i = 0;
-  for (int sig : kForwarded) ::sigaction(sig, &forward_action, &saved_->actions[i++]);
-  for (int sig : kLeftToChild) ::sigaction(sig, &ignore_action, &saved_->actions[i++]);
+  saved_->take();
   auto give_up = [&] {
     saved_->restore();
     delete saved_;
