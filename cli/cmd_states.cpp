@@ -96,6 +96,38 @@ void print_machine(const sandbox::MachineGraph& graph) {
   }
 }
 
+// A run's moves as --json lists them.
+Array::Ptr moves_json(const std::vector<sandbox::RunLifecycle>& moves) {
+  Array::Ptr list = new Array;
+  for (const sandbox::RunLifecycle& m : moves) {
+    Object::Ptr j = make_object();
+    j->set("at", fsnap::format_timestamp(m.at));
+    j->set("from", m.from);
+    j->set("to", m.state);
+    j->set("event", m.event);
+    j->set("reason", m.reason);
+    list->add(j);
+  }
+  return list;
+}
+
+// After the Mermaid diagram: the states the run went through, and where it is now.
+void print_mermaid_marks(const std::vector<sandbox::RunLifecycle>& moves) {
+  if (moves.empty()) return;
+  std::vector<std::string> visited;
+  for (const sandbox::RunLifecycle& m : moves) {
+    if (std::find(visited.begin(), visited.end(), m.state) == visited.end()) {
+      visited.push_back(m.state);
+    }
+  }
+  std::string list;
+  for (const std::string& s : visited) list += (list.empty() ? "" : ",") + s;
+  std::cout << "    classDef visited fill:#e8f0fe\n"
+            << "    classDef current fill:#fde293,stroke-width:3px\n"
+            << "    class " << list << " visited\n"
+            << "    class " << moves.back().state << " current\n";
+}
+
 }  // namespace
 
 int cmd_states(const Context& context, const Args& parsed) {
@@ -125,38 +157,14 @@ int cmd_states(const Context& context, const Args& parsed) {
       out->set("current", now.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(now));
       out->set("status", info.status);
       set_figures_json(*out, info.figures, info.unpriced_models);
-      Array::Ptr list = new Array;
-      for (const sandbox::RunLifecycle& m : moves) {
-        Object::Ptr j = make_object();
-        j->set("at", fsnap::format_timestamp(m.at));
-        j->set("from", m.from);
-        j->set("to", m.state);
-        j->set("event", m.event);
-        j->set("reason", m.reason);
-        list->add(j);
-      }
-      out->set("moves", list);
+      out->set("moves", moves_json(moves));
     }
     print_json(std::cout, out);
     return 0;
   }
   if (parsed.has("--mermaid")) {
     std::cout << graph.to_mermaid();
-    if (!moves.empty()) {
-      // The states the run went through, and where it is now.
-      std::vector<std::string> visited;
-      for (const sandbox::RunLifecycle& m : moves) {
-        if (std::find(visited.begin(), visited.end(), m.state) == visited.end()) {
-          visited.push_back(m.state);
-        }
-      }
-      std::string list;
-      for (const std::string& s : visited) list += (list.empty() ? "" : ",") + s;
-      std::cout << "    classDef visited fill:#e8f0fe\n"
-                << "    classDef current fill:#fde293,stroke-width:3px\n"
-                << "    class " << list << " visited\n"
-                << "    class " << moves.back().state << " current\n";
-    }
+    print_mermaid_marks(moves);
     return 0;
   }
   // The machine when asked for, or when there is no run to show.
