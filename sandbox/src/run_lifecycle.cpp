@@ -1,5 +1,7 @@
 #include "sandbox/run_lifecycle.hpp"
 
+#include "sandbox/machine_slice.hpp"
+
 namespace sandbox {
 
 namespace {
@@ -46,7 +48,7 @@ void install_run_lifecycle(Session& session) {
     void operator()(RunLifecycle& s, const RunHalted& e) const { s.reason = e.reason; }
     void operator()(RunLifecycle& s, const RunCrashed& e) const { s.reason = e.reason; }
   };
-  run_lifecycle().install<RunLifecycle>(session, Annotate{});
+  install_machine<RunLifecycle>(session, run_lifecycle(), Annotate{});
 }
 
 }  // namespace sandbox

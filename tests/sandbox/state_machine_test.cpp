@@ -9,6 +9,7 @@
 
 #include "fsnap/clock.hpp"
 #include "sandbox/effects.hpp"
+#include "sandbox/machine_slice.hpp"
 #include "sandbox/run_lifecycle.hpp"
 #include "sandbox/run_meta.hpp"
 #include "sandbox/session.hpp"
@@ -279,7 +280,7 @@ TEST(StateMachine, InstalledInASessionKeepsEveryMove) {
   Session session(clock);
   std::vector<std::string> trace;
   Nested m = nested(&trace);
-  m.install<PhaseSlice>(session, [](PhaseSlice& s, const Go&) { s.moves_seen = 1; });
+  install_machine<PhaseSlice>(session, m, [](PhaseSlice& s, const Go&) { s.moves_seen = 1; });
   EXPECT_EQ(session.policy<PhaseSlice>(), SlicePolicy::kLog);
 
   clock->advance(std::chrono::seconds(5));

@@ -19,9 +19,9 @@
 // Parallel regions are not supported.
 //
 // The machine's value, MachineState, is a plain value: the leaf state, the move that
-// led to it and the history. install<S>() keeps it in a Session slice S (a LOG slice
-// by default: one item per transition, the newest is the current state), so the moves
-// a run made are in its ledger.
+// led to it and the history. install_machine<S>() (sandbox/machine_slice.hpp) keeps it
+// in a Session slice S (a LOG slice by default: one item per transition, the newest is
+// the current state), so the moves a run made are in its ledger.
 //
 //   struct Start {};
 //   struct Finish { bool ok; };
@@ -55,7 +55,6 @@
 
 #include "sandbox/effects.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/session.hpp"
 
 namespace sandbox {
 
@@ -235,42 +234,7 @@ class StateMachine {
   }
   std::string to_mermaid() const { return graph_->to_mermaid(); }
 
-  // Keeps the machine in slice S of session (a LOG slice unless policy says otherwise):
-  // every event of Events appends the state it leads to, stamped with the session's
-  // clock, and hands the actions' effects to the session (Session::dispatch runs or
-  // queues them). An event the state does not accept throws InvalidTransition from
-  // dispatch and changes no slice. annotate(S&, const E&), when callable for an event
-  // type, fills S's own fields from the event.
-  template <typename S, typename Annotate = std::nullptr_t>
-  requires std::derived_from<S, MachineState>
-  void install(Session& session, Annotate annotate = nullptr,
-               SlicePolicy policy = SlicePolicy::kLog) const {
-    (install_one<S, Events>(session, annotate, policy), ...);
-  }
-
  private:
-  template <typename S, typename E, typename Annotate>
-  void install_one(Session& session, const Annotate& annotate, SlicePolicy policy) const {
-    StateMachine self = *this;
-    std::shared_ptr<const fsnap::Clock> clock = session.clock();
-    session.register_effect_reducer<S, E>(
-        [self, clock, annotate](const Slice<S>& slice, const E& event) {
-          auto now = clock->now();
-          const MachineState current =
-              slice.empty() ? self.initial(now) : static_cast<const MachineState&>(*slice.latest());
-          Fired fired = self.fire(current, event, now);
-          S next{};
-          static_cast<MachineState&>(next) = std::move(fired.state);
-          if constexpr (std::invocable<const Annotate&, S&, const E&>) {
-            annotate(next, event);
-          } else {
-            (void)annotate;
-          }
-          return Reduced<S>{slice.append(std::move(next)), std::move(fired.effects)};
-        },
-        policy);
-  }
-
   std::shared_ptr<MachineGraph> graph_;
 };
 
