@@ -19,10 +19,10 @@ std::string failure_message(const std::string& saga, const std::string& step,
 }  // namespace
 
 SagaFailed::SagaFailed(const std::string& saga, std::string failed_step, std::string cause,
-                       ErrorCode cause_code, std::vector<std::string> compensated,
+                       fsnap::ErrorCode cause_code, std::vector<std::string> compensated,
                        std::vector<CompensationFailure> compensation_failures)
-    : Error(compensation_failures.empty() ? cause_code : ErrorCode::kCorrupt,
-            failure_message(saga, failed_step, cause, compensation_failures)),
+    : fsnap::Error(compensation_failures.empty() ? cause_code : fsnap::ErrorCode::kCorrupt,
+                   failure_message(saga, failed_step, cause, compensation_failures)),
       failed_step_(std::move(failed_step)),
       cause_(std::move(cause)),
       cause_code_(cause_code),
@@ -31,9 +31,9 @@ SagaFailed::SagaFailed(const std::string& saga, std::string failed_step, std::st
 
 const void* SagaContext::completed(std::size_t index) const {
   if (index >= done_.size() || !done_[index]) {
-    throw Error(ErrorCode::kInvalidArgument, "the result of step '" +
-                                                 (index < names_.size() ? names_[index] : "?") +
-                                                 "' is read before the step completed");
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                       "the result of step '" + (index < names_.size() ? names_[index] : "?") +
+                           "' is read before the step completed");
   }
   return results_[index].get();
 }
@@ -43,7 +43,8 @@ void Saga::notify(SagaEvent::Kind kind, const std::string& step, const std::stri
 }
 
 SagaRecord Saga::run() {
-  if (ran_) throw Error(ErrorCode::kInvalidArgument, "saga " + name_ + " has run already");
+  if (ran_)
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "saga " + name_ + " has run already");
   ran_ = true;
   SagaContext ctx;
   for (const Step& s : steps_) ctx.names_.push_back(s.name);
@@ -56,11 +57,11 @@ SagaRecord Saga::run() {
     notify(SagaEvent::Kind::kStepStarted, step.name);
     auto start = std::chrono::steady_clock::now();
     std::string cause;
-    ErrorCode code = ErrorCode::kIo;
+    fsnap::ErrorCode code = fsnap::ErrorCode::kIo;
     try {
       ctx.results_[i] = step.action(ctx);
       ctx.done_[i] = true;
-    } catch (const Error& e) {
+    } catch (const fsnap::Error& e) {
       cause = e.what();
       code = e.code();
     } catch (const std::exception& e) {

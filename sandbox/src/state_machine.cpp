@@ -7,26 +7,29 @@ namespace sandbox {
 
 InvalidTransition::InvalidTransition(const std::string& machine, std::string state,
                                      std::string event, const std::string& why)
-    : Error(ErrorCode::kInvalidArgument,
-            machine + ": " + event + " is not allowed in state " + state + ": " + why),
+    : fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                   machine + ": " + event + " is not allowed in state " + state + ": " + why),
       state_(std::move(state)),
       event_(std::move(event)) {}
 
 void MachineGraph::add_state(const std::string& state, const StateOptions& options) {
-  if (state.empty()) throw Error(ErrorCode::kInvalidArgument, name_ + ": a state needs a name");
+  if (state.empty())
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, name_ + ": a state needs a name");
   if (states_.count(state)) {
-    throw Error(ErrorCode::kInvalidArgument, name_ + ": state " + state + " is declared twice");
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                       name_ + ": state " + state + " is declared twice");
   }
   if (!options.parent.empty() && !states_.count(options.parent)) {
-    throw Error(ErrorCode::kInvalidArgument, name_ + ": the parent " + options.parent + " of " +
-                                                 state + " is not declared (declare it first)");
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                       name_ + ": the parent " + options.parent + " of " + state +
+                           " is not declared (declare it first)");
   }
   if (options.initial) {
     for (const auto& [other, o] : states_) {
       if (o.initial && o.parent == options.parent) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    name_ + ": " + state + " and " + other + " are both initial" +
-                        (options.parent.empty() ? "" : " in " + options.parent));
+        throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                           name_ + ": " + state + " and " + other + " are both initial" +
+                               (options.parent.empty() ? "" : " in " + options.parent));
       }
     }
   }
@@ -36,15 +39,16 @@ void MachineGraph::add_state(const std::string& state, const StateOptions& optio
 
 void MachineGraph::check_declared(const std::string& state) const {
   if (!states_.count(state)) {
-    throw Error(ErrorCode::kInvalidArgument, name_ + ": state " + state + " is not declared");
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                       name_ + ": state " + state + " is not declared");
   }
 }
 
 void MachineGraph::add_transition(std::type_index event, TransitionInfo info,
                                   std::function<bool(const void*)> guard) {
   if (info.from.empty()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                name_ + ": transition " + info.label + " comes from no state");
+    throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                       name_ + ": transition " + info.label + " comes from no state");
   }
   for (const std::string& s : info.from) check_declared(s);
   check_declared(info.to);
@@ -91,8 +95,8 @@ std::string MachineGraph::leaf_of(const std::string& state, const MachineState& 
       return remembered->second;
     }
     if (initial.empty()) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  name_ + ": " + s + " has substates and none of them is initial");
+      throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                         name_ + ": " + s + " has substates and none of them is initial");
     }
     s = initial;
   }
@@ -108,7 +112,7 @@ MachineState MachineGraph::initial(std::chrono::system_clock::time_point at) con
       return m;
     }
   }
-  throw Error(ErrorCode::kInvalidArgument, name_ + ": no initial state is declared");
+  throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, name_ + ": no initial state is declared");
 }
 
 const MachineGraph::Transition* MachineGraph::choose(const std::string& state,

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fsnap/error.hpp"
 #include "sandbox/event_channel.hpp"
 
 namespace {
@@ -112,7 +113,7 @@ TEST(EventChannel, ReplayReDeliversKeptEventsToOneSubscriberOnly) {
   try {
     plans.replay(1, [](const PlanEvent&) {});
     FAIL() << "events 1 and 2 were evicted";
-  } catch (const Error& e) {
+  } catch (const fsnap::Error& e) {
     EXPECT_NE(std::string(e.what()).find("keeps events from 3 on"), std::string::npos) << e.what();
   }
 }
@@ -207,7 +208,7 @@ TEST(EventChannel, ConcurrentPublishersGetUniqueGapFreeNumbers) {
   ASSERT_EQ(seen.size(), 2000u);
   EXPECT_EQ(*seen.begin(), 1u);
   EXPECT_EQ(*seen.rbegin(), 2000u);
-  EXPECT_THROW(system.replay(1, [](const SystemEvent&) {}), Error) << "it keeps none";
+  EXPECT_THROW(system.replay(1, [](const SystemEvent&) {}), fsnap::Error) << "it keeps none";
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fsnap/error.hpp"
 #include "sandbox/saga.hpp"
 
 namespace {
@@ -46,7 +47,7 @@ class SagaTest : public ::testing::Test {
     saga.step<Created>(
         "app",
         [fail_at, net](SagaContext& ctx) {
-          if (fail_at == 3) throw Error(ErrorCode::kNotFound, "no image");
+          if (fail_at == 3) throw fsnap::Error(fsnap::ErrorCode::kNotFound, "no image");
           return Created{"app-on-" + ctx.result(net).id};
         },
         [this](const Created& c) { undone_.push_back(c.id); });
@@ -76,7 +77,8 @@ TEST_F(SagaTest, AFailureUndoesTheCompletedStepsInReverseOrder) {
   } catch (const SagaFailed& e) {
     EXPECT_EQ(e.failed_step(), "app");
     EXPECT_EQ(e.cause(), "no image");
-    EXPECT_EQ(e.code(), ErrorCode::kNotFound) << "the cause's code: nothing is left half-done";
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kNotFound)
+        << "the cause's code: nothing is left half-done";
     EXPECT_EQ(e.compensated(), std::vector<std::string>({"net", "vm"}));
     EXPECT_TRUE(e.compensation_failures().empty());
   }
@@ -99,7 +101,7 @@ TEST_F(SagaTest, AFailingCompensationIsReportedAndTheOthersStillRun) {
     saga.run();
     FAIL();
   } catch (const SagaFailed& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << "something may be left half-done";
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kCorrupt) << "something may be left half-done";
     ASSERT_EQ(e.compensation_failures().size(), 1u);
     EXPECT_EQ(e.compensation_failures()[0].step, "net");
     EXPECT_EQ(e.compensated(), std::vector<std::string>({"vm"}));
@@ -113,7 +115,7 @@ TEST_F(SagaTest, AFailingCompensationIsReportedAndTheOthersStillRun) {
 TEST_F(SagaTest, RunsOnceAndResultsAreReadOnlyAfterTheirStep) {
   Saga saga = three_steps(0);
   saga.run();
-  EXPECT_THROW(saga.run(), Error);
+  EXPECT_THROW(saga.run(), fsnap::Error);
 
   // A step reading the result of a step after it.
   Saga reads("reads");

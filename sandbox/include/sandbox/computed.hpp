@@ -28,12 +28,9 @@
 #include <vector>
 
 #include "sandbox/persistent_vector.hpp"
-#include "sandbox/slice_types.hpp"
+#include "sandbox/slice.hpp"
 
 namespace sandbox {
-
-template <typename T>
-class Slice;
 
 namespace computed_detail {
 

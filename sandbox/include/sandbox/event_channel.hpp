@@ -38,7 +38,7 @@
 #include <variant>
 #include <vector>
 
-#include "sandbox/errors.hpp"
+#include "fsnap/error.hpp"
 
 namespace sandbox {
 
@@ -166,7 +166,7 @@ class Channel {
   }
 
   // Calls fn, and no one else, with the kept events numbered from_sequence on, in
-  // order. Error kInvalidArgument if events from from_sequence on are no longer kept
+  // order. fsnap::Error kInvalidArgument if events from from_sequence on are no longer kept
   // (the message names the oldest kept one); none if from_sequence is past the last.
   template <SubscriberOf<E> F>
   void replay(std::uint64_t from_sequence, F fn) const {
@@ -176,9 +176,10 @@ class Channel {
       std::uint64_t oldest =
           state_->buffer.empty() ? state_->last + 1 : state_->buffer.front().first;
       if (from_sequence < oldest && from_sequence <= state_->last) {
-        throw Error(ErrorCode::kInvalidArgument, "channel " + state_->name + " keeps events from " +
-                                                     std::to_string(oldest) + " on; " +
-                                                     std::to_string(from_sequence) + " is gone");
+        throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
+                           "channel " + state_->name + " keeps events from " +
+                               std::to_string(oldest) + " on; " + std::to_string(from_sequence) +
+                               " is gone");
       }
       for (const auto& entry : state_->buffer) {
         if (entry.first >= from_sequence) events.push_back(entry);

@@ -21,9 +21,9 @@
 #include <typeindex>
 #include <utility>
 
-#include "sandbox/errors.hpp"
+#include "fsnap/error.hpp"
 #include "sandbox/persistent_vector.hpp"
-#include "sandbox/slice_types.hpp"
+#include "sandbox/slice.hpp"
 
 namespace sandbox {
 
@@ -47,10 +47,11 @@ using ReducerNext = std::function<SliceItems(const ReducerContext&)>;
 using Middleware = std::function<SliceItems(const ReducerContext&, const ReducerNext&)>;
 
 // Thrown by a middleware to stop a dispatch: no slice changes, and dispatch rethrows it.
-class DispatchStopped : public Error {
+class DispatchStopped : public fsnap::Error {
  public:
   explicit DispatchStopped(const std::string& reason)
-      : Error(ErrorCode::kInvalidArgument, "dispatch stopped: " + reason), reason_(reason) {}
+      : fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "dispatch stopped: " + reason),
+        reason_(reason) {}
   const std::string& reason() const { return reason_; }
 
  private:

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "sandbox/errors.hpp"
+#include "fsnap/error.hpp"
 
 namespace sandbox {
 
@@ -47,7 +47,7 @@ class StepHandle {
 // The results of the steps that completed so far.
 class SagaContext {
  public:
-  // The result of step. Error kInvalidArgument if it has not completed.
+  // The result of step. fsnap::Error kInvalidArgument if it has not completed.
   template <typename T>
   const T& result(StepHandle<T> step) const {
     static_assert(!std::is_void_v<T>, "a void step has no result");
@@ -94,14 +94,14 @@ struct CompensationFailure {
 // A saga whose step failed, after its compensations ran. The code is the cause's when
 // every compensation succeeded (kIo if the cause was no fsnap::Error), and kCorrupt
 // when one failed: then something may be left half-done, which the message says.
-class SagaFailed : public Error {
+class SagaFailed : public fsnap::Error {
  public:
   SagaFailed(const std::string& saga, std::string failed_step, std::string cause,
-             ErrorCode cause_code, std::vector<std::string> compensated,
+             fsnap::ErrorCode cause_code, std::vector<std::string> compensated,
              std::vector<CompensationFailure> compensation_failures);
   const std::string& failed_step() const { return failed_step_; }
   const std::string& cause() const { return cause_; }
-  ErrorCode cause_code() const { return cause_code_; }
+  fsnap::ErrorCode cause_code() const { return cause_code_; }
   // The steps undone, in the order their compensations ran.
   const std::vector<std::string>& compensated() const { return compensated_; }
   const std::vector<CompensationFailure>& compensation_failures() const {
@@ -111,7 +111,7 @@ class SagaFailed : public Error {
  private:
   std::string failed_step_;
   std::string cause_;
-  ErrorCode cause_code_;
+  fsnap::ErrorCode cause_code_;
   std::vector<std::string> compensated_;
   std::vector<CompensationFailure> compensation_failures_;
 };
@@ -149,7 +149,7 @@ class Saga {
     return StepHandle<T>(steps_.size() - 1);
   }
 
-  // Runs the steps. SagaFailed after compensating when one fails; Error
+  // Runs the steps. SagaFailed after compensating when one fails; fsnap::Error
   // kInvalidArgument if the saga ran before.
   SagaRecord run();
 

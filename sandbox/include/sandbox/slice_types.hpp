@@ -15,7 +15,7 @@
 
 #include <Poco/Dynamic/Var.h>
 
-#include "sandbox/persistent_vector.hpp"
+#include "sandbox/slice.hpp"
 
 namespace sandbox {
 
@@ -30,11 +30,6 @@ enum class SlicePolicy {
 // "state", "log", "cache".
 std::string_view to_string(SlicePolicy policy);
 std::optional<SlicePolicy> parse_slice_policy(std::string_view text);
-
-// A type-erased slice item (always a const T of the slice's type).
-using Item = std::shared_ptr<const void>;
-// The items of a slice, oldest first.
-using SliceItems = PersistentVector<Item>;
 
 // What the registry knows about one slice type.
 struct SliceType {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "sandbox/persistent_vector.hpp"
-#include "sandbox/slice_types.hpp"
+#include "sandbox/slice.hpp"
 
 namespace sandbox {
 

@@ -53,8 +53,8 @@
 #include <utility>
 #include <vector>
 
+#include "fsnap/error.hpp"
 #include "sandbox/effects.hpp"
-#include "sandbox/errors.hpp"
 
 namespace sandbox {
 
@@ -77,7 +77,7 @@ struct MachineState {
 };
 
 // An event the current state does not accept (or a terminal state's). Nothing changed.
-class InvalidTransition : public Error {
+class InvalidTransition : public fsnap::Error {
  public:
   InvalidTransition(const std::string& machine, std::string state, std::string event,
                     const std::string& why);
@@ -114,15 +114,15 @@ class MachineGraph {
   explicit MachineGraph(std::string name) : name_(std::move(name)) {}
   const std::string& name() const { return name_; }
 
-  // Error kInvalidArgument for a duplicate name, an undeclared parent, or a second
+  // fsnap::Error kInvalidArgument for a duplicate name, an undeclared parent, or a second
   // initial state of the same parent.
   void add_state(const std::string& state, const StateOptions& options);
-  // Error kInvalidArgument for an undeclared state.
+  // fsnap::Error kInvalidArgument for an undeclared state.
   void add_transition(std::type_index event, TransitionInfo info,
                       std::function<bool(const void*)> guard);
   void add_action(const std::string& state, bool on_enter, StateAction action);
 
-  // The initial leaf state. Error kInvalidArgument if no initial state is declared.
+  // The initial leaf state. fsnap::Error kInvalidArgument if no initial state is declared.
   MachineState initial(std::chrono::system_clock::time_point at) const;
   // The move event makes from current, or nullopt with the reason in why.
   std::optional<Fired> fire(const MachineState& current, std::type_index event, const void* value,
