@@ -14,6 +14,7 @@
 #include "sandbox/containment.hpp"
 #include "sandbox/redaction.hpp"
 #include "sandbox/run_halt.hpp"
+#include "sandbox/run_lifecycle.hpp"
 #include "sandbox/run_meta.hpp"
 #include "sandbox/run_notices.hpp"
 

@@ -30,6 +30,7 @@
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/redaction.hpp"
+#include "sandbox/run_lifecycle.hpp"
 #include "sandbox/saga.hpp"
 
 namespace hooks {

@@ -11,6 +11,7 @@
 #include "sandbox/errors.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/run_lifecycle.hpp"
 
 namespace hooks {
 

@@ -14,6 +14,7 @@
 #include "hooks/run_processes.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/run_lifecycle.hpp"
 #include "sandbox/run_meta.hpp"
 #include "sandbox/run_stats.hpp"
 

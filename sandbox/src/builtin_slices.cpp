@@ -6,10 +6,9 @@
 #include <Poco/JSON/Object.h>
 
 #include "fsnap/checkpoint.hpp"
+#include "sandbox/call_tally.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/run_lifecycle.hpp"
-#include "sandbox/run_stats.hpp"
 #include "sandbox/slice_types.hpp"
 
 namespace sandbox {
@@ -112,35 +111,6 @@ Var encode_pair(const T& p, const char* second, const std::string& value) {
   return o;
 }
 
-Var encode_lifecycle(const RunLifecycle& s) {
-  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  o->set("state", s.state);
-  o->set("from", s.from);
-  o->set("event", s.event);
-  o->set("at", fsnap::format_timestamp(s.at));
-  o->set("reason", s.reason);
-  if (!s.history.empty()) {
-    Object::Ptr history = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    for (const auto& [parent, leaf] : s.history) history->set(parent, leaf);
-    o->set("history", history);
-  }
-  return o;
-}
-
-RunLifecycle decode_lifecycle(const Var& v) {
-  Object::Ptr o = object_of(v);
-  RunLifecycle s;
-  s.state = text(o, "state");
-  s.from = text(o, "from");
-  s.event = text(o, "event");
-  s.at = fsnap::parse_timestamp(text(o, "at")).value_or(std::chrono::system_clock::time_point{});
-  s.reason = text(o, "reason");
-  if (Object::Ptr history = o->getObject("history")) {
-    for (const auto& [parent, leaf] : *history) s.history[parent] = leaf.toString();
-  }
-  return s;
-}
-
 }  // namespace
 
 void register_builtin_slice_types() {
@@ -168,20 +138,6 @@ void register_builtin_slice_types() {
           Object::Ptr o = object_of(v);
           return PromptExecuted{text(o, "prompt_name"), text(o, "output")};
         });
-    SliceTypes::add<RunStatus>(
-        "run.status", SlicePolicy::kLog,
-        [](const RunStatus& s) -> Var {
-          Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-          o->set("status", s.status);
-          o->set("reason", s.reason);
-          return o;
-        },
-        [](const Var& v) {
-          Object::Ptr o = object_of(v);
-          return RunStatus{text(o, "status"), text(o, "reason")};
-        });
-    SliceTypes::add<RunLifecycle>("run.lifecycle", SlicePolicy::kLog, encode_lifecycle,
-                                  decode_lifecycle);
   });
 }
 

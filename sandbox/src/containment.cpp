@@ -187,6 +187,7 @@ void register_containment_slice_type() {
 }
 
 void record_containment(Session& session, policy::ContainmentState state) {
+  register_containment_slice_type();
   if (state.events.size() > kPersistedSafetyEvents) {
     state.events.erase(state.events.begin(),
                        state.events.end() - static_cast<std::ptrdiff_t>(kPersistedSafetyEvents));
@@ -196,6 +197,7 @@ void record_containment(Session& session, policy::ContainmentState state) {
 }
 
 std::optional<policy::ContainmentState> containment_state(const SessionSnapshot& session) {
+  register_containment_slice_type();
   Slice<policy::ContainmentState> slice = session.slice<policy::ContainmentState>();
   if (slice.empty()) return std::nullopt;
   return *slice.latest();

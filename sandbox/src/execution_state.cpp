@@ -31,6 +31,7 @@ ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistr
     throw Error(ErrorCode::kInvalidArgument, "an ExecutionState needs a session");
   }
   if (clock_ == nullptr) clock_ = std::make_shared<SystemClock>();
+  register_builtin_slice_types();
   register_builtin_resource_codecs();
 }
 

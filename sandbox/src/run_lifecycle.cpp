@@ -1,10 +1,71 @@
 #include "sandbox/run_lifecycle.hpp"
 
+#include <mutex>
+
+#include <Poco/JSON/Object.h>
+
+#include "fsnap/checkpoint.hpp"
+#include "sandbox/errors.hpp"
 #include "sandbox/machine_slice.hpp"
+#include "sandbox/slice_types.hpp"
 
 namespace sandbox {
 
 namespace {
+
+using Poco::Dynamic::Var;
+using Poco::JSON::Object;
+
+Object::Ptr object_of(const Var& v) {
+  Object::Ptr o = v.extract<Object::Ptr>();
+  if (o == nullptr) throw Error(ErrorCode::kInvalidArgument, "expected a JSON object");
+  return o;
+}
+
+std::string text(const Object::Ptr& o, const std::string& key) {
+  return o->has(key) ? o->getValue<std::string>(key) : std::string();
+}
+
+Var encode_status(const RunStatus& s) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("status", s.status);
+  o->set("reason", s.reason);
+  return o;
+}
+
+RunStatus decode_status(const Var& v) {
+  Object::Ptr o = object_of(v);
+  return RunStatus{text(o, "status"), text(o, "reason")};
+}
+
+Var encode_lifecycle(const RunLifecycle& s) {
+  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+  o->set("state", s.state);
+  o->set("from", s.from);
+  o->set("event", s.event);
+  o->set("at", fsnap::format_timestamp(s.at));
+  o->set("reason", s.reason);
+  if (!s.history.empty()) {
+    Object::Ptr history = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    for (const auto& [parent, leaf] : s.history) history->set(parent, leaf);
+    o->set("history", history);
+  }
+  return o;
+}
+
+RunLifecycle decode_lifecycle(const Var& v) {
+  Object::Ptr o = object_of(v);
+  RunLifecycle s;
+  s.state = text(o, "state");
+  s.from = text(o, "from");
+  s.event = text(o, "event");
+  s.at = fsnap::parse_timestamp(text(o, "at")).value_or(std::chrono::system_clock::time_point{});
+  s.reason = text(o, "reason");
+  if (Object::Ptr history = o->getObject("history")) {
+    for (const auto& [parent, leaf] : *history) s.history[parent] = leaf.toString();
+  }
+  return s;
+}
 
 RunLifecycleMachine define() {
   RunLifecycleMachine m("run lifecycle");
@@ -40,7 +101,17 @@ const RunLifecycleMachine& run_lifecycle() {
   return machine;
 }
 
+void register_run_slice_types() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    SliceTypes::add<RunStatus>("run.status", SlicePolicy::kLog, encode_status, decode_status);
+    SliceTypes::add<RunLifecycle>("run.lifecycle", SlicePolicy::kLog, encode_lifecycle,
+                                  decode_lifecycle);
+  });
+}
+
 void install_run_lifecycle(Session& session) {
+  register_run_slice_types();
   if (session.has_reducer<RunLifecycle, AgentStarted>()) return;
   struct Annotate {
     void operator()(RunLifecycle& s, const AgentStarted& e) const { s.reason = e.summary; }
@@ -49,6 +120,45 @@ void install_run_lifecycle(Session& session) {
     void operator()(RunLifecycle& s, const RunCrashed& e) const { s.reason = e.reason; }
   };
   install_machine<RunLifecycle>(session, run_lifecycle(), Annotate{});
+}
+
+void record_run_status(Session& session, RunStatus status) {
+  install_run_lifecycle(session);
+  // The lifecycle first: a move it rejects records nothing.
+  const std::string& s = status.status;
+  if (s == "running") {
+    session.dispatch(AgentStarted{status.reason});
+  } else if (s == "complete" || s == "failed" || s == "killed") {
+    session.dispatch(AgentEnded{s, status.reason});
+  } else if (s == "halted") {
+    session.dispatch(RunHalted{status.reason});
+  } else if (s == "crashed") {
+    session.dispatch(RunCrashed{status.reason});
+  } else {
+    throw Error(ErrorCode::kInvalidArgument, "unknown run status: " + s);
+  }
+  if (!session.has_reducer<RunStatus, RunStatus>()) {
+    session.register_reducer<RunStatus, RunStatus>(reducers::append_all<RunStatus>);
+  }
+  session.dispatch(status);
+}
+
+void record_run_start(Session& session, const std::string& summary) {
+  install_run_lifecycle(session);
+  std::optional<RunLifecycle> now = session.latest<RunLifecycle>();
+  if (now && run_lifecycle().graph().within(now->state, "active")) {
+    record_run_status(session, {"crashed",
+                                "the run's supervisor ended without recording how "
+                                "its agent ended"});
+  }
+  record_run_status(session, {"running", summary});
+}
+
+std::optional<RunStatus> latest_run_status(const SessionSnapshot& session) {
+  register_run_slice_types();
+  Slice<RunStatus> statuses = session.slice<RunStatus>();
+  if (statuses.empty()) return std::nullopt;
+  return *statuses.latest();
 }
 
 }  // namespace sandbox

@@ -158,44 +158,6 @@ void RunMeta::save(const fsnap::Store& store) const {
   fsnap::write_file_atomically(file, text.str());
 }
 
-void record_run_status(Session& session, RunStatus status) {
-  install_run_lifecycle(session);
-  // The lifecycle first: a move it rejects records nothing.
-  const std::string& s = status.status;
-  if (s == "running") {
-    session.dispatch(AgentStarted{status.reason});
-  } else if (s == "complete" || s == "failed" || s == "killed") {
-    session.dispatch(AgentEnded{s, status.reason});
-  } else if (s == "halted") {
-    session.dispatch(RunHalted{status.reason});
-  } else if (s == "crashed") {
-    session.dispatch(RunCrashed{status.reason});
-  } else {
-    throw Error(ErrorCode::kInvalidArgument, "unknown run status: " + s);
-  }
-  if (!session.has_reducer<RunStatus, RunStatus>()) {
-    session.register_reducer<RunStatus, RunStatus>(reducers::append_all<RunStatus>);
-  }
-  session.dispatch(status);
-}
-
-void record_run_start(Session& session, const std::string& summary) {
-  install_run_lifecycle(session);
-  std::optional<RunLifecycle> now = session.latest<RunLifecycle>();
-  if (now && run_lifecycle().graph().within(now->state, "active")) {
-    record_run_status(session, {"crashed",
-                                "the run's supervisor ended without recording how "
-                                "its agent ended"});
-  }
-  record_run_status(session, {"running", summary});
-}
-
-std::optional<RunStatus> latest_run_status(const SessionSnapshot& session) {
-  Slice<RunStatus> statuses = session.slice<RunStatus>();
-  if (statuses.empty()) return std::nullopt;
-  return *statuses.latest();
-}
-
 bool RunMeta::running() const {
   return !exit_code && process_alive(pid);
 }

@@ -1,6 +1,10 @@
 #include "session_json.hpp"
 
+#include <map>
+#include <sstream>
+
 #include <Poco/JSON/Array.h>
+#include <Poco/JSON/Parser.h>
 
 #include "fsnap/checkpoint.hpp"
 #include "sandbox/errors.hpp"
@@ -81,3 +85,135 @@ void read_header(const Poco::JSON::Object::Ptr& in, SessionSnapshot& snap) {
 }
 
 }  // namespace sandbox::session_json
+
+// ---- SessionSnapshot's JSON and comparisons (declared in sandbox/session.hpp) -----
+
+namespace sandbox {
+
+namespace {
+
+using session_json::codec_for;
+using session_json::ordered_object;
+using session_json::string_field;
+
+}  // namespace
+
+std::string SessionSnapshot::to_json() const {
+  Poco::JSON::Object::Ptr root = ordered_object();
+  root->set("format", "shadowbox.session-snapshot.v1");
+  session_json::write_stamp(*this, *root);
+  session_json::write_header(*this, *root);
+  // Slices in name order, so equal snapshots give equal text.
+  std::map<std::string, std::type_index> by_name;
+  for (const auto& [type, items] : slices) by_name.emplace(codec_for(type)->name, type);
+  Poco::JSON::Array::Ptr slice_array = new Poco::JSON::Array;
+  for (const auto& [name, type] : by_name) {
+    std::shared_ptr<const SliceType> codec = codec_for(type);
+    Poco::JSON::Object::Ptr slice = ordered_object();
+    slice->set("type", name);
+    auto policy = policies.find(type);
+    slice->set("policy", std::string(to_string(policy == policies.end() ? SlicePolicy::kState
+                                                                        : policy->second)));
+    Poco::JSON::Array::Ptr values = new Poco::JSON::Array;
+    for (const Item& item : slices.at(type)) values->add(codec->encode(item.get()));
+    slice->set("items", values);
+    slice_array->add(slice);
+  }
+  root->set("slices", slice_array);
+  session_json::write_covers(*this, *root);
+  std::ostringstream out;
+  root->stringify(out);
+  return out.str();
+}
+
+SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
+  Poco::JSON::Object::Ptr root;
+  try {
+    Poco::JSON::Parser parser;
+    root = parser.parse(json).extract<Poco::JSON::Object::Ptr>();
+  } catch (const Poco::Exception& e) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "session snapshot: not a JSON object: " + e.displayText());
+  }
+  if (string_field(root, "format") != "shadowbox.session-snapshot.v1") {
+    throw Error(ErrorCode::kInvalidArgument, "session snapshot: unknown format " +
+                                                 fsnap::quote_input(string_field(root, "format")));
+  }
+  SessionSnapshot snap;
+  try {
+    session_json::read_stamp(root, snap);
+    session_json::read_header(root, snap);
+    Poco::JSON::Array::Ptr slice_array = root->getArray("slices");
+    if (slice_array == nullptr)
+      throw Error(ErrorCode::kInvalidArgument, "session snapshot: no slices");
+    for (std::size_t i = 0; i < slice_array->size(); ++i) {
+      Poco::JSON::Object::Ptr slice = slice_array->getObject(static_cast<unsigned>(i));
+      if (slice == nullptr)
+        throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad slice entry");
+      std::string name = string_field(slice, "type");
+      std::shared_ptr<const SliceType> codec = SliceTypes::find(name);
+      if (codec == nullptr || !codec->decode) {
+        throw SnapshotMismatchError("session snapshot " + snap.id + " holds slice type '" + name +
+                                    "', which this process has not registered");
+      }
+      std::optional<SlicePolicy> policy = parse_slice_policy(string_field(slice, "policy"));
+      if (!policy)
+        throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad policy of " + name);
+      SliceItems items;
+      Poco::JSON::Array::Ptr values = slice->getArray("items");
+      if (values == nullptr)
+        throw Error(ErrorCode::kInvalidArgument, "session snapshot: no items in " + name);
+      for (std::size_t k = 0; k < values->size(); ++k) {
+        items = items.push_back(codec->decode(values->get(static_cast<unsigned>(k))));
+      }
+      snap.slices.emplace(codec->type, std::move(items));
+      snap.policies.emplace(codec->type, *policy);
+    }
+  } catch (const Poco::Exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, "session snapshot: " + e.displayText());
+  }
+  return snap;
+}
+
+namespace {
+
+// Whether two versions of slice type hold equal items (by identity, else by encoding).
+bool same_items(std::type_index type, const SliceItems& a, const SliceItems& b) {
+  if (a.size() != b.size()) return false;
+  if (a.shares_root_with(b)) return true;
+  std::shared_ptr<const SliceType> codec = codec_for(type);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    if (codec->encode(a[i].get()).toString() != codec->encode(b[i].get()).toString()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool SessionSnapshot::equivalent(const SessionSnapshot& other) const {
+  if (policies != other.policies || slices.size() != other.slices.size()) return false;
+  for (const auto& [type, items] : slices) {
+    auto it = other.slices.find(type);
+    if (it == other.slices.end() || !same_items(type, items, it->second)) return false;
+  }
+  return true;
+}
+
+SnapshotDiff SessionSnapshot::diff(const SessionSnapshot& before, const SessionSnapshot& after) {
+  SnapshotDiff out;
+  for (const auto& [type, items] : before.slices) {
+    auto now = after.slices.find(type);
+    if (now == after.slices.end()) {
+      out.removed.emplace(type, items);
+    } else if (!same_items(type, items, now->second)) {
+      out.modified.emplace(type, std::make_pair(items, now->second));
+    }
+  }
+  for (const auto& [type, items] : after.slices) {
+    if (before.slices.count(type) == 0) out.added.emplace(type, items);
+  }
+  return out;
+}
+
+}  // namespace sandbox

@@ -18,6 +18,7 @@
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/ledger.hpp"
+#include "sandbox/run_lifecycle.hpp"
 
 namespace {
 

@@ -59,6 +59,7 @@ ToolInvoked call(const std::string& id) {
 class SessionTest : public ::testing::Test {
  protected:
   SessionTest() {
+    sandbox::register_builtin_slice_types();
     register_test_types();
     session.register_reducer<Plan, SetObjective>(set_objective);
     session.register_reducer<ToolInvoked, ToolInvoked>(sandbox::reducers::append_all<ToolInvoked>);

@@ -15,6 +15,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/errors.hpp"
+#include "sandbox/run_lifecycle.hpp"
 #include "sandbox/session_trees.hpp"
 #include "test_support.hpp"
 
@@ -57,6 +58,7 @@ class SessionTreesTest : public ::testing::Test {
  protected:
   SessionTreesTest() : repo_(fsnap::ShadowRepo::open(temp_ / "repo.git", true)) {
     register_builtin_slice_types();
+    register_run_slice_types();
     register_odd();
   }
 

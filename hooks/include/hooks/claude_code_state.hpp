@@ -49,8 +49,10 @@ sandbox::Slice<ClaudeCodeSession> note_activity(const sandbox::Slice<ClaudeCodeS
 // Registers those reducers in session (once).
 void install_claude_code_reducers(sandbox::Session& session);
 
-// Registers the Claude Code slice types (this one, and AgentSpend) in
-// sandbox::SliceTypes. Idempotent.
+// Registers every slice type an agent run's session holds in sandbox::SliceTypes: the
+// core's built-in ones, the run's status and lifecycle, ClaudeCodeSession and
+// AgentSpend. Every process that writes or reads agent runs calls it first.
+// Idempotent.
 void register_claude_code_slice_types();
 
 }  // namespace hooks

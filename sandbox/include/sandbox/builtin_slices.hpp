@@ -1,9 +1,8 @@
 // The slice types the runtime itself uses, with the default policies of
 // docs/conformance/EXECUTION_STATE.md: Plan and VisibilityOverrides are STATE,
-// WorkspaceDigest is CACHE, ToolInvoked, PromptRendered and PromptExecuted are LOG — and
-// RunStatus, the lifecycle of an agent run, LOG too (a tool's rollback never changes
-// where the run stands). Each is registered in SliceTypes (name, policy, JSON codec) by
-// register_builtin_slice_types(), which every Session calls.
+// WorkspaceDigest is CACHE, ToolInvoked, PromptRendered and PromptExecuted are LOG. Each
+// is registered in SliceTypes (name, policy, JSON codec) by register_builtin_slice_types(),
+// which ExecutionState and SessionTrees call (a Session registers nothing itself).
 #pragma once
 
 #include <cstdint>
@@ -66,19 +65,8 @@ struct PromptExecuted {
   friend bool operator==(const PromptExecuted&, const PromptExecuted&) = default;
 };
 
-// Where an agent run stands (LOG: the newest item is the current status).
-struct RunStatus {
-  // "running", "complete" (the agent exited with status 0, or its session ended),
-  // "failed" (it exited with another status), "killed" (by a signal), "halted" (stopped
-  // by containment or `shadowbox abort`), "crashed" (its supervisor died while the
-  // agent ran; recorded when the run is resumed).
-  std::string status;
-  std::string reason;
-  friend bool operator==(const RunStatus&, const RunStatus&) = default;
-};
-
 // Registers the types above in SliceTypes, containment's state (sandbox/containment.hpp)
-// and the call tally (sandbox/run_stats.hpp). Idempotent and thread-safe.
+// and the call tally (sandbox/call_tally.hpp). Idempotent and thread-safe.
 void register_builtin_slice_types();
 
 }  // namespace sandbox

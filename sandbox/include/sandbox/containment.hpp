@@ -20,7 +20,8 @@ namespace sandbox {
 inline constexpr std::size_t kPersistedSafetyEvents = 20;
 
 // Registers policy::ContainmentState as the slice type "policy.containment" (LOG).
-// Idempotent; register_builtin_slice_types (which every Session calls) does it.
+// Idempotent; record_containment, containment_state and register_builtin_slice_types
+// call it.
 void register_containment_slice_type();
 
 // Replaces the session's containment state with state (its newest events only).

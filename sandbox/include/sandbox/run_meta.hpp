@@ -1,7 +1,7 @@
 // What shadowbox records about an agent run: run.json outside the repository
 // (<store>/runs/<run>/run.json: the command, the processes, how it ended, the HOME it
-// ran with), the run's status in its session (RunStatus), the run's log of hook
-// warnings and errors, and run ids.
+// ran with), the run's log of hook warnings and errors, and run ids. The run's status
+// in its session is sandbox/run_lifecycle.hpp's.
 //
 // Thread-safety: plain values and functions; run.json is replaced atomically.
 #pragma once
@@ -13,9 +13,7 @@
 #include <boost/filesystem/path.hpp>
 
 #include "fsnap/store.hpp"
-#include "sandbox/builtin_slices.hpp"
 #include "sandbox/config.hpp"
-#include "sandbox/session.hpp"
 
 namespace sandbox {
 
@@ -62,18 +60,6 @@ struct RunMeta {
   // Whether the run is running: it recorded no exit, and its supervisor is alive.
   bool running() const;
 };
-
-// Appends status to the session's RunStatus slice (a LOG slice: rollbacks keep it),
-// after moving the run's lifecycle (sandbox/run_lifecycle.hpp) accordingly.
-// InvalidTransition, recording nothing, if the lifecycle does not allow the move;
-// Error kInvalidArgument for a status it does not know.
-void record_run_status(Session& session, RunStatus status);
-// Records that the run's agent is starting (`run`, `resume`). A run whose lifecycle
-// says its agent is still active had its supervisor die: it is recorded as crashed
-// first.
-void record_run_start(Session& session, const std::string& summary);
-// The newest RunStatus of a session snapshot, or nullopt.
-std::optional<RunStatus> latest_run_status(const SessionSnapshot& session);
 
 // Whether process pid is alive (a zombie is not).
 bool process_alive(long pid);
