@@ -9,7 +9,6 @@
 
 #include "fsnap/store_layout.hpp"
 #include "sandbox/builtin_slices.hpp"
-#include "sandbox/checkpoint_store.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/saga.hpp"
 
@@ -18,7 +17,7 @@ namespace sandbox {
 ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistry resources,
                                std::shared_ptr<const Clock> clock,
                                std::optional<std::uint64_t> seed,
-                               std::shared_ptr<CheckpointStore> checkpoints)
+                               std::shared_ptr<CheckpointSink> checkpoints)
     : session_(std::move(session)),
       resources_(std::move(resources)),
       clock_(std::move(clock)),

@@ -8,7 +8,6 @@
 #include <Poco/JSON/Object.h>
 
 #include "fsnap/checkpoint.hpp"
-#include "sandbox/budget_tracker.hpp"
 
 namespace sandbox {
 
@@ -140,22 +139,6 @@ fsnap::FilesystemSnapshot decode_fs(const Var& v) {
   return s;
 }
 
-Var encode_budget(const BudgetSnapshot& b) {
-  Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  o->set("input_tokens", b.input_tokens);
-  o->set("output_tokens", b.output_tokens);
-  o->set("cost_usd", b.cost_usd);
-  o->set("tool_calls", b.tool_calls);
-  return o;
-}
-
-BudgetSnapshot decode_budget(const Var& v) {
-  Object::Ptr o = v.extract<Object::Ptr>();
-  return BudgetSnapshot{o->getValue<std::uint64_t>("input_tokens"),
-                        o->getValue<std::uint64_t>("output_tokens"),
-                        o->getValue<double>("cost_usd"), o->getValue<std::uint64_t>("tool_calls")};
-}
-
 }  // namespace
 
 void ResourceSnapshotCodecs::add_codec(Codec codec) {
@@ -186,7 +169,6 @@ void register_builtin_resource_codecs() {
   static std::once_flag once;
   std::call_once(once, [] {
     ResourceSnapshotCodecs::add<fsnap::FilesystemSnapshot>("filesystem", encode_fs, decode_fs);
-    ResourceSnapshotCodecs::add<BudgetSnapshot>("budget", encode_budget, decode_budget);
   });
 }
 

@@ -6,7 +6,6 @@
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "sandbox/builtin_slices.hpp"
-#include "sandbox/checkpoint_store.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/run_stats.hpp"
@@ -284,7 +283,7 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
 
 void ToolTransactions::keep_in_store(const Boundary& pre, const Boundary& end, bool success,
                                      const std::string& summary, std::int64_t elapsed_ms) {
-  CheckpointStore* store = state_.checkpoints();
+  CheckpointSink* store = state_.checkpoints();
   if (store == nullptr) return;
   ToolCheckpoint c;
   c.tool_call_id = pre.snapshot.metadata.tool_call_id;

@@ -25,6 +25,10 @@ struct BudgetSnapshot {
 // Counts what a run consumed.
 class BudgetTracker : public fsnap::Snapshotable<BudgetSnapshot> {
  public:
+  // Registers BudgetSnapshot's JSON codec ("budget"), so composite snapshots that hold
+  // one persist.
+  BudgetTracker();
+
   void consume(std::uint64_t input_tokens, std::uint64_t output_tokens, double cost_usd) {
     std::lock_guard<std::mutex> lock(mutex_);
     state_.input_tokens += input_tokens;
@@ -49,5 +53,9 @@ class BudgetTracker : public fsnap::Snapshotable<BudgetSnapshot> {
   mutable std::mutex mutex_;
   BudgetSnapshot state_;
 };
+
+// Registers BudgetSnapshot's JSON codec in ResourceSnapshotCodecs. Idempotent; every
+// BudgetTracker calls it, and a process that only reads such snapshots calls it first.
+void register_budget_codec();
 
 }  // namespace sandbox

@@ -20,30 +20,14 @@
 
 namespace sandbox {
 
-// The record of one tool call.
-struct ToolCheckpoint {
-  std::string tool_call_id;
-  std::string tool_name;
-  std::string params;  // the call's parameters (JSON text)
-  CompositeSnapshot pre_snapshot;
-  std::optional<CompositeSnapshot> post_snapshot;  // absent when the call was rolled back
-  // When the call was rolled back: the state right after the rollback (phase
-  // checkpoint), so the run's newest checkpoint is always its current state.
-  std::optional<CompositeSnapshot> rollback_snapshot;
-  std::string result_summary;
-  bool success = false;
-  std::optional<std::chrono::milliseconds> elapsed;
-  TimePoint recorded_at;
-};
-
 // Recent tool checkpoints, newest last.
-class CheckpointStore {
+class CheckpointStore : public CheckpointSink {
  public:
   // Keeps the newest `capacity` calls (at least 1).
   explicit CheckpointStore(std::size_t capacity = 100);
 
   // Records (or replaces) the checkpoint of a call.
-  void record(ToolCheckpoint checkpoint);
+  void record(ToolCheckpoint checkpoint) override;
   std::optional<CompositeSnapshot> get_pre_snapshot(const std::string& tool_call_id) const;
   std::optional<CompositeSnapshot> get_post_snapshot(const std::string& tool_call_id) const;
   std::optional<ToolCheckpoint> get(const std::string& tool_call_id) const;

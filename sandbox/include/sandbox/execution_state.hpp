@@ -1,7 +1,7 @@
 // ExecutionState — the single root of all mutable state of a run
 // (docs/conformance/EXECUTION_STATE.md): the session, the resource registry, an
 // injectable clock and a seeded id source and random generator, and optionally a
-// CheckpointStore.
+// CheckpointSink that receives each finished call's checkpoints.
 //
 // A CompositeSnapshot captures the session and every snapshotable resource together.
 // A host filesystem's part is a checkpoint commit, and the ledger record of the
@@ -16,6 +16,7 @@
 // with tool handlers; the session itself may be dispatched to from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,8 +37,6 @@
 #include "sandbox/session_trees.hpp"
 
 namespace sandbox {
-
-class CheckpointStore;
 
 // When and why a composite snapshot was taken, and what its ledger record says: what
 // its host checkpoints are asked for (the fsnap::CheckpointMeta it is: tag, phase, tool
@@ -112,6 +111,32 @@ struct StateRestore {
   std::map<std::string, fsnap::RestoreReport> filesystems;
 };
 
+// The record of one tool call.
+struct ToolCheckpoint {
+  std::string tool_call_id;
+  std::string tool_name;
+  std::string params;  // the call's parameters (JSON text)
+  CompositeSnapshot pre_snapshot;
+  std::optional<CompositeSnapshot> post_snapshot;  // absent when the call was rolled back
+  // When the call was rolled back: the state right after the rollback (phase
+  // checkpoint), so the run's newest checkpoint is always its current state.
+  std::optional<CompositeSnapshot> rollback_snapshot;
+  std::string result_summary;
+  bool success = false;
+  std::optional<std::chrono::milliseconds> elapsed;
+  TimePoint recorded_at;
+};
+
+// Where the transaction core hands each finished call's checkpoints (ToolCheckpoint),
+// when an ExecutionState has one: CheckpointStore keeps a ring of them for embedding
+// programs; the product keeps its history in the ledger instead.
+class CheckpointSink {
+ public:
+  virtual ~CheckpointSink() = default;
+  // Records (or replaces) the checkpoint of a call.
+  virtual void record(ToolCheckpoint checkpoint) = 0;
+};
+
 // The root of a run's mutable state.
 class ExecutionState {
  public:
@@ -119,7 +144,7 @@ class ExecutionState {
   ExecutionState(std::shared_ptr<Session> session, ResourceRegistry resources,
                  std::shared_ptr<const Clock> clock = std::make_shared<SystemClock>(),
                  std::optional<std::uint64_t> seed = std::nullopt,
-                 std::shared_ptr<CheckpointStore> checkpoints = nullptr);
+                 std::shared_ptr<CheckpointSink> checkpoints = nullptr);
 
   Session& session() { return *session_; }
   const std::shared_ptr<Session>& session_ptr() const { return session_; }
@@ -130,7 +155,7 @@ class ExecutionState {
   std::mt19937_64& rng() { return rng_; }
   // The source of snapshot ids (seeded like rng()).
   const std::shared_ptr<fsnap::IdSource>& ids() const { return ids_; }
-  CheckpointStore* checkpoints() const { return checkpoints_.get(); }
+  CheckpointSink* checkpoints() const { return checkpoints_.get(); }
   // Writes the session of each host checkpoint as a session tree. Share it with the
   // Ledger that reads the run, so that neither decodes what the other has in hand.
   const std::shared_ptr<SessionTrees>& session_trees() const { return session_trees_; }
@@ -176,7 +201,7 @@ class ExecutionState {
   std::shared_ptr<const Clock> clock_;
   std::mt19937_64 rng_;
   std::shared_ptr<fsnap::IdSource> ids_;
-  std::shared_ptr<CheckpointStore> checkpoints_;
+  std::shared_ptr<CheckpointSink> checkpoints_;
   std::shared_ptr<SessionTrees> session_trees_;
   struct ContainmentSetup {
     policy::ExecutionConfig config;

@@ -200,7 +200,8 @@ class ResourceSnapshotCodecs {
   static void add_codec(Codec codec);
 };
 
-// Registers the codecs of fsnap::FilesystemSnapshot and BudgetSnapshot. Idempotent.
+// Registers the codec of fsnap::FilesystemSnapshot (a BudgetTracker registers its own).
+// Idempotent.
 // An in-memory filesystem snapshot is encoded by its id only: it can be listed after
 // a JSON round trip, not restored.
 void register_builtin_resource_codecs();
