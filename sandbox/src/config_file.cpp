@@ -1,4 +1,4 @@
-#include "config_file.hpp"
+#include "sandbox/config_error.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,6 @@
 #include <cerrno>
 
 #include "fsnap/posix.hpp"
-#include "sandbox/config.hpp"
 
 namespace sandbox {
 

@@ -15,6 +15,7 @@
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/checkpoint.hpp"
 #include "fsnap/error.hpp"
+#include "sandbox/sha256.hpp"
 
 namespace sandbox {
 
@@ -417,6 +418,42 @@ bool ConfigTrust::revoke(const fs::path& config) const {
 
 Config tightened(const Config& base, const Config& proposed, std::vector<std::string>& left_out) {
   return Tightener(base, proposed, left_out).run();
+}
+
+// Declared in sandbox/config.hpp: where the configuration comes from, and whether a
+// workspace's own file is trusted, is this file's business.
+Config Config::load(const std::optional<fs::path>& explicit_file, const fs::path& workspace) {
+  if (explicit_file) return load_file(*explicit_file);
+  if (const char* env = std::getenv("SHADOWBOX_CONFIG"); env != nullptr && *env != '\0') {
+    return load_file(fs::path(env));
+  }
+  fs::path local = workspace / kWorkspaceConfigName;
+  boost::system::error_code ec;
+  fs::file_status status = fs::symlink_status(local, ec);
+  if (fs::is_symlink(status)) {
+    // Not followed: whatever it leads to is not the workspace's file.
+    Config config;
+    config.source = local;
+    config.origin = Config::Origin::kUntrustedWorkspace;
+    config.left_out.push_back("the whole file: it is a symbolic link, which is not followed");
+    return config;
+  }
+  if (!fs::is_regular_file(status)) return Config{};
+  // Read once: the content trusted is the content parsed.
+  std::string text = read_config_file(local);
+  Config proposed = parse(text, local.string());
+  Config config;
+  if (ConfigTrust().trusts(local, sha256_hex(text))) {
+    config = std::move(proposed);
+    config.origin = Config::Origin::kTrustedWorkspace;
+  } else {
+    std::vector<std::string> left_out;
+    config = tightened(Config{}, proposed, left_out);
+    config.left_out = std::move(left_out);
+    config.origin = Config::Origin::kUntrustedWorkspace;
+  }
+  config.source = local;
+  return config;
 }
 
 }  // namespace sandbox

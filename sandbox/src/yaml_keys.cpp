@@ -9,7 +9,7 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
-#include "sandbox/config.hpp"
+#include "sandbox/config_error.hpp"
 
 namespace sandbox {
 

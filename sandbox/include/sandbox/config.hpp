@@ -23,20 +23,12 @@
 #include "fsnap/maintenance.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "policy/execution_context.hpp"
+#include "sandbox/config_error.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/pricing.hpp"
 #include "sandbox/rollback_policy.hpp"
 
 namespace sandbox {
-
-// The largest configuration file read (1 MiB; a configuration is a few dozen lines).
-inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
-
-// A configuration file that cannot be read or does not validate.
-class ConfigError : public Error {
- public:
-  explicit ConfigError(const std::string& message) : Error(ErrorCode::kInvalidArgument, message) {}
-};
 
 // When a run's agent session data (its ephemeral HOME's transcripts) is preserved in the
 // store (run.preserve; the checkpoint frequency of docs/conformance/ADAPTER_STATE.md).
@@ -241,9 +233,6 @@ struct Config {
   // same settings (source, origin and left_out apart).
   std::string to_yaml() const;
 };
-
-// The whole text of a configuration file. Throws ConfigError naming it.
-std::string read_config_file(const boost::filesystem::path& file);
 
 // The longest duration a setting holds: 36500d (100 years), which for every setting
 // means never. A longer one is taken as this (it saturates), so that no deadline or
