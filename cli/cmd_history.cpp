@@ -280,10 +280,10 @@ int diff_sessions(const Context& context, const Args& parsed) {
   fsnap::Checkpoint to = ledger.resolve(parsed.operands()[1]);
   sandbox::SnapshotDiff diff =
       sandbox::SessionSnapshot::diff(session_at(ledger, from), session_at(ledger, to));
-  auto encode = [](std::type_index type, const sandbox::Item& item) {
+  auto encode = [](std::type_index type, const statekit::Item& item) {
     return sandbox::SliceTypes::find(type)->encode(item.get());
   };
-  auto items_json = [&](std::type_index type, const sandbox::SliceItems& items) {
+  auto items_json = [&](std::type_index type, const statekit::SliceItems& items) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
     for (std::size_t i = 0; i < items.size(); ++i) out->add(encode(type, items[i]));
     return out;

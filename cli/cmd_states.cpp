@@ -41,12 +41,12 @@ std::vector<sandbox::RunLifecycle> moves_of(const Context& context, const std::s
   return session.slice<sandbox::RunLifecycle>().to_vector();
 }
 
-Object::Ptr machine_json(const sandbox::MachineGraph& graph) {
+Object::Ptr machine_json(const statekit::MachineGraph& graph) {
   Object::Ptr out = make_object();
   out->set("machine", graph.name());
   Array::Ptr states = new Array;
   for (const std::string& name : graph.states()) {
-    const sandbox::StateOptions& o = graph.options(name);
+    const statekit::StateOptions& o = graph.options(name);
     Object::Ptr s = make_object();
     s->set("name", name);
     s->set("parent", o.parent.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(o.parent));
@@ -57,7 +57,7 @@ Object::Ptr machine_json(const sandbox::MachineGraph& graph) {
   }
   out->set("states", states);
   Array::Ptr transitions = new Array;
-  for (const sandbox::TransitionInfo& t : graph.transitions()) {
+  for (const statekit::TransitionInfo& t : graph.transitions()) {
     Object::Ptr j = make_object();
     Array::Ptr from = new Array;
     for (const std::string& f : t.from) from->add(f);
@@ -72,10 +72,10 @@ Object::Ptr machine_json(const sandbox::MachineGraph& graph) {
   return out;
 }
 
-void print_machine(const sandbox::MachineGraph& graph) {
+void print_machine(const statekit::MachineGraph& graph) {
   std::cout << "states of the " << graph.name() << ":\n";
   for (const std::string& name : graph.states()) {
-    const sandbox::StateOptions& o = graph.options(name);
+    const statekit::StateOptions& o = graph.options(name);
     std::size_t depth = 0;
     for (std::string p = o.parent; !p.empty(); p = graph.options(p).parent) ++depth;
     std::string marks;
@@ -85,7 +85,7 @@ void print_machine(const sandbox::MachineGraph& graph) {
     std::cout << "  " << std::string(2 * depth, ' ') << name << marks << '\n';
   }
   std::cout << "transitions:\n";
-  for (const sandbox::TransitionInfo& t : graph.transitions()) {
+  for (const statekit::TransitionInfo& t : graph.transitions()) {
     std::string from;
     for (const std::string& f : t.from) from += (from.empty() ? "" : "|") + f;
     char line[256];
@@ -131,7 +131,7 @@ void print_mermaid_marks(const std::vector<sandbox::RunLifecycle>& moves) {
 }  // namespace
 
 int cmd_states(const Context& context, const Args& parsed) {
-  const sandbox::MachineGraph& graph = sandbox::run_lifecycle().graph();
+  const statekit::MachineGraph& graph = sandbox::run_lifecycle().graph();
   std::optional<std::string> run;
   if (!parsed.operands().empty()) {
     run = parsed.operands()[0];

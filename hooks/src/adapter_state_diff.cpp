@@ -6,8 +6,8 @@
 
 namespace hooks {
 
-AdapterStateDiff diff_adapter_states(const sandbox::Slice<ClaudeCodeSession>& before,
-                                     const sandbox::Slice<ClaudeCodeSession>& after) {
+AdapterStateDiff diff_adapter_states(const statekit::Slice<ClaudeCodeSession>& before,
+                                     const statekit::Slice<ClaudeCodeSession>& after) {
   std::map<std::string, const ClaudeCodeSession*> was;
   for (std::size_t i = 0; i < before.size(); ++i) was[before[i].session_id] = &before[i];
   AdapterStateDiff out;

@@ -31,7 +31,7 @@
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/redaction.hpp"
 #include "sandbox/run_lifecycle.hpp"
-#include "sandbox/saga.hpp"
+#include "statekit/saga.hpp"
 
 namespace hooks {
 
@@ -298,7 +298,7 @@ class AgentRun {
 
   std::unique_ptr<PreparedHome> home_;
   std::unique_ptr<InProcessHooks> in_process_;
-  sandbox::Subscription containment_news_;
+  statekit::Subscription containment_news_;
   std::unique_ptr<HookServer> telemetry_only_;
   std::string telemetry_url_;
   // Held while this process supervises the run; the agent's guard keeps a part until
@@ -408,14 +408,14 @@ double AgentRun::reported_before(const boost::filesystem::path& cost_file) {
 }
 
 void AgentRun::start() {
-  sandbox::Saga start("start of run " + spec_.run, [this](const sandbox::SagaEvent& e) {
-    if (e.kind == sandbox::SagaEvent::Kind::kStepFailed) start_failure_ = e.error;
+  statekit::Saga start("start of run " + spec_.run, [this](const statekit::SagaEvent& e) {
+    if (e.kind == statekit::SagaEvent::Kind::kStepFailed) start_failure_ = e.error;
   });
   std::shared_ptr<fleet::FleetMember>& member = spec_.fleet;
   if (member || spec_.config.fleet.enabled()) {
     start.step<void>(
         "fleet lease",
-        [&](sandbox::SagaContext&) {
+        [&](statekit::SagaContext&) {
           // Before anything is written for the run: another worker may own it.
           if (!member) {
             member = join_fleet(spec_.store, spec_.config, spec_.run, spec_.workspace.string(),
@@ -427,11 +427,11 @@ void AgentRun::start() {
         });
   }
   start.step<void>(
-      "run record", [this](sandbox::SagaContext&) { record_start(); },
+      "run record", [this](statekit::SagaContext&) { record_start(); },
       [this] { record_not_ended(); });
   start.step<void>(
       "agent home",
-      [this](sandbox::SagaContext&) {
+      [this](statekit::SagaContext&) {
         home_ = adapter_.prepare_home(
             {spec_.home, spec_.workspace, spec_.user, spec_.config.run.home, warner(),
              fsnap::layout::agent_answers_file(spec_.store.dir(), adapter_.name())});
@@ -442,11 +442,11 @@ void AgentRun::start() {
         forget_carried(spec_.home);
       });
   start.step<void>(
-      "opening boundary", [this](sandbox::SagaContext&) { open_boundary(); },
+      "opening boundary", [this](statekit::SagaContext&) { open_boundary(); },
       [this] { record_not_started(); });
   start.step<void>(
-      "hooks", [this](sandbox::SagaContext&) { install_hooks(); }, [this] { uninstall_hooks(); });
-  start.step<void>("agent", [this](sandbox::SagaContext&) { start_agent(); });
+      "hooks", [this](statekit::SagaContext&) { install_hooks(); }, [this] { uninstall_hooks(); });
+  start.step<void>("agent", [this](statekit::SagaContext&) { start_agent(); });
   start.run();
   save_agent_pid();
 }

@@ -56,7 +56,7 @@ void register_agent_spend_slice_type() {
 
 std::optional<AgentSpend> agent_spend(const sandbox::SessionSnapshot& session) {
   register_agent_spend_slice_type();
-  sandbox::Slice<AgentSpend> slice = session.slice<AgentSpend>();
+  statekit::Slice<AgentSpend> slice = session.slice<AgentSpend>();
   if (slice.empty()) return std::nullopt;
   return *slice.latest();
 }
@@ -127,7 +127,7 @@ std::vector<fs::path> run_transcripts(const sandbox::Session& session, const fs:
     if (transcript.empty() || !seen.insert(transcript.string()).second) return;
     for (fs::path& file : session_transcripts(transcript)) out.push_back(std::move(file));
   };
-  sandbox::Slice<ClaudeCodeSession> sessions = session.all<ClaudeCodeSession>();
+  statekit::Slice<ClaudeCodeSession> sessions = session.all<ClaudeCodeSession>();
   for (std::size_t i = 0; i < sessions.size(); ++i) add(sessions[i].transcript_path);
   add(current);
   return out;

@@ -8,7 +8,7 @@ namespace hooks {
 
 namespace {
 
-using sandbox::Effect;
+using statekit::Effect;
 
 std::string describe_changes(const std::vector<fsnap::TreeChange>& changes) {
   std::string text;
@@ -43,7 +43,7 @@ std::string describe_unrestored(const std::vector<fsnap::UnrestoredPath>& unrest
 
 }  // namespace
 
-sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure) {
+statekit::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure) {
   const std::string& tool = event.tool_name;
   const std::string& call = event.tool_use_id;
   switch (failure.decision.kind) {
@@ -120,13 +120,13 @@ sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::Failure
                           changes + "." + kept + left_as})};
 }
 
-sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety) {
+statekit::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety) {
   bool stops_run = policy::stops_chain(safety.type);
   std::string halt_reason(policy::halt_reason_name(safety.type));
   DenyCall deny{"shadowbox denied this " + event.tool_name + " call: " + safety.reason +
                     (stops_run ? ". The run is stopped (" + halt_reason + ")." : "."),
                 ""};
-  sandbox::Effects effects;
+  statekit::Effects effects;
   effects.push_back(
       Effect::of(LogToRun{"containment denied " + event.tool_name + " call " + event.tool_use_id +
                           " (" + halt_reason + "): " + safety.reason}));
@@ -138,13 +138,13 @@ sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEve
   return effects;
 }
 
-HookVerdict perform_boundary_effects(const sandbox::Effects& effects, sandbox::LedgerRun& run) {
+HookVerdict perform_boundary_effects(const statekit::Effects& effects, sandbox::LedgerRun& run) {
   HookVerdict verdict;
   std::string warnings;
   auto warn = [&](const std::string& text) {
     warnings += (warnings.empty() ? "" : "\n") + ("shadowbox: warning: " + text);
   };
-  sandbox::EffectRunner runner;
+  statekit::EffectRunner runner;
   runner.handle<TellAgent>([&](const TellAgent& t) { verdict.context = t.context; });
   runner.handle<TellUser>([&](const TellUser& t) { verdict.notice = t.text; });
   runner.handle<DenyCall>([&](const DenyCall& d) {
@@ -157,7 +157,7 @@ HookVerdict perform_boundary_effects(const sandbox::Effects& effects, sandbox::L
   runner.handle<LogToRun>(
       [&](const LogToRun& l) { sandbox::append_run_log(run.store(), run.run(), l.line); });
   runner.handle<WarnUser>([&](const WarnUser& w) { warn(w.text); });
-  for (const sandbox::EffectOutcome& o : runner.run_all(effects)) {
+  for (const statekit::EffectOutcome& o : runner.run_all(effects)) {
     if (!o.ok) warn(o.error);
   }
   verdict.message = warnings;

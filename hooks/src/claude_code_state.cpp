@@ -22,7 +22,7 @@ std::string text(const Object::Ptr& o, const std::string& key) {
 }
 
 // The index of the session with id in slice, or slice.size().
-std::size_t index_of(const sandbox::Slice<ClaudeCodeSession>& slice, const std::string& id) {
+std::size_t index_of(const statekit::Slice<ClaudeCodeSession>& slice, const std::string& id) {
   for (std::size_t i = slice.size(); i-- > 0;) {
     if (slice[i].session_id == id) return i;
   }
@@ -31,8 +31,8 @@ std::size_t index_of(const sandbox::Slice<ClaudeCodeSession>& slice, const std::
 
 }  // namespace
 
-sandbox::Slice<ClaudeCodeSession> start_session(const sandbox::Slice<ClaudeCodeSession>& slice,
-                                                const ClaudeCodeSession& started) {
+statekit::Slice<ClaudeCodeSession> start_session(const statekit::Slice<ClaudeCodeSession>& slice,
+                                                 const ClaudeCodeSession& started) {
   std::size_t at = index_of(slice, started.session_id);
   if (started.session_id.empty() || at == slice.size()) return slice.append(started);
   ClaudeCodeSession again = started;
@@ -43,8 +43,8 @@ sandbox::Slice<ClaudeCodeSession> start_session(const sandbox::Slice<ClaudeCodeS
   return slice.replace(at, std::move(again));
 }
 
-sandbox::Slice<ClaudeCodeSession> note_activity(const sandbox::Slice<ClaudeCodeSession>& slice,
-                                                const ClaudeCodeActivity& activity) {
+statekit::Slice<ClaudeCodeSession> note_activity(const statekit::Slice<ClaudeCodeSession>& slice,
+                                                 const ClaudeCodeActivity& activity) {
   std::size_t at = index_of(slice, activity.session_id);
   if (activity.session_id.empty() || at == slice.size()) return slice;
   ClaudeCodeSession updated = slice[at];

@@ -27,7 +27,7 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
   if (!latest || !latest->has_session()) return std::nullopt;
   sandbox::SessionSnapshot session = ledger.session(*latest);
-  sandbox::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
+  statekit::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
   std::optional<ResumableState> state;
   // A session a resume forked is superseded by the fork: it holds all of it, and more.
   std::set<std::string> superseded;

@@ -27,7 +27,7 @@ std::string now_text() {
 std::string session_at(const sandbox::Ledger& ledger, const sandbox::LedgerRecord& record) {
   if (!record.has_session()) return {};
   sandbox::SessionSnapshot session = ledger.session(record);
-  sandbox::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
+  statekit::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
   const ClaudeCodeSession* newest = nullptr;
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     const ClaudeCodeSession& s = sessions[i];

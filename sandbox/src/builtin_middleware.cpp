@@ -5,9 +5,10 @@
 
 namespace sandbox {
 
-Middleware redacting_middleware(std::vector<std::string> secrets) {
-  return typed_middleware<ToolInvoked>(
-      [secrets = std::move(secrets)](const ToolInvoked& event, const TypedNext<ToolInvoked>& next) {
+statekit::Middleware redacting_middleware(std::vector<std::string> secrets) {
+  return statekit::typed_middleware<ToolInvoked>(
+      [secrets = std::move(secrets)](const ToolInvoked& event,
+                                     const statekit::TypedNext<ToolInvoked>& next) {
         ToolInvoked clean = event;
         clean.params = redact(std::move(clean.params), secrets);
         clean.result_summary = redact(std::move(clean.result_summary), secrets);
@@ -27,10 +28,11 @@ std::map<std::type_index, ReducerTimes::Entry> ReducerTimes::by_slice() const {
   return entries_;
 }
 
-Middleware timing_middleware(std::shared_ptr<ReducerTimes> times) {
-  return [times = std::move(times)](const ReducerContext& ctx, const ReducerNext& next) {
+statekit::Middleware timing_middleware(std::shared_ptr<ReducerTimes> times) {
+  return [times = std::move(times)](const statekit::ReducerContext& ctx,
+                                    const statekit::ReducerNext& next) {
     auto start = std::chrono::steady_clock::now();
-    SliceItems out = next(ctx);
+    statekit::SliceItems out = next(ctx);
     times->add(ctx.slice_type, std::chrono::steady_clock::now() - start);
     return out;
   };

@@ -55,7 +55,7 @@ void update_call_tally(Session& session, const std::function<void(CallTally&)>& 
 
 std::optional<CallTally> call_tally(const SessionSnapshot& session) {
   register_call_tally_slice_type();
-  Slice<CallTally> slice = session.slice<CallTally>();
+  statekit::Slice<CallTally> slice = session.slice<CallTally>();
   if (slice.empty()) return std::nullopt;
   return *slice.latest();
 }

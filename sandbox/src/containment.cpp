@@ -198,7 +198,7 @@ void record_containment(Session& session, policy::ContainmentState state) {
 
 std::optional<policy::ContainmentState> containment_state(const SessionSnapshot& session) {
   register_containment_slice_type();
-  Slice<policy::ContainmentState> slice = session.slice<policy::ContainmentState>();
+  statekit::Slice<policy::ContainmentState> slice = session.slice<policy::ContainmentState>();
   if (slice.empty()) return std::nullopt;
   return *slice.latest();
 }

@@ -10,7 +10,7 @@
 #include "fsnap/store_layout.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
-#include "sandbox/saga.hpp"
+#include "statekit/saga.hpp"
 
 namespace sandbox {
 
@@ -101,13 +101,13 @@ std::vector<RestorePart> restorable_parts(const ResourceRegistry& resources,
 
 // The failed restore of snapshot id: RestoreFailedError when everything was left as it
 // was, kCorrupt (saying what could not be put back) when not.
-[[noreturn]] void throw_restore_failure(const SagaFailed& e, const std::string& id) {
+[[noreturn]] void throw_restore_failure(const statekit::SagaFailed& e, const std::string& id) {
   std::string failure =
       "cannot restore resource '" + e.failed_step() + "' of snapshot " + id + ": " + e.cause();
   // A host restore says kCorrupt when it could not put its own files back.
   bool left_as_before = e.cause_code() != ErrorCode::kCorrupt && e.compensation_failures().empty();
   std::string leftover;
-  for (const CompensationFailure& f : e.compensation_failures()) {
+  for (const statekit::CompensationFailure& f : e.compensation_failures()) {
     leftover += "; and could not put back '" + f.step + "': " + f.error;
   }
   if (!left_as_before) throw Error(ErrorCode::kCorrupt, failure + leftover);
@@ -208,11 +208,11 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   // it was — a host restore puts its files back, a resource's restore is atomic — and
   // the parts before it are put back in reverse order.
   StateRestore out;
-  Saga saga("restore of " + snapshot.id);
+  statekit::Saga saga("restore of " + snapshot.id);
   for (const auto& [entry, value] : parts) {
     saga.step<std::vector<ResourceSnapshot>>(
         entry->name,
-        [&, entry = entry, value = value](SagaContext&) {
+        [&, entry = entry, value = value](statekit::SagaContext&) {
           std::vector<ResourceSnapshot> ways_back;
           if (entry->host == nullptr) {
             CaptureRequest request;
@@ -234,13 +234,13 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
         });
   }
   if (request.session) {
-    saga.step<void>("session", [&](SagaContext&) {
+    saga.step<void>("session", [&](statekit::SagaContext&) {
       session_->rollback(snapshot.session, /*preserve_logs=*/true);
     });
   }
   try {
     saga.run();
-  } catch (const SagaFailed& e) {
+  } catch (const statekit::SagaFailed& e) {
     throw_restore_failure(e, snapshot.id);
   }
   return out;

@@ -138,7 +138,7 @@ void record_run_status(Session& session, RunStatus status) {
     throw Error(ErrorCode::kInvalidArgument, "unknown run status: " + s);
   }
   if (!session.has_reducer<RunStatus, RunStatus>()) {
-    session.register_reducer<RunStatus, RunStatus>(reducers::append_all<RunStatus>);
+    session.register_reducer<RunStatus, RunStatus>(statekit::reducers::append_all<RunStatus>);
   }
   session.dispatch(status);
 }
@@ -156,7 +156,7 @@ void record_run_start(Session& session, const std::string& summary) {
 
 std::optional<RunStatus> latest_run_status(const SessionSnapshot& session) {
   register_run_slice_types();
-  Slice<RunStatus> statuses = session.slice<RunStatus>();
+  statekit::Slice<RunStatus> statuses = session.slice<RunStatus>();
   if (statuses.empty()) return std::nullopt;
   return *statuses.latest();
 }

@@ -7,8 +7,9 @@ namespace sandbox {
 
 void install_run_stats(Session& session) {
   register_call_tally_slice_type();
-  session.install_computed([](const Slice<CallTally>& tally, const Slice<ToolInvoked>& invoked,
-                              const Slice<policy::ContainmentState>& containment) {
+  session.install_computed([](const statekit::Slice<CallTally>& tally,
+                              const statekit::Slice<ToolInvoked>& invoked,
+                              const statekit::Slice<policy::ContainmentState>& containment) {
     RunStats stats;
     const policy::ContainmentState* counted = containment.latest();
     if (counted != nullptr) stats.cost_usd = counted->cost_usd;

@@ -32,7 +32,7 @@ void Session::add_reducer(std::type_index slice, std::type_index event,
   reducers_.emplace(event, ReducerEntry{slice, policy, std::move(reducer)});
 }
 
-void Session::install(ComputedDefinition definition) {
+void Session::install(statekit::ComputedDefinition definition) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [event, entry] : reducers_) {
     if (entry.slice == definition.type) {
@@ -49,7 +49,7 @@ std::shared_ptr<const void> Session::computed_value(std::type_index type) const 
   auto it = computed_.find(type);
   if (it == computed_.end()) return nullptr;
   ComputedState& state = it->second;
-  std::vector<SliceItems> now;
+  std::vector<statekit::SliceItems> now;
   now.reserve(state.definition.sources.size());
   for (std::type_index source : state.definition.sources) now.push_back(items_locked(source));
   bool changed = state.value == nullptr;
@@ -82,29 +82,31 @@ void Session::set_window_erased(std::type_index slice, ErasedWindow window) {
 void Session::set_count_window(std::type_index slice, std::size_t max_items) {
   // A count alone looks at no item: any item type will do.
   struct AnyItem {};
-  SliceWindow<AnyItem> window = SliceWindow<AnyItem>::count(max_items);
+  statekit::SliceWindow<AnyItem> window = statekit::SliceWindow<AnyItem>::count(max_items);
   window.whole_leaves = true;
-  set_window_erased(slice,
-                    [window](const SliceItems& items, std::chrono::system_clock::time_point now) {
-                      return windowed(window, items, now);
-                    });
+  set_window_erased(slice, [window](const statekit::SliceItems& items,
+                                    std::chrono::system_clock::time_point now) {
+    return statekit::windowed(window, items, now);
+  });
 }
 
-void Session::use(Middleware middleware) {
+void Session::use(statekit::Middleware middleware) {
   std::lock_guard<std::mutex> lock(mutex_);
   middleware_.push_back(std::move(middleware));
 }
 
-SliceItems Session::run_reducer(const ReducerEntry& entry, std::type_index event, const void* value,
-                                const SliceItems& before) const {
+statekit::SliceItems Session::run_reducer(const ReducerEntry& entry, std::type_index event,
+                                          const void* value,
+                                          const statekit::SliceItems& before) const {
   if (middleware_.empty()) return entry.reducer(before, value);
   // The chain from middleware i on: middleware i, then the rest, the reducer last.
-  std::function<SliceItems(std::size_t, const ReducerContext&)> from =
-      [&](std::size_t i, const ReducerContext& ctx) -> SliceItems {
+  std::function<statekit::SliceItems(std::size_t, const statekit::ReducerContext&)> from =
+      [&](std::size_t i, const statekit::ReducerContext& ctx) -> statekit::SliceItems {
     if (i == middleware_.size()) return entry.reducer(ctx.previous, ctx.event);
-    return middleware_[i](ctx, [&](const ReducerContext& next) { return from(i + 1, next); });
+    return middleware_[i](ctx,
+                          [&](const statekit::ReducerContext& next) { return from(i + 1, next); });
   };
-  return from(0, ReducerContext{event, value, entry.slice, before});
+  return from(0, statekit::ReducerContext{event, value, entry.slice, before});
 }
 
 Dispatched Session::apply(std::type_index event, const void* value, bool to_children, bool queue) {
@@ -117,12 +119,12 @@ Dispatched Session::apply(std::type_index event, const void* value, bool to_chil
     std::lock_guard<std::mutex> lock(mutex_);
     dispatching_.clear();
     auto [first, last] = reducers_.equal_range(event);
-    std::map<std::type_index, SliceItems> results;
+    std::map<std::type_index, statekit::SliceItems> results;
     try {
       for (auto it = first; it != last; ++it) {
         const ReducerEntry& entry = it->second;
         auto pending = results.find(entry.slice);
-        const SliceItems before =
+        const statekit::SliceItems before =
             pending != results.end() ? pending->second : items_locked(entry.slice);
         results[entry.slice] = run_reducer(entry, event, value, before);
         ++out.applied;
@@ -137,7 +139,7 @@ Dispatched Session::apply(std::type_index event, const void* value, bool to_chil
       slice_state(slice).items = std::move(items);
     }
     if (queue) {
-      for (Effect& e : dispatching_) queued_.push_back(std::move(e));
+      for (statekit::Effect& e : dispatching_) queued_.push_back(std::move(e));
     } else {
       out.effects = std::move(dispatching_);
     }
@@ -154,13 +156,13 @@ Dispatched Session::apply(std::type_index event, const void* value, bool to_chil
   return out;
 }
 
-void Session::collect_effects(Effects effects) {
-  for (Effect& e : effects) dispatching_.push_back(std::move(e));
+void Session::collect_effects(statekit::Effects effects) {
+  for (statekit::Effect& e : effects) dispatching_.push_back(std::move(e));
 }
 
-Effects Session::take_effects() {
+statekit::Effects Session::take_effects() {
   std::lock_guard<std::mutex> lock(mutex_);
-  Effects out = std::move(queued_);
+  statekit::Effects out = std::move(queued_);
   queued_.clear();
   return out;
 }
@@ -174,17 +176,17 @@ bool Session::has_reducer(std::type_index slice, std::type_index event) const {
   return false;
 }
 
-SliceItems Session::items(std::type_index slice) const {
+statekit::SliceItems Session::items(std::type_index slice) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return items_locked(slice);
 }
 
-SliceItems Session::items_locked(std::type_index slice) const {
+statekit::SliceItems Session::items_locked(std::type_index slice) const {
   auto it = slices_.find(slice);
-  return it == slices_.end() ? SliceItems() : it->second.items;
+  return it == slices_.end() ? statekit::SliceItems() : it->second.items;
 }
 
-void Session::set_items(std::type_index slice, SliceItems items) {
+void Session::set_items(std::type_index slice, statekit::SliceItems items) {
   std::lock_guard<std::mutex> lock(mutex_);
   slice_state(slice).items = std::move(items);
 }

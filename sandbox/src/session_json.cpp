@@ -115,7 +115,7 @@ std::string SessionSnapshot::to_json() const {
     slice->set("policy", std::string(to_string(policy == policies.end() ? SlicePolicy::kState
                                                                         : policy->second)));
     Poco::JSON::Array::Ptr values = new Poco::JSON::Array;
-    for (const Item& item : slices.at(type)) values->add(codec->encode(item.get()));
+    for (const statekit::Item& item : slices.at(type)) values->add(codec->encode(item.get()));
     slice->set("items", values);
     slice_array->add(slice);
   }
@@ -159,7 +159,7 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
       std::optional<SlicePolicy> policy = parse_slice_policy(string_field(slice, "policy"));
       if (!policy)
         throw Error(ErrorCode::kInvalidArgument, "session snapshot: bad policy of " + name);
-      SliceItems items;
+      statekit::SliceItems items;
       Poco::JSON::Array::Ptr values = slice->getArray("items");
       if (values == nullptr)
         throw Error(ErrorCode::kInvalidArgument, "session snapshot: no items in " + name);
@@ -178,7 +178,8 @@ SessionSnapshot SessionSnapshot::from_json(const std::string& json) {
 namespace {
 
 // Whether two versions of slice type hold equal items (by identity, else by encoding).
-bool same_items(std::type_index type, const SliceItems& a, const SliceItems& b) {
+bool same_items(std::type_index type, const statekit::SliceItems& a,
+                const statekit::SliceItems& b) {
   if (a.size() != b.size()) return false;
   if (a.shares_root_with(b)) return true;
   std::shared_ptr<const SliceType> codec = codec_for(type);

@@ -90,7 +90,7 @@ auto guarded(std::string_view tree, F read) -> decltype(read()) {
 // What a SessionTrees remembers of one repository: the chunks and nodes it wrote or
 // read in its last two operations.
 struct Chunk {
-  std::vector<Item> items;  // keeps the items, so their addresses stay theirs
+  std::vector<statekit::Item> items;  // keeps the items, so their addresses stay theirs
   std::string oid;
   std::uint64_t used = 0;
 };
@@ -122,7 +122,7 @@ struct RepoMemory {
   void remember(std::shared_ptr<Chunk> chunk) {
     std::vector<const void*> key;
     key.reserve(chunk->items.size());
-    for (const Item& item : chunk->items) key.push_back(item.get());
+    for (const statekit::Item& item : chunk->items) key.push_back(item.get());
     chunks_by_oid[chunk->oid] = chunk;
     chunks_by_items[std::move(key)] = std::move(chunk);
   }
@@ -146,7 +146,7 @@ Poco::JSON::Array::Ptr chunk_values(const std::string& text, const std::string& 
 // A full chunk of a slice read back from a session tree: its text is read with the
 // tree, its items are decoded when first used. Writing the slice again names the same
 // chunk by its id, decoded or not.
-class StoredChunk : public LazyLeaf<Item> {
+class StoredChunk : public statekit::LazyLeaf<statekit::Item> {
  public:
   StoredChunk(std::string oid, std::string text, std::shared_ptr<const SliceType> codec,
               std::string tree)
@@ -155,20 +155,20 @@ class StoredChunk : public LazyLeaf<Item> {
         codec_(std::move(codec)),
         tree_(std::move(tree)) {}
   // A chunk whose items are known already.
-  StoredChunk(std::string oid, std::vector<Item> items)
-      : LazyLeaf<Item>(std::move(items)), oid_(std::move(oid)) {}
+  StoredChunk(std::string oid, std::vector<statekit::Item> items)
+      : statekit::LazyLeaf<statekit::Item>(std::move(items)), oid_(std::move(oid)) {}
 
   const std::string& oid() const { return oid_; }
 
  private:
-  std::vector<Item> load() const override {
+  std::vector<statekit::Item> load() const override {
     return guarded(tree_, [&] {
       Poco::JSON::Array::Ptr values = chunk_values(text_, oid_, tree_);
       if (values->size() != kFanout) {
         throw damaged(tree_, "chunk " + oid_ + " holds " + std::to_string(values->size()) +
                                  " items, not " + std::to_string(kFanout));
       }
-      std::vector<Item> items;
+      std::vector<statekit::Item> items;
       items.reserve(kFanout);
       for (std::size_t i = 0; i < values->size(); ++i) {
         items.push_back(codec_->decode(values->get(static_cast<unsigned>(i))));
@@ -183,13 +183,14 @@ class StoredChunk : public LazyLeaf<Item> {
   std::string tree_;
 };
 
-static_assert(kFanout == SliceItems::kLeafSize, "a chunk is a leaf of the slice's vector");
+static_assert(kFanout == statekit::SliceItems::kLeafSize,
+              "a chunk is a leaf of the slice's vector");
 
 // Writes the trie of one slice.
 class SliceWriter {
  public:
   SliceWriter(fsnap::ShadowRepo& repo, RepoMemory& memory, const SliceType& codec,
-              const SliceItems& items)
+              const statekit::SliceItems& items)
       : repo_(repo), memory_(memory), codec_(codec), items_(items) {}
 
   std::string write() { return node(root_level(items_.size()), 0); }
@@ -249,7 +250,7 @@ class SliceWriter {
   fsnap::ShadowRepo& repo_;
   RepoMemory& memory_;
   const SliceType& codec_;
-  const SliceItems& items_;
+  const statekit::SliceItems& items_;
 };
 
 // Calls visit with the id of each chunk of the slice whose root node is root, in order.
@@ -271,12 +272,12 @@ void walk_chunks(const fsnap::ShadowRepo& repo, const std::string& root, std::st
 
 // The items of the slice whose root node is root: every chunk but the last as a lazy
 // leaf (or as remembered), the last one decoded.
-SliceItems read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
-                      const std::shared_ptr<const SliceType>& codec, const std::string& root,
-                      std::string_view tree) {
+statekit::SliceItems read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
+                                const std::shared_ptr<const SliceType>& codec,
+                                const std::string& root, std::string_view tree) {
   std::vector<std::string> chunks;
   walk_chunks(repo, root, tree, [&](const std::string& oid) { chunks.push_back(oid); });
-  std::vector<std::shared_ptr<const LazyLeaf<Item>>> leaves;
+  std::vector<std::shared_ptr<const statekit::LazyLeaf<statekit::Item>>> leaves;
   leaves.reserve(chunks.size());
   for (std::size_t i = 0; i + 1 < chunks.size(); ++i) {
     auto known = memory.chunks_by_oid.find(chunks[i]);
@@ -288,7 +289,7 @@ SliceItems read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
                                                      std::string(tree)));
     }
   }
-  std::vector<Item> tail;
+  std::vector<statekit::Item> tail;
   if (!chunks.empty()) {
     const std::string& last = chunks.back();
     auto known = memory.chunks_by_oid.find(last);
@@ -307,7 +308,7 @@ SliceItems read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
       memory.remember(std::move(fresh));
     }
   }
-  return SliceItems::from_leaves(leaves, std::move(tail));
+  return statekit::SliceItems::from_leaves(leaves, std::move(tail));
 }
 
 // One slice as head.json lists it.
@@ -405,7 +406,7 @@ std::string SessionTrees::write(fsnap::ShadowRepo& repo, const SessionSnapshot& 
   std::vector<fsnap::ObjectEntry> root;
   for (const auto& [name, type] : by_name) {
     std::shared_ptr<const SliceType> codec = session_json::codec_for(type);
-    const SliceItems& items = snapshot.slices.at(type);
+    const statekit::SliceItems& items = snapshot.slices.at(type);
     auto policy = snapshot.policies.find(type);
     Poco::JSON::Object::Ptr entry = session_json::ordered_object();
     entry->set("type", name);
@@ -466,7 +467,7 @@ SessionSnapshot SessionTrees::read(const fsnap::ShadowRepo& repo, std::string_vi
         throw SnapshotMismatchError("session snapshot " + out.id + " holds slice type '" +
                                     slice.type + "', which this process has not registered");
       }
-      SliceItems items;
+      statekit::SliceItems items;
       if (!slice.root.empty()) items = read_items(repo, memory, codec, slice.root, tree);
       check_count(slice, items.size(), tree);
       out.slices.emplace(codec->type, std::move(items));

@@ -232,7 +232,7 @@ void ToolTransactions::log_invocation(const Boundary& pre, bool success, const s
   try {
     if (!state_.session().has_reducer<ToolInvoked, ToolInvoked>()) {
       state_.session().register_reducer<ToolInvoked, ToolInvoked>(
-          reducers::append_all<ToolInvoked>);
+          statekit::reducers::append_all<ToolInvoked>);
     }
     state_.session().dispatch(event);
   } catch (const std::exception& e) {

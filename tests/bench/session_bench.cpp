@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   }
   sandbox::Session session;
   session.register_reducer<sandbox::ToolInvoked, sandbox::ToolInvoked>(
-      sandbox::reducers::append_all<sandbox::ToolInvoked>);
+      statekit::reducers::append_all<sandbox::ToolInvoked>);
   session.seed<sandbox::Plan>({sandbox::Plan{"bench", "active", {}}});
   sandbox::ToolInvoked event{"toolu_bench", "Bash", "{}", true, "ok", 1};
 

@@ -22,7 +22,8 @@ namespace {
 namespace fs = boost::filesystem;
 
 const fs::path kSource(SHADOWBOX_SOURCE_DIR);
-const std::vector<std::string> kLibraries = {"fsnap", "policy", "sandbox", "fleet", "hooks", "cli"};
+const std::vector<std::string> kLibraries = {"fsnap", "policy", "statekit", "sandbox",
+                                             "fleet", "hooks",  "cli"};
 const std::vector<std::string> kSpecifications = {"ADAPTER_STATE", "EXECUTION_CONTEXT",
                                                   "EXECUTION_STATE", "STATE_MANAGEMENT"};
 
@@ -151,7 +152,8 @@ TEST(DocsMapTest, WhereIsXAnswersEachLookupWithFunctionsThatExist) {
   // `name` (path or `name`, path: the function, and the file it is in.
   static const std::regex pair(
       "`([A-Za-z_][A-Za-z0-9_:]*)`,? \\(?((?:[a-z_]+/)+[A-Za-z0-9_-]+\\.(?:cpp|hpp))");
-  static const std::regex qualified("`((?:fsnap|policy|sandbox|fleet|hooks|cli)::[A-Za-z0-9_:]+)`");
+  static const std::regex qualified(
+      "`((?:fsnap|policy|statekit|sandbox|fleet|hooks|cli)::[A-Za-z0-9_:]+)`");
   std::size_t pairs = 0, names = 0;
   for (const std::string& row : rows) {
     for (std::sregex_iterator it(row.begin(), row.end(), pair), end; it != end; ++it) {

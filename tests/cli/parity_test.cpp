@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace statekit;
 using testing_support::run_command;
 
 const std::string kWriteParams = "{\"file_path\":\"out.txt\"}";

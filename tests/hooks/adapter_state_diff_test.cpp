@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using hooks::ClaudeCodeSession;
-using Sessions = sandbox::Slice<ClaudeCodeSession>;
+using Sessions = statekit::Slice<ClaudeCodeSession>;
 
 ClaudeCodeSession session(const std::string& id, std::size_t messages, bool complete = false) {
   ClaudeCodeSession s{id, "/t/" + id + ".jsonl", "startup", "/ws", "t0"};

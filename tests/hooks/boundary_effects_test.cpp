@@ -29,7 +29,7 @@ TEST(BoundaryEffects, ARolledBackFailureTellsTheAgentWhatCameBack) {
   safety.id = "abc123";
   report.safety = safety;
   failure.step.restore = report;
-  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  statekit::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
   ASSERT_EQ(effects.size(), 2u);
   const TellAgent* tell = effects[0].as<TellAgent>();
   ASSERT_NE(tell, nullptr) << effects[0].describe();
@@ -65,7 +65,7 @@ TEST(BoundaryEffects, ALargeFilePutBackCountsAsRolledBack) {
   report.safety = fsnap::Checkpoint{};
   report.safety->id = "abc123";
   failure.step.restore = report;
-  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  statekit::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
   ASSERT_EQ(effects.size(), 2u);
   EXPECT_NE(effects[0].as<TellAgent>()->context.find("rolled back the workspace to before this "
                                                      "failed Bash call (toolu_9): restored "
@@ -86,7 +86,7 @@ TEST(BoundaryEffects, WhatARollbackCouldNotPutBackIsToldFirstToTheAgentAndThePer
   report.safety = fsnap::Checkpoint{};
   report.safety->id = "abc123";
   failure.step.restore = report;
-  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  statekit::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
   ASSERT_EQ(effects.size(), 2u);
   const std::string& context = effects[0].as<TellAgent>()->context;
   EXPECT_EQ(context.find("shadowbox could NOT roll back all of this failed Bash call (toolu_9)"),
@@ -108,7 +108,7 @@ TEST(BoundaryEffects, ARefusedRollbackAlsoTellsTheUserAndAKeptFailureDoesNothing
   sandbox::FailureResult failure;
   failure.decision.kind = sandbox::RollbackDecision::Kind::kRefuse;
   failure.decision.reason = "a later call changed a.txt";
-  sandbox::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
+  statekit::Effects effects = failure_effects(call_event("PostToolUseFailure"), failure);
   ASSERT_EQ(effects.size(), 2u);
   EXPECT_NE(effects[0].as<TellAgent>()->context.find("did NOT roll back"), std::string::npos);
   ASSERT_NE(effects[1].as<TellUser>(), nullptr) << effects[1].describe();
@@ -123,7 +123,7 @@ TEST(BoundaryEffects, ADenialThatStopsTheRunAsksTheSupervisorToo) {
   policy::SafetyEvent stop;
   stop.type = policy::StopReason::kStepLimitExceeded;
   stop.reason = "step limit reached";
-  sandbox::Effects effects = denial_effects(call_event("PreToolUse"), stop);
+  statekit::Effects effects = denial_effects(call_event("PreToolUse"), stop);
   ASSERT_EQ(effects.size(), 3u);
   const DenyCall* deny = effects[0].as<DenyCall>();
   ASSERT_NE(deny, nullptr);
@@ -136,7 +136,7 @@ TEST(BoundaryEffects, ADenialThatStopsTheRunAsksTheSupervisorToo) {
   policy::SafetyEvent open_circuit;
   open_circuit.type = policy::StopReason::kCircuitOpen;
   open_circuit.reason = "circuit open for Bash";
-  sandbox::Effects one_tool = denial_effects(call_event("PreToolUse"), open_circuit);
+  statekit::Effects one_tool = denial_effects(call_event("PreToolUse"), open_circuit);
   ASSERT_EQ(one_tool.size(), 2u) << "the run goes on: no halt";
   EXPECT_TRUE(one_tool[0].as<DenyCall>()->stop_reason.empty());
   EXPECT_EQ(one_tool[1].as<LogToRun>()->line.find("containment denied"), 0u);

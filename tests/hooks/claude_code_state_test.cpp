@@ -8,7 +8,7 @@ namespace {
 
 using hooks::ClaudeCodeActivity;
 using hooks::ClaudeCodeSession;
-using Sessions = sandbox::Slice<ClaudeCodeSession>;
+using Sessions = statekit::Slice<ClaudeCodeSession>;
 
 ClaudeCodeSession started(const std::string& id, const std::string& at,
                           const std::string& by = "claude -p go") {

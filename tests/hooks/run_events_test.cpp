@@ -30,10 +30,10 @@ TEST(RunEvents, HookAndToolEventsArePublishedAsTheyAreAnswered) {
   sandbox::RunEvents& events = run.transactions().events();
 
   std::vector<std::string> seen;
-  sandbox::Subscription all =
+  statekit::Subscription all =
       (events.hooks | events.tools)
           .subscribe([&](const std::variant<sandbox::HookEvent, sandbox::ToolCallEvent>& e,
-                         const sandbox::Delivery& d) {
+                         const statekit::Delivery& d) {
             if (const auto* h = std::get_if<sandbox::HookEvent>(&e)) {
               seen.push_back(d.channel + ":" + h->name);
             } else {

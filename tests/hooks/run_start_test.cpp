@@ -9,7 +9,7 @@
 #include "hooks/claude_code_state.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_meta.hpp"
-#include "sandbox/saga.hpp"
+#include "statekit/saga.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -42,7 +42,7 @@ TEST(RunStart, AFailedStepUndoesTheStepsBeforeItInReverseOrder) {
   try {
     hooks::run_agent(std::move(spec));
     FAIL() << "the run started";
-  } catch (const sandbox::SagaFailed& e) {
+  } catch (const statekit::SagaFailed& e) {
     EXPECT_EQ(e.failed_step(), "hooks");
     EXPECT_EQ(e.compensated(),
               (std::vector<std::string>{"opening boundary", "agent home", "run record"}));

@@ -15,6 +15,7 @@
 namespace {
 
 using namespace sandbox;
+using namespace statekit;
 
 struct Progress {
   std::size_t done = 0;

@@ -11,12 +11,13 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/effects.hpp"
 #include "sandbox/session.hpp"
+#include "statekit/effects.hpp"
 
 namespace {
 
 using namespace sandbox;
+using namespace statekit;
 using std::chrono::milliseconds;
 
 struct Note {

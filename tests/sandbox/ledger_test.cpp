@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace statekit;
 
 struct SetObjective {
   std::string objective;

@@ -8,6 +8,7 @@
 namespace {
 
 using namespace sandbox;
+using namespace statekit;
 using fsnap::Phase;
 
 // A boundary of call (phase, outcome) over files whose tree is tree.

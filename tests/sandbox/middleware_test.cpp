@@ -17,6 +17,7 @@
 namespace {
 
 using namespace sandbox;
+using namespace statekit;
 
 struct Note {
   std::string text;

@@ -14,9 +14,9 @@ using sandbox::Plan;
 using sandbox::PlanStep;
 using sandbox::Session;
 using sandbox::SessionSnapshot;
-using sandbox::Slice;
 using sandbox::SlicePolicy;
 using sandbox::ToolInvoked;
+using statekit::Slice;
 
 // Events of the tests.
 struct SetObjective {
@@ -62,8 +62,8 @@ class SessionTest : public ::testing::Test {
     sandbox::register_builtin_slice_types();
     register_test_types();
     session.register_reducer<Plan, SetObjective>(set_objective);
-    session.register_reducer<ToolInvoked, ToolInvoked>(sandbox::reducers::append_all<ToolInvoked>);
-    session.register_reducer<Note, Note>(sandbox::reducers::append_all<Note>);
+    session.register_reducer<ToolInvoked, ToolInvoked>(statekit::reducers::append_all<ToolInvoked>);
+    session.register_reducer<Note, Note>(statekit::reducers::append_all<Note>);
   }
   Session session;
 };
@@ -143,7 +143,7 @@ TEST_F(SessionTest, RollbackMakesTheCoveredSlicesExactlyTheSnapshots) {
   // them, not even an empty slice, unless their policy is not covered (a CACHE slice
   // after a STATE-only snapshot) or they are LOG slices the rollback preserves.
   Session fresh;
-  fresh.register_reducer<ToolInvoked, ToolInvoked>(sandbox::reducers::append_all<ToolInvoked>);
+  fresh.register_reducer<ToolInvoked, ToolInvoked>(statekit::reducers::append_all<ToolInvoked>);
   SessionSnapshot all = fresh.snapshot({}, /*include_all=*/true);
   SessionSnapshot state_only = fresh.snapshot();
   fresh.seed<Plan>({Plan{"written by a failed call", "", {}}});
@@ -231,7 +231,7 @@ TEST_F(SessionTest, ConcurrentDispatchesLoseNoUpdate) {
 
 TEST_F(SessionTest, BroadcastReachesChildren) {
   std::shared_ptr<Session> child = session.create_child();
-  child->register_reducer<Note, Note>(sandbox::reducers::append_all<Note>);
+  child->register_reducer<Note, Note>(statekit::reducers::append_all<Note>);
   EXPECT_EQ(child->parent_id(), session.id());
   EXPECT_EQ(session.broadcast(Note{"everyone"}), 2u);
   EXPECT_EQ(child->all<Note>().size(), 1u);

@@ -23,6 +23,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace statekit;
 
 // A slice type with a name that is not a plain file name.
 struct Odd {

@@ -14,6 +14,7 @@
 namespace {
 
 using namespace sandbox;
+using namespace statekit;
 using namespace std::chrono_literals;
 
 ToolInvoked call(int i, bool ok = true) {

@@ -9,6 +9,7 @@
 namespace {
 
 using namespace sandbox;
+using namespace statekit;
 
 ToolInvoked call(int i) {
   return ToolInvoked{"c" + std::to_string(i), "Edit", "{}", true, "", i};

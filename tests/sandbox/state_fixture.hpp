@@ -17,6 +17,7 @@
 namespace sandbox_test {
 
 using namespace sandbox;
+using namespace statekit;
 
 struct SetObjective {
   std::string objective;

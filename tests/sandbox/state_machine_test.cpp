@@ -8,16 +8,17 @@
 #include <gtest/gtest.h>
 
 #include "fsnap/clock.hpp"
-#include "sandbox/effects.hpp"
 #include "sandbox/machine_slice.hpp"
 #include "sandbox/run_lifecycle.hpp"
 #include "sandbox/run_meta.hpp"
 #include "sandbox/session.hpp"
-#include "sandbox/state_machine.hpp"
+#include "statekit/effects.hpp"
+#include "statekit/state_machine.hpp"
 
 namespace {
 
 using namespace sandbox;
+using namespace statekit;
 using std::chrono::system_clock;
 
 struct StartTask {};

@@ -25,6 +25,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace statekit;
 
 class LedgerTransactionsTest : public ::testing::Test {
  protected:

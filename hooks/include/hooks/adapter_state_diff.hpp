@@ -43,8 +43,8 @@ struct AdapterStateDiff {
 };
 
 // The sessions of two adapter states compared by session id.
-AdapterStateDiff diff_adapter_states(const sandbox::Slice<ClaudeCodeSession>& before,
-                                     const sandbox::Slice<ClaudeCodeSession>& after);
+AdapterStateDiff diff_adapter_states(const statekit::Slice<ClaudeCodeSession>& before,
+                                     const statekit::Slice<ClaudeCodeSession>& after);
 
 // The files of run's preserved session data that changed from what was preserved by
 // from to what was preserved by to (the run's home ref, to the second); none when the

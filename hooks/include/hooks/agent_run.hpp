@@ -100,7 +100,7 @@ struct AgentRunResult {
 };
 
 // Runs the agent to its end under shadowbox and returns how it ended. The start is a
-// saga (sandbox/saga.hpp): the run's record, its HOME, the opening boundary, the hooks,
+// saga (statekit/saga.hpp): the run's record, its HOME, the opening boundary, the hooks,
 // the agent. If a step fails, what the steps before it did is undone in reverse order
 // — the hooks taken out of the settings, a record after the opening boundary that the
 // run did not start, the login taken out of the HOME, run.json saying it ended (exit

@@ -1,4 +1,4 @@
-// The side effects of answering a tool boundary, as data (sandbox/effects.hpp): telling
+// The side effects of answering a tool boundary, as data (statekit/effects.hpp): telling
 // the agent what was rolled back or why its call is denied, telling the person running
 // it what became of the workspace after a failed call, asking the run's supervisor
 // to stop it, recording a containment decision in the run's log, warning the user. What
@@ -6,7 +6,7 @@
 // anything, so it is tested by looking at the effects; perform_boundary_effects carries
 // them out and returns the verdict, which the agent's adapter says in its protocol.
 //
-//   sandbox::Effects effects = failure_effects(event, tx.fail(call, error));
+//   statekit::Effects effects = failure_effects(event, tx.fail(call, error));
 //   // effects[0].as<TellAgent>()->context == "shadowbox rolled back the workspace ..."
 //   HookVerdict verdict = perform_boundary_effects(effects, run);
 //
@@ -18,9 +18,9 @@
 #include "hooks/agent_event.hpp"
 #include "hooks/hook_answer.hpp"
 #include "policy/safety_event.hpp"
-#include "sandbox/effects.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/tool_transactions.hpp"
+#include "statekit/effects.hpp"
 
 namespace hooks {
 
@@ -64,13 +64,13 @@ struct WarnUser {
 // back, or that nothing was and why; the person running it is told too when files were
 // put back or a rollback was refused (a failure kept by configuration and a rollback
 // with nothing to put back tell them nothing).
-sandbox::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure);
+statekit::Effects failure_effects(const AgentEvent& event, const sandbox::FailureResult& failure);
 // What answering a call containment denied does.
-sandbox::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety);
+statekit::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety);
 
 // Performs effects for run; the verdict holds what they said to the agent and the user.
 // An effect that fails is a warning in the answer, not an error: the call's outcome is
 // already recorded.
-HookVerdict perform_boundary_effects(const sandbox::Effects& effects, sandbox::LedgerRun& run);
+HookVerdict perform_boundary_effects(const statekit::Effects& effects, sandbox::LedgerRun& run);
 
 }  // namespace hooks

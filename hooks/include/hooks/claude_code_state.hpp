@@ -42,10 +42,10 @@ struct ClaudeCodeActivity {
 // The reducers of the ClaudeCodeSession slice: a session that starts is appended, or —
 // started again under the same id (a resume that continues it) — replaces its item,
 // keeping when it first started and what started it; activity updates its session.
-sandbox::Slice<ClaudeCodeSession> start_session(const sandbox::Slice<ClaudeCodeSession>& slice,
-                                                const ClaudeCodeSession& started);
-sandbox::Slice<ClaudeCodeSession> note_activity(const sandbox::Slice<ClaudeCodeSession>& slice,
-                                                const ClaudeCodeActivity& activity);
+statekit::Slice<ClaudeCodeSession> start_session(const statekit::Slice<ClaudeCodeSession>& slice,
+                                                 const ClaudeCodeSession& started);
+statekit::Slice<ClaudeCodeSession> note_activity(const statekit::Slice<ClaudeCodeSession>& slice,
+                                                 const ClaudeCodeActivity& activity);
 // Registers those reducers in session (once).
 void install_claude_code_reducers(sandbox::Session& session);
 

@@ -1,4 +1,4 @@
-// The middleware the runtime installs (sandbox/middleware.hpp):
+// The middleware the runtime installs (statekit/middleware.hpp):
 //   redacting_middleware — every ToolInvoked has its parameters and result redacted
 //     (config run.secrets and well-known credential shapes) before it reaches a slice;
 //     LedgerRun installs it, so no session tree of a run holds them;
@@ -13,12 +13,12 @@
 #include <typeindex>
 #include <vector>
 
-#include "sandbox/middleware.hpp"
+#include "statekit/middleware.hpp"
 
 namespace sandbox {
 
 // ToolInvoked events with params and result_summary passed through redact(secrets).
-Middleware redacting_middleware(std::vector<std::string> secrets);
+statekit::Middleware redacting_middleware(std::vector<std::string> secrets);
 
 // Reducer runs and their time, by slice type.
 class ReducerTimes {
@@ -36,6 +36,6 @@ class ReducerTimes {
 };
 
 // Times every reducer (and the middleware after it) into times.
-Middleware timing_middleware(std::shared_ptr<ReducerTimes> times);
+statekit::Middleware timing_middleware(std::shared_ptr<ReducerTimes> times);
 
 }  // namespace sandbox

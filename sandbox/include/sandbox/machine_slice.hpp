@@ -1,6 +1,6 @@
 // Keeping a state machine's value in a session slice: install_machine<S>() registers,
 // for each event type the machine accepts, an effect reducer on slice S that fires the
-// event and appends the state it leads to. The machine itself (sandbox/state_machine.hpp)
+// event and appends the state it leads to. The machine itself (statekit/state_machine.hpp)
 // knows nothing of sessions; this header is where the two meet.
 #pragma once
 
@@ -10,31 +10,31 @@
 #include <utility>
 
 #include "sandbox/session.hpp"
-#include "sandbox/state_machine.hpp"
+#include "statekit/state_machine.hpp"
 
 namespace sandbox {
 
 namespace machine_slice_detail {
 
 template <typename S, typename E, typename Annotate, typename... Events>
-void install_one(Session& session, const StateMachine<Events...>& machine, const Annotate& annotate,
-                 SlicePolicy policy) {
+void install_one(Session& session, const statekit::StateMachine<Events...>& machine,
+                 const Annotate& annotate, SlicePolicy policy) {
   std::shared_ptr<const fsnap::Clock> clock = session.clock();
   session.register_effect_reducer<S, E>(
-      [machine, clock, annotate](const Slice<S>& slice, const E& event) {
+      [machine, clock, annotate](const statekit::Slice<S>& slice, const E& event) {
         auto now = clock->now();
-        const MachineState current = slice.empty()
-                                         ? machine.initial(now)
-                                         : static_cast<const MachineState&>(*slice.latest());
-        Fired fired = machine.fire(current, event, now);
+        const statekit::MachineState current =
+            slice.empty() ? machine.initial(now)
+                          : static_cast<const statekit::MachineState&>(*slice.latest());
+        statekit::Fired fired = machine.fire(current, event, now);
         S next{};
-        static_cast<MachineState&>(next) = std::move(fired.state);
+        static_cast<statekit::MachineState&>(next) = std::move(fired.state);
         if constexpr (std::invocable<const Annotate&, S&, const E&>) {
           annotate(next, event);
         } else {
           (void)annotate;
         }
-        return Reduced<S>{slice.append(std::move(next)), std::move(fired.effects)};
+        return statekit::Reduced<S>{slice.append(std::move(next)), std::move(fired.effects)};
       },
       policy);
 }
@@ -48,8 +48,8 @@ void install_one(Session& session, const StateMachine<Events...>& machine, const
 // no slice. annotate(S&, const E&), when callable for an event type, fills S's own
 // fields from the event.
 template <typename S, typename Annotate = std::nullptr_t, typename... Events>
-requires std::derived_from<S, MachineState>
-void install_machine(Session& session, const StateMachine<Events...>& machine,
+requires std::derived_from<S, statekit::MachineState>
+void install_machine(Session& session, const statekit::StateMachine<Events...>& machine,
                      Annotate annotate = nullptr, SlicePolicy policy = SlicePolicy::kLog) {
   (machine_slice_detail::install_one<S, Events>(session, machine, annotate, policy), ...);
 }

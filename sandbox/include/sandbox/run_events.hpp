@@ -1,4 +1,4 @@
-// The events of a run, published on typed channels (sandbox/event_channel.hpp) as they
+// The events of a run, published on typed channels (statekit/event_channel.hpp) as they
 // happen: the agent's hook events, the boundaries of its tool calls, and containment's
 // SafetyEvents. ToolTransactions publishes the tool and safety events once each
 // boundary is recorded; a hook handler publishes the hook events it answers. Anyone
@@ -20,7 +20,7 @@
 #include <string>
 
 #include "policy/safety_event.hpp"
-#include "sandbox/event_channel.hpp"
+#include "statekit/event_channel.hpp"
 
 namespace sandbox {
 
@@ -42,9 +42,9 @@ struct ToolCallEvent {
 
 // The channels of one run.
 struct RunEvents {
-  Channel<HookEvent> hooks{"hooks"};
-  Channel<ToolCallEvent> tools{"tools"};
-  Channel<policy::SafetyEvent> safety{"safety"};
+  statekit::Channel<HookEvent> hooks{"hooks"};
+  statekit::Channel<ToolCallEvent> tools{"tools"};
+  statekit::Channel<policy::SafetyEvent> safety{"safety"};
 };
 
 }  // namespace sandbox

@@ -1,4 +1,4 @@
-// The lifecycle of an agent run as a state machine (sandbox/state_machine.hpp), kept in
+// The lifecycle of an agent run as a state machine (statekit/state_machine.hpp), kept in
 // the run's session as the LOG slice RunLifecycle: one item per move, stamped with the
 // session's clock, so `shadowbox states RUN` shows where a run went and when.
 //
@@ -24,7 +24,7 @@
 #include <string>
 
 #include "sandbox/session.hpp"
-#include "sandbox/state_machine.hpp"
+#include "statekit/state_machine.hpp"
 
 namespace sandbox {
 
@@ -58,12 +58,12 @@ struct RunCrashed {
 };
 
 // One move of a run's lifecycle (LOG slice "run.lifecycle"), with the event's reason.
-struct RunLifecycle : MachineState {
+struct RunLifecycle : statekit::MachineState {
   std::string reason;
   friend bool operator==(const RunLifecycle&, const RunLifecycle&) = default;
 };
 
-using RunLifecycleMachine = StateMachine<AgentStarted, AgentEnded, RunHalted, RunCrashed>;
+using RunLifecycleMachine = statekit::StateMachine<AgentStarted, AgentEnded, RunHalted, RunCrashed>;
 
 // The machine (defined once).
 const RunLifecycleMachine& run_lifecycle();

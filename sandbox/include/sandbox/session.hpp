@@ -8,7 +8,7 @@
 // every child session. Every slice has a policy (STATE, LOG, CACHE; the default comes
 // from SliceTypes) that decides what snapshots include and what rollbacks keep.
 //
-// A reducer may also return effects (sandbox/effects.hpp;
+// A reducer may also return effects (statekit/effects.hpp;
 // docs/conformance/STATE_MANAGEMENT.md): side effects as data, which the session never
 // performs itself. dispatch queues them for take_effects; dispatch_effects returns them.
 // Either way a dispatch that throws leaves no effect behind.
@@ -34,21 +34,21 @@
 
 #include "fsnap/clock.hpp"
 #include "fsnap/id_source.hpp"
-#include "sandbox/computed.hpp"
-#include "sandbox/effects.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/middleware.hpp"
-#include "sandbox/persistent_vector.hpp"
-#include "sandbox/slice.hpp"
 #include "sandbox/slice_types.hpp"
-#include "sandbox/slice_window.hpp"
+#include "statekit/computed.hpp"
+#include "statekit/effects.hpp"
+#include "statekit/middleware.hpp"
+#include "statekit/persistent_vector.hpp"
+#include "statekit/slice.hpp"
+#include "statekit/slice_window.hpp"
 
 namespace sandbox {
 
 // What one dispatch did.
 struct Dispatched {
-  std::size_t applied = 0;  // reducers run
-  Effects effects;          // the effects they returned, in order
+  std::size_t applied = 0;    // reducers run
+  statekit::Effects effects;  // the effects they returned, in order
 };
 
 struct SessionSnapshot;
@@ -61,9 +61,10 @@ struct SessionSnapshot;
 //   SnapshotDiff d = SessionSnapshot::diff(at_call_3, at_call_9);
 //   if (d.modified.count(typeid(Plan))) { ... d.modified.at(typeid(Plan)).second ... }
 struct SnapshotDiff {
-  std::map<std::type_index, SliceItems> added;    // in the later snapshot only
-  std::map<std::type_index, SliceItems> removed;  // in the earlier one only
-  std::map<std::type_index, std::pair<SliceItems, SliceItems>> modified;  // earlier, later
+  std::map<std::type_index, statekit::SliceItems> added;    // in the later snapshot only
+  std::map<std::type_index, statekit::SliceItems> removed;  // in the earlier one only
+  std::map<std::type_index, std::pair<statekit::SliceItems, statekit::SliceItems>>
+      modified;  // earlier, later
   bool empty() const { return added.empty() && removed.empty() && modified.empty(); }
 };
 
@@ -75,17 +76,17 @@ struct SessionSnapshot {
   std::string parent_id;                  // the parent session's id, or ""
   std::vector<std::string> children_ids;  // child sessions at the time
   std::map<std::string, std::string> tags;
-  std::map<std::type_index, SliceItems> slices;     // the slices included
-  std::map<std::type_index, SlicePolicy> policies;  // policy of each included slice
+  std::map<std::type_index, statekit::SliceItems> slices;  // the slices included
+  std::map<std::type_index, SlicePolicy> policies;         // policy of each included slice
   // The policies the snapshot captured: every slice of these policies the session had
   // is in slices, so a slice of them that is not there did not exist.
   std::set<SlicePolicy> covered = {SlicePolicy::kState, SlicePolicy::kLog, SlicePolicy::kCache};
 
   // Typed access to an included slice (empty if it is not included).
   template <typename T>
-  Slice<T> slice() const {
+  statekit::Slice<T> slice() const {
     auto it = slices.find(typeid(T));
-    return it == slices.end() ? Slice<T>() : Slice<T>(it->second);
+    return it == slices.end() ? statekit::Slice<T>() : statekit::Slice<T>(it->second);
   }
 
   // JSON with every slice encoded by its registered codec. A slice type without a
@@ -131,23 +132,27 @@ class Session {
 
   // Registers a reducer of slice S for events E (declaring S).
   template <typename S, typename E>
-  void register_reducer(Reducer<S, E> reducer, std::optional<SlicePolicy> policy = std::nullopt) {
-    add_reducer(typeid(S), typeid(E), policy,
-                [reducer = std::move(reducer)](const SliceItems& items, const void* event) {
-                  return reducer(Slice<S>(items), *static_cast<const E*>(event)).items();
-                });
+  void register_reducer(statekit::Reducer<S, E> reducer,
+                        std::optional<SlicePolicy> policy = std::nullopt) {
+    add_reducer(
+        typeid(S), typeid(E), policy,
+        [reducer = std::move(reducer)](const statekit::SliceItems& items, const void* event) {
+          return reducer(statekit::Slice<S>(items), *static_cast<const E*>(event)).items();
+        });
   }
 
   // Registers a reducer of slice S for events E that returns effects besides the slice.
   template <typename S, typename E>
-  void register_effect_reducer(EffectReducer<S, E> reducer,
+  void register_effect_reducer(statekit::EffectReducer<S, E> reducer,
                                std::optional<SlicePolicy> policy = std::nullopt) {
-    add_reducer(typeid(S), typeid(E), policy,
-                [this, reducer = std::move(reducer)](const SliceItems& items, const void* event) {
-                  Reduced<S> reduced = reducer(Slice<S>(items), *static_cast<const E*>(event));
-                  collect_effects(std::move(reduced.effects));
-                  return reduced.slice.items();
-                });
+    add_reducer(
+        typeid(S), typeid(E), policy,
+        [this, reducer = std::move(reducer)](const statekit::SliceItems& items, const void* event) {
+          statekit::Reduced<S> reduced =
+              reducer(statekit::Slice<S>(items), *static_cast<const E*>(event));
+          collect_effects(std::move(reduced.effects));
+          return reduced.slice.items();
+        });
   }
 
   // True if a reducer of slice S for events E is registered.
@@ -174,26 +179,26 @@ class Session {
     return apply(typeid(E), &event, false, false);
   }
   // The effects dispatch and broadcast queued, oldest first; the queue is then empty.
-  Effects take_effects();
+  statekit::Effects take_effects();
 
   // The clock the session stamps snapshots (and state machines their moves) with.
   std::shared_ptr<const fsnap::Clock> clock() const { return clock_; }
 
   // The values of slice S (empty if S is unknown).
   template <typename S>
-  Slice<S> all() const {
-    return Slice<S>(items(typeid(S)));
+  statekit::Slice<S> all() const {
+    return statekit::Slice<S>(items(typeid(S)));
   }
   // The newest value of S, or nullopt.
   template <typename S>
   std::optional<S> latest() const {
-    Slice<S> s = all<S>();
+    statekit::Slice<S> s = all<S>();
     return s.empty() ? std::nullopt : std::optional<S>(*s.latest());
   }
   // Replaces the values of S (declaring it).
   template <typename S>
   void seed(std::vector<S> values) {
-    Slice<S> s;
+    statekit::Slice<S> s;
     for (S& v : values) s = s.append(std::move(v));
     set_items(typeid(S), s.items());
   }
@@ -203,30 +208,30 @@ class Session {
     return policy_of(typeid(S));
   }
 
-  // Bounds slice S from now on (sandbox/slice_window.hpp): after each dispatch that
+  // Bounds slice S from now on (statekit/slice_window.hpp): after each dispatch that
   // changes S, the items the window does not keep go. Replaces S's window.
   template <typename S>
-  void set_window(SliceWindow<S> window) {
+  void set_window(statekit::SliceWindow<S> window) {
     set_window_erased(typeid(S),
-                      [window = std::move(window)](const SliceItems& items,
+                      [window = std::move(window)](const statekit::SliceItems& items,
                                                    std::chrono::system_clock::time_point now) {
-                        return windowed(window, items, now);
+                        return statekit::windowed(window, items, now);
                       });
   }
   // A window of the newest max_items items of the slice type (by type alone, as the
   // config names it), evicted in whole leaves.
   void set_count_window(std::type_index slice, std::size_t max_items);
 
-  // Adds middleware around every reducer of every dispatch (sandbox/middleware.hpp),
+  // Adds middleware around every reducer of every dispatch (statekit/middleware.hpp),
   // after those added before (the first added is the outermost).
-  void use(Middleware middleware);
+  void use(statekit::Middleware middleware);
 
-  // Installs the computed slice compute defines (sandbox/computed.hpp: a function of
+  // Installs the computed slice compute defines (statekit/computed.hpp: a function of
   // `const Slice<S>&`s returning the value), replacing one of the same type. Error
   // kInvalidArgument if a reducer writes that type (a computed slice is read-only).
   template <typename F>
   void install_computed(F compute) {
-    install(define_computed(std::move(compute)));
+    install(statekit::define_computed(std::move(compute)));
   }
   // The value of computed slice T — recomputed first if one of its sources changed
   // since the last read — or nullptr if T is not installed. Not in snapshots: it is
@@ -258,10 +263,11 @@ class Session {
   const std::string& parent_id() const { return parent_id_; }
 
  private:
-  using ErasedReducer = std::function<SliceItems(const SliceItems&, const void*)>;
+  using ErasedReducer =
+      std::function<statekit::SliceItems(const statekit::SliceItems&, const void*)>;
   struct SliceState {
     SlicePolicy policy = SlicePolicy::kState;
-    SliceItems items;
+    statekit::SliceItems items;
   };
 
   void declare(std::type_index slice, std::optional<SlicePolicy> policy);
@@ -272,19 +278,19 @@ class Session {
   SliceState& slice_state(std::type_index slice);
   Dispatched apply(std::type_index event, const void* value, bool to_children, bool queue);
   // Adds effects of the reducer running now. Called with mutex_ held.
-  void collect_effects(Effects effects);
+  void collect_effects(statekit::Effects effects);
   struct ReducerEntry;
   // entry's reducer for the event, inside the middleware. Called with mutex_ held.
-  SliceItems run_reducer(const ReducerEntry& entry, std::type_index event, const void* value,
-                         const SliceItems& before) const;
+  statekit::SliceItems run_reducer(const ReducerEntry& entry, std::type_index event,
+                                   const void* value, const statekit::SliceItems& before) const;
   bool has_reducer(std::type_index slice, std::type_index event) const;
-  SliceItems items(std::type_index slice) const;
-  SliceItems items_locked(std::type_index slice) const;  // with mutex_ held
-  void set_items(std::type_index slice, SliceItems items);
+  statekit::SliceItems items(std::type_index slice) const;
+  statekit::SliceItems items_locked(std::type_index slice) const;  // with mutex_ held
+  void set_items(std::type_index slice, statekit::SliceItems items);
   SlicePolicy policy_of(std::type_index slice) const;
-  void install(ComputedDefinition definition);
-  using ErasedWindow =
-      std::function<SliceItems(const SliceItems&, std::chrono::system_clock::time_point)>;
+  void install(statekit::ComputedDefinition definition);
+  using ErasedWindow = std::function<statekit::SliceItems(const statekit::SliceItems&,
+                                                          std::chrono::system_clock::time_point)>;
   void set_window_erased(std::type_index slice, ErasedWindow window);
   std::shared_ptr<const void> computed_value(std::type_index type) const;
 
@@ -302,14 +308,14 @@ class Session {
   std::map<std::type_index, SliceState> slices_;
   std::multimap<std::type_index, ReducerEntry> reducers_;  // by event type
   std::vector<std::weak_ptr<Session>> children_;
-  std::vector<Middleware> middleware_;  // outermost first
+  std::vector<statekit::Middleware> middleware_;  // outermost first
   std::map<std::type_index, ErasedWindow> windows_;
-  Effects dispatching_;  // the effects of the dispatch under way
-  Effects queued_;       // for take_effects
+  statekit::Effects dispatching_;  // the effects of the dispatch under way
+  statekit::Effects queued_;       // for take_effects
   // A computed slice, with the sources' items its value was computed from.
   struct ComputedState {
-    ComputedDefinition definition;
-    std::vector<SliceItems> seen;
+    statekit::ComputedDefinition definition;
+    std::vector<statekit::SliceItems> seen;
     std::shared_ptr<const void> value;
   };
   mutable std::map<std::type_index, ComputedState> computed_;

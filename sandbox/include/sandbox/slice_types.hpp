@@ -15,7 +15,7 @@
 
 #include <Poco/Dynamic/Var.h>
 
-#include "sandbox/slice.hpp"
+#include "statekit/slice.hpp"
 
 namespace sandbox {
 
@@ -37,7 +37,7 @@ struct SliceType {
   std::type_index type = typeid(void);
   SlicePolicy default_policy = SlicePolicy::kState;
   std::function<Poco::Dynamic::Var(const void*)> encode;  // empty: not persistable
-  std::function<Item(const Poco::Dynamic::Var&)> decode;
+  std::function<statekit::Item(const Poco::Dynamic::Var&)> decode;
 };
 
 // The process-wide registry of slice types.
@@ -58,7 +58,7 @@ class SliceTypes {
       entry.encode = [encode](const void* p) { return encode(*static_cast<const T*>(p)); };
     }
     if (decode) {
-      entry.decode = [decode](const Poco::Dynamic::Var& v) -> Item {
+      entry.decode = [decode](const Poco::Dynamic::Var& v) -> statekit::Item {
         return std::make_shared<const T>(decode(v));
       };
     }

@@ -15,10 +15,10 @@
 #include <functional>
 #include <vector>
 
-#include "sandbox/persistent_vector.hpp"
-#include "sandbox/slice.hpp"
+#include "statekit/persistent_vector.hpp"
+#include "statekit/slice.hpp"
 
-namespace sandbox {
+namespace statekit {
 
 // Oldest items go first (FIFO) unless newest_first.
 template <typename T>
@@ -86,4 +86,4 @@ SliceItems windowed(const SliceWindow<S>& window, const SliceItems& items,
   return out;
 }
 
-}  // namespace sandbox
+}  // namespace statekit

@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "fsnap/error.hpp"
-#include "sandbox/saga.hpp"
+#include "statekit/saga.hpp"
 
 namespace {
 
-using namespace sandbox;
+using namespace statekit;
 
 struct Created {
   std::string id;

@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "sandbox/persistent_vector.hpp"
-#include "sandbox/slice.hpp"
+#include "statekit/persistent_vector.hpp"
+#include "statekit/slice.hpp"
 
-namespace sandbox {
+namespace statekit {
 
 namespace computed_detail {
 
@@ -82,4 +82,4 @@ ComputedDefinition define_computed(F compute) {
   }(static_cast<typename Sig::Sources*>(nullptr));
 }
 
-}  // namespace sandbox
+}  // namespace statekit

@@ -1,15 +1,15 @@
-// sandbox::PersistentVector: contents across every trie shape, versions that stay
+// statekit::PersistentVector: contents across every trie shape, versions that stay
 // untouched by later changes, and lazy leaves loaded once, when first read.
 #include <memory>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
 
-#include "sandbox/persistent_vector.hpp"
+#include "statekit/persistent_vector.hpp"
 
 namespace {
 
-using sandbox::PersistentVector;
+using statekit::PersistentVector;
 
 TEST(PersistentVectorTest, PushBackAcrossTrieLevels) {
   PersistentVector<int> v;
@@ -58,7 +58,7 @@ TEST(PersistentVectorTest, IterationAndConstruction) {
 }
 
 // A leaf of 32 ints from first, counting its loads; it fails while fail is set.
-class CountingLeaf : public sandbox::LazyLeaf<int> {
+class CountingLeaf : public statekit::LazyLeaf<int> {
  public:
   CountingLeaf(int first, int* loads, const bool* fail)
       : first_(first), loads_(loads), fail_(fail) {}
@@ -79,7 +79,7 @@ class CountingLeaf : public sandbox::LazyLeaf<int> {
 TEST(PersistentVectorTest, LazyLeavesLoadOnceWhenFirstRead) {
   int loads = 0;
   bool fail = false;
-  std::vector<std::shared_ptr<const sandbox::LazyLeaf<int>>> leaves;
+  std::vector<std::shared_ptr<const statekit::LazyLeaf<int>>> leaves;
   leaves.reserve(40);
   // 40 leaves: across a root overflow of the trie.
   for (int i = 0; i < 40; ++i)

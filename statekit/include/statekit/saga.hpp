@@ -30,7 +30,7 @@
 
 #include "fsnap/error.hpp"
 
-namespace sandbox {
+namespace statekit {
 
 // A step's place in its saga, typed by its result.
 template <typename T>
@@ -167,4 +167,4 @@ class Saga {
   bool ran_ = false;
 };
 
-}  // namespace sandbox
+}  // namespace statekit

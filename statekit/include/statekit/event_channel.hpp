@@ -40,7 +40,7 @@
 
 #include "fsnap/error.hpp"
 
-namespace sandbox {
+namespace statekit {
 
 // Ends a subscription when destroyed (or reset). Movable.
 class Subscription {
@@ -266,4 +266,4 @@ UnionChannel<As..., B> operator|(const UnionChannel<As...>& u, Channel<B>& b) {
   return UnionChannel<As..., B>(std::tuple_cat(u.members(), std::tuple<Channel<B>*>(&b)));
 }
 
-}  // namespace sandbox
+}  // namespace statekit

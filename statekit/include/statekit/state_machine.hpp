@@ -14,7 +14,7 @@
 //   - guards: a transition with a guard is taken only if guard(event) holds; several
 //     transitions of one event from one state are tried in declaration order;
 //   - terminal states accept no event;
-//   - entry and exit actions return effects (sandbox/effects.hpp) as data, in the order
+//   - entry and exit actions return effects (statekit/effects.hpp) as data, in the order
 //     they happen: exits innermost first, then entries outermost first.
 // Parallel regions are not supported.
 //
@@ -54,9 +54,9 @@
 #include <vector>
 
 #include "fsnap/error.hpp"
-#include "sandbox/effects.hpp"
+#include "statekit/effects.hpp"
 
-namespace sandbox {
+namespace statekit {
 
 // How a state is declared.
 struct StateOptions {
@@ -238,4 +238,4 @@ class StateMachine {
   std::shared_ptr<MachineGraph> graph_;
 };
 
-}  // namespace sandbox
+}  // namespace statekit

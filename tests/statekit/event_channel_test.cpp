@@ -12,11 +12,11 @@
 #include <gtest/gtest.h>
 
 #include "fsnap/error.hpp"
-#include "sandbox/event_channel.hpp"
+#include "statekit/event_channel.hpp"
 
 namespace {
 
-using namespace sandbox;
+using namespace statekit;
 
 struct PlanEvent {
   std::string plan;

@@ -1,4 +1,4 @@
-#include "sandbox/effects.hpp"
+#include "statekit/effects.hpp"
 
 #include <cxxabi.h>
 
@@ -9,7 +9,7 @@
 #include <optional>
 #include <thread>
 
-namespace sandbox {
+namespace statekit {
 
 namespace effects_detail {
 
@@ -235,4 +235,4 @@ EffectOutcome EffectRunner::run_concurrently(const Effect& effect, std::stop_tok
   return out;
 }
 
-}  // namespace sandbox
+}  // namespace statekit

@@ -1,8 +1,8 @@
-#include "sandbox/saga.hpp"
+#include "statekit/saga.hpp"
 
 #include <exception>
 
-namespace sandbox {
+namespace statekit {
 
 namespace {
 
@@ -99,4 +99,4 @@ SagaRecord Saga::run() {
   return record;
 }
 
-}  // namespace sandbox
+}  // namespace statekit

@@ -22,10 +22,10 @@
 #include <utility>
 
 #include "fsnap/error.hpp"
-#include "sandbox/persistent_vector.hpp"
-#include "sandbox/slice.hpp"
+#include "statekit/persistent_vector.hpp"
+#include "statekit/slice.hpp"
 
-namespace sandbox {
+namespace statekit {
 
 // One reducer about to run for an event.
 struct ReducerContext {
@@ -74,4 +74,4 @@ Middleware typed_middleware(std::function<SliceItems(const E&, const TypedNext<E
   };
 }
 
-}  // namespace sandbox
+}  // namespace statekit

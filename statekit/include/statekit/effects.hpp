@@ -40,7 +40,7 @@
 #include <utility>
 #include <vector>
 
-namespace sandbox {
+namespace statekit {
 
 // How often, and how far apart, a failed effect is tried again.
 struct RetryPolicy {
@@ -206,4 +206,4 @@ class EffectRunner {
   std::function<void(std::chrono::milliseconds)> sleep_;
 };
 
-}  // namespace sandbox
+}  // namespace statekit

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "sandbox/effects.hpp"
-#include "sandbox/persistent_vector.hpp"
+#include "statekit/effects.hpp"
+#include "statekit/persistent_vector.hpp"
 
-namespace sandbox {
+namespace statekit {
 
 // A type-erased slice item (always a const T of the slice's type).
 using Item = std::shared_ptr<const void>;
@@ -87,4 +87,4 @@ struct Reduced {
 template <typename S, typename E>
 using EffectReducer = std::function<Reduced<S>(const Slice<S>&, const E&)>;
 
-}  // namespace sandbox
+}  // namespace statekit

@@ -1,9 +1,9 @@
-#include "sandbox/state_machine.hpp"
+#include "statekit/state_machine.hpp"
 
 #include <algorithm>
 #include <sstream>
 
-namespace sandbox {
+namespace statekit {
 
 InvalidTransition::InvalidTransition(const std::string& machine, std::string state,
                                      std::string event, const std::string& why)
@@ -250,4 +250,4 @@ std::string MachineGraph::to_mermaid() const {
   return out.str();
 }
 
-}  // namespace sandbox
+}  // namespace statekit

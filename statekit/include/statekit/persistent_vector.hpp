@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-namespace sandbox {
+namespace statekit {
 
 // A block of a PersistentVector's elements produced on first use (by load()), then
 // kept. A load that throws is tried again by the next read.
@@ -264,4 +264,4 @@ class PersistentVector {
   NodePtr tail_;
 };
 
-}  // namespace sandbox
+}  // namespace statekit
