@@ -153,6 +153,7 @@ struct Gathered {
   const fsnap::Checkpoint* end = nullptr;     // the checkpoint that ended it
   const fsnap::Checkpoint* denied = nullptr;  // containment refused it
   const fsnap::Checkpoint* last = nullptr;
+  const fsnap::Checkpoint* safety = nullptr;  // taken before its rollback
   bool ended = false;
   // Whether its first checkpoint is where it began: a checkpoint of no call, or a call's
   // start (a call seen from its end may have begun before the checkpoints read).
@@ -202,6 +203,10 @@ LogRow describe(const Gathered& g, const sandbox::Ledger& ledger, const std::str
   row.run = first.meta.run;
   row.at = first.created_at;
   const fsnap::Checkpoint& last = *g.last;
+  row.first = first;
+  row.last = last;
+  if (g.end != nullptr) row.end = *g.end;
+  if (g.safety != nullptr) row.safety = *g.safety;
   if (first.meta.tool_call_id.empty()) {
     // A checkpoint of no call.
     row.ref = first.id;
@@ -256,14 +261,14 @@ std::vector<Gathered> gather(const std::vector<fsnap::Checkpoint>& checkpoints) 
     const fsnap::Checkpoint& c = *it;
     const std::string& call = c.meta.tool_call_id;
     if (call.empty()) {
-      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, true});
+      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, nullptr, true});
       continue;
     }
     std::pair<std::string, std::string> key{c.meta.run, call};
     auto found = open.find(key);
     if (found == open.end() || gathered[found->second].ended) {
       // (A call id seen again once its call ended is another call's.)
-      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, false});
+      gathered.push_back({&c, nullptr, nullptr, nullptr, &c, nullptr, false});
       found = open.insert_or_assign(key, gathered.size() - 1).first;
     }
     Gathered& g = gathered[found->second];
@@ -277,6 +282,7 @@ std::vector<Gathered> gather(const std::vector<fsnap::Checkpoint>& checkpoints) 
         g.ended = true;
         break;
       case fsnap::Phase::kSafety:
+        g.safety = &c;
         break;  // taken before the call's rollback: the call goes on to its end
       default:
         g.end = &c;

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct LogRow {
   std::string outcome;                       // see above; for no call, the checkpoint's phase
   std::string what;                          // the call's input, or the checkpoint's record
   std::vector<std::string> details;          // lines under the row: why, what was not restored
+  // The checkpoints it pairs (for `report`): its first and last, and for a call the one
+  // that ended it and the safety checkpoint of its rollback (the workspace as it failed).
+  fsnap::Checkpoint first;
+  fsnap::Checkpoint last;
+  std::optional<fsnap::Checkpoint> end;
+  std::optional<fsnap::Checkpoint> safety;
 };
 
 // The rows of run ("": of every run), newest first by their first checkpoint; the
