@@ -24,6 +24,7 @@ int cmd_export(const Context& context, const Args& args);
 int cmd_log(const Context& context, const Args& args);
 int cmd_show(const Context& context, const Args& args);
 int cmd_diff(const Context& context, const Args& args);
+int cmd_report(const Context& context, const Args& args);
 int cmd_gc(const Context& context, const Args& args);
 int cmd_maintenance(const Context& context, const Args& args);
 int cmd_daemon(const Context& context, const Args& args);

@@ -157,6 +157,20 @@ const std::vector<Command>& all_commands() {
          {"REF2", false, false, "to this checkpoint (default: the live workspace)",
           ValueKind::kRef}}},
        cmd_diff},
+      {{"report",
+        "write one self-contained HTML page of RUN that opens from disk with no network: its "
+        "summary and the commands to resume, rewind or inspect it, a timeline of its tool calls "
+        "(tool, input, duration, outcome) with files changed between calls, resumes and halts, "
+        "each call's diff (cut at 8 KiB, 1 MiB in all) and ledger record collapsed, its steps and "
+        "cost over time against its limits, and its lifecycle moves (docs/report.md); prints "
+        "the file's path; --json prints the same data",
+        {{"--output", "-o", "FILE",
+          "write the page to FILE (- for stdout; default shadowbox-report-RUN.html in the "
+          "current directory); a file that exists is left alone",
+          ValueKind::kFile},
+         {"--force", nullptr, nullptr, "replace FILE if it exists"}},
+        {{"RUN", true, false, "the run (runs lists them)", ValueKind::kRun}}},
+       cmd_report},
       {{"path", "print the shadow repository's git directory"}, cmd_path},
       {{"gc", "apply the config's retention limits, prune unreferenced objects and pack the rest"},
        cmd_gc},

@@ -127,7 +127,7 @@ TEST_F(CompletionTest, BashOffersEveryCommandOfHelpAndNoMore) {
   EXPECT_EQ(bash_offers({"shadowbox", ""}), commands);
   // After the global options too, and only those that begin with what is typed.
   EXPECT_EQ(bash_offers({"shadowbox", "--json", "--store", "/tmp", "re"}),
-            (Words{"recover", "restore", "resume", "rewind"}));
+            (Words{"recover", "report", "restore", "resume", "rewind"}));
   EXPECT_EQ(bash_offers({"shadowbox", "--"}),
             (Words{"--workspace", "--store", "--config", "--json", "--version", "--help"}));
   EXPECT_EQ(bash_offers({"shadowbox", "help", ""}), commands);
