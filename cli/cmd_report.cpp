@@ -7,6 +7,7 @@
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
+#include "fsnap/user_umask.hpp"
 #include "output.hpp"
 #include "run_report_html.hpp"
 #include "run_report_model.hpp"
@@ -42,6 +43,10 @@ int cmd_report(const Context& context, const Args& parsed) {
                        fsnap::quote_path(output) +
                            " exists: left as it is (--force replaces it, -o names another file)");
   }
+  // A file of the user's, as their umask makes one (shadowbox's own is narrower: the store's).
+  boost::system::error_code ec;
+  boost::filesystem::permissions(
+      file, static_cast<boost::filesystem::perms>(0666 & ~fsnap::user_umask()), ec);
   std::cout << output << '\n';
   return 0;
 }

@@ -127,10 +127,11 @@ std::string lifecycle_svg(const sandbox::MachineGraph& graph, const std::vector<
         mx = x1 + 2 * bend;
         my = (y1 + y2) / 2;
       }
+      // The label by the curve's middle (a quadratic's is halfway to its control point).
+      lx = (x1 + x2) / 4 + mx / 2 + (b.x < a.x + a.w && b.x + b.w > a.x ? 10 : 0);
       d = "M" + svg_number(x1) + "," + svg_number(y1) + " Q" + svg_number(mx) + "," +
           svg_number(my) + " " + svg_number(x2) + "," + svg_number(y2);
-      lx = mx;
-      ly = (y1 + y2) / 4 + my / 2;
+      ly = (y1 + y2) / 4 + my / 2 - 3;
     }
     svg += "<g class=\"move\" data-from=\"" + html_escape(m.from) + "\" data-to=\"" +
            html_escape(m.to) + "\" data-event=\"" + html_escape(m.event) + "\"><title>" +

@@ -51,6 +51,12 @@ std::string esc(const std::string& s) {
   return html_escape(s);
 }
 
+// "2026-11-27 02:09:17.679" of "2026-11-27T02:09:17.679131Z": to the millisecond.
+std::string short_time(const std::string& iso) {
+  if (iso.size() < 23 || iso[10] != 'T') return iso;
+  return iso.substr(0, 10) + " " + iso.substr(11, 12);
+}
+
 // "rolled back" -> "rolled-back", for a class name.
 std::string slug(std::string text) {
   for (char& c : text) {
@@ -146,7 +152,8 @@ std::string entry_html(const ReportEntry& e) {
   std::string html = "<li class=\"entry kind-" + slug(e.kind) + " outcome-" + slug(e.outcome) +
                      "\" data-kind=\"" + esc(e.kind) + "\" data-ref=\"" + esc(e.ref) +
                      "\" data-tool=\"" + esc(e.tool) + "\" data-outcome=\"" + esc(e.outcome) +
-                     "\"><div class=\"head\"><span class=\"time\">" + esc(e.at) + "</span>";
+                     "\"><div class=\"head\"><span class=\"time\" title=\"" + esc(e.at) + "\">" +
+                     esc(short_time(e.at)) + "</span>";
   if (e.kind == "call") {
     html += "<span class=\"tool\">" + esc(e.tool) + "</span>";
   } else if (e.kind == "between") {
@@ -184,16 +191,17 @@ std::string moves_html(const RunReport& r) {
            "<p class=\"none\">The run recorded no lifecycle moves (it predates them, or "
            "no agent ran in it).</p></section>";
   }
-  html +=
-      "<table class=\"moves\"><tr><th>#</th><th>at (UTC)</th><th>from</th><th>to</th>"
-      "<th>event</th><th>reason</th></tr>";
+  html += "<details class=\"moves\"><summary>the " + std::to_string(r.moves.size()) +
+          (r.moves.size() == 1 ? " move" : " moves") +
+          " in order</summary><table class=\"moves\"><tr><th>#</th><th>at (UTC)</th>"
+          "<th>from</th><th>to</th><th>event</th><th>reason</th></tr>";
   for (std::size_t i = 0; i < r.moves.size(); ++i) {
     const ReportMove& m = r.moves[i];
-    html += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + esc(m.at) + "</td><td>" +
+    html += "<tr><td>" + std::to_string(i + 1) + "</td><td>" + esc(short_time(m.at)) + "</td><td>" +
             esc(m.from) + "</td><td>" + esc(m.to) + "</td><td>" + esc(m.event) + "</td><td>" +
             esc(m.reason) + "</td></tr>";
   }
-  return html + "</table></section>";
+  return html + "</table></details></section>";
 }
 
 }  // namespace
