@@ -32,7 +32,7 @@ std::string rect(const Box& b, const std::string& cls, const std::string& state)
 
 }  // namespace
 
-std::string lifecycle_svg(const sandbox::MachineGraph& graph, const std::vector<ReportMove>& moves,
+std::string lifecycle_svg(const statekit::MachineGraph& graph, const std::vector<ReportMove>& moves,
                           const std::string& current) {
   // Top-level states in order, each with its children.
   std::vector<std::string> top;

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "run_report_model.hpp"
-#include "sandbox/state_machine.hpp"
+#include "statekit/state_machine.hpp"
 
 namespace cli {
 
 // The <svg> element of graph with the run's moves and its current state ("" if none).
-std::string lifecycle_svg(const sandbox::MachineGraph& graph, const std::vector<ReportMove>& moves,
+std::string lifecycle_svg(const statekit::MachineGraph& graph, const std::vector<ReportMove>& moves,
                           const std::string& current);
 
 }  // namespace cli

@@ -262,7 +262,7 @@ RunReport build_run_report(const Context& context, const std::string& run) {
   // One timeline: the timestamps have one form, so their text sorts as their time does.
   std::stable_sort(report.entries.begin(), report.entries.end(),
                    [](const ReportEntry& a, const ReportEntry& b) { return a.at < b.at; });
-  const sandbox::MachineGraph& graph = sandbox::run_lifecycle().graph();
+  const statekit::MachineGraph& graph = sandbox::run_lifecycle().graph();
   report.states = graph.states();
   bool known = std::find(report.states.begin(), report.states.end(), report.info.status) !=
                report.states.end();
