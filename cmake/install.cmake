@@ -11,7 +11,7 @@ install(TARGETS shadowbox shadowbox-hook RUNTIME DESTINATION ${CMAKE_INSTALL_BIN
 install(FILES ${PROJECT_SOURCE_DIR}/config/shadowbox.yaml
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT shadowbox)
 
-set(shadowbox_libraries fsnap policy statekit sandbox fleet hooks)
+set(shadowbox_libraries fsnap policy statekit sandbox embed fleet hooks)
 # Installed under names of their own (libshadowbox-fsnap.a, include/shadowbox/fsnap/...),
 # so that none takes a general name like libpolicy.a or include/hooks/ on the system;
 # a program includes them as the tree does: "fsnap/host_filesystem.hpp".

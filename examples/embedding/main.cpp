@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/execution_state.hpp"
-#include "sandbox/tool_runner.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -27,22 +27,22 @@ int main(int argc, char** argv) {
 
     // A tool writes through the filesystem resource; a failed result (or an exception)
     // rolls back everything it changed.
-    std::map<std::string, sandbox::Tool> tools;
-    tools["write"] = {nullptr, [](const sandbox::ToolCall&, sandbox::ToolContext& context) {
+    std::map<std::string, embed::Tool> tools;
+    tools["write"] = {nullptr, [](const sandbox::ToolCall&, embed::ToolContext& context) {
                         auto fs = context.state.resources().get<fsnap::Filesystem>();
                         fs->write("notes.txt", "kept\n");
-                        return sandbox::ToolResult{true, "wrote notes.txt"};
+                        return embed::ToolResult{true, "wrote notes.txt"};
                       }};
-    tools["break"] = {nullptr, [](const sandbox::ToolCall&, sandbox::ToolContext& context) {
+    tools["break"] = {nullptr, [](const sandbox::ToolCall&, embed::ToolContext& context) {
                         auto fs = context.state.resources().get<fsnap::Filesystem>();
                         fs->write("notes.txt", "broken\n");
                         fs->write("stray.txt", "left behind?\n");
-                        return sandbox::ToolResult{false, "the build failed"};
+                        return embed::ToolResult{false, "the build failed"};
                       }};
-    sandbox::ToolRunner runner(state, tools, "example");
+    embed::ToolRunner runner(state, tools, "example");
 
-    sandbox::ToolResult first = runner.execute({"call_1", "write", "{}"});
-    sandbox::ToolResult second = runner.execute({"call_2", "break", "{}"});
+    embed::ToolResult first = runner.execute({"call_1", "write", "{}"});
+    embed::ToolResult second = runner.execute({"call_2", "break", "{}"});
     std::cout << "call_1: " << (first.success ? "ok" : "failed") << '\n'
               << "call_2: " << (second.success ? "ok" : "failed")
               << (runner.last_decision()

@@ -49,7 +49,7 @@ TEST(InstallTest, TheInstalledToolWorksFromItsPrefix) {
   // Each file in its GNU directory.
   for (const char* file :
        {"bin/shadowbox", "bin/shadowbox-hook", "share/doc/shadowbox/examples/shadowbox.yaml",
-        "share/doc/shadowbox/copyright", "include/shadowbox/sandbox/tool_runner.hpp",
+        "share/doc/shadowbox/copyright", "include/shadowbox/embed/tool_runner.hpp",
         "include/shadowbox/fsnap/host_filesystem.hpp", "lib/libshadowbox-sandbox.a",
         "lib/cmake/shadowbox/shadowboxConfig.cmake",
         "lib/cmake/shadowbox/shadowboxConfigVersion.cmake", "share/man/man1/shadowbox.1.gz",

@@ -132,10 +132,11 @@ TEST(DebianPackageTest, TheLibrariesPackageHoldsHeadersLibrariesAndTheCMakePacka
     EXPECT_NE(depends.find(package), std::string::npos) << package << " in " << depends;
   }
   std::set<std::string> files = files_of(deb);
-  for (const char* library : {"fsnap", "policy", "sandbox", "fleet", "hooks"}) {
+  for (const char* library :
+       {"fsnap", "policy", "statekit", "sandbox", "embed", "fleet", "hooks"}) {
     EXPECT_EQ(files.count(std::string("usr/lib/libshadowbox-") + library + ".a"), 1u) << library;
   }
-  for (const char* file : {"usr/include/shadowbox/sandbox/tool_runner.hpp",
+  for (const char* file : {"usr/include/shadowbox/embed/tool_runner.hpp",
                            "usr/include/shadowbox/fsnap/host_filesystem.hpp",
                            "usr/include/shadowbox/policy/execution_context.hpp",
                            "usr/lib/cmake/shadowbox/shadowboxConfig.cmake",

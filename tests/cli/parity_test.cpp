@@ -10,16 +10,17 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/ledger_run.hpp"
-#include "sandbox/tool_runner.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace embed;
 using namespace statekit;
 using testing_support::run_command;
 

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/tool_runner.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/run_stats.hpp"
-#include "sandbox/tool_runner.hpp"
 #include "state_fixture.hpp"
 #include "test_support.hpp"
 

@@ -6,19 +6,20 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/checkpoint_store.hpp"
+#include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store_layout.hpp"
-#include "sandbox/checkpoint_store.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/ledger_run.hpp"
-#include "sandbox/tool_runner.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace embed;
 using namespace statekit;
 
 struct SetObjective {

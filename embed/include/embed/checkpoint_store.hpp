@@ -18,34 +18,35 @@
 
 #include "sandbox/execution_state.hpp"
 
-namespace sandbox {
+namespace embed {
 
 // Recent tool checkpoints, newest last.
-class CheckpointStore : public CheckpointSink {
+class CheckpointStore : public sandbox::CheckpointSink {
  public:
   // Keeps the newest `capacity` calls (at least 1).
   explicit CheckpointStore(std::size_t capacity = 100);
 
   // Records (or replaces) the checkpoint of a call.
-  void record(ToolCheckpoint checkpoint) override;
-  std::optional<CompositeSnapshot> get_pre_snapshot(const std::string& tool_call_id) const;
-  std::optional<CompositeSnapshot> get_post_snapshot(const std::string& tool_call_id) const;
-  std::optional<ToolCheckpoint> get(const std::string& tool_call_id) const;
+  void record(sandbox::ToolCheckpoint checkpoint) override;
+  std::optional<sandbox::CompositeSnapshot> get_pre_snapshot(const std::string& tool_call_id) const;
+  std::optional<sandbox::CompositeSnapshot> get_post_snapshot(
+      const std::string& tool_call_id) const;
+  std::optional<sandbox::ToolCheckpoint> get(const std::string& tool_call_id) const;
   // Every kept checkpoint, oldest first.
-  std::vector<ToolCheckpoint> list_checkpoints() const;
+  std::vector<sandbox::ToolCheckpoint> list_checkpoints() const;
   std::size_t capacity() const { return capacity_; }
 
   // Restores state to before the call (the coordinated rollback of
   // docs/conformance/EXECUTION_STATE.md): files and STATE slices as in its pre-tool
   // snapshot, LOG slices kept. Records no boundary — ToolTransactions::restore does, for
   // a run whose history must show it. An unknown call id is Error kNotFound.
-  void rollback_to_tool(ExecutionState& state, const std::string& tool_call_id) const;
+  void rollback_to_tool(sandbox::ExecutionState& state, const std::string& tool_call_id) const;
 
  private:
   std::size_t capacity_;
   mutable std::mutex mutex_;
   std::deque<std::string> order_;  // call ids, oldest first
-  std::map<std::string, ToolCheckpoint> by_id_;
+  std::map<std::string, sandbox::ToolCheckpoint> by_id_;
 };
 
-}  // namespace sandbox
+}  // namespace embed

@@ -11,7 +11,7 @@
 
 #include "fsnap/snapshot.hpp"
 
-namespace sandbox {
+namespace embed {
 
 // The counters of a BudgetTracker at one moment.
 struct BudgetSnapshot {
@@ -58,4 +58,4 @@ class BudgetTracker : public fsnap::Snapshotable<BudgetSnapshot> {
 // BudgetTracker calls it, and a process that only reads such snapshots calls it first.
 void register_budget_codec();
 
-}  // namespace sandbox
+}  // namespace embed

@@ -1,14 +1,14 @@
-#include "sandbox/memory_boundary_log.hpp"
+#include "embed/memory_boundary_log.hpp"
 
 #include <algorithm>
 
-namespace sandbox {
+namespace embed {
 
 namespace {
 
 // The call a boundary ends: a post-tool boundary, or the one recorded after a rollback.
-bool ends_call(const Boundary& b) {
-  const SnapshotMetadata& m = b.snapshot.metadata;
+bool ends_call(const sandbox::Boundary& b) {
+  const sandbox::SnapshotMetadata& m = b.snapshot.metadata;
   return !m.tool_call_id.empty() && m.outcome.success.has_value() &&
          (m.phase == fsnap::Phase::kPostTool || m.phase == fsnap::Phase::kCheckpoint);
 }
@@ -18,13 +18,13 @@ bool ends_call(const Boundary& b) {
 MemoryBoundaryLog::MemoryBoundaryLog(std::size_t capacity)
     : capacity_(std::max<std::size_t>(1, capacity)) {}
 
-std::unique_ptr<StepHold> MemoryBoundaryLog::begin_step(ExecutionState&) {
+std::unique_ptr<sandbox::StepHold> MemoryBoundaryLog::begin_step(sandbox::ExecutionState&) {
   return nullptr;  // the state is this process's own: nothing to hold or reload
 }
 
-void MemoryBoundaryLog::remember(const Boundary& boundary) {
+void MemoryBoundaryLog::remember(const sandbox::Boundary& boundary) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const SnapshotMetadata& m = boundary.snapshot.metadata;
+  const sandbox::SnapshotMetadata& m = boundary.snapshot.metadata;
   Fact fact;
   fact.sequence = next_sequence_++;
   fact.later.fact.phase = m.phase;
@@ -71,7 +71,7 @@ void MemoryBoundaryLog::forget(const std::string& call_id) {
   calls_.erase(call_id);
 }
 
-std::optional<Boundary> MemoryBoundaryLog::pre_tool(const std::string& call_id) const {
+std::optional<sandbox::Boundary> MemoryBoundaryLog::pre_tool(const std::string& call_id) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = calls_.find(call_id);
   if (it == calls_.end()) return std::nullopt;
@@ -90,11 +90,11 @@ std::vector<std::string> MemoryBoundaryLog::open_calls() const {
   return out;
 }
 
-std::vector<LaterBoundary> MemoryBoundaryLog::since(const Boundary& pre) const {
+std::vector<sandbox::LaterBoundary> MemoryBoundaryLog::since(const sandbox::Boundary& pre) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto call = calls_.find(pre.snapshot.metadata.tool_call_id);
   std::uint64_t after = call != calls_.end() ? call->second.sequence : next_sequence_;
-  std::vector<LaterBoundary> out;
+  std::vector<sandbox::LaterBoundary> out;
   for (const Fact& f : facts_) {
     if (f.sequence > after && f.later.fact.phase != fsnap::Phase::kSafety) {
       out.push_back(f.later);
@@ -103,4 +103,4 @@ std::vector<LaterBoundary> MemoryBoundaryLog::since(const Boundary& pre) const {
   return out;
 }
 
-}  // namespace sandbox
+}  // namespace embed

@@ -1,28 +1,29 @@
-#include "sandbox/tool_runner.hpp"
+#include "embed/tool_runner.hpp"
 
 #include <iostream>
 
-namespace sandbox {
+namespace embed {
 
-ToolRunner::ToolRunner(ExecutionState& state, std::map<std::string, Tool> tools,
-                       std::string prompt_name, std::string run, RollbackPolicy policy)
+ToolRunner::ToolRunner(sandbox::ExecutionState& state, std::map<std::string, Tool> tools,
+                       std::string prompt_name, std::string run, sandbox::RollbackPolicy policy)
     : state_(state),
       tools_(std::move(tools)),
       prompt_name_(std::move(prompt_name)),
       transactions_(state, log_, std::move(policy), std::move(run)) {}
 
-ToolResult ToolRunner::fail(const ToolCall& call, const ToolResult& result) {
-  FailureResult failure = transactions_.fail(call.id, result.message, result.cost_usd);
+ToolResult ToolRunner::fail(const sandbox::ToolCall& call, const ToolResult& result) {
+  sandbox::FailureResult failure = transactions_.fail(call.id, result.message, result.cost_usd);
   last_decision_ = failure.decision;
   return result;
 }
 
-void ToolRunner::publish(const ToolCall& call, const ToolResult& result, TimePoint start) {
+void ToolRunner::publish(const sandbox::ToolCall& call, const ToolResult& result,
+                         sandbox::TimePoint start) {
   if (!publish_) return;
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(state_.clock().now() - start);
-  ToolInvoked event{call.id,        call.name,      call.params,
-                    result.success, result.message, elapsed.count()};
+  sandbox::ToolInvoked event{call.id,        call.name,      call.params,
+                             result.success, result.message, elapsed.count()};
   try {
     publish_(event);  // telemetry: best effort, never a rollback
   } catch (const std::exception& e) {
@@ -31,17 +32,18 @@ void ToolRunner::publish(const ToolCall& call, const ToolResult& result, TimePoi
   }
 }
 
-ToolResult ToolRunner::execute(const ToolCall& call_in, std::optional<TimePoint> deadline) {
+ToolResult ToolRunner::execute(const sandbox::ToolCall& call_in,
+                               std::optional<sandbox::TimePoint> deadline) {
   // A call made while another runs (from its handler) is nested in it.
-  ToolCall call = call_in;
+  sandbox::ToolCall call = call_in;
   if (call.parent.empty() && !running_.empty()) call.parent = running_.back();
-  StepResult begun = transactions_.begin(call);
+  sandbox::StepResult begun = transactions_.begin(call);
   running_.push_back(call.id);
   struct Done {
     std::vector<std::string>& running;
     ~Done() { running.pop_back(); }
   } done{running_};
-  TimePoint start = state_.clock().now();
+  sandbox::TimePoint start = state_.clock().now();
   ToolResult result;
   if (begun.decision == policy::Decision::kHalt) {
     result.success = false;
@@ -95,4 +97,4 @@ ToolResult ToolRunner::execute(const ToolCall& call_in, std::optional<TimePoint>
   return result;
 }
 
-}  // namespace sandbox
+}  // namespace embed

@@ -1,4 +1,4 @@
-#include "sandbox/budget_tracker.hpp"
+#include "embed/budget_tracker.hpp"
 
 #include <mutex>
 
@@ -6,7 +6,7 @@
 
 #include "sandbox/resource_registry.hpp"
 
-namespace sandbox {
+namespace embed {
 
 namespace {
 
@@ -34,7 +34,7 @@ BudgetSnapshot decode_budget(const Var& v) {
 void register_budget_codec() {
   static std::once_flag once;
   std::call_once(once, [] {
-    ResourceSnapshotCodecs::add<BudgetSnapshot>("budget", encode_budget, decode_budget);
+    sandbox::ResourceSnapshotCodecs::add<BudgetSnapshot>("budget", encode_budget, decode_budget);
   });
 }
 
@@ -42,4 +42,4 @@ BudgetTracker::BudgetTracker() {
   register_budget_codec();
 }
 
-}  // namespace sandbox
+}  // namespace embed

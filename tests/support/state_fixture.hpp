@@ -7,16 +7,17 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "embed/budget_tracker.hpp"
+#include "embed/checkpoint_store.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/in_memory_filesystem.hpp"
-#include "sandbox/budget_tracker.hpp"
 #include "sandbox/builtin_slices.hpp"
-#include "sandbox/checkpoint_store.hpp"
 #include "sandbox/execution_state.hpp"
 
 namespace sandbox_test {
 
 using namespace sandbox;
+using namespace embed;
 using namespace statekit;
 
 struct SetObjective {

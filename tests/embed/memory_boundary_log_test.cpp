@@ -3,11 +3,12 @@
 // a bounded memory that never forgets a call still open.
 #include <gtest/gtest.h>
 
-#include "sandbox/memory_boundary_log.hpp"
+#include "embed/memory_boundary_log.hpp"
 
 namespace {
 
 using namespace sandbox;
+using namespace embed;
 using namespace statekit;
 using fsnap::Phase;
 

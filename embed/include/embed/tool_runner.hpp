@@ -32,13 +32,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "embed/memory_boundary_log.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/execution_state.hpp"
-#include "sandbox/memory_boundary_log.hpp"
 #include "sandbox/rollback_policy.hpp"
 #include "sandbox/tool_transactions.hpp"
 
-namespace sandbox {
+namespace embed {
 
 // What a tool returns.
 struct ToolResult {
@@ -79,47 +79,49 @@ class ToolRunner;
 
 // What a handler gets besides its call.
 struct ToolContext {
-  ExecutionState& state;
-  const ToolCall& call;
-  std::optional<TimePoint> deadline;
+  sandbox::ExecutionState& state;
+  const sandbox::ToolCall& call;
+  std::optional<sandbox::TimePoint> deadline;
   ToolRunner& runner;  // for nested calls
 };
 
 // A tool: an optional parameter check and the handler.
 struct Tool {
-  std::function<void(const ToolCall&)> validate;  // throws ToolValidationError
-  std::function<ToolResult(const ToolCall&, ToolContext&)> handler;
+  std::function<void(const sandbox::ToolCall&)> validate;  // throws ToolValidationError
+  std::function<ToolResult(const sandbox::ToolCall&, ToolContext&)> handler;
 };
 
 // Runs tool calls against one ExecutionState with transaction semantics.
 class ToolRunner {
  public:
-  ToolRunner(ExecutionState& state, std::map<std::string, Tool> tools, std::string prompt_name,
-             std::string run = std::string(fsnap::kDefaultRun), RollbackPolicy policy = {});
+  ToolRunner(sandbox::ExecutionState& state, std::map<std::string, Tool> tools,
+             std::string prompt_name, std::string run = std::string(fsnap::kDefaultRun),
+             sandbox::RollbackPolicy policy = {});
 
   // Executes call; see the table above.
-  ToolResult execute(const ToolCall& call, std::optional<TimePoint> deadline = std::nullopt);
+  ToolResult execute(const sandbox::ToolCall& call,
+                     std::optional<sandbox::TimePoint> deadline = std::nullopt);
 
   // What became of the last failed call (rolled back, refused, kept), or nullopt.
-  const std::optional<RollbackDecision>& last_decision() const { return last_decision_; }
+  const std::optional<sandbox::RollbackDecision>& last_decision() const { return last_decision_; }
 
   // Best-effort observer of every ToolInvoked event.
-  void set_publisher(std::function<void(const ToolInvoked&)> publish) {
+  void set_publisher(std::function<void(const sandbox::ToolInvoked&)> publish) {
     publish_ = std::move(publish);
   }
 
  private:
-  ToolResult fail(const ToolCall& call, const ToolResult& result);
-  void publish(const ToolCall& call, const ToolResult& result, TimePoint start);
+  ToolResult fail(const sandbox::ToolCall& call, const ToolResult& result);
+  void publish(const sandbox::ToolCall& call, const ToolResult& result, sandbox::TimePoint start);
 
-  ExecutionState& state_;
+  sandbox::ExecutionState& state_;
   std::map<std::string, Tool> tools_;
   std::string prompt_name_;
   MemoryBoundaryLog log_;
-  ToolTransactions transactions_;
-  std::optional<RollbackDecision> last_decision_;
-  std::function<void(const ToolInvoked&)> publish_;
+  sandbox::ToolTransactions transactions_;
+  std::optional<sandbox::RollbackDecision> last_decision_;
+  std::function<void(const sandbox::ToolInvoked&)> publish_;
   std::vector<std::string> running_;  // the calls running, outermost first
 };
 
-}  // namespace sandbox
+}  // namespace embed

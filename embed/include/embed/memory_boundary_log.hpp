@@ -13,28 +13,28 @@
 
 #include "sandbox/boundary_log.hpp"
 
-namespace sandbox {
+namespace embed {
 
 // A BoundaryLog in memory.
-class MemoryBoundaryLog : public BoundaryLog {
+class MemoryBoundaryLog : public sandbox::BoundaryLog {
  public:
   explicit MemoryBoundaryLog(std::size_t capacity = 10000);
 
-  std::unique_ptr<StepHold> begin_step(ExecutionState& state) override;
-  void remember(const Boundary& boundary) override;
+  std::unique_ptr<sandbox::StepHold> begin_step(sandbox::ExecutionState& state) override;
+  void remember(const sandbox::Boundary& boundary) override;
   void forget(const std::string& call_id) override;
-  std::optional<Boundary> pre_tool(const std::string& call_id) const override;
+  std::optional<sandbox::Boundary> pre_tool(const std::string& call_id) const override;
   std::vector<std::string> open_calls() const override;
-  std::vector<LaterBoundary> since(const Boundary& pre) const override;
+  std::vector<sandbox::LaterBoundary> since(const sandbox::Boundary& pre) const override;
 
  private:
   struct Call {
-    Boundary pre;
+    sandbox::Boundary pre;
     std::uint64_t sequence = 0;  // of its pre-tool boundary
   };
   struct Fact {
     std::uint64_t sequence = 0;
-    LaterBoundary later;
+    sandbox::LaterBoundary later;
   };
 
   std::size_t capacity_;
@@ -47,4 +47,4 @@ class MemoryBoundaryLog : public BoundaryLog {
   std::deque<std::string> ended_;  // ended calls, oldest first
 };
 
-}  // namespace sandbox
+}  // namespace embed
