@@ -350,13 +350,19 @@ void ExecutionContext::complete(const std::string& node_id, const CallResult& re
                                   node_id, state_.step_count);
   state_.cost_usd += result.cost_usd;
   bool ok = result.success && !result.timed_out;
+  TimePoint now = now_of(now_);
+  std::optional<TimePoint> until = deadline();
+  // Cut short by the chain's own stop: the call is no failure of its tool.
+  bool out_of_time = !ok && until && now >= *until;
+  bool cut_short = out_of_time || (!ok && state_.aborted);
   if (record != nullptr) {
-    record->end = now_of(now_);
+    record->end = now;
     record->cost_usd += result.cost_usd;
-    record->status = ok                 ? NodeStatus::kOk
-                     : result.timed_out ? NodeStatus::kTimeout
-                                        : NodeStatus::kError;
-    if (!ok) ++record->retries_used;
+    record->status = ok                                ? NodeStatus::kOk
+                     : out_of_time || result.timed_out ? NodeStatus::kTimeout
+                     : state_.aborted                  ? NodeStatus::kAborted
+                                                       : NodeStatus::kError;
+    if (!ok && !cut_short) ++record->retries_used;
   }
   if (window_ && result.cost_usd > 0) window_->on_charge(call, result.cost_usd);
   if (pipeline_ && result.cost_usd > 0) pipeline_->on_charge(call, result.cost_usd);
@@ -364,9 +370,29 @@ void ExecutionContext::complete(const std::string& node_id, const CallResult& re
     if (circuits_ && !key.empty()) circuits_->record_success(key);
     return;
   }
+  if (cut_short) {
+    if (out_of_time && !state_.halted_by) {
+      SafetyEvent timeout = timeout_event(now);
+      timeout.node_id = node_id;
+      timeout.key = key;
+      stop(timeout);
+    }
+    return;
+  }
   ++state_.retries_used;
   if (circuits_ && !key.empty()) circuits_->record_failure(key);
   if (pipeline_) pipeline_->on_error(call, result.error);
+  if (config_.max_retries_total && state_.retries_used >= *config_.max_retries_total &&
+      !state_.halted_by) {
+    // The failure's own text stays in its record: it may be long, and the event is told
+    // to the agent and to the person.
+    stop(SafetyEvent{StopReason::kProviderError, Decision::kHalt, "ExecutionContext",
+                     "failures used up the retry budget: " + std::to_string(state_.retries_used) +
+                         " failed calls of " + std::to_string(*config_.max_retries_total) +
+                         (key.empty() ? std::string() : " (the last: " + key + ")"),
+                     static_cast<double>(*config_.max_retries_total),
+                     static_cast<double>(state_.retries_used), now, node_id, key});
+  }
 }
 
 std::string ExecutionContext::count_unadmitted(NodeKind kind, const WrapOptions& options) {

@@ -159,7 +159,8 @@ TEST(ExecutionContextTest, TheRetryBudgetIsChainWide) {
   EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kAllow);
   EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Edit"}), Decision::kRetry);
   EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kHalt) << "two failures, any tools";
-  EXPECT_EQ(*context.snapshot().halted_by, StopReason::kRetryBudgetExceeded);
+  EXPECT_EQ(*context.snapshot().halted_by, StopReason::kProviderError)
+      << "the second failure used the budget up";
 }
 
 TEST(ExecutionContextTest, ARetryOverrideTriesTheCallAgain) {
@@ -425,8 +426,11 @@ TEST(ExecutionContextTest, TheStateContinuesInANewContext) {
   EXPECT_EQ(second.admit(NodeKind::kTool).event->type, StopReason::kProviderRateLimit);
   clock.advance(30'000ms);
   EXPECT_EQ(second.admit(NodeKind::kTool).event->type, StopReason::kTimeout);
-  // A call admitted by one context is completed by another (wrapped agents' hooks).
-  ExecutionContext third(config, {}, nullptr, clock.now(), first.state());
+  // A call admitted by one context is completed by another (wrapped agents' hooks) — here
+  // without the timeout, which has run out: a failure after it would be the timeout's.
+  ExecutionConfig untimed = config;
+  untimed.timeout = 0ms;
+  ExecutionContext third(untimed, {}, nullptr, clock.now(), first.state());
   third.complete("n-elsewhere", CallResult{false, 0, "exit 1", false, "Edit"});
   EXPECT_EQ(third.state().retries_used, 2u);
   EXPECT_EQ(third.state().circuits.count("Edit"), 1u);
@@ -506,6 +510,96 @@ TEST(ExecutionContextTest, LimitsOutOfRangeAreRefused) {
   EXPECT_THROW(ExecutionContext({.max_cost_usd = 0.0}), std::invalid_argument);
   EXPECT_THROW(ExecutionContext({.max_steps = 0}), std::invalid_argument);
   EXPECT_THROW(ExecutionContext({.max_retries_total = 0}), std::invalid_argument);
+}
+
+TEST(ExecutionContextTest, ATimeoutDuringACallStopsTheChainThenAndUsesNoRetry) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.max_retries_total = 5, .timeout = 10'000ms}, {}, nullptr, clock.now());
+  EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Read"}), Decision::kAllow);
+  // The chain's time runs out while the call runs (1 ms past the deadline).
+  auto slow = [&](const CancellationToken&) {
+    clock.advance(10'001ms);
+    return 0.0;
+  };
+  EXPECT_EQ(context.wrap_tool_call(slow, {.key = "Bash"}), Decision::kHalt);
+  // No later call is needed for the stop to be recorded.
+  ContextSnapshot s = context.snapshot();
+  ASSERT_TRUE(s.halted_by.has_value()) << "the timeout is the chain's halt reason at once";
+  EXPECT_EQ(*s.halted_by, StopReason::kTimeout);
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].type, StopReason::kTimeout);
+  EXPECT_EQ(s.events[0].hook, "ExecutionContext");
+  EXPECT_EQ(s.events[0].node_id, "n2");
+  EXPECT_EQ(s.events[0].key, "Bash");
+  EXPECT_EQ(s.events[0].limit, 10'000);
+  EXPECT_EQ(s.events[0].value, 10'001);
+  EXPECT_EQ(s.retries_used, 0u) << "the chain's timeout is no failure of the call";
+  EXPECT_EQ(s.nodes[1].status, NodeStatus::kTimeout);
+  EXPECT_EQ(s.nodes[1].retries_used, 0u);
+  ASSERT_TRUE(context.stop_snapshot().has_value()) << "the partial result is kept";
+  EXPECT_EQ(context.stop_snapshot()->step_count, 2u);
+  EXPECT_EQ(context.stop_snapshot()->nodes.size(), 2u);
+  EXPECT_FALSE(context.stop_snapshot()->halted_by);
+  // The halves (a wrapped agent's call): a call that fails after the deadline is the
+  // timeout's too, and a supervisor asking afterwards finds the same one stop.
+  ExecutionContext halves({.max_retries_total = 1, .timeout = 10'000ms}, {}, nullptr, clock.now());
+  Admission a = halves.admit(NodeKind::kTool, {.key = "Bash"});
+  ASSERT_EQ(a.decision, Decision::kAllow);
+  clock.advance(10'000ms);
+  EXPECT_TRUE(a.token.cancelled());
+  halves.complete(a.node_id, CallResult{false, 0, "killed", false, "Bash"});
+  EXPECT_EQ(halves.state().retries_used, 0u);
+  ASSERT_TRUE(halves.state().halted_by.has_value());
+  EXPECT_EQ(*halves.state().halted_by, StopReason::kTimeout) << "not the retry budget";
+  ASSERT_TRUE(halves.check_deadline());
+  EXPECT_EQ(halves.snapshot().events.size(), 1u);
+  ASSERT_TRUE(halves.stop_snapshot());
+}
+
+TEST(ExecutionContextTest, ACallPastItsOwnDeadlineIsAFailureButTheChainGoesOn) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.timeout = 60'000ms}, {}, nullptr, clock.now());
+  Admission a = context.admit(NodeKind::kTool, {.key = "Bash", .timeout = 1'000ms});
+  clock.advance(2'000ms);
+  context.complete(a.node_id, CallResult{true, 0, "", true, "Bash"});
+  EXPECT_EQ(context.state().retries_used, 1u);
+  EXPECT_FALSE(context.state().halted_by);
+}
+
+TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheChainAsAProviderError) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.max_retries_total = 2}, {}, nullptr, clock.now());
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
+  EXPECT_FALSE(context.snapshot().halted_by) << "one failure of two";
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
+  // The failure that used the budget up stops the chain, before any other call.
+  ContextSnapshot s = context.snapshot();
+  ASSERT_TRUE(s.halted_by.has_value());
+  EXPECT_EQ(*s.halted_by, StopReason::kProviderError);
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].type, StopReason::kProviderError);
+  EXPECT_EQ(s.events[0].hook, "ExecutionContext");
+  EXPECT_EQ(s.events[0].node_id, "n2");
+  EXPECT_EQ(s.events[0].limit, 2);
+  EXPECT_EQ(s.events[0].value, 2);
+  EXPECT_EQ(s.events[0].reason,
+            "failures used up the retry budget: 2 failed calls of 2 (the "
+            "last: Bash)");
+  EXPECT_EQ(halt_reason_name(s.events[0].type), "provider_error");
+  ASSERT_TRUE(context.stop_snapshot());
+  EXPECT_EQ(context.stop_snapshot()->retries_used, 2u);
+  // Every later call is refused for it.
+  Admission next = context.admit(NodeKind::kTool, {.key = "Read"});
+  EXPECT_EQ(next.decision, Decision::kHalt);
+  EXPECT_EQ(next.event->type, StopReason::kProviderError);
+  // A chain continued with its retries already at the budget and no stop (a resumed
+  // run) finds the budget used up before its first call: retry_budget_exceeded.
+  ContainmentState resumed = context.state();
+  resumed.halted_by.reset();
+  ExecutionContext again({.max_retries_total = 2}, {}, nullptr, clock.now(), resumed);
+  Admission first = again.admit(NodeKind::kTool);
+  EXPECT_EQ(first.decision, Decision::kHalt);
+  EXPECT_EQ(first.event->type, StopReason::kRetryBudgetExceeded);
 }
 
 }  // namespace

@@ -174,7 +174,12 @@ class ExecutionContext {
   // caller withdraws a call once.
   void withdraw(const std::string& node_id);
   // After an admitted call: its cost is charged; a success closes its circuit, a
-  // failure (or a call past its deadline) uses one retry and counts toward its circuit.
+  // failure (or a call past its own deadline) uses one retry and counts toward its
+  // circuit, and the failure that uses up the retry budget stops the chain
+  // (provider_error). A call that did not succeed because the chain's time ran out
+  // during it (or the chain was aborted) uses no retry and is no failure of its tool:
+  // it ends as timed out, and the timeout stops the chain then and there (its event,
+  // its stop snapshot), not at the next call.
   void complete(const std::string& node_id, const CallResult& result);
   // Cost learned after the fact (a model request's usage), charged to the chain (and to
   // node_id if it is one).
