@@ -14,7 +14,7 @@ struct Names {
   std::string_view halt_reason;
 };
 
-constexpr std::array<Names, 8> kNames = {{
+constexpr std::array<Names, 10> kNames = {{
     {StopReason::kBudgetExceeded, "budget_exceeded", "max_cost"},
     {StopReason::kRetryBudgetExceeded, "retry_budget_exceeded", "retry_budget"},
     {StopReason::kCircuitOpen, "circuit_open", "circuit_open"},
@@ -23,6 +23,8 @@ constexpr std::array<Names, 8> kNames = {{
     {StopReason::kAborted, "aborted", "aborted"},
     {StopReason::kProviderRateLimit, "provider_rate_limit", "rate_limit"},
     {StopReason::kProviderError, "provider_error", "provider_error"},
+    {StopReason::kRepeatedCall, "repeated_call", "repeated_call"},
+    {StopReason::kLoop, "loop_detected", "loop"},
 }};
 
 }  // namespace
@@ -79,7 +81,8 @@ std::string_view halt_reason_name(StopReason reason) {
 }
 
 bool stops_chain(StopReason reason) {
-  return reason != StopReason::kCircuitOpen && reason != StopReason::kProviderRateLimit;
+  return reason != StopReason::kCircuitOpen && reason != StopReason::kProviderRateLimit &&
+         reason != StopReason::kRepeatedCall;
 }
 
 }  // namespace policy

@@ -282,6 +282,32 @@ std::optional<SafetyEvent> ExecutionContext::open_circuit(const CallContext& cal
                      options.key};
 }
 
+std::optional<ExecutionContext::Refusal> ExecutionContext::repeated_call(
+    const WrapOptions& options, const std::string& node_id) {
+  if (!config_.repeat.enabled() || options.input_fingerprint.empty()) return std::nullopt;
+  RepeatCheck check =
+      check_repeat(config_.repeat, state_.repeat, options.key, options.input_fingerprint);
+  state_.repeat = check.streak;
+  if (check.verdict == RepeatVerdict::kAllow) return std::nullopt;
+  const std::string& tool = options.key.empty() ? std::string("this") : options.key;
+  std::string times = std::to_string(check.streak.count) + " times in a row";
+  bool halt = check.verdict == RepeatVerdict::kHalt;
+  SafetyEvent event{
+      halt ? StopReason::kLoop : StopReason::kRepeatedCall,
+      Decision::kHalt,
+      "RepeatGuard",
+      halt ? "the same " + tool + " call with the same input was asked " + times +
+                 ": the agent is looping"
+           : "the same " + tool + " call with the same input was asked " + times +
+                 ", so it is refused: change the input or do something else",
+      static_cast<double>(halt ? config_.repeat.halt_threshold : config_.repeat.deny_threshold),
+      static_cast<double>(check.streak.count),
+      now_of(now_),
+      node_id,
+      options.key};
+  return Refusal{std::move(event), halt};
+}
+
 Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
   Admission out;
@@ -300,6 +326,10 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
                         : limit->type == StopReason::kTimeout ? NodeStatus::kTimeout
                                                               : NodeStatus::kHalted;
     return refuse(std::move(record), std::move(out), std::move(*limit), status, true);
+  }
+  if (std::optional<Refusal> repeated = repeated_call(options, out.node_id)) {
+    return refuse(std::move(record), std::move(out), std::move(repeated->event),
+                  NodeStatus::kHalted, repeated->stops_chain);
   }
   CallContext call = call_context(kind, options, out.node_id, steps_before);
   // The per-call checks: the budget window, the pipeline's hooks, the circuit. The

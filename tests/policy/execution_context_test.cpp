@@ -602,4 +602,67 @@ TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheChainAsAProvide
   EXPECT_EQ(first.event->type, StopReason::kRetryBudgetExceeded);
 }
 
+TEST(ExecutionContextTest, TheSameCallRepeatedIsRefusedThenStopsTheChainAsALoop) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.repeat = {3, 5}}, {}, nullptr, clock.now());
+  WrapOptions same{.key = "Bash", .input_fingerprint = "f-echo-same"};
+  EXPECT_EQ(context.admit(NodeKind::kTool, same).decision, Decision::kAllow);
+  EXPECT_EQ(context.admit(NodeKind::kTool, same).decision, Decision::kAllow);
+  Admission third = context.admit(NodeKind::kTool, same);
+  EXPECT_EQ(third.decision, Decision::kHalt);
+  ASSERT_TRUE(third.event);
+  EXPECT_EQ(third.event->type, StopReason::kRepeatedCall);
+  EXPECT_EQ(third.event->hook, "RepeatGuard");
+  EXPECT_EQ(third.event->limit, 3);
+  EXPECT_EQ(third.event->value, 3);
+  EXPECT_EQ(third.event->reason,
+            "the same Bash call with the same input was asked 3 times in a row, so it is "
+            "refused: change the input or do something else");
+  EXPECT_FALSE(stops_chain(third.event->type));
+  EXPECT_FALSE(context.snapshot().halted_by) << "a refusal, the run goes on";
+  // The state another process continues from holds the streak.
+  ExecutionContext next({.repeat = {3, 5}}, {}, nullptr, clock.now(), context.state());
+  EXPECT_EQ(next.state().repeat, (RepeatStreak{"Bash", "f-echo-same", 3}));
+  EXPECT_EQ(next.admit(NodeKind::kTool, same).event->type, StopReason::kRepeatedCall);
+  Admission fifth = next.admit(NodeKind::kTool, same);
+  EXPECT_EQ(fifth.decision, Decision::kHalt);
+  EXPECT_EQ(fifth.event->type, StopReason::kLoop);
+  EXPECT_EQ(fifth.event->limit, 5);
+  EXPECT_EQ(fifth.event->reason,
+            "the same Bash call with the same input was asked 5 times in a row: the agent is "
+            "looping");
+  EXPECT_EQ(halt_reason_name(fifth.event->type), "loop");
+  ContextSnapshot s = next.snapshot();
+  ASSERT_TRUE(s.halted_by);
+  EXPECT_EQ(*s.halted_by, StopReason::kLoop);
+  EXPECT_EQ(s.step_count, 2u) << "refused calls are no steps";
+  EXPECT_EQ(s.refused_count, 3u);
+  ASSERT_TRUE(next.stop_snapshot());
+  // Stopped for good: another call is refused too.
+  EXPECT_EQ(next.admit(NodeKind::kTool, {.key = "Read", .input_fingerprint = "f2"}).event->type,
+            StopReason::kLoop);
+}
+
+TEST(ExecutionContextTest, ADifferentCallResetsTheStreakAndCallsWithoutAnInputAreNotCounted) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.repeat = {2, 3}}, {}, nullptr, clock.now());
+  WrapOptions a{.key = "Bash", .input_fingerprint = "a"};
+  WrapOptions b{.key = "Bash", .input_fingerprint = "b"};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(context.admit(NodeKind::kTool, a).decision, Decision::kAllow) << i;
+    EXPECT_EQ(context.admit(NodeKind::kTool, b).decision, Decision::kAllow) << i;
+  }
+  // Calls with no fingerprint (a model request, a caller that gives none) are left out.
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(context.admit(NodeKind::kTool, {.key = "Bash"}).decision, Decision::kAllow);
+  }
+  EXPECT_EQ(context.admit(NodeKind::kTool, b).event->type, StopReason::kRepeatedCall);
+  // Off by default in the library: an ExecutionConfig without repeat counts nothing.
+  ExecutionContext plain({}, {}, nullptr, clock.now());
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(plain.admit(NodeKind::kTool, a).decision, Decision::kAllow);
+  }
+  EXPECT_EQ(plain.state().repeat.count, 0u);
+}
+
 }  // namespace

@@ -42,19 +42,24 @@ enum class StopReason {
   kAborted,              // abort() was called
   kProviderRateLimit,    // a budget window is full
   kProviderError,        // failures used up the retry budget
+  // Beyond the document: the repeat guard (repeat_guard.hpp).
+  kRepeatedCall,  // the same call with the same input asked too often in a row: refused
+  kLoop,          // ... so often that the agent is taken to be looping: the chain stops
 };
 
 // The spec's event_type: "budget_exceeded", "retry_budget_exceeded", "circuit_open",
-// "step_limit_exceeded", "timeout", "aborted", "provider_rate_limit", "provider_error".
+// "step_limit_exceeded", "timeout", "aborted", "provider_rate_limit", "provider_error";
+// and ours, "repeated_call", "loop_detected".
 std::string_view to_string(StopReason reason);
 // The inverse of to_string, or nullopt.
 std::optional<StopReason> parse_stop_reason(std::string_view text);
 // The short name a person reads in `shadowbox runs` (halt_reason): "max_cost",
 // "retry_budget", "circuit_open", "max_steps", "timeout", "aborted", "rate_limit",
-// "provider_error".
+// "provider_error", "repeated_call", "loop".
 std::string_view halt_reason_name(StopReason reason);
 // Whether a halt for this reason stops the whole chain (every later call), rather than
-// one kind of call (an open circuit) or one window of time (a rate limit).
+// one kind of call (an open circuit), one window of time (a rate limit) or one repeated
+// call (the repeat guard's refusal).
 bool stops_chain(StopReason reason);
 
 }  // namespace policy

@@ -38,6 +38,7 @@
 #include "policy/cancellation_token.hpp"
 #include "policy/circuit_breaker.hpp"
 #include "policy/decision.hpp"
+#include "policy/repeat_guard.hpp"
 #include "policy/safety_event.hpp"
 #include "policy/shield_pipeline.hpp"
 
@@ -64,6 +65,7 @@ struct ExecutionConfig {
   std::chrono::milliseconds timeout{0};          // wall clock from the chain's start; 0: none
   std::optional<CircuitBreakerConfig> circuit_breaker;  // per call key
   std::optional<BudgetWindowConfig> budget_window;      // calls and spend per window
+  RepeatConfig repeat;  // identical calls in a row refused, then the chain stopped (off: 0s)
 };
 
 // Per-call options.
@@ -74,6 +76,9 @@ struct WrapOptions {
   std::optional<std::chrono::milliseconds> timeout;  // this call's own time limit
   std::optional<std::size_t> retry_policy_override;  // retries of this call (wrap_*)
   std::string parent_node_id;
+  // A digest of the call's input in a canonical form, which the repeat guard compares
+  // (with key): "" leaves the call out of its count.
+  std::string input_fingerprint;
 };
 
 // How a node ended.
@@ -107,6 +112,7 @@ struct ContainmentState {
   std::string abort_reason;
   std::optional<StopReason> halted_by;  // the first chain-wide stop
   TimePoint started_at;                 // the chain's start (its timeout counts from it)
+  RepeatStreak repeat;                  // the newest identical calls in a row
   std::map<std::string, CircuitStatus> circuits;
   std::vector<WindowEntry> window;
   std::vector<SafetyEvent> events;
@@ -159,7 +165,9 @@ class ExecutionContext {
 
   // Before a call: checks, in order, abort, an earlier stop, timeout, the cost ceiling
   // (with the call's estimate), the step limit (steps, then refusals in a row) and the
-  // retry budget (a chain stop: this and every later call halt), the budget window, the
+  // retry budget (a chain stop: this and every later call halt), the repeat guard (a
+  // call with an input fingerprint is counted in the streak of identical calls: refused
+  // at its deny threshold, a chain stop at its halt threshold), the budget window, the
   // pipeline (a hook's halt for a reason that stops_chain is a chain stop too), and the
   // call key's circuit. An admitted call is a step and counts in the window; a halted
   // one is counted as refused.
@@ -240,6 +248,8 @@ class ExecutionContext {
   // degraded where it says so (mutex_ held).
   std::optional<Refusal> pipeline_check(const CallContext& call, const WrapOptions& options,
                                         Admission& out);
+  // The repeat guard's refusal of a call (the streak counted), or nullopt (mutex_ held).
+  std::optional<Refusal> repeated_call(const WrapOptions& options, const std::string& node_id);
   // The open circuit of options.key that refuses call, or nullopt (mutex_ held).
   std::optional<SafetyEvent> open_circuit(const CallContext& call, const WrapOptions& options,
                                           const std::string& node_id);
