@@ -321,7 +321,7 @@ void parse_policy(const std::string& origin, const YAML::Node& node, Config& con
   if (!node.IsMap()) fail(origin, node, "policy", "expected a mapping");
   check_keys(origin, node, "policy.",
              {"max_cost_usd", "max_steps", "max_retries_total", "timeout", "circuit_breaker",
-              "budget_window", "prices", "kill_grace", "telemetry", "shared_budget"});
+              "budget_window", "repeat", "prices", "kill_grace", "telemetry", "shared_budget"});
   PolicySettings& p = config.policy;
   if (YAML::Node v = node["max_cost_usd"]; v)
     p.limits.max_cost_usd = as_usd(origin, v, "policy.max_cost_usd");
@@ -368,6 +368,20 @@ void parse_policy(const std::string& origin, const YAML::Node& node, Config& con
       fail(origin, bw, "policy.budget_window", "needs max_calls or max_cost_usd");
     }
     p.budget_window = w;
+  }
+  if (YAML::Node repeat = node["repeat"]; repeat && !repeat.IsNull()) {
+    if (!repeat.IsMap()) fail(origin, repeat, "policy.repeat", "expected a mapping");
+    check_keys(origin, repeat, "policy.repeat.", {"deny_threshold", "halt_threshold"});
+    for (auto [name, into] : {std::pair{"deny_threshold", &p.repeat.deny_threshold},
+                              std::pair{"halt_threshold", &p.repeat.halt_threshold}}) {
+      YAML::Node v = repeat[name];
+      if (!v) continue;
+      std::string key = std::string("policy.repeat.") + name;
+      std::uint64_t n = as_count(origin, v, key);
+      // 1 would refuse every call, not a repeated one.
+      if (n == 1) fail(origin, v, key, "must be 0 (off) or at least 2");
+      *into = static_cast<std::size_t>(n);
+    }
   }
   if (YAML::Node prices = node["prices"]; prices && !prices.IsNull()) {
     if (!prices.IsMap()) fail(origin, prices, "policy.prices", "expected a mapping of models");
@@ -540,6 +554,7 @@ policy::ExecutionConfig PolicySettings::execution_config(const PolicyLimits& l) 
   }
   c.circuit_breaker = circuit_breaker;
   if (budget_window) c.budget_window = budget_window;
+  c.repeat = repeat;
   return c;
 }
 

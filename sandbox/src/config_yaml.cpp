@@ -96,6 +96,10 @@ void emit_policy(YAML::Emitter& out, const PolicySettings& p) {
     }
     out << YAML::EndMap;
   }
+  out << YAML::Key << "repeat" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "deny_threshold" << YAML::Value << p.repeat.deny_threshold;
+  out << YAML::Key << "halt_threshold" << YAML::Value << p.repeat.halt_threshold;
+  out << YAML::EndMap;
   out << YAML::Key << "prices" << YAML::Value << YAML::BeginMap;
   for (const auto& [model, price] : p.prices.entries()) {
     out << YAML::Key << model << YAML::Value << YAML::BeginMap;

@@ -65,6 +65,11 @@ Var encode_state(const policy::ContainmentState& s) {
   o->set("halted_by", s.halted_by ? Var(std::string(policy::to_string(*s.halted_by))) : Var());
   o->set("started_at", time_text(s.started_at));
   o->set("next_node", s.next_node);
+  Object::Ptr repeat = object();
+  repeat->set("key", s.repeat.key);
+  repeat->set("fingerprint", s.repeat.fingerprint);
+  repeat->set("count", s.repeat.count);
+  o->set("repeat", repeat);
   Object::Ptr circuits = object();
   for (const auto& [key, c] : s.circuits) {
     Object::Ptr item = object();
@@ -108,6 +113,11 @@ policy::ContainmentState decode_state(const Var& v) {
   s.started_at = time_of(o, "started_at");
   s.next_node = static_cast<std::size_t>(o->optValue<double>("next_node", 1));
   if (s.next_node == 0) s.next_node = 1;
+  if (o->has("repeat")) {
+    Object::Ptr repeat = object_of(o->get("repeat"), "a repeat streak");
+    s.repeat = {text(repeat, "key"), text(repeat, "fingerprint"),
+                static_cast<std::size_t>(number(repeat, "count"))};
+  }
   if (Object::Ptr circuits = o->getObject("circuits")) {
     for (const auto& [key, value] : *circuits) {
       Object::Ptr item = object_of(value, "a circuit");

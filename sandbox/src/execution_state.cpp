@@ -270,6 +270,7 @@ void ExecutionState::restart_containment(bool keep_count) {
     counted.abort_reason.clear();
     counted.halted_by.reset();
     counted.refused_in_a_row = 0;  // the refusals that stopped it do not stop it again
+    counted.repeat = {};           // nor does the streak of a loop it halted for
   }
   counted.next_node = before.next_node;  // node ids stay unique in the run
   counted.started_at = clock_->now();

@@ -9,6 +9,7 @@
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/run_stats.hpp"
+#include "sandbox/sha256.hpp"
 
 namespace sandbox {
 
@@ -324,10 +325,17 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   if (options.before_admission) options.before_admission();
   policy::Admission admission;
   if (policy::ExecutionContext* containment = state_.containment()) {
+    // The repeat guard compares calls by a digest of their input.
+    std::string fingerprint;
+    if (containment->config().repeat.enabled()) {
+      fingerprint =
+          sha256_hex(options.canonical_input.empty() ? call.params : options.canonical_input);
+    }
     admission = containment->admit(policy::NodeKind::kTool,
                                    {.operation_name = call.name,
                                     .key = call.name,
-                                    .cost_estimate_hint = options.cost_estimate_usd});
+                                    .cost_estimate_hint = options.cost_estimate_usd,
+                                    .input_fingerprint = fingerprint});
     state_.record_containment();
     meta.decision = std::string(policy::to_string(admission.decision));
     meta.safety_event = admission.event;

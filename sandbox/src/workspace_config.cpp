@@ -320,6 +320,16 @@ class Tightener {
         left_out_.push_back("policy.budget_window (a looser window)");
       }
     }
+    // A threshold is tighter when it trips sooner: lower, and never 0 (off) where the
+    // base has one.
+    take(out_.policy.repeat.deny_threshold, b.repeat.deny_threshold, p.repeat.deny_threshold,
+         limit_at_least(p.repeat.deny_threshold, b.repeat.deny_threshold),
+         "policy.repeat.deny_threshold", std::to_string(p.repeat.deny_threshold),
+         "repeated tool calls would be denied later, or never");
+    take(out_.policy.repeat.halt_threshold, b.repeat.halt_threshold, p.repeat.halt_threshold,
+         limit_at_least(p.repeat.halt_threshold, b.repeat.halt_threshold),
+         "policy.repeat.halt_threshold", std::to_string(p.repeat.halt_threshold),
+         "a looping agent would be stopped later, or never");
     ModelPrice highest = b.prices.highest();
     for (const auto& [model, price] : p.prices.entries()) {
       auto known = b.prices.entries().find(model);

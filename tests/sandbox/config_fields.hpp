@@ -51,6 +51,7 @@ inline void expect_same_settings(const sandbox::Config& a, const sandbox::Config
     EXPECT_EQ(a.policy.budget_window->max_calls, b.policy.budget_window->max_calls);
     EXPECT_EQ(a.policy.budget_window->max_cost_usd, b.policy.budget_window->max_cost_usd);
   }
+  EXPECT_EQ(a.policy.repeat, b.policy.repeat);
   EXPECT_EQ(a.policy.prices.entries(), b.policy.prices.entries());
   EXPECT_EQ(a.policy.kill_grace, b.policy.kill_grace);
   EXPECT_EQ(a.policy.telemetry, b.policy.telemetry);

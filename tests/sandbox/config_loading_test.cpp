@@ -44,6 +44,9 @@ TEST(ConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_TRUE(c.auto_maintenance);
   EXPECT_EQ(c.maintenance.loose_objects, 256u);
   EXPECT_EQ(c.maintenance.max_packs, 8u);
+  // The repeat guard is on: the third identical call in a row denied, the fourth halts.
+  EXPECT_EQ(c.policy.repeat, (policy::RepeatConfig{3, 4}));
+  EXPECT_EQ(c.policy.execution_config(c.policy.limits).repeat, (policy::RepeatConfig{3, 4}));
 }
 
 TEST(ConfigTest, WatchDaemonSettings) {
@@ -153,6 +156,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
       "  timeout: 30m\n"
       "  circuit_breaker: {failure_threshold: 4, recovery_timeout: 2m}\n"
       "  budget_window: {window: 10m, max_cost_usd: $1, max_calls: 20}\n"
+      "  repeat: {deny_threshold: 5, halt_threshold: 0}\n"
       "  prices:\n"
       "    my-model: {input: 1, output: 2, cache_write_5m: 1.25, cache_write_1h: 2, "
       "cache_read: 0}\n"
@@ -208,6 +212,7 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(e.timeout, std::chrono::minutes(30));
   EXPECT_TRUE(e.circuit_breaker);
   EXPECT_TRUE(e.budget_window);
+  EXPECT_EQ(e.repeat, (policy::RepeatConfig{5, 0})) << "0 turns the halt off";
 }
 
 TEST(ConfigTest, RunFlagsOverrideConfigLimitsOneByOne) {
@@ -371,6 +376,12 @@ TEST(ConfigTest, MistakesAreErrorsNamingTheKey) {
   expect_config_error("policy:\n  prices:\n    m: {input: 1}\n", {"policy.prices.m.output"});
   expect_config_error("policy:\n  circuit_breaker: {threshold: 2}\n",
                       {"policy.circuit_breaker.threshold"});
+  expect_config_error("policy:\n  repeat: {deny_threshold: 1}\n",
+                      {"policy.repeat.deny_threshold", "0 (off) or at least 2"});
+  expect_config_error("policy:\n  repeat: {halt_threshold: -3}\n",
+                      {"policy.repeat.halt_threshold"});
+  expect_config_error("policy:\n  repeat: {deny: 3}\n", {"policy.repeat.deny", "unknown"});
+  expect_config_error("policy:\n  repeat: 3\n", {"policy.repeat", "mapping"});
   // Line numbers point at the mistake.
   expect_config_error("capture:\n  max_file_size: 1MiB\n  oops: 1\n", {"test.yaml:3"});
 }

@@ -146,6 +146,55 @@ TEST_F(ContainmentTest, TheCountContinuesInEveryProcessOfARun) {
   EXPECT_THROW(fourth->transactions().succeed("c3", ""), Error) << "a denied call never began";
 }
 
+TEST_F(ContainmentTest, TheRepeatStreakContinuesInEveryProcessUntilTheLoopStopsTheRun) {
+  fsnap::Store::open(dir_ / "store", dir_ / "ws", true);
+  auto open = [&] {
+    auto run = std::make_unique<LedgerRun>(fsnap::Store::open(dir_ / "store", dir_ / "ws", false),
+                                           LedgerRunOptions{});
+    run->state().set_containment({.repeat = {2, 3}});
+    return run;
+  };
+  // One process per call, as hook processes of one run. The params differ in spacing
+  // only; the canonical input the caller gives is what is compared.
+  const std::string same = R"({"command":"echo same"})";
+  std::unique_ptr<LedgerRun> first = open();
+  EXPECT_EQ(first->transactions().begin({"c0", "Bash", same}, {.canonical_input = same}).decision,
+            policy::Decision::kAllow);
+  first->transactions().succeed("c0", "ok");
+  StepResult second = open()->transactions().begin({"c1", "Bash", R"({ "command": "echo same" })"},
+                                                   {.canonical_input = same});
+  EXPECT_EQ(second.decision, policy::Decision::kHalt);
+  ASSERT_TRUE(second.safety_event);
+  EXPECT_EQ(second.safety_event->type, policy::StopReason::kRepeatedCall);
+  std::unique_ptr<LedgerRun> third = open();
+  StepResult looping = third->transactions().begin({"c2", "Bash", same}, {.canonical_input = same});
+  ASSERT_TRUE(looping.safety_event);
+  EXPECT_EQ(looping.safety_event->type, policy::StopReason::kLoop);
+  std::optional<policy::ContainmentState> counted = containment_state(third->state().session());
+  ASSERT_TRUE(counted);
+  EXPECT_EQ(counted->halted_by, policy::StopReason::kLoop);
+  EXPECT_EQ(counted->repeat.count, 3u);
+  EXPECT_EQ(counted->repeat.key, "Bash");
+  EXPECT_EQ(counted->repeat.fingerprint.size(), 64u) << "a digest, never the input itself";
+  // A resumed run starts a new streak with its new stop: the same call runs once more.
+  third->state().restart_containment(/*keep_count=*/true);
+  EXPECT_EQ(third->transactions().begin({"c3", "Bash", same}, {.canonical_input = same}).decision,
+            policy::Decision::kAllow);
+}
+
+TEST_F(ContainmentTest, ARollbackKeepsTheRepeatStreak) {
+  HostState h(dir_.path());
+  h.state.set_containment({.repeat = {2, 0}});
+  ToolRunner runner(h.state, tools(), "prompt");
+  EXPECT_FALSE(runner.execute({"f1", "fail", "{}"}).success);
+  EXPECT_FALSE(fs::exists(dir_ / "ws/junk")) << "rolled back";
+  ToolResult again = runner.execute({"f2", "fail", "{}"});
+  ASSERT_TRUE(again.denied_by.has_value()) << "the same failing call, asked again";
+  EXPECT_EQ(again.denied_by->type, policy::StopReason::kRepeatedCall);
+  EXPECT_TRUE(runner.execute({"f3", "fail", R"({"other":1})"}).denied_by == std::nullopt)
+      << "another input runs";
+}
+
 TEST(ContainmentStateTest, TheStateRoundTripsThroughTheSession) {
   policy::ContainmentState state;
   state.step_count = 7;
@@ -157,6 +206,7 @@ TEST(ContainmentStateTest, TheStateRoundTripsThroughTheSession) {
   state.abort_reason = "stop now";
   state.halted_by = policy::StopReason::kAborted;
   state.started_at = TimePoint(std::chrono::seconds(1'800'000'000));
+  state.repeat = policy::RepeatStreak{"Bash", "ab12", 3};
   state.circuits["Bash"] =
       policy::CircuitStatus{policy::CircuitState::kOpen, 3, state.started_at + 5s, false};
   state.window.push_back(policy::WindowEntry{state.started_at + 1s, state.started_at + 2s, 0.5, 3});
@@ -181,6 +231,7 @@ TEST(ContainmentStateTest, TheStateRoundTripsThroughTheSession) {
   EXPECT_EQ(decoded->started_at, state.started_at);
   EXPECT_EQ(decoded->circuits, state.circuits);
   EXPECT_EQ(decoded->window, state.window);
+  EXPECT_EQ(decoded->repeat, state.repeat);
   ASSERT_EQ(decoded->events.size(), kPersistedSafetyEvents) << "the newest events only";
   EXPECT_EQ(decoded->events.back(), state.events.back());
   EXPECT_EQ(back.policies.at(typeid(policy::ContainmentState)), SlicePolicy::kLog);

@@ -66,7 +66,7 @@ const char* kLoosening =
     "retention: {keep_last: 1, max_age: 1d, prune_grace: 0s}\n"
     "run: {env: [PATH, AWS_SECRET_ACCESS_KEY], home: {carry: [.ssh]}, preserve: on_demand}\n"
     "policy: {telemetry: false, prices: {claude-opus: {input: 0, output: 0, cache_write_5m: 0, "
-    "cache_write_1h: 0, cache_read: 0}}}\n"
+    "cache_write_1h: 0, cache_read: 0}}, repeat: {deny_threshold: 0, halt_threshold: 50}}\n"
     "session: {windows: {ToolInvoked: 1}}\n"
     "fleet: {redis: 'redis://127.0.0.1:1/0', remote: /tmp/elsewhere.git}\n";
 
@@ -89,6 +89,7 @@ TEST_F(WorkspaceConfigTest, AnUntrustedFileNeverLoosensProtectionNorSendsDataAny
   EXPECT_EQ(c.run.preserve, sandbox::PreserveStrategy::kOnToolUse);
   EXPECT_TRUE(c.policy.telemetry);
   EXPECT_EQ(c.policy.prices.entries(), defaults.policy.prices.entries());
+  EXPECT_EQ(c.policy.repeat, defaults.policy.repeat) << "the repeat guard stays as it was";
   EXPECT_TRUE(c.session_windows.empty());
   EXPECT_FALSE(c.fleet.enabled());
   for (const char* key :
@@ -96,6 +97,7 @@ TEST_F(WorkspaceConfigTest, AnUntrustedFileNeverLoosensProtectionNorSendsDataAny
         "capture.excludes", "capture.max_file_size", "capture.respect_gitignore",
         "retention.keep_last", "retention.max_age", "retention.prune_grace", "run.env",
         "run.home.carry", "run.preserve", "policy.telemetry", "policy.prices.claude-opus",
+        "policy.repeat.deny_threshold", "policy.repeat.halt_threshold",
         "session.windows.ToolInvoked", "fleet"}) {
     EXPECT_TRUE(mentions(c, key)) << key << " is not said to be left out";
   }
@@ -104,7 +106,7 @@ TEST_F(WorkspaceConfigTest, AnUntrustedFileNeverLoosensProtectionNorSendsDataAny
 TEST_F(WorkspaceConfigTest, AnUntrustedFileMayTighten) {
   write(
       "policy: {max_steps: 5, max_cost_usd: 2, timeout: 1h, circuit_breaker: "
-      "{failure_threshold: 2}}\n"
+      "{failure_threshold: 2}, repeat: {deny_threshold: 2, halt_threshold: 3}}\n"
       "run: {secrets: [MY_TOKEN], env: [PATH], home: {credentials: false}}\n"
       "retention: {prune_grace: 2h}\n"
       "capture: {max_file_size: 0}\n"
@@ -116,6 +118,7 @@ TEST_F(WorkspaceConfigTest, AnUntrustedFileMayTighten) {
   EXPECT_EQ(c.policy.limits.timeout, std::chrono::seconds(3600));
   ASSERT_TRUE(c.policy.circuit_breaker.has_value());
   EXPECT_EQ(c.policy.circuit_breaker->failure_threshold, 2u);
+  EXPECT_EQ(c.policy.repeat, (policy::RepeatConfig{2, 3})) << "repeats stopped sooner";
   EXPECT_EQ(c.run.env, std::vector<std::string>{"PATH"});
   // Every secret the defaults name stays one; the file's is added.
   Config defaults;
@@ -216,7 +219,8 @@ TEST(ConfigYamlTest, AConfigWrittenAsYamlReadsBackTheSame) {
       "hooks: {rollback_on_failure: false, keep_failed_tools: [Bash], transport: command}\n"
       "policy: {max_cost_usd: 2.5, max_steps: 3, max_retries_total: 4, timeout: 90s, "
       "circuit_breaker: {failure_threshold: 2, recovery_timeout: 1m}, budget_window: {window: "
-      "1m, max_calls: 5, max_cost_usd: 0.1}, prices: {my-model: {input: 0.3, output: 1.7, "
+      "1m, max_calls: 5, max_cost_usd: 0.1}, repeat: {deny_threshold: 0, halt_threshold: 7}, "
+      "prices: {my-model: {input: 0.3, output: 1.7, "
       "cache_write_5m: 0.1, cache_write_1h: 0.2, cache_read: 0.03}}, kill_grace: 2s, "
       "telemetry: false, shared_budget: team}\n"
       "watch: {daemon: off, idle_exit: 1m}\n"

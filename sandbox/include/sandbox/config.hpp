@@ -153,7 +153,11 @@ struct PolicySettings {
   PolicyLimits limits;
   std::optional<policy::CircuitBreakerConfig> circuit_breaker;  // policy.circuit_breaker
   std::optional<policy::BudgetWindowConfig> budget_window;      // policy.budget_window
-  PriceTable prices = PriceTable::defaults();                   // policy.prices adds to these
+  // policy.repeat: the same tool call with the same input asked deny_threshold times in a
+  // row is denied, halt_threshold times stops the run (`loop`); 0 turns one off. On by
+  // default: the halt comes before Gemini CLI's own loop check (5 calls) ends its turn.
+  policy::RepeatConfig repeat{3, 4};
+  PriceTable prices = PriceTable::defaults();  // policy.prices adds to these
   std::chrono::seconds kill_grace{5};  // policy.kill_grace: SIGTERM to SIGKILL of a halted agent
   bool telemetry = true;  // policy.telemetry: read the agent's own cost (OpenTelemetry) under `run`
   // policy.shared_budget: the name of a budget in the fleet's Redis that max_cost_usd and

@@ -146,6 +146,9 @@ struct BeginOptions {
   // Called inside the step, with the run's state current, before containment admits the
   // call (after the step hook, set_step_hook).
   std::function<void()> before_admission;
+  // The call's whole input in a canonical form (the repeat guard compares its digest);
+  // "": the params are compared as they are.
+  std::string canonical_input;
 };
 
 // The transaction core of one run.
