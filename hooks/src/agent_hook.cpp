@@ -307,7 +307,8 @@ HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookO
     sandbox::StepResult step = tx.begin(
         {event.tool_use_id, event.tool_name, input(), named_paths(event, run.workspace().root())},
         {.separate_outside_changes = true,
-         .before_admission = [&] { note_session_activity(event, run, options, /*ended=*/false); }});
+         .before_admission = [&] { note_session_activity(event, run, options, /*ended=*/false); },
+         .canonical_input = canonical_input(event)});
     if (step.decision == policy::Decision::kHalt && step.safety_event) {
       return on_denied(event, *step.safety_event, run);
     }

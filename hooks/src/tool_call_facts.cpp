@@ -1,10 +1,13 @@
 #include "hooks/tool_call_facts.hpp"
 
 #include <cctype>
+#include <map>
 #include <set>
 #include <sstream>
 
+#include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
+#include <Poco/JSON/Stringifier.h>
 #include <boost/filesystem/operations.hpp>
 
 namespace hooks {
@@ -20,6 +23,37 @@ std::string input_text(const AgentEvent& event, const std::string& key) {
   if (!input || !input->has(key)) return "";
   Poco::Dynamic::Var value = input->get(key);
   return value.isString() ? value.extract<std::string>() : "";
+}
+
+// value as canonical_input writes it (an event's input nests no deeper than
+// kMaxEventDepth levels: readable_event_json saw to it).
+void write_canonical(std::ostream& out, const Poco::Dynamic::Var& value) {
+  if (value.type() == typeid(Poco::JSON::Object::Ptr)) {
+    Poco::JSON::Object::Ptr o = value.extract<Poco::JSON::Object::Ptr>();
+    std::map<std::string, Poco::Dynamic::Var> sorted(o->begin(), o->end());
+    out << '{';
+    const char* comma = "";
+    for (const auto& [key, item] : sorted) {
+      out << comma;
+      Poco::JSON::Stringifier::stringify(Poco::Dynamic::Var(key), out, 0);
+      out << ':';
+      write_canonical(out, item);
+      comma = ",";
+    }
+    out << '}';
+    return;
+  }
+  if (value.type() == typeid(Poco::JSON::Array::Ptr)) {
+    Poco::JSON::Array::Ptr a = value.extract<Poco::JSON::Array::Ptr>();
+    out << '[';
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      if (i > 0) out << ',';
+      write_canonical(out, a->get(static_cast<unsigned>(i)));
+    }
+    out << ']';
+    return;
+  }
+  Poco::JSON::Stringifier::stringify(value, out, 0);
 }
 
 // The files an apply_patch text adds, updates, deletes or moves to.
@@ -107,6 +141,13 @@ sandbox::FailureDetails failure_details(const AgentEvent& event) {
     }
   }
   return details;
+}
+
+std::string canonical_input(const AgentEvent& event) {
+  if (event.tool_input.isEmpty()) return "";
+  std::ostringstream out;
+  write_canonical(out, event.tool_input);
+  return out.str();
 }
 
 }  // namespace hooks

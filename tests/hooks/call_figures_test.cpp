@@ -56,7 +56,9 @@ class CallFiguresTest : public ::testing::Test {
   }
   static std::string bash(const std::string& id, const std::string& more = "") {
     return ",\"tool_name\":\"Bash\",\"tool_use_id\":\"" + id +
-           "\",\"tool_input\":{\"command\":\"x\"}" + more;
+           // Each call its own command: the same one again and again is a loop
+           // (policy.repeat).
+           "\",\"tool_input\":{\"command\":\"echo " + id + "\"}" + more;
   }
   sandbox::Ledger ledger() const {
     return sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));

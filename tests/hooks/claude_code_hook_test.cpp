@@ -474,7 +474,10 @@ class InstalledHooksTest : public ::testing::Test {
                        "\",\"session_id\":\"s\",\"transcript_path\":\"/nowhere/t.jsonl\","
                        "\"cwd\":\"" +
                        project.string() + "\",\"tool_name\":\"Bash\",\"tool_use_id\":\"" + call +
-                       "\",\"tool_input\":{\"command\":\"x\"},\"tool_response\":{}}";
+                       // Each call its own command: the same one again and again is a loop
+                       // (policy.repeat).
+                       "\",\"tool_input\":{\"command\":\"echo " + call +
+                       "\"},\"tool_response\":{}}";
     return run_command({"/bin/sh", "-c", installed_command(settings, event)}, project,
                        env(project, std::move(more_env)), json);
   }

@@ -1,8 +1,9 @@
 // Containment in the hook path (`shadowbox hook claude-code`, one process per event, as
 // the command transport and installed hooks run it): limits from the config and from
 // the run's own run.json, the deny answer the model reads, `continue: false` and a halt
-// request when the run must stop, an open circuit that denies one tool only, and the
-// agent's model spend read from its transcript and charged before each call.
+// request when the run must stop, an open circuit that denies one tool only, the same
+// call asked again denied and then stopped as a loop, and the agent's model spend read
+// from its transcript and charged before each call.
 #include <signal.h>
 
 #include <chrono>
@@ -172,7 +173,11 @@ TEST_F(ContainmentHookTest, TheRunsOwnLimitsOverrideTheConfigs) {
 }
 
 TEST_F(ContainmentHookTest, AnOpenCircuitDeniesOneToolAndTheRunGoesOn) {
-  config("  circuit_breaker: {failure_threshold: 2, recovery_timeout: 1h}\n");
+  // The calls here are all the same: the repeat guard, which comes before the circuit,
+  // is off.
+  config(
+      "  circuit_breaker: {failure_threshold: 2, recovery_timeout: 1h}\n"
+      "  repeat: {deny_threshold: 0, halt_threshold: 0}\n");
   failing_call("Bash", "toolu_1");
   failing_call("Bash", "toolu_2");
   CommandResult third = send("PreToolUse", "Bash", "toolu_3");
@@ -189,6 +194,45 @@ TEST_F(ContainmentHookTest, AnOpenCircuitDeniesOneToolAndTheRunGoesOn) {
   ASSERT_TRUE(latest()->safety_event);
   EXPECT_EQ(latest()->safety_event->type, policy::StopReason::kCircuitOpen);
   call("Read", "toolu_4");
+}
+
+// The repeat guard across hook processes: the same call asked again is denied and the
+// run goes on; another call in between starts the count again; asked once more after
+// its denial, the run stops as a loop.
+TEST_F(ContainmentHookTest, TheSameCallAgainIsDeniedThenStopsTheRunAsALoop) {
+  config("  repeat: {deny_threshold: 2, halt_threshold: 3}\n");
+  call("Bash", "toolu_1");
+  CommandResult second = send("PreToolUse", "Bash", "toolu_2");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  Object::Ptr answer = json(second.out);
+  EXPECT_EQ(answer->getObject("hookSpecificOutput")->getValue<std::string>("permissionDecision"),
+            "deny");
+  EXPECT_EQ(
+      answer->getObject("hookSpecificOutput")->getValue<std::string>("permissionDecisionReason"),
+      "shadowbox denied this Bash call: the same Bash call with the same input was asked 2 "
+      "times in a row, so it is refused: change the input or do something else.");
+  EXPECT_FALSE(answer->has("continue")) << "a denied repeat does not stop the run";
+  EXPECT_FALSE(sandbox::pending_halt(store(), "r1"));
+  call("Read", "toolu_3");
+  call("Bash", "toolu_4");
+  ASSERT_NE(send("PreToolUse", "Bash", "toolu_5").out.find("\"deny\""), std::string::npos);
+  CommandResult looping = send("PreToolUse", "Bash", "toolu_6");
+  Object::Ptr stop = json(looping.out);
+  EXPECT_FALSE(stop->getValue<bool>("continue"));
+  EXPECT_NE(stop->getValue<std::string>("stopReason").find("the agent is looping (loop)"),
+            std::string::npos)
+      << looping.out;
+  std::optional<sandbox::HaltRequest> halt = sandbox::pending_halt(store(), "r1");
+  ASSERT_TRUE(halt);
+  EXPECT_EQ(halt->halt_reason, "loop");
+  std::string log = testing_support::read_file(fsnap::layout::run_log_file(store_, "r1"));
+  EXPECT_NE(log.find("containment denied Bash call toolu_5 (repeated_call): "), std::string::npos)
+      << log;
+  std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest_session());
+  ASSERT_TRUE(counted);
+  EXPECT_EQ(counted->step_count, 3u);
+  EXPECT_EQ(counted->refused_count, 3u);
+  EXPECT_EQ(counted->halted_by, policy::StopReason::kLoop);
 }
 
 TEST_F(ContainmentHookTest, TheTranscriptsSpendIsChargedBeforeEachCall) {

@@ -84,7 +84,10 @@ class HooksInstallTest : public ::testing::Test {
                        "\",\"session_id\":\"s\",\"transcript_path\":\"/nowhere/t.jsonl\","
                        "\"cwd\":\"" +
                        project_.string() + "\",\"tool_name\":\"Bash\",\"tool_use_id\":\"" + call +
-                       "\",\"tool_input\":{\"command\":\"x\"},\"tool_response\":{}}";
+                       // Each call its own command: the same one again and again is a loop
+                       // (policy.repeat).
+                       "\",\"tool_input\":{\"command\":\"echo " + call +
+                       "\"},\"tool_response\":{}}";
     return run_command({"/bin/sh", "-c", commands.empty() ? "false" : commands[0]}, project_, env(),
                        json);
   }

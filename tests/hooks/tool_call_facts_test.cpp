@@ -1,5 +1,6 @@
 // What a tool event says of its call: the files an editing tool names (workspace paths,
-// through symlinks as they resolve) and a failed shell call's command and exit status.
+// through symlinks as they resolve), a failed shell call's command and exit status, and
+// its input in the canonical form the repeat guard compares.
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
@@ -85,6 +86,24 @@ TEST_F(ToolCallFactsTest, AFailedShellCallsCommandAndExitStatus) {
       R"("tool_input":{"command":"not a shell"},"error":"String to replace not found"})");
   EXPECT_EQ(hooks::failure_details(edit).command, "");
   EXPECT_EQ(hooks::failure_details(edit).exit_code, std::nullopt);
+}
+
+TEST_F(ToolCallFactsTest, TheCanonicalInputIgnoresKeyOrderAndSpacingOnly) {
+  std::string a = hooks::canonical_input(
+      event("Bash", R"({"command":"echo same","opts":{"z":1,"a":[true,null,"x\"y"]}})"));
+  EXPECT_EQ(a, R"({"command":"echo same","opts":{"a":[true,null,"x\"y"],"z":1}})");
+  EXPECT_EQ(
+      hooks::canonical_input(event(
+          "Bash",
+          R"({ "opts" : { "a" : [ true, null, "x\"y" ], "z" : 1 }, "command": "echo same" })")),
+      a);
+  EXPECT_NE(hooks::canonical_input(event("Bash", R"({"command":"echo other"})")),
+            hooks::canonical_input(event("Bash", R"({"command":"echo same"})")));
+  EXPECT_NE(hooks::canonical_input(event("Bash", R"({"n":1})")),
+            hooks::canonical_input(event("Bash", R"({"n":"1"})")));
+  AgentEvent none = hooks::parse_agent_event(
+      R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1"})");
+  EXPECT_EQ(hooks::canonical_input(none), "");
 }
 
 }  // namespace

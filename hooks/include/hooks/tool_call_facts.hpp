@@ -1,7 +1,8 @@
 // What a tool event says of its call beyond the tool's name: the workspace files an
 // editing tool names — so that a rollback of it, or of a call beside it, touches only
-// what it can have changed — and a failed shell call's command and exit status (what
-// hooks.keep_failures rules match).
+// what it can have changed —, a failed shell call's command and exit status (what
+// hooks.keep_failures rules match), and its input in one canonical form (what the
+// repeat guard, policy.repeat, compares).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -29,5 +30,10 @@ std::optional<std::vector<std::string>> named_paths(const AgentEvent& event,
 // The command of a shell call (Bash, run_shell_command, shell) and the exit status its
 // failure reports ("Exit code N", "Exit Code: N"), where the event has them.
 sandbox::FailureDetails failure_details(const AgentEvent& event);
+
+// The event's tool input as compact JSON with every object's keys sorted, so that two
+// inputs that differ only in key order or spacing are the same text; "" when the event
+// has no input.
+std::string canonical_input(const AgentEvent& event);
 
 }  // namespace hooks
