@@ -7,7 +7,8 @@
 // failure_threshold times. `run` exits with 3 and says why; `runs` shows the status, the
 // reason, the spend and the figures. A halted run resumes with its limits and its count
 // (resume's --max-steps N: N steps in all); `shadowbox abort` stops a run from another
-// terminal.
+// terminal. The same call asked again and again (the repeat guard as shipped) is denied
+// the third time and halts the run as a loop the fourth.
 #include <signal.h>
 
 #include <regex>
@@ -38,15 +39,21 @@ class ContainmentTest : public ::testing::TestWithParam<std::string> {
   }
 
   // Runs claude -p under `shadowbox run --run-id r1` with the extra run options, the
-  // mock answering with scenario, and config (YAML) besides the transport.
+  // mock answering with scenario, and policy (lines of policy.*, indented by two).
   CommandResult run(const std::string& scenario, const std::vector<std::string>& options,
-                    const std::string& config = "") {
+                    const std::string& policy = "") {
     start_mock(scenario);
-    write_config(config);
+    write_config(policy);
     return shadowbox(run_args(options));
   }
-  void write_config(const std::string& config) {
-    testing_support::write_file(config_, "hooks:\n  transport: " + transport() + "\n" + config);
+  // The config: the transport and policy. The scenarios repeat one call on purpose, so
+  // the repeat guard (policy.repeat) is off unless repeat_guard_ is set: the limit a test
+  // is about is then the one that trips.
+  void write_config(const std::string& policy) {
+    std::string lines =
+        (repeat_guard_ ? "" : "  repeat: {deny_threshold: 0, halt_threshold: 0}\n") + policy;
+    testing_support::write_file(config_, "hooks:\n  transport: " + transport() + "\n" +
+                                             (lines.empty() ? "" : "policy:\n" + lines));
   }
   static std::vector<std::string> run_args(const std::vector<std::string>& options) {
     std::vector<std::string> args = {"run", "--run-id", "r1"};
@@ -152,6 +159,7 @@ class ContainmentTest : public ::testing::TestWithParam<std::string> {
   fs::path store_ = temp_ / "store";
   fs::path outside_ = temp_ / "outside";
   fs::path config_ = temp_ / "shadowbox.yaml";
+  bool repeat_guard_ = false;
   std::unique_ptr<e2e::MockServer> server_;
 };
 
@@ -218,7 +226,7 @@ TEST_P(ContainmentTest, TimeoutEndsAModelRequestThatNeverReturnsAndEveryProcess)
   auto start = std::chrono::steady_clock::now();
   // The time must let the agent start and run its first call first: under load (two
   // builds beside the suite) that took more than 3 s.
-  CommandResult r = run(scenario, {"--timeout", "8s"}, "policy:\n  kill_grace: 1s\n");
+  CommandResult r = run(scenario, {"--timeout", "8s"}, "  kill_grace: 1s\n");
   auto took = std::chrono::steady_clock::now() - start;
   expect_halted(r, "timeout");
   EXPECT_NE(r.err.find("the run's time is up (timeout 8 s)"), std::string::npos) << r.err;
@@ -238,9 +246,8 @@ TEST_P(ContainmentTest, TimeoutEndsAModelRequestThatNeverReturnsAndEveryProcess)
 TEST_P(ContainmentTest, AToolFailingEveryTimeRunsExactlyFailureThresholdTimes) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   fs::path ran = outside_ / "ran.txt";
-  CommandResult r =
-      run(endless("echo call >> " + ran.string() + "; exit 1"), {"--max-steps", "6"},
-          "policy:\n  circuit_breaker: {failure_threshold: 3, recovery_timeout: 1h}\n");
+  CommandResult r = run(endless("echo call >> " + ran.string() + "; exit 1"), {"--max-steps", "6"},
+                        "  circuit_breaker: {failure_threshold: 3, recovery_timeout: 1h}\n");
   // The circuit refuses Bash after three failures; the run goes on until as many calls in
   // a row were refused as the step limit allows steps.
   expect_halted(r, "max_steps");
@@ -292,6 +299,37 @@ TEST_P(ContainmentTest, AToolInputWithALoneSurrogateIsRecordedContainedAndRolled
   EXPECT_EQ(pre_tool, 3u) << "every call that ran has its checkpoint";
 }
 
+TEST_P(ContainmentTest, TheSameCallAgainAndAgainIsDeniedThenHaltsTheRunAsALoop) {
+  ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  fs::path ran = outside_ / "ran.txt";
+  repeat_guard_ = true;  // as shipped: the third identical call denied, the fourth halts
+  CommandResult r = run(endless("echo same >> " + ran.string()), {});
+  expect_halted(r, "loop");
+  EXPECT_EQ(lines(ran), 2u) << "two calls ran";
+  EXPECT_EQ(main_requests(), 4u) << "the agent asked twice more and was stopped at once";
+  // The third call's denial reached the model as that call's result; the fourth stopped
+  // the run, and the agent was told so.
+  EXPECT_NE(model_saw().find("shadowbox denied this Bash call: the same Bash call with the same "
+                             "input was asked 3 times in a row"),
+            std::string::npos)
+      << model_saw();
+  std::string transcript = transcripts();
+  EXPECT_NE(transcript.find("was asked 4 times in a row: the agent is looping"), std::string::npos);
+  EXPECT_NE(transcript.find("shadowbox stopped the run"), std::string::npos);
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_EQ(info->getValue<std::size_t>("steps"), 2u);
+  EXPECT_EQ(info->getValue<std::size_t>("refused_calls"), 2u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 0u);
+  std::vector<policy::StopReason> refused;
+  for (const sandbox::LedgerRecord& rec : records()) {
+    if (rec.phase == fsnap::Phase::kDenied && rec.safety_event) {
+      refused.push_back(rec.safety_event->type);
+    }
+  }
+  EXPECT_EQ(refused, (std::vector<policy::StopReason>{policy::StopReason::kRepeatedCall,
+                                                      policy::StopReason::kLoop}));
+}
+
 // What does not depend on the transport, checked once.
 class RunControlTest : public ContainmentTest {
  protected:
@@ -333,7 +371,7 @@ TEST_F(RunControlTest, AbortStopsARunningAgentFromAnotherTerminal) {
       {"tool":"Bash","input":{"command":"echo one","description":"one"}},
       {"hang":true}]})";
   start_mock(scenario);
-  write_config("policy:\n  kill_grace: 1s\n");
+  write_config("  kill_grace: 1s\n");
   CommandResult result;
   std::thread running([&] { result = shadowbox(run_args({})); });
   // Wait for the agent to hang in its second model request.
@@ -370,7 +408,7 @@ TEST_F(RunControlTest, AbortStopsARunningAgentFromAnotherTerminal) {
 TEST_F(RunControlTest, AnAbortCutsShortTheGraceOfAnAgentToldToStop) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
   start_mock(R"({"steps":[{"hang":true}]})");
-  write_config("policy:\n  kill_grace: 40s\n");
+  write_config("  kill_grace: 40s\n");
   CommandResult result;
   std::thread running([&] { result = shadowbox(run_args({})); });
   bool hung = wait_for_requests(1);

@@ -259,7 +259,10 @@ TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
 
 TEST_F(FleetTest, TwoWorkersWithASharedBudgetStopAtOneLimit) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
-  const std::string budget = "policy:\n  shared_budget: team\n  max_steps: 6\n";
+  // Both agents repeat one call: the repeat guard is off, so that the budget stops them.
+  const std::string budget =
+      "policy:\n  shared_budget: team\n  max_steps: 6\n"
+      "  repeat: {deny_threshold: 0, halt_threshold: 0}\n";
   Worker a = worker("worker-a", budget);
   Worker b = worker("worker-b", budget);
   fs::path ran = temp_.path() / "ran.txt";  // both agents' calls append here

@@ -4,8 +4,9 @@
 // rolled back and the model told, the agent's session in `runs --json`, the user's own
 // agent configuration carried in and left byte for byte as it was, no credential in any
 // git object, a call containment denies blocked, the model spend read from the agent's
-// session files so that the cost ceiling holds, kill -9 then `resume` with the earlier
-// history sent to the model, and in a fleet kill -9 then `recover` on another worker.
+// session files so that the cost ceiling holds, the same call asked again and again
+// denied then halted as a loop, kill -9 then `resume` with the earlier history sent to
+// the model, and in a fleet kill -9 then `recover` on another worker.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -277,6 +278,34 @@ TEST_P(OtherAgentRunTest, ACallContainmentDeniesIsBlockedAndTheRunStops) {
   Object::Ptr info = run_info("limited");
   ASSERT_FALSE(info.isNull());
   EXPECT_EQ(info->getValue<std::string>("halt_reason"), "max_steps");
+}
+
+// The repeat guard as shipped (policy.repeat: the third identical call in a row denied,
+// the fourth halts the run): before Gemini CLI's own loop check, at the fifth.
+TEST_P(OtherAgentRunTest, TheSameCallAgainAndAgainIsDeniedThenHaltsTheRunAsALoop) {
+  ASSERT_TRUE(fs::exists(agent_.binary)) << "run scripts/setup.sh";
+  fs::path ran = temp_ / "ran.txt";
+  start_mock("s", "{\"loop\":" + agent_.shell("echo same >> " + ran.string()) + "}");
+  CommandResult r = shadowbox(run_args("looping", "go"));
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("run looping halted (loop)"), std::string::npos) << r.err;
+  std::string text = fs::exists(ran) ? testing_support::read_file(ran) : "";
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << "two calls ran";
+  // The third call's denial reached the model (the next request holds it as that call's
+  // result).
+  bool told = false;
+  for (const Object::Ptr& request : e2e::main_requests(server_->requests())) {
+    told = told || e2e::to_json(request).find("was asked 3 times in a row") != std::string::npos;
+  }
+  EXPECT_TRUE(told) << "the model never read the denial";
+  Object::Ptr info = run_info("looping");
+  ASSERT_FALSE(info.isNull());
+  EXPECT_EQ(info->getValue<std::string>("halt_reason"), "loop");
+  EXPECT_EQ(info->getValue<std::size_t>("steps"), 2u);
+  // The denied third and the fourth that stopped the run (Codex may ask once more before
+  // its processes are ended: refused too).
+  EXPECT_GE(info->getValue<std::size_t>("refused_calls"), 2u);
+  EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 0u);
 }
 
 TEST_P(OtherAgentRunTest, ItsModelSpendIsMeteredAndTheCostCeilingHolds) {
