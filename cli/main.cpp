@@ -218,7 +218,9 @@ const std::vector<Command>& all_commands() {
        cmd_hooks},
       {{"run",
         "run an agent under shadowbox with an ephemeral HOME whose session data is preserved, "
-        "within the given limits (exit status 3 when one stops it)",
+        "within the given limits and the repeat guard (config policy.repeat: the same tool "
+        "call with the same input is denied the 3rd time in a row and stops the run, `loop`, "
+        "the 4th); exit status 3 when one stops it",
         {{"--run-id", nullptr, "ID", "name the run (default: a new id)", ValueKind::kNewRun},
          {"--agent", nullptr, "KIND",
           "claude-code, claude-sdk (an application embedding Claude Code, or a script "
@@ -238,7 +240,8 @@ const std::vector<Command>& all_commands() {
         "that halted it), its tool calls, failed calls, cost (~: an estimate, a model has no "
         "price) and name; docs/figures.md defines each figure",
         {{"--wide", nullptr, nullptr,
-          "every column: also halt reason, steps, rolled back, refused and denied by the agent "
+          "every column: also halt reason, steps (calls allowed to run, failed ones included: "
+          "what --max-steps counts), rolled back, refused and denied by the agent "
           "calls, agent session id, resumable, checkpoints, gaps, last activity (times in "
           "full)"}}},
        cmd_runs},
