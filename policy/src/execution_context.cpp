@@ -95,7 +95,8 @@ CallContext ExecutionContext::call_context(NodeKind kind, const WrapOptions& opt
                      options.cost_estimate_hint,
                      steps_before,
                      state_.cost_usd,
-                     now_of(now_)};
+                     now_of(now_),
+                     metadata_};
 }
 
 SafetyEvent ExecutionContext::timeout_event(TimePoint now) const {

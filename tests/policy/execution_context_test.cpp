@@ -346,6 +346,43 @@ TEST(ExecutionContextTest, ThePipelineIsAskedInOrderAndTheFirstHaltWins) {
   EXPECT_EQ(degraded.wrap_llm_call(costing(0)), Decision::kDegrade);
 }
 
+// A hook that keeps what it was told of each call.
+struct RecordingHook : ShieldHook {
+  std::string_view name() const override { return "Recording"; }
+  HookVerdict before_call(const CallContext& call) override {
+    seen.push_back(call);
+    return {};
+  }
+  void on_charge(const CallContext& call, double) override { charged.push_back(call); }
+  std::vector<CallContext> seen;
+  std::vector<CallContext> charged;
+};
+
+TEST(ExecutionContextTest, ChecksSeeTheChainsMetadata) {
+  policy_test::TestClock clock;
+  auto pipeline = std::make_shared<ShieldPipeline>();
+  auto recording = std::make_shared<RecordingHook>();
+  pipeline->add(recording);
+  ChainMetadata meta{.request_id = "req-1",
+                     .chain_id = "run-1",
+                     .team = "ml-platform",
+                     .model = "claude-sonnet-4-6",
+                     .tags = {{"env", "prod"}}};
+  ExecutionContext context({}, meta, pipeline, clock.now());
+  EXPECT_EQ(context.wrap_llm_call(costing(0.25), {.operation_name = "summarise"}),
+            Decision::kAllow);
+  ASSERT_EQ(recording->seen.size(), 1u);
+  const CallContext& call = recording->seen[0];
+  EXPECT_EQ(call.operation_name, "summarise");
+  EXPECT_EQ(call.chain.chain_id, "run-1");
+  EXPECT_EQ(call.chain.request_id, "req-1");
+  EXPECT_EQ(call.chain.team, "ml-platform");
+  EXPECT_EQ(call.chain.model, "claude-sonnet-4-6");
+  EXPECT_EQ(call.chain.tags, (std::map<std::string, std::string>{{"env", "prod"}}));
+  ASSERT_EQ(recording->charged.size(), 1u) << "what a call cost is told with the chain too";
+  EXPECT_EQ(recording->charged[0].chain.model, "claude-sonnet-4-6");
+}
+
 // A hook that enforces a limit shared with other chains: over it from the third call.
 struct SharedLimitHook : ShieldHook {
   std::string_view name() const override { return "SharedLimit"; }
@@ -564,6 +601,16 @@ TEST(ExecutionContextTest, ACallPastItsOwnDeadlineIsAFailureButTheChainGoesOn) {
   context.complete(a.node_id, CallResult{true, 0, "", true, "Bash"});
   EXPECT_EQ(context.state().retries_used, 1u);
   EXPECT_FALSE(context.state().halted_by);
+}
+
+TEST(ExecutionContextTest, APerCallTimeoutNeverOutlastsTheChains) {
+  policy_test::TestClock clock;
+  ExecutionContext context({.timeout = 10'000ms}, {}, nullptr, clock.now());
+  Admission a = context.admit(NodeKind::kTool, {.key = "Bash", .timeout = 60'000ms});
+  clock.advance(9'999ms);
+  EXPECT_FALSE(a.token.cancelled());
+  clock.advance(1ms);
+  EXPECT_TRUE(a.token.cancelled()) << "the run's time limit holds for every call in it";
 }
 
 TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheChainAsAProviderError) {

@@ -36,6 +36,7 @@
 
 #include "policy/budget_window.hpp"
 #include "policy/cancellation_token.hpp"
+#include "policy/chain_metadata.hpp"
 #include "policy/circuit_breaker.hpp"
 #include "policy/decision.hpp"
 #include "policy/repeat_guard.hpp"
@@ -43,19 +44,6 @@
 #include "policy/shield_pipeline.hpp"
 
 namespace policy {
-
-// Who the chain is (all optional).
-struct ChainMetadata {
-  std::string request_id;
-  std::string chain_id;         // the run
-  std::string parent_chain_id;  // the chain that started this one, if any
-  std::string org_id;
-  std::string team;
-  std::string service;
-  std::string user_id;
-  std::string model;
-  std::map<std::string, std::string> tags;
-};
 
 // Hard limits of one chain; a limit not set does not apply.
 struct ExecutionConfig {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/chain_metadata.hpp"
 #include "policy/decision.hpp"
 #include "policy/safety_event.hpp"
 
@@ -33,6 +34,7 @@ struct CallContext {
   std::size_t step = 0;  // the chain's step count before this call
   double chain_cost_usd = 0;
   TimePoint at;
+  ChainMetadata chain;  // the chain the call is part of (its model, its tags...)
 };
 
 // A hook's answer: the decision, and the event when it did not allow.
