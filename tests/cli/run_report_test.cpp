@@ -16,6 +16,7 @@
 
 #include "fsnap/store.hpp"
 #include "sandbox/ledger_run.hpp"
+#include "sandbox/run_meta.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -115,6 +116,44 @@ TEST_F(RunReportTest, ThePageIsOneFileThatLoadsNothingAndRunsNoScript) {
   EXPECT_EQ(html.find("url(h"), std::string::npos);
   EXPECT_EQ(html.find("@import"), std::string::npos);
   EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+}
+
+// A run `rewind` forked from another and then resumed says both: where it was taken from
+// and when it was resumed, in --json and on the page.
+TEST_F(RunReportTest, AForkedAndResumedRunSaysWhereItCameFromAndWhenItWasResumed) {
+  make_run("r3", 2);
+  sandbox::RunMeta meta;
+  meta.run = "r3";
+  meta.workspace = ws_.string();
+  meta.command = {"claude", "-p", "go"};
+  meta.started_at = "2026-11-27T01:00:00Z";
+  meta.resumes.push_back({"2026-11-27T02:00:00Z", {"claude", "--resume", "s1"}});
+  meta.exit_code = 0;
+  meta.ended_at = "2026-11-27T02:30:00Z";
+  meta.forked_from = sandbox::RunFork{"r0", "0123456789abcdef0123456789abcdef01234567",
+                                      "toolu_origin", "2026-11-27T00:59:00Z"};
+  meta.save(store());
+
+  CommandResult j = shadowbox({"--json", "report", "r3"}, out_);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  Poco::JSON::Parser parser;
+  auto json = parser.parse(j.out).extract<Poco::JSON::Object::Ptr>();
+  auto resumes = json->getArray("resumes");
+  ASSERT_TRUE(resumes);
+  ASSERT_EQ(resumes->size(), 1u) << j.out;
+  EXPECT_EQ(resumes->getElement<std::string>(0), "2026-11-27T02:00:00Z");
+  auto fork = json->getObject("forked_from");
+  ASSERT_TRUE(fork) << j.out;
+  EXPECT_EQ(fork->getValue<std::string>("run"), "r0");
+  EXPECT_EQ(fork->getValue<std::string>("tool_call_id"), "toolu_origin");
+
+  CommandResult r = shadowbox({"report", "r3"}, out_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string html = testing_support::read_file(out_ / "shadowbox-report-r3.html");
+  std::size_t fork_at = html.find("id=\"forked-from\"");
+  ASSERT_NE(fork_at, std::string::npos);
+  EXPECT_NE(html.find("r0", fork_at), std::string::npos);
+  EXPECT_NE(html.find("2026-11-27T02:00:00Z"), std::string::npos) << "the resume is on the page";
 }
 
 TEST_F(RunReportTest, TheJsonHoldsEveryEntryPointAndCutAndMarkupIsText) {
