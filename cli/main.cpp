@@ -19,6 +19,7 @@
 #include "fsnap/store_layout.hpp"
 #include "fsnap/user_umask.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "man_page.hpp"
 #include "overview.hpp"
 #include "sandbox/run_meta.hpp"
@@ -413,7 +414,7 @@ int error(const std::string& message) {
 }
 
 int run(const std::vector<std::string>& argv) {
-  hooks::register_claude_code_slice_types();  // so ledger sessions of agent runs decode
+  hooks::register_agent_run_slice_types();  // so ledger sessions of agent runs decode
   std::vector<const CommandSyntax*> syntaxes;
   for (const Command& c : all_commands()) syntaxes.push_back(&c.syntax);
   CommandLine line = parse_command_line(argv, syntaxes);

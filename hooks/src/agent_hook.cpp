@@ -9,6 +9,7 @@
 #include "hooks/boundary_effects.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/event_json.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "hooks/tool_call_facts.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
@@ -381,7 +382,7 @@ HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookO
 // Decides on one event (a call it pairs gets its id).
 HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::LedgerRun& run,
                    const HookOptions& options) {
-  register_claude_code_slice_types();
+  register_agent_run_slice_types();
   const std::string& name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
   tx.events().hooks.publish({adapter.name(), event.name, event.session_id, event.tool_use_id});

@@ -5,9 +5,6 @@
 
 #include <Poco/JSON/Object.h>
 
-#include "hooks/agent_spend.hpp"
-#include "sandbox/builtin_slices.hpp"
-#include "sandbox/run_lifecycle.hpp"
 #include "sandbox/slice_types.hpp"
 
 namespace hooks {
@@ -65,9 +62,6 @@ void install_claude_code_reducers(sandbox::Session& session) {
 }
 
 void register_claude_code_slice_types() {
-  sandbox::register_builtin_slice_types();
-  sandbox::register_run_slice_types();
-  register_agent_spend_slice_type();
   static std::once_flag once;
   std::call_once(once, [] {
     sandbox::SliceTypes::add<ClaudeCodeSession>(

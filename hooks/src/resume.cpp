@@ -8,6 +8,7 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/run_processes.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger.hpp"
@@ -22,7 +23,7 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
                                                    const std::shared_ptr<fsnap::ShadowRepo>& repo,
                                                    const std::string& run,
                                                    const std::string& session_id) {
-  register_claude_code_slice_types();
+  register_agent_run_slice_types();
   sandbox::Ledger ledger(repo);
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
   if (!latest || !latest->has_session()) return std::nullopt;

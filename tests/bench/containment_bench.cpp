@@ -14,6 +14,7 @@
 
 #include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/session.hpp"
 #include "test_support.hpp"
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  hooks::register_claude_code_slice_types();
+  hooks::register_agent_run_slice_types();
   testing_support::TempDir dir("shadowbox-containment-bench");
   boost::filesystem::path transcript = dir / "session.jsonl";
   policy::ExecutionConfig config;

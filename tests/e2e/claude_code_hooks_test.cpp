@@ -16,6 +16,7 @@
 #include "agent_harness.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_lifecycle.hpp"
@@ -31,7 +32,7 @@ class ClaudeCodeHooksTest : public ::testing::TestWithParam<std::string> {
   ClaudeCodeHooksTest() {
     fs::create_directories(ws_);
     fs::create_directories(home_);
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
     ws_ = fs::canonical(ws_);
   }
 

@@ -18,6 +18,7 @@
 
 #include "agent_harness.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_halt.hpp"
@@ -35,7 +36,7 @@ class ContainmentTest : public ::testing::TestWithParam<std::string> {
     fs::create_directories(ws_);
     fs::create_directories(outside_);
     ws_ = fs::canonical(ws_);
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
   }
 
   // Runs claude -p under `shadowbox run --run-id r1` with the extra run options, the

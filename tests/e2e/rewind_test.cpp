@@ -10,6 +10,7 @@
 
 #include "agent_harness.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 
 namespace {
 
@@ -18,7 +19,7 @@ using testing_support::CommandResult;
 
 class RewindTest : public e2e::ShadowboxTest {
  protected:
-  RewindTest() { hooks::register_claude_code_slice_types(); }
+  RewindTest() { hooks::register_agent_run_slice_types(); }
 
   void start_mock(const std::string& name, const std::string& scenario) {
     testing_support::write_file(temp_ / (name + ".json"), scenario);

@@ -15,6 +15,7 @@
 #include "agent_harness.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_stats.hpp"
 
@@ -140,7 +141,7 @@ std::vector<std::string> tags_of(const std::string& dom, const std::string& elem
 
 class RunReportTest : public ::testing::Test {
  protected:
-  RunReportTest() { hooks::register_claude_code_slice_types(); }
+  RunReportTest() { hooks::register_agent_run_slice_types(); }
   testing_support::TempDir temp_;
 };
 

@@ -22,6 +22,7 @@
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/process_tree.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_meta.hpp"
 
@@ -34,7 +35,7 @@ using testing_support::run_command;
 class RunTest : public e2e::ShadowboxTest {
  protected:
   RunTest() {
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
     std::random_device rd;
     secret_ = "sk-ant-test-" + std::to_string(rd()) + std::to_string(rd());
   }

@@ -15,6 +15,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_stats.hpp"
 #include "test_support.hpp"
@@ -32,7 +33,7 @@ class CallFiguresTest : public ::testing::Test {
   CallFiguresTest() {
     fs::create_directories(ws_);
     write_file(ws_ / "a.txt", "a\n");
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
   }
 
   // Sends one event of agent (claude-code, codex) to the hook, with --run run unless it

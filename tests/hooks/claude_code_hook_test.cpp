@@ -16,6 +16,7 @@
 #include "hook_events.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_lifecycle.hpp"
@@ -36,7 +37,7 @@ class HookTest : public ::testing::Test {
   HookTest() {
     fs::create_directories(ws_);
     write_file(ws_ / "a.txt", "a\n");
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
   }
 
   // Sends one event (built from fields) to the hook, as Claude Code would.
@@ -449,7 +450,7 @@ class InstalledHooksTest : public ::testing::Test {
       fs::create_directories(p);
     write_file(project("p1") / "a.txt", "one\n");
     write_file(project("p2") / "b.txt", "two\n");
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
   }
 
   // The run the hooks record agent session s in (they name none).

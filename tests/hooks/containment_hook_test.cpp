@@ -18,6 +18,7 @@
 
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_halt.hpp"
@@ -37,7 +38,7 @@ class ContainmentHookTest : public ::testing::Test {
  protected:
   ContainmentHookTest() {
     fs::create_directories(ws_);
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
   }
 
   void config(const std::string& policy_yaml) { write_file(config_, "policy:\n" + policy_yaml); }

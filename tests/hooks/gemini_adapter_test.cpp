@@ -14,6 +14,7 @@
 #include "hooks/claude_code_state.hpp"
 #include "hooks/gemini_adapter.hpp"
 #include "hooks/gemini_answers.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/run_meta.hpp"
@@ -97,7 +98,7 @@ class GeminiPairing : public ::testing::Test {
  protected:
   GeminiPairing() {
     fs::create_directories(ws_);
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
     sandbox::LedgerRunOptions options;
     options.run = "r";
     run_ = std::make_unique<sandbox::LedgerRun>(fsnap::Store::open(temp_ / "store", ws_, true),

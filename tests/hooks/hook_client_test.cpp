@@ -22,6 +22,7 @@
 #include "fsnap/store.hpp"
 #include "hook_events.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "test_support.hpp"
 
@@ -43,7 +44,7 @@ class HookClientTest : public ::testing::Test {
   HookClientTest() {
     fs::create_directories(ws_);
     write_file(ws_ / "a.txt", "a\n");
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
   }
   ~HookClientTest() override {
     if (daemon_ > 0) {

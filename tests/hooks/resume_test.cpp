@@ -18,6 +18,7 @@
 #include "hooks/claude_code_state.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_processes.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/run_meta.hpp"
@@ -44,7 +45,7 @@ class ResumeTest : public ::testing::Test {
   ResumeTest() {
     fs::create_directories(ws_);
     ws_ = fs::canonical(ws_);
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
     store_ = std::make_unique<fsnap::Store>(fsnap::Store::open(store_dir_, ws_, true));
     // The run as `shadowbox run` left it when it was killed: run.json without an exit,
     // naming a supervisor that is gone, and an agent HOME with the session's transcript.

@@ -10,6 +10,7 @@
 
 #include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger_run.hpp"
 #include "sandbox/run_events.hpp"
 #include "test_support.hpp"
@@ -23,7 +24,7 @@ TEST(RunEvents, HookAndToolEventsArePublishedAsTheyAreAnswered) {
   fs::path ws = temp / "ws";
   fs::create_directories(ws);
   testing_support::write_file(ws / "a.txt", "a\n");
-  hooks::register_claude_code_slice_types();
+  hooks::register_agent_run_slice_types();
   sandbox::LedgerRunOptions options;
   options.run = "r";
   sandbox::LedgerRun run(fsnap::Store::open(temp / "store", ws, true), options);

@@ -7,6 +7,7 @@
 
 #include "hooks/agent_run.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/run_meta.hpp"
 #include "statekit/saga.hpp"
@@ -17,7 +18,7 @@ namespace {
 namespace fs = boost::filesystem;
 
 TEST(RunStart, AFailedStepUndoesTheStepsBeforeItInReverseOrder) {
-  hooks::register_claude_code_slice_types();
+  hooks::register_agent_run_slice_types();
   testing_support::TempDir temp;
   fs::path ws = temp.path() / "ws";
   fs::create_directories(ws);

@@ -10,6 +10,7 @@
 
 #include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "hooks/transcript_usage.hpp"
 #include "test_support.hpp"
 
@@ -119,7 +120,7 @@ TEST_F(TranscriptUsageTest, AnUnknownModelIsPricedAtTheHighestRatesNeverAtZero) 
 }
 
 TEST_F(TranscriptUsageTest, TheMeterChargesWhatIsNewAndTheLargerOfTranscriptAndReports) {
-  hooks::register_claude_code_slice_types();
+  hooks::register_agent_run_slice_types();
   fs::path reported = dir_ / "agent-cost.json";
   sandbox::Session session;
   policy::ExecutionContext context({.max_cost_usd = 10.0});
@@ -156,7 +157,7 @@ TEST_F(TranscriptUsageTest, TheMeterChargesWhatIsNewAndTheLargerOfTranscriptAndR
 }
 
 TEST_F(TranscriptUsageTest, NearTheCeilingTheRequestOfTheCallIsWaitedFor) {
-  hooks::register_claude_code_slice_types();
+  hooks::register_agent_run_slice_types();
   // $1 requests that ask for one tool call each.
   auto request = [&](int n) {
     std::string id = std::to_string(n);

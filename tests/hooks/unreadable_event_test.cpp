@@ -13,6 +13,7 @@
 #include "hook_events.hpp"
 #include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "test_support.hpp"
 
@@ -29,7 +30,7 @@ class UnreadableEventTest : public ::testing::Test {
   UnreadableEventTest() {
     fs::create_directories(ws_);
     write_file(ws_ / "a.txt", "a\n");
-    hooks::register_claude_code_slice_types();
+    hooks::register_agent_run_slice_types();
   }
 
   CommandResult hook(const std::string& agent, const std::string& stdin_data,

@@ -39,7 +39,7 @@ struct AgentSpend {
 };
 
 // Registers AgentSpend as the slice type "claude_code.spend" (LOG). Idempotent;
-// register_claude_code_slice_types does it.
+// register_agent_run_slice_types (hooks/run_slice_types.hpp) does it.
 void register_agent_spend_slice_type();
 // The spend a session snapshot holds, or nullopt.
 std::optional<AgentSpend> agent_spend(const sandbox::SessionSnapshot& session);

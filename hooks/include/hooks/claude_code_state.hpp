@@ -49,10 +49,8 @@ statekit::Slice<ClaudeCodeSession> note_activity(const statekit::Slice<ClaudeCod
 // Registers those reducers in session (once).
 void install_claude_code_reducers(sandbox::Session& session);
 
-// Registers every slice type an agent run's session holds in sandbox::SliceTypes: the
-// core's built-in ones, the run's status and lifecycle, ClaudeCodeSession and
-// AgentSpend. Every process that writes or reads agent runs calls it first.
-// Idempotent.
+// Registers ClaudeCodeSession as the slice type "claude_code.session" (LOG). Idempotent;
+// register_agent_run_slice_types (hooks/run_slice_types.hpp) does it.
 void register_claude_code_slice_types();
 
 }  // namespace hooks
