@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "hooks/agent_hook.hpp"
-#include "hooks/hook_server.hpp"
+#include "hooks/hook_server_limits.hpp"
 
 namespace hooks {
 
