@@ -140,7 +140,7 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
     // workspace watched, the few events that come as processes (Claude Code's
     // SessionStart) start no watch daemon: it would watch the workspace beside the run
     // for nothing, and be ended with the agent's processes. One already running helps.
-    capture_service = watch_client(context, context.open_store(true), /*start=*/false);
+    capture_service = watch_client(context.open_store(true), std::nullopt);
   }
   std::unique_ptr<sandbox::LedgerRun> run =
       context.open_run(run_name, true, nullptr, capture_service);

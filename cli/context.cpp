@@ -145,7 +145,7 @@ std::unique_ptr<sandbox::LedgerRun> Context::open_run(
   if (captures) {
     run_options.env.captures = std::move(captures);
   } else if (config.watch.daemon) {
-    run_options.env.captures = watch_client(*this, store);
+    run_options.env.captures = watch_client(store, DaemonLaunch{store_dir, self_command()});
   }
   return std::make_unique<sandbox::LedgerRun>(std::move(store), std::move(run_options));
 }

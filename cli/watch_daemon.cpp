@@ -25,11 +25,13 @@ std::string daemon_version() {
   return version;
 }
 
-std::shared_ptr<fsnap::WatchDaemonClient> watch_client(const Context& context,
-                                                       const fsnap::Store& store, bool start) {
+std::shared_ptr<fsnap::WatchDaemonClient> watch_client(const fsnap::Store& store,
+                                                       std::optional<DaemonLaunch> launch) {
   fsnap::WatchClientOptions options;
   options.version = daemon_version();
-  if (start) options.start_daemon = [&context] { start_daemon_detached(context); };
+  if (launch) {
+    options.start_daemon = [launch = std::move(*launch)] { start_daemon_detached(launch); };
+  }
   return std::make_shared<fsnap::WatchDaemonClient>(store, std::move(options));
 }
 
@@ -52,15 +54,15 @@ bool daemon_start_allowed(const boost::filesystem::path& store_dir) {
   return true;
 }
 
-void start_daemon_detached(const Context& context) {
+void start_daemon_detached(const DaemonLaunch& launch) {
   try {
     // A daemon that dies as soon as it starts (it cannot watch, or cannot listen) would
     // otherwise be started again by every command: the commands scan meanwhile.
-    if (!daemon_start_allowed(context.store_dir)) return;
-    std::vector<std::string> argv = context.self_command();
+    if (!daemon_start_allowed(launch.store_dir)) return;
+    std::vector<std::string> argv = launch.self_command;
     argv.push_back("daemon");
     argv.push_back("serve");
-    spawn_detached(std::move(argv), fsnap::layout::watch_log_file(context.store_dir).string());
+    spawn_detached(std::move(argv), fsnap::layout::watch_log_file(launch.store_dir).string());
   } catch (...) {
     // The next command tries again; this one scans.
   }
