@@ -23,7 +23,7 @@ namespace fs = boost::filesystem;
 
 const fs::path kSource(SHADOWBOX_SOURCE_DIR);
 const std::vector<std::string> kLibraries = {"fsnap", "policy", "statekit", "sandbox",
-                                             "fleet", "hooks",  "cli"};
+                                             "embed", "fleet",  "hooks",    "cli"};
 const std::vector<std::string> kSpecifications = {"ADAPTER_STATE", "EXECUTION_CONTEXT",
                                                   "EXECUTION_STATE", "STATE_MANAGEMENT"};
 
