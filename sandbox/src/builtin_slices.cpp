@@ -11,6 +11,8 @@
 #include "sandbox/errors.hpp"
 #include "sandbox/slice_types.hpp"
 
+#include "session_json.hpp"
+
 namespace sandbox {
 
 namespace {
@@ -18,16 +20,8 @@ namespace {
 using Poco::Dynamic::Var;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
-
-Object::Ptr object_of(const Var& v) {
-  Object::Ptr o = v.extract<Object::Ptr>();
-  if (o == nullptr) throw Error(ErrorCode::kInvalidArgument, "expected a JSON object");
-  return o;
-}
-
-std::string text(const Object::Ptr& o, const std::string& key) {
-  return o->has(key) ? o->getValue<std::string>(key) : std::string();
-}
+using session_json::object_of;
+using session_json::string_field;
 
 Var encode_plan(const Plan& p) {
   Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
@@ -45,12 +39,12 @@ Var encode_plan(const Plan& p) {
 }
 
 Plan decode_plan(const Var& v) {
-  Object::Ptr o = object_of(v);
-  Plan p{text(o, "objective"), text(o, "status"), {}};
+  Object::Ptr o = object_of(v, "a slice item");
+  Plan p{string_field(o, "objective"), string_field(o, "status"), {}};
   if (Array::Ptr steps = o->getArray("steps")) {
     for (std::size_t i = 0; i < steps->size(); ++i) {
       Object::Ptr s = steps->getObject(static_cast<unsigned>(i));
-      p.steps.push_back(PlanStep{text(s, "title"), s->getValue<bool>("done")});
+      p.steps.push_back(PlanStep{string_field(s, "title"), s->getValue<bool>("done")});
     }
   }
   return p;
@@ -64,7 +58,7 @@ Var encode_visibility(const VisibilityOverrides& v) {
 
 VisibilityOverrides decode_visibility(const Var& v) {
   VisibilityOverrides out;
-  for (const auto& [k, value] : *object_of(v)) out.overrides[k] = value.toString();
+  for (const auto& [k, value] : *object_of(v, "a slice item")) out.overrides[k] = value.toString();
   return out;
 }
 
@@ -76,8 +70,8 @@ Var encode_digest(const WorkspaceDigest& d) {
 }
 
 WorkspaceDigest decode_digest(const Var& v) {
-  Object::Ptr o = object_of(v);
-  return WorkspaceDigest{text(o, "section"), text(o, "digest")};
+  Object::Ptr o = object_of(v, "a slice item");
+  return WorkspaceDigest{string_field(o, "section"), string_field(o, "digest")};
 }
 
 Var encode_tool(const ToolInvoked& t) {
@@ -92,13 +86,13 @@ Var encode_tool(const ToolInvoked& t) {
 }
 
 ToolInvoked decode_tool(const Var& v) {
-  Object::Ptr o = object_of(v);
+  Object::Ptr o = object_of(v, "a slice item");
   ToolInvoked t;
-  t.tool_call_id = text(o, "tool_call_id");
-  t.tool_name = text(o, "tool_name");
-  t.params = text(o, "params");
+  t.tool_call_id = string_field(o, "tool_call_id");
+  t.tool_name = string_field(o, "tool_name");
+  t.params = string_field(o, "params");
   t.success = o->getValue<bool>("success");
-  t.result_summary = text(o, "result_summary");
+  t.result_summary = string_field(o, "result_summary");
   t.elapsed_ms = o->getValue<std::int64_t>("elapsed_ms");
   return t;
 }
@@ -128,15 +122,15 @@ void register_builtin_slice_types() {
         "prompt_rendered", SlicePolicy::kLog,
         [](const PromptRendered& p) { return encode_pair(p, "text", p.text); },
         [](const Var& v) {
-          Object::Ptr o = object_of(v);
-          return PromptRendered{text(o, "prompt_name"), text(o, "text")};
+          Object::Ptr o = object_of(v, "a slice item");
+          return PromptRendered{string_field(o, "prompt_name"), string_field(o, "text")};
         });
     SliceTypes::add<PromptExecuted>(
         "prompt_executed", SlicePolicy::kLog,
         [](const PromptExecuted& p) { return encode_pair(p, "output", p.output); },
         [](const Var& v) {
-          Object::Ptr o = object_of(v);
-          return PromptExecuted{text(o, "prompt_name"), text(o, "output")};
+          Object::Ptr o = object_of(v, "a slice item");
+          return PromptExecuted{string_field(o, "prompt_name"), string_field(o, "output")};
         });
   });
 }

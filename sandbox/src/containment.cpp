@@ -9,6 +9,8 @@
 #include "sandbox/errors.hpp"
 #include "sandbox/slice_types.hpp"
 
+#include "session_json.hpp"
+
 namespace sandbox {
 
 namespace {
@@ -16,20 +18,11 @@ namespace {
 using Poco::Dynamic::Var;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
+using session_json::object_of;
+using session_json::string_field;
 
 Object::Ptr object() {
   return new Object(Poco::JSON_PRESERVE_KEY_ORDER);
-}
-
-Object::Ptr object_of(const Var& v, const char* what) {
-  if (v.type() != typeid(Object::Ptr)) {
-    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " is not a JSON object");
-  }
-  return v.extract<Object::Ptr>();
-}
-
-std::string text(const Object::Ptr& o, const std::string& key) {
-  return o->has(key) && !o->isNull(key) ? o->getValue<std::string>(key) : std::string();
 }
 
 double number(const Object::Ptr& o, const std::string& key) {
@@ -41,7 +34,7 @@ std::string time_text(policy::TimePoint t) {
 }
 
 policy::TimePoint time_of(const Object::Ptr& o, const std::string& key) {
-  std::optional<policy::TimePoint> t = fsnap::parse_timestamp(text(o, key));
+  std::optional<policy::TimePoint> t = fsnap::parse_timestamp(string_field(o, key));
   return t.value_or(policy::TimePoint{});
 }
 
@@ -106,8 +99,8 @@ policy::ContainmentState decode_state(const Var& v) {
   s.retries_used = static_cast<std::size_t>(number(o, "retries_used"));
   s.cost_usd = number(o, "cost_usd");
   s.aborted = o->has("aborted") && o->getValue<bool>("aborted");
-  s.abort_reason = text(o, "abort_reason");
-  if (std::string halted = text(o, "halted_by"); !halted.empty()) {
+  s.abort_reason = string_field(o, "abort_reason");
+  if (std::string halted = string_field(o, "halted_by"); !halted.empty()) {
     s.halted_by = policy::parse_stop_reason(halted);
   }
   s.started_at = time_of(o, "started_at");
@@ -115,14 +108,14 @@ policy::ContainmentState decode_state(const Var& v) {
   if (s.next_node == 0) s.next_node = 1;
   if (o->has("repeat")) {
     Object::Ptr repeat = object_of(o->get("repeat"), "a repeat streak");
-    s.repeat = {text(repeat, "key"), text(repeat, "fingerprint"),
+    s.repeat = {string_field(repeat, "key"), string_field(repeat, "fingerprint"),
                 static_cast<std::size_t>(number(repeat, "count"))};
   }
   if (Object::Ptr circuits = o->getObject("circuits")) {
     for (const auto& [key, value] : *circuits) {
       Object::Ptr item = object_of(value, "a circuit");
       policy::CircuitStatus c;
-      std::string state = text(item, "state");
+      std::string state = string_field(item, "state");
       c.state = state == "open"        ? policy::CircuitState::kOpen
                 : state == "half_open" ? policy::CircuitState::kHalfOpen
                                        : policy::CircuitState::kClosed;
@@ -170,21 +163,21 @@ Var safety_event_json(const policy::SafetyEvent& e) {
 
 policy::SafetyEvent safety_event_from_json(const Var& json) {
   Object::Ptr o = object_of(json, "a safety event");
-  std::optional<policy::StopReason> type = policy::parse_stop_reason(text(o, "event_type"));
+  std::optional<policy::StopReason> type = policy::parse_stop_reason(string_field(o, "event_type"));
   if (!type) {
     throw Error(ErrorCode::kInvalidArgument,
-                "unknown safety event type " + fsnap::quote_input(text(o, "event_type")));
+                "unknown safety event type " + fsnap::quote_input(string_field(o, "event_type")));
   }
   policy::SafetyEvent e;
   e.type = *type;
-  e.decision = decision_of(text(o, "decision"));
-  e.hook = text(o, "hook");
-  e.reason = text(o, "reason");
+  e.decision = decision_of(string_field(o, "decision"));
+  e.hook = string_field(o, "hook");
+  e.reason = string_field(o, "reason");
   e.limit = number(o, "limit");
   e.value = number(o, "value");
   e.at = time_of(o, "at");
-  e.node_id = text(o, "node_id");
-  e.key = text(o, "key");
+  e.node_id = string_field(o, "node_id");
+  e.key = string_field(o, "key");
   return e;
 }
 

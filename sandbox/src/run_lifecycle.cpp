@@ -9,22 +9,16 @@
 #include "sandbox/machine_slice.hpp"
 #include "sandbox/slice_types.hpp"
 
+#include "session_json.hpp"
+
 namespace sandbox {
 
 namespace {
 
 using Poco::Dynamic::Var;
 using Poco::JSON::Object;
-
-Object::Ptr object_of(const Var& v) {
-  Object::Ptr o = v.extract<Object::Ptr>();
-  if (o == nullptr) throw Error(ErrorCode::kInvalidArgument, "expected a JSON object");
-  return o;
-}
-
-std::string text(const Object::Ptr& o, const std::string& key) {
-  return o->has(key) ? o->getValue<std::string>(key) : std::string();
-}
+using session_json::object_of;
+using session_json::string_field;
 
 Var encode_status(const RunStatus& s) {
   Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
@@ -34,8 +28,8 @@ Var encode_status(const RunStatus& s) {
 }
 
 RunStatus decode_status(const Var& v) {
-  Object::Ptr o = object_of(v);
-  return RunStatus{text(o, "status"), text(o, "reason")};
+  Object::Ptr o = object_of(v, "a run status or lifecycle item");
+  return RunStatus{string_field(o, "status"), string_field(o, "reason")};
 }
 
 Var encode_lifecycle(const RunLifecycle& s) {
@@ -54,13 +48,14 @@ Var encode_lifecycle(const RunLifecycle& s) {
 }
 
 RunLifecycle decode_lifecycle(const Var& v) {
-  Object::Ptr o = object_of(v);
+  Object::Ptr o = object_of(v, "a run status or lifecycle item");
   RunLifecycle s;
-  s.state = text(o, "state");
-  s.from = text(o, "from");
-  s.event = text(o, "event");
-  s.at = fsnap::parse_timestamp(text(o, "at")).value_or(std::chrono::system_clock::time_point{});
-  s.reason = text(o, "reason");
+  s.state = string_field(o, "state");
+  s.from = string_field(o, "from");
+  s.event = string_field(o, "event");
+  s.at = fsnap::parse_timestamp(string_field(o, "at"))
+             .value_or(std::chrono::system_clock::time_point{});
+  s.reason = string_field(o, "reason");
   if (Object::Ptr history = o->getObject("history")) {
     for (const auto& [parent, leaf] : *history) s.history[parent] = leaf.toString();
   }

@@ -30,6 +30,14 @@ std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& ke
   return o->getValue<std::string>(key);
 }
 
+Poco::JSON::Object::Ptr object_of(const Poco::Dynamic::Var& v, const char* what) {
+  if (v.type() != typeid(Poco::JSON::Object::Ptr) ||
+      v.extract<Poco::JSON::Object::Ptr>() == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " is not a JSON object");
+  }
+  return v.extract<Poco::JSON::Object::Ptr>();
+}
+
 void write_stamp(const SessionSnapshot& snapshot, Poco::JSON::Object& out) {
   out.set("id", snapshot.id);
   out.set("session_id", snapshot.session_id);

@@ -23,6 +23,10 @@ Poco::JSON::Object::Ptr ordered_object();
 // A string member, "" if absent or null.
 std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& key);
 
+// v as a JSON object (a slice item's codec reads one); Error kInvalidArgument saying
+// `what` is not a JSON object otherwise.
+Poco::JSON::Object::Ptr object_of(const Poco::Dynamic::Var& v, const char* what);
+
 // Sets id, session_id and created_at of out.
 void write_stamp(const SessionSnapshot& snapshot, Poco::JSON::Object& out);
 // Sets parent_id, children_ids and tags of out.
