@@ -163,6 +163,83 @@ int cmd_fleet(const Context& context, const Args& parsed) {
   return 0;
 }
 
+namespace {
+
+// What the fleet knows of a run: its record (owner, lease) and the run.json it started
+// from. Error kNotFound if it knows no such run or no agent was started in it.
+struct FleetRecord {
+  fleet::FleetRun run;
+  sandbox::RunMeta meta;
+};
+
+FleetRecord fleet_record(const sandbox::FleetSettings& settings, const std::string& run) {
+  fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
+  std::optional<fleet::FleetRun> known = fleet::RunRegistry(redis).find(run);
+  if (!known) {
+    throw fsnap::Error(
+        fsnap::ErrorCode::kNotFound,
+        "the fleet knows no run " + fsnap::quote_input(run) + " (shadowbox fleet runs lists them)");
+  }
+  if (known->field("run_json").empty()) {
+    throw fsnap::Error(fsnap::ErrorCode::kNotFound,
+                       "the fleet's record of run " + fsnap::quote_input(run) +
+                           " has no run.json: no agent was started in it");
+  }
+  sandbox::RunMeta meta = sandbox::RunMeta::parse(
+      known->field("run_json"), "the fleet's record of run " + fsnap::quote_input(run));
+  return FleetRecord{std::move(*known), std::move(meta)};
+}
+
+// Refuses to take a run whose owner's lease still runs, unless force (which fences it).
+void check_lease_expired(const fleet::FleetRun& known, const std::string& me, bool force) {
+  if (known.owner == me || !known.lease_left || force) return;
+  throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                     "run " + fsnap::quote_input(known.run) + " belongs to worker " +
+                         fsnap::quote_input(known.owner) + ", whose lease runs for another " +
+                         std::to_string((known.lease_left->count() + 999) / 1000) +
+                         " s; recover it once the lease has expired, or with --force to "
+                         "fence " +
+                         known.owner);
+}
+
+// The run's workspace here, made if missing as under the user's umask (this process's
+// is narrower).
+void make_workspace(const fs::path& workspace) {
+  boost::system::error_code ec;
+  if (fs::create_directories(workspace, ec)) {
+    fs::permissions(workspace, static_cast<fs::perms>(0777 & ~fsnap::user_umask()), ec);
+  }
+}
+
+// The recovered run continues here: its run.json names this workspace and no process,
+// its agent's session data is rekeyed from the owner's workspace to this one, and the
+// agent is resumed under member's lease.
+int resume_here(const Context& context, const fsnap::Store& store,
+                const std::shared_ptr<fsnap::ShadowRepo>& repo, const FleetRecord& record,
+                hooks::ResumeRequest request, const sandbox::PolicyLimits& limits,
+                std::shared_ptr<fleet::FleetMember> member) {
+  sandbox::RunMeta meta = record.meta;
+  const std::string& run = record.run.run;
+  meta.workspace = context.workspace.string();
+  meta.home.clear();
+  meta.pid = 0;
+  meta.agent_pid = 0;
+  meta.save(store);
+  request.now = std::chrono::system_clock::now();
+  hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
+  const hooks::AgentAdapter& adapter = hooks::adapter_for(plan.agent);
+  std::string from = plan.session.cwd.empty() ? record.meta.workspace : plan.session.cwd;
+  adapter.rekey_session_data(plan.home, from, context.workspace.string());
+  std::cerr << "shadowbox: resuming agent session " << plan.session.session_id << '\n';
+  hooks::AgentRunSpec spec = resume_spec(context, store, repo, run, plan, limits,
+                                         "run recovered from worker " + record.run.owner +
+                                             ", agent session " + plan.session.session_id);
+  spec.fleet = std::move(member);
+  return report(context, store, repo, run, hooks::run_agent(std::move(spec)));
+}
+
+}  // namespace
+
 int cmd_recover(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   // The path differs from the owner's: validation is relaxed unless asked otherwise.
@@ -173,39 +250,10 @@ int cmd_recover(const Context& context, const Args& parsed) {
   std::string me = fleet::worker_id(settings);
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
 
-  // What the fleet knows of the run: its owner, and the run.json it started from.
-  std::optional<fleet::FleetRun> known;
-  sandbox::RunMeta meta;
-  {
-    fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
-    known = fleet::RunRegistry(redis).find(run);
-    if (!known) {
-      throw fsnap::Error(fsnap::ErrorCode::kNotFound, "the fleet knows no run " +
-                                                          fsnap::quote_input(run) +
-                                                          " (shadowbox fleet runs lists them)");
-    }
-    if (known->field("run_json").empty()) {
-      throw fsnap::Error(fsnap::ErrorCode::kNotFound,
-                         "the fleet's record of run " + fsnap::quote_input(run) +
-                             " has no run.json: no agent was started in it");
-    }
-    meta = sandbox::RunMeta::parse(known->field("run_json"),
-                                   "the fleet's record of run " + fsnap::quote_input(run));
-  }
-  if (known->owner != me && known->lease_left && !force) {
-    throw fsnap::Error(fsnap::ErrorCode::kConflict,
-                       "run " + fsnap::quote_input(run) + " belongs to worker " +
-                           fsnap::quote_input(known->owner) + ", whose lease runs for another " +
-                           std::to_string((known->lease_left->count() + 999) / 1000) +
-                           " s; recover it once the lease has expired, or with --force to "
-                           "fence " +
-                           known->owner);
-  }
-  boost::system::error_code ec;
-  if (fs::create_directories(context.workspace, ec)) {
-    // The user's workspace, made as under their umask (this process's is narrower).
-    fs::permissions(context.workspace, static_cast<fs::perms>(0777 & ~fsnap::user_umask()), ec);
-  }
+  FleetRecord record = fleet_record(settings, run);
+  const fleet::FleetRun& known = record.run;
+  check_lease_expired(known, me, force);
+  make_workspace(context.workspace);
   fsnap::Store store = context.open_store(true);
   hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
   if (std::optional<sandbox::RunMeta> local = sandbox::RunMeta::load(store, run);
@@ -220,7 +268,7 @@ int cmd_recover(const Context& context, const Args& parsed) {
 
   // The run as its owner pushed it, checked against the workspace before the lease is
   // taken (a refusal leaves the owner untouched); then taken, and fetched again.
-  std::string last = mirror.fetch(run, known->owner);
+  std::string last = mirror.fetch(run, known.owner);
   check_recovery_workspace(ledger_run->workspace(), repo->read_checkpoint(last), run);
   std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(
       store, context.config, run, context.workspace.string(),
@@ -230,34 +278,16 @@ int cmd_recover(const Context& context, const Args& parsed) {
                        "recover needs the fleet's Redis, which cannot be reached");
   }
   try {
-    last = mirror.fetch(run, known->owner);
+    last = mirror.fetch(run, known.owner);
     fsnap::Checkpoint target = repo->read_checkpoint(last);
     check_recovery_workspace(ledger_run->workspace(), target, run);
     fsnap::RestoreReport restored = ledger_run->workspace().restore_checkpoint(target, {});
-    std::cerr << "shadowbox: recovered run " << run << " from worker " << known->owner
+    std::cerr << "shadowbox: recovered run " << run << " from worker " << known.owner
               << ": the workspace is at its last checkpoint " << target.id << " ("
               << restored.changes.size() << " path" << (restored.changes.size() == 1 ? "" : "s")
               << " written)\n";
     ledger_run.reset();
-
-    // The run continues here: its run.json, in this workspace, resumed from its session.
-    std::string owner_workspace = meta.workspace;
-    meta.workspace = context.workspace.string();
-    meta.home.clear();
-    meta.pid = 0;
-    meta.agent_pid = 0;
-    meta.save(store);
-    request.now = std::chrono::system_clock::now();
-    hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
-    const hooks::AgentAdapter& adapter = hooks::adapter_for(plan.agent);
-    std::string from = plan.session.cwd.empty() ? owner_workspace : plan.session.cwd;
-    adapter.rekey_session_data(plan.home, from, context.workspace.string());
-    std::cerr << "shadowbox: resuming agent session " << plan.session.session_id << '\n';
-    hooks::AgentRunSpec spec = resume_spec(
-        context, store, repo, run, plan, limits,
-        "run recovered from worker " + known->owner + ", agent session " + plan.session.session_id);
-    spec.fleet = member;
-    return report(context, store, repo, run, hooks::run_agent(std::move(spec)));
+    return resume_here(context, store, repo, record, std::move(request), limits, member);
   } catch (...) {
     member->finish();
     throw;
