@@ -369,81 +369,77 @@ void check_shared_program(const Context& context) {
 
 }  // namespace
 
-int cmd_hooks(const Context& context, const Args& parsed) {
-  const std::string& action = parsed.operands()[0];
-  if (action != "install" && action != "uninstall") {
-    throw parsed.usage_error("expected install or uninstall, not " + fsnap::quote_input(action));
-  }
-  std::string scope = parsed.value_or("--scope", "project");
-  fs::path file;
+namespace {
+
+// The settings file a scope's hooks go in: this machine's own file of the project
+// (project), the project's shared one (shared), or the user's for every project (user).
+fs::path hooks_settings_file(const Context& context, const Args& parsed, const std::string& scope) {
   if (scope == "project") {
     // This machine's own: the file Claude Code keeps out of git (its paths are ours).
-    file = context.workspace / ".claude" / "settings.local.json";
-  } else if (scope == "shared" || scope == "user") {
-    if (context.options.store) {
-      throw parsed.usage_error("--store names one store of this machine; hooks for " +
-                               std::string(scope == "user" ? "every project (--scope user)"
-                                                           : "every clone (--scope shared)") +
-                               " use each project's own store (leave --store out, or use "
-                               "--scope project)");
-    }
-    if (scope == "shared") {
-      // Its settings.json would be the user's own settings.
-      context.refuse_unprotectable_workspace();
-      file = context.workspace / ".claude" / "settings.json";
-    } else {
-      std::string home = environment("HOME");
-      if (home.empty()) {
-        throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "HOME is not set");
-      }
-      file = hooks::claude_code_settings_file(home);
-    }
-  } else {
+    return context.workspace / ".claude" / "settings.local.json";
+  }
+  if (scope != "shared" && scope != "user") {
     throw parsed.usage_error("--scope must be project, shared or user, not " +
                              fsnap::quote_input(scope));
   }
-  std::optional<fs::path> created_list = hooks::created_settings_list();
-  std::string outcome;
-  bool file_removed = false;
-  if (action == "install") {
-    // The hook finds the workspace from $CLAUDE_PROJECT_DIR (or the event's cwd). A
-    // project's hooks record into this workspace's store, named now; shared ones and
-    // hooks for every project find each project's store from its workspace.
-    std::string command = shell_quote(self_path()) + " hook claude-code";
-    if (scope == "project") {
-      // The thin client beside this program, when there is one: it hands each event to
-      // the store's watch daemon (or runs this program when none can take it).
-      std::string program = self_path();
-      fs::path thin = fs::path(program).parent_path() / "shadowbox-hook";
-      if (::access(thin.c_str(), X_OK) == 0) program = thin.string();
-      command = shell_quote(program) + " --store " + shell_quote(context.store_dir.string()) +
-                " hook claude-code";
-      context.open_store(true);
-    } else if (scope == "shared") {
-      command = hooks::kSharedHookCommand;
-      check_shared_program(context);
-    }
-    hooks::install_settings_hooks(file, command, created_list);
-    outcome = "installed";
-    if (scope == "project") {
-      if (fsnap::git_leaves_out(file) == false) {
-        std::cerr << "shadowbox: note: git does not ignore " << file.string()
-                  << ", which names this machine's paths: add .claude/settings.local.json to "
-                     "the project's .gitignore (or your global git ignore file), so that it "
-                     "is not committed\n";
-      }
-      if (std::optional<fs::path> shared = machine_hooks_in_shared_file(context.workspace)) {
-        std::cerr << "shadowbox: warning: " << shared->string()
-                  << " holds shadowbox's hooks with a machine's paths (an earlier version "
-                     "wrote them there): with these they would record every event twice; "
-                     "take them out with: shadowbox hooks uninstall --scope shared\n";
-      }
-    }
-  } else {
-    hooks::SettingsRemoval removal = hooks::uninstall_settings_hooks(file, created_list);
-    outcome = removal == hooks::SettingsRemoval::kNoFile ? "absent" : "removed";
-    file_removed = removal == hooks::SettingsRemoval::kFileRemoved;
+  if (context.options.store) {
+    throw parsed.usage_error("--store names one store of this machine; hooks for " +
+                             std::string(scope == "user" ? "every project (--scope user)"
+                                                         : "every clone (--scope shared)") +
+                             " use each project's own store (leave --store out, or use "
+                             "--scope project)");
   }
+  if (scope == "shared") {
+    // Its settings.json would be the user's own settings.
+    context.refuse_unprotectable_workspace();
+    return context.workspace / ".claude" / "settings.json";
+  }
+  std::string home = environment("HOME");
+  if (home.empty()) throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument, "HOME is not set");
+  return hooks::claude_code_settings_file(home);
+}
+
+// The command a scope's hooks run. The hook finds the workspace from
+// $CLAUDE_PROJECT_DIR (or the event's cwd). A project's hooks record into this
+// workspace's store, named now; shared ones and hooks for every project find each
+// project's store from its workspace.
+std::string hooks_command(const Context& context, const std::string& scope) {
+  if (scope == "shared") {
+    check_shared_program(context);
+    return hooks::kSharedHookCommand;
+  }
+  if (scope != "project") return shell_quote(self_path()) + " hook claude-code";
+  // The thin client beside this program, when there is one: it hands each event to the
+  // store's watch daemon (or runs this program when none can take it).
+  std::string program = self_path();
+  fs::path thin = fs::path(program).parent_path() / "shadowbox-hook";
+  if (::access(thin.c_str(), X_OK) == 0) program = thin.string();
+  context.open_store(true);
+  return shell_quote(program) + " --store " + shell_quote(context.store_dir.string()) +
+         " hook claude-code";
+}
+
+// What a project's install tells: a settings file git would commit, and hooks an
+// earlier version left in the shared file.
+void project_install_notes(const Context& context, const fs::path& file) {
+  if (fsnap::git_leaves_out(file) == false) {
+    std::cerr << "shadowbox: note: git does not ignore " << file.string()
+              << ", which names this machine's paths: add .claude/settings.local.json to "
+                 "the project's .gitignore (or your global git ignore file), so that it "
+                 "is not committed\n";
+  }
+  if (std::optional<fs::path> shared = machine_hooks_in_shared_file(context.workspace)) {
+    std::cerr << "shadowbox: warning: " << shared->string()
+              << " holds shadowbox's hooks with a machine's paths (an earlier version "
+                 "wrote them there): with these they would record every event twice; "
+                 "take them out with: shadowbox hooks uninstall --scope shared\n";
+  }
+}
+
+// What install or uninstall did, for a person or (--json) for a program.
+void print_hooks_outcome(const Context& context, const std::string& action,
+                         const std::string& scope, const std::string& outcome, const fs::path& file,
+                         bool file_removed) {
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();
     out->set("action", action);
@@ -465,6 +461,30 @@ int cmd_hooks(const Context& context, const Args& parsed) {
   } else {
     std::cout << "no settings file at " << file.string() << "; nothing to remove\n";
   }
+}
+
+}  // namespace
+
+int cmd_hooks(const Context& context, const Args& parsed) {
+  const std::string& action = parsed.operands()[0];
+  if (action != "install" && action != "uninstall") {
+    throw parsed.usage_error("expected install or uninstall, not " + fsnap::quote_input(action));
+  }
+  std::string scope = parsed.value_or("--scope", "project");
+  fs::path file = hooks_settings_file(context, parsed, scope);
+  std::optional<fs::path> created_list = hooks::created_settings_list();
+  std::string outcome;
+  bool file_removed = false;
+  if (action == "install") {
+    hooks::install_settings_hooks(file, hooks_command(context, scope), created_list);
+    outcome = "installed";
+    if (scope == "project") project_install_notes(context, file);
+  } else {
+    hooks::SettingsRemoval removal = hooks::uninstall_settings_hooks(file, created_list);
+    outcome = removal == hooks::SettingsRemoval::kNoFile ? "absent" : "removed";
+    file_removed = removal == hooks::SettingsRemoval::kFileRemoved;
+  }
+  print_hooks_outcome(context, action, scope, outcome, file, file_removed);
   if (action == "uninstall" && scope == "project") {
     if (std::optional<fs::path> shared = machine_hooks_in_shared_file(context.workspace)) {
       std::cerr << "shadowbox: note: " << shared->string()
