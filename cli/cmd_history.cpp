@@ -128,30 +128,30 @@ int cmd_log(const Context& context, const Args& parsed) {
   return 0;
 }
 
-int cmd_show(const Context& context, const Args& parsed) {
-  std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
-  sandbox::Ledger ledger(repo);
-  fsnap::Checkpoint checkpoint = ledger.resolve(parsed.operands()[0]);
-  std::vector<fsnap::TreeChange> changes =
-      repo->diff_trees(parent_tree(*repo, checkpoint), checkpoint.tree);
-  std::optional<sandbox::LedgerRecord> record = record_of(ledger, checkpoint);
-  if (context.options.json) {
-    Poco::JSON::Object::Ptr out = checkpoint_json(checkpoint);
-    out->set("changes", changes_json(changes));
-    Poco::Dynamic::Var ledger_json;
-    if (record) {
-      Poco::JSON::Object::Ptr json = record_json(*record);
-      // The whole session, materialised from its tree.
-      if (!record->session_tree.empty()) {
-        Poco::JSON::Parser parser;
-        json->set("session", parser.parse(ledger.session_json(*record)));
-      }
-      ledger_json = json;
+namespace {
+
+// `show --json`: the checkpoint, its changes and its ledger record with the whole
+// session, materialised from its tree.
+void print_show_json(const sandbox::Ledger& ledger, const fsnap::Checkpoint& checkpoint,
+                     const std::vector<fsnap::TreeChange>& changes,
+                     const std::optional<sandbox::LedgerRecord>& record) {
+  Poco::JSON::Object::Ptr out = checkpoint_json(checkpoint);
+  out->set("changes", changes_json(changes));
+  Poco::Dynamic::Var ledger_json;
+  if (record) {
+    Poco::JSON::Object::Ptr json = record_json(*record);
+    if (!record->session_tree.empty()) {
+      Poco::JSON::Parser parser;
+      json->set("session", parser.parse(ledger.session_json(*record)));
     }
-    out->set("ledger", ledger_json);
-    print_json(std::cout, out);
-    return 0;
+    ledger_json = json;
   }
+  out->set("ledger", ledger_json);
+  print_json(std::cout, out);
+}
+
+// The checkpoint's own lines of `show`: id, commit, run, phase, tool, tag, times.
+void print_checkpoint_lines(const fsnap::Checkpoint& checkpoint) {
   const fsnap::CheckpointMeta& meta = checkpoint.meta;
   std::cout << "checkpoint   " << checkpoint.id << '\n'
             << "commit       " << checkpoint.commit << '\n'
@@ -167,47 +167,66 @@ int cmd_show(const Context& context, const Args& parsed) {
             << "parent       "
             << (checkpoint.parent.empty() ? "(first of its run)" : checkpoint.parent) << '\n';
   print_skipped(std::cout, checkpoint);
-  if (record) {
-    if (record->success || !record->result_summary.empty()) {
-      std::cout << "outcome     " << outcome_text(*record) << '\n';
-    }
-    if (!record->rollback.empty()) {
-      std::string text = rollback_text(*record, std::string::npos);
-      if (record->rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRollBack)) {
-        text += ": the workspace as the call left it is failed:" + meta.tool_call_id;
-      }
-      std::cout << "rollback     " << text << '\n';
-    } else if (meta.phase == fsnap::Phase::kSafety && !meta.tool_call_id.empty()) {
-      std::cout << "rollback     the workspace as the failed call left it, before its rollback\n";
-    }
-    if (!record->undoes.empty()) {
-      std::cout << "undoes       tool call " << fsnap::quote_path(record->undoes)
-                << " (its file changes reversed; reverse them back with: shadowbox undo "
-                << fsnap::quote_path(meta.tool_call_id) << ")\n";
-    }
-    if (record->paths) {
-      std::string paths;
-      for (const std::string& p : *record->paths) {
-        paths += (paths.empty() ? "" : ", ") + fsnap::quote_path(p);
-      }
-      std::cout << "paths        " << one_line(paths, 200) << '\n';
-    }
-    if (!record->input_summary.empty()) {
-      std::cout << "input        " << record->input_summary.substr(0, 200) << '\n';
-    }
-    if (record->has_session()) {
-      try {
-        sandbox::SessionSnapshot session = ledger.session(*record);
-        std::cout << "session      " << counted(session.slices.size(), "slice", "slices") << ":";
-        for (const auto& [type, items] : session.slices) {
-          std::cout << ' ' << sandbox::SliceTypes::name_of(type) << '(' << items.size() << ')';
-        }
-        std::cout << '\n';
-      } catch (const std::exception& e) {
-        std::cout << "session      (cannot be decoded here: " << e.what() << ")\n";
-      }
-    }
+}
+
+// The record's lines of `show`: outcome, rollback, undo, paths, input, session.
+void print_record_lines(const sandbox::Ledger& ledger, const fsnap::CheckpointMeta& meta,
+                        const sandbox::LedgerRecord& record) {
+  if (record.success || !record.result_summary.empty()) {
+    std::cout << "outcome     " << outcome_text(record) << '\n';
   }
+  if (!record.rollback.empty()) {
+    std::string text = rollback_text(record, std::string::npos);
+    if (record.rollback == sandbox::to_string(sandbox::RollbackDecision::Kind::kRollBack)) {
+      text += ": the workspace as the call left it is failed:" + meta.tool_call_id;
+    }
+    std::cout << "rollback     " << text << '\n';
+  } else if (meta.phase == fsnap::Phase::kSafety && !meta.tool_call_id.empty()) {
+    std::cout << "rollback     the workspace as the failed call left it, before its rollback\n";
+  }
+  if (!record.undoes.empty()) {
+    std::cout << "undoes       tool call " << fsnap::quote_path(record.undoes)
+              << " (its file changes reversed; reverse them back with: shadowbox undo "
+              << fsnap::quote_path(meta.tool_call_id) << ")\n";
+  }
+  if (record.paths) {
+    std::string paths;
+    for (const std::string& p : *record.paths) {
+      paths += (paths.empty() ? "" : ", ") + fsnap::quote_path(p);
+    }
+    std::cout << "paths        " << one_line(paths, 200) << '\n';
+  }
+  if (!record.input_summary.empty()) {
+    std::cout << "input        " << record.input_summary.substr(0, 200) << '\n';
+  }
+  if (!record.has_session()) return;
+  try {
+    sandbox::SessionSnapshot session = ledger.session(record);
+    std::cout << "session      " << counted(session.slices.size(), "slice", "slices") << ":";
+    for (const auto& [type, items] : session.slices) {
+      std::cout << ' ' << sandbox::SliceTypes::name_of(type) << '(' << items.size() << ')';
+    }
+    std::cout << '\n';
+  } catch (const std::exception& e) {
+    std::cout << "session      (cannot be decoded here: " << e.what() << ")\n";
+  }
+}
+
+}  // namespace
+
+int cmd_show(const Context& context, const Args& parsed) {
+  std::shared_ptr<fsnap::ShadowRepo> repo = open_repo(context);
+  sandbox::Ledger ledger(repo);
+  fsnap::Checkpoint checkpoint = ledger.resolve(parsed.operands()[0]);
+  std::vector<fsnap::TreeChange> changes =
+      repo->diff_trees(parent_tree(*repo, checkpoint), checkpoint.tree);
+  std::optional<sandbox::LedgerRecord> record = record_of(ledger, checkpoint);
+  if (context.options.json) {
+    print_show_json(ledger, checkpoint, changes, record);
+    return 0;
+  }
+  print_checkpoint_lines(checkpoint);
+  if (record) print_record_lines(ledger, checkpoint.meta, *record);
   std::cout << '\n'
             << changes.size() << " change" << (changes.size() == 1 ? "" : "s")
             << (checkpoint.parent.empty() ? " (whole tree)" : " since the previous checkpoint")
