@@ -163,12 +163,10 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
-CommandResult run_command(const std::vector<std::string>& argv, const std::optional<fs::path>& cwd,
-                          const std::vector<std::string>& extra_env, const std::string& stdin_data,
-                          std::chrono::seconds timeout) {
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
-    fail("pipe");
+namespace {
+
+// This process's environment with extra_env's NAME=value entries in place of its own.
+std::vector<std::string> environment_with(const std::vector<std::string>& extra_env) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
   for (const std::string& kv : extra_env) {
@@ -176,40 +174,14 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::optio
     std::erase_if(env_strings, [&](const std::string& s) { return s.rfind(name + "=", 0) == 0; });
     env_strings.push_back(kv);
   }
-  std::vector<char*> env_ptrs, arg_ptrs;
-  for (auto& s : env_strings) env_ptrs.push_back(s.data());
-  env_ptrs.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  for (auto& s : args) arg_ptrs.push_back(s.data());
-  arg_ptrs.push_back(nullptr);
+  return env_strings;
+}
 
-  pid_t pid = ::fork();
-  if (pid < 0) fail("fork");
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(in_pipe[0], 0);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    if (cwd && ::chdir(cwd->c_str()) != 0) _exit(126);
-    ::execvpe(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
-    _exit(127);
-  }
-  ::close(in_pipe[0]);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-
-  CommandResult result;
+// Feeds stdin_data to in_fd (-1: none) and reads out_fd and err_fd into result until
+// both end or the deadline passes (then the process group pid is killed). Closes them.
+void pump(pid_t pid, int in_fd, int out_fd, int err_fd, const std::string& stdin_data,
+          std::chrono::steady_clock::time_point deadline, CommandResult& result) {
   size_t written = 0;
-  int in_fd = in_pipe[1];
-  if (stdin_data.empty()) {
-    ::close(in_fd);
-    in_fd = -1;
-  } else {
-    ::fcntl(in_fd, F_SETFL, O_NONBLOCK);
-  }
-  ::signal(SIGPIPE, SIG_IGN);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  int out_fd = out_pipe[0], err_fd = err_pipe[0];
   while (out_fd >= 0 || err_fd >= 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -250,6 +222,50 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::optio
   if (in_fd >= 0) ::close(in_fd);
   if (out_fd >= 0) ::close(out_fd);
   if (err_fd >= 0) ::close(err_fd);
+}
+
+}  // namespace
+
+CommandResult run_command(const std::vector<std::string>& argv, const std::optional<fs::path>& cwd,
+                          const std::vector<std::string>& extra_env, const std::string& stdin_data,
+                          std::chrono::seconds timeout) {
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
+    fail("pipe");
+  std::vector<std::string> env_strings = environment_with(extra_env);
+  std::vector<char*> env_ptrs, arg_ptrs;
+  for (auto& s : env_strings) env_ptrs.push_back(s.data());
+  env_ptrs.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  for (auto& s : args) arg_ptrs.push_back(s.data());
+  arg_ptrs.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid < 0) fail("fork");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(in_pipe[0], 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    if (cwd && ::chdir(cwd->c_str()) != 0) _exit(126);
+    ::execvpe(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
+    _exit(127);
+  }
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+
+  CommandResult result;
+  int in_fd = in_pipe[1];
+  if (stdin_data.empty()) {
+    ::close(in_fd);
+    in_fd = -1;
+  } else {
+    ::fcntl(in_fd, F_SETFL, O_NONBLOCK);
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  pump(pid, in_fd, out_pipe[0], err_pipe[0], stdin_data, std::chrono::steady_clock::now() + timeout,
+       result);
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
