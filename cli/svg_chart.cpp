@@ -43,73 +43,89 @@ std::string text(double x, double y, const std::string& anchor, const std::strin
          "\" text-anchor=\"" + anchor + "\">" + html_escape(words) + "</text>";
 }
 
-}  // namespace
-
-std::string cost_steps_chart(const std::vector<ReportPoint>& points,
-                             const sandbox::PolicyLimits& limits) {
-  if (points.empty()) return "<p class=\"none\">No checkpoint of this run records its figures.</p>";
-  std::vector<double> seconds = seconds_of(points);
-  if (seconds.empty()) {
-    for (std::size_t i = 0; i < points.size(); ++i) seconds.push_back(static_cast<double>(i));
-  }
-  double span = std::max(seconds.back(), 1e-9);
+// Where a point lands: time across, steps (left axis) and cost (right axis) up.
+struct Scale {
+  std::size_t points = 0;
+  double span = 1e-9;  // seconds from the first point to the last
   double max_steps = 1;
   double max_cost = 1e-6;
-  for (const ReportPoint& p : points) {
-    max_steps = std::max(max_steps, static_cast<double>(p.steps));
-    max_cost = std::max(max_cost, p.cost_usd);
-  }
-  if (limits.max_steps) max_steps = std::max(max_steps, static_cast<double>(*limits.max_steps));
-  if (limits.max_cost_usd) max_cost = std::max(max_cost, *limits.max_cost_usd);
-  max_steps *= 1.1;
-  max_cost *= 1.1;
-  const double plot_w = kWidth - kLeft - kRight;
-  const double plot_h = kHeight - kTop - kBottom;
-  auto x_of = [&](double s) {
-    return kLeft + (points.size() == 1 ? plot_w / 2 : s / span * plot_w);
-  };
-  auto steps_y = [&](double v) { return kTop + plot_h - v / max_steps * plot_h; };
-  auto cost_y = [&](double v) { return kTop + plot_h - v / max_cost * plot_h; };
+  static constexpr double kPlotW = kWidth - kLeft - kRight;
+  static constexpr double kPlotH = kHeight - kTop - kBottom;
+  static constexpr double kBottomY = kTop + kPlotH;
 
-  std::string svg = "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                    svg_number(kWidth) + "\" height=\"" + svg_number(kHeight) +
-                    "\" viewBox=\"0 0 " + svg_number(kWidth) + " " + svg_number(kHeight) +
-                    "\" role=\"img\" aria-label=\"steps and cost over time\">";
-  double bottom = kTop + plot_h;
-  svg += line(kLeft, bottom, kLeft + plot_w, bottom, "axis");
-  svg += line(kLeft, kTop, kLeft, bottom, "axis");
-  svg += line(kLeft + plot_w, kTop, kLeft + plot_w, bottom, "axis");
-  svg += text(kLeft - 6, kTop + 10, "end", "steps-label", svg_number(std::round(max_steps)));
-  svg += text(kLeft - 6, bottom, "end", "steps-label", "0");
-  svg += text(kLeft + plot_w + 6, kTop + 10, "start", "cost-label", "$" + svg_number(max_cost));
-  svg += text(kLeft + plot_w + 6, bottom, "start", "cost-label", "$0");
-  svg += text(kLeft, kHeight - 8, "start", "time-label", points.front().at.substr(11, 8));
-  svg += text(kLeft + plot_w, kHeight - 8, "end", "time-label",
-              points.back().at.substr(11, 8) + " UTC");
+  double x(double s) const { return kLeft + (points == 1 ? kPlotW / 2 : s / span * kPlotW); }
+  double steps_y(double v) const { return kBottomY - v / max_steps * kPlotH; }
+  double cost_y(double v) const { return kBottomY - v / max_cost * kPlotH; }
+};
+
+// The scale that holds every point and the run's limits, with a tenth to spare.
+Scale scale_of(const std::vector<ReportPoint>& points, const std::vector<double>& seconds,
+               const sandbox::PolicyLimits& limits) {
+  Scale scale;
+  scale.points = points.size();
+  scale.span = std::max(seconds.back(), 1e-9);
+  for (const ReportPoint& p : points) {
+    scale.max_steps = std::max(scale.max_steps, static_cast<double>(p.steps));
+    scale.max_cost = std::max(scale.max_cost, p.cost_usd);
+  }
   if (limits.max_steps) {
-    double y = steps_y(static_cast<double>(*limits.max_steps));
+    scale.max_steps = std::max(scale.max_steps, static_cast<double>(*limits.max_steps));
+  }
+  if (limits.max_cost_usd) scale.max_cost = std::max(scale.max_cost, *limits.max_cost_usd);
+  scale.max_steps *= 1.1;
+  scale.max_cost *= 1.1;
+  return scale;
+}
+
+// The axes and their labels: steps on the left, cost on the right, the first and last
+// times below.
+std::string axes(const Scale& scale, const std::vector<ReportPoint>& points) {
+  const double right = kLeft + Scale::kPlotW;
+  const double bottom = Scale::kBottomY;
+  return line(kLeft, bottom, right, bottom, "axis") + line(kLeft, kTop, kLeft, bottom, "axis") +
+         line(right, kTop, right, bottom, "axis") +
+         text(kLeft - 6, kTop + 10, "end", "steps-label", svg_number(std::round(scale.max_steps))) +
+         text(kLeft - 6, bottom, "end", "steps-label", "0") +
+         text(right + 6, kTop + 10, "start", "cost-label", "$" + svg_number(scale.max_cost)) +
+         text(right + 6, bottom, "start", "cost-label", "$0") +
+         text(kLeft, kHeight - 8, "start", "time-label", points.front().at.substr(11, 8)) +
+         text(right, kHeight - 8, "end", "time-label", points.back().at.substr(11, 8) + " UTC");
+}
+
+// The run's limits as lines across the plot.
+std::string limit_lines(const Scale& scale, const sandbox::PolicyLimits& limits) {
+  const double right = kLeft + Scale::kPlotW;
+  std::string svg;
+  if (limits.max_steps) {
+    double y = scale.steps_y(static_cast<double>(*limits.max_steps));
     svg += "<g class=\"limit steps-limit\" data-max-steps=\"" + std::to_string(*limits.max_steps) +
-           "\">" + line(kLeft, y, kLeft + plot_w, y, "limit-line") +
+           "\">" + line(kLeft, y, right, y, "limit-line") +
            text(kLeft + 4, y - 4, "start", "steps-label",
                 "max_steps " + std::to_string(*limits.max_steps)) +
            "</g>";
   }
   if (limits.max_cost_usd) {
-    double y = cost_y(*limits.max_cost_usd);
+    double y = scale.cost_y(*limits.max_cost_usd);
     svg += "<g class=\"limit cost-limit\" data-max-cost-usd=\"" + svg_number(*limits.max_cost_usd) +
-           "\">" + line(kLeft, y, kLeft + plot_w, y, "limit-line") +
-           text(kLeft + plot_w - 4, y - 4, "end", "cost-label",
+           "\">" + line(kLeft, y, right, y, "limit-line") +
+           text(right - 4, y - 4, "end", "cost-label",
                 "max_cost_usd $" + svg_number(*limits.max_cost_usd)) +
            "</g>";
   }
+  return svg;
+}
+
+// The two curves and a mark per point, carrying its figures for whoever reads the page.
+std::string series(const Scale& scale, const std::vector<ReportPoint>& points,
+                   const std::vector<double>& seconds) {
   std::string steps_path;
   std::string cost_path;
   std::string marks;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ReportPoint& p = points[i];
-    double x = x_of(seconds[i]);
-    double sy = steps_y(static_cast<double>(p.steps));
-    double cy = cost_y(p.cost_usd);
+    double x = scale.x(seconds[i]);
+    double sy = scale.steps_y(static_cast<double>(p.steps));
+    double cy = scale.cost_y(p.cost_usd);
     steps_path += (i == 0 ? "" : " ") + svg_number(x) + "," + svg_number(sy);
     cost_path += (i == 0 ? "" : " ") + svg_number(x) + "," + svg_number(cy);
     marks +=
@@ -121,10 +137,25 @@ std::string cost_steps_chart(const std::vector<ReportPoint>& points,
         "\" r=\"2.5\"/><circle class=\"cost-dot\" cx=\"" + svg_number(x) + "\" cy=\"" +
         svg_number(cy) + "\" r=\"2.5\"/></g>";
   }
-  svg += "<polyline class=\"steps-line\" points=\"" + steps_path + "\"/>";
-  svg += "<polyline class=\"cost-line\" points=\"" + cost_path + "\"/>";
-  svg += marks + "</svg>";
-  return svg;
+  return "<polyline class=\"steps-line\" points=\"" + steps_path + "\"/>" +
+         "<polyline class=\"cost-line\" points=\"" + cost_path + "\"/>" + marks;
+}
+
+}  // namespace
+
+std::string cost_steps_chart(const std::vector<ReportPoint>& points,
+                             const sandbox::PolicyLimits& limits) {
+  if (points.empty()) return "<p class=\"none\">No checkpoint of this run records its figures.</p>";
+  std::vector<double> seconds = seconds_of(points);
+  if (seconds.empty()) {
+    for (std::size_t i = 0; i < points.size(); ++i) seconds.push_back(static_cast<double>(i));
+  }
+  Scale scale = scale_of(points, seconds, limits);
+  return "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + svg_number(kWidth) +
+         "\" height=\"" + svg_number(kHeight) + "\" viewBox=\"0 0 " + svg_number(kWidth) + " " +
+         svg_number(kHeight) + "\" role=\"img\" aria-label=\"steps and cost over time\">" +
+         axes(scale, points) + limit_lines(scale, limits) + series(scale, points, seconds) +
+         "</svg>";
 }
 
 }  // namespace cli

@@ -2,8 +2,8 @@
 #   component shadowbox: the two executables, the example configuration and the notes a
 #     package carries (cli/CMakeLists.txt adds the man pages and shell completions);
 #   component dev: the libraries, their public headers and the CMake package
-#     (find_package(shadowbox) gives shadowbox::fsnap, ::policy, ::sandbox, ::fleet,
-#     ::hooks; examples/embedding builds against it).
+#     (find_package(shadowbox) gives shadowbox::fsnap, ::policy, ::statekit, ::sandbox,
+#     ::embed, ::fleet, ::hooks; examples/embedding builds against it).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS shadowbox shadowbox-hook RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}

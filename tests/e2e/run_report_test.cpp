@@ -142,61 +142,51 @@ std::vector<std::string> tags_of(const std::string& dom, const std::string& elem
 class RunReportTest : public ::testing::Test {
  protected:
   RunReportTest() { hooks::register_agent_run_slice_types(); }
-  testing_support::TempDir temp_;
-};
 
-TEST_F(RunReportTest, ThreeAgentsRunsRenderInChromiumWithEveryCallAndTheLedgersFigures) {
-  CommandResult which = run_command({"sh", "-c", "command -v chromium"});
-  ASSERT_EQ(which.exit_code, 0) << "chromium is not installed: run scripts/setup.sh";
-  fs::path artifacts = fs::path(SHADOWBOX_BUILD_DIR) / "test-artifacts";
-  fs::create_directories(artifacts);
-  for (const Agent& agent : agents()) {
-    SCOPED_TRACE(agent.name);
-    ASSERT_TRUE(fs::exists(agent.binary)) << "run scripts/setup.sh";
-    fs::path dir = temp_ / agent.name;
-    fs::path ws = dir / "ws";
-    fs::path store = dir / "store";
-    fs::path home = dir / "home";
-    fs::create_directories(ws);
-    fs::create_directories(home);
-    ws = fs::canonical(ws);
-    testing_support::write_file(dir / "scenario.json",
+  // Where one agent's run is made: its workspace, store and HOME under temp_.
+  struct Place {
+    fs::path dir, ws, store, home;
+  };
+
+  // Runs agent under `run --max-steps 2` against its mock, asking for a call that
+  // succeeds (its command and file name markup), one that fails and is rolled back, and
+  // one the limit denies; then writes the run's report to page.
+  void run_and_report(const Agent& agent, const Place& at, const fs::path& page) {
+    testing_support::write_file(at.dir / "scenario.json",
                                 "{\"steps\":[" + shell_step(agent, kHostileCommand) + "," +
                                     shell_step(agent, "echo half > broken.txt; exit 3") + "," +
                                     shell_step(agent, "echo three > three.txt") +
                                     ",{\"text\":\"done\"}]}");
-    e2e::MockServer server(dir / "scenario.json", dir / "requests.log", agent.api);
+    e2e::MockServer server(at.dir / "scenario.json", at.dir / "requests.log", agent.api);
     if (!agent.config_file.empty()) {
-      testing_support::write_file(home / agent.config_file, agent.config(server.base_url()));
+      testing_support::write_file(at.home / agent.config_file, agent.config(server.base_url()));
     }
     std::string tools = std::string(SHADOWBOX_SOURCE_DIR) + "/.tools/node_modules/.bin";
     const char* path = std::getenv("PATH");
-    std::vector<std::string> env = {"HOME=" + home.string(),
+    std::vector<std::string> env = {"HOME=" + at.home.string(),
                                     "SHADOWBOX_CONFIG=", "SHADOWBOX_NO_PROGRESS=1",
                                     "PATH=" + tools + ":" + (path ? path : "/usr/bin:/bin")};
     for (std::string& e : agent.env(server.base_url())) env.push_back(std::move(e));
-    std::vector<std::string> sb = {SHADOWBOX_BIN, "--workspace", ws.string(), "--store",
-                                   store.string()};
+    std::vector<std::string> sb = {SHADOWBOX_BIN, "--workspace", at.ws.string(), "--store",
+                                   at.store.string()};
     std::vector<std::string> run = sb;
     for (const char* a : {"run", "--run-id", "r1", "--max-steps", "2", "--"}) run.push_back(a);
     run.insert(run.end(), agent.command.begin(), agent.command.end());
-    CommandResult ran = run_command(run, ws, env, "", std::chrono::seconds(180));
+    CommandResult ran = run_command(run, at.ws, env, "", std::chrono::seconds(180));
     ASSERT_EQ(ran.exit_code, 3) << ran.out << ran.err;
-    ASSERT_FALSE(fs::exists(ws / "broken.txt")) << "the failed call was not rolled back";
+    ASSERT_FALSE(fs::exists(at.ws / "broken.txt")) << "the failed call was not rolled back";
 
-    fs::path page = artifacts / ("report-" + agent.name + ".html");
     fs::remove(page);
     std::vector<std::string> report = sb;
     for (const char* a : {"report", "r1", "-o"}) report.push_back(a);
     report.push_back(page.string());
-    CommandResult written = run_command(report, ws, env);
+    CommandResult written = run_command(report, at.ws, env);
     ASSERT_EQ(written.exit_code, 0) << written.err;
+  }
 
-    CommandResult dom = chromium(dir / "profile", {"--dump-dom"}, "file://" + page.string());
-    ASSERT_EQ(dom.exit_code, 0) << dom.err;
-    const std::string& html = dom.out;
-    ASSERT_NE(html.find("id=\"timeline\""), std::string::npos) << html.substr(0, 2000);
-    // Every call, with its outcome, in order.
+  // The rendered page shows every call with its outcome, in order; markup from the run
+  // stays text; the summary, the limit's line and the lifecycle's moves are there.
+  static void expect_calls_and_summary(const std::string& html) {
     std::vector<std::string> calls;
     for (const std::string& tag : tags_of(html, "li", "entry kind-call")) {
       calls.push_back(attribute(tag, "data-outcome"));
@@ -205,7 +195,6 @@ TEST_F(RunReportTest, ThreeAgentsRunsRenderInChromiumWithEveryCallAndTheLedgersF
     }
     EXPECT_EQ(calls, (std::vector<std::string>{"ok", "rolled back", "denied by a limit"}))
         << html.substr(0, 4000);
-    // The markup of the command and the file name stayed text.
     EXPECT_EQ(html.find("<script"), std::string::npos);
     EXPECT_EQ(html.find("<img"), std::string::npos);
     EXPECT_NE(html.find("&lt;img src=x onerror=alert(1)&gt;.txt"), std::string::npos);
@@ -214,9 +203,11 @@ TEST_F(RunReportTest, ThreeAgentsRunsRenderInChromiumWithEveryCallAndTheLedgersF
     EXPECT_NE(html.find("<span id=\"halt-reason\">max_steps</span>"), std::string::npos);
     EXPECT_NE(html.find("data-max-steps=\"2\""), std::string::npos) << "the limit's line";
     EXPECT_FALSE(tags_of(html, "g", "move").empty()) << "the lifecycle's moves";
+  }
 
-    // The chart's points are the ledger's figures at their checkpoints.
-    sandbox::Ledger ledger = sandbox::Ledger::of(fsnap::Store::open(store, ws, false));
+  // The chart's points are the ledger's figures at their checkpoints.
+  static void expect_points_are_the_ledgers(const std::string& html, const Place& at) {
+    sandbox::Ledger ledger = sandbox::Ledger::of(fsnap::Store::open(at.store, at.ws, false));
     std::vector<std::string> points = tags_of(html, "g", "point");
     ASSERT_FALSE(points.empty());
     std::size_t last_steps = 0;
@@ -230,12 +221,41 @@ TEST_F(RunReportTest, ThreeAgentsRunsRenderInChromiumWithEveryCallAndTheLedgersF
       last_steps = stats.steps;
     }
     EXPECT_EQ(last_steps, 2u) << "two steps ran; the third call was denied";
+  }
+
+  testing_support::TempDir temp_;
+};
+
+TEST_F(RunReportTest, ThreeAgentsRunsRenderInChromiumWithEveryCallAndTheLedgersFigures) {
+  CommandResult which = run_command({"sh", "-c", "command -v chromium"});
+  ASSERT_EQ(which.exit_code, 0) << "chromium is not installed: run scripts/setup.sh";
+  fs::path artifacts = fs::path(SHADOWBOX_BUILD_DIR) / "test-artifacts";
+  fs::create_directories(artifacts);
+  for (const Agent& agent : agents()) {
+    SCOPED_TRACE(agent.name);
+    ASSERT_TRUE(fs::exists(agent.binary)) << "run scripts/setup.sh";
+    Place at;
+    at.dir = temp_ / agent.name;
+    fs::create_directories(at.dir / "ws");
+    fs::create_directories(at.dir / "home");
+    at.ws = fs::canonical(at.dir / "ws");
+    at.store = at.dir / "store";
+    at.home = at.dir / "home";
+    fs::path page = artifacts / ("report-" + agent.name + ".html");
+    ASSERT_NO_FATAL_FAILURE(run_and_report(agent, at, page));
+
+    CommandResult dom = chromium(at.dir / "profile", {"--dump-dom"}, "file://" + page.string());
+    ASSERT_EQ(dom.exit_code, 0) << dom.err;
+    const std::string& html = dom.out;
+    ASSERT_NE(html.find("id=\"timeline\""), std::string::npos) << html.substr(0, 2000);
+    expect_calls_and_summary(html);
+    ASSERT_NO_FATAL_FAILURE(expect_points_are_the_ledgers(html, at));
 
     if (agent.name == "claude-code") {
       fs::path shot = artifacts / "report-claude-code.png";
       fs::remove(shot);
       CommandResult shoot = chromium(
-          dir / "profile",
+          at.dir / "profile",
           {"--hide-scrollbars", "--window-size=1200,1800", "--screenshot=" + shot.string()},
           "file://" + page.string());
       EXPECT_EQ(shoot.exit_code, 0) << shoot.err;
