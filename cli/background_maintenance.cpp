@@ -7,7 +7,7 @@
 
 #include "detached.hpp"
 #include "fsnap/maintenance.hpp"
-#include "sandbox/retention.hpp"
+#include "runs/retention.hpp"
 #include "shell.hpp"
 
 namespace cli {
@@ -22,7 +22,7 @@ pid_t maintain_in_background(const Context& context, bool session_ended) {
     // good; otherwise only once enough has piled up.
     bool due = fsnap::maintenance_due(store, context.config.maintenance) ||
                (session_ended && (fsnap::has_loose_objects(store) ||
-                                  sandbox::has_retention_limits(context.config.retention)));
+                                  runs::has_retention_limits(context.config.retention)));
     if (!due) return -1;
     // One is running already (it packs what there is): no process to start for nothing.
     // The one at the end of a session is started all the same: it waits for the running

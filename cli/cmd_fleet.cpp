@@ -24,8 +24,8 @@
 #include "hooks/workspace_claim.hpp"
 #include "output.hpp"
 #include "run_spec.hpp"
-#include "sandbox/ledger_run.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/ledger_run.hpp"
+#include "runs/run_meta.hpp"
 
 namespace cli {
 
@@ -33,7 +33,7 @@ namespace fs = boost::filesystem;
 
 namespace {
 
-const sandbox::FleetSettings& fleet_settings(const Context& context) {
+const runs::FleetSettings& fleet_settings(const Context& context) {
   if (!context.config.fleet.enabled()) {
     throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
                        "this needs a fleet: the config has no fleet section (fleet.redis, "
@@ -67,7 +67,7 @@ void check_recovery_workspace(fsnap::HostFilesystem& workspace, const fsnap::Che
 // `fleet push [RUN]`: what this worker's runs have not pushed yet (a run whose process
 // ended while the remote was away), and their records brought up to date.
 int push_runs(const Context& context, const Args& parsed, fleet::RunRegistry& registry) {
-  const sandbox::FleetSettings& settings = context.config.fleet;
+  const runs::FleetSettings& settings = context.config.fleet;
   std::string me = fleet::worker_id(settings);
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
@@ -117,7 +117,7 @@ int cmd_fleet(const Context& context, const Args& parsed) {
   if (action != "runs" && action != "push") {
     throw parsed.usage_error("expected runs or push, not " + fsnap::quote_input(action));
   }
-  const sandbox::FleetSettings& settings = fleet_settings(context);
+  const runs::FleetSettings& settings = fleet_settings(context);
   fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
   fleet::RunRegistry registry(redis);
   if (action == "push") return push_runs(context, parsed, registry);
@@ -169,10 +169,10 @@ namespace {
 // from. Error kNotFound if it knows no such run or no agent was started in it.
 struct FleetRecord {
   fleet::FleetRun run;
-  sandbox::RunMeta meta;
+  runs::RunMeta meta;
 };
 
-FleetRecord fleet_record(const sandbox::FleetSettings& settings, const std::string& run) {
+FleetRecord fleet_record(const runs::FleetSettings& settings, const std::string& run) {
   fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
   std::optional<fleet::FleetRun> known = fleet::RunRegistry(redis).find(run);
   if (!known) {
@@ -185,8 +185,8 @@ FleetRecord fleet_record(const sandbox::FleetSettings& settings, const std::stri
                        "the fleet's record of run " + fsnap::quote_input(run) +
                            " has no run.json: no agent was started in it");
   }
-  sandbox::RunMeta meta = sandbox::RunMeta::parse(
-      known->field("run_json"), "the fleet's record of run " + fsnap::quote_input(run));
+  runs::RunMeta meta = runs::RunMeta::parse(known->field("run_json"),
+                                            "the fleet's record of run " + fsnap::quote_input(run));
   return FleetRecord{std::move(*known), std::move(meta)};
 }
 
@@ -216,9 +216,9 @@ void make_workspace(const fs::path& workspace) {
 // agent is resumed under member's lease.
 int resume_here(const Context& context, const fsnap::Store& store,
                 const std::shared_ptr<fsnap::ShadowRepo>& repo, const FleetRecord& record,
-                hooks::ResumeRequest request, const sandbox::PolicyLimits& limits,
+                hooks::ResumeRequest request, const runs::PolicyLimits& limits,
                 std::shared_ptr<fleet::FleetMember> member) {
-  sandbox::RunMeta meta = record.meta;
+  runs::RunMeta meta = record.meta;
   const std::string& run = record.run.run;
   meta.workspace = context.workspace.string();
   meta.home.clear();
@@ -244,9 +244,9 @@ int cmd_recover(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   // The path differs from the owner's: validation is relaxed unless asked otherwise.
   hooks::ResumeRequest request = resume_request(context, parsed, run, "relaxed");
-  sandbox::PolicyLimits limits = limit_options(parsed);
+  runs::PolicyLimits limits = limit_options(parsed);
   bool force = parsed.has("--force");
-  const sandbox::FleetSettings& settings = fleet_settings(context);
+  const runs::FleetSettings& settings = fleet_settings(context);
   std::string me = fleet::worker_id(settings);
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
 
@@ -256,7 +256,7 @@ int cmd_recover(const Context& context, const Args& parsed) {
   make_workspace(context.workspace);
   fsnap::Store store = context.open_store(true);
   hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
-  if (std::optional<sandbox::RunMeta> local = sandbox::RunMeta::load(store, run);
+  if (std::optional<runs::RunMeta> local = runs::RunMeta::load(store, run);
       local && local->running()) {
     throw fsnap::Error(fsnap::ErrorCode::kConflict, "run " + fsnap::quote_input(run) +
                                                         " is running here (pid " +
@@ -264,7 +264,7 @@ int cmd_recover(const Context& context, const Args& parsed) {
   }
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fleet::RunMirror mirror(store, repo, settings.remote, me);
-  std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(run, true, repo);
+  std::unique_ptr<runs::LedgerRun> ledger_run = context.open_run(run, true, repo);
 
   // The run as its owner pushed it, checked against the workspace before the lease is
   // taken (a refusal leaves the owner untouched); then taken, and fetched again.

@@ -396,8 +396,7 @@ int cmd_diff(const Context& context, const Args& parsed) {
     return 0;
   }
   // One REF: compare it with the live workspace (captured, not recorded).
-  std::unique_ptr<sandbox::LedgerRun> run =
-      context.open_run(std::string(fsnap::kDefaultRun), false);
+  std::unique_ptr<runs::LedgerRun> run = context.open_run(std::string(fsnap::kDefaultRun), false);
   fsnap::HostFilesystem& workspace = run->workspace();
   fsnap::Checkpoint from = resolve(workspace.shared_repo(), parsed.operands()[0]);
   std::string live = workspace.capture_tree();

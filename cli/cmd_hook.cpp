@@ -28,9 +28,9 @@
 #include "hooks/installed_settings.hpp"
 #include "hooks/run_policy.hpp"
 #include "output.hpp"
-#include "sandbox/home_preservation.hpp"
-#include "sandbox/redaction.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/home_preservation.hpp"
+#include "runs/redaction.hpp"
+#include "runs/run_meta.hpp"
 #include "shell.hpp"
 #include "termination.hpp"
 #include "watch_daemon.hpp"
@@ -123,7 +123,7 @@ void warn_once_in_log(const fsnap::Store& store, const std::string& run, const s
       return;
     }
   }
-  sandbox::append_run_log(store, run, "warning: " + text);
+  runs::append_run_log(store, run, "warning: " + text);
 }
 
 // Records the event into the run; the answer for the agent.
@@ -142,8 +142,7 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
     // for nothing, and be ended with the agent's processes. One already running helps.
     capture_service = watch_client(context.open_store(true), std::nullopt);
   }
-  std::unique_ptr<sandbox::LedgerRun> run =
-      context.open_run(run_name, true, nullptr, capture_service);
+  std::unique_ptr<runs::LedgerRun> run = context.open_run(run_name, true, nullptr, capture_service);
   if (!lookalike.empty()) warn_once_in_log(run->store(), run_name, lookalike);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
@@ -152,15 +151,15 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
                           fsnap::layout::agent_cost_file(run->store().dir(), run_name));
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
-  bool supervised = sandbox::RunMeta::load(run->store(), run_name).has_value();
+  bool supervised = runs::RunMeta::load(run->store(), run_name).has_value();
   // Under `shadowbox run`, the agent's session data is preserved at every boundary (with
   // run.preserve on_tool_use, the default), so a crash loses at most the step in flight;
   // before the boundary is recorded, so that its record names the conversation as it is
   // now (a pre-tool boundary: with the model's turn that made the call).
-  if (!run_home.empty() && context.config.run.preserve == sandbox::PreserveStrategy::kOnToolUse) {
+  if (!run_home.empty() && context.config.run.preserve == runs::PreserveStrategy::kOnToolUse) {
     try {
-      sandbox::HomePreserver(run->store(), run->repo(), run_name, run_home,
-                             adapter.preserved_parts(), secrets)
+      runs::HomePreserver(run->store(), run->repo(), run_name, run_home, adapter.preserved_parts(),
+                          secrets)
           .preserve_now();
     } catch (const std::exception& e) {
       std::cerr << "shadowbox: warning: could not preserve the agent's session data: " << e.what()
@@ -181,8 +180,8 @@ HookReply unrecorded(const GlobalOptions& options, const std::string& run_name,
                      const hooks::AgentEvent& event, const std::string& error) {
   HookReply reply = unrecorded_reply(event.name, error);
   try {
-    sandbox::record_gap(locate(options).store_dir, run_name,
-                        "shadowbox: cannot record " + event.name + ": " + error);
+    runs::record_gap(locate(options).store_dir, run_name,
+                     "shadowbox: cannot record " + event.name + ": " + error);
   } catch (const std::exception&) {
     // No store to write to: the answer is all there is.
   }
@@ -247,8 +246,8 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
     reply.exit_code = answer.exit_code;
     reply.err = answer.stderr_text + "\n";
     try {
-      sandbox::record_gap(locate(hook_options(global, parsed_event, env)).store_dir, run_name,
-                          answer.stderr_text);
+      runs::record_gap(locate(hook_options(global, parsed_event, env)).store_dir, run_name,
+                       answer.stderr_text);
     } catch (const std::exception&) {
       // No store to write to: the answer is all there is.
     }

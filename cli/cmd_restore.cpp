@@ -11,8 +11,8 @@
 #include "fsnap/path_quoting.hpp"
 #include "live_run_notice.hpp"
 #include "output.hpp"
+#include "runs/redaction.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/redaction.hpp"
 
 namespace cli {
 
@@ -74,7 +74,7 @@ void print_safety(const fsnap::RestoreReport& report) {
 }
 
 // `restore REF --slices TYPE,...`: the named session slices only.
-int restore_slices(const Context& context, const Args& parsed, sandbox::LedgerRun& run,
+int restore_slices(const Context& context, const Args& parsed, runs::LedgerRun& run,
                    const fsnap::Checkpoint& target) {
   std::vector<std::string> types;
   std::string list = parsed.value_or("--slices", "");
@@ -174,7 +174,7 @@ int cmd_restore(const Context& context, const Args& parsed) {
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
   fsnap::Checkpoint target = sandbox::Ledger(repo).resolve(ref);
-  std::unique_ptr<sandbox::LedgerRun> run =
+  std::unique_ptr<runs::LedgerRun> run =
       context.open_run(parsed.value_or("--run", target.meta.run), false, repo);
   if (parsed.has("--slices")) return restore_slices(context, parsed, *run, target);
   fsnap::RestoreReport report;
@@ -236,11 +236,11 @@ int cmd_restore(const Context& context, const Args& parsed) {
 
 int cmd_rollback(const Context& context, const Args& parsed) {
   const std::string& call_id = parsed.operands()[0];
-  std::unique_ptr<sandbox::LedgerRun> run =
+  std::unique_ptr<runs::LedgerRun> run =
       context.open_run(parsed.value_or("--run", std::string(fsnap::kDefaultRun)), false);
   sandbox::FailureResult failure = run->transactions().fail(
-      call_id, sandbox::redact(parsed.value_or("--result", "failed"),
-                               sandbox::secret_values(context.config.run.secrets)));
+      call_id, runs::redact(parsed.value_or("--result", "failed"),
+                            runs::secret_values(context.config.run.secrets)));
   fsnap::Checkpoint recorded = run->repo()->read_checkpoint(failure.step.boundary.record.commit);
   const std::optional<fsnap::RestoreReport>& report = failure.step.restore;
 

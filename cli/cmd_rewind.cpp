@@ -14,21 +14,21 @@
 #include "hooks/rewind.hpp"
 #include "hooks/workspace_claim.hpp"
 #include "run_spec.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_meta.hpp"
 
 namespace cli {
 
 int cmd_rewind(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
-  std::string fork = parsed.value_or("--run-id", sandbox::new_run_id());
+  std::string fork = parsed.value_or("--run-id", runs::new_run_id());
   if (fork == run) throw parsed.usage_error("--run-id must name a new run, not the one rewound");
   std::optional<std::string> ref = parsed.value("--to");
   if (!ref) throw parsed.usage_error("--to REF is needed: the pre_tool checkpoint to go back to");
-  sandbox::PolicyLimits limits = limit_options(parsed);
+  runs::PolicyLimits limits = limit_options(parsed);
   context.refuse_unprotectable_workspace();  // the fork records, as run does
   fsnap::Store store = context.open_store(false);
-  if (std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run)) {
+  if (std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run)) {
     refuse_hooks_switched_off(context, hooks::recorded_agent_kind(meta->agent, meta->command));
   }
   // One live run per workspace: the rewound one, were it running here, is refused too.
@@ -50,7 +50,7 @@ int cmd_rewind(const Context& context, const Args& parsed) {
   std::size_t changes = 0;
   std::optional<fsnap::Checkpoint> safety;
   try {
-    std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(fork, true, repo);
+    std::unique_ptr<runs::LedgerRun> ledger_run = context.open_run(fork, true, repo);
     sandbox::ToolTransactions& tx = ledger_run->transactions();
     // The fork's first boundary: the workspace as it is, no session yet.
     sandbox::StepResult start = tx.checkpoint({"", fsnap::Phase::kCheckpoint, "", "", fork},

@@ -23,10 +23,10 @@
 #include "output.hpp"
 #include "run_figures.hpp"
 #include "run_spec.hpp"
+#include "runs/home_preservation.hpp"
+#include "runs/redaction.hpp"
+#include "runs/run_meta.hpp"
 #include "runs_table.hpp"
-#include "sandbox/home_preservation.hpp"
-#include "sandbox/redaction.hpp"
-#include "sandbox/run_meta.hpp"
 #include "shell.hpp"
 
 namespace cli {
@@ -34,8 +34,8 @@ namespace cli {
 namespace fs = boost::filesystem;
 
 int cmd_run(const Context& context, const Args& parsed) {
-  std::string run = parsed.value_or("--run-id", sandbox::new_run_id());
-  sandbox::PolicyLimits limits = limit_options(parsed);
+  std::string run = parsed.value_or("--run-id", runs::new_run_id());
+  runs::PolicyLimits limits = limit_options(parsed);
   std::optional<hooks::AgentKind> agent;
   if (parsed.has("--agent")) {
     std::string kind = *parsed.value("--agent");
@@ -83,7 +83,7 @@ int cmd_run(const Context& context, const Args& parsed) {
   spec.argv = parsed.operands();
   // The command line may hold a secret (a prompt, a header): redacted before it is cut.
   spec.start_summary =
-      "run started: " + sandbox::redacted_summary(command, context.secret_values(), 200);
+      "run started: " + runs::redacted_summary(command, context.secret_values(), 200);
   spec.meta.run = run;
   spec.meta.workspace = context.workspace.string();
   spec.meta.command = parsed.operands();
@@ -172,10 +172,10 @@ int cmd_runs(const Context& context, const Args& parsed) {
 int cmd_resume(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   hooks::ResumeRequest request = resume_request(context, parsed, run, "strict");
-  sandbox::PolicyLimits limits = limit_options(parsed);
+  runs::PolicyLimits limits = limit_options(parsed);
   context.refuse_unprotectable_workspace();  // an agent there records all the user owns
   fsnap::Store store = context.open_store(false);
-  if (std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run)) {
+  if (std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run)) {
     refuse_hooks_switched_off(context, hooks::recorded_agent_kind(meta->agent, meta->command));
   }
   hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
@@ -210,17 +210,17 @@ int cmd_abort(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   std::string reason = parsed.value_or("--reason", "by shadowbox abort");
   fsnap::Store store = context.open_store(false);
-  std::unique_ptr<sandbox::LedgerRun> ledger_run = context.open_run(run, false);
+  std::unique_ptr<runs::LedgerRun> ledger_run = context.open_run(run, false);
   hooks::abort_run(*ledger_run, context.config, reason);
   std::cerr << "shadowbox: asked run " << run << " to stop: " << reason << '\n';
   // Its supervisor ends the agent's tree at once: SIGTERM, SIGKILL after the kill grace,
   // again for what was forked meanwhile. Wait to say it did.
   // (At most kMaxDuration: a steady_clock time point holds that much from now.)
-  auto waited = std::min(3 * context.config.policy.kill_grace + std::chrono::seconds(10),
-                         sandbox::kMaxDuration);
+  auto waited =
+      std::min(3 * context.config.policy.kill_grace + std::chrono::seconds(10), runs::kMaxDuration);
   auto until = std::chrono::steady_clock::now() + waited;
   while (std::chrono::steady_clock::now() < until) {
-    std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+    std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run);
     if (!meta || !meta->running()) {
       std::cerr << "shadowbox: run " << run << " stopped\n";
       return 0;
@@ -236,7 +236,7 @@ int cmd_abort(const Context& context, const Args& parsed) {
 int cmd_preserve(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   fsnap::Store store = context.open_store(false);
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run);
   if (!meta || meta->home.empty()) {
     throw fsnap::Error(fsnap::ErrorCode::kNotFound,
                        "run " + fsnap::quote_input(run) +
@@ -251,9 +251,9 @@ int cmd_preserve(const Context& context, const Args& parsed) {
   // ref under the store lock.
   const hooks::AgentAdapter& adapter =
       hooks::adapter_for(hooks::recorded_agent_kind(meta->agent, meta->command));
-  std::string tree = sandbox::HomePreserver(store, context.open_repo(store), run, meta->home,
-                                            adapter.preserved_parts(),
-                                            sandbox::secret_values(context.config.run.secrets))
+  std::string tree = runs::HomePreserver(store, context.open_repo(store), run, meta->home,
+                                         adapter.preserved_parts(),
+                                         runs::secret_values(context.config.run.secrets))
                          .preserve_now();
   if (context.options.json) {
     Poco::JSON::Object::Ptr out = make_object();

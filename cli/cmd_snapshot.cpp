@@ -6,7 +6,7 @@
 #include "background_maintenance.hpp"
 #include "commands.hpp"
 #include "output.hpp"
-#include "sandbox/redaction.hpp"
+#include "runs/redaction.hpp"
 
 namespace cli {
 
@@ -34,9 +34,9 @@ int cmd_snapshot(const Context& context, const Args& parsed) {
   }
 
   // What goes into the ledger: never a secret (run.secrets, credential shapes).
-  std::vector<std::string> secrets = sandbox::secret_values(context.config.run.secrets);
-  auto recorded = [&](const std::string& text) { return sandbox::redact(text, secrets); };
-  std::unique_ptr<sandbox::LedgerRun> run = context.open_run(meta.run, true);
+  std::vector<std::string> secrets = runs::secret_values(context.config.run.secrets);
+  auto recorded = [&](const std::string& text) { return runs::redact(text, secrets); };
+  std::unique_ptr<runs::LedgerRun> run = context.open_run(meta.run, true);
   sandbox::ToolTransactions& tx = run->transactions();
   sandbox::StepResult result;
   switch (meta.phase) {

@@ -10,9 +10,9 @@
 #include "hooks/run_list.hpp"
 #include "output.hpp"
 #include "run_figures.hpp"
+#include "runs/run_lifecycle.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_lifecycle.hpp"
-#include "sandbox/run_meta.hpp"
 #include "text_table.hpp"
 
 namespace cli {
@@ -24,8 +24,8 @@ using Poco::JSON::Object;
 
 // The moves run made, oldest first (none for a run recorded before lifecycles were).
 // Error kNotFound if the store has no ledger record of run.
-std::vector<sandbox::RunLifecycle> moves_of(const Context& context, const std::string& run,
-                                            std::string& recorded_status) {
+std::vector<runs::RunLifecycle> moves_of(const Context& context, const std::string& run,
+                                         std::string& recorded_status) {
   fsnap::Store store = context.open_store(false);
   sandbox::Ledger ledger(context.open_repo(store));
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
@@ -35,10 +35,10 @@ std::vector<sandbox::RunLifecycle> moves_of(const Context& context, const std::s
   }
   if (!latest->has_session()) return {};
   sandbox::SessionSnapshot session = ledger.session(*latest);
-  if (std::optional<sandbox::RunStatus> status = sandbox::latest_run_status(session)) {
+  if (std::optional<runs::RunStatus> status = runs::latest_run_status(session)) {
     recorded_status = status->status;
   }
-  return session.slice<sandbox::RunLifecycle>().to_vector();
+  return session.slice<runs::RunLifecycle>().to_vector();
 }
 
 Object::Ptr machine_json(const statekit::MachineGraph& graph) {
@@ -97,9 +97,9 @@ void print_machine(const statekit::MachineGraph& graph) {
 }
 
 // A run's moves as --json lists them.
-Array::Ptr moves_json(const std::vector<sandbox::RunLifecycle>& moves) {
+Array::Ptr moves_json(const std::vector<runs::RunLifecycle>& moves) {
   Array::Ptr list = new Array;
-  for (const sandbox::RunLifecycle& m : moves) {
+  for (const runs::RunLifecycle& m : moves) {
     Object::Ptr j = make_object();
     j->set("at", fsnap::format_timestamp(m.at));
     j->set("from", m.from);
@@ -112,10 +112,10 @@ Array::Ptr moves_json(const std::vector<sandbox::RunLifecycle>& moves) {
 }
 
 // After the Mermaid diagram: the states the run went through, and where it is now.
-void print_mermaid_marks(const std::vector<sandbox::RunLifecycle>& moves) {
+void print_mermaid_marks(const std::vector<runs::RunLifecycle>& moves) {
   if (moves.empty()) return;
   std::vector<std::string> visited;
-  for (const sandbox::RunLifecycle& m : moves) {
+  for (const runs::RunLifecycle& m : moves) {
     if (std::find(visited.begin(), visited.end(), m.state) == visited.end()) {
       visited.push_back(m.state);
     }
@@ -131,13 +131,13 @@ void print_mermaid_marks(const std::vector<sandbox::RunLifecycle>& moves) {
 }  // namespace
 
 int cmd_states(const Context& context, const Args& parsed) {
-  const statekit::MachineGraph& graph = sandbox::run_lifecycle().graph();
+  const statekit::MachineGraph& graph = runs::run_lifecycle().graph();
   std::optional<std::string> run;
   if (!parsed.operands().empty()) {
     run = parsed.operands()[0];
   }
   std::string recorded_status;
-  std::vector<sandbox::RunLifecycle> moves;
+  std::vector<runs::RunLifecycle> moves;
   hooks::RunInfo info;  // the run's status and figures, as `runs` shows them
   std::string now;      // where the run is: its status when the machine has that state
   if (run) {
@@ -191,7 +191,7 @@ int cmd_states(const Context& context, const Args& parsed) {
   }
   std::cout << ":\n  " << figures_line(info.figures, info.unpriced_models) << '\n';
   TextTable table({{"AT (UTC)"}, {"FROM"}, {""}, {"TO"}, {"EVENT"}, {"REASON"}});
-  for (const sandbox::RunLifecycle& m : moves) {
+  for (const runs::RunLifecycle& m : moves) {
     std::string at = fsnap::format_timestamp(m.at);  // 2026-11-26T19:45:38.123456Z
     if (at.size() >= 19) at = at.substr(0, 10) + " " + at.substr(11, 8);
     table.add_row({at, m.from, "->", m.state, m.event, m.reason});

@@ -8,7 +8,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
 #include "output.hpp"
-#include "sandbox/retention.hpp"
+#include "runs/retention.hpp"
 
 namespace cli {
 
@@ -43,8 +43,8 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
   fsnap::StoreLock lock = store.lock();
   const fsnap::RetentionPolicy& policy = context.config.retention;
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
-  sandbox::RetentionReport retention =
-      sandbox::apply_retention(store, *repo, policy, std::chrono::system_clock::now());
+  runs::RetentionReport retention =
+      runs::apply_retention(store, *repo, policy, std::chrono::system_clock::now());
   for (const std::string& warning : retention.warnings) {
     std::cerr << "shadowbox: warning: " << warning << '\n';
   }
@@ -80,7 +80,7 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
     print_json(std::cout, out);
     return 0;
   }
-  if (!sandbox::has_retention_limits(policy)) {
+  if (!runs::has_retention_limits(policy)) {
     std::cout << "no retention limits configured (retention.keep_last, .max_age, .max_size): "
                  "every checkpoint kept\n";
   } else {
@@ -111,13 +111,13 @@ int cmd_maintenance(const Context& context, const Args& parsed) {
   fsnap::Store store = context.open_store(false);
   bool due = fsnap::maintenance_due(store, context.config.maintenance);
   std::optional<fsnap::MaintenanceReport> report;
-  std::optional<sandbox::RetentionReport> retention;
+  std::optional<runs::RetentionReport> retention;
   if (!parsed.has("--auto")) {
     // Asked for (or started when an agent's session ended): the retention limits too,
     // and everything packed as well as can be.
-    sandbox::IdleMaintenanceReport idle =
-        sandbox::maintain_when_idle(store, *context.open_repo(store), context.config.retention,
-                                    context.config.maintenance, std::chrono::system_clock::now());
+    runs::IdleMaintenanceReport idle =
+        runs::maintain_when_idle(store, *context.open_repo(store), context.config.retention,
+                                 context.config.maintenance, std::chrono::system_clock::now());
     report = idle.packed;
     retention = std::move(idle.retention);
     if (retention) {

@@ -62,7 +62,7 @@ std::vector<std::pair<std::string, std::string>> kept_of(const sandbox::UndoResu
   return out;
 }
 
-void print_json_result(const sandbox::UndoResult& r, const sandbox::LedgerRun& run) {
+void print_json_result(const sandbox::UndoResult& r, const runs::LedgerRun& run) {
   Poco::JSON::Object::Ptr out = make_object();
   out->set("tool_call_id", r.call_id);
   out->set("tool_name", r.tool_name);
@@ -118,8 +118,7 @@ void print_undone(const sandbox::UndoResult& r) {
 
 int cmd_undo(const Context& context, const Args& parsed) {
   const std::string& call_id = parsed.operands()[0];
-  std::unique_ptr<sandbox::LedgerRun> run =
-      context.open_run(run_of(context, parsed, call_id), false);
+  std::unique_ptr<runs::LedgerRun> run = context.open_run(run_of(context, parsed, call_id), false);
   sandbox::UndoResult result = run->transactions().undo(call_id);
   if (result.outcome == sandbox::UndoResult::Outcome::kUndone && result.restore) {
     tell_live_runs(context, run->store(),

@@ -9,7 +9,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/workspace_discovery.hpp"
 #include "progress.hpp"
-#include "sandbox/redaction.hpp"
+#include "runs/redaction.hpp"
 #include "shell.hpp"
 #include "watch_daemon.hpp"
 
@@ -92,7 +92,7 @@ Context make_context(const GlobalOptions& options) {
   context.workspace_found = location.found;
   std::optional<fs::path> config_file;
   if (options.config) config_file = fs::path(*options.config);
-  context.config = sandbox::Config::load(config_file, context.workspace);
+  context.config = runs::Config::load(config_file, context.workspace);
   return context;
 }
 
@@ -130,10 +130,10 @@ std::shared_ptr<fsnap::ShadowRepo> Context::open_repo(const fsnap::Store& store)
   return std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store.repo_dir(), false));
 }
 
-std::unique_ptr<sandbox::LedgerRun> Context::open_run(
+std::unique_ptr<runs::LedgerRun> Context::open_run(
     const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo,
     std::shared_ptr<fsnap::CaptureService> captures) const {
-  sandbox::LedgerRunOptions run_options;
+  runs::LedgerRunOptions run_options;
   run_options.env.repo = std::move(repo);
   run_options.capture = config.capture;
   run_options.capture.on_progress = terminal_progress();
@@ -147,12 +147,12 @@ std::unique_ptr<sandbox::LedgerRun> Context::open_run(
   } else if (config.watch.daemon) {
     run_options.env.captures = watch_client(store, DaemonLaunch{store_dir, self_command()});
   }
-  return std::make_unique<sandbox::LedgerRun>(std::move(store), std::move(run_options));
+  return std::make_unique<runs::LedgerRun>(std::move(store), std::move(run_options));
 }
 
 std::vector<std::string> Context::secret_values() const {
-  if (!environment) return sandbox::secret_values(config.run.secrets);
-  return sandbox::secret_values(config.run.secrets, [this](const std::string& name) {
+  if (!environment) return runs::secret_values(config.run.secrets);
+  return runs::secret_values(config.run.secrets, [this](const std::string& name) {
     auto found = environment->find(name);
     return found != environment->end() ? found->second.c_str() : nullptr;
   });
@@ -162,7 +162,7 @@ std::vector<std::string> Context::self_command() const {
   std::vector<std::string> argv = {self_path(), "--workspace", workspace.string(), "--store",
                                    store_dir.string()};
   // A file the user named; the workspace's own is found (and judged) by the child.
-  if (config.origin == sandbox::Config::Origin::kFile) {
+  if (config.origin == runs::Config::Origin::kFile) {
     argv.push_back("--config");
     argv.push_back(fs::absolute(config.source).string());
   }

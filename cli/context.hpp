@@ -14,8 +14,8 @@
 #include "arguments.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
-#include "sandbox/config.hpp"
-#include "sandbox/ledger_run.hpp"
+#include "runs/config.hpp"
+#include "runs/ledger_run.hpp"
 
 namespace cli {
 
@@ -27,7 +27,7 @@ struct Context {
   // How the workspace was found when it is neither named nor the directory searched
   // from ("the git work tree enclosing the current directory"), for a notice; else empty.
   std::string workspace_found;
-  sandbox::Config config;
+  runs::Config config;
   // The environment of the process this command works for, when it is given (a hook
   // event's, which the watch daemon may record for a thin client); its secrets are the
   // ones redacted. Unset: this process's.
@@ -51,7 +51,7 @@ struct Context {
   // progress line for long captures) and rollback policy; on repo, if given, else on a
   // repository it opens. Captures are asked of captures if given, else of the watch
   // daemon (watch.daemon), else made by scanning.
-  std::unique_ptr<sandbox::LedgerRun> open_run(
+  std::unique_ptr<runs::LedgerRun> open_run(
       const std::string& run, bool create, std::shared_ptr<fsnap::ShadowRepo> repo = nullptr,
       std::shared_ptr<fsnap::CaptureService> captures = nullptr) const;
   // This program, with the workspace, store and config of this context: the start of

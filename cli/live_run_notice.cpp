@@ -4,7 +4,7 @@
 
 #include "fsnap/path_quoting.hpp"
 #include "fsnap/tree_change.hpp"
-#include "sandbox/run_notices.hpp"
+#include "runs/run_notices.hpp"
 
 namespace cli {
 
@@ -22,7 +22,7 @@ void tell_live_runs(const Context& context, const fsnap::Store& store, const std
   if (changes.empty()) return;
   std::vector<std::string> runs;
   try {
-    runs = sandbox::live_runs_on(store, context.workspace.string());
+    runs = runs::live_runs_on(store, context.workspace.string());
   } catch (const std::exception& e) {
     std::cerr << "shadowbox: warning: cannot tell the runs live on the workspace: " << e.what()
               << '\n';
@@ -44,7 +44,7 @@ void tell_live_runs(const Context& context, const fsnap::Store& store, const std
       "before you rely on it.";
   for (const std::string& run : runs) {
     try {
-      sandbox::post_run_notice(store, run, text);
+      runs::post_run_notice(store, run, text);
       std::cerr << "shadowbox: run " << run
                 << " is live on this workspace: its agent is told at its next tool call\n";
     } catch (const std::exception& e) {

@@ -1,6 +1,6 @@
 // Telling the agents running on a workspace what a command changed under them (a
 // `restore` from another terminal): a notice each live run's hooks hand to the model and
-// the person at its next boundary (sandbox/run_notices.hpp).
+// the person at its next boundary (runs/run_notices.hpp).
 #pragma once
 
 #include <string>

@@ -22,7 +22,7 @@
 #include "hooks/run_slice_types.hpp"
 #include "man_page.hpp"
 #include "overview.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 #include "version.hpp"
 
 namespace cli {
@@ -378,7 +378,7 @@ namespace {
 // A run's name becomes a folder of the store and a ref: every run the command line
 // names (the table says which: ValueKind::kRun, kNewRun) is checked before anything is
 // opened or written. An option's as a ref's name; a RUN operand and a new run's id also
-// as a folder's (sandbox::check_run_id).
+// as a folder's (runs::check_run_id).
 void check_runs(const CommandSyntax& syntax, const CommandArgs& args) {
   std::vector<std::string> ids;
   for (std::size_t i = 0; i < syntax.operands.size() && i < args.operands().size(); ++i) {
@@ -396,7 +396,7 @@ void check_runs(const CommandSyntax& syntax, const CommandArgs& args) {
   }
   for (const std::string& id : ids) {
     try {
-      sandbox::check_run_id(id);
+      runs::check_run_id(id);
     } catch (const fsnap::Error& e) {
       throw UsageError(e.what());
     }

@@ -14,8 +14,7 @@ std::string cost_text(double usd, const std::vector<std::string>& unpriced_model
   return text;
 }
 
-std::string figures_line(const sandbox::RunStats& f,
-                         const std::vector<std::string>& unpriced_models) {
+std::string figures_line(const runs::RunStats& f, const std::vector<std::string>& unpriced_models) {
   auto n = [](std::size_t count, const char* one, const char* many) {
     return std::to_string(count) + " " + (count == 1 ? one : many);
   };
@@ -34,7 +33,7 @@ std::string figures_line(const sandbox::RunStats& f,
          " no price in policy.prices)";
 }
 
-void set_figures_json(Poco::JSON::Object& out, const sandbox::RunStats& f,
+void set_figures_json(Poco::JSON::Object& out, const runs::RunStats& f,
                       const std::vector<std::string>& unpriced_models) {
   out.set("cost_usd", f.cost_usd);
   out.set("cost_exact", unpriced_models.empty());

@@ -76,7 +76,7 @@ std::string row(const std::string& term, const std::string& html) {
   return "<dt>" + esc(term) + "</dt><dd>" + html + "</dd>";
 }
 
-std::string limits_text(const sandbox::PolicyLimits& l) {
+std::string limits_text(const runs::PolicyLimits& l) {
   std::vector<std::string> parts;
   if (l.max_steps) parts.push_back("max_steps " + std::to_string(*l.max_steps));
   if (l.max_cost_usd) parts.push_back("max_cost_usd $" + svg_number(*l.max_cost_usd));
@@ -185,7 +185,7 @@ std::string entry_html(const ReportEntry& e) {
 
 std::string moves_html(const RunReport& r) {
   std::string html = "<section id=\"lifecycle\"><h2>Lifecycle</h2>" +
-                     lifecycle_svg(sandbox::run_lifecycle().graph(), r.moves, r.current);
+                     lifecycle_svg(runs::run_lifecycle().graph(), r.moves, r.current);
   if (r.moves.empty()) {
     return html +
            "<p class=\"none\">The run recorded no lifecycle moves (it predates them, or "

@@ -12,10 +12,10 @@
 #include "fsnap/path_quoting.hpp"
 #include "output.hpp"
 #include "run_figures.hpp"
+#include "runs/run_meta.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/ledger.hpp"
 #include "sandbox/rollback_policy.hpp"
-#include "sandbox/run_meta.hpp"
-#include "sandbox/run_stats.hpp"
 #include "shell.hpp"
 
 namespace cli {
@@ -116,7 +116,7 @@ std::optional<ReportPoint> point_at(const sandbox::Ledger& ledger, const fsnap::
   std::optional<sandbox::LedgerRecord> record = record_at(ledger, c);
   if (!record || !record->has_session()) return std::nullopt;
   try {
-    sandbox::RunStats stats = sandbox::run_stats(ledger.session(*record));
+    runs::RunStats stats = runs::run_stats(ledger.session(*record));
     return ReportPoint{fsnap::format_timestamp(c.created_at), c.id, stats.steps,
                        std::round(stats.cost_usd * 1e6) / 1e6};
   } catch (const std::exception&) {
@@ -129,8 +129,8 @@ std::vector<ReportMove> moves_of(const sandbox::Ledger& ledger, const std::strin
   std::vector<ReportMove> out;
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
   if (!latest || !latest->has_session()) return out;
-  for (const sandbox::RunLifecycle& m :
-       ledger.session(*latest).slice<sandbox::RunLifecycle>().to_vector()) {
+  for (const runs::RunLifecycle& m :
+       ledger.session(*latest).slice<runs::RunLifecycle>().to_vector()) {
     out.push_back({fsnap::format_timestamp(m.at), m.from, m.state, m.event, m.reason});
   }
   return out;
@@ -210,7 +210,7 @@ Object::Ptr entry_json(const ReportEntry& e) {
 RunReport build_run_report(const Context& context, const std::string& run) {
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run);
   if (!repo->has_run(run) && !meta) {
     throw fsnap::Error(fsnap::ErrorCode::kNotFound,
                        "no run named " + fsnap::quote_input(run) + " (shadowbox runs lists them)");
@@ -221,7 +221,7 @@ RunReport build_run_report(const Context& context, const std::string& run) {
   report.limits = context.config.policy.limits;
   if (meta) {
     report.command = meta->command;
-    for (const sandbox::RunStart& start : meta->resumes) report.resumes.push_back(start.started_at);
+    for (const runs::RunStart& start : meta->resumes) report.resumes.push_back(start.started_at);
     report.limits = report.limits.overridden_by(meta->limits);
   }
   sandbox::Ledger ledger(repo);
@@ -262,7 +262,7 @@ RunReport build_run_report(const Context& context, const std::string& run) {
   // One timeline: the timestamps have one form, so their text sorts as their time does.
   std::stable_sort(report.entries.begin(), report.entries.end(),
                    [](const ReportEntry& a, const ReportEntry& b) { return a.at < b.at; });
-  const statekit::MachineGraph& graph = sandbox::run_lifecycle().graph();
+  const statekit::MachineGraph& graph = runs::run_lifecycle().graph();
   report.states = graph.states();
   bool known = std::find(report.states.begin(), report.states.end(), report.info.status) !=
                report.states.end();

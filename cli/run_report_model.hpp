@@ -20,8 +20,8 @@
 
 #include "context.hpp"
 #include "hooks/run_list.hpp"
-#include "sandbox/config.hpp"
-#include "sandbox/run_lifecycle.hpp"
+#include "runs/config.hpp"
+#include "runs/run_lifecycle.hpp"
 
 namespace cli {
 
@@ -91,7 +91,7 @@ struct RunReport {
   hooks::RunInfo info;                // status, halt reason, figures, sessions, agent
   std::vector<std::string> command;   // the agent's command as `run` got it
   std::vector<std::string> resumes;   // when each `resume` started it
-  sandbox::PolicyLimits limits;       // the run's limits (its flags over the config's)
+  runs::PolicyLimits limits;          // the run's limits (its flags over the config's)
   std::vector<std::string> commands;  // what resumes, rewinds or inspects it
   std::vector<ReportEntry> entries;   // oldest first
   std::vector<ReportPoint> points;    // oldest first

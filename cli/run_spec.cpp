@@ -48,16 +48,16 @@ fs::path pin_config(const Context& context, const fsnap::Store& store, const std
   fs::create_directories(file.parent_path(), ec);
   std::string origin;
   switch (context.config.origin) {
-    case sandbox::Config::Origin::kDefaults:
+    case runs::Config::Origin::kDefaults:
       origin = "the defaults";
       break;
-    case sandbox::Config::Origin::kFile:
+    case runs::Config::Origin::kFile:
       origin = context.config.source.string();
       break;
-    case sandbox::Config::Origin::kTrustedWorkspace:
+    case runs::Config::Origin::kTrustedWorkspace:
       origin = context.config.source.string() + " (trusted)";
       break;
-    case sandbox::Config::Origin::kUntrustedWorkspace:
+    case runs::Config::Origin::kUntrustedWorkspace:
       origin = context.config.source.string() + " (not trusted: what it tightens)";
       break;
   }
@@ -103,8 +103,8 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
 }
 
 // The limits given as options (each overrides its policy.* key).
-sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
-  sandbox::PolicyLimits limits;
+runs::PolicyLimits limit_options(const CommandArgs& parsed) {
+  runs::PolicyLimits limits;
   auto checked = [&](const char* option, auto parse) {
     try {
       return parse(*parsed.value(option));
@@ -113,7 +113,7 @@ sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
     }
   };
   if (parsed.has("--max-cost-usd")) {
-    limits.max_cost_usd = checked("--max-cost-usd", sandbox::parse_usd);
+    limits.max_cost_usd = checked("--max-cost-usd", runs::parse_usd);
   }
   for (const char* option : {"--max-steps", "--max-retries"}) {
     if (!parsed.has(option)) continue;
@@ -122,7 +122,7 @@ sandbox::PolicyLimits limit_options(const CommandArgs& parsed) {
     (std::string(option) == "--max-steps" ? limits.max_steps : limits.max_retries_total) = n;
   }
   if (parsed.has("--timeout")) {
-    limits.timeout = checked("--timeout", sandbox::parse_duration);
+    limits.timeout = checked("--timeout", runs::parse_duration);
     if (limits.timeout->count() == 0) throw parsed.usage_error("--timeout must be longer than 0 s");
   }
   return limits;
@@ -166,7 +166,7 @@ hooks::ResumeRequest resume_request(const Context& context, const CommandArgs& p
 
 hooks::AgentRunSpec resume_spec(const Context& context, const fsnap::Store& store,
                                 std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
-                                const hooks::ResumePlan& plan, const sandbox::PolicyLimits& limits,
+                                const hooks::ResumePlan& plan, const runs::PolicyLimits& limits,
                                 const std::string& start_summary) {
   hooks::AgentRunSpec spec = spec_for(context, store, std::move(repo), run, plan.agent);
   spec.home = plan.home;

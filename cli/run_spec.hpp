@@ -10,7 +10,7 @@
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
 #include "hooks/resume.hpp"
-#include "sandbox/config.hpp"
+#include "runs/config.hpp"
 
 namespace cli {
 
@@ -26,7 +26,7 @@ hooks::AgentRunSpec spec_for(const Context& context, const fsnap::Store& store,
 void refuse_hooks_switched_off(const Context& context, hooks::AgentKind agent);
 
 // The limits given as options (each overrides its policy.* key). UsageError for bad ones.
-sandbox::PolicyLimits limit_options(const CommandArgs& parsed);
+runs::PolicyLimits limit_options(const CommandArgs& parsed);
 
 // The resume of run that `resume` and `recover` ask for: the agent session (--session),
 // --continue, --only-args and ARGS (the operands after RUN), in this workspace, with
@@ -38,7 +38,7 @@ hooks::ResumeRequest resume_request(const Context& context, const CommandArgs& p
 // go on, but for those given again (limits).
 hooks::AgentRunSpec resume_spec(const Context& context, const fsnap::Store& store,
                                 std::shared_ptr<fsnap::ShadowRepo> repo, const std::string& run,
-                                const hooks::ResumePlan& plan, const sandbox::PolicyLimits& limits,
+                                const hooks::ResumePlan& plan, const runs::PolicyLimits& limits,
                                 const std::string& start_summary);
 
 // Says on stderr how the run ended (print_run_summary); its exit status: 3 when a limit

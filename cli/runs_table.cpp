@@ -42,7 +42,7 @@ void print_runs_table(std::ostream& out, const std::vector<hooks::RunInfo>& runs
                      {"STARTED"},
                      {"LAST-ACTIVITY"}});
     for (const hooks::RunInfo& r : runs) {
-      const sandbox::RunStats& f = r.figures;
+      const runs::RunStats& f = r.figures;
       table.add_row(
           {r.run, r.status, or_dash(r.halt_reason), cost_text(f.cost_usd, r.unpriced_models),
            std::to_string(f.calls), std::to_string(f.steps), std::to_string(f.failed),

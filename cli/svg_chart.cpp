@@ -60,7 +60,7 @@ struct Scale {
 
 // The scale that holds every point and the run's limits, with a tenth to spare.
 Scale scale_of(const std::vector<ReportPoint>& points, const std::vector<double>& seconds,
-               const sandbox::PolicyLimits& limits) {
+               const runs::PolicyLimits& limits) {
   Scale scale;
   scale.points = points.size();
   scale.span = std::max(seconds.back(), 1e-9);
@@ -93,7 +93,7 @@ std::string axes(const Scale& scale, const std::vector<ReportPoint>& points) {
 }
 
 // The run's limits as lines across the plot.
-std::string limit_lines(const Scale& scale, const sandbox::PolicyLimits& limits) {
+std::string limit_lines(const Scale& scale, const runs::PolicyLimits& limits) {
   const double right = kLeft + Scale::kPlotW;
   std::string svg;
   if (limits.max_steps) {
@@ -144,7 +144,7 @@ std::string series(const Scale& scale, const std::vector<ReportPoint>& points,
 }  // namespace
 
 std::string cost_steps_chart(const std::vector<ReportPoint>& points,
-                             const sandbox::PolicyLimits& limits) {
+                             const runs::PolicyLimits& limits) {
   if (points.empty()) return "<p class=\"none\">No checkpoint of this run records its figures.</p>";
   std::vector<double> seconds = seconds_of(points);
   if (seconds.empty()) {

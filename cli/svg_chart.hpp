@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "run_report_model.hpp"
-#include "sandbox/config.hpp"
+#include "runs/config.hpp"
 
 namespace cli {
 
 // The <svg> element of the chart (a short text instead when there are no points).
 std::string cost_steps_chart(const std::vector<ReportPoint>& points,
-                             const sandbox::PolicyLimits& limits);
+                             const runs::PolicyLimits& limits);
 
 }  // namespace cli

@@ -3,7 +3,7 @@
 #     package carries (cli/CMakeLists.txt adds the man pages and shell completions);
 #   component dev: the libraries, their public headers and the CMake package
 #     (find_package(shadowbox) gives shadowbox::fsnap, ::policy, ::statekit, ::sandbox,
-#     ::embed, ::fleet, ::hooks; examples/embedding builds against it).
+#     ::runs, ::embed, ::fleet, ::hooks; examples/embedding builds against it).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS shadowbox shadowbox-hook RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -11,7 +11,7 @@ install(TARGETS shadowbox shadowbox-hook RUNTIME DESTINATION ${CMAKE_INSTALL_BIN
 install(FILES ${PROJECT_SOURCE_DIR}/config/shadowbox.yaml
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT shadowbox)
 
-set(shadowbox_libraries fsnap policy statekit sandbox embed fleet hooks)
+set(shadowbox_libraries fsnap policy statekit sandbox runs embed fleet hooks)
 # Installed under names of their own (libshadowbox-fsnap.a, include/shadowbox/fsnap/...),
 # so that none takes a general name like libpolicy.a or include/hooks/ on the system;
 # a program includes them as the tree does: "fsnap/host_filesystem.hpp".

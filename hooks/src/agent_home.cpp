@@ -6,8 +6,8 @@ namespace hooks {
 
 namespace fs = boost::filesystem;
 
-AgentHome::AgentHome(fs::path home, const UserClaudeSetup& user,
-                     const sandbox::HomeSettings& settings, const fs::path& workspace, Warn warn)
+AgentHome::AgentHome(fs::path home, const UserClaudeSetup& user, const runs::HomeSettings& settings,
+                     const fs::path& workspace, Warn warn)
     : home_(std::move(home)), warn_(std::move(warn)) {
   // It holds the user's configuration and login while the run lasts.
   fs::permissions(home_, fs::owner_all);

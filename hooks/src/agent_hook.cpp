@@ -11,20 +11,20 @@
 #include "hooks/event_json.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "hooks/tool_call_facts.hpp"
+#include "runs/redaction.hpp"
+#include "runs/run_halt.hpp"
+#include "runs/run_lifecycle.hpp"
+#include "runs/run_meta.hpp"
+#include "runs/run_notices.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
-#include "sandbox/redaction.hpp"
-#include "sandbox/run_halt.hpp"
-#include "sandbox/run_lifecycle.hpp"
-#include "sandbox/run_meta.hpp"
-#include "sandbox/run_notices.hpp"
 
 namespace hooks {
 
 namespace {
 
 // Brings the run's model spend up to date (inside a step: the state is current).
-void meter_spend(const AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options) {
+void meter_spend(const AgentEvent& event, runs::LedgerRun& run, const HookOptions& options) {
   if (options.spend == nullptr) return;
   sandbox::Session& session = run.state().session();
   for (const std::string& model : options.spend->update(
@@ -32,14 +32,14 @@ void meter_spend(const AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
            // A call id shadowbox made up is in no transcript.
            event.unidentified_calls ? "" : event.tool_use_id)) {
     std::string text = unpriced_model_warning(model);
-    sandbox::append_run_log(run.store(), run.run(), "warning: " + text);
+    runs::append_run_log(run.store(), run.run(), "warning: " + text);
     if (options.warn) options.warn(text);
   }
 }
 
 // Brings the adapter state of the event's session up to date: its newest activity,
 // the messages its transcript holds, whether it ended (inside a step).
-void note_session_activity(const AgentEvent& event, sandbox::LedgerRun& run,
+void note_session_activity(const AgentEvent& event, runs::LedgerRun& run,
                            const HookOptions& options, bool ended) {
   sandbox::Session& session = run.state().session();
   install_claude_code_reducers(session);
@@ -52,10 +52,10 @@ void note_session_activity(const AgentEvent& event, sandbox::LedgerRun& run,
 }
 
 // The command line that started the run's agent (its newest resume's), or "".
-std::string agent_command(const sandbox::LedgerRun& run) {
-  std::optional<sandbox::RunMeta> meta;
+std::string agent_command(const runs::LedgerRun& run) {
+  std::optional<runs::RunMeta> meta;
   try {
-    meta = sandbox::RunMeta::load(run.store(), run.run());
+    meta = runs::RunMeta::load(run.store(), run.run());
   } catch (const std::exception&) {
     return "";  // an unreadable run.json says nothing of it
   }
@@ -71,14 +71,14 @@ std::string agent_command(const sandbox::LedgerRun& run) {
 // model reads; a stop of the whole run also ends the agent's turn and asks the run's
 // supervisor to stop it.
 HookVerdict on_denied(const AgentEvent& event, const policy::SafetyEvent& safety,
-                      sandbox::LedgerRun& run) {
+                      runs::LedgerRun& run) {
   return perform_boundary_effects(denial_effects(event, safety), run);
 }
 
 // The open calls an after-tool event of an agent that gives its calls no ids may end:
 // those of the same tool, oldest first — of the same input first. They are looked for
 // among the run's newest boundaries first (calls in flight are recent), then in all.
-std::vector<std::string> candidate_calls(const AgentEvent& event, sandbox::LedgerRun& run,
+std::vector<std::string> candidate_calls(const AgentEvent& event, runs::LedgerRun& run,
                                          const std::string& input) {
   constexpr std::size_t kRecent = 256;
   for (std::size_t newest : {kRecent, std::size_t{0}}) {
@@ -99,7 +99,7 @@ std::vector<std::string> candidate_calls(const AgentEvent& event, sandbox::Ledge
 // calls no ids, the call is found first: a candidate another process ended meanwhile
 // (a parallel call with the same input) is passed over for the next one.
 template <typename End>
-auto end_call(AgentEvent& event, sandbox::LedgerRun& run, const std::string& input, End end)
+auto end_call(AgentEvent& event, runs::LedgerRun& run, const std::string& input, End end)
     -> decltype(end(std::string())) {
   if (!event.tool_use_id.empty()) return end(event.tool_use_id);
   for (const std::string& id : candidate_calls(event, run, input)) {
@@ -117,10 +117,10 @@ auto end_call(AgentEvent& event, sandbox::LedgerRun& run, const std::string& inp
                        "no open " + event.tool_name + " call to pair the event with");
 }
 
-HookVerdict on_failure(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
+HookVerdict on_failure(AgentEvent& event, runs::LedgerRun& run, const HookOptions& options,
                        const std::string& input) {
   std::string error =
-      sandbox::redacted_value_summary(event.error, options.secrets, kResultSummaryLimit);
+      runs::redacted_value_summary(event.error, options.secrets, kResultSummaryLimit);
   sandbox::FailureDetails details = failure_details(event);
   sandbox::FailureResult failure = end_call(event, run, input, [&](const std::string& id) {
     return run.transactions().fail(id, error, 0, details);
@@ -132,7 +132,7 @@ HookVerdict on_failure(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
 // or lost): the call is recorded after the fact, as its own, and the gap is counted; a
 // failure of it is not rolled back — what the workspace was before it is not known —
 // and the model is told so.
-HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options) {
+HookVerdict on_unbegun(AgentEvent& event, runs::LedgerRun& run, const HookOptions& options) {
   bool failed = event.name == "PostToolUseFailure";
   if (event.tool_use_id.empty()) {
     // An agent that gives its calls no ids, and no open call to pair the event with.
@@ -142,18 +142,18 @@ HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
         stamp.end());
     event.tool_use_id = "sbx_unpaired_" + stamp;
   }
-  std::string summary = sandbox::redacted_value_summary(failed ? event.error : event.tool_response,
-                                                        options.secrets, kResultSummaryLimit);
+  std::string summary = runs::redacted_value_summary(failed ? event.error : event.tool_response,
+                                                     options.secrets, kResultSummaryLimit);
   run.transactions().end_unbegun(
       {event.tool_use_id, event.tool_name,
-       sandbox::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit)},
+       runs::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit)},
       !failed, summary);
   std::string gap = "shadowbox: the pre-tool event of " + event.tool_name + " " +
                     event.tool_use_id +
                     " never arrived: the call ran with no checkpoint before it; what it changed "
                     "is recorded as its own" +
                     (failed ? ", and its failure could not be rolled back" : "");
-  sandbox::record_gap(run.store().dir(), run.run(), gap);
+  runs::record_gap(run.store().dir(), run.run(), gap);
   if (options.warn) options.warn(gap);
   HookVerdict verdict;
   if (failed) {
@@ -166,7 +166,7 @@ HookVerdict on_unbegun(AgentEvent& event, sandbox::LedgerRun& run, const HookOpt
 
 // An after-tool event (input: what the records keep of the call's input): the call's end,
 // or, when its pre-tool event never came, the call recorded after the fact.
-HookVerdict on_after_tool(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
+HookVerdict on_after_tool(AgentEvent& event, runs::LedgerRun& run, const HookOptions& options,
                           const std::string& input) {
   // Its outcome comes later (late_outcomes): the call stays open, and a later event ends
   // it (settle_calls). A call with no open pre-tool boundary is recorded now.
@@ -178,8 +178,8 @@ HookVerdict on_after_tool(AgentEvent& event, sandbox::LedgerRun& run, const Hook
     if (event.name == "PostToolUseFailure") return on_failure(event, run, options, input);
     end_call(event, run, input, [&](const std::string& id) {
       return run.transactions().succeed(
-          id, sandbox::redacted_value_summary(event.tool_response, options.secrets,
-                                              kResultSummaryLimit));
+          id,
+          runs::redacted_value_summary(event.tool_response, options.secrets, kResultSummaryLimit));
     });
     return HookVerdict{};
   } catch (const sandbox::Error& e) {
@@ -190,7 +190,7 @@ HookVerdict on_after_tool(AgentEvent& event, sandbox::LedgerRun& run, const Hook
 
 // Ends call id, open, as one the agent's own permissions refused (why: what the model
 // was told). Whether it did (another process may have ended it meanwhile).
-bool end_as_agent_denied(sandbox::LedgerRun& run, const std::string& id, const std::string& why) {
+bool end_as_agent_denied(runs::LedgerRun& run, const std::string& id, const std::string& why) {
   std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
   if (!pre || pre->ended) return false;
   try {
@@ -207,12 +207,12 @@ bool end_as_agent_denied(sandbox::LedgerRun& run, const std::string& id, const s
 // The calls of a batch that ended (PostToolBatch) still open: Claude Code sends the
 // batch once each call has ended, so a call without an outcome is one it never ran —
 // its permissions refused it (the model was told why: the call's tool_response).
-HookVerdict on_batch_end(const AgentEvent& event, sandbox::LedgerRun& run,
+HookVerdict on_batch_end(const AgentEvent& event, runs::LedgerRun& run,
                          const HookOptions& options) {
   std::string denied;
   for (const BatchCall& call : event.batch) {
     std::string why =
-        sandbox::redacted_value_summary(call.tool_response, options.secrets, kResultSummaryLimit);
+        runs::redacted_value_summary(call.tool_response, options.secrets, kResultSummaryLimit);
     if (end_as_agent_denied(run, call.tool_use_id, why)) {
       denied +=
           (denied.empty() ? "" : "; ") + call.tool_name + " " + call.tool_use_id + " (" + why + ")";
@@ -221,7 +221,7 @@ HookVerdict on_batch_end(const AgentEvent& event, sandbox::LedgerRun& run,
   HookVerdict verdict;
   if (!denied.empty()) {
     std::string text = "the agent's own permissions refused, so it did not run: " + denied;
-    sandbox::append_run_log(run.store(), run.run(), "notice: " + text);
+    runs::append_run_log(run.store(), run.run(), "notice: " + text);
     verdict.notice = "shadowbox: " + text;
   }
   return verdict;
@@ -231,7 +231,7 @@ HookVerdict on_batch_end(const AgentEvent& event, sandbox::LedgerRun& run,
 // call of the run whose outcome one of transcripts now holds succeeds or fails as it
 // says (a failure rolled back as any other), except skip (the event's own call). What
 // the agent and the person are told of a failure is returned.
-HookVerdict settle_calls(const AgentAdapter& adapter, sandbox::LedgerRun& run,
+HookVerdict settle_calls(const AgentAdapter& adapter, runs::LedgerRun& run,
                          const std::vector<boost::filesystem::path>& transcripts,
                          const HookOptions& options, const std::string& skip) {
   HookVerdict told;
@@ -247,7 +247,7 @@ HookVerdict settle_calls(const AgentAdapter& adapter, sandbox::LedgerRun& run,
     std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
     if (!pre || pre->ended) continue;
     std::string summary =
-        sandbox::redacted_summary(outcome->summary, options.secrets, kResultSummaryLimit);
+        runs::redacted_summary(outcome->summary, options.secrets, kResultSummaryLimit);
     try {
       if (outcome->success) {
         run.transactions().succeed(id, summary);
@@ -300,7 +300,7 @@ class StepHookScope {
 };
 
 // Decides on one event of the run (decide's part that depends on the event's kind).
-HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookOptions& options,
+HookVerdict decide_event(AgentEvent& event, runs::LedgerRun& run, const HookOptions& options,
                          const std::function<std::string()>& input) {
   const std::string& name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
@@ -320,16 +320,15 @@ HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookO
   }
   if (name == "PostToolBatch") return on_batch_end(event, run, options);
   if (name == "PermissionDenied") {
-    end_as_agent_denied(
-        run, event.tool_use_id,
-        sandbox::redacted_summary(event.reason, options.secrets, kResultSummaryLimit));
+    end_as_agent_denied(run, event.tool_use_id,
+                        runs::redacted_summary(event.reason, options.secrets, kResultSummaryLimit));
     return HookVerdict{};
   }
   if (name == "SessionStart") {
     std::string now = fsnap::format_timestamp(run.state().clock().now());
     ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
                               now};
-    session.started_by = sandbox::redact(agent_command(run), options.secrets);
+    session.started_by = runs::redact(agent_command(run), options.secrets);
     if (event.source == "resume" || event.source == "fork") {
       session.resumed_from = options.resumed_session;
     }
@@ -345,7 +344,7 @@ HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookO
           if (!options.supervised && (event.source == "startup" || event.source == "resume")) {
             run.state().restart_containment(/*keep_count=*/true);
           }
-          record_run_status(s, {"running", "agent session " + session.session_id});
+          runs::record_run_status(s, {"running", "agent session " + session.session_id});
         },
         "agent session " + session.session_id + " (" + session.source + ")");
     return HookVerdict{};
@@ -367,10 +366,10 @@ HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookO
           // be resumed (with other limits).
           policy::ExecutionContext* containment = run.state().containment();
           bool stopped = (containment != nullptr && containment->state().halted_by) ||
-                         sandbox::pending_halt(run.store(), run.run()).has_value();
+                         runs::pending_halt(run.store(), run.run()).has_value();
           note_session_activity(event, run, options, /*ended=*/!stopped);
           run.state().record_containment();
-          record_run_status(s, {"complete", reason});
+          runs::record_run_status(s, {"complete", reason});
         },
         reason);
     return HookVerdict{};
@@ -380,7 +379,7 @@ HookVerdict decide_event(AgentEvent& event, sandbox::LedgerRun& run, const HookO
 }
 
 // Decides on one event (a call it pairs gets its id).
-HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::LedgerRun& run,
+HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, runs::LedgerRun& run,
                    const HookOptions& options) {
   register_agent_run_slice_types();
   const std::string& name = event.name;
@@ -388,7 +387,7 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
   tx.events().hooks.publish({adapter.name(), event.name, event.session_id, event.tool_use_id});
   // What the records keep of the call: redacted, then cut.
   auto input = [&] {
-    return sandbox::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit);
+    return runs::redacted_value_summary(event.tool_input, options.secrets, kInputSummaryLimit);
   };
   // Every boundary this event records brings the run's spend up to date first: what a
   // run has cost is as current as its newest boundary, whatever kind it is.
@@ -409,12 +408,12 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
       verdict.context = settled.context + (verdict.context.empty() ? "" : "\n\n") + verdict.context;
       verdict.notice = settled.notice + (verdict.notice.empty() ? "" : "\n") + verdict.notice;
     } else if (!settled.context.empty()) {
-      sandbox::post_run_notice(run.store(), run.run(), settled.context);
+      runs::post_run_notice(run.store(), run.run(), settled.context);
     }
     return verdict;
   } catch (const std::exception& e) {
     std::string message = "shadowbox: checkpointing failed on " + name + ": " + e.what();
-    sandbox::record_gap(run.store().dir(), run.run(), message);
+    runs::record_gap(run.store().dir(), run.run(), message);
     if (name == "PreToolUse") {
       message +=
           " (the tool call is blocked so that it cannot make a change shadowbox could not "
@@ -425,16 +424,16 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, sandbox::Ledg
 }
 
 // What was done to the workspace from outside the run since its last boundary (a
-// restore from another terminal: sandbox/run_notices.hpp), told with the next answer
+// restore from another terminal: runs/run_notices.hpp), told with the next answer
 // of a tool call that goes on (its start, for an agent whose model reads what that
 // answer adds, else its end): to the model, which would otherwise go on believing in
 // files that changed under it, and to the person, in the agent's own place for it.
 void tell_outside_changes(const AgentAdapter& adapter, const AgentEvent& event,
-                          HookVerdict& verdict, const sandbox::LedgerRun& run) {
+                          HookVerdict& verdict, const runs::LedgerRun& run) {
   bool tool_event = (event.name == "PreToolUse" && adapter.context_before_tool()) ||
                     event.name == "PostToolUse" || event.name == "PostToolUseFailure";
   if (!tool_event || verdict.exit_code != 0 || !verdict.deny.empty()) return;
-  std::vector<std::string> notices = sandbox::take_run_notices(run.store(), run.run());
+  std::vector<std::string> notices = runs::take_run_notices(run.store(), run.run());
   if (notices.empty()) return;
   std::string text;
   for (const std::string& n : notices) text += (text.empty() ? "" : "\n") + n;
@@ -444,7 +443,7 @@ void tell_outside_changes(const AgentAdapter& adapter, const AgentEvent& event,
 
 }  // namespace
 
-void settle_late_outcomes(const AgentAdapter& adapter, sandbox::LedgerRun& run,
+void settle_late_outcomes(const AgentAdapter& adapter, runs::LedgerRun& run,
                           const std::vector<boost::filesystem::path>& transcripts,
                           const HookOptions& options) {
   settle_calls(adapter, run, transcripts, options, "");
@@ -469,14 +468,14 @@ HookAnswer unreadable_event_answer(const std::string& event_json, const std::str
 }
 
 HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& event_json,
-                             sandbox::LedgerRun& run, const HookOptions& options) {
+                             runs::LedgerRun& run, const HookOptions& options) {
   AgentEvent event;
   try {
     event = adapter.parse_event(event_json);
   } catch (const std::exception& e) {
     HookAnswer answer = unreadable_event_answer(event_json, e.what());
     try {
-      sandbox::record_gap(run.store().dir(), run.run(), answer.stderr_text);
+      runs::record_gap(run.store().dir(), run.run(), answer.stderr_text);
     } catch (const std::exception&) {
       // The answer still blocks; the log is all that is lost.
     }
@@ -485,7 +484,7 @@ HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& eve
   return handle_hook_event(adapter, std::move(event), run, options);
 }
 
-HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sandbox::LedgerRun& run,
+HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, runs::LedgerRun& run,
                              const HookOptions& options) {
   // A warning raised while the event is answered reaches the person where the agent
   // shows them its hooks' messages too: an interactive agent owns the terminal, and
@@ -507,7 +506,7 @@ HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sand
   return adapter.answer(event, verdict);
 }
 
-HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
+HookAnswer handle_claude_code_event(const std::string& event_json, runs::LedgerRun& run,
                                     const HookOptions& options) {
   return handle_hook_event(adapter_for(AgentKind::kClaudeCode), event_json, run, options);
 }

@@ -26,11 +26,11 @@
 #include "hooks/reported_cost.hpp"
 #include "hooks/run_policy.hpp"
 #include "hooks/run_processes.hpp"
+#include "runs/home_preservation.hpp"
+#include "runs/ledger_run.hpp"
+#include "runs/redaction.hpp"
+#include "runs/run_lifecycle.hpp"
 #include "sandbox/containment.hpp"
-#include "sandbox/home_preservation.hpp"
-#include "sandbox/ledger_run.hpp"
-#include "sandbox/redaction.hpp"
-#include "sandbox/run_lifecycle.hpp"
 #include "statekit/saga.hpp"
 
 namespace hooks {
@@ -44,8 +44,7 @@ std::string now_text() {
 }
 
 // How the agent's end is recorded.
-sandbox::RunStatus status_of(const AgentExit& exit,
-                             const std::optional<sandbox::HaltRequest>& halt) {
+runs::RunStatus status_of(const AgentExit& exit, const std::optional<runs::HaltRequest>& halt) {
   if (halt) return {"halted", halt->reason + " (" + halt->halt_reason + ")"};
   if (exit.signal != 0)
     return {"killed", "the agent was killed by signal " + std::to_string(exit.signal)};
@@ -62,12 +61,12 @@ constexpr const char* kNotReporting =
 
 // Preserves the agent's session data; a failure goes to the run's log (the next
 // boundary tries again).
-void preserve_logged(sandbox::HomePreserver& preserver, const fsnap::Store& store,
+void preserve_logged(runs::HomePreserver& preserver, const fsnap::Store& store,
                      const std::string& run) {
   try {
     preserver.preserve();
   } catch (const std::exception& e) {
-    sandbox::append_run_log(
+    runs::append_run_log(
         store, run,
         std::string("warning: could not preserve the agent's session data: ") + e.what());
   }
@@ -78,7 +77,7 @@ void preserve_logged(sandbox::HomePreserver& preserver, const fsnap::Store& stor
 class InProcessHooks {
  public:
   // With preserve_at_events, the agent's session data is preserved after each event.
-  InProcessHooks(sandbox::LedgerRun& run, sandbox::HomePreserver& preserver, HookOptions options,
+  InProcessHooks(runs::LedgerRun& run, runs::HomePreserver& preserver, HookOptions options,
                  HookServer::TelemetryHandler telemetry, bool preserve_at_events,
                  fleet::FleetMember* fleet)
       : run_(run),
@@ -114,7 +113,7 @@ class InProcessHooks {
       // (It answers every failure itself.) Whatever failed, the answer blocks: a 5xx
       // would be a non-blocking error to Claude Code.
       HookAnswer answer = unreadable_event_answer(event, std::string("not recorded: ") + e.what());
-      sandbox::record_gap(run_.store().dir(), run_.run(), answer.stderr_text);
+      runs::record_gap(run_.store().dir(), run_.run(), answer.stderr_text);
       return to_http_reply(answer);
     }
     // To the fleet's remote (fleet.push sync: before the agent hears back).
@@ -126,8 +125,8 @@ class InProcessHooks {
   // need not wait for it, and the next event waits until it is done).
   void preserve() { preserve_logged(preserver_, run_.store(), run_.run()); }
 
-  sandbox::LedgerRun& run_;
-  sandbox::HomePreserver& preserver_;
+  runs::LedgerRun& run_;
+  runs::HomePreserver& preserver_;
   HookOptions options_;
   fleet::FleetMember* fleet_;  // null outside a fleet
   HookServer server_;          // last: stops before what it uses goes
@@ -165,16 +164,16 @@ void end_agent_tree(AgentProcess& agent, const AgentRunSpec& spec,
 // out, ends its process tree (AgentSupervisor decides when); once it has exited,
 // whatever it left running is ended — but the run's own maintenances (helpers). Returns
 // the halt that stopped it, if one did.
-std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
-                                              std::optional<policy::TimePoint> deadline,
-                                              const std::string& timeout_reason,
-                                              const std::function<void()>& tick,
-                                              const MaintenanceHelpers& helpers) {
+std::optional<runs::HaltRequest> supervise(AgentProcess& agent, const AgentRunSpec& spec,
+                                           std::optional<policy::TimePoint> deadline,
+                                           const std::string& timeout_reason,
+                                           const std::function<void()>& tick,
+                                           const MaintenanceHelpers& helpers) {
   AgentSupervisor supervisor({spec.config.policy.kill_grace, deadline, timeout_reason},
-                             {[&] { return sandbox::pending_halt(spec.store, spec.run); },
-                              [&](const sandbox::HaltRequest& request) {
+                             {[&] { return runs::pending_halt(spec.store, spec.run); },
+                              [&](const runs::HaltRequest& request) {
                                 try {
-                                  sandbox::request_halt(spec.store, spec.run, request);
+                                  runs::request_halt(spec.store, spec.run, request);
                                 } catch (const std::exception&) {
                                   // The request is this process's own; the file only tells others.
                                 }
@@ -184,7 +183,7 @@ std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRu
     tick();
     if (supervisor.tick()) end_agent_tree(agent, spec, helpers.pids());
   }
-  std::optional<sandbox::HaltRequest> halt = supervisor.finish();
+  std::optional<runs::HaltRequest> halt = supervisor.finish();
   // Nothing the agent started outlives it, however it ended (killed with SIGKILL too):
   // a tool process left running would change the workspace after the run's last
   // checkpoint, unrecorded. Orphans were reparented to its guard or to this process
@@ -195,7 +194,7 @@ std::optional<sandbox::HaltRequest> supervise(AgentProcess& agent, const AgentRu
 
 // Makes a timeout or an abort the supervisor carried out part of the run's count (a
 // hook that stopped the run has recorded its own reason).
-void record_halt(sandbox::ExecutionState& state, const sandbox::HaltRequest& halt) {
+void record_halt(sandbox::ExecutionState& state, const runs::HaltRequest& halt) {
   policy::ExecutionContext* context = state.containment();
   if (context == nullptr) return;
   if (halt.halt_reason == "timeout") context->check_deadline();
@@ -252,7 +251,7 @@ class AgentRun {
 
  private:
   void warn(const std::string& text) {
-    sandbox::append_run_log(spec_.store, spec_.run, "warning: " + text);
+    runs::append_run_log(spec_.store, spec_.run, "warning: " + text);
     if (spec_.warn) spec_.warn(text);
   }
   std::function<void(const std::string&)> warner() {
@@ -286,15 +285,15 @@ class AgentRun {
   void settle_calls();
 
   AgentRunSpec spec_;
-  sandbox::LedgerRun run_;
+  runs::LedgerRun run_;
   const AgentAdapter& adapter_;
   std::vector<std::string> secrets_;
-  sandbox::HomePreserver preserver_;
+  runs::HomePreserver preserver_;
   SpendMeter meter_;
   ReportedCost reported_;
   HookServer::TelemetryHandler telemetry_;
   bool http_ = false;
-  sandbox::PreserveStrategy preserve_;
+  runs::PreserveStrategy preserve_;
 
   std::unique_ptr<PreparedHome> home_;
   std::unique_ptr<InProcessHooks> in_process_;
@@ -335,7 +334,7 @@ AgentRunSpec logging_what_it_does(AgentRunSpec spec) {
   if (spec.inform) {
     spec.inform = [inform = spec.inform, store = spec.store,
                    run = spec.run](const std::string& text) {
-      sandbox::append_run_log(store, run, text);
+      runs::append_run_log(store, run, text);
       inform(text);
     };
   }
@@ -347,9 +346,9 @@ AgentRun::AgentRun(AgentRunSpec spec)
       run_(spec_.store,
            {spec_.config.capture, spec_.config.hooks.policy(), spec_.run,
             fsnap::HostEnv{spec_.repo, nullptr, nullptr}, std::nullopt,
-            sandbox::secret_values(spec_.config.run.secrets), spec_.config.session_windows}),
+            runs::secret_values(spec_.config.run.secrets), spec_.config.session_windows}),
       adapter_(adapter_for(recorded_agent_kind(spec_.meta.agent, spec_.meta.command))),
-      secrets_(sandbox::secret_values(spec_.config.run.secrets)),
+      secrets_(runs::secret_values(spec_.config.run.secrets)),
       preserver_(spec_.store, run_.repo(), spec_.run, spec_.home, adapter_.preserved_parts(),
                  secrets_),
       // The agent's cost: its transcripts, and its own reports (OpenTelemetry), which go
@@ -360,9 +359,9 @@ AgentRun::AgentRun(AgentRunSpec spec)
                 reported_before(fsnap::layout::agent_cost_file(spec_.store.dir(), spec_.run))),
       preserve_(spec_.config.run.preserve) {
   spec_.meta.agent = adapter_.name();
-  const sandbox::PolicySettings& policy = spec_.config.policy;
+  const runs::PolicySettings& policy = spec_.config.policy;
   contain_run(run_, spec_.config, policy.limits.overridden_by(spec_.meta.limits));
-  sandbox::clear_halt(spec_.store, spec_.run);
+  runs::clear_halt(spec_.store, spec_.run);
   // A run whose supervisor was killed may have left its login and the user's carried
   // configuration behind.
   remove_stale_credentials(spec_.store);
@@ -388,10 +387,10 @@ AgentRun::AgentRun(AgentRunSpec spec)
       warn(std::string(e.what()) + "; every tool boundary will look at the whole workspace");
     }
   }
-  if (preserve_ == sandbox::PreserveStrategy::kOnToolUse) {
+  if (preserve_ == runs::PreserveStrategy::kOnToolUse) {
     preserve_every_ = std::chrono::seconds(1);
   }
-  if (preserve_ == sandbox::PreserveStrategy::kPeriodic) {
+  if (preserve_ == runs::PreserveStrategy::kPeriodic) {
     preserve_every_ = spec_.config.run.preserve_interval;
   }
 }
@@ -456,7 +455,7 @@ void AgentRun::record_start() {
   // that died, still being ended.
   processes_ = RunProcessLocks::take(spec_.store, spec_.run);
   // The run is running from here on (others' clean-ups leave its HOME alone).
-  sandbox::RunMeta& meta = spec_.meta;
+  runs::RunMeta& meta = spec_.meta;
   meta.pid = ::getpid();
   meta.home = spec_.home.string();
   meta.exit_code.reset();
@@ -480,7 +479,7 @@ void AgentRun::open_boundary() {
                               // What the run counted goes on; a stop, an abort and the
                               // clock start afresh.
                               run_.state().restart_containment(/*keep_count=*/true);
-                              sandbox::record_run_start(s, spec_.start_summary);
+                              runs::record_run_start(s, spec_.start_summary);
                             },
                             spec_.start_summary)
                         .boundary.record.commit;
@@ -491,7 +490,7 @@ void AgentRun::record_not_started() {
   run_.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec_.run},
       [&](sandbox::Session& s) {
-        sandbox::record_run_status(s, {"failed", reason});
+        runs::record_run_status(s, {"failed", reason});
       },
       reason);
 }
@@ -508,7 +507,7 @@ void AgentRun::install_hooks() {
   in_process_ = std::make_unique<InProcessHooks>(
       run_, preserver_,
       HookOptions{secrets_, &meter_, /*supervised=*/true, warner(), spec_.resumed_session},
-      telemetry_, preserve_ == sandbox::PreserveStrategy::kOnToolUse, spec_.fleet.get());
+      telemetry_, preserve_ == runs::PreserveStrategy::kOnToolUse, spec_.fleet.get());
   adapter_.install_hooks(spec_.home, {spec_.hook_command, in_process_->url()});
   telemetry_url_ = in_process_->telemetry_url();
   // The hooks are answered in this process: containment's decisions reach the user as
@@ -631,7 +630,7 @@ void AgentRun::follow_fleet() {
              std::chrono::steady_clock::now() - *lost_at_ >= spec_.config.fleet.lease_ttl) {
     lost_ended_ = true;
     try {
-      sandbox::request_halt(
+      runs::request_halt(
           spec_.store, spec_.run,
           {"aborted", "aborted: worker " + member->lost_to() + " took the run over", false});
     } catch (const std::exception& e) {
@@ -693,7 +692,7 @@ AgentRunResult AgentRun::finish() {
   stop_servers();
   // Whatever happened: keep the agent's session data (unless only asked for), and the
   // files as they are now.
-  if (preserve_ != sandbox::PreserveStrategy::kOnDemand) {
+  if (preserve_ != runs::PreserveStrategy::kOnDemand) {
     try {
       preserver_.preserve_now();
     } catch (const std::exception& e) {
@@ -707,13 +706,13 @@ AgentRunResult AgentRun::finish() {
   // reported nothing.
   std::vector<fsnap::Checkpoint> newest = run_.repo()->log(spec_.run, 1);
   bool agent_reported = !newest.empty() && newest.front().commit != opening_commit_;
-  sandbox::RunStatus status = status_of(result_.exit, result_.halt);
+  runs::RunStatus status = status_of(result_.exit, result_.halt);
   sandbox::StepResult closing = run_.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec_.run},
       [&](sandbox::Session& s) {
         if (result_.halt) record_halt(run_.state(), *result_.halt);
         run_.state().record_containment();
-        sandbox::record_run_status(s, status);
+        runs::record_run_status(s, status);
       },
       status.reason);
   if (!agent_reported && run_.repo()->read_checkpoint(opening_commit_).tree !=

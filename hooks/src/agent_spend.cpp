@@ -61,7 +61,7 @@ std::optional<AgentSpend> agent_spend(const sandbox::SessionSnapshot& session) {
   return *slice.latest();
 }
 
-SpendMeter::SpendMeter(sandbox::PriceTable prices, fs::path reported_file)
+SpendMeter::SpendMeter(runs::PriceTable prices, fs::path reported_file)
     : reported_file_(std::move(reported_file)), usage_(std::move(prices)) {}
 
 bool SpendMeter::must_wait_for(const std::string& call_id,

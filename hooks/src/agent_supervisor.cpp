@@ -18,9 +18,9 @@ bool AgentSupervisor::tick() {
   // A request the agent was told of may become urgent (an abort meanwhile): looked at
   // again until one that cannot wait is in hand.
   if (!halt_ || halt_->agent_told) {
-    std::optional<sandbox::HaltRequest> pending = halts_.pending();
+    std::optional<runs::HaltRequest> pending = halts_.pending();
     if (!pending && options_.deadline && now >= *options_.deadline) {
-      pending = sandbox::HaltRequest{"timeout", options_.timeout_reason, false};
+      pending = runs::HaltRequest{"timeout", options_.timeout_reason, false};
       halts_.request(*pending);
     }
     if (pending && !halt_ && inform_) inform_("stopping the agent: " + pending->reason);
@@ -41,7 +41,7 @@ bool AgentSupervisor::tick() {
   return false;
 }
 
-std::optional<sandbox::HaltRequest> AgentSupervisor::finish() {
+std::optional<runs::HaltRequest> AgentSupervisor::finish() {
   if (!halt_) halt_ = halts_.pending();
   return halt_;
 }

@@ -1,8 +1,8 @@
 #include "hooks/boundary_effects.hpp"
 
 #include "fsnap/path_quoting.hpp"
-#include "sandbox/run_halt.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_halt.hpp"
+#include "runs/run_meta.hpp"
 
 namespace hooks {
 
@@ -138,7 +138,7 @@ statekit::Effects denial_effects(const AgentEvent& event, const policy::SafetyEv
   return effects;
 }
 
-HookVerdict perform_boundary_effects(const statekit::Effects& effects, sandbox::LedgerRun& run) {
+HookVerdict perform_boundary_effects(const statekit::Effects& effects, runs::LedgerRun& run) {
   HookVerdict verdict;
   std::string warnings;
   auto warn = [&](const std::string& text) {
@@ -152,10 +152,10 @@ HookVerdict perform_boundary_effects(const statekit::Effects& effects, sandbox::
     verdict.stop = d.stop_reason;
   });
   runner.handle<RequestHalt>([&](const RequestHalt& h) {
-    sandbox::request_halt(run.store(), run.run(), {h.halt_reason, h.reason, true});
+    runs::request_halt(run.store(), run.run(), {h.halt_reason, h.reason, true});
   });
   runner.handle<LogToRun>(
-      [&](const LogToRun& l) { sandbox::append_run_log(run.store(), run.run(), l.line); });
+      [&](const LogToRun& l) { runs::append_run_log(run.store(), run.run(), l.line); });
   runner.handle<WarnUser>([&](const WarnUser& w) { warn(w.text); });
   for (const statekit::EffectOutcome& o : runner.run_all(effects)) {
     if (!o.ok) warn(o.error);

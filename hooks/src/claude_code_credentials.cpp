@@ -9,8 +9,8 @@
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_user_setup.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/run_meta.hpp"
 
 namespace hooks {
 
@@ -136,9 +136,9 @@ std::vector<fs::path> remove_stale_credentials(const fsnap::Store& store) {
   boost::system::error_code ec;
   for (fs::directory_iterator run(runs, ec), end; !ec && run != end; run.increment(ec)) {
     std::string name = run->path().filename().string();
-    std::optional<sandbox::RunMeta> meta;
+    std::optional<runs::RunMeta> meta;
     try {
-      meta = sandbox::RunMeta::load(store, name);
+      meta = runs::RunMeta::load(store, name);
     } catch (const std::exception&) {
       continue;  // unreadable: leave it to whoever runs it
     }

@@ -20,8 +20,8 @@
 #include "fsnap/atomic_file.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/codex_answers.hpp"
+#include "runs/json_string.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/json_string.hpp"
 #include "sandbox/sha256.hpp"
 #include "session_file.hpp"
 
@@ -57,7 +57,7 @@ int timeout_of(const CodexHookEvent& e) {
 
 // text as a JSON string, escaped as serde_json escapes it (what Codex hashes).
 std::string serde_json_string(const std::string& text) {
-  return "\"" + sandbox::json_string_body(text) + "\"";
+  return "\"" + runs::json_string_body(text) + "\"";
 }
 
 // text as a TOML basic string.

@@ -11,7 +11,7 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/run_list.hpp"
 #include "hooks/run_policy.hpp"
-#include "sandbox/redaction.hpp"
+#include "runs/redaction.hpp"
 
 namespace hooks {
 
@@ -24,17 +24,17 @@ std::string redacted_run_json(const std::string& text, const std::vector<std::st
   try {
     Poco::JSON::Parser parser;
     std::ostringstream out;
-    Poco::JSON::Stringifier::stringify(sandbox::redact_value(parser.parse(text), secrets), out);
+    Poco::JSON::Stringifier::stringify(runs::redact_value(parser.parse(text), secrets), out);
     return out.str();
   } catch (const Poco::Exception&) {
-    return sandbox::redact(text, secrets);
+    return runs::redact(text, secrets);
   }
 }
 
 }  // namespace
 
 std::unique_ptr<fleet::FleetMember> join_fleet(
-    const fsnap::Store& store, const sandbox::Config& config, const std::string& run,
+    const fsnap::Store& store, const runs::Config& config, const std::string& run,
     const std::string& workspace, fleet::FleetMember::Join join,
     const std::function<void(const std::string&)>& warn) {
   if (!config.fleet.enabled()) return nullptr;
@@ -43,7 +43,7 @@ std::unique_ptr<fleet::FleetMember> join_fleet(
       store,
       run,
       workspace,
-      [store, run, config, secrets = sandbox::secret_values(config.run.secrets)](
+      [store, run, config, secrets = runs::secret_values(config.run.secrets)](
           const std::shared_ptr<fsnap::ShadowRepo>& repo) {
         return fleet_record(store, repo, run, config, secrets);
       },
@@ -64,8 +64,7 @@ std::unique_ptr<fleet::FleetMember> join_fleet(
 
 std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
                                                 const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                                                const std::string& run,
-                                                const sandbox::Config& config,
+                                                const std::string& run, const runs::Config& config,
                                                 const std::vector<std::string>& secrets) {
   RunInfo info =
       describe_run(store, repo, run, config.run.resume_max_age, std::chrono::system_clock::now());
@@ -101,8 +100,7 @@ std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
   return out;
 }
 
-void record_lost_run(sandbox::LedgerRun& run, const sandbox::Config& config,
-                     const std::string& owner) {
+void record_lost_run(runs::LedgerRun& run, const runs::Config& config, const std::string& owner) {
   std::string reason = "worker " + (owner.empty() ? std::string("(unknown)") : owner) +
                        " took run " + run.run() + " over (its lease is gone from this worker)";
   record_abort(run, config, reason);

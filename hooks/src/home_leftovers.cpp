@@ -8,7 +8,7 @@
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/store_layout.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 
 namespace hooks {
 
@@ -55,9 +55,9 @@ std::vector<fs::path> remove_stale_carried(const fsnap::Store& store) {
   boost::system::error_code ec;
   fs::path runs = fsnap::layout::runs_dir(store.dir());
   for (fs::directory_iterator run(runs, ec), end; !ec && run != end; run.increment(ec)) {
-    std::optional<sandbox::RunMeta> meta;
+    std::optional<runs::RunMeta> meta;
     try {
-      meta = sandbox::RunMeta::load(store, run->path().filename().string());
+      meta = runs::RunMeta::load(store, run->path().filename().string());
     } catch (const std::exception&) {
       continue;  // unreadable: leave it to whoever runs it
     }

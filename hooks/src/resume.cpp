@@ -9,10 +9,10 @@
 #include "hooks/agent_adapter.hpp"
 #include "hooks/run_processes.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/home_preservation.hpp"
+#include "runs/run_lifecycle.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/home_preservation.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_lifecycle.hpp"
 
 namespace hooks {
 
@@ -60,13 +60,13 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     if (!sessions[i].session_id.empty()) state->sessions.push_back(sessions[i]);
   }
-  if (std::optional<sandbox::RunStatus> status = sandbox::latest_run_status(session)) {
+  if (std::optional<runs::RunStatus> status = runs::latest_run_status(session)) {
     state->run_status = status->status;
   }
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run);
   const AgentAdapter& adapter =
       adapter_for(meta ? recorded_agent_kind(meta->agent, meta->command) : AgentKind::kClaudeCode);
-  if (std::optional<std::string> tree = sandbox::preserved_home(*repo, run)) {
+  if (std::optional<std::string> tree = runs::preserved_home(*repo, run)) {
     for (const fsnap::TreeChange& c : repo->diff_trees("", *tree)) {
       if (adapter.is_session_path(c.path, state->session.session_id)) {
         state->home_preserved = true;
@@ -79,7 +79,7 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   auto newer = [&](std::optional<std::chrono::system_clock::time_point> t) {
     if (t && (!state->last_activity || *t > *state->last_activity)) state->last_activity = t;
   };
-  newer(sandbox::home_preserved_at(*repo, run));
+  newer(runs::home_preserved_at(*repo, run));
   newer(fsnap::parse_timestamp(state->session.last_activity_at));
   // By the locks the run's processes hold, not by the recorded pid alone (which the
   // kernel may have given to another process since).
@@ -168,11 +168,11 @@ ResumePlan prepare_resume(const fsnap::Store& store, const std::shared_ptr<fsnap
   plan.home = fsnap::layout::resumed_home_dir(
       store.dir(), run, std::to_string(::time(nullptr)) + "-" + std::to_string(::getpid()));
   try {
-    sandbox::rebuild_home(*repo, run, plan.home);
+    runs::rebuild_home(*repo, run, plan.home);
   } catch (const Error& e) {
     throw Error(e.code(), "cannot resume run " + quoted + ": " + e.what());
   }
-  plan.meta = sandbox::RunMeta::load(store, run).value_or(sandbox::RunMeta{});
+  plan.meta = runs::RunMeta::load(store, run).value_or(runs::RunMeta{});
   plan.meta.run = run;
   plan.meta.workspace = request.workspace;
   if (plan.meta.command.empty()) plan.meta.command = {"claude"};

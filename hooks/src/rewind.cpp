@@ -129,7 +129,7 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
   sandbox::Ledger ledger(repo);
   RewindPlan plan;
   resolve_target(ledger, request, why, plan);
-  std::optional<sandbox::RunMeta> parent = sandbox::RunMeta::load(store, run);
+  std::optional<runs::RunMeta> parent = runs::RunMeta::load(store, run);
   if (!parent) {
     throw Error(ErrorCode::kNotFound,
                 why +
@@ -168,7 +168,7 @@ RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap
     plan.meta.started_at = now_text();
     plan.meta.limits = parent->limits;
     plan.meta.forked_from =
-        sandbox::RunFork{run, plan.target.id, plan.record.tool_call_id, plan.meta.started_at};
+        runs::RunFork{run, plan.target.id, plan.record.tool_call_id, plan.meta.started_at};
     ResumeCommand command{plan.meta.command,       cut.session_id, request.extra_args,
                           request.only_extra_args, /*fork=*/true,  cut.resume_args};
     plan.argv = adapter.resume_argv(command);

@@ -12,11 +12,11 @@
 #include "hooks/agent_spend.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_processes.hpp"
+#include "runs/run_lifecycle.hpp"
+#include "runs/run_meta.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_lifecycle.hpp"
-#include "sandbox/run_meta.hpp"
-#include "sandbox/run_stats.hpp"
 
 namespace hooks {
 
@@ -26,7 +26,7 @@ namespace {
 
 // The status of a run from what it recorded, and what of it lives. (A run whose agent
 // outlives its supervisor, being ended, is crashed: it says so, and is not resumable.)
-std::string status_of(const std::optional<sandbox::RunMeta>& meta,
+std::string status_of(const std::optional<runs::RunMeta>& meta,
                       const std::optional<ResumableState>& state, const std::string& recorded,
                       RunProcesses alive) {
   if (alive == RunProcesses::kSupervised && meta && !meta->exit_code) return "running";
@@ -52,11 +52,11 @@ std::string run_status(const fsnap::Store& store, const std::shared_ptr<fsnap::S
     recorded = state->run_status;
   } else if (std::optional<sandbox::LedgerRecord> latest = sandbox::Ledger(repo).latest(run);
              latest && latest->has_session()) {
-    if (auto status = sandbox::latest_run_status(sandbox::Ledger(repo).session(*latest))) {
+    if (auto status = runs::latest_run_status(sandbox::Ledger(repo).session(*latest))) {
       recorded = status->status;
     }
   }
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run);
   return status_of(meta, state, recorded, run_processes(store, run, meta));
 }
 
@@ -81,10 +81,10 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
     info.session_id = state->session.session_id;
     info.sessions = state->sessions;
     recorded = state->run_status;
-  } else if (auto status = sandbox::latest_run_status(session)) {
+  } else if (auto status = runs::latest_run_status(session)) {
     recorded = status->status;
   }
-  info.figures = sandbox::run_stats(session);
+  info.figures = runs::run_stats(session);
   info.figures.cost_usd = std::round(info.figures.cost_usd * 1e6) / 1e6;  // to the micro-dollar
   if (std::optional<AgentSpend> spend = agent_spend(session)) {
     info.unpriced_models = spend->unknown_models;
@@ -94,7 +94,7 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
       info.halt_reason = std::string(policy::halt_reason_name(*counted->halted_by));
     }
   }
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, name);
   if (meta) {
     // (A timestamp of format_timestamp's form: those of a run.json written by hand are
     // left out, so that runs sort by time.)
@@ -109,7 +109,7 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
     info.resumable =
         resume_problems(*state, ResumeValidation::kStrict, workspace, resume_max_age, now).empty();
   }
-  info.gaps = sandbox::count_gaps(store, name);
+  info.gaps = runs::count_gaps(store, name);
   info.status = status_of(meta, state, recorded, run_processes(store, name, meta));
   return info;
 }
@@ -128,7 +128,7 @@ std::vector<RunInfo> list_runs(const fsnap::Store& store,
       // A folder no run could have made (an older version let a bad name through).
       if (!fsnap::layout::is_valid_run_name(name)) continue;
       if (fs::exists(fsnap::layout::run_meta_file(store.dir(), name)) ||
-          sandbox::count_gaps(store, name) != 0) {
+          runs::count_gaps(store, name) != 0) {
         names.insert(name);
       }
     }

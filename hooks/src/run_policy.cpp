@@ -2,19 +2,19 @@
 
 #include "fleet/shared_budget.hpp"
 #include "fsnap/error.hpp"
-#include "sandbox/run_halt.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_halt.hpp"
+#include "runs/run_meta.hpp"
 
 namespace hooks {
 
-sandbox::PolicyLimits run_limits(const fsnap::Store& store, const std::string& run,
-                                 const sandbox::Config& config) {
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run);
+runs::PolicyLimits run_limits(const fsnap::Store& store, const std::string& run,
+                              const runs::Config& config) {
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run);
   return meta ? config.policy.limits.overridden_by(meta->limits) : config.policy.limits;
 }
 
-void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
-                 const sandbox::PolicyLimits& limits) {
+void contain_run(runs::LedgerRun& run, const runs::Config& config,
+                 const runs::PolicyLimits& limits) {
   policy::ExecutionConfig execution = config.policy.execution_config(limits);
   std::shared_ptr<policy::ShieldPipeline> pipeline;
   if (!config.policy.shared_budget.empty() && config.fleet.enabled()) {
@@ -30,8 +30,7 @@ void contain_run(sandbox::LedgerRun& run, const sandbox::Config& config,
   run.state().set_containment(execution, {.chain_id = run.run()}, std::move(pipeline));
 }
 
-void record_abort(sandbox::LedgerRun& run, const sandbox::Config& config,
-                  const std::string& reason) {
+void record_abort(runs::LedgerRun& run, const runs::Config& config, const std::string& reason) {
   if (run.state().containment() == nullptr) {
     contain_run(run, config, run_limits(run.store(), run.run(), config));
   }
@@ -44,9 +43,9 @@ void record_abort(sandbox::LedgerRun& run, const sandbox::Config& config,
       "aborted: " + reason);
 }
 
-void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std::string& reason) {
+void abort_run(runs::LedgerRun& run, const runs::Config& config, const std::string& reason) {
   const fsnap::Store& store = run.store();
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, run.run());
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run.run());
   if (!meta) {
     throw fsnap::Error(fsnap::ErrorCode::kNotFound,
                        "no agent run " + fsnap::quote_input(run.run()) +
@@ -59,7 +58,7 @@ void abort_run(sandbox::LedgerRun& run, const sandbox::Config& config, const std
   // The ledger first: whatever happens to the agent next, the abort and its reason are
   // the run's, and no further tool call of it is admitted.
   record_abort(run, config, reason);
-  sandbox::request_halt(store, run.run(), {"aborted", "aborted: " + reason, false});
+  runs::request_halt(store, run.run(), {"aborted", "aborted: " + reason, false});
 }
 
 }  // namespace hooks

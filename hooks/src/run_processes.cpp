@@ -116,7 +116,7 @@ void RunProcessLocks::release() {
 }
 
 RunProcesses run_processes(const fsnap::Store& store, const std::string& run,
-                           const std::optional<sandbox::RunMeta>& meta) {
+                           const std::optional<runs::RunMeta>& meta) {
   auto by_pid = [&] {
     return meta && meta->running() ? RunProcesses::kSupervised : RunProcesses::kNone;
   };

@@ -2,14 +2,14 @@
 
 #include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_state.hpp"
+#include "runs/run_lifecycle.hpp"
 #include "sandbox/builtin_slices.hpp"
-#include "sandbox/run_lifecycle.hpp"
 
 namespace hooks {
 
 void register_agent_run_slice_types() {
   sandbox::register_builtin_slice_types();
-  sandbox::register_run_slice_types();
+  runs::register_run_slice_types();
   register_claude_code_slice_types();
   register_agent_spend_slice_type();
 }

@@ -37,8 +37,8 @@ std::string text(const Object::Ptr& o, const char* key) {
   }
 }
 
-sandbox::TokenUsage usage_of(const Object::Ptr& usage) {
-  sandbox::TokenUsage u;
+runs::TokenUsage usage_of(const Object::Ptr& usage) {
+  runs::TokenUsage u;
   u.input = tokens(usage, "input_tokens");
   u.output = tokens(usage, "output_tokens");
   u.cache_read = tokens(usage, "cache_read_input_tokens");
@@ -115,7 +115,7 @@ void TranscriptUsage::read_codex_line(const std::string& file, const std::string
     Object::Ptr usage = payload->getObject("usage");
     std::string id = text(payload, "response_id");
     if (!usage || id.empty()) return;
-    sandbox::TokenUsage u;
+    runs::TokenUsage u;
     u.cache_read = tokens(usage, "cached_input_tokens");
     u.input = less(tokens(usage, "input_tokens"), u.cache_read);
     u.cache_write_5m = tokens(usage, "cache_write_input_tokens");
@@ -128,7 +128,7 @@ void TranscriptUsage::read_gemini_line(const std::string& line) {
   Object::Ptr entry = parse_entry(line);
   Object::Ptr usage = entry ? entry->getObject("tokens") : nullptr;
   if (!usage || text(entry, "type") != "gemini") return;
-  sandbox::TokenUsage u;
+  runs::TokenUsage u;
   u.cache_read = tokens(usage, "cached");
   u.input = less(tokens(usage, "input"), u.cache_read);
   u.output = tokens(usage, "output") + tokens(usage, "thoughts");
@@ -194,11 +194,11 @@ void TranscriptUsage::read_line(const std::string& file, const std::string& line
   count(id + " " + text(entry, "requestId"), Request{text(message, "model"), usage_of(usage)});
 }
 
-TranscriptUsage::TranscriptUsage(sandbox::PriceTable prices) : prices_(std::move(prices)) {}
+TranscriptUsage::TranscriptUsage(runs::PriceTable prices) : prices_(std::move(prices)) {}
 
 void TranscriptUsage::price(const Request& request, const Request* replaced) {
   if (request.usage.total() == 0) return;  // e.g. Claude Code's own <synthetic> entries
-  sandbox::PriceTable::Priced priced = prices_.price(request.model, request.usage);
+  runs::PriceTable::Priced priced = prices_.price(request.model, request.usage);
   if (replaced != nullptr && replaced->usage.total() != 0) {
     cost_.usd -= prices_.price(replaced->model, replaced->usage).usd;
   } else {

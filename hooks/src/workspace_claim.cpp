@@ -13,7 +13,7 @@
 #include "fsnap/posix.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/run_processes.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 
 namespace hooks {
 
@@ -37,7 +37,7 @@ std::string live_run_of(const fsnap::Store& store, const fs::path& workspace,
           run_processes(store, name, std::nullopt) != wanted) {
         continue;
       }
-      std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, name);
+      std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, name);
       boost::system::error_code same;
       if (meta && run_processes(store, name, meta) == wanted &&
           fs::equivalent(meta->workspace, workspace, same)) {

@@ -25,19 +25,6 @@ Poco::JSON::Object::Ptr ordered_object() {
   return new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
 }
 
-std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& key) {
-  if (!o->has(key) || o->isNull(key)) return "";
-  return o->getValue<std::string>(key);
-}
-
-Poco::JSON::Object::Ptr object_of(const Poco::Dynamic::Var& v, const char* what) {
-  if (v.type() != typeid(Poco::JSON::Object::Ptr) ||
-      v.extract<Poco::JSON::Object::Ptr>() == nullptr) {
-    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " is not a JSON object");
-  }
-  return v.extract<Poco::JSON::Object::Ptr>();
-}
-
 void write_stamp(const SessionSnapshot& snapshot, Poco::JSON::Object& out) {
   out.set("id", snapshot.id);
   out.set("session_id", snapshot.session_id);
@@ -93,6 +80,23 @@ void read_header(const Poco::JSON::Object::Ptr& in, SessionSnapshot& snap) {
 }
 
 }  // namespace sandbox::session_json
+
+namespace sandbox::codec_json {
+
+std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& key) {
+  if (!o->has(key) || o->isNull(key)) return "";
+  return o->getValue<std::string>(key);
+}
+
+Poco::JSON::Object::Ptr object_of(const Poco::Dynamic::Var& v, const char* what) {
+  if (v.type() != typeid(Poco::JSON::Object::Ptr) ||
+      v.extract<Poco::JSON::Object::Ptr>() == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + " is not a JSON object");
+  }
+  return v.extract<Poco::JSON::Object::Ptr>();
+}
+
+}  // namespace sandbox::codec_json
 
 // ---- SessionSnapshot's JSON and comparisons (declared in sandbox/session.hpp) -----
 

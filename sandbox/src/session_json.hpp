@@ -8,6 +8,7 @@
 
 #include <Poco/JSON/Object.h>
 
+#include "sandbox/codec_json.hpp"
 #include "sandbox/session.hpp"
 #include "sandbox/slice_types.hpp"
 
@@ -20,12 +21,8 @@ std::shared_ptr<const SliceType> codec_for(std::type_index type);
 // An object that keeps its keys in insertion order.
 Poco::JSON::Object::Ptr ordered_object();
 
-// A string member, "" if absent or null.
-std::string string_field(const Poco::JSON::Object::Ptr& o, const std::string& key);
-
-// v as a JSON object (a slice item's codec reads one); Error kInvalidArgument saying
-// `what` is not a JSON object otherwise.
-Poco::JSON::Object::Ptr object_of(const Poco::Dynamic::Var& v, const char* what);
+using codec_json::object_of;
+using codec_json::string_field;
 
 // Sets id, session_id and created_at of out.
 void write_stamp(const SessionSnapshot& snapshot, Poco::JSON::Object& out);

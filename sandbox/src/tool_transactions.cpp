@@ -6,9 +6,9 @@
 #include "fsnap/error.hpp"
 #include "fsnap/path_quoting.hpp"
 #include "sandbox/builtin_slices.hpp"
+#include "sandbox/call_tally.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/run_stats.hpp"
 #include "sandbox/sha256.hpp"
 
 namespace sandbox {

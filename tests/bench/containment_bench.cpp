@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   config.budget_window = policy::BudgetWindowConfig{std::chrono::minutes(5), 1u << 30, 1e9};
   policy::ExecutionContext context(config);
   sandbox::Session session;
-  hooks::SpendMeter meter(sandbox::PriceTable::defaults(), dir / "agent-cost.json");
+  hooks::SpendMeter meter(runs::PriceTable::defaults(), dir / "agent-cost.json");
 
   std::printf("per tool call, mean over the last 100 calls before each size (us)\n");
   std::printf("%10s %14s %12s %12s %10s\n", "requests", "spend update", "admit+done", "record",

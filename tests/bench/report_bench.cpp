@@ -16,7 +16,7 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/store.hpp"
-#include "sandbox/ledger_run.hpp"
+#include "runs/ledger_run.hpp"
 #include "test_support.hpp"
 
 namespace fs = boost::filesystem;
@@ -30,7 +30,7 @@ double seconds_since(Clock::time_point start) {
 }
 
 void make_run(const fs::path& ws, const fs::path& store, std::size_t calls) {
-  sandbox::LedgerRun run(fsnap::Store::open(store, ws, true), {.run = "long"});
+  runs::LedgerRun run(fsnap::Store::open(store, ws, true), {.run = "long"});
   sandbox::ToolTransactions& t = run.transactions();
   for (std::size_t i = 0; i < calls; ++i) {
     std::string id = "call_" + std::to_string(i);

@@ -22,7 +22,7 @@ namespace {
 namespace fs = boost::filesystem;
 
 const fs::path kSource(SHADOWBOX_SOURCE_DIR);
-const std::vector<std::string> kLibraries = {"fsnap", "policy", "statekit", "sandbox",
+const std::vector<std::string> kLibraries = {"fsnap", "policy", "statekit", "sandbox", "runs",
                                              "embed", "fleet",  "hooks",    "cli"};
 const std::vector<std::string> kSpecifications = {"ADAPTER_STATE", "EXECUTION_CONTEXT",
                                                   "EXECUTION_STATE", "STATE_MANAGEMENT"};
@@ -153,7 +153,7 @@ TEST(DocsMapTest, WhereIsXAnswersEachLookupWithFunctionsThatExist) {
   static const std::regex pair(
       "`([A-Za-z_][A-Za-z0-9_:]*)`,? \\(?((?:[a-z_]+/)+[A-Za-z0-9_-]+\\.(?:cpp|hpp))");
   static const std::regex qualified(
-      "`((?:fsnap|policy|statekit|sandbox|embed|fleet|hooks|cli)::[A-Za-z0-9_:]+)`");
+      "`((?:fsnap|policy|statekit|sandbox|runs|embed|fleet|hooks|cli)::[A-Za-z0-9_:]+)`");
   std::size_t pairs = 0, names = 0;
   for (const std::string& row : rows) {
     for (std::sregex_iterator it(row.begin(), row.end(), pair), end; it != end; ++it) {

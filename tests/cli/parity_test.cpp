@@ -12,14 +12,15 @@
 
 #include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
+#include "runs/ledger_run.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/ledger_run.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace runs;
 using namespace embed;
 using namespace statekit;
 using testing_support::run_command;

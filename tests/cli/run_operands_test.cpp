@@ -24,7 +24,7 @@ TEST(RunOperandsTest, EveryRunOfTheCommandLineIsCheckedBeforeAnythingIsOpened) {
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, ws, {"SHADOWBOX_CONFIG="});
   };
-  // A RUN operand, a new run's id: a folder of the store (sandbox::check_run_id).
+  // A RUN operand, a new run's id: a folder of the store (runs::check_run_id).
   const std::string folder_rule = "must be at most 100 letters";
   const std::string long_id(150, 'a');  // a ref's name, too long for a folder's
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{

@@ -15,8 +15,8 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/store.hpp"
-#include "sandbox/ledger_run.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/ledger_run.hpp"
+#include "runs/run_meta.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -48,7 +48,7 @@ class RunReportTest : public ::testing::Test {
   // after a call nested in it changed a file (its rollback refused: nothing changed is
   // its alone); the sixth never reports an outcome.
   void make_run(const std::string& name, std::size_t calls) {
-    sandbox::LedgerRun run(store(), {.run = name});
+    runs::LedgerRun run(store(), {.run = name});
     sandbox::ToolTransactions& t = run.transactions();
     for (std::size_t i = 0; i < calls; ++i) {
       std::string id = "call_" + std::to_string(i);
@@ -122,7 +122,7 @@ TEST_F(RunReportTest, ThePageIsOneFileThatLoadsNothingAndRunsNoScript) {
 // and when it was resumed, in --json and on the page.
 TEST_F(RunReportTest, AForkedAndResumedRunSaysWhereItCameFromAndWhenItWasResumed) {
   make_run("r3", 2);
-  sandbox::RunMeta meta;
+  runs::RunMeta meta;
   meta.run = "r3";
   meta.workspace = ws_.string();
   meta.command = {"claude", "-p", "go"};
@@ -130,8 +130,8 @@ TEST_F(RunReportTest, AForkedAndResumedRunSaysWhereItCameFromAndWhenItWasResumed
   meta.resumes.push_back({"2026-11-27T02:00:00Z", {"claude", "--resume", "s1"}});
   meta.exit_code = 0;
   meta.ended_at = "2026-11-27T02:30:00Z";
-  meta.forked_from = sandbox::RunFork{"r0", "0123456789abcdef0123456789abcdef01234567",
-                                      "toolu_origin", "2026-11-27T00:59:00Z"};
+  meta.forked_from = runs::RunFork{"r0", "0123456789abcdef0123456789abcdef01234567", "toolu_origin",
+                                   "2026-11-27T00:59:00Z"};
   meta.save(store());
 
   CommandResult j = shadowbox({"--json", "report", "r3"}, out_);

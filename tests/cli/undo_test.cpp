@@ -11,9 +11,9 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "runs/run_meta.hpp"
+#include "runs/run_notices.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_meta.hpp"
-#include "sandbox/run_notices.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -347,14 +347,14 @@ TEST_F(UndoTest, AnUndoDuringALiveRunIsToldToItsAgent) {
   call("call_1", [&] { write("b.txt", "b\n"); });
   call("call_2", [&] { write("c.txt", "c\n"); });
   fsnap::Store store = fsnap::Store::open(store_, ws_, false);
-  sandbox::RunMeta live;  // a supervisor alive on this workspace: this process
+  runs::RunMeta live;  // a supervisor alive on this workspace: this process
   live.run = "live";
   live.workspace = fs::canonical(ws_).string();
   live.pid = ::getpid();
   live.save(store);
   ok({"undo", "call_1"});
   EXPECT_FALSE(fs::exists(ws_ / "b.txt"));
-  std::vector<std::string> notices = sandbox::take_run_notices(store, "live");
+  std::vector<std::string> notices = runs::take_run_notices(store, "live");
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_NE(notices[0].find("`shadowbox undo` reversed what 'Bash' call 'call_1' changed"),
             std::string::npos)

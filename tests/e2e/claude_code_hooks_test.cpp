@@ -17,9 +17,9 @@
 #include "fsnap/shadow_repo.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_lifecycle.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_lifecycle.hpp"
 
 namespace {
 
@@ -146,7 +146,7 @@ TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
   sandbox::SessionSnapshot session = ledger().session(*ledger().latest(run_name()));
   ASSERT_GE(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
   EXPECT_FALSE(session.slice<hooks::ClaudeCodeSession>()[0].session_id.empty());
-  EXPECT_EQ(session.slice<sandbox::RunStatus>().latest()->status, "complete");
+  EXPECT_EQ(session.slice<runs::RunStatus>().latest()->status, "complete");
   EXPECT_EQ(session.slice<sandbox::ToolInvoked>().size(), 3u);
 }
 

@@ -19,10 +19,10 @@
 #include "agent_harness.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_halt.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_halt.hpp"
-#include "sandbox/run_meta.hpp"
 
 namespace {
 
@@ -233,13 +233,13 @@ TEST_P(ContainmentTest, TimeoutEndsAModelRequestThatNeverReturnsAndEveryProcess)
   EXPECT_NE(r.err.find("the run's time is up (timeout 8 s)"), std::string::npos) << r.err;
   EXPECT_LT(took, std::chrono::seconds(25));
   // Nothing of the agent is left: not the agent, not what it started.
-  std::optional<sandbox::RunMeta> meta =
-      sandbox::RunMeta::load(fsnap::Store::open(store_, ws_, false), "r1");
+  std::optional<runs::RunMeta> meta =
+      runs::RunMeta::load(fsnap::Store::open(store_, ws_, false), "r1");
   ASSERT_TRUE(meta);
-  EXPECT_FALSE(sandbox::process_alive(meta->agent_pid));
+  EXPECT_FALSE(runs::process_alive(meta->agent_pid));
   ASSERT_TRUE(fs::exists(outside_ / "bg.pid")) << "the background process was started";
   long background = std::stol(testing_support::read_file(outside_ / "bg.pid"));
-  EXPECT_FALSE(sandbox::process_alive(background));
+  EXPECT_FALSE(runs::process_alive(background));
   CommandResult ps = run_command({"pgrep", "-f", "sleep " + marker});
   EXPECT_NE(ps.exit_code, 0) << "still running: " << ps.out;
 }
@@ -361,8 +361,8 @@ TEST_F(RunControlTest, AHaltedRunResumesWithItsLimitsAndItsCount) {
   EXPECT_EQ(info->getValue<std::size_t>("steps"), 6u);
   EXPECT_EQ(info->getValue<std::size_t>("refused_calls"), 3u);
   EXPECT_EQ(info->getValue<std::size_t>("failed_calls"), 0u);
-  std::optional<sandbox::RunMeta> meta =
-      sandbox::RunMeta::load(fsnap::Store::open(store_, ws_, false), "r1");
+  std::optional<runs::RunMeta> meta =
+      runs::RunMeta::load(fsnap::Store::open(store_, ws_, false), "r1");
   EXPECT_EQ(meta->limits.max_steps, 6u) << "the new limit is the run's from now on";
 }
 
@@ -416,7 +416,7 @@ TEST_F(RunControlTest, AnAbortCutsShortTheGraceOfAnAgentToldToStop) {
   EXPECT_TRUE(hung) << "the agent never reached the hanging request";
   // As a hook whose limit stopped the run would: the agent was told, it has the grace.
   fsnap::Store store = fsnap::Store::open(store_, ws_, false);
-  sandbox::request_halt(store, "r1", {"max_steps", "the step limit is reached", true});
+  runs::request_halt(store, "r1", {"max_steps", "the step limit is reached", true});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the supervisor sees it
   auto start = std::chrono::steady_clock::now();
   CommandResult abort = shadowbox({"abort", "r1"});

@@ -16,8 +16,8 @@
 #include "fsnap/store.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_stats.hpp"
 
 namespace {
 
@@ -215,7 +215,7 @@ class RunReportTest : public ::testing::Test {
       std::optional<sandbox::LedgerRecord> record =
           ledger.read(ledger.resolve(attribute(tag, "data-checkpoint")));
       ASSERT_TRUE(record) << tag;
-      sandbox::RunStats stats = sandbox::run_stats(ledger.session(*record));
+      runs::RunStats stats = runs::run_stats(ledger.session(*record));
       EXPECT_EQ(attribute(tag, "data-steps"), std::to_string(stats.steps)) << tag;
       EXPECT_NEAR(std::stod(attribute(tag, "data-cost-usd")), stats.cost_usd, 1e-6) << tag;
       last_steps = stats.steps;

@@ -23,8 +23,8 @@
 #include "hooks/claude_code_state.hpp"
 #include "hooks/process_tree.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_meta.hpp"
 
 namespace {
 
@@ -496,8 +496,8 @@ TEST_F(RunTest, TheAgentsWholeTreeEndsWithItsKilledSupervisorAndIsNotResumedMean
     pid_t pid;
     ~Cleanup() { ::kill(pid, SIGKILL); }  // whatever happens to the test
   } cleanup{background};
-  std::optional<sandbox::RunMeta> meta =
-      sandbox::RunMeta::load(fsnap::Store::open(store_, ws_, false), "orphan");
+  std::optional<runs::RunMeta> meta =
+      runs::RunMeta::load(fsnap::Store::open(store_, ws_, false), "orphan");
   ASSERT_TRUE(meta);
   std::vector<pid_t> tree = hooks::live_descendants(pid);
   ASSERT_NE(std::find(tree.begin(), tree.end(), meta->agent_pid), tree.end());
@@ -518,13 +518,13 @@ TEST_F(RunTest, TheAgentsWholeTreeEndsWithItsKilledSupervisorAndIsNotResumedMean
   EXPECT_EQ(early.exit_code, 1) << early.err;
   EXPECT_NE(early.err.find("processes of the run's agent are still running"), std::string::npos)
       << early.err;
-  ASSERT_TRUE(sandbox::process_alive(background))
+  ASSERT_TRUE(runs::process_alive(background))
       << "(the checks above were not made while a process of the run lived)";
 
   // Within the grace, and a little more: every process of the agent's tree is gone.
   auto all_gone = [&] {
     for (pid_t p : tree) {
-      if (sandbox::process_alive(p)) return false;
+      if (runs::process_alive(p)) return false;
     }
     return true;
   };

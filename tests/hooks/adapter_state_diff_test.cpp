@@ -6,7 +6,7 @@
 #include "fsnap/store.hpp"
 #include "hooks/adapter_state_diff.hpp"
 #include "hooks/claude_code_home.hpp"
-#include "sandbox/home_preservation.hpp"
+#include "runs/home_preservation.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -52,7 +52,7 @@ TEST(AdapterStateDiff, SessionDataChangesAreThoseOfTheRunsPreservedHome) {
   fsnap::Store store = fsnap::Store::open(temp / "store", ws, true);
   auto repo = std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store.repo_dir(), false));
   auto before_any = std::chrono::system_clock::now() - std::chrono::seconds(10);
-  sandbox::HomePreserver(store, repo, "r", home, hooks::claude_code_preserved_parts(), {})
+  runs::HomePreserver(store, repo, "r", home, hooks::claude_code_preserved_parts(), {})
       .preserve_now();
   auto now = std::chrono::system_clock::now();
   std::vector<fsnap::TreeChange> changes = hooks::session_data_changes(*repo, "r", before_any, now);
@@ -67,7 +67,7 @@ TEST(AdapterStateDiff, SessionDataChangesAreThoseOfTheRunsPreservedHome) {
   EXPECT_TRUE(hooks::session_data_changes(*repo, "r", now, now).empty());
   // Within the same second, too: what was preserved by then, to the microsecond.
   testing_support::write_file(home / ".claude/projects/p/s.jsonl", "{\"turn\":1}\n{\"turn\":2}\n");
-  sandbox::HomePreserver(store, repo, "r", home, hooks::claude_code_preserved_parts(), {})
+  runs::HomePreserver(store, repo, "r", home, hooks::claude_code_preserved_parts(), {})
       .preserve_now();
   changes = hooks::session_data_changes(*repo, "r", now, std::chrono::system_clock::now());
   ASSERT_EQ(changes.size(), 1u);

@@ -13,17 +13,17 @@
 
 #include "fsnap/clock.hpp"
 #include "hooks/agent_supervisor.hpp"
-#include "sandbox/run_halt.hpp"
+#include "runs/run_halt.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
-using sandbox::HaltRequest;
+using runs::HaltRequest;
 
 class AgentSupervisorTest : public ::testing::Test {
  protected:
   // A supervisor with a 5 s kill grace, over the pending request pending_ (recording one
-  // as sandbox::request_halt does: the first reason stands, a request that cannot wait
+  // as runs::request_halt does: the first reason stands, a request that cannot wait
   // makes it urgent).
   hooks::AgentSupervisor supervisor(std::optional<fsnap::TimePoint> deadline = std::nullopt) {
     return hooks::AgentSupervisor({5s, deadline, "the run's time is up (timeout 10 s)"},

@@ -16,8 +16,8 @@
 #include "fsnap/store.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_stats.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -64,9 +64,9 @@ class CallFiguresTest : public ::testing::Test {
   sandbox::Ledger ledger() const {
     return sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
   }
-  sandbox::RunStats figures(const std::string& run = "r1") const {
+  runs::RunStats figures(const std::string& run = "r1") const {
     sandbox::Ledger l = ledger();
-    return sandbox::run_stats(l.session(*l.latest(run)));
+    return runs::run_stats(l.session(*l.latest(run)));
   }
   // run's entry in `runs --json`.
   Object::Ptr run_info(const std::string& run) const {
@@ -125,7 +125,7 @@ TEST_F(CallFiguresTest, ACallTheAgentsPermissionsRefusedIsNoStepAndIsCountedAsDe
             0);
   // The session ends with nothing left open.
   ASSERT_EQ(send("claude-code", event("SessionEnd", ",\"reason\":\"other\"")).exit_code, 0);
-  sandbox::RunStats f = figures();
+  runs::RunStats f = figures();
   EXPECT_EQ(f.agent_denied, 2u);
   EXPECT_EQ(f.steps, 1u) << "only toolu_2 ran";
   EXPECT_EQ(f.calls, 3u);
@@ -165,7 +165,7 @@ TEST_F(CallFiguresTest, ACodexCommandTheSandboxStoppedIsFailedAndRolledBackByThe
   EXPECT_EQ(end->success, false);
   EXPECT_EQ(end->rollback, "rolled_back");
   EXPECT_NE(end->result_summary.find("exit code 1"), std::string::npos) << end->result_summary;
-  sandbox::RunStats f = figures();
+  runs::RunStats f = figures();
   EXPECT_EQ(f.failed, 1u);
   EXPECT_EQ(f.rolled_back, 1u);
   // The model is told at the next call's end (Codex's model reads no before-tool answer).

@@ -11,7 +11,7 @@
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_credentials.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -143,7 +143,7 @@ TEST(StaleCredentialsTest, ALoginLeftByAKilledSupervisorIsRemoved) {
   fs::create_directories(temp / "ws");
   fsnap::Store store = fsnap::Store::open(temp / "store", temp / "ws", true);
   auto run_with = [&](const std::string& run, long pid, std::optional<int> exit_code) {
-    sandbox::RunMeta meta;
+    runs::RunMeta meta;
     meta.run = run;
     meta.workspace = (temp / "ws").string();
     meta.pid = pid;

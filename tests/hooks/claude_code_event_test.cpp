@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "hooks/agent_event.hpp"
+#include "runs/redaction.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/redaction.hpp"
 
 namespace {
 
@@ -20,7 +20,7 @@ TEST(AgentEventTest, ToolEventsCarryTheCallAndItsValues) {
   EXPECT_TRUE(e.is_tool_event());
   EXPECT_EQ(e.tool_name, "Bash");
   EXPECT_EQ(e.tool_use_id, "toolu_1");
-  EXPECT_EQ(sandbox::redacted_value_summary(e.tool_input, {}, hooks::kInputSummaryLimit),
+  EXPECT_EQ(runs::redacted_value_summary(e.tool_input, {}, hooks::kInputSummaryLimit),
             "{\"command\":\"ls\"}");
   EXPECT_EQ(e.tool_response.toString(), "done");
   EXPECT_EQ(e.cwd, "/w");
@@ -33,9 +33,9 @@ TEST(AgentEventTest, ValuesAreKeptWholeAndTheirSummariesCutAfterRedaction) {
       R"("tool_input":{"command":")" +
       big + R"("},"error":")" + big + R"("})");
   EXPECT_EQ(e.error.toString(), big) << "whole: the record redacts it before it cuts it";
-  std::string input = sandbox::redacted_value_summary(e.tool_input, {}, hooks::kInputSummaryLimit);
+  std::string input = runs::redacted_value_summary(e.tool_input, {}, hooks::kInputSummaryLimit);
   EXPECT_EQ(input.size(), hooks::kInputSummaryLimit + 3);
-  std::string error = sandbox::redacted_value_summary(e.error, {}, hooks::kResultSummaryLimit);
+  std::string error = runs::redacted_value_summary(e.error, {}, hooks::kResultSummaryLimit);
   EXPECT_EQ(error.size(), hooks::kResultSummaryLimit + 3);
   EXPECT_EQ(error.substr(error.size() - 3), "...");
 }

@@ -17,9 +17,9 @@
 #include "hooks/claude_code_settings.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_lifecycle.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_lifecycle.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -276,11 +276,11 @@ TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].session_id, "sess-1");
   EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].transcript_path, "/nowhere/t.jsonl");
   EXPECT_EQ(session.policies.at(typeid(hooks::ClaudeCodeSession)), sandbox::SlicePolicy::kLog);
-  EXPECT_EQ(session.slice<sandbox::RunStatus>().latest()->status, "running");
-  EXPECT_EQ(session.policies.at(typeid(sandbox::RunStatus)), sandbox::SlicePolicy::kLog)
+  EXPECT_EQ(session.slice<runs::RunStatus>().latest()->status, "running");
+  EXPECT_EQ(session.policies.at(typeid(runs::RunStatus)), sandbox::SlicePolicy::kLog)
       << "a tool's rollback never changes where the run stands";
   auto status = [&] {
-    return ledger().session(*ledger().latest(kRun)).slice<sandbox::RunStatus>().latest()->status;
+    return ledger().session(*ledger().latest(kRun)).slice<runs::RunStatus>().latest()->status;
   };
   // Stop ends a turn; an interactive session has many.
   ASSERT_EQ(send("Stop", ",\"stop_hook_active\":false").exit_code, 0);

@@ -12,7 +12,7 @@
 
 #include "hooks/agent_home.hpp"
 #include "hooks/claude_code_user_setup.hpp"
-#include "sandbox/config.hpp"
+#include "runs/config.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -58,7 +58,7 @@ class UserSetupTest : public ::testing::Test {
   }
 
   hooks::CarriedSetup carry() {
-    return hooks::carry_user_setup(user_, sandbox::HomeSettings{}.carry, run_home_, ws_);
+    return hooks::carry_user_setup(user_, runs::HomeSettings{}.carry, run_home_, ws_);
   }
   static Poco::JSON::Object::Ptr json(const std::string& text) {
     Poco::JSON::Parser parser;
@@ -225,7 +225,7 @@ TEST_F(UserSetupTest, TheCopiesGoWhenTheRunEndsAndTheSessionDataStays) {
 
 TEST_F(UserSetupTest, AnAgentHomeIsPrivateAndIsolatedMeansEmpty) {
   typical_user_setup();
-  sandbox::HomeSettings isolated;
+  runs::HomeSettings isolated;
   isolated.isolate = true;
   {
     hooks::AgentHome home(run_home_, user_, isolated, ws_, nullptr);
@@ -240,7 +240,7 @@ TEST_F(UserSetupTest, AnAgentHomeIsPrivateAndIsolatedMeansEmpty) {
     EXPECT_FALSE(fs::exists(run_home_ / ".claude/.credentials.json.tmp.1a2b"));
   }
   {
-    hooks::AgentHome home(run_home_, user_, sandbox::HomeSettings{}, ws_, nullptr);
+    hooks::AgentHome home(run_home_, user_, runs::HomeSettings{}, ws_, nullptr);
     EXPECT_TRUE(fs::exists(run_home_ / ".claude/settings.json"));
     EXPECT_EQ(read_file(run_home_ / ".claude/.credentials.json"),
               read_file(user_home_ / ".claude/.credentials.json"))

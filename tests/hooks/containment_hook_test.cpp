@@ -19,11 +19,11 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_halt.hpp"
+#include "runs/run_meta.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_halt.hpp"
-#include "sandbox/run_meta.hpp"
-#include "sandbox/run_stats.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -135,7 +135,7 @@ TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
   EXPECT_NE(answer->getValue<std::string>("stopReason").find("shadowbox stopped the run"),
             std::string::npos);
   // The supervisor is asked to stop the agent, which was told already.
-  std::optional<sandbox::HaltRequest> halt = sandbox::pending_halt(store(), "r1");
+  std::optional<runs::HaltRequest> halt = runs::pending_halt(store(), "r1");
   ASSERT_TRUE(halt);
   EXPECT_EQ(halt->halt_reason, "max_steps");
   EXPECT_TRUE(halt->agent_told);
@@ -143,7 +143,7 @@ TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
   std::string log = testing_support::read_file(fsnap::layout::run_log_file(store_, "r1"));
   EXPECT_NE(log.find("containment denied Bash call toolu_3 (max_steps): "), std::string::npos)
       << log;
-  EXPECT_EQ(sandbox::count_gaps(store(), "r1"), 0u) << "a decision, not a gap";
+  EXPECT_EQ(runs::count_gaps(store(), "r1"), 0u) << "a decision, not a gap";
   // The ledger: one `denied` boundary with the decision and its SafetyEvent.
   std::optional<sandbox::LedgerRecord> record = latest();
   ASSERT_TRUE(record);
@@ -163,7 +163,7 @@ TEST_F(ContainmentHookTest, TheStepLimitDeniesTheNextCallAndStopsTheRun) {
 
 TEST_F(ContainmentHookTest, TheRunsOwnLimitsOverrideTheConfigs) {
   config("  max_steps: 100\n");
-  sandbox::RunMeta meta;
+  runs::RunMeta meta;
   meta.run = "r1";
   meta.workspace = ws_.string();
   meta.limits.max_steps = 1;
@@ -191,7 +191,7 @@ TEST_F(ContainmentHookTest, AnOpenCircuitDeniesOneToolAndTheRunGoesOn) {
                 .find("Bash failed 2 times in a row"),
             std::string::npos);
   EXPECT_FALSE(answer->has("continue")) << "an open circuit does not stop the run";
-  EXPECT_FALSE(sandbox::pending_halt(store(), "r1"));
+  EXPECT_FALSE(runs::pending_halt(store(), "r1"));
   ASSERT_TRUE(latest()->safety_event);
   EXPECT_EQ(latest()->safety_event->type, policy::StopReason::kCircuitOpen);
   call("Read", "toolu_4");
@@ -213,7 +213,7 @@ TEST_F(ContainmentHookTest, TheSameCallAgainIsDeniedThenStopsTheRunAsALoop) {
       "shadowbox denied this Bash call: the same Bash call with the same input was asked 2 "
       "times in a row, so it is refused: change the input or do something else.");
   EXPECT_FALSE(answer->has("continue")) << "a denied repeat does not stop the run";
-  EXPECT_FALSE(sandbox::pending_halt(store(), "r1"));
+  EXPECT_FALSE(runs::pending_halt(store(), "r1"));
   call("Read", "toolu_3");
   call("Bash", "toolu_4");
   ASSERT_NE(send("PreToolUse", "Bash", "toolu_5").out.find("\"deny\""), std::string::npos);
@@ -223,7 +223,7 @@ TEST_F(ContainmentHookTest, TheSameCallAgainIsDeniedThenStopsTheRunAsALoop) {
   EXPECT_NE(stop->getValue<std::string>("stopReason").find("the agent is looping (loop)"),
             std::string::npos)
       << looping.out;
-  std::optional<sandbox::HaltRequest> halt = sandbox::pending_halt(store(), "r1");
+  std::optional<runs::HaltRequest> halt = runs::pending_halt(store(), "r1");
   ASSERT_TRUE(halt);
   EXPECT_EQ(halt->halt_reason, "loop");
   std::string log = testing_support::read_file(fsnap::layout::run_log_file(store_, "r1"));
@@ -250,7 +250,7 @@ TEST_F(ContainmentHookTest, TheTranscriptsSpendIsChargedBeforeEachCall) {
                 .find("cost ceiling"),
             std::string::npos);
   EXPECT_FALSE(answer->getValue<bool>("continue"));
-  EXPECT_EQ(sandbox::pending_halt(store(), "r1")->halt_reason, "max_cost");
+  EXPECT_EQ(runs::pending_halt(store(), "r1")->halt_reason, "max_cost");
   std::optional<policy::ContainmentState> counted = sandbox::containment_state(latest_session());
   EXPECT_NEAR(counted->cost_usd, 3 * 1.000005, 1e-9);
   // `runs` shows it, to the millionth of a dollar.
@@ -296,7 +296,7 @@ TEST_F(ContainmentHookTest, WithoutRunTheCountOfANamedRunGoesOnAcrossSessions) {
 // Under `shadowbox run` the supervisor starts the count; the agent's own sessions do not.
 TEST_F(ContainmentHookTest, UnderRunANewAgentSessionDoesNotResetTheCount) {
   config("  max_steps: 2\n");
-  sandbox::RunMeta meta;
+  runs::RunMeta meta;
   meta.run = "r1";
   meta.workspace = ws_.string();
   fsnap::Store::open(store_, ws_, true);

@@ -15,9 +15,9 @@
 #include "hooks/gemini_adapter.hpp"
 #include "hooks/gemini_answers.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/ledger_run.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/ledger_run.hpp"
-#include "sandbox/run_meta.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -99,10 +99,10 @@ class GeminiPairing : public ::testing::Test {
   GeminiPairing() {
     fs::create_directories(ws_);
     hooks::register_agent_run_slice_types();
-    sandbox::LedgerRunOptions options;
+    runs::LedgerRunOptions options;
     options.run = "r";
-    run_ = std::make_unique<sandbox::LedgerRun>(fsnap::Store::open(temp_ / "store", ws_, true),
-                                                options);
+    run_ =
+        std::make_unique<runs::LedgerRun>(fsnap::Store::open(temp_ / "store", ws_, true), options);
   }
   hooks::HookAnswer send(const std::string& json) {
     return hooks::handle_hook_event(gemini(), json, *run_, {});
@@ -121,7 +121,7 @@ class GeminiPairing : public ::testing::Test {
 
   testing_support::TempDir temp_;
   fs::path ws_ = temp_ / "ws";
-  std::unique_ptr<sandbox::LedgerRun> run_;
+  std::unique_ptr<runs::LedgerRun> run_;
 };
 
 TEST_F(GeminiPairing, OverlappingCallsArePairedByToolAndInput) {
@@ -153,7 +153,7 @@ TEST_F(GeminiPairing, AnAfterToolWithoutAnOpenCallIsRecordedAsItsOwnCallAndAGap)
   ASSERT_TRUE(record.has_value());
   EXPECT_TRUE(record->success.value_or(false));
   EXPECT_NE(record->input_summary.find("make c"), std::string::npos) << record->input_summary;
-  EXPECT_EQ(sandbox::count_gaps(run_->store(), "r"), 1u);
+  EXPECT_EQ(runs::count_gaps(run_->store(), "r"), 1u);
 }
 
 TEST(GeminiAdapter, AnswersAreInGeminisProtocol) {

@@ -9,7 +9,7 @@
 #include "fsnap/store.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/home_leftovers.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -21,7 +21,7 @@ class HomeLeftoversTest : public ::testing::Test {
   // A run whose supervisor is pid (this process: running), with a HOME holding the
   // user's carried configuration and the agent's session data.
   fs::path run_with(const std::string& run, long pid, const std::string& stamp = "") {
-    sandbox::RunMeta meta;
+    runs::RunMeta meta;
     meta.run = run;
     meta.workspace = (temp_ / "ws").string();
     meta.pid = pid;

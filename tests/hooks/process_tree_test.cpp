@@ -16,7 +16,7 @@
 #include "hooks/agent_process.hpp"
 #include "hooks/process_tree.hpp"
 #include "hooks/run_processes.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 #include "supervisor_process.hpp"
 #include "test_support.hpp"
 
@@ -34,7 +34,7 @@ using testing_support::eventually;
 // Whether none of pids is alive (zombies are not).
 bool all_gone(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) {
-    if (sandbox::process_alive(pid)) return false;
+    if (runs::process_alive(pid)) return false;
   }
   return true;
 }
@@ -91,7 +91,7 @@ TEST(ProcessTreeTest, EveryDescendantEndsEvenDaemonsAndThoseIgnoringSigterm) {
   EXPECT_GE(ending.killed, 1u) << "the one ignoring SIGTERM";
   EXPECT_TRUE(hooks::live_descendants(::getpid()).empty());
   for (pid_t pid : before) {
-    EXPECT_FALSE(sandbox::process_alive(pid)) << pid << " is still there";
+    EXPECT_FALSE(runs::process_alive(pid)) << pid << " is still there";
     EXPECT_NE(::kill(pid, 0), 0) << pid << " was not reaped";
   }
   // The agent's own status was kept for its supervisor.
@@ -115,11 +115,11 @@ TEST(ProcessTreeTest, SparedHelpersAreNeitherSignalledNorReaped) {
   hooks::AgentProcess agent({"sh", "-c", "sleep 300 & wait"}, dir.path(), path_env());
   hooks::TreeEnding ending = agent.end_tree(500ms, {helper});
   EXPECT_TRUE(ending.all_gone);
-  EXPECT_TRUE(sandbox::process_alive(helper)) << "the helper was ended with the agent's tree";
+  EXPECT_TRUE(runs::process_alive(helper)) << "the helper was ended with the agent's tree";
   EXPECT_EQ(hooks::live_descendants(::getpid()), std::vector<pid_t>{helper});
   // Once it has exited, it stays a zombie through another ending: its pid is not free.
   ::kill(helper, SIGKILL);
-  EXPECT_TRUE(eventually([&] { return !sandbox::process_alive(helper); }));
+  EXPECT_TRUE(eventually([&] { return !runs::process_alive(helper); }));
   hooks::end_descendants(500ms, 0, {}, {helper});
   EXPECT_EQ(::waitpid(helper, nullptr, WNOHANG), helper) << "it was reaped behind the caller";
 }
@@ -197,7 +197,7 @@ TEST(AgentGuardTest, TheRunsProcessesLockIsHeldUntilItsWholeTreeHasEnded) {
   EXPECT_TRUE(eventually([&] {
     return hooks::run_processes(store, "r", std::nullopt) == hooks::RunProcesses::kNone;
   }));
-  EXPECT_FALSE(sandbox::process_alive(agent)) << "the lock went before the agent";
+  EXPECT_FALSE(runs::process_alive(agent)) << "the lock went before the agent";
   supervisor.reset();
   hooks::RunProcessLocks again = hooks::RunProcessLocks::take(store, "r");
   EXPECT_GE(again.tree_fd(), 0);

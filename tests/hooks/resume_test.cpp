@@ -19,9 +19,9 @@
 #include "hooks/resume.hpp"
 #include "hooks/run_processes.hpp"
 #include "hooks/run_slice_types.hpp"
-#include "sandbox/home_preservation.hpp"
-#include "sandbox/ledger_run.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/home_preservation.hpp"
+#include "runs/ledger_run.hpp"
+#include "runs/run_meta.hpp"
 #include "supervisor_process.hpp"
 #include "test_support.hpp"
 
@@ -50,7 +50,7 @@ class ResumeTest : public ::testing::Test {
     // The run as `shadowbox run` left it when it was killed: run.json without an exit,
     // naming a supervisor that is gone, and an agent HOME with the session's transcript.
     // The "agent" is `true`, so that a resume that passes validation succeeds at once.
-    sandbox::RunMeta meta;
+    runs::RunMeta meta;
     meta.run = "r";
     meta.workspace = ws_.string();
     meta.command = {"true"};
@@ -127,17 +127,16 @@ TEST_F(ResumeTest, StrictValidationMeasuresAgeFromTheLastActivity) {
   // The agent session started 30 days ago (its SessionStart was recorded then)...
   auto now = std::chrono::system_clock::now();
   {
-    sandbox::LedgerRunOptions options;
+    runs::LedgerRunOptions options;
     options.run = "r";
     options.env.clock = std::make_shared<fsnap::FixedClock>(now - std::chrono::hours(24 * 30));
-    sandbox::LedgerRun run(*store_, options);
+    runs::LedgerRun run(*store_, options);
     std::string event =
         "{\"hook_event_name\":\"SessionStart\",\"session_id\":\"sess-1\","
         "\"source\":\"startup\",\"cwd\":\"" +
         ws_.string() + "\"}";
     ASSERT_EQ(hooks::handle_claude_code_event(event, run, {}).exit_code, 0);
-    sandbox::HomePreserver(*store_, run.repo(), "r", home_, hooks::claude_code_preserved_parts(),
-                           {})
+    runs::HomePreserver(*store_, run.repo(), "r", home_, hooks::claude_code_preserved_parts(), {})
         .preserve_now();
   }
   std::shared_ptr<fsnap::ShadowRepo> repo =
@@ -159,7 +158,7 @@ TEST_F(ResumeTest, StrictValidationMeasuresAgeFromTheLastActivity) {
 
 TEST_F(ResumeTest, ARunThatIsStillRunningIsNotResumedTwice) {
   ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
-  sandbox::RunMeta meta = *sandbox::RunMeta::load(*store_, "r");
+  runs::RunMeta meta = *runs::RunMeta::load(*store_, "r");
   meta.pid = ::getppid();  // alive
   meta.save(*store_);
   EXPECT_EQ(run_info()->getValue<std::string>("status"), "running");
@@ -177,14 +176,14 @@ TEST_F(ResumeTest, ARunWhoseAgentOutlivesItsSupervisorIsNotResumedUntilItsTreeHa
   std::optional<testing_support::SupervisorProcess> supervisor;
   supervisor.emplace(std::vector<std::string>{"sh", "-c", "trap '' TERM; sleep 300"}, ws_,
                      std::chrono::milliseconds(100), store_.get(), "r");
-  sandbox::RunMeta meta = *sandbox::RunMeta::load(*store_, "r");
+  runs::RunMeta meta = *runs::RunMeta::load(*store_, "r");
   meta.pid = supervisor->pid();
   meta.agent_pid = supervisor->agent();
   meta.save(*store_);
   EXPECT_EQ(run_info()->getValue<std::string>("status"), "running");
   ASSERT_EQ(::kill(supervisor->guard(), SIGSTOP), 0);
   supervisor->kill();
-  ASSERT_TRUE(sandbox::process_alive(supervisor->agent()));
+  ASSERT_TRUE(runs::process_alive(supervisor->agent()));
 
   Poco::JSON::Object::Ptr info = run_info();
   EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
@@ -207,7 +206,7 @@ TEST_F(ResumeTest, ARunWhoseAgentOutlivesItsSupervisorIsNotResumedUntilItsTreeHa
   EXPECT_TRUE(testing_support::eventually([&] {
     return hooks::run_processes(*store_, "r", std::nullopt) == hooks::RunProcesses::kNone;
   }));
-  EXPECT_FALSE(sandbox::process_alive(supervisor->agent()));
+  EXPECT_FALSE(runs::process_alive(supervisor->agent()));
   supervisor.reset();
   EXPECT_TRUE(run_info()->getValue<bool>("resumable"));
   CommandResult resumed = shadowbox({"resume", "r"});
@@ -219,7 +218,7 @@ TEST_F(ResumeTest, ARunWhoseAgentOutlivesItsSupervisorIsNotResumedUntilItsTreeHa
 TEST_F(ResumeTest, APidGivenToAnotherProcessMakesNoRunRunning) {
   ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
   { hooks::RunProcessLocks supervised = hooks::RunProcessLocks::take(*store_, "r"); }
-  sandbox::RunMeta meta = *sandbox::RunMeta::load(*store_, "r");
+  runs::RunMeta meta = *runs::RunMeta::load(*store_, "r");
   meta.pid = ::getppid();  // alive, and not the run's
   meta.save(*store_);
   Poco::JSON::Object::Ptr info = run_info();

@@ -11,7 +11,7 @@
 #include "hooks/agent_hook.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
-#include "sandbox/ledger_run.hpp"
+#include "runs/ledger_run.hpp"
 #include "sandbox/run_events.hpp"
 #include "test_support.hpp"
 
@@ -25,9 +25,9 @@ TEST(RunEvents, HookAndToolEventsArePublishedAsTheyAreAnswered) {
   fs::create_directories(ws);
   testing_support::write_file(ws / "a.txt", "a\n");
   hooks::register_agent_run_slice_types();
-  sandbox::LedgerRunOptions options;
+  runs::LedgerRunOptions options;
   options.run = "r";
-  sandbox::LedgerRun run(fsnap::Store::open(temp / "store", ws, true), options);
+  runs::LedgerRun run(fsnap::Store::open(temp / "store", ws, true), options);
   sandbox::RunEvents& events = run.transactions().events();
 
   std::vector<std::string> seen;

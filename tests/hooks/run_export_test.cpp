@@ -7,7 +7,7 @@
 #include "fsnap/store.hpp"
 #include "hooks/agent_spend.hpp"
 #include "hooks/run_export.hpp"
-#include "sandbox/ledger_run.hpp"
+#include "runs/ledger_run.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -36,7 +36,7 @@ TEST(RunExportTest, EachCallCarriesTheSpendChargedSinceTheCallBefore) {
   git(ws, {"commit", "-q", "-m", "start"});
 
   hooks::register_agent_spend_slice_type();
-  sandbox::LedgerRun run(fsnap::Store::open(temp / "store", ws, true), {});
+  runs::LedgerRun run(fsnap::Store::open(temp / "store", ws, true), {});
   auto call = [&](const std::string& id, double charged, const std::string& content) {
     run.transactions().begin({id, "Edit", "a.txt"}, {.before_admission = [&] {
                                hooks::AgentSpend spend;

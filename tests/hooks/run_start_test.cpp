@@ -8,8 +8,8 @@
 #include "hooks/agent_run.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/run_meta.hpp"
 #include "statekit/saga.hpp"
 #include "test_support.hpp"
 
@@ -62,7 +62,7 @@ TEST(RunStart, AFailedStepUndoesTheStepsBeforeItInReverseOrder) {
       << records[1].result_summary;
   EXPECT_NE(records[1].result_summary.find("settings.json"), std::string::npos);
   // The run has ended: it is not taken for a running (or later, a crashed) one.
-  std::optional<sandbox::RunMeta> meta = sandbox::RunMeta::load(store, "r");
+  std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, "r");
   ASSERT_TRUE(meta);
   EXPECT_FALSE(meta->running());
   EXPECT_EQ(meta->exit_code, 127);

@@ -20,7 +20,7 @@
 #include "fsnap/store.hpp"
 #include "hooks/agent_process.hpp"
 #include "hooks/run_processes.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 
 namespace testing_support {
 
@@ -76,7 +76,7 @@ class SupervisorProcess {
     kill();
     // Its guard, if the test stopped it, ends what is left; reaped if it became ours.
     ::kill(guard_, SIGCONT);
-    eventually([&] { return !sandbox::process_alive(guard_); });
+    eventually([&] { return !runs::process_alive(guard_); });
     ::waitpid(guard_, nullptr, WNOHANG);
   }
   SupervisorProcess(const SupervisorProcess&) = delete;

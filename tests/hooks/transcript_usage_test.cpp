@@ -41,7 +41,7 @@ class TranscriptUsageTest : public ::testing::Test {
  protected:
   testing_support::TempDir dir_;
   fs::path transcript_ = dir_ / "projects/-ws/sess-1.jsonl";
-  sandbox::PriceTable prices_ = sandbox::PriceTable::defaults();
+  runs::PriceTable prices_ = runs::PriceTable::defaults();
 };
 
 TEST_F(TranscriptUsageTest, AStreamedRequestCountsOnceWithItsLargestUsage) {
@@ -247,7 +247,7 @@ std::string codex_usage(const std::string& response, int input, int cached, int 
 TEST(AgentSessionFiles, ACodexRolloutIsPricedByResponseWithCachedInputApart) {
   testing_support::TempDir dir;
   fs::path rollout = dir / "rollout-2026-11-25T10-00-00-thread.jsonl";
-  sandbox::PriceTable prices;
+  runs::PriceTable prices;
   prices.set("gpt-5", {1, 10, 1, 1, 0.1});
   append(rollout, codex_turn("gpt-5.1-codex"));
   append(rollout,
@@ -268,7 +268,7 @@ TEST(AgentSessionFiles, ACodexRolloutIsPricedByResponseWithCachedInputApart) {
 TEST(AgentSessionFiles, AGeminiChatFileIsPricedByMessageWithThoughtsAsOutput) {
   testing_support::TempDir dir;
   fs::path chat = dir / "session-2026-11-25T10-16-18c99f68.jsonl";
-  sandbox::PriceTable prices;
+  runs::PriceTable prices;
   prices.set("gemini-2.5-flash", {1, 10, 1, 1, 0.1});
   auto message = [](const std::string& id, int input, int cached, int output, int thoughts) {
     return R"({"id":")" + id +

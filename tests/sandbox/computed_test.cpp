@@ -6,15 +6,16 @@
 #include <gtest/gtest.h>
 
 #include "policy/execution_context.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/run_stats.hpp"
 #include "sandbox/session.hpp"
 
 namespace {
 
 using namespace sandbox;
+using namespace runs;
 using namespace statekit;
 
 struct Progress {

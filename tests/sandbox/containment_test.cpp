@@ -6,9 +6,9 @@
 #include <boost/filesystem.hpp>
 
 #include "embed/tool_runner.hpp"
+#include "runs/ledger_run.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/containment.hpp"
-#include "sandbox/ledger_run.hpp"
-#include "sandbox/run_stats.hpp"
 #include "state_fixture.hpp"
 #include "test_support.hpp"
 
@@ -16,6 +16,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox_test;
+using namespace runs;
 using namespace std::chrono_literals;
 
 // Tools: "write" writes <call>.txt and costs $0.30; "fail" writes junk, then fails.

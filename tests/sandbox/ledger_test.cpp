@@ -10,15 +10,16 @@
 #include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store_layout.hpp"
-#include "sandbox/home_preservation.hpp"
+#include "runs/home_preservation.hpp"
+#include "runs/ledger_run.hpp"
 #include "sandbox/ledger.hpp"
-#include "sandbox/ledger_run.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace runs;
 using namespace embed;
 using namespace statekit;
 

@@ -13,9 +13,9 @@
 #include <boost/filesystem.hpp>
 
 #include "fsnap/shadow_repo.hpp"
+#include "runs/run_lifecycle.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/run_lifecycle.hpp"
 #include "sandbox/session_trees.hpp"
 #include "test_support.hpp"
 
@@ -23,6 +23,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace runs;
 using namespace statekit;
 
 // A slice type with a name that is not a plain file name.

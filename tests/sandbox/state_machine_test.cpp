@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "fsnap/clock.hpp"
+#include "runs/run_lifecycle.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/machine_slice.hpp"
-#include "sandbox/run_lifecycle.hpp"
-#include "sandbox/run_meta.hpp"
 #include "sandbox/session.hpp"
 #include "statekit/effects.hpp"
 #include "statekit/state_machine.hpp"
@@ -18,6 +18,7 @@
 namespace {
 
 using namespace sandbox;
+using namespace runs;
 using namespace statekit;
 using std::chrono::system_clock;
 

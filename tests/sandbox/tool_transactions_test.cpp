@@ -14,10 +14,10 @@
 #include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/in_memory_filesystem.hpp"
+#include "runs/ledger_run.hpp"
+#include "runs/run_stats.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/ledger_run.hpp"
-#include "sandbox/run_stats.hpp"
 #include "sandbox/tool_transactions.hpp"
 #include "test_support.hpp"
 
@@ -25,6 +25,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace runs;
 using namespace embed;
 using namespace statekit;
 

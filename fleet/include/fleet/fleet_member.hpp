@@ -33,13 +33,13 @@
 #include "fleet/run_registry.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
-#include "sandbox/config.hpp"
+#include "runs/config.hpp"
 
 namespace fleet {
 
 // This worker's name in the fleet: fleet.worker_id, else the host name (made fit for a
 // ref name).
-std::string worker_id(const sandbox::FleetSettings& settings);
+std::string worker_id(const runs::FleetSettings& settings);
 
 // The run's record as the registry shows it (status, agent, session_id, cost_usd,
 // steps, ...), read with the repository given (the member thread's own).
@@ -52,7 +52,7 @@ class FleetMember {
   enum class Join { kClaim, kTakeOver, kForce };
 
   struct Options {
-    sandbox::FleetSettings settings;
+    runs::FleetSettings settings;
     fsnap::Store store;
     std::string run;
     std::string workspace;  // recorded in the run's record

@@ -143,7 +143,7 @@ inline Path run_log_file(const Path& store, const std::string& run) {
 inline Path run_halt_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "halt";
 }
-// Notices for the run's agent, one file each (sandbox/run_notices.hpp).
+// Notices for the run's agent, one file each (runs/run_notices.hpp).
 inline Path run_notices_dir(const Path& store, const std::string& run) {
   return run_dir(store, run) / "notices";
 }

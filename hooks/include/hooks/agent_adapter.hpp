@@ -28,7 +28,7 @@
 #include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_user_setup.hpp"
 #include "hooks/hook_answer.hpp"
-#include "sandbox/config.hpp"
+#include "runs/config.hpp"
 
 namespace hooks {
 
@@ -45,7 +45,7 @@ struct HomeRequest {
   boost::filesystem::path home;       // the run's HOME (exists)
   boost::filesystem::path workspace;  // where the agent works
   UserAgentSetup user;
-  sandbox::HomeSettings settings;  // config run.home
+  runs::HomeSettings settings;  // config run.home
   std::function<void(const std::string&)> warn;
   // Where the person's answers to the agent's own questions are kept between runs
   // (fsnap::layout::agent_answers_file), or empty: not kept.

@@ -25,7 +25,7 @@ struct BatchCall {
 
 // The fields of an event shadowbox acts on. A tool call's input, result and error are
 // kept as the agent sent them (decoded JSON), whole: what a record keeps of them is
-// redacted first and cut after (sandbox::redacted_value_summary, to kInputSummaryLimit
+// redacted first and cut after (runs::redacted_value_summary, to kInputSummaryLimit
 // or kResultSummaryLimit bytes), so that no cut leaves a prefix of a secret.
 struct AgentEvent {
   std::string name;  // hook_event_name: PreToolUse, PostToolUse, PostToolUseFailure,

@@ -16,7 +16,7 @@
 
 #include "hooks/claude_code_credentials.hpp"
 #include "hooks/claude_code_user_setup.hpp"
-#include "sandbox/config.hpp"
+#include "runs/config.hpp"
 
 namespace hooks {
 
@@ -28,7 +28,7 @@ class AgentHome {
   // Prepares home (which exists): mode 0700, the user's setup carried in, their login
   // copied in. Warns about what it left out (the run goes on without it).
   AgentHome(boost::filesystem::path home, const UserClaudeSetup& user,
-            const sandbox::HomeSettings& settings, const boost::filesystem::path& workspace,
+            const runs::HomeSettings& settings, const boost::filesystem::path& workspace,
             Warn warn);
   ~AgentHome();  // finish(), if not done
   AgentHome(const AgentHome&) = delete;

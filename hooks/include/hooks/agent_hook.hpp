@@ -51,7 +51,7 @@
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_spend.hpp"
 #include "hooks/hook_answer.hpp"
-#include "sandbox/ledger_run.hpp"
+#include "runs/ledger_run.hpp"
 
 namespace hooks {
 
@@ -81,19 +81,19 @@ struct HttpHookReply {
 // Handles one event of the agent adapter is for, for the run. Never throws: every
 // failure becomes an answer.
 HookAnswer handle_hook_event(const AgentAdapter& adapter, const std::string& event_json,
-                             sandbox::LedgerRun& run, const HookOptions& options);
+                             runs::LedgerRun& run, const HookOptions& options);
 // The same for an event the adapter has read already (parse_event reads no file twice).
-HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, sandbox::LedgerRun& run,
+HookAnswer handle_hook_event(const AgentAdapter& adapter, AgentEvent event, runs::LedgerRun& run,
                              const HookOptions& options);
 // The same for Claude Code.
-HookAnswer handle_claude_code_event(const std::string& event_json, sandbox::LedgerRun& run,
+HookAnswer handle_claude_code_event(const std::string& event_json, runs::LedgerRun& run,
                                     const HookOptions& options);
 
 // Ends the run's open calls whose outcome adapter's agent (late_outcomes) wrote in one of
 // transcripts after their after-tool event was answered: each succeeds or fails (rolled
 // back as any failure) as it says. A run's end does this before it closes the calls
 // still open.
-void settle_late_outcomes(const AgentAdapter& adapter, sandbox::LedgerRun& run,
+void settle_late_outcomes(const AgentAdapter& adapter, runs::LedgerRun& run,
                           const std::vector<boost::filesystem::path>& transcripts,
                           const HookOptions& options);
 

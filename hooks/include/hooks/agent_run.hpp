@@ -54,9 +54,9 @@
 #include "fsnap/store.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_process.hpp"
-#include "sandbox/config.hpp"
-#include "sandbox/run_halt.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/config.hpp"
+#include "runs/run_halt.hpp"
+#include "runs/run_meta.hpp"
 
 namespace hooks {
 
@@ -64,7 +64,7 @@ namespace hooks {
 struct AgentRunSpec {
   fsnap::Store store;
   std::shared_ptr<fsnap::ShadowRepo> repo;  // the store's repository (opened if null)
-  sandbox::Config config;
+  runs::Config config;
   std::string run;
   boost::filesystem::path workspace;
   boost::filesystem::path home;   // the agent's HOME (exists)
@@ -74,7 +74,7 @@ struct AgentRunSpec {
   std::string resumed_session;    // the agent session a resume resumes ("" for a run)
   std::string hook_command;       // what a command hook runs: this executable, bound to the run
   std::string start_summary;      // said in the record of the run's opening boundary
-  sandbox::RunMeta meta;          // run.json as the run starts (meta.limits: the run's own)
+  runs::RunMeta meta;             // run.json as the run starts (meta.limits: the run's own)
   std::function<void(const std::string&)> warn;    // warnings for the person running it
   std::function<void(const std::string&)> inform;  // what the supervisor does (a stop)
   // The run's place in the fleet when the caller joined it already (`recover`, `resume`);
@@ -92,8 +92,8 @@ struct AgentRunSpec {
 
 // How an agent run ended.
 struct AgentRunResult {
-  AgentExit exit;                            // the agent's own exit
-  std::optional<sandbox::HaltRequest> halt;  // set when containment or an abort stopped it
+  AgentExit exit;                         // the agent's own exit
+  std::optional<runs::HaltRequest> halt;  // set when containment or an abort stopped it
   // (Its figures are describe_run's, as every command shows them: hooks/run_list.hpp.)
   // The status `run` exits with: 3 for a stopped run, else the agent's.
   int code() const { return halt ? 3 : exit.code(); }

@@ -23,7 +23,7 @@
 
 #include "hooks/transcript_usage.hpp"
 #include "policy/execution_context.hpp"
-#include "sandbox/pricing.hpp"
+#include "runs/pricing.hpp"
 #include "sandbox/session.hpp"
 
 namespace hooks {
@@ -49,7 +49,7 @@ class SpendMeter {
  public:
   // Prices requests with prices; reads the agent's reported total from reported_file
   // (see ReportedCost).
-  SpendMeter(sandbox::PriceTable prices, boost::filesystem::path reported_file);
+  SpendMeter(runs::PriceTable prices, boost::filesystem::path reported_file);
 
   // Reads what is new in transcripts and the reported total, charges containment (if
   // not null) with what was not charged yet, and records the spend in session. Returns

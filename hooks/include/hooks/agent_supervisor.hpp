@@ -23,7 +23,7 @@
 #include <string>
 
 #include "fsnap/clock.hpp"
-#include "sandbox/run_halt.hpp"
+#include "runs/run_halt.hpp"
 
 namespace hooks {
 
@@ -34,11 +34,11 @@ class AgentSupervisor {
     std::optional<fsnap::TimePoint> deadline;    // when the run's time is up, if it has a timeout
     std::string timeout_reason;                  // said when it is
   };
-  // The run's halt requests (sandbox/run_halt.hpp): the pending one, and recording one
+  // The run's halt requests (runs/run_halt.hpp): the pending one, and recording one
   // (a timeout, so that others see it; a failure to record changes nothing here).
   struct Halts {
-    std::function<std::optional<sandbox::HaltRequest>()> pending;
-    std::function<void(const sandbox::HaltRequest&)> request;
+    std::function<std::optional<runs::HaltRequest>()> pending;
+    std::function<void(const runs::HaltRequest&)> request;
   };
 
   // inform (may be empty) is told when the supervisor starts to stop the agent.
@@ -50,14 +50,14 @@ class AgentSupervisor {
   bool tick();
   // The halt that stopped the run, if one did: one the supervisor acted on, else one
   // requested while the agent was exiting.
-  std::optional<sandbox::HaltRequest> finish();
+  std::optional<runs::HaltRequest> finish();
 
  private:
   Options options_;
   Halts halts_;
   std::shared_ptr<const fsnap::Clock> clock_;
   std::function<void(const std::string&)> inform_;
-  std::optional<sandbox::HaltRequest> halt_;
+  std::optional<runs::HaltRequest> halt_;
   std::optional<fsnap::TimePoint> end_at_;
   bool ended_ = false;
 };

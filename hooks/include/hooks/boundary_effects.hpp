@@ -18,7 +18,7 @@
 #include "hooks/agent_event.hpp"
 #include "hooks/hook_answer.hpp"
 #include "policy/safety_event.hpp"
-#include "sandbox/ledger_run.hpp"
+#include "runs/ledger_run.hpp"
 #include "sandbox/tool_transactions.hpp"
 #include "statekit/effects.hpp"
 
@@ -37,7 +37,7 @@ struct DenyCall {
   std::string reason;       // what the model reads
   std::string stop_reason;  // "" to let the agent go on
 };
-// Asks the run's supervisor to stop the run (sandbox/run_halt.hpp).
+// Asks the run's supervisor to stop the run (runs/run_halt.hpp).
 struct RequestHalt {
   static constexpr const char* kName = "RequestHalt";
   std::string halt_reason;  // max_cost, max_steps, ...
@@ -71,6 +71,6 @@ statekit::Effects denial_effects(const AgentEvent& event, const policy::SafetyEv
 // Performs effects for run; the verdict holds what they said to the agent and the user.
 // An effect that fails is a warning in the answer, not an error: the call's outcome is
 // already recorded.
-HookVerdict perform_boundary_effects(const statekit::Effects& effects, sandbox::LedgerRun& run);
+HookVerdict perform_boundary_effects(const statekit::Effects& effects, runs::LedgerRun& run);
 
 }  // namespace hooks

@@ -18,7 +18,7 @@
 #include "fsnap/store.hpp"
 #include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_state.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 
 namespace hooks {
 
@@ -75,7 +75,7 @@ struct ResumePlan {
   std::vector<std::string> argv;
   // kResumeSessionVariable=<id> and kResumeForkVariable=1|0, for every kind.
   std::vector<std::string> env;
-  sandbox::RunMeta meta;  // run.json as the resume starts
+  runs::RunMeta meta;  // run.json as the resume starts
 };
 
 // What a resume checks and does.

@@ -17,8 +17,8 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/agent_kind.hpp"
+#include "runs/run_meta.hpp"
 #include "sandbox/ledger_record.hpp"
-#include "sandbox/run_meta.hpp"
 
 namespace hooks {
 
@@ -44,7 +44,7 @@ struct RewindPlan {
   AgentKind agent = AgentKind::kClaudeCode;
   std::vector<std::string> argv;  // the agent resuming the cut session, forked
   std::vector<std::string> env;   // kResumeSessionVariable=<id>, kResumeForkVariable=1
-  sandbox::RunMeta meta;          // the fork's run.json as it starts (forked_from set)
+  runs::RunMeta meta;             // the fork's run.json as it starts (forked_from set)
 };
 
 // Checks the request and prepares the fork: its HOME built and cut. Error

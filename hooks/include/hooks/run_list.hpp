@@ -14,8 +14,8 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/claude_code_state.hpp"
-#include "sandbox/run_meta.hpp"
-#include "sandbox/run_stats.hpp"
+#include "runs/run_meta.hpp"
+#include "runs/run_stats.hpp"
 
 namespace hooks {
 
@@ -30,9 +30,9 @@ struct RunInfo {
   // Why containment stopped it (policy::halt_reason_name: max_steps, max_cost, timeout,
   // retry_budget, aborted...), or "".
   std::string halt_reason;
-  // Its figures (sandbox/run_stats.hpp defines each: calls, steps, failed, rolled back,
+  // Its figures (runs/run_stats.hpp defines each: calls, steps, failed, rolled back,
   // refused, denied by the agent, cost), the cost in whole micro-dollars.
-  sandbox::RunStats figures;
+  runs::RunStats figures;
   // The models its cost counted at the price table's highest rates (no price in
   // policy.prices): when there are some, the cost is an estimate, not exact.
   std::vector<std::string> unpriced_models;
@@ -47,8 +47,8 @@ struct RunInfo {
   std::string started_at;
   std::string last_activity;  // ISO-8601 of the newest checkpoint
   std::optional<int> exit_code;
-  std::size_t gaps = 0;  // hook events that could not be recorded (sandbox::record_gap)
-  std::optional<sandbox::RunFork> forked_from;  // a run `rewind` started: where from
+  std::size_t gaps = 0;  // hook events that could not be recorded (runs::record_gap)
+  std::optional<runs::RunFork> forked_from;  // a run `rewind` started: where from
 };
 
 // The status of run now — the one every command shows (`runs`, `states RUN`, the fleet's

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "fsnap/store.hpp"
-#include "sandbox/run_meta.hpp"
+#include "runs/run_meta.hpp"
 
 namespace hooks {
 
@@ -60,6 +60,6 @@ class RunProcessLocks {
 // older shadowbox, or on a filesystem without such locks): kSupervised if meta names a
 // live supervisor and no exit, else kNone — as before.
 RunProcesses run_processes(const fsnap::Store& store, const std::string& run,
-                           const std::optional<sandbox::RunMeta>& meta);
+                           const std::optional<runs::RunMeta>& meta);
 
 }  // namespace hooks

@@ -25,7 +25,7 @@
 
 #include <boost/filesystem/path.hpp>
 
-#include "sandbox/pricing.hpp"
+#include "runs/pricing.hpp"
 
 namespace hooks {
 
@@ -35,7 +35,7 @@ class TranscriptUsage {
   // One request.
   struct Request {
     std::string model;
-    sandbox::TokenUsage usage;
+    runs::TokenUsage usage;
   };
 
   // What the requests cost.
@@ -46,7 +46,7 @@ class TranscriptUsage {
   };
 
   // Requests are priced with prices.
-  explicit TranscriptUsage(sandbox::PriceTable prices);
+  explicit TranscriptUsage(runs::PriceTable prices);
 
   // Reads what is new in files (a missing file is skipped; one that shrank is read
   // again from its start).
@@ -73,7 +73,7 @@ class TranscriptUsage {
   // Counts request in cost_, replacing replaced (a smaller usage of it) if not null.
   void price(const Request& request, const Request* replaced);
 
-  sandbox::PriceTable prices_;
+  runs::PriceTable prices_;
   std::map<std::string, std::uint64_t> offsets_;  // file -> bytes consumed
   std::map<std::string, Request> requests_;
   Cost cost_;

@@ -2,7 +2,7 @@
 // the one path of every tool call — keeps them in the run's session as the LOG slice
 // "run.calls" (newest current), written with the boundary of each step: no rollback
 // gives a count back, and every process of the run (the next hook, a resume) continues
-// it. sandbox/run_stats.hpp turns them into a run's figures.
+// it. runs/run_stats.hpp turns them into a run's figures.
 //
 // Thread-safety: plain values and functions; the slice type is registered once,
 // thread-safely.
@@ -16,7 +16,7 @@
 
 namespace sandbox {
 
-// The counts of a run's tool calls of sandbox/run_stats.hpp.
+// The counts of a run's tool calls of runs/run_stats.hpp.
 struct CallTally {
   std::size_t steps = 0;
   std::size_t failed = 0;

@@ -33,7 +33,7 @@
 //   undo(id)                reverses an ended call's file changes, keeping every later
 //                           one (a three-way merge), as a call of its own: undo-<id>
 //
-// Every step keeps the run's figures (sandbox/run_stats.hpp: the CallTally) with its
+// Every step keeps the run's figures (runs/run_stats.hpp: the CallTally) with its
 // boundary. Each step holds the run for its whole duration (BoundaryLog::begin_step: the store
 // lock for a ledger), starts from the run's newest session, and writes its checkpoint
 // and ledger record together, so steps of parallel tool calls serialise and lose
