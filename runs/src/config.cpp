@@ -317,6 +317,72 @@ std::chrono::seconds as_positive_duration(const std::string& origin, const YAML:
   return d;
 }
 
+policy::CircuitBreakerConfig parse_circuit_breaker(const std::string& origin,
+                                                   const YAML::Node& cb) {
+  if (!cb.IsMap()) fail(origin, cb, "policy.circuit_breaker", "expected a mapping");
+  check_keys(origin, cb, "policy.circuit_breaker.", {"failure_threshold", "recovery_timeout"});
+  policy::CircuitBreakerConfig c;
+  if (YAML::Node v = cb["failure_threshold"]; v) {
+    c.failure_threshold = as_positive_count(origin, v, "policy.circuit_breaker.failure_threshold");
+  }
+  if (YAML::Node v = cb["recovery_timeout"]; v) {
+    c.recovery_timeout = as_positive_duration(origin, v, "policy.circuit_breaker.recovery_timeout");
+  }
+  return c;
+}
+
+policy::BudgetWindowConfig parse_budget_window(const std::string& origin, const YAML::Node& bw) {
+  if (!bw.IsMap()) fail(origin, bw, "policy.budget_window", "expected a mapping");
+  check_keys(origin, bw, "policy.budget_window.", {"window", "max_cost_usd", "max_calls"});
+  policy::BudgetWindowConfig w;
+  if (YAML::Node v = bw["window"]; v)
+    w.window = as_positive_duration(origin, v, "policy.budget_window.window");
+  if (YAML::Node v = bw["max_cost_usd"]; v) {
+    w.max_cost_usd = as_usd(origin, v, "policy.budget_window.max_cost_usd");
+  }
+  if (YAML::Node v = bw["max_calls"]; v) {
+    w.max_calls = as_positive_count(origin, v, "policy.budget_window.max_calls");
+  }
+  if (w.max_calls == 0 && w.max_cost_usd == 0) {
+    fail(origin, bw, "policy.budget_window", "needs max_calls or max_cost_usd");
+  }
+  return w;
+}
+
+void parse_repeat(const std::string& origin, const YAML::Node& repeat, PolicySettings& p) {
+  if (!repeat.IsMap()) fail(origin, repeat, "policy.repeat", "expected a mapping");
+  check_keys(origin, repeat, "policy.repeat.", {"deny_threshold", "halt_threshold"});
+  for (auto [name, into] : {std::pair{"deny_threshold", &p.repeat.deny_threshold},
+                            std::pair{"halt_threshold", &p.repeat.halt_threshold}}) {
+    YAML::Node v = repeat[name];
+    if (!v) continue;
+    std::string key = std::string("policy.repeat.") + name;
+    std::uint64_t n = as_count(origin, v, key);
+    // 1 would refuse every call, not a repeated one.
+    if (n == 1) fail(origin, v, key, "must be 0 (off) or at least 2");
+    *into = static_cast<std::size_t>(n);
+  }
+}
+
+void parse_prices(const std::string& origin, const YAML::Node& prices, PolicySettings& p) {
+  if (!prices.IsMap()) fail(origin, prices, "policy.prices", "expected a mapping of models");
+  for (const auto& item : prices) {
+    std::string model = item.first.as<std::string>();
+    std::string key = "policy.prices." + model;
+    const YAML::Node& rates = item.second;
+    if (!rates.IsMap()) fail(origin, rates, key, "expected a mapping of USD per million tokens");
+    check_keys(origin, rates, key + ".",
+               {"input", "output", "cache_write_5m", "cache_write_1h", "cache_read"});
+    auto rate = [&](const char* name) {
+      YAML::Node v = rates[name];
+      if (!v) fail(origin, rates, key + "." + name, "missing (USD per million tokens)");
+      return parse_with(origin, v, key + "." + name, parse_usd_or_zero);
+    };
+    p.prices.set(model, ModelPrice{rate("input"), rate("output"), rate("cache_write_5m"),
+                                   rate("cache_write_1h"), rate("cache_read")});
+  }
+}
+
 void parse_policy(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "policy", "expected a mapping");
   check_keys(origin, node, "policy.",
@@ -339,67 +405,16 @@ void parse_policy(const std::string& origin, const YAML::Node& node, Config& con
     p.shared_budget = as_name(origin, v, "policy.shared_budget");
   }
   if (YAML::Node cb = node["circuit_breaker"]; cb && !cb.IsNull()) {
-    if (!cb.IsMap()) fail(origin, cb, "policy.circuit_breaker", "expected a mapping");
-    check_keys(origin, cb, "policy.circuit_breaker.", {"failure_threshold", "recovery_timeout"});
-    policy::CircuitBreakerConfig c;
-    if (YAML::Node v = cb["failure_threshold"]; v) {
-      c.failure_threshold =
-          as_positive_count(origin, v, "policy.circuit_breaker.failure_threshold");
-    }
-    if (YAML::Node v = cb["recovery_timeout"]; v) {
-      c.recovery_timeout =
-          as_positive_duration(origin, v, "policy.circuit_breaker.recovery_timeout");
-    }
-    p.circuit_breaker = c;
+    p.circuit_breaker = parse_circuit_breaker(origin, cb);
   }
   if (YAML::Node bw = node["budget_window"]; bw && !bw.IsNull()) {
-    if (!bw.IsMap()) fail(origin, bw, "policy.budget_window", "expected a mapping");
-    check_keys(origin, bw, "policy.budget_window.", {"window", "max_cost_usd", "max_calls"});
-    policy::BudgetWindowConfig w;
-    if (YAML::Node v = bw["window"]; v)
-      w.window = as_positive_duration(origin, v, "policy.budget_window.window");
-    if (YAML::Node v = bw["max_cost_usd"]; v) {
-      w.max_cost_usd = as_usd(origin, v, "policy.budget_window.max_cost_usd");
-    }
-    if (YAML::Node v = bw["max_calls"]; v) {
-      w.max_calls = as_positive_count(origin, v, "policy.budget_window.max_calls");
-    }
-    if (w.max_calls == 0 && w.max_cost_usd == 0) {
-      fail(origin, bw, "policy.budget_window", "needs max_calls or max_cost_usd");
-    }
-    p.budget_window = w;
+    p.budget_window = parse_budget_window(origin, bw);
   }
   if (YAML::Node repeat = node["repeat"]; repeat && !repeat.IsNull()) {
-    if (!repeat.IsMap()) fail(origin, repeat, "policy.repeat", "expected a mapping");
-    check_keys(origin, repeat, "policy.repeat.", {"deny_threshold", "halt_threshold"});
-    for (auto [name, into] : {std::pair{"deny_threshold", &p.repeat.deny_threshold},
-                              std::pair{"halt_threshold", &p.repeat.halt_threshold}}) {
-      YAML::Node v = repeat[name];
-      if (!v) continue;
-      std::string key = std::string("policy.repeat.") + name;
-      std::uint64_t n = as_count(origin, v, key);
-      // 1 would refuse every call, not a repeated one.
-      if (n == 1) fail(origin, v, key, "must be 0 (off) or at least 2");
-      *into = static_cast<std::size_t>(n);
-    }
+    parse_repeat(origin, repeat, p);
   }
   if (YAML::Node prices = node["prices"]; prices && !prices.IsNull()) {
-    if (!prices.IsMap()) fail(origin, prices, "policy.prices", "expected a mapping of models");
-    for (const auto& item : prices) {
-      std::string model = item.first.as<std::string>();
-      std::string key = "policy.prices." + model;
-      const YAML::Node& rates = item.second;
-      if (!rates.IsMap()) fail(origin, rates, key, "expected a mapping of USD per million tokens");
-      check_keys(origin, rates, key + ".",
-                 {"input", "output", "cache_write_5m", "cache_write_1h", "cache_read"});
-      auto rate = [&](const char* name) {
-        YAML::Node v = rates[name];
-        if (!v) fail(origin, rates, key + "." + name, "missing (USD per million tokens)");
-        return parse_with(origin, v, key + "." + name, parse_usd_or_zero);
-      };
-      p.prices.set(model, ModelPrice{rate("input"), rate("output"), rate("cache_write_5m"),
-                                     rate("cache_write_1h"), rate("cache_read")});
-    }
+    parse_prices(origin, prices, p);
   }
 }
 

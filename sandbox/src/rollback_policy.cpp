@@ -92,6 +92,41 @@ std::string others_who_can_have_changed(const ChangeWindow& window, const std::s
   return "";
 }
 
+// A directory is the failed call's only when everything below it is: removing or
+// replacing it would take the rest along. Adds such directories to not_its_own.
+void keep_directories_of_kept_paths(
+    const std::map<std::string, std::set<std::string>>& differing,
+    std::map<std::pair<std::string, std::string>, std::string>& not_its_own) {
+  for (const auto& [resource, paths] : differing) {
+    for (const std::string& path : paths) {
+      auto key = std::make_pair(resource, path);
+      if (not_its_own.count(key) != 0) continue;
+      for (auto it = paths.upper_bound(path); it != paths.end() && below(*it, path); ++it) {
+        auto inner = not_its_own.find({resource, *it});
+        if (inner != not_its_own.end()) {
+          not_its_own.emplace(key, "holds " + *it + ", " + inner->second);
+          break;
+        }
+      }
+    }
+  }
+}
+
+// The first three kept paths with their reasons, and how many more.
+std::string name_kept(const std::vector<KeptPath>& kept_paths) {
+  std::string named;
+  std::size_t shown = 0;
+  for (const KeptPath& kept : kept_paths) {
+    if (shown++ == 3) {
+      named += " and " + std::to_string(kept_paths.size() - 3) + " more";
+      break;
+    }
+    named += (named.empty() ? "" : "; ") + (kept.path.empty() ? kept.resource : kept.path) + " (" +
+             kept.why + ")";
+  }
+  return named;
+}
+
 }  // namespace
 
 std::optional<std::string> RollbackPolicy::keeps(const FailedCall& call) const {
@@ -149,21 +184,7 @@ RollbackDecision RollbackPolicy::decide(
     }
     if (refused_here) refusing.push_back(&window.seen_at);
   }
-  // A directory is the failed call's only when everything below it is: removing or
-  // replacing it would take the rest along.
-  for (const auto& [resource, paths] : differing) {
-    for (const std::string& path : paths) {
-      auto key = std::make_pair(resource, path);
-      if (not_its_own.count(key) != 0) continue;
-      for (auto it = paths.upper_bound(path); it != paths.end() && below(*it, path); ++it) {
-        auto inner = not_its_own.find({resource, *it});
-        if (inner != not_its_own.end()) {
-          not_its_own.emplace(key, "holds " + *it + ", " + inner->second);
-          break;
-        }
-      }
-    }
-  }
+  keep_directories_of_kept_paths(differing, not_its_own);
   for (const auto& [resource, paths] : differing) {
     for (const std::string& path : paths) {
       auto why = not_its_own.find({resource, path});
@@ -177,16 +198,7 @@ RollbackDecision RollbackPolicy::decide(
   for (const BoundaryFact* fact : refusing) decision.refused_by.push_back(*fact);
   if (decision.kept.empty()) return decision;
 
-  std::string named;
-  std::size_t shown = 0;
-  for (const KeptPath& kept : decision.kept) {
-    if (shown++ == 3) {
-      named += " and " + std::to_string(decision.kept.size() - 3) + " more";
-      break;
-    }
-    named += (named.empty() ? "" : "; ") + (kept.path.empty() ? kept.resource : kept.path) + " (" +
-             kept.why + ")";
-  }
+  std::string named = name_kept(decision.kept);
   if (decision.restore.empty()) {
     decision.kind = RollbackDecision::Kind::kRefuse;
     decision.reason =
