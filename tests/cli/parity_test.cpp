@@ -98,63 +98,55 @@ int external_tool(const Side& side, const std::string& script) {
   return run_command({"sh", "-c", script}, side.ws).exit_code;
 }
 
-TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
-  const Plan plan{"parity", "active", {PlanStep{"write", false}}};
-
-  // In process: the policy the config file states.
-  Side a;
-  a.seed_session(plan);
+// The calls through the in-process ToolRunner, with the policy the config file states;
+// the rollback decision of each failed call.
+std::vector<RollbackDecision::Kind> run_in_process(const Side& a) {
   std::vector<RollbackDecision::Kind> decisions;
-  {
-    auto host = std::make_shared<fsnap::HostFilesystem>(a.store(), fsnap::CaptureOptions{});
-    ResourceRegistry resources;
-    resources.put<fsnap::Filesystem>(host, "filesystem");
-    Ledger ledger = Ledger::of(a.store());
-    auto session = Session::from_snapshot(ledger.session(*ledger.latest("default")));
-    ExecutionState state(session, std::move(resources), std::make_shared<SystemClock>(), 7);
-    auto write = [](const std::string& path, const std::string& text) {
-      return [path, text](const ToolCall&, ToolContext& ctx) {
-        ctx.state.resources().get<fsnap::Filesystem>()->write(path, text);
-        return ToolResult{true, "wrote " + path, ""};
-      };
+  auto host = std::make_shared<fsnap::HostFilesystem>(a.store(), fsnap::CaptureOptions{});
+  ResourceRegistry resources;
+  resources.put<fsnap::Filesystem>(host, "filesystem");
+  Ledger ledger = Ledger::of(a.store());
+  auto session = Session::from_snapshot(ledger.session(*ledger.latest("default")));
+  ExecutionState state(session, std::move(resources), std::make_shared<SystemClock>(), 7);
+  auto write = [](const std::string& path, const std::string& text) {
+    return [path, text](const ToolCall&, ToolContext& ctx) {
+      ctx.state.resources().get<fsnap::Filesystem>()->write(path, text);
+      return ToolResult{true, "wrote " + path, ""};
     };
-    std::map<std::string, Tool> tools = {
-        {"Write", Tool{nullptr, write("out.txt", "hello")}},
-        {"Nested", Tool{nullptr, write("nested.txt", "nested\n")}},
-        {"Bash", Tool{nullptr,
-                      [](const ToolCall&, ToolContext& ctx) {
-                        auto fs = ctx.state.resources().get<fsnap::Filesystem>();
-                        fs->write("junk.txt", "junk\n");
-                        fs->write("file.txt", "broken\n");
-                        return ToolResult{false, "exit 1", ""};
-                      }}},
-        {"Lint", Tool{nullptr,
-                      [](const ToolCall&, ToolContext& ctx) {
-                        ctx.state.resources().get<fsnap::Filesystem>()->write("lint.log",
-                                                                              "2 errors\n");
-                        return ToolResult{false, "exit 2", ""};
-                      }}},
-        {"Task", Tool{nullptr, [](const ToolCall&, ToolContext& ctx) {
-                        ctx.runner.execute({"call_5", "Nested", kNestedParams});
-                        ctx.state.resources().get<fsnap::Filesystem>()->write("outer.txt", "x\n");
-                        return ToolResult{false, "exit 4", ""};
-                      }}}};
-    ToolRunner runner(state, tools, "parity", "default", RollbackPolicy{true, {"Lint"}});
-    for (const ToolCall& call :
-         {ToolCall{"call_1", "Write", kWriteParams}, ToolCall{"call_2", "Bash", kBashParams},
-          ToolCall{"call_3", "Lint", kLintParams}, ToolCall{"call_4", "Task", kOuterParams}}) {
-      runner.execute(call);
-      if (runner.last_decision()) decisions.push_back(runner.last_decision()->kind);
-    }
+  };
+  std::map<std::string, Tool> tools = {
+      {"Write", Tool{nullptr, write("out.txt", "hello")}},
+      {"Nested", Tool{nullptr, write("nested.txt", "nested\n")}},
+      {"Bash", Tool{nullptr,
+                    [](const ToolCall&, ToolContext& ctx) {
+                      auto fs = ctx.state.resources().get<fsnap::Filesystem>();
+                      fs->write("junk.txt", "junk\n");
+                      fs->write("file.txt", "broken\n");
+                      return ToolResult{false, "exit 1", ""};
+                    }}},
+      {"Lint", Tool{nullptr,
+                    [](const ToolCall&, ToolContext& ctx) {
+                      ctx.state.resources().get<fsnap::Filesystem>()->write("lint.log",
+                                                                            "2 errors\n");
+                      return ToolResult{false, "exit 2", ""};
+                    }}},
+      {"Task", Tool{nullptr, [](const ToolCall&, ToolContext& ctx) {
+                      ctx.runner.execute({"call_5", "Nested", kNestedParams});
+                      ctx.state.resources().get<fsnap::Filesystem>()->write("outer.txt", "x\n");
+                      return ToolResult{false, "exit 4", ""};
+                    }}}};
+  ToolRunner runner(state, tools, "parity", "default", RollbackPolicy{true, {"Lint"}});
+  for (const ToolCall& call :
+       {ToolCall{"call_1", "Write", kWriteParams}, ToolCall{"call_2", "Bash", kBashParams},
+        ToolCall{"call_3", "Lint", kLintParams}, ToolCall{"call_4", "Task", kOuterParams}}) {
+    runner.execute(call);
+    if (runner.last_decision()) decisions.push_back(runner.last_decision()->kind);
   }
-  // The failed outer call is rolled back whole, with what its nested call changed.
-  EXPECT_EQ(decisions, (std::vector<RollbackDecision::Kind>{RollbackDecision::Kind::kRollBack,
-                                                            RollbackDecision::Kind::kKeep,
-                                                            RollbackDecision::Kind::kRollBack}));
+  return decisions;
+}
 
-  // Through the CLI, with the tools as external processes.
-  Side b;
-  b.seed_session(plan);
+// The same calls through the CLI, with the tools as external processes.
+void run_through_cli(const Side& b) {
   auto pre = [&](const std::string& id, const std::string& tool, const std::string& input,
                  const std::string& parent = "") {
     std::vector<std::string> args = {"snapshot", "--phase",     "pre_tool", "--tool-call-id",
@@ -187,9 +179,11 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
           .extract<Poco::JSON::Object::Ptr>();
   EXPECT_EQ(outer->getValue<std::string>("outcome"), "rolled_back");
   EXPECT_EQ(outer->getArray("kept")->size(), 0u);
+}
 
-  // Identical files: call_2 and call_4 (with its nested call_5) rolled back; call_3's
-  // changes kept.
+// Identical files: call_2 and call_4 (with its nested call_5) rolled back; call_3's
+// changes kept.
+void expect_same_files(const Side& a, const Side& b) {
   EXPECT_EQ(testing_support::describe_difference(testing_support::take_manifest(a.ws),
                                                  testing_support::take_manifest(b.ws)),
             "");
@@ -198,7 +192,10 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
   EXPECT_TRUE(fs::exists(b.ws / "lint.log"));
   EXPECT_FALSE(fs::exists(b.ws / "nested.txt"));
   EXPECT_FALSE(fs::exists(b.ws / "outer.txt"));
-  // ...and identical ledger records, session (STATE and LOG slices) included.
+}
+
+// Identical ledger records, session (STATE and LOG slices) included.
+void expect_same_ledgers(const Side& a, const Side& b) {
   std::vector<std::string> ledger_a = describe_ledger(a);
   std::vector<std::string> ledger_b = describe_ledger(b);
   // start, pre/post call_1, pre/safety/checkpoint call_2 (the safety checkpoint before the
@@ -216,8 +213,12 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
       << ledger_b[7];
   EXPECT_NE(ledger_b[12].find("checkpoint call_4 Task"), std::string::npos) << ledger_b[12];
   EXPECT_NE(ledger_b[12].find("result=exit 4"), std::string::npos) << ledger_b[12];
+}
 
-  // `show --json` exposes the record with its session.
+// `show --json` exposes the record with its session; `log` shows the outcomes, by call
+// and by checkpoint.
+void expect_cli_views(const Side& b) {
+  Poco::JSON::Parser parser;
   auto shown = parser.parse(shadowbox(b, {"--json", "show", "post:call_1"}).out)
                    .extract<Poco::JSON::Object::Ptr>();
   Poco::JSON::Object::Ptr ledger = shown->getObject("ledger");
@@ -233,6 +234,22 @@ TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
   std::string checkpoints = shadowbox(b, {"log", "--checkpoints"}).out;
   EXPECT_NE(checkpoints.find("post_tool Write call_1"), std::string::npos) << checkpoints;
   EXPECT_NE(checkpoints.find("failed"), std::string::npos) << checkpoints;
+}
+
+TEST(ParityTest, InProcessAndCliPathsLeaveIdenticalState) {
+  const Plan plan{"parity", "active", {PlanStep{"write", false}}};
+  Side a;
+  a.seed_session(plan);
+  // The failed outer call is rolled back whole, with what its nested call changed.
+  EXPECT_EQ(run_in_process(a), (std::vector<RollbackDecision::Kind>{
+                                   RollbackDecision::Kind::kRollBack, RollbackDecision::Kind::kKeep,
+                                   RollbackDecision::Kind::kRollBack}));
+  Side b;
+  b.seed_session(plan);
+  ASSERT_NO_FATAL_FAILURE(run_through_cli(b));
+  expect_same_files(a, b);
+  ASSERT_NO_FATAL_FAILURE(expect_same_ledgers(a, b));
+  expect_cli_views(b);
 }
 
 }  // namespace

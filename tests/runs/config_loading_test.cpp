@@ -113,56 +113,58 @@ TEST(ConfigTest, TheShippedConfigFileParsesToTheDefaults) {
   EXPECT_FALSE(shipped.policy.active(shipped.policy.limits));
 }
 
-TEST(ConfigTest, EveryKeyIsRead) {
-  Config c = Config::parse(
-      "capture:\n"
-      "  excludes: [node_modules/, '*.log', '!keep.log']\n"
-      "  max_file_size: 2MiB\n"
-      "  respect_gitignore: true\n"
-      "  use_git_index: false\n"
-      "retention:\n"
-      "  keep_last: 50\n"
-      "  max_age: 30d\n"
-      "  max_size: 2GiB\n"
-      "  prune_grace: 10m\n"
-      "maintenance:\n"
-      "  auto: false\n"
-      "  loose_objects: 50\n"
-      "  max_packs: 3\n"
-      "session:\n"
-      "  checkpoint_ring: 7\n"
-      "  windows: {tool_invoked: 500}\n"
-      "run:\n"
-      "  env: [PATH, MY_TOKEN]\n"
-      "  secrets: [MY_TOKEN]\n"
-      "  resume_max_age: 2h\n"
-      "  preserve: periodic\n"
-      "  preserve_interval: 5m\n"
-      "  home:\n"
-      "    carry: [.claude/settings.json, .gitconfig]\n"
-      "    credentials: false\n"
-      "    isolate: true\n"
-      "hooks:\n"
-      "  rollback_on_failure: false\n"
-      "  keep_failed_tools: [Bash]\n"
-      "  keep_failures:\n"
-      "    - {tool: Bash, command: 'npm test*', exit_codes: [1, 2]}\n"
-      "    - {command: pytest}\n"
-      "  transport: command\n"
-      "policy:\n"
-      "  max_cost_usd: 2.50\n"
-      "  max_steps: 40\n"
-      "  max_retries_total: 3\n"
-      "  timeout: 30m\n"
-      "  circuit_breaker: {failure_threshold: 4, recovery_timeout: 2m}\n"
-      "  budget_window: {window: 10m, max_cost_usd: $1, max_calls: 20}\n"
-      "  repeat: {deny_threshold: 5, halt_threshold: 0}\n"
-      "  prices:\n"
-      "    my-model: {input: 1, output: 2, cache_write_5m: 1.25, cache_write_1h: 2, "
-      "cache_read: 0}\n"
-      "  kill_grace: 9s\n"
-      "  telemetry: false\n",
-      "full.yaml");
+// A file that sets every key, each to something other than its default.
+const char* const kEveryKey =
+    "capture:\n"
+    "  excludes: [node_modules/, '*.log', '!keep.log']\n"
+    "  max_file_size: 2MiB\n"
+    "  respect_gitignore: true\n"
+    "  use_git_index: false\n"
+    "retention:\n"
+    "  keep_last: 50\n"
+    "  max_age: 30d\n"
+    "  max_size: 2GiB\n"
+    "  prune_grace: 10m\n"
+    "maintenance:\n"
+    "  auto: false\n"
+    "  loose_objects: 50\n"
+    "  max_packs: 3\n"
+    "session:\n"
+    "  checkpoint_ring: 7\n"
+    "  windows: {tool_invoked: 500}\n"
+    "run:\n"
+    "  env: [PATH, MY_TOKEN]\n"
+    "  secrets: [MY_TOKEN]\n"
+    "  resume_max_age: 2h\n"
+    "  preserve: periodic\n"
+    "  preserve_interval: 5m\n"
+    "  home:\n"
+    "    carry: [.claude/settings.json, .gitconfig]\n"
+    "    credentials: false\n"
+    "    isolate: true\n"
+    "hooks:\n"
+    "  rollback_on_failure: false\n"
+    "  keep_failed_tools: [Bash]\n"
+    "  keep_failures:\n"
+    "    - {tool: Bash, command: 'npm test*', exit_codes: [1, 2]}\n"
+    "    - {command: pytest}\n"
+    "  transport: command\n"
+    "policy:\n"
+    "  max_cost_usd: 2.50\n"
+    "  max_steps: 40\n"
+    "  max_retries_total: 3\n"
+    "  timeout: 30m\n"
+    "  circuit_breaker: {failure_threshold: 4, recovery_timeout: 2m}\n"
+    "  budget_window: {window: 10m, max_cost_usd: $1, max_calls: 20}\n"
+    "  repeat: {deny_threshold: 5, halt_threshold: 0}\n"
+    "  prices:\n"
+    "    my-model: {input: 1, output: 2, cache_write_5m: 1.25, cache_write_1h: 2, "
+    "cache_read: 0}\n"
+    "  kill_grace: 9s\n"
+    "  telemetry: false\n";
+
+// The store's sections of kEveryKey: capture, retention, maintenance, session.
+void expect_store_keys(const Config& c) {
   EXPECT_EQ(c.capture.excludes, (std::vector<std::string>{"node_modules/", "*.log", "!keep.log"}));
   EXPECT_EQ(c.capture.max_file_size, 2u << 20);
   EXPECT_TRUE(c.capture.respect_gitignore);
@@ -176,6 +178,10 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.maintenance.max_packs, 3u);
   EXPECT_EQ(c.checkpoint_ring, 7u);
   EXPECT_EQ(c.session_windows, (std::map<std::string, std::size_t>{{"tool_invoked", 500}}));
+}
+
+// The run's and the hooks' sections of kEveryKey.
+void expect_run_keys(const Config& c) {
   EXPECT_EQ(c.run.env, (std::vector<std::string>{"PATH", "MY_TOKEN"}));
   EXPECT_EQ(c.run.secrets, (std::vector<std::string>{"MY_TOKEN"}));
   EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));
@@ -189,6 +195,10 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(c.hooks.keep_failures,
             (std::vector<sandbox::KeepRule>{{"Bash", "npm test*", {1, 2}}, {"", "pytest", {}}}));
   EXPECT_EQ(c.hooks.transport, "command");
+}
+
+// The policy section of kEveryKey, and the limits it gives the execution context.
+void expect_policy_keys(const Config& c) {
   EXPECT_EQ(c.policy.limits.max_cost_usd, 2.5);
   EXPECT_EQ(c.policy.limits.max_steps, 40u);
   EXPECT_EQ(c.policy.limits.max_retries_total, 3u);
@@ -213,6 +223,13 @@ TEST(ConfigTest, EveryKeyIsRead) {
   EXPECT_TRUE(e.circuit_breaker);
   EXPECT_TRUE(e.budget_window);
   EXPECT_EQ(e.repeat, (policy::RepeatConfig{5, 0})) << "0 turns the halt off";
+}
+
+TEST(ConfigTest, EveryKeyIsRead) {
+  Config c = Config::parse(kEveryKey, "full.yaml");
+  expect_store_keys(c);
+  expect_run_keys(c);
+  expect_policy_keys(c);
 }
 
 TEST(ConfigTest, RunFlagsOverrideConfigLimitsOneByOne) {
