@@ -67,6 +67,200 @@ class RunTest : public e2e::ShadowboxTest {
     return r.out;
   }
 
+  // r1's adapter state, brought up to date as the session went on, and its preserved HOME.
+  void expect_adapter_state(const Poco::JSON::Object::Ptr& info) {
+    Poco::JSON::Array::Ptr sessions = info->getArray("sessions");
+    ASSERT_EQ(sessions->size(), 1u);
+    Poco::JSON::Object::Ptr session = sessions->getObject(0);
+    EXPECT_EQ(session->getValue<std::string>("session_id"),
+              info->getValue<std::string>("session_id"));
+    EXPECT_EQ(session->getValue<std::string>("started_by"),
+              "claude -p go --dangerously-skip-permissions");
+    EXPECT_TRUE(session->getValue<bool>("complete"));
+    EXPECT_GE(session->getValue<std::size_t>("message_count"), 4u)
+        << "the prompt, two calls with their results";
+    EXPECT_GE(session->getValue<std::string>("last_activity_at"),
+              session->getValue<std::string>("started_at"));
+    EXPECT_NE(git({"for-each-ref", "--format=%(refname)"}).find("refs/shadowbox/home/r1"),
+              std::string::npos);
+    std::string home_files = git({"ls-tree", "-r", "--name-only", "refs/shadowbox/home/r1"});
+    EXPECT_NE(home_files.find(".claude/projects/"), std::string::npos) << home_files;
+    EXPECT_EQ(home_files.find("settings.json"), std::string::npos) << home_files;
+  }
+
+  // diff --session from r1's opening checkpoint to its last: the agent session that
+  // started, and its session data (preserved by the end: its transcript).
+  void expect_session_diff_names_the_agent_session(const std::string& session_id) {
+    CommandResult log = shadowbox({"--json", "log", "--run", "r1"});
+    ASSERT_EQ(log.exit_code, 0) << log.err;
+    Poco::JSON::Parser log_parser;
+    auto checkpoints = log_parser.parse(log.out).extract<Poco::JSON::Array::Ptr>();
+    std::string first = checkpoints->getObject(static_cast<unsigned>(checkpoints->size() - 1))
+                            ->getValue<std::string>("id");
+    std::string last = checkpoints->getObject(0)->getValue<std::string>("id");
+    CommandResult diff = shadowbox({"--json", "diff", "--session", first, last});
+    ASSERT_EQ(diff.exit_code, 0) << diff.err;
+    Poco::JSON::Parser diff_parser;
+    Poco::JSON::Object::Ptr agents =
+        diff_parser.parse(diff.out).extract<Poco::JSON::Object::Ptr>()->getObject("agent_sessions");
+    ASSERT_EQ(agents->getArray("added")->size(), 1u) << diff.out;
+    EXPECT_EQ(agents->getArray("added")->getElement<std::string>(0), session_id);
+    std::ostringstream data;
+    agents->getArray("session_data")->stringify(data);
+    EXPECT_NE(data.str().find(session_id + ".jsonl"), std::string::npos) << data.str();
+    CommandResult text = shadowbox({"diff", "--session", first, last});
+    EXPECT_NE(text.out.find("agent session " + session_id + ": started (startup)"),
+              std::string::npos)
+        << text.out;
+  }
+
+  // No git object holds the API key (the agent printed it; it was redacted).
+  void expect_no_secret_in_any_object() {
+    CommandResult all = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "cat-file",
+                                     "--batch-all-objects", "--batch"},
+                                    temp_.path());
+    ASSERT_EQ(all.exit_code, 0);
+    EXPECT_GT(all.out.size(), 1000u);
+    EXPECT_EQ(all.out.find(secret_), std::string::npos) << "a secret entered the store";
+    EXPECT_NE(all.out.find("[REDACTED]"), std::string::npos);
+  }
+
+  // The run left no watch daemon behind, and started none: its own process watched the
+  // workspace, and answered the hooks (Claude Code's SessionStart, a hook process,
+  // scanned). Once the agent was done, a maintenance of the run's own (which `run` did
+  // not wait for) packed what it had written: no object the refs reach is left loose.
+  void expect_no_daemon_and_nothing_loose() {
+    EXPECT_FALSE(fs::exists(fsnap::layout::watch_spawns_file(store_)));
+    CommandResult daemon = shadowbox({"--json", "daemon", "status"});
+    Poco::JSON::Parser daemon_parser;
+    EXPECT_FALSE(daemon_parser.parse(daemon.out)
+                     .extract<Poco::JSON::Object::Ptr>()
+                     ->getValue<bool>("running"))
+        << daemon.out;
+
+    std::vector<std::string> reachable;
+    std::istringstream listed(git({"rev-list", "--objects", "--all"}));
+    for (std::string line; std::getline(listed, line);) reachable.push_back(line);
+    EXPECT_GT(reachable.size(), 20u);
+    auto loose = [&] {
+      std::vector<std::string> out;
+      for (const std::string& line : reachable) {
+        std::string id = line.substr(0, 40);
+        if (fs::exists(store_ / "repo.git/objects" / id.substr(0, 2) / id.substr(2))) {
+          out.push_back(line);
+        }
+      }
+      return out;
+    };
+    for (int i = 0; i < 600 && !loose().empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (const std::string& line : loose()) ADD_FAILURE() << "loose: " << line;
+  }
+
+  // A run "crash" whose agent wrote a.txt, then hung on the model, killed with kill -9
+  // (shadowbox and the agent) once the conversation so far was preserved.
+  void crash_while_the_model_hangs() {
+    start_mock("first", R"({"steps":[
+    {"tool":"Write","id":"toolu_before_crash","input":{"file_path":")" +
+                            path("a.txt") +
+                            R"(","content":"before the crash\n"}},
+    {"hang":true}]})");
+    // The user's own instructions, carried into the run's HOME (and out of it when it ends).
+    testing_support::write_file(temp_ / "user-home/.claude/CLAUDE.md", "be brief\n");
+    // shadowbox and the agent in a process group of their own, so kill -9 gets both.
+    pid_t pid = start_in_own_group(
+        {"run", "--run-id", "crash", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
+    bool hung = false;
+    for (int i = 0; i < 240 && !hung; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+        if (req->getValue<bool>("main") && !req->isNull("step") &&
+            req->getValue<int>("step") == 1) {
+          hung = true;
+        }
+      }
+    }
+    ASSERT_TRUE(hung) << "the agent never reached the hanging request";
+    // The conversation up to the hanging request is preserved while the agent waits —
+    // the call's result too, which the transcript gets after the call's last boundary.
+    bool preserved = wait_until_preserved("crash", "\"tool_use_id\":\"toolu_before_crash\"");
+    EXPECT_TRUE(preserved) << "the transcript's last lines were never preserved";
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    // (Each process of the group dies in its own time: the run is resumable once none is
+    // left.)
+    EXPECT_TRUE(e2e::group_gone(pid, std::chrono::seconds(10)));
+  }
+
+  // `states` says what `runs` says, though the run's last recorded move is to running.
+  void expect_states_say_crashed() {
+    CommandResult crashed = shadowbox({"--json", "states", "crash"});
+    ASSERT_EQ(crashed.exit_code, 0) << crashed.err;
+    Poco::JSON::Parser crashed_parser;
+    Poco::JSON::Object::Ptr crashed_json =
+        crashed_parser.parse(crashed.out).extract<Poco::JSON::Object::Ptr>();
+    EXPECT_EQ(crashed_json->getValue<std::string>("status"), "crashed");
+    EXPECT_EQ(crashed_json->getValue<std::string>("current"), "crashed");
+    EXPECT_NE(shadowbox({"states", "crash"})
+                  .out.find("now crashed (its last recorded move is to "
+                            "running"),
+              std::string::npos);
+  }
+
+  // The resume's first checkpoint counted what the crashed run's agent had spent (its
+  // transcript holds the answered request), not only the last boundary's figure.
+  void expect_resume_counted_the_crashed_spend() {
+    sandbox::Ledger ledger = sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
+    bool opening_seen = false;
+    for (const sandbox::LedgerRecord& rec : ledger.records("crash")) {
+      if (rec.result_summary.rfind("run resumed from agent session", 0) != 0) continue;
+      opening_seen = true;
+      std::optional<hooks::AgentSpend> spend = hooks::agent_spend(ledger.session(rec));
+      ASSERT_TRUE(spend);
+      EXPECT_GE(spend->requests, 1u);
+      EXPECT_GT(spend->charged_usd, 0.0);
+    }
+    EXPECT_TRUE(opening_seen);
+  }
+
+  // The run's lifecycle moves, consecutive repeats (a SessionStart, a SessionEnd) once.
+  void expect_lifecycle(const std::string& run, const std::vector<std::string>& expected) {
+    CommandResult states = shadowbox({"--json", "states", run});
+    ASSERT_EQ(states.exit_code, 0) << states.err;
+    Poco::JSON::Parser states_parser;
+    auto moves =
+        states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
+    std::vector<std::string> visited;
+    for (std::size_t i = 0; i < moves->size(); ++i) {
+      std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
+      if (visited.empty() || visited.back() != to) visited.push_back(to);
+    }
+    EXPECT_EQ(visited, expected) << states.out;
+  }
+
+  // --continue appends to the resumed session (forked) instead of forking it; a complete
+  // run does not pass strict validation; without its preserved data no run resumes.
+  void expect_continue_then_refusals(const std::string& forked) {
+    start_mock("third", R"({"steps":[{"text":"continued"}]})");
+    CommandResult continued = shadowbox({"resume", "crash", "--continue", "--validation", "relaxed",
+                                         "--", "-p", "more", "--dangerously-skip-permissions"});
+    ASSERT_EQ(continued.exit_code, 0) << continued.err;
+    EXPECT_EQ(run_info("crash")->getValue<std::string>("session_id"), forked);
+
+    // A complete run does not pass strict validation...
+    CommandResult strict = shadowbox({"resume", "crash", "--", "-p", "again"});
+    EXPECT_EQ(strict.exit_code, 1);
+    EXPECT_NE(strict.err.find("the run is complete"), std::string::npos) << strict.err;
+    // ...and without its preserved data no run can be resumed.
+    git({"update-ref", "-d", "refs/shadowbox/home/crash"});
+    CommandResult gone =
+        shadowbox({"resume", "crash", "--validation", "none", "--", "-p", "again"});
+    EXPECT_EQ(gone.exit_code, 1);
+    EXPECT_NE(gone.err.find("preserved"), std::string::npos) << gone.err;
+    EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+  }
+
   std::string secret_;
   std::unique_ptr<e2e::MockServer> server_;
 };
@@ -100,92 +294,10 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   EXPECT_FALSE(info->getValue<bool>("resumable"))
       << "resumable means resumable now: a complete run takes --validation relaxed or none";
   EXPECT_FALSE(info->isNull("session_id"));
-  // Its adapter state, brought up to date as the session went on.
-  Poco::JSON::Array::Ptr sessions = info->getArray("sessions");
-  ASSERT_EQ(sessions->size(), 1u);
-  Poco::JSON::Object::Ptr session = sessions->getObject(0);
-  EXPECT_EQ(session->getValue<std::string>("session_id"),
-            info->getValue<std::string>("session_id"));
-  EXPECT_EQ(session->getValue<std::string>("started_by"),
-            "claude -p go --dangerously-skip-permissions");
-  EXPECT_TRUE(session->getValue<bool>("complete"));
-  EXPECT_GE(session->getValue<std::size_t>("message_count"), 4u)
-      << "the prompt, two calls with their results";
-  EXPECT_GE(session->getValue<std::string>("last_activity_at"),
-            session->getValue<std::string>("started_at"));
-  EXPECT_NE(git({"for-each-ref", "--format=%(refname)"}).find("refs/shadowbox/home/r1"),
-            std::string::npos);
-  std::string home_files = git({"ls-tree", "-r", "--name-only", "refs/shadowbox/home/r1"});
-  EXPECT_NE(home_files.find(".claude/projects/"), std::string::npos) << home_files;
-  EXPECT_EQ(home_files.find("settings.json"), std::string::npos) << home_files;
-
-  // diff --session from the run's opening checkpoint to its last: the agent session
-  // that started, and its session data (preserved by the end: its transcript).
-  CommandResult log = shadowbox({"--json", "log", "--run", "r1"});
-  ASSERT_EQ(log.exit_code, 0) << log.err;
-  Poco::JSON::Parser log_parser;
-  auto checkpoints = log_parser.parse(log.out).extract<Poco::JSON::Array::Ptr>();
-  std::string first = checkpoints->getObject(static_cast<unsigned>(checkpoints->size() - 1))
-                          ->getValue<std::string>("id");
-  std::string last = checkpoints->getObject(0)->getValue<std::string>("id");
-  CommandResult diff = shadowbox({"--json", "diff", "--session", first, last});
-  ASSERT_EQ(diff.exit_code, 0) << diff.err;
-  Poco::JSON::Parser diff_parser;
-  Poco::JSON::Object::Ptr agents =
-      diff_parser.parse(diff.out).extract<Poco::JSON::Object::Ptr>()->getObject("agent_sessions");
-  ASSERT_EQ(agents->getArray("added")->size(), 1u) << diff.out;
-  EXPECT_EQ(agents->getArray("added")->getElement<std::string>(0),
-            info->getValue<std::string>("session_id"));
-  std::ostringstream data;
-  agents->getArray("session_data")->stringify(data);
-  EXPECT_NE(data.str().find(info->getValue<std::string>("session_id") + ".jsonl"),
-            std::string::npos)
-      << data.str();
-  CommandResult text = shadowbox({"diff", "--session", first, last});
-  EXPECT_NE(text.out.find("agent session " + info->getValue<std::string>("session_id") +
-                          ": started (startup)"),
-            std::string::npos)
-      << text.out;
-
-  // No git object holds the API key (the agent printed it; it was redacted).
-  CommandResult all = run_command({"git", "--git-dir", (store_ / "repo.git").string(), "cat-file",
-                                   "--batch-all-objects", "--batch"},
-                                  temp_.path());
-  ASSERT_EQ(all.exit_code, 0);
-  EXPECT_GT(all.out.size(), 1000u);
-  EXPECT_EQ(all.out.find(secret_), std::string::npos) << "a secret entered the store";
-  EXPECT_NE(all.out.find("[REDACTED]"), std::string::npos);
-
-  // The run left no watch daemon behind, and started none: its own process watched the
-  // workspace, and answered the hooks (Claude Code's SessionStart, a hook process,
-  // scanned).
-  EXPECT_FALSE(fs::exists(fsnap::layout::watch_spawns_file(store_)));
-  CommandResult daemon = shadowbox({"--json", "daemon", "status"});
-  Poco::JSON::Parser daemon_parser;
-  EXPECT_FALSE(
-      daemon_parser.parse(daemon.out).extract<Poco::JSON::Object::Ptr>()->getValue<bool>("running"))
-      << daemon.out;
-
-  // Once the agent was done, a maintenance of the run's own (which `run` did not wait
-  // for) packed what it had written: no object the refs reach is left loose.
-  std::vector<std::string> reachable;
-  std::istringstream listed(git({"rev-list", "--objects", "--all"}));
-  for (std::string line; std::getline(listed, line);) reachable.push_back(line);
-  EXPECT_GT(reachable.size(), 20u);
-  auto loose = [&] {
-    std::vector<std::string> out;
-    for (const std::string& line : reachable) {
-      std::string id = line.substr(0, 40);
-      if (fs::exists(store_ / "repo.git/objects" / id.substr(0, 2) / id.substr(2))) {
-        out.push_back(line);
-      }
-    }
-    return out;
-  };
-  for (int i = 0; i < 600 && !loose().empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  for (const std::string& line : loose()) ADD_FAILURE() << "loose: " << line;
+  expect_adapter_state(info);
+  expect_session_diff_names_the_agent_session(info->getValue<std::string>("session_id"));
+  expect_no_secret_in_any_object();
+  expect_no_daemon_and_nothing_loose();
 }
 
 // `claude -p` without permissions, as a user first types it: Claude Code asks before a
@@ -339,36 +451,7 @@ TEST_F(RunTest, TheAgentDoesNotOutliveShadowbox) {
 
 TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
-  start_mock("first", R"({"steps":[
-    {"tool":"Write","id":"toolu_before_crash","input":{"file_path":")" +
-                          path("a.txt") +
-                          R"(","content":"before the crash\n"}},
-    {"hang":true}]})");
-  // The user's own instructions, carried into the run's HOME (and out of it when it ends).
-  testing_support::write_file(temp_ / "user-home/.claude/CLAUDE.md", "be brief\n");
-  // shadowbox and the agent in a process group of their own, so kill -9 gets both.
-  pid_t pid = start_in_own_group(
-      {"run", "--run-id", "crash", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
-  bool hung = false;
-  for (int i = 0; i < 240 && !hung; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
-      if (req->getValue<bool>("main") && !req->isNull("step") && req->getValue<int>("step") == 1) {
-        hung = true;
-      }
-    }
-  }
-  ASSERT_TRUE(hung) << "the agent never reached the hanging request";
-  // The conversation up to the hanging request is preserved while the agent waits —
-  // the call's result too, which the transcript gets after the call's last boundary.
-  bool preserved = wait_until_preserved("crash", "\"tool_use_id\":\"toolu_before_crash\"");
-  EXPECT_TRUE(preserved) << "the transcript's last lines were never preserved";
-  ::kill(-pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-  // (Each process of the group dies in its own time: the run is resumable once none is
-  // left.)
-  EXPECT_TRUE(e2e::group_gone(pid, std::chrono::seconds(10)));
-
+  ASSERT_NO_FATAL_FAILURE(crash_while_the_model_hangs());
   Poco::JSON::Object::Ptr info = run_info("crash");
   ASSERT_FALSE(info.isNull());
   EXPECT_EQ(info->getValue<std::string>("status"), "crashed");
@@ -376,19 +459,7 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   EXPECT_TRUE(fs::exists(store_ / "runs/crash/home/.claude/CLAUDE.md"))
       << "the killed run's HOME still holds what it carried";
   std::string first_session = info->getValue<std::string>("session_id");
-  // `states` says what `runs` says, though the run's last recorded move is to running.
-  CommandResult crashed = shadowbox({"--json", "states", "crash"});
-  ASSERT_EQ(crashed.exit_code, 0) << crashed.err;
-  Poco::JSON::Parser crashed_parser;
-  Poco::JSON::Object::Ptr crashed_json =
-      crashed_parser.parse(crashed.out).extract<Poco::JSON::Object::Ptr>();
-  EXPECT_EQ(crashed_json->getValue<std::string>("status"), "crashed");
-  EXPECT_EQ(crashed_json->getValue<std::string>("current"), "crashed");
-  EXPECT_NE(shadowbox({"states", "crash"})
-                .out.find("now crashed (its last recorded move is to "
-                          "running"),
-            std::string::npos);
-
+  expect_states_say_crashed();
   start_mock("second", R"({"steps":[
     {"tool":"Bash","id":"toolu_after","input":{"command":"echo after > b.txt","description":"b"}},
     {"text":"resumed"}]})");
@@ -411,51 +482,10 @@ TEST_F(RunTest, KilledRunIsResumedWithItsConversation) {
   Poco::JSON::Object::Ptr after = run_info("crash");
   EXPECT_NE(after->getValue<std::string>("session_id"), first_session);
   EXPECT_EQ(after->getValue<std::string>("status"), "complete");
-  // The resume's first checkpoint counted what the crashed run's agent had spent (its
-  // transcript holds the answered request), not only the last boundary's figure.
-  sandbox::Ledger ledger = sandbox::Ledger::of(fsnap::Store::open(store_, ws_, false));
-  bool opening_seen = false;
-  for (const sandbox::LedgerRecord& rec : ledger.records("crash")) {
-    if (rec.result_summary.rfind("run resumed from agent session", 0) != 0) continue;
-    opening_seen = true;
-    std::optional<hooks::AgentSpend> spend = hooks::agent_spend(ledger.session(rec));
-    ASSERT_TRUE(spend);
-    EXPECT_GE(spend->requests, 1u);
-    EXPECT_GT(spend->charged_usd, 0.0);
-  }
-  EXPECT_TRUE(opening_seen);
-  // The lifecycle went from running to crashed (found by resume) to resumed to complete.
-  CommandResult states = shadowbox({"--json", "states", "crash"});
-  ASSERT_EQ(states.exit_code, 0) << states.err;
-  Poco::JSON::Parser states_parser;
-  auto moves =
-      states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
-  std::vector<std::string> visited;  // consecutive repeats (a SessionStart, a SessionEnd) once
-  for (std::size_t i = 0; i < moves->size(); ++i) {
-    std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
-    if (visited.empty() || visited.back() != to) visited.push_back(to);
-  }
-  EXPECT_EQ(visited, std::vector<std::string>({"running", "crashed", "resumed", "complete"}))
-      << states.out;
-
-  // --continue appends to the resumed session instead of forking it.
-  std::string forked = after->getValue<std::string>("session_id");
-  start_mock("third", R"({"steps":[{"text":"continued"}]})");
-  CommandResult continued = shadowbox({"resume", "crash", "--continue", "--validation", "relaxed",
-                                       "--", "-p", "more", "--dangerously-skip-permissions"});
-  ASSERT_EQ(continued.exit_code, 0) << continued.err;
-  EXPECT_EQ(run_info("crash")->getValue<std::string>("session_id"), forked);
-
-  // A complete run does not pass strict validation...
-  CommandResult strict = shadowbox({"resume", "crash", "--", "-p", "again"});
-  EXPECT_EQ(strict.exit_code, 1);
-  EXPECT_NE(strict.err.find("the run is complete"), std::string::npos) << strict.err;
-  // ...and without its preserved data no run can be resumed.
-  git({"update-ref", "-d", "refs/shadowbox/home/crash"});
-  CommandResult gone = shadowbox({"resume", "crash", "--validation", "none", "--", "-p", "again"});
-  EXPECT_EQ(gone.exit_code, 1);
-  EXPECT_NE(gone.err.find("preserved"), std::string::npos) << gone.err;
-  EXPECT_EQ(std::count(gone.err.begin(), gone.err.end(), '\n'), 1) << gone.err;
+  expect_resume_counted_the_crashed_spend();
+  // From running to crashed (found by resume) to resumed to complete.
+  expect_lifecycle("crash", {"running", "crashed", "resumed", "complete"});
+  expect_continue_then_refusals(after->getValue<std::string>("session_id"));
 }
 
 // kill -9 of `shadowbox run` alone, while Claude Code waits for the model: nothing can
