@@ -133,6 +133,117 @@ class FleetTest : public ::testing::Test {
     return testing_support::git_at(remote_, args);
   }
 
+  // Whether worker a's agent hung after its two calls with both on the remote (waits up
+  // to a minute).
+  bool wait_until_both_calls_pushed(const Worker& a) {
+    bool pushed = false;
+    for (int i = 0; i < 240 && !pushed; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      bool hung = false;
+      for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
+        if (req->getValue<bool>("main") && !req->isNull("step") &&
+            req->getValue<int>("step") == 2) {
+          hung = true;
+        }
+      }
+      if (!hung) continue;
+      // Both calls ended, and the run's newest checkpoint is the remote's (the record's
+      // lag may predate the last boundary: the refs themselves are compared).
+      Poco::JSON::Object::Ptr info = fleet_run(a, "job");
+      std::string local = run_command({"git", "--git-dir", (a.store / "repo.git").string(),
+                                       "rev-parse", fsnap::layout::run_ref("job")})
+                              .out;
+      pushed = info && std::stoi(info->optValue<std::string>("calls", "0")) == 2 &&
+               run_command({"git", "--git-dir", remote_.string(), "rev-parse", "-q", "--verify",
+                            fsnap::layout::run_ref("job")})
+                       .out == local;
+    }
+    return pushed;
+  }
+
+  // Whether the session's transcript reached the remote too (preserved at each boundary,
+  // pushed after).
+  bool wait_until_transcript_pushed() {
+    bool home_pushed = false;
+    for (int i = 0; i < 100 && !home_pushed; ++i) {
+      home_pushed = run_command({"git", "--git-dir", remote_.string(), "grep", "-q", "-F",
+                                 "toolu_a2", fsnap::layout::home_ref("job")})
+                        .exit_code == 0;
+      if (!home_pushed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return home_pushed;
+  }
+
+  // B cannot take the run while A's lease lives; the run shows as orphaned once it ends.
+  void expect_no_recovery_while_leased(const Worker& b) {
+    CommandResult early = shadowbox(b, {"recover", "job", "--", "-p", "continue"});
+    EXPECT_EQ(early.exit_code, 1);
+    EXPECT_NE(early.err.find("belongs to worker 'worker-a'"), std::string::npos) << early.err;
+    EXPECT_TRUE(fs::is_empty(b.ws)) << "a refused recovery wrote into the workspace";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+    CommandResult table = shadowbox(b, {"fleet", "runs"});
+    EXPECT_NE(table.out.find("orphaned"), std::string::npos)
+        << "a running run without a lease is shown as orphaned\n"
+        << table.out;
+  }
+
+  // After the recovery: the workspace is A's last checkpoint (checked by the agent's
+  // first call, before anything else changes it), the model saw the calls A made, and
+  // the agent worked on.
+  void expect_recovered_where_a_stopped(const Worker& b,
+                                        const testing_support::Manifest& at_crash) {
+    EXPECT_EQ(testing_support::read_file(b.ws.parent_path() / "seen.txt"), "./a.txt\n./b.txt\n");
+    testing_support::Manifest now = testing_support::take_manifest(b.ws);
+    now.erase("c.txt");
+    EXPECT_EQ(testing_support::describe_difference(at_crash, now), "");
+    EXPECT_EQ(testing_support::read_file(b.ws / "c.txt"), "on B\n");
+    std::vector<Poco::JSON::Object::Ptr> requests = e2e::main_requests(server_->requests());
+    ASSERT_FALSE(requests.empty());
+    std::ostringstream first;
+    requests.front()->stringify(first);
+    EXPECT_NE(first.str().find("toolu_a2"), std::string::npos) << first.str();
+  }
+
+  // The fleet's record: B owns the run, complete, A's session then B's, all pushed, released.
+  void expect_fleet_record(const Worker& b, const std::string& session_a) {
+    Poco::JSON::Object::Ptr info = fleet_run(b, "job");
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->getValue<std::string>("owner"), "worker-b");
+    EXPECT_EQ(info->getValue<std::string>("status"), "complete");
+    EXPECT_EQ(info->getValue<std::string>("session_ids").rfind(session_a, 0), 0u)
+        << "A's session first, then B's resumed one: "
+        << info->getValue<std::string>("session_ids");
+    EXPECT_EQ(info->getValue<std::string>("unpushed_checkpoints"), "0");
+    EXPECT_TRUE(info->isNull("lease_left_ms")) << "released at the end";
+  }
+
+  // Claude Code keeps sessions by working directory: A's session is under B's path now.
+  void expect_session_moved_to_b(const Worker& a, const Worker& b, const std::string& session_a) {
+    std::string files =
+        remote_git({"ls-tree", "-r", "--name-only", fsnap::layout::home_ref("job")});
+    std::string moved = ".claude/projects/" + hooks::claude_code_project_dir(b.ws.string()) + "/" +
+                        session_a + ".jsonl";
+    EXPECT_NE(files.find(moved), std::string::npos) << moved << " not in\n" << files;
+    EXPECT_EQ(files.find(hooks::claude_code_project_dir(a.ws.string())), std::string::npos)
+        << files;
+  }
+
+  // The whole run, A's calls and B's, with their records, in plain git on the remote;
+  // never the API key.
+  void expect_whole_run_on_the_remote() {
+    std::string log =
+        remote_git({"log", "--notes=shadowbox/*", "--format=%N", fsnap::layout::run_ref("job")});
+    for (const char* id : {"toolu_a1", "toolu_a2", "toolu_b1", "toolu_b2"}) {
+      EXPECT_NE(log.find(id), std::string::npos) << id << " missing from\n" << log;
+    }
+    EXPECT_EQ(log.find(secret_), std::string::npos) << "the API key reached the remote";
+    EXPECT_EQ(run_command({"git", "--git-dir", remote_.string(), "grep", "-q", "-F", secret_,
+                           fsnap::layout::home_ref("job")})
+                  .exit_code,
+              1)
+        << "the API key reached the remote";
+  }
+
   testing_support::TempDir temp_;
   testing_support::RedisServer redis_{temp_.path()};
   fs::path remote_ = temp_.path() / "remote.git";
@@ -152,58 +263,16 @@ TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
     {"hang":true}]})");
   pid_t pid = start_in_own_group(
       a, {"run", "--run-id", "job", "--", "claude", "-p", "go", "--dangerously-skip-permissions"});
-  // Until the agent hangs after its two calls, and both are on the remote.
-  bool pushed = false;
-  for (int i = 0; i < 240 && !pushed; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    bool hung = false;
-    for (const Poco::JSON::Object::Ptr& req : server_->requests()) {
-      if (req->getValue<bool>("main") && !req->isNull("step") && req->getValue<int>("step") == 2) {
-        hung = true;
-      }
-    }
-    if (!hung) continue;
-    // Both calls ended, and the run's newest checkpoint is the remote's (the record's
-    // lag may predate the last boundary: the refs themselves are compared).
-    Poco::JSON::Object::Ptr info = fleet_run(a, "job");
-    std::string local = run_command({"git", "--git-dir", (a.store / "repo.git").string(),
-                                     "rev-parse", fsnap::layout::run_ref("job")})
-                            .out;
-    pushed = info && std::stoi(info->optValue<std::string>("calls", "0")) == 2 &&
-             run_command({"git", "--git-dir", remote_.string(), "rev-parse", "-q", "--verify",
-                          fsnap::layout::run_ref("job")})
-                     .out == local;
-  }
-  ASSERT_TRUE(pushed) << "worker A's two calls never reached the remote";
+  ASSERT_TRUE(wait_until_both_calls_pushed(a)) << "worker A's two calls never reached the remote";
   std::string session_a = fleet_run(a, "job")->optValue<std::string>("session_id", "");
   ASSERT_FALSE(session_a.empty());
-  // The session's transcript too (preserved at each boundary, pushed after).
-  bool home_pushed = false;
-  for (int i = 0; i < 100 && !home_pushed; ++i) {
-    home_pushed = run_command({"git", "--git-dir", remote_.string(), "grep", "-q", "-F", "toolu_a2",
-                               fsnap::layout::home_ref("job")})
-                      .exit_code == 0;
-    if (!home_pushed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(home_pushed) << "the transcript never reached the remote";
+  ASSERT_TRUE(wait_until_transcript_pushed()) << "the transcript never reached the remote";
   testing_support::Manifest at_crash = testing_support::take_manifest(a.ws);
   ::kill(-pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
 
-  // B cannot take the run while A's lease lives...
-  CommandResult early = shadowbox(b, {"recover", "job", "--", "-p", "continue"});
-  EXPECT_EQ(early.exit_code, 1);
-  EXPECT_NE(early.err.find("belongs to worker 'worker-a'"), std::string::npos) << early.err;
-  EXPECT_TRUE(fs::is_empty(b.ws)) << "a refused recovery wrote into the workspace";
-  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
-  CommandResult table = shadowbox(b, {"fleet", "runs"});
-  EXPECT_NE(table.out.find("orphaned"), std::string::npos)
-      << "a running run without a lease is shown as orphaned\n"
-      << table.out;
-
-  // ... and takes it once the lease has expired: the workspace is A's last checkpoint
-  // (checked by the agent's first call, before anything else changes it), the model
-  // sees the calls A made, and the agent works on.
+  expect_no_recovery_while_leased(b);
+  // B takes the run once the lease has expired.
   start_mock("second", R"({"steps":[
     {"tool":"Bash","id":"toolu_b1","input":{"command":"find . -type f | sort > ../seen.txt","description":"look"}},
     {"tool":"Bash","id":"toolu_b2","input":{"command":"echo on B > c.txt","description":"c"}},
@@ -211,50 +280,15 @@ TEST_F(FleetTest, AKilledWorkersRunIsRecoveredOnAnotherMachine) {
   CommandResult recovered =
       shadowbox(b, {"recover", "job", "--", "-p", "continue", "--dangerously-skip-permissions"});
   ASSERT_EQ(recovered.exit_code, 0) << recovered.out << recovered.err;
-  EXPECT_EQ(testing_support::read_file(b.ws.parent_path() / "seen.txt"), "./a.txt\n./b.txt\n");
-  testing_support::Manifest now = testing_support::take_manifest(b.ws);
-  now.erase("c.txt");
-  EXPECT_EQ(testing_support::describe_difference(at_crash, now), "");
-  EXPECT_EQ(testing_support::read_file(b.ws / "c.txt"), "on B\n");
-  std::vector<Poco::JSON::Object::Ptr> requests = e2e::main_requests(server_->requests());
-  ASSERT_FALSE(requests.empty());
-  std::ostringstream first;
-  requests.front()->stringify(first);
-  EXPECT_NE(first.str().find("toolu_a2"), std::string::npos) << first.str();
-
-  Poco::JSON::Object::Ptr info = fleet_run(b, "job");
-  ASSERT_TRUE(info);
-  EXPECT_EQ(info->getValue<std::string>("owner"), "worker-b");
-  EXPECT_EQ(info->getValue<std::string>("status"), "complete");
-  EXPECT_EQ(info->getValue<std::string>("session_ids").rfind(session_a, 0), 0u)
-      << "A's session first, then B's resumed one: " << info->getValue<std::string>("session_ids");
-  EXPECT_EQ(info->getValue<std::string>("unpushed_checkpoints"), "0");
-  EXPECT_TRUE(info->isNull("lease_left_ms")) << "released at the end";
-
-  // Claude Code keeps sessions by working directory: A's session is under B's path now.
-  std::string files = remote_git({"ls-tree", "-r", "--name-only", fsnap::layout::home_ref("job")});
-  std::string moved = ".claude/projects/" + hooks::claude_code_project_dir(b.ws.string()) + "/" +
-                      session_a + ".jsonl";
-  EXPECT_NE(files.find(moved), std::string::npos) << moved << " not in\n" << files;
-  EXPECT_EQ(files.find(hooks::claude_code_project_dir(a.ws.string())), std::string::npos) << files;
-
+  expect_recovered_where_a_stopped(b, at_crash);
+  expect_fleet_record(b, session_a);
+  expect_session_moved_to_b(a, b, session_a);
   // Worker A comes back: its resume of the run is refused with the owner's name.
   CommandResult again = shadowbox(a, {"resume", "job", "--validation", "none", "--", "-p", "x"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("belongs to worker 'worker-b'"), std::string::npos) << again.err;
 
-  // The whole run, A's calls and B's, with their records, in plain git on the remote.
-  std::string log =
-      remote_git({"log", "--notes=shadowbox/*", "--format=%N", fsnap::layout::run_ref("job")});
-  for (const char* id : {"toolu_a1", "toolu_a2", "toolu_b1", "toolu_b2"}) {
-    EXPECT_NE(log.find(id), std::string::npos) << id << " missing from\n" << log;
-  }
-  EXPECT_EQ(log.find(secret_), std::string::npos) << "the API key reached the remote";
-  EXPECT_EQ(run_command({"git", "--git-dir", remote_.string(), "grep", "-q", "-F", secret_,
-                         fsnap::layout::home_ref("job")})
-                .exit_code,
-            1)
-      << "the API key reached the remote";
+  expect_whole_run_on_the_remote();
 }
 
 TEST_F(FleetTest, TwoWorkersWithASharedBudgetStopAtOneLimit) {
