@@ -153,6 +153,17 @@ inline std::string to_json(const Poco::Dynamic::Var& value) {
   return out.str();
 }
 
+// The checkpoint id (the first word) of the line of `log --checkpoints` output that holds
+// text, "" if none does (the last such line if several).
+inline std::string checkpoint_with(const std::string& log_text, const std::string& text) {
+  std::string id;
+  std::istringstream lines(log_text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(text) != std::string::npos) id = line.substr(0, line.find(' '));
+  }
+  return id;
+}
+
 // Command hooks that record what an agent gives them, for tests of an agent's hook
 // protocol: the hook for event writes its input to <dir>/<ns>-<event>.json and prints
 // what answer() set for the event, if anything.

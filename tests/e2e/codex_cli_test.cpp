@@ -311,13 +311,9 @@ TEST_F(CodexCliTest, RewindsAThreeCallRunToTheSecondCall) {
   EXPECT_EQ(diff.out, "") << "the workspace differs from pre:call_b";
   EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "two.txt"));
-  std::string restored;
-  std::istringstream fork_log(shadowbox({"log", "--run", "fork", "--checkpoints"}).out);
-  for (std::string line; std::getline(fork_log, line);) {
-    if (line.find("rewound from run r1 at pre:call_b") != std::string::npos) {
-      restored = line.substr(0, line.find(' '));
-    }
-  }
+  std::string restored =
+      e2e::checkpoint_with(shadowbox({"log", "--run", "fork", "--checkpoints"}).out,
+                           "rewound from run r1 at pre:call_b");
   ASSERT_FALSE(restored.empty()) << "no checkpoint of the fork says where it was rewound from";
   CommandResult session = shadowbox({"diff", "--session", "pre:call_b", restored});
   EXPECT_EQ(session.exit_code, 0) << session.err;

@@ -218,6 +218,35 @@ TEST_F(GeminiCliTest, AResumedSessionCutBeforeTheSecondCallSendsTheFirstCallOnly
   EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
 }
 
+// The tool call ids of a run's pre_tool checkpoints, oldest first, from `log --json`.
+std::vector<std::string> pre_tool_call_ids(const std::string& log_json) {
+  Poco::JSON::Parser parser;
+  Poco::JSON::Array::Ptr checkpoints = parser.parse(log_json).extract<Poco::JSON::Array::Ptr>();
+  std::vector<std::string> calls;
+  for (std::size_t i = checkpoints->size(); i-- > 0;) {
+    Object::Ptr c = checkpoints->getObject(static_cast<unsigned>(i));
+    if (c->getValue<std::string>("phase") == "pre_tool") {
+      calls.push_back(c->getValue<std::string>("tool_call_id"));
+    }
+  }
+  return calls;
+}
+
+// A rewound run's first request: the first call and what the model said with it, nothing
+// of the second call's turn, the original prompt, then the new one.
+void expect_history_up_to_the_first_call(const Object::Ptr& request) {
+  Poco::JSON::Array::Ptr made = request->getArray("function_calls");
+  ASSERT_EQ(made->size(), 1u) << e2e::to_json(made);
+  EXPECT_EQ(made->getObject(0)->getObject("args")->getValue<std::string>("command"),
+            "echo one > one.txt");
+  std::string said_texts = e2e::to_json(request->getArray("model_texts"));
+  EXPECT_NE(said_texts.find("First one."), std::string::npos) << said_texts;
+  EXPECT_EQ(said_texts.find("Now two."), std::string::npos) << said_texts;
+  EXPECT_NE(e2e::to_json(request->getArray("user_texts")).find("do three things"),
+            std::string::npos);
+  EXPECT_EQ(request->getValue<std::string>("last_user_text"), "try it another way");
+}
+
 // `shadowbox rewind` of a Gemini run: a three-call run under `shadowbox run`, rewound to
 // the second call's pre_tool checkpoint, starts a new run whose model is sent the
 // conversation up to the first call only, in the checkpoint's workspace and session.
@@ -262,15 +291,7 @@ TEST_F(GeminiCliTest, RewindsAThreeCallRunToTheSecondCall) {
   // Gemini's calls have the ids shadowbox gave them: the second call's, from the log.
   CommandResult log = shadowbox({"--json", "log", "--run", "r1"});
   ASSERT_EQ(log.exit_code, 0) << log.err;
-  Poco::JSON::Parser parser;
-  Poco::JSON::Array::Ptr checkpoints = parser.parse(log.out).extract<Poco::JSON::Array::Ptr>();
-  std::vector<std::string> calls;  // oldest first
-  for (std::size_t i = checkpoints->size(); i-- > 0;) {
-    Object::Ptr c = checkpoints->getObject(static_cast<unsigned>(i));
-    if (c->getValue<std::string>("phase") == "pre_tool") {
-      calls.push_back(c->getValue<std::string>("tool_call_id"));
-    }
-  }
+  std::vector<std::string> calls = pre_tool_call_ids(log.out);
   ASSERT_EQ(calls.size(), 3u) << log.out;
   std::string second_call = "pre:" + calls[1];
 
@@ -286,16 +307,7 @@ TEST_F(GeminiCliTest, RewindsAThreeCallRunToTheSecondCall) {
   // that ends with a call's response with a placeholder turn); then the new prompt.
   std::vector<Object::Ptr> main = e2e::main_requests(server->requests());
   ASSERT_FALSE(main.empty());
-  Poco::JSON::Array::Ptr made = main[0]->getArray("function_calls");
-  ASSERT_EQ(made->size(), 1u) << e2e::to_json(made);
-  EXPECT_EQ(made->getObject(0)->getObject("args")->getValue<std::string>("command"),
-            "echo one > one.txt");
-  std::string said_texts = e2e::to_json(main[0]->getArray("model_texts"));
-  EXPECT_NE(said_texts.find("First one."), std::string::npos) << said_texts;
-  EXPECT_EQ(said_texts.find("Now two."), std::string::npos) << said_texts;
-  EXPECT_NE(e2e::to_json(main[0]->getArray("user_texts")).find("do three things"),
-            std::string::npos);
-  EXPECT_EQ(main[0]->getValue<std::string>("last_user_text"), "try it another way");
+  expect_history_up_to_the_first_call(main[0]);
 
   // The workspace is the checkpoint's, and so is the fork's session.
   CommandResult diff = shadowbox({"diff", second_call});
@@ -303,13 +315,9 @@ TEST_F(GeminiCliTest, RewindsAThreeCallRunToTheSecondCall) {
   EXPECT_EQ(diff.out, "") << "the workspace differs from " << second_call;
   EXPECT_TRUE(fs::exists(ws_ / "one.txt"));
   EXPECT_FALSE(fs::exists(ws_ / "two.txt"));
-  std::string restored;
-  std::istringstream fork_log(shadowbox({"log", "--run", "fork", "--checkpoints"}).out);
-  for (std::string line; std::getline(fork_log, line);) {
-    if (line.find("rewound from run r1 at " + second_call) != std::string::npos) {
-      restored = line.substr(0, line.find(' '));
-    }
-  }
+  std::string restored =
+      e2e::checkpoint_with(shadowbox({"log", "--run", "fork", "--checkpoints"}).out,
+                           "rewound from run r1 at " + second_call);
   ASSERT_FALSE(restored.empty()) << "no checkpoint of the fork says where it was rewound from";
   CommandResult state = shadowbox({"diff", "--session", second_call, restored});
   EXPECT_EQ(state.exit_code, 0) << state.err;
