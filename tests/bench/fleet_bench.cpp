@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -129,9 +130,8 @@ int work(const fs::path& dir, int index, const Options& options, bool sync,
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The options of the command line; nullopt (after a usage line) if they are wrong.
+std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -150,81 +150,113 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: fleet_bench [--workers 1,4,16,32] [--boundaries K] [--files F] "
                    "[--modes async,sync] [--transport path|git]\n");
-      return 2;
+      return std::nullopt;
     }
   }
+  return options;
+}
+
+// n workers' workspaces under round, files files each.
+void write_workspaces(const fs::path& round, int n, int files) {
+  for (int w = 0; w < n; ++w) {
+    fs::path ws = round / ("w" + std::to_string(w)) / "ws";
+    for (int f = 0; f < files; ++f) {
+      testing_support::write_file(
+          ws / ("f" + std::to_string(f) + ".txt"),
+          "file " + std::to_string(f) + " of worker " + std::to_string(w) + "\n");
+    }
+  }
+}
+
+// Runs n workers, each a process of its own, and waits for them; how many failed.
+int run_workers(const fs::path& round, int n, const Options& options, bool sync,
+                const std::string& redis_url, const std::string& remote) {
+  std::fflush(nullptr);  // nothing buffered is written again by the children
+  std::vector<pid_t> children;
+  for (int w = 0; w < n; ++w) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int rc = 1;
+      try {
+        rc = work(round / ("w" + std::to_string(w)), w, options, sync, redis_url, remote);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "worker %d: %s\n", w, e.what());
+      }
+      std::fflush(nullptr);
+      ::_exit(rc);
+    }
+    children.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  return failed;
+}
+
+// Every boundary's latency of n workers, in milliseconds.
+std::vector<double> read_latencies(const fs::path& round, int n) {
+  std::vector<double> latencies;
+  for (int w = 0; w < n; ++w) {
+    std::ifstream in((round / ("w" + std::to_string(w)) / "latencies").string());
+    for (double us; in >> us;) latencies.push_back(us / 1000.0);
+  }
+  return latencies;
+}
+
+// One round (a mode, n workers) on a fresh remote; prints its row. false if a worker
+// failed.
+bool run_round(const fs::path& round, const std::string& mode, int n, const Options& options,
+               testing_support::RedisServer& redis) {
+  fs::path remote_dir = round / "remote.git";
+  fs::create_directories(round);
+  testing_support::init_bare_remote(remote_dir);
+  std::unique_ptr<testing_support::GitDaemon> daemon;
+  std::string remote = remote_dir.string();
+  if (options.transport == "git") {
+    daemon = std::make_unique<testing_support::GitDaemon>(round);
+    remote = daemon->url("remote.git");
+  }
+  write_workspaces(round, n, options.files);
+  redis.cli({"FLUSHALL"});
+  redis.cli({"CONFIG", "RESETSTAT"});
+  std::uintmax_t remote_before = dir_size(remote_dir);
+  auto started = Clock::now();
+  int failed = run_workers(round, n, options, mode == "sync", redis.url(), remote);
+  double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  RedisCounts counts = redis_counts(redis);
+  std::uintmax_t pushed = dir_size(remote_dir) - remote_before;
+  std::vector<double> latencies = read_latencies(round, n);
+  double boundaries = static_cast<double>(n) * options.boundaries;
+  std::printf("%-6s %7d %10.2f %10.2f %13.2f %12.2f %15.0f %13.0f%s\n", mode.c_str(), n,
+              percentile(latencies, 0.5), percentile(latencies, 0.99),
+              static_cast<double>(counts.calls) / boundaries,
+              static_cast<double>(counts.commands) / boundaries,
+              static_cast<double>(pushed) / boundaries, boundaries / seconds,
+              failed != 0 ? "  (workers failed!)" : "");
+  std::fflush(stdout);
+  return failed == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::optional<Options> options = parse_options(argc, argv);
+  if (!options) return 2;
   testing_support::TempDir temp;
   testing_support::RedisServer redis(temp.path());
   std::printf(
       "%d boundaries per worker, %d files per workspace, remote by %s; one Redis, "
       "one remote, all on loopback\n",
-      options.boundaries, options.files, options.transport.c_str());
+      options->boundaries, options->files, options->transport.c_str());
   std::printf("%-6s %7s %10s %10s %13s %12s %15s %13s\n", "mode", "workers", "p50 (ms)", "p99 (ms)",
               "redis calls/b", "redis cmds/b", "bytes pushed/b", "boundaries/s");
-  for (const std::string& mode : options.modes) {
-    for (int n : options.workers) {
+  for (const std::string& mode : options->modes) {
+    for (int n : options->workers) {
       fs::path round = temp.path() / (mode + "-" + std::to_string(n));
-      fs::path remote_dir = round / "remote.git";
-      fs::create_directories(round);
-      testing_support::init_bare_remote(remote_dir);
-      std::unique_ptr<testing_support::GitDaemon> daemon;
-      std::string remote = remote_dir.string();
-      if (options.transport == "git") {
-        daemon = std::make_unique<testing_support::GitDaemon>(round);
-        remote = daemon->url("remote.git");
-      }
-      for (int w = 0; w < n; ++w) {
-        fs::path ws = round / ("w" + std::to_string(w)) / "ws";
-        for (int f = 0; f < options.files; ++f) {
-          testing_support::write_file(
-              ws / ("f" + std::to_string(f) + ".txt"),
-              "file " + std::to_string(f) + " of worker " + std::to_string(w) + "\n");
-        }
-      }
-      redis.cli({"FLUSHALL"});
-      redis.cli({"CONFIG", "RESETSTAT"});
-      std::uintmax_t remote_before = dir_size(remote_dir);
-      std::fflush(nullptr);  // nothing buffered is written again by the children
-      auto started = Clock::now();
-      std::vector<pid_t> children;
-      for (int w = 0; w < n; ++w) {
-        pid_t pid = ::fork();
-        if (pid == 0) {
-          int rc = 1;
-          try {
-            rc = work(round / ("w" + std::to_string(w)), w, options, mode == "sync", redis.url(),
-                      remote);
-          } catch (const std::exception& e) {
-            std::fprintf(stderr, "worker %d: %s\n", w, e.what());
-          }
-          std::fflush(nullptr);
-          ::_exit(rc);
-        }
-        children.push_back(pid);
-      }
-      int failed = 0;
-      for (pid_t pid : children) {
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
-      }
-      double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-      RedisCounts counts = redis_counts(redis);
-      std::uintmax_t pushed = dir_size(remote_dir) - remote_before;
-      std::vector<double> latencies;
-      for (int w = 0; w < n; ++w) {
-        std::ifstream in((round / ("w" + std::to_string(w)) / "latencies").string());
-        for (double us; in >> us;) latencies.push_back(us / 1000.0);
-      }
-      double boundaries = static_cast<double>(n) * options.boundaries;
-      std::printf("%-6s %7d %10.2f %10.2f %13.2f %12.2f %15.0f %13.0f%s\n", mode.c_str(), n,
-                  percentile(latencies, 0.5), percentile(latencies, 0.99),
-                  static_cast<double>(counts.calls) / boundaries,
-                  static_cast<double>(counts.commands) / boundaries,
-                  static_cast<double>(pushed) / boundaries, boundaries / seconds,
-                  failed != 0 ? "  (workers failed!)" : "");
-      std::fflush(stdout);
-      if (failed != 0) return 1;
+      if (!run_round(round, mode, n, *options, redis)) return 1;
     }
   }
   return 0;

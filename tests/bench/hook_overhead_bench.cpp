@@ -70,6 +70,68 @@ enum class Mode {
   kEmptyCommandHooks
 };
 
+// Installs the project's hooks, as `shadowbox hooks install` writes them: the thin client
+// (`shadowbox-hook`) naming this store (scanning: with the watch daemon off); takes the
+// workspace's first capture, which is not per call.
+void install_hook_processes(const fs::path& base, const fs::path& ws, const fs::path& store,
+                            Mode mode, std::vector<std::string>& env) {
+  env.push_back("SHADOWBOX_STORE=" + store.string());
+  if (mode == Mode::kHookProcessesScanning) {
+    testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
+    env.push_back("SHADOWBOX_CONFIG=" + (base / "no-daemon.yaml").string());
+  }
+  // The first capture of the workspace is not per call; with the daemon, the second
+  // snapshot is its first capture (a walk with the stat cache).
+  for (std::vector<std::string> args : {std::vector<std::string>{"hooks", "install"},
+                                        std::vector<std::string>{"snapshot", "--tag", "baseline"},
+                                        std::vector<std::string>{"daemon", "status"},
+                                        std::vector<std::string>{"snapshot", "--tag", "warm"}}) {
+    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing_support::CommandResult r = testing_support::run_command(argv, ws, env);
+    if (r.exit_code != 0) throw std::runtime_error("shadowbox failed: " + r.err);
+  }
+}
+
+// `shadowbox ... run --run-id bench --` before the agent's command (limited: with every
+// limit set far away).
+std::vector<std::string> run_prefix(const fs::path& base, const std::vector<std::string>& sb,
+                                    Mode mode) {
+  std::vector<std::string> argv = sb;
+  if (mode == Mode::kRunLimited) {
+    // Limits far away: every call is checked against all of them, none trips.
+    testing_support::write_file(
+        base / "limits.yaml",
+        "policy:\n"
+        "  circuit_breaker: {failure_threshold: 5, recovery_timeout: 30s}\n"
+        "  budget_window: {window: 5m, max_calls: 100000, max_cost_usd: 1000}\n");
+    argv.push_back("--config");
+    argv.push_back((base / "limits.yaml").string());
+  }
+  for (const char* a : {"run", "--run-id", "bench"}) argv.push_back(a);
+  if (mode == Mode::kRunLimited) {
+    for (const char* a : {"--max-cost-usd", "1000", "--max-steps", "100000", "--max-retries",
+                          "1000", "--timeout", "2h"}) {
+      argv.push_back(a);
+    }
+  }
+  argv.push_back("--");
+  return argv;
+}
+
+// The project's hooks and the store's daemon would otherwise stay for the modes after
+// this one (the hooks firing in each of them).
+void remove_hook_processes(const fs::path& ws, const std::vector<std::string>& sb,
+                           const std::vector<std::string>& env) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"hooks", "uninstall"},
+                                        std::vector<std::string>{"daemon", "stop"}}) {
+    std::vector<std::string> argv = sb;
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing_support::CommandResult done = testing_support::run_command(argv, ws, env);
+    if (done.exit_code != 0) throw std::runtime_error("shadowbox failed: " + done.err);
+  }
+}
+
 std::vector<double> run_scenario(const fs::path& base, const std::string& name, const fs::path& ws,
                                  int calls, Mode mode) {
   std::string steps;
@@ -100,44 +162,9 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
     // on starting two processes per call, the floor under any hook process.
     hooks::install_hooks_in_file(home / ".claude" / "settings.json", "cat > /dev/null");
   } else if (mode == Mode::kHookProcesses || mode == Mode::kHookProcessesScanning) {
-    // The project's hooks, as `shadowbox hooks install` writes them: the thin client
-    // (`shadowbox-hook`) naming this store.
-    env.push_back("SHADOWBOX_STORE=" + store.string());
-    if (mode == Mode::kHookProcessesScanning) {
-      testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
-      env.push_back("SHADOWBOX_CONFIG=" + (base / "no-daemon.yaml").string());
-    }
-    // The first capture of the workspace is not per call; with the daemon, the second
-    // snapshot is its first capture (a walk with the stat cache).
-    for (std::vector<std::string> args : {std::vector<std::string>{"hooks", "install"},
-                                          std::vector<std::string>{"snapshot", "--tag", "baseline"},
-                                          std::vector<std::string>{"daemon", "status"},
-                                          std::vector<std::string>{"snapshot", "--tag", "warm"}}) {
-      std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", ws.string()};
-      argv.insert(argv.end(), args.begin(), args.end());
-      testing_support::CommandResult r = testing_support::run_command(argv, ws, env);
-      if (r.exit_code != 0) throw std::runtime_error("shadowbox failed: " + r.err);
-    }
+    install_hook_processes(base, ws, store, mode, env);
   } else if (mode == Mode::kRun || mode == Mode::kRunLimited) {
-    std::vector<std::string> argv = sb;
-    if (mode == Mode::kRunLimited) {
-      // Limits far away: every call is checked against all of them, none trips.
-      testing_support::write_file(
-          base / "limits.yaml",
-          "policy:\n"
-          "  circuit_breaker: {failure_threshold: 5, recovery_timeout: 30s}\n"
-          "  budget_window: {window: 5m, max_calls: 100000, max_cost_usd: 1000}\n");
-      argv.push_back("--config");
-      argv.push_back((base / "limits.yaml").string());
-    }
-    for (const char* a : {"run", "--run-id", "bench"}) argv.push_back(a);
-    if (mode == Mode::kRunLimited) {
-      for (const char* a : {"--max-cost-usd", "1000", "--max-steps", "100000", "--max-retries",
-                            "1000", "--timeout", "2h"}) {
-        argv.push_back(a);
-      }
-    }
-    argv.push_back("--");
+    std::vector<std::string> argv = run_prefix(base, sb, mode);
     agent.insert(agent.begin(), argv.begin(), argv.end());
   }
   // What an earlier mode wrote to the disk is not written back during this one.
@@ -146,15 +173,7 @@ std::vector<double> run_scenario(const fs::path& base, const std::string& name, 
       testing_support::run_command(agent, ws, env, "", std::chrono::seconds(1800));
   if (r.exit_code != 0) throw std::runtime_error("claude failed: " + r.out + r.err);
   if (mode == Mode::kHookProcesses || mode == Mode::kHookProcessesScanning) {
-    // The project's hooks and the store's daemon would otherwise stay for the modes
-    // after this one (the hooks firing in each of them).
-    for (std::vector<std::string> args : {std::vector<std::string>{"hooks", "uninstall"},
-                                          std::vector<std::string>{"daemon", "stop"}}) {
-      std::vector<std::string> argv = sb;
-      argv.insert(argv.end(), args.begin(), args.end());
-      testing_support::CommandResult done = testing_support::run_command(argv, ws, env);
-      if (done.exit_code != 0) throw std::runtime_error("shadowbox failed: " + done.err);
-    }
+    remove_hook_processes(ws, sb, env);
   }
   return round_trips(server);
 }
@@ -262,6 +281,48 @@ bool known_modes(const std::string& modes) {
   return true;
 }
 
+using ClaudeCodeFigures = std::vector<std::pair<const Row*, Figures>>;
+using OtherAgentFigures = std::vector<std::pair<const OtherAgent*, std::pair<Figures, Figures>>>;
+
+// Claude Code's rows: without hooks, each mode with its overhead, and the goals.
+void print_claude_code_rows(const Figures& plain, const ClaudeCodeFigures& figures) {
+  std::printf("%-34s %8.1fms %8.1fms\n", "without hooks", plain.median, plain.p90);
+  auto overhead = [&](Mode mode) -> std::optional<double> {
+    for (const auto& [row, f] : figures) {
+      if (row->mode == mode) return f.median - plain.median;
+    }
+    return std::nullopt;
+  };
+  for (const auto& [row, f] : figures) {
+    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", row->label, f.median, f.p90,
+                f.median - plain.median);
+  }
+  if (auto run = overhead(Mode::kRun)) {
+    std::printf("overhead per call under shadowbox run (median): %.1f ms (goal: <= 20 ms)\n", *run);
+  }
+  if (auto hooked = overhead(Mode::kHookProcesses)) {
+    std::printf("overhead per call with hook processes (median): %.1f ms (goal: <= 25 ms)",
+                *hooked);
+    if (auto scanning = overhead(Mode::kHookProcessesScanning)) {
+      std::printf("; scanning: %.1f ms, %.1fx", *scanning, *scanning / *hooked);
+    }
+    if (auto floor = overhead(Mode::kEmptyCommandHooks)) {
+      std::printf("; above hook processes that do nothing: %.1f ms", *hooked - *floor);
+    }
+    std::printf("\n");
+  }
+}
+
+// The other agents' rows: without hooks, then under shadowbox run.
+void print_other_agent_rows(const OtherAgentFigures& others) {
+  for (const auto& [agent, f] : others) {
+    std::string label = agent->key;
+    std::printf("%-34s %8.1fms %8.1fms\n", (label + " without hooks").c_str(), f.first.median,
+                f.first.p90);
+    std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", (label + " under shadowbox run").c_str(),
+                f.second.median, f.second.p90, f.second.median - f.first.median);
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -298,7 +359,7 @@ int main(int argc, char** argv) {
                                   "file " + std::to_string(i) + "\n");
     }
     // Each agent's own rows: without hooks, then under shadowbox run.
-    std::vector<std::pair<const OtherAgent*, std::pair<Figures, Figures>>> others;
+    OtherAgentFigures others;
     for (const OtherAgent& agent : kOtherAgents) {
       if (!selected(modes, agent.key)) continue;
       if (!fs::exists(agent.binary())) {
@@ -310,7 +371,7 @@ int main(int argc, char** argv) {
       others.push_back({&agent, {without, with}});
     }
     Figures plain = percentiles(run_scenario(base.path(), "plain", ws, calls, Mode::kPlain));
-    std::vector<std::pair<const Row*, Figures>> figures;
+    ClaudeCodeFigures figures;
     for (const Row& row : kRows) {
       if (!selected(modes, row.key)) continue;
       figures.emplace_back(&row,
@@ -319,39 +380,8 @@ int main(int argc, char** argv) {
     std::printf("workspace: %d files; %d shell calls per run; the real agent CLIs, mock APIs\n",
                 files, calls);
     std::printf("%-34s %10s %10s %12s\n", "per tool call", "median", "p90", "overhead");
-    std::printf("%-34s %8.1fms %8.1fms\n", "without hooks", plain.median, plain.p90);
-    auto overhead = [&](Mode mode) -> std::optional<double> {
-      for (const auto& [row, f] : figures) {
-        if (row->mode == mode) return f.median - plain.median;
-      }
-      return std::nullopt;
-    };
-    for (const auto& [row, f] : figures) {
-      std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", row->label, f.median, f.p90,
-                  f.median - plain.median);
-    }
-    if (auto run = overhead(Mode::kRun)) {
-      std::printf("overhead per call under shadowbox run (median): %.1f ms (goal: <= 20 ms)\n",
-                  *run);
-    }
-    if (auto hooked = overhead(Mode::kHookProcesses)) {
-      std::printf("overhead per call with hook processes (median): %.1f ms (goal: <= 25 ms)",
-                  *hooked);
-      if (auto scanning = overhead(Mode::kHookProcessesScanning)) {
-        std::printf("; scanning: %.1f ms, %.1fx", *scanning, *scanning / *hooked);
-      }
-      if (auto floor = overhead(Mode::kEmptyCommandHooks)) {
-        std::printf("; above hook processes that do nothing: %.1f ms", *hooked - *floor);
-      }
-      std::printf("\n");
-    }
-    for (const auto& [agent, f] : others) {
-      std::string label = agent->key;
-      std::printf("%-34s %8.1fms %8.1fms\n", (label + " without hooks").c_str(), f.first.median,
-                  f.first.p90);
-      std::printf("%-34s %8.1fms %8.1fms %10.1fms\n", (label + " under shadowbox run").c_str(),
-                  f.second.median, f.second.p90, f.second.median - f.first.median);
-    }
+    print_claude_code_rows(plain, figures);
+    print_other_agent_rows(others);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hook_overhead_bench: %s\n", e.what());

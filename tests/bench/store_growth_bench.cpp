@@ -129,6 +129,43 @@ double ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
+// calls edits of one file each through hook processes (PreToolUse, the edit,
+// PostToolUse); each call's time in ms.
+std::vector<double> edit_calls(const fs::path& ws, const fs::path& store, int calls, int files) {
+  std::vector<double> call_ms;
+  for (int i = 1; i <= calls; ++i) {
+    std::string id = "toolu_" + std::to_string(i);
+    std::string file = "d" + std::to_string(i % 100) + "/f" + std::to_string(i % files);
+    std::string tool = ",\"tool_name\":\"Edit\",\"tool_use_id\":\"" + id +
+                       "\",\"tool_input\":{\"file_path\":\"" + file + "\"}";
+    Clock::time_point start = Clock::now();
+    hook(ws, store, "PreToolUse", tool);
+    testing_support::write_file(ws / file, "line " + std::to_string(i) + " edited by " + id + "\n");
+    hook(ws, store, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
+    call_ms.push_back(ms(Clock::now() - start));
+  }
+  return call_ms;
+}
+
+// The size of a copy of store after `git gc` (under dir).
+std::uintmax_t git_gc_size(const fs::path& dir, const fs::path& store) {
+  fs::path copy = dir / "store-git-gc";
+  testing_support::run_command({"cp", "-a", store.string(), copy.string()}, dir);
+  testing_support::run_command({"git", "--git-dir", (copy / "repo.git").string(), "-c", "gc.auto=0",
+                                "gc", "--quiet", "--prune=now"},
+                               dir);
+  return disk_usage(copy);
+}
+
+// The median of values[from, to).
+double median_of(const std::vector<double>& values, std::size_t from, std::size_t to) {
+  std::vector<double> part(values.begin() + static_cast<std::ptrdiff_t>(from),
+                           values.begin() + static_cast<std::ptrdiff_t>(to));
+  std::nth_element(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(part.size() / 2),
+                   part.end());
+  return part[part.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -151,18 +188,7 @@ int main(int argc, char** argv) try {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::uintmax_t before = disk_usage(store);
-  std::vector<double> call_ms;
-  for (int i = 1; i <= args.calls; ++i) {
-    std::string id = "toolu_" + std::to_string(i);
-    std::string file = "d" + std::to_string(i % 100) + "/f" + std::to_string(i % args.files);
-    std::string tool = ",\"tool_name\":\"Edit\",\"tool_use_id\":\"" + id +
-                       "\",\"tool_input\":{\"file_path\":\"" + file + "\"}";
-    Clock::time_point start = Clock::now();
-    hook(ws, store, "PreToolUse", tool);
-    testing_support::write_file(ws / file, "line " + std::to_string(i) + " edited by " + id + "\n");
-    hook(ws, store, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
-    call_ms.push_back(ms(Clock::now() - start));
-  }
+  std::vector<double> call_ms = edit_calls(ws, store, args.calls, args.files);
   // Before the session ends, once a maintenance that may be running has finished.
   wait_for_maintenance(store);
   std::uintmax_t during = disk_usage(store);
@@ -176,19 +202,8 @@ int main(int argc, char** argv) try {
   std::size_t loose_left = loose_objects(store);
   std::uintmax_t after = disk_usage(store);
   // The baseline: `git gc` on a copy of the same store.
-  fs::path copy = args.dir / "store-git-gc";
-  testing_support::run_command({"cp", "-a", store.string(), copy.string()}, args.dir);
-  testing_support::run_command({"git", "--git-dir", (copy / "repo.git").string(), "-c", "gc.auto=0",
-                                "gc", "--quiet", "--prune=now"},
-                               args.dir);
-  std::uintmax_t git_gc = disk_usage(copy);
-  auto median = [&](std::size_t from, std::size_t to) {
-    std::vector<double> part(call_ms.begin() + static_cast<std::ptrdiff_t>(from),
-                             call_ms.begin() + static_cast<std::ptrdiff_t>(to));
-    std::nth_element(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(part.size() / 2),
-                     part.end());
-    return part[part.size() / 2];
-  };
+  std::uintmax_t git_gc = git_gc_size(args.dir, store);
+  auto median = [&](std::size_t from, std::size_t to) { return median_of(call_ms, from, to); };
 
   std::size_t n = call_ms.size();
   std::size_t note10 = note_size(store, ws, "post:toolu_10");
