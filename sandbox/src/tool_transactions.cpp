@@ -503,17 +503,22 @@ void ToolTransactions::publish(const std::string& call_id, const std::string& to
   }
 }
 
+StepResult ToolTransactions::record_restore(const std::string& summary, StateRestore restored) {
+  std::optional<fsnap::RestoreReport> report;
+  if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
+  SnapshotMetadata m;
+  m.phase = fsnap::Phase::kCheckpoint;
+  m.outcome.result_summary = summary;
+  return StepResult{record(std::move(m)), std::move(report)};
+}
+
 StepResult ToolTransactions::discard(const std::string& call_id) {
   std::unique_ptr<StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   StateRestore restored = state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
   log_.forget(call_id);
-  std::optional<fsnap::RestoreReport> report;
-  if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
-  SnapshotMetadata m;
-  m.phase = fsnap::Phase::kCheckpoint;
-  m.outcome.result_summary = "discarded tool call " + call_id + ": as if it never ran";
-  return StepResult{record(std::move(m)), std::move(report)};
+  return record_restore("discarded tool call " + call_id + ": as if it never ran",
+                        std::move(restored));
 }
 
 StepResult ToolTransactions::agent_denied(const std::string& call_id, const std::string& why) {
@@ -575,12 +580,7 @@ StepResult ToolTransactions::restore(const Boundary& target, const std::string& 
   std::unique_ptr<StepHold> step = begin_step();
   StateRestore restored =
       state_.restore(target.snapshot, {run_, "before restoring " + target.snapshot.id});
-  std::optional<fsnap::RestoreReport> report;
-  if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
-  SnapshotMetadata m;
-  m.phase = fsnap::Phase::kCheckpoint;
-  m.outcome.result_summary = summary;
-  return StepResult{record(std::move(m)), std::move(report)};
+  return record_restore(summary, std::move(restored));
 }
 
 StepResult ToolTransactions::restore_paths(const Boundary& target,
@@ -591,12 +591,7 @@ StepResult ToolTransactions::restore_paths(const Boundary& target,
   request.paths = paths;
   request.session = false;
   StateRestore restored = state_.restore(target.snapshot, request);
-  std::optional<fsnap::RestoreReport> report;
-  if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
-  SnapshotMetadata m;
-  m.phase = fsnap::Phase::kCheckpoint;
-  m.outcome.result_summary = summary;
-  return StepResult{record(std::move(m)), std::move(report)};
+  return record_restore(summary, std::move(restored));
 }
 
 StepResult ToolTransactions::restore_slices(const Boundary& target,
@@ -629,10 +624,7 @@ StepResult ToolTransactions::restore_slices(const Boundary& target,
     }
   }
   session.rollback(wanted, /*preserve_logs=*/false);
-  SnapshotMetadata m;
-  m.phase = fsnap::Phase::kCheckpoint;
-  m.outcome.result_summary = summary;
-  return StepResult{record(std::move(m)), std::nullopt};
+  return record_restore(summary, StateRestore{});
 }
 
 }  // namespace sandbox

@@ -298,6 +298,9 @@ class ToolTransactions {
                       std::int64_t elapsed_ms);
   // Records the boundary of meta and remembers it.
   Boundary record(SnapshotMetadata meta);
+  // Records the checkpoint after a restore (or discard), with the summary and the report
+  // of the restore's (first) filesystem.
+  StepResult record_restore(const std::string& summary, StateRestore restored);
   // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint);
   // for a failed call, with what became of its changes (rollback, and what its restore
   // could not put back) in both its records.
