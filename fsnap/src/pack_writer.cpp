@@ -99,13 +99,10 @@ void write_at(int fd, const void* data, std::size_t n, std::uint64_t offset, con
     throw system_error("cannot write " + path.string(), errno);
 }
 
-void sync_and_close(int fd, const fs::path& path) {
-  if (::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    throw system_error("cannot sync " + path.string(), err);
-  }
-  if (::close(fd) != 0) throw system_error("cannot close " + path.string(), errno);
+// Syncs and closes fd (closed on every path, an error thrown or not).
+void sync_and_close(UniqueFd fd, const fs::path& path) {
+  if (::fsync(fd.get()) != 0) throw system_error("cannot sync " + path.string(), errno);
+  if (::close(fd.release()) != 0) throw system_error("cannot close " + path.string(), errno);
 }
 
 }  // namespace
@@ -205,10 +202,9 @@ fs::path PackWriter::finish(git_odb* loose) {
   unsigned char pack_sha[20];
   sha.final(pack_sha);
   write_at(fd_, pack_sha, sizeof pack_sha, end_, tmp_);
-  int fd = fd_;
-  fd_ = -1;
+  UniqueFd fd(std::exchange(fd_, -1));
   try {
-    sync_and_close(fd, tmp_);
+    sync_and_close(std::move(fd), tmp_);
   } catch (...) {
     ::unlink(tmp_.c_str());
     throw;
@@ -223,14 +219,15 @@ fs::path PackWriter::finish(git_odb* loose) {
   std::string index = index_of(pack_sha);
   fs::path idx_tmp = idx;
   idx_tmp += ".tmp";
-  int ifd = ::open(idx_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400);
-  if (ifd < 0) {
+  UniqueFd ifd(::open(idx_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0400));
+  if (!ifd.valid()) {
+    int err = errno;
     ::unlink(tmp_.c_str());
-    throw system_error("cannot create " + idx_tmp.string(), errno);
+    throw system_error("cannot create " + idx_tmp.string(), err);
   }
   try {
-    write_at(ifd, index.data(), index.size(), 0, idx_tmp);
-    sync_and_close(ifd, idx_tmp);
+    write_at(ifd.get(), index.data(), index.size(), 0, idx_tmp);
+    sync_and_close(std::move(ifd), idx_tmp);
     if (::rename(tmp_.c_str(), pack.c_str()) != 0)
       throw system_error("cannot move into place " + pack.string(), errno);
     if (::rename(idx_tmp.c_str(), idx.c_str()) != 0)
