@@ -14,11 +14,7 @@ void install_run_stats(sandbox::Session& session) {
     const policy::ContainmentState* counted = containment.latest();
     if (counted != nullptr) stats.cost_usd = counted->cost_usd;
     if (const sandbox::CallTally* t = tally.latest()) {
-      stats.steps = t->steps;
-      stats.failed = t->failed;
-      stats.rolled_back = t->rolled_back;
-      stats.refused = t->refused;
-      stats.agent_denied = t->agent_denied;
+      static_cast<sandbox::CallTally&>(stats) = *t;
     } else {
       // A run recorded before the tally: what its invocation log and containment say
       // (a refusal was logged as a failed invocation then, and counted as a step).

@@ -28,15 +28,11 @@
 
 namespace runs {
 
-// A run's figures (see above).
-struct RunStats {
+// A run's figures (see above): the tally's counts, the calls they add up to, the cost.
+struct RunStats : sandbox::CallTally {
   std::size_t calls = 0;
-  std::size_t steps = 0;
-  std::size_t failed = 0;
-  std::size_t rolled_back = 0;
-  std::size_t refused = 0;
-  std::size_t agent_denied = 0;
   double cost_usd = 0;
+  friend bool operator==(const RunStats&, const RunStats&) = default;
 };
 
 // Installs RunStats in session as a computed slice (again: replaces it).
