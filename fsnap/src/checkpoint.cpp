@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include "fsnap/enum_names.hpp"
 
 #include "fsnap/path_quoting.hpp"
 
@@ -10,8 +11,10 @@ namespace fsnap {
 
 namespace {
 
-constexpr std::string_view kPhaseNames[] = {"pre_tool", "post_tool", "checkpoint",
-                                            "manual",   "safety",    "denied"};
+constexpr EnumName<Phase> kPhaseNames[] = {
+    {Phase::kPreTool, "pre_tool"},      {Phase::kPostTool, "post_tool"},
+    {Phase::kCheckpoint, "checkpoint"}, {Phase::kManual, "manual"},
+    {Phase::kSafety, "safety"},         {Phase::kDenied, "denied"}};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -71,14 +74,11 @@ bool parse_copy(std::string_view value, std::vector<SkippedPath>& skipped) {
 }  // namespace
 
 std::string_view to_string(Phase phase) {
-  return kPhaseNames[static_cast<int>(phase)];
+  return name_of(kPhaseNames, phase, "unknown");
 }
 
 std::optional<Phase> parse_phase(std::string_view s) {
-  for (int i = 0; i < static_cast<int>(std::size(kPhaseNames)); ++i) {
-    if (kPhaseNames[i] == s) return static_cast<Phase>(i);
-  }
-  return std::nullopt;
+  return value_of(kPhaseNames, s);
 }
 
 std::string format_checkpoint_message(const Checkpoint& c) {

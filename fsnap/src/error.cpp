@@ -2,29 +2,31 @@
 
 #include <algorithm>
 
+#include "fsnap/enum_names.hpp"
 #include "fsnap/filesystem.hpp"
 #include "fsnap/path_quoting.hpp"
 
 namespace fsnap {
 
+namespace {
+
+constexpr EnumName<ErrorCode> kErrorCodeNames[] = {
+    {ErrorCode::kInvalidArgument, "invalid argument"},
+    {ErrorCode::kNotFound, "not found"},
+    {ErrorCode::kAmbiguous, "ambiguous"},
+    {ErrorCode::kPathEscape, "path escape"},
+    {ErrorCode::kIo, "i/o error"},
+    {ErrorCode::kCorrupt, "corrupt store"},
+    {ErrorCode::kConflict, "conflict"}};
+
+constexpr EnumName<EntryType> kEntryTypeNames[] = {{EntryType::kFile, "file"},
+                                                   {EntryType::kDirectory, "directory"},
+                                                   {EntryType::kSymlink, "symlink"}};
+
+}  // namespace
+
 std::string_view to_string(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-      return "invalid argument";
-    case ErrorCode::kNotFound:
-      return "not found";
-    case ErrorCode::kAmbiguous:
-      return "ambiguous";
-    case ErrorCode::kPathEscape:
-      return "path escape";
-    case ErrorCode::kIo:
-      return "i/o error";
-    case ErrorCode::kCorrupt:
-      return "corrupt store";
-    case ErrorCode::kConflict:
-      return "conflict";
-  }
-  return "unknown error";
+  return name_of(kErrorCodeNames, code, "unknown error");
 }
 
 std::string quote_input(std::string_view input, std::size_t max_bytes) {
@@ -44,15 +46,7 @@ std::string quote_input(std::string_view input, std::size_t max_bytes) {
 }
 
 std::string_view to_string(EntryType type) {
-  switch (type) {
-    case EntryType::kFile:
-      return "file";
-    case EntryType::kDirectory:
-      return "directory";
-    case EntryType::kSymlink:
-      return "symlink";
-  }
-  return "unknown";
+  return name_of(kEntryTypeNames, type, "unknown");
 }
 
 }  // namespace fsnap

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "fsnap/enum_names.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/posix.hpp"
@@ -443,19 +444,13 @@ WatchDaemonExit serve_watch_daemon(const Store& store, const WatchDaemonOptions&
 }
 
 const char* to_string(WatchDaemonExit e) {
-  switch (e) {
-    case WatchDaemonExit::kIdle:
-      return "idle";
-    case WatchDaemonExit::kStopped:
-      return "stopped";
-    case WatchDaemonExit::kGone:
-      return "workspace or store gone";
-    case WatchDaemonExit::kReplaced:
-      return "replaced by another version";
-    case WatchDaemonExit::kAlreadyRunning:
-      return "another daemon is running";
-  }
-  return "?";
+  static constexpr EnumName<WatchDaemonExit> kNames[] = {
+      {WatchDaemonExit::kIdle, "idle"},
+      {WatchDaemonExit::kStopped, "stopped"},
+      {WatchDaemonExit::kGone, "workspace or store gone"},
+      {WatchDaemonExit::kReplaced, "replaced by another version"},
+      {WatchDaemonExit::kAlreadyRunning, "another daemon is running"}};
+  return name_of(kNames, e, "?").data();  // each name is a whole literal
 }
 
 }  // namespace fsnap

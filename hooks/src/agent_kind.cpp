@@ -2,40 +2,31 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "fsnap/enum_names.hpp"
+
 namespace hooks {
 
 namespace {
 
-constexpr AgentKind kAllKinds[] = {AgentKind::kClaudeCode, AgentKind::kClaudeSdk, AgentKind::kCodex,
-                                   AgentKind::kGemini};
+constexpr fsnap::EnumName<AgentKind> kKindNames[] = {{AgentKind::kClaudeCode, "claude-code"},
+                                                     {AgentKind::kClaudeSdk, "claude-sdk"},
+                                                     {AgentKind::kCodex, "codex"},
+                                                     {AgentKind::kGemini, "gemini"}};
 
 }  // namespace
 
 std::string_view agent_kind_name(AgentKind kind) {
-  switch (kind) {
-    case AgentKind::kClaudeCode:
-      return "claude-code";
-    case AgentKind::kClaudeSdk:
-      return "claude-sdk";
-    case AgentKind::kCodex:
-      return "codex";
-    case AgentKind::kGemini:
-      return "gemini";
-  }
-  return "claude-code";
+  return fsnap::name_of(kKindNames, kind, "claude-code");
 }
 
 std::optional<AgentKind> parse_agent_kind(std::string_view text) {
-  for (AgentKind kind : kAllKinds) {
-    if (agent_kind_name(kind) == text) return kind;
-  }
-  return std::nullopt;
+  return fsnap::value_of(kKindNames, text);
 }
 
 std::string agent_kind_names() {
   std::string out;
-  for (AgentKind kind : kAllKinds) {
-    out += (out.empty() ? "" : ", ") + std::string(agent_kind_name(kind));
+  for (const fsnap::EnumName<AgentKind>& kind : kKindNames) {
+    out += (out.empty() ? "" : ", ") + std::string(kind.name);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <set>
 
+#include "fsnap/enum_names.hpp"
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/run_processes.hpp"
@@ -92,10 +93,11 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
 }
 
 std::optional<ResumeValidation> parse_resume_validation(std::string_view text) {
-  if (text == "strict") return ResumeValidation::kStrict;
-  if (text == "relaxed") return ResumeValidation::kRelaxed;
-  if (text == "none") return ResumeValidation::kNone;
-  return std::nullopt;
+  static constexpr fsnap::EnumName<ResumeValidation> kNames[] = {
+      {ResumeValidation::kStrict, "strict"},
+      {ResumeValidation::kRelaxed, "relaxed"},
+      {ResumeValidation::kNone, "none"}};
+  return fsnap::value_of(kNames, text);
 }
 
 std::vector<std::string> resume_problems(const ResumableState& state, ResumeValidation validation,

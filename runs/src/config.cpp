@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 #include <boost/filesystem/operations.hpp>
 
+#include "fsnap/enum_names.hpp"
 #include "fsnap/error.hpp"
 #include "yaml_keys.hpp"
 
@@ -676,26 +677,22 @@ Config Config::load_file(const fs::path& file) {
   return config;
 }
 
+namespace {
+
+constexpr fsnap::EnumName<PreserveStrategy> kPreserveNames[] = {
+    {PreserveStrategy::kOnToolUse, "on_tool_use"},
+    {PreserveStrategy::kOnComplete, "on_complete"},
+    {PreserveStrategy::kPeriodic, "periodic"},
+    {PreserveStrategy::kOnDemand, "on_demand"}};
+
+}  // namespace
+
 std::string_view preserve_strategy_name(PreserveStrategy strategy) {
-  switch (strategy) {
-    case PreserveStrategy::kOnToolUse:
-      return "on_tool_use";
-    case PreserveStrategy::kOnComplete:
-      return "on_complete";
-    case PreserveStrategy::kPeriodic:
-      return "periodic";
-    case PreserveStrategy::kOnDemand:
-      return "on_demand";
-  }
-  return "on_tool_use";
+  return fsnap::name_of(kPreserveNames, strategy, "on_tool_use");
 }
 
 std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text) {
-  for (PreserveStrategy s : {PreserveStrategy::kOnToolUse, PreserveStrategy::kOnComplete,
-                             PreserveStrategy::kPeriodic, PreserveStrategy::kOnDemand}) {
-    if (preserve_strategy_name(s) == text) return s;
-  }
-  return std::nullopt;
+  return fsnap::value_of(kPreserveNames, text);
 }
 
 }  // namespace runs

@@ -4,20 +4,17 @@
 
 #include <algorithm>
 
+#include "fsnap/enum_names.hpp"
+
 namespace sandbox {
 
 std::string_view to_string(RollbackDecision::Kind kind) {
-  switch (kind) {
-    case RollbackDecision::Kind::kRollBack:
-      return "rolled_back";
-    case RollbackDecision::Kind::kRefuse:
-      return "refused";
-    case RollbackDecision::Kind::kKeep:
-      return "kept";
-    case RollbackDecision::Kind::kUnchanged:
-      return "unchanged";
-  }
-  return "unknown";
+  using Kind = RollbackDecision::Kind;
+  static constexpr fsnap::EnumName<Kind> kNames[] = {{Kind::kRollBack, "rolled_back"},
+                                                     {Kind::kRefuse, "refused"},
+                                                     {Kind::kKeep, "kept"},
+                                                     {Kind::kUnchanged, "unchanged"}};
+  return fsnap::name_of(kNames, kind, "unknown");
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "fsnap/enum_names.hpp"
 #include "sandbox/errors.hpp"
 
 namespace sandbox {
@@ -22,23 +23,19 @@ Registry& registry() {
 
 }  // namespace
 
+namespace {
+
+constexpr fsnap::EnumName<SlicePolicy> kPolicyNames[] = {
+    {SlicePolicy::kState, "state"}, {SlicePolicy::kLog, "log"}, {SlicePolicy::kCache, "cache"}};
+
+}  // namespace
+
 std::string_view to_string(SlicePolicy policy) {
-  switch (policy) {
-    case SlicePolicy::kState:
-      return "state";
-    case SlicePolicy::kLog:
-      return "log";
-    case SlicePolicy::kCache:
-      return "cache";
-  }
-  return "state";
+  return fsnap::name_of(kPolicyNames, policy, "state");
 }
 
 std::optional<SlicePolicy> parse_slice_policy(std::string_view text) {
-  if (text == "state") return SlicePolicy::kState;
-  if (text == "log") return SlicePolicy::kLog;
-  if (text == "cache") return SlicePolicy::kCache;
-  return std::nullopt;
+  return fsnap::value_of(kPolicyNames, text);
 }
 
 void SliceTypes::add_entry(SliceType entry) {
