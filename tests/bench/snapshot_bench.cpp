@@ -15,9 +15,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
-#include <iostream>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -25,18 +22,21 @@
 #include <thread>
 #include <vector>
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <boost/filesystem.hpp>
 
+#include "bench_workspace.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/store.hpp"
 #include "test_support.hpp"
 
 namespace fs = boost::filesystem;
+using bench::check;
+using bench::CliRunner;
+using bench::GitBaseline;
+using bench::median;
+using bench::seconds_of;
+using bench::stat_floor;
+using bench::text_of_size;
 using testing_support::run_command;
 
 namespace {
@@ -80,158 +80,9 @@ Settings parse_settings(int argc, char** argv) {
   return s;
 }
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_of(const std::function<void()>& f) {
-  auto start = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Source-like text: lines of pseudo-random words, so it compresses like code does.
-std::string text_of_size(std::mt19937_64& rng, std::size_t size) {
-  static const char* words[] = {"int",    "return", "if",    "for",   "value", "const",
-                                "auto",   "std",    "void",  "class", "while", "struct",
-                                "string", "vector", "count", "index", "data",  "size"};
-  std::string out;
-  out.reserve(size + 16);
-  while (out.size() < size) {
-    out += words[rng() % (sizeof words / sizeof *words)];
-    out.push_back(rng() % 8 == 0 ? '\n' : ' ');
-    if (rng() % 16 == 0) out += std::to_string(rng() % 100000);
-  }
-  out.resize(size);
-  return out;
-}
-
-// Directories nested two levels (d0042/s07) so the tree has depth.
+// The workspace of these settings (see bench::build_workspace).
 std::vector<std::string> build_workspace(const fs::path& root, const Settings& s) {
-  std::mt19937_64 rng(42);
-  std::vector<std::string> dirs;
-  std::size_t top = std::max<std::size_t>(1, s.dirs / 20);
-  for (std::size_t i = 0; i < s.dirs; ++i) {
-    char name[64];
-    std::snprintf(name, sizeof name, "d%04zu/s%03zu", i % top, i / top);
-    dirs.push_back(name);
-    fs::create_directories(root / name);
-  }
-  std::vector<std::string> files;
-  for (std::size_t i = 0; i < s.files; ++i) {
-    char name[32];
-    std::snprintf(name, sizeof name, "/f%06zu.txt", i);
-    std::string rel = dirs[i % dirs.size()] + name;
-    std::size_t size = s.file_size / 2 + rng() % (s.file_size + 1);
-    testing_support::write_file(root / rel, text_of_size(rng, size));
-    files.push_back(rel);
-  }
-  return files;
-}
-
-void check(const testing_support::CommandResult& r, const std::string& what) {
-  if (r.exit_code != 0) {
-    throw std::runtime_error(what + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
-  }
-}
-
-// The git CLI baseline: a git dir outside the work tree, no auto-gc, no hooks.
-struct GitBaseline {
-  fs::path git_dir;
-  fs::path work_tree;
-  int commits = 0;
-
-  testing_support::CommandResult git(std::vector<std::string> args) const {
-    std::vector<std::string> argv = {"git",
-                                     "--git-dir=" + git_dir.string(),
-                                     "--work-tree=" + work_tree.string(),
-                                     "-c",
-                                     "gc.auto=0",
-                                     "-c",
-                                     "user.name=bench",
-                                     "-c",
-                                     "user.email=bench@localhost",
-                                     "-c",
-                                     "core.hooksPath=/dev/null",
-                                     "-c",
-                                     "feature.manyFiles=true",
-                                     "-c",
-                                     "core.untrackedCache=true"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_command(argv, work_tree, {}, "", std::chrono::seconds(3600));
-  }
-  void snapshot() {
-    check(git({"add", "-A"}), "git add -A");
-    check(git({"commit", "-q", "--allow-empty", "-m", "snapshot " + std::to_string(++commits)}),
-          "git commit");
-  }
-  void restore_head() { check(git({"reset", "-q", "--hard", "HEAD"}), "git reset --hard"); }
-};
-
-// The shadowbox CLI with its own store (and a config, if given).
-struct CliRunner {
-  fs::path store;
-  fs::path workspace;
-  fs::path config;
-
-  testing_support::CommandResult run(std::vector<std::string> args) const {
-    std::vector<std::string> argv = {SHADOWBOX_BIN, "--workspace", workspace.string(), "--store",
-                                     store.string()};
-    if (!config.empty()) {
-      argv.push_back("--config");
-      argv.push_back(config.string());
-    }
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_command(argv, workspace, {"SHADOWBOX_CONFIG="}, "", std::chrono::seconds(3600));
-  }
-  std::string snapshot() {
-    testing_support::CommandResult r = run({"snapshot"});
-    check(r, "shadowbox snapshot");
-    return r.out.substr(0, r.out.find(' '));
-  }
-};
-
-// Stats every entry below the directory fd (closes it); returns how many.
-std::size_t stat_tree(int dfd) {
-  DIR* dir = ::fdopendir(dfd);
-  if (dir == nullptr) return 0;
-  std::size_t n = 0;
-  std::vector<std::string> subdirs;
-  while (dirent* e = ::readdir(dir)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    struct stat st;
-    if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    ++n;
-    if (S_ISDIR(st.st_mode)) subdirs.push_back(name);
-  }
-  for (const std::string& sub : subdirs) {
-    n += stat_tree(::openat(::dirfd(dir), sub.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  }
-  ::closedir(dir);
-  return n;
-}
-
-// The floor of any stat-based capture: one fstatat per entry, top-level directories
-// spread over all hardware threads, nothing else.
-double stat_floor(const fs::path& root) {
-  std::vector<std::string> tops;
-  for (fs::directory_iterator it(root), end; it != end; ++it) tops.push_back(it->path().string());
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  return seconds_of([&] {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        for (std::size_t i = t; i < tops.size(); i += threads) {
-          stat_tree(::open(tops[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        }
-      });
-    }
-    for (std::thread& th : pool) th.join();
-  });
+  return bench::build_workspace(root, s.files, s.dirs, s.file_size);
 }
 
 struct Row {
