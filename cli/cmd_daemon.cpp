@@ -63,6 +63,10 @@ int serve(const Context& context, const fsnap::Store& store) {
   options.capture = context.config.capture;
   options.idle_exit = context.config.watch.idle_exit;
   options.stop_requested = &stop_requested;
+  // Into the daemon's log (watch.log in the store), where its exit is written too.
+  options.on_watch_limit = [](const std::string& advice) {
+    std::cerr << "shadowbox: watch daemon: " << advice << '\n';
+  };
   // Hook events a thin client (`shadowbox-hook`) relays: recorded here, with this
   // daemon's captures, by the code `shadowbox hook claude-code` runs.
   options.on_message = [&store](std::string_view text,

@@ -59,13 +59,25 @@ void remove_tree(const std::string& abs, const std::string& rel) {
 
 // What a watched workspace keeps between captures.
 struct WatchState {
-  explicit WatchState(std::unique_ptr<WorkspaceWatcher> w) : watcher(std::move(w)) {}
+  WatchState(std::unique_ptr<WorkspaceWatcher> w, std::function<void(const std::string&)> f)
+      : watcher(std::move(w)), on_limit(std::move(f)) {}
   std::unique_ptr<WorkspaceWatcher> watcher;
+  std::function<void(const std::string&)> on_limit;  // told once if the limit is reached
+  bool limit_told = false;
   std::optional<StatCache> cache;    // after the last capture; unset = walk everything
   std::string cache_key;             // workspace and prune generation cache belongs to
   ChangedDirs pending;               // changes not yet in cache
   std::vector<SkippedPath> skipped;  // what the last capture reported
   std::vector<std::string> uncaptured;
+
+  // What the watcher saw since the last look; tells on_limit, once, if it gave up.
+  void take_changes() {
+    pending.merge(watcher->take_changes());
+    if (watcher->scanning() && !limit_told) {
+      limit_told = true;
+      if (on_limit) on_limit(watcher->limit_message());
+    }
+  }
 };
 
 struct HostFilesystem::Impl {
@@ -78,6 +90,7 @@ struct HostFilesystem::Impl {
   std::shared_ptr<CaptureService> captures;
   std::string root;
   LargeFileCopies large_files;  // the store's copies of files over the size limit
+  WatchLimit watch_limit;
   std::unique_ptr<WatchState> watch;
 
   Impl(Store s, CaptureOptions o, HostEnv env)
@@ -91,7 +104,8 @@ struct HostFilesystem::Impl {
         ids(env.ids ? std::move(env.ids) : IdSource::shared_random()),
         captures(std::move(env.captures)),
         root(store.workspace().string()),
-        large_files(layout::large_files_dir(store.dir()), std::move(env.copies)) {}
+        large_files(layout::large_files_dir(store.dir()), std::move(env.copies)),
+        watch_limit(std::move(env.watch_limit)) {}
 
   ~Impl() {
     // A watched workspace writes its stat cache once, here, for the processes after it.
@@ -147,11 +161,15 @@ struct HostFilesystem::Impl {
                                StatCache::load(store.stat_cache_file(), key), now_ns(), nullptr,
                                &large_files);
     }
-    watch->pending.merge(watch->watcher->take_changes());
+    watch->take_changes();
     std::optional<CaptureScope> scope;
     StatCache previous;
-    if (watch->cache && watch->cache_key == key && !watch->pending.everything) {
-      scope.emplace(watch->pending, watch->skipped, watch->uncaptured);
+    if (watch->cache && watch->cache_key == key) {
+      // Everything changed (an overflow, past the watch limit): a walk of the whole
+      // tree, still with the cache in memory.
+      if (!watch->pending.everything) {
+        scope.emplace(watch->pending, watch->skipped, watch->uncaptured);
+      }
       previous = std::move(*watch->cache);
     } else {
       previous = StatCache::load(store.stat_cache_file(), key);
@@ -281,10 +299,13 @@ const CaptureOptions& HostFilesystem::options() const {
   return impl_->options;
 }
 
-void HostFilesystem::watch() {
+void HostFilesystem::watch(std::function<void(const std::string&)> on_limit) {
   if (impl_->watch) return;
   impl_->watch = std::make_unique<WatchState>(
-      std::make_unique<WorkspaceWatcher>(impl_->root, exclude_rules(impl_->options)));
+      std::make_unique<WorkspaceWatcher>(impl_->root, exclude_rules(impl_->options),
+                                         impl_->watch_limit),
+      std::move(on_limit));
+  impl_->watch->take_changes();  // says now if the limit was reached at the start
 }
 
 bool HostFilesystem::watching() const {
@@ -292,7 +313,7 @@ bool HostFilesystem::watching() const {
 }
 
 void HostFilesystem::drain_watch() {
-  if (impl_->watch) impl_->watch->pending.merge(impl_->watch->watcher->take_changes());
+  if (impl_->watch) impl_->watch->take_changes();
 }
 
 std::size_t HostFilesystem::watched_directories() const {

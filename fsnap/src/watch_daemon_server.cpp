@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fsnap/enum_names.hpp"
@@ -248,7 +249,10 @@ class Daemon {
     CaptureOptions options = given;
     options.on_progress = [this](const CaptureProgress& p) { report(p); };
     fs_ = std::make_unique<HostFilesystem>(store_, std::move(options));
-    fs_->watch();
+    fs_->watch([this](const std::string& advice) {
+      if (std::exchange(limit_told_, true) || !options_.on_watch_limit) return;
+      options_.on_watch_limit(advice);
+    });
   }
 
   // Whether the workspace, the store or the socket is no longer what it was.
@@ -430,6 +434,7 @@ class Daemon {
   Steady::time_point accept_paused_until_;
   CaptureOptions capture_options_;
   std::unique_ptr<HostFilesystem> fs_;
+  bool limit_told_ = false;                        // on_watch_limit was called (once per daemon)
   int report_fd_ = -1;                             // the client being served, during a capture
   std::shared_ptr<LocalCaptures> local_captures_;  // for the message handler
   std::uint64_t captures_ = 0;

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "entry_names.hpp"
+#include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
 #include "open_beneath.hpp"
 
@@ -31,6 +33,35 @@ bool under(const std::string& path, const std::string& dir) {
                          path[dir.size()] == '/');
 }
 
+// The number in a /proc/sys file, if it holds one.
+std::optional<std::size_t> read_limit(const std::string& file) {
+  try {
+    std::optional<std::string> text = read_small_file(file);
+    if (!text || text->empty() || (*text)[0] < '0' || (*text)[0] > '9') return std::nullopt;
+    return static_cast<std::size_t>(std::stoull(*text));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// What to say when directories need watching and the limit let only added watches in:
+// the sysctl and a value that would do, with a quarter to spare for the tree's growth
+// (the watches other programs of the user hold, limit - added, stay theirs).
+std::string limit_advice(std::size_t directories, std::size_t added,
+                         std::optional<std::size_t> limit) {
+  std::size_t others = limit && *limit > added ? *limit - added : 0;
+  std::size_t wanted = others + directories + directories / 4;
+  std::size_t value = (wanted + 1023) / 1024 * 1024;
+  std::string message = "the workspace has " + std::to_string(directories) +
+                        " directories to watch, and inotify allowed " + std::to_string(added) +
+                        " watches (fs.inotify.max_user_watches is " +
+                        (limit ? std::to_string(*limit) : std::string("unknown")) +
+                        "): every capture looks at the whole workspace instead of what changed. "
+                        "To watch it, raise the limit: sudo sysctl fs.inotify.max_user_watches=" +
+                        std::to_string(value) + " (and in /etc/sysctl.d/ to keep it)";
+  return message;
+}
+
 }  // namespace
 
 void ChangedDirs::merge(const ChangedDirs& other) {
@@ -39,17 +70,20 @@ void ChangedDirs::merge(const ChangedDirs& other) {
   subtrees.insert(other.subtrees.begin(), other.subtrees.end());
 }
 
-WorkspaceWatcher::WorkspaceWatcher(std::string root, IgnoreRules excludes)
-    : root_(std::move(root)), excludes_(std::move(excludes)) {
+WorkspaceWatcher::WorkspaceWatcher(std::string root, IgnoreRules excludes, WatchLimit limit)
+    : root_(std::move(root)), excludes_(std::move(excludes)), limit_(std::move(limit)) {
   inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
   if (!inotify_.valid()) {
     throw system_error("cannot watch the workspace: inotify", errno);
   }
   int err = 0;
   if (!watch_tree("")) err = errno;
+  if (scanning_) {  // past the watch limit: it scans, and has said so
+    pending_.everything = true;
+    return;
+  }
   if (err != 0 || dirs_.empty()) {
-    std::string hint = err == ENOSPC ? " (raise the limit: sysctl fs.inotify.max_user_watches)"
-                       : err == ENOENT && ::access("/proc/self/fd", F_OK) != 0
+    std::string hint = err == ENOENT && ::access("/proc/self/fd", F_OK) != 0
                            ? " (directories are watched through /proc/self/fd: mount /proc)"
                            : "";
     throw Error(
@@ -62,6 +96,7 @@ WorkspaceWatcher::WorkspaceWatcher(std::string root, IgnoreRules excludes)
 WorkspaceWatcher::~WorkspaceWatcher() = default;
 
 bool WorkspaceWatcher::watch_tree(const std::string& dir) {
+  if (scanning_ && !counting_) return true;
   UniqueFd root(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return false;
   UniqueFd fd(open_directory_beneath(root.get(), dir));
@@ -72,20 +107,24 @@ bool WorkspaceWatcher::watch_tree(const std::string& dir) {
 }
 
 bool WorkspaceWatcher::watch_tree(const std::string& dir, UniqueFd fd, std::size_t depth) {
-  if (depth > kMaxTreeDepth) return false;  // no capture goes this deep either
-  // The watch is added through the descriptor, never through the path: a path whose
-  // parent has just been swapped for a symlink would put the watch on a directory
-  // elsewhere (and take it away from that directory when this one goes). The watch
-  // comes before the listing: an entry created meanwhile is then listed or reported.
-  std::string by_descriptor = "/proc/self/fd/" + std::to_string(fd.get());
-  int wd = ::inotify_add_watch(inotify_.get(), by_descriptor.c_str(), kWatchMask);
-  if (wd < 0) return false;
-  // The same directory may be watched already under its old name (moved, with its
-  // events not read yet): the watch now belongs to the new name only.
-  auto known = dirs_.find(wd);
-  if (known != dirs_.end() && known->second != dir) wds_.erase(known->second);
-  dirs_[wd] = dir;
-  wds_[dir] = wd;
+  if (depth > kMaxTreeDepth) return false;   // no capture goes this deep either
+  if (scanning_ && !counting_) return true;  // gave up watching on the way
+  if (counting_) {
+    ++counted_;
+  } else {
+    int wd = add_watch(fd.get());
+    if (wd < 0 && errno == ENOSPC) {
+      give_up(dirs_.size());
+      return true;
+    }
+    if (wd < 0) return false;
+    // The same directory may be watched already under its old name (moved, with its
+    // events not read yet): the watch now belongs to the new name only.
+    auto known = dirs_.find(wd);
+    if (known != dirs_.end() && known->second != dir) wds_.erase(known->second);
+    dirs_[wd] = dir;
+    wds_[dir] = wd;
+  }
   std::vector<std::string> subdirs;
   {
     DIR* d = ::fdopendir(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
@@ -116,6 +155,38 @@ bool WorkspaceWatcher::watch_tree(const std::string& dir, UniqueFd fd, std::size
   return true;
 }
 
+int WorkspaceWatcher::add_watch(int fd) {
+  if (limit_.max_watches != 0 && dirs_.size() >= limit_.max_watches) {
+    errno = ENOSPC;  // as the kernel answers at its limit
+    return -1;
+  }
+  // The watch is added through the descriptor, never through the path: a path whose
+  // parent has just been swapped for a symlink would put the watch on a directory
+  // elsewhere (and take it away from that directory when this one goes). The watch
+  // comes before the listing: an entry created meanwhile is then listed or reported.
+  std::string by_descriptor = "/proc/self/fd/" + std::to_string(fd);
+  return ::inotify_add_watch(inotify_.get(), by_descriptor.c_str(), kWatchMask);
+}
+
+void WorkspaceWatcher::give_up(std::size_t added) {
+  // A partial watch would tell only part of what changed; the watches it holds count
+  // against the limit of every other program of the user.
+  for (const auto& [wd, dir] : dirs_) ::inotify_rm_watch(inotify_.get(), wd);
+  dirs_.clear();
+  wds_.clear();
+  scanning_ = true;
+  pending_.everything = true;
+  limit_message_ = limit_advice(count_directories(), added, read_limit(limit_.limit_file));
+}
+
+std::size_t WorkspaceWatcher::count_directories() {
+  counting_ = true;
+  counted_ = 0;
+  watch_tree("");
+  counting_ = false;
+  return counted_;
+}
+
 void WorkspaceWatcher::forget_tree(const std::string& dir) {
   auto it = wds_.lower_bound(dir);
   while (it != wds_.end() && (it->first == dir || under(it->first, dir))) {
@@ -126,6 +197,7 @@ void WorkspaceWatcher::forget_tree(const std::string& dir) {
 }
 
 void WorkspaceWatcher::rewatch_all() {
+  if (scanning_) return;
   for (const auto& [wd, dir] : dirs_) ::inotify_rm_watch(inotify_.get(), wd);
   dirs_.clear();
   wds_.clear();
@@ -184,7 +256,7 @@ ChangedDirs WorkspaceWatcher::take_changes() {
       p += sizeof(struct inotify_event) + event->len;
     }
   }
-  if (broken_) pending_.everything = true;
+  if (broken_ || scanning_) pending_.everything = true;
   return std::exchange(pending_, ChangedDirs{});
 }
 

@@ -6,7 +6,10 @@
 // following symlinks (never through a path, which a symlink could redirect). An event
 // on a directory's entries marks that directory changed; a directory created or moved
 // in marks its whole subtree new (and is watched from then on); a queue overflow, a
-// failed watch or the root itself moving marks everything changed. The kernel queues
+// failed watch or the root itself moving marks everything changed. When the kernel's
+// limit on watches (or WatchLimit::max_watches) is reached, it gives every watch back
+// and reports everything changed from then on — captures scan, as unwatched ones do —
+// and says, once (limit_message), what to raise the limit to. The kernel queues
 // events while the writing system call runs, so everything written before
 // take_changes() is in its answer.
 //
@@ -24,6 +27,7 @@
 
 #include "fsnap/ignore_rules.hpp"
 #include "fsnap/posix.hpp"
+#include "fsnap/watch_limit.hpp"
 
 namespace fsnap {
 
@@ -42,8 +46,9 @@ struct ChangedDirs {
 class WorkspaceWatcher {
  public:
   // Starts watching root. The first take_changes() reports everything. Throws kIo if
-  // inotify is unavailable or the per-user watch limit is reached.
-  WorkspaceWatcher(std::string root, IgnoreRules excludes);
+  // inotify is unavailable or the root cannot be watched; past the watch limit it
+  // scans instead (see above).
+  WorkspaceWatcher(std::string root, IgnoreRules excludes, WatchLimit limit = {});
   ~WorkspaceWatcher();
   WorkspaceWatcher(const WorkspaceWatcher&) = delete;
   WorkspaceWatcher& operator=(const WorkspaceWatcher&) = delete;
@@ -52,6 +57,10 @@ class WorkspaceWatcher {
   ChangedDirs take_changes();
   // Number of directories watched.
   std::size_t watched() const { return dirs_.size(); }
+  // Whether the watch limit was reached: every answer is "everything".
+  bool scanning() const { return scanning_; }
+  // Once the limit was reached: what happened and what to raise, in a sentence.
+  const std::string& limit_message() const { return limit_message_; }
 
  private:
   // Watches dir and every directory below it, reached from the root without following
@@ -63,12 +72,25 @@ class WorkspaceWatcher {
   void forget_tree(const std::string& dir);
   // Drops every watch and watches the whole tree again (after an overflow).
   void rewatch_all();
+  // Adds a watch on the directory open as fd; -1 with errno set if it cannot (ENOSPC
+  // past the limit).
+  int add_watch(int fd);
+  // Gives every watch back and scans from now on, the limit having been reached after
+  // `added` watches; counts the directories and sets limit_message_.
+  void give_up(std::size_t added);
+  // Directories under the root that a watch would cover (the walk, without watching).
+  std::size_t count_directories();
   void handle(int wd, std::uint32_t mask, const std::string& name);
 
   std::string root_;
   IgnoreRules excludes_;
   UniqueFd inotify_;
-  bool broken_ = false;  // a watch could not be added: every answer is "everything"
+  WatchLimit limit_;
+  bool broken_ = false;      // a watch could not be added: every answer is "everything"
+  bool scanning_ = false;    // past the watch limit: no watches, every answer "everything"
+  bool counting_ = false;    // in count_directories(): walking without watching
+  std::size_t counted_ = 0;  // directories it walked
+  std::string limit_message_;
   std::unordered_map<int, std::string> dirs_;  // watch descriptor -> directory
   std::map<std::string, int> wds_;             // directory -> watch descriptor
   ChangedDirs pending_;

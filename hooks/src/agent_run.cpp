@@ -382,7 +382,7 @@ AgentRun::AgentRun(AgentRunSpec spec)
   http_ = spec_.config.hooks.transport == "http" && adapter_.http_hooks();
   if (http_) {
     try {
-      run_.workspace().watch();
+      run_.workspace().watch([this](const std::string& advice) { warn(advice); });
     } catch (const fsnap::Error& e) {
       warn(std::string(e.what()) + "; every tool boundary will look at the whole workspace");
     }

@@ -29,6 +29,7 @@ class HostTest : public ::testing::Test {
   fsnap::HostFilesystem open(fsnap::CaptureOptions options = {}) {
     fsnap::HostEnv env{nullptr, clock_, nullptr};
     env.copies = copies_;
+    env.watch_limit = watch_limit_;
     return fsnap::HostFilesystem(fsnap::Store::open(store_dir_, ws_, true), std::move(options),
                                  std::move(env));
   }
@@ -58,6 +59,7 @@ class HostTest : public ::testing::Test {
   fs::path ws_;
   fs::path store_dir_;
   std::shared_ptr<fsnap::FixedClock> clock_;  // null: the system clock
+  fsnap::WatchLimit watch_limit_;             // for watch(): the kernel's, unless a test sets one
   // How copies of files over the size limit are made (null: the system's).
   std::shared_ptr<const fsnap::CopyOperations> copies_;
 };

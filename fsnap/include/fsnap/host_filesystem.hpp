@@ -15,6 +15,7 @@
 // Thread-safety: one thread at a time per object, and per ShadowRepo it shares.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,6 +35,7 @@
 #include "fsnap/snapshot.hpp"
 #include "fsnap/store.hpp"
 #include "fsnap/tree_change.hpp"
+#include "fsnap/watch_limit.hpp"
 
 namespace fsnap {
 
@@ -50,6 +52,8 @@ struct HostEnv {
   // How the copies of files over capture.max_file_size are made and put back (the
   // system's: a reflink, else a hard link, else a copy).
   std::shared_ptr<const CopyOperations> copies;
+  // How many inotify watches watch() may add (the kernel's limit; tests set a lower one).
+  WatchLimit watch_limit;
 };
 
 // How restore_checkpoint behaves.
@@ -135,15 +139,19 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   // long-lived process such as `shadowbox run`. The stat cache is then kept in memory
   // and written when this object is destroyed. Not seen by the watch: writes through
   // a shared mmap or a hard link from outside the workspace, and mounts inside it.
-  // Throws kIo if the workspace cannot be watched (no inotify, watch limit reached).
-  void watch();
+  // Throws kIo if the workspace cannot be watched (no inotify). When it has more
+  // directories than the inotify watch limit leaves room for (now or as it grows), the
+  // watch gives its watches back and every capture walks the whole tree with the stat
+  // cache, as without watch(); on_limit is called once, then, with what to raise
+  // (fs.inotify.max_user_watches, and a value that would do).
+  void watch(std::function<void(const std::string&)> on_limit = {});
   // Whether watch() is in effect.
   bool watching() const;
   // Reads the events the watch has queued, without capturing: a watcher that stays
   // idle for long calls this now and then so that the kernel's queue does not overflow
   // (which costs the next capture a full walk). No-op when not watching.
   void drain_watch();
-  // Number of directories the watch covers (0 when not watching).
+  // Number of directories the watch covers (0 when not watching, or past the limit).
   std::size_t watched_directories() const;
 
   // Captures the whole workspace as a new checkpoint described by meta, recorded

@@ -114,6 +114,10 @@ struct WatchDaemonOptions {
   // How long a new daemon waits for the lock of one on its way out (one of another
   // version exits when a client of this one talks to it).
   std::chrono::milliseconds lock_wait{2000};
+  // Told once, if the workspace has more directories than the inotify watch limit
+  // leaves room for: the daemon then walks the whole tree for each capture (with the
+  // stat cache), and this says what to raise. Empty: nothing is said.
+  std::function<void(const std::string&)> on_watch_limit;
   // Set (from a signal handler, say) to make it exit at the next tick.
   const std::atomic<bool>* stop_requested = nullptr;
   // Answers a client's message (WatchDaemonClient::message), on the daemon's thread,
