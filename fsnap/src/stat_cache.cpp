@@ -193,20 +193,18 @@ const StatEntry* StatCache::find_entry(const DirRecord& record, std::string_view
   return it != record.entries.end() && it->name == name ? &*it : nullptr;
 }
 
-void StatCache::retain_reachable() {
-  std::unordered_map<std::string, DirRecord> kept;
-  std::vector<std::string> pending{""};
+void StatCache::drop_subtree(const std::string& dir) {
+  std::vector<std::string> pending{dir};
   while (!pending.empty()) {
-    std::string dir = std::move(pending.back());
+    std::string at = std::move(pending.back());
     pending.pop_back();
-    auto it = dirs_.find(dir);
+    auto it = dirs_.find(at);
     if (it == dirs_.end()) continue;
     for (const StatEntry& e : it->second.entries) {
-      if (e.mode == kModeTree) pending.push_back(dir.empty() ? e.name : dir + "/" + e.name);
+      if (e.mode == kModeTree) pending.push_back(at.empty() ? e.name : at + "/" + e.name);
     }
-    kept.emplace(dir, std::move(it->second));
+    dirs_.erase(it);
   }
-  dirs_ = std::move(kept);
 }
 
 }  // namespace fsnap

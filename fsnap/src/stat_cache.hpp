@@ -52,8 +52,9 @@ class StatCache {
   // The entry name in a directory record, or nullptr.
   static const StatEntry* find_entry(const DirRecord& record, std::string_view name);
 
-  // Drops the records of directories no longer reachable from the root's record.
-  void retain_reachable();
+  // Drops the record of directory dir and those of every directory below it that its
+  // records name (a directory that is gone). Costs what it drops, not the cache's size.
+  void drop_subtree(const std::string& dir);
   // Sets the record of a directory.
   void put_dir(const std::string& dir, DirRecord record) { dirs_[dir] = std::move(record); }
   // Start of the scan that recorded this cache (ns since the epoch).

@@ -538,8 +538,10 @@ class Capture {
       previous_.set_scan_started_ns(shared_.cutoff_ns);
       result.cache = std::move(previous_);
     }
-    merge(main.output(), result);
-    for (auto& w : workers_) merge(w->output(), result);
+    std::vector<std::string> gone;  // directories a walked directory no longer holds
+    merge(main.output(), result, shared_.scope != nullptr ? &gone : nullptr);
+    for (auto& w : workers_) merge(w->output(), result, shared_.scope != nullptr ? &gone : nullptr);
+    for (const std::string& dir : gone) result.cache.drop_subtree(dir);
     if (shared_.scope != nullptr) carry_over(*shared_.scope, walked, result);
     std::sort(result.skipped.begin(), result.skipped.end(),
               [](const SkippedPath& a, const SkippedPath& b) { return a.path < b.path; });
@@ -587,11 +589,10 @@ class Capture {
     if (error) std::rethrow_exception(error);
   }
 
-  // After a scoped capture: drops the records of directories that are gone, and keeps
-  // what the last capture reported in the directories not walked this time.
+  // After a scoped capture: keeps what the last capture reported in the directories
+  // not walked this time.
   static void carry_over(const CaptureScope& scope, const std::unordered_set<std::string>& walked,
                          CaptureResult& result) {
-    result.cache.retain_reachable();
     auto kept = [&](const std::string& path) {
       std::string dir = parent_of(path);
       return walked.count(dir) == 0 && result.cache.find_dir(dir) != nullptr;
@@ -605,12 +606,31 @@ class Capture {
     result.cache_changed = true;
   }
 
-  static void merge(WalkOutput& from, CaptureResult& into) {
+  // Adds to gone the subdirectories of dir that its old record has and its new one does
+  // not (removed, moved away, or now a file or a symlink).
+  static void add_gone(const std::string& dir, const DirRecord& old, const DirRecord& now,
+                       std::vector<std::string>& gone) {
+    for (const StatEntry& e : old.entries) {
+      if (e.mode != kModeTree) continue;
+      const StatEntry* still = StatCache::find_entry(now, e.name);
+      if (still == nullptr || still->mode != kModeTree) gone.push_back(join(dir, e.name));
+    }
+  }
+
+  // Moves what a walker found into the result. With gone (a scoped capture, into the
+  // last capture's cache), adds the subdirectories each walked directory no longer
+  // holds: only their records are dropped afterwards, so that a boundary costs what
+  // changed, not a pass over every directory's record.
+  static void merge(WalkOutput& from, CaptureResult& into, std::vector<std::string>* gone) {
     into.skipped.insert(into.skipped.end(), std::make_move_iterator(from.skipped.begin()),
                         std::make_move_iterator(from.skipped.end()));
     into.uncaptured.insert(into.uncaptured.end(), std::make_move_iterator(from.uncaptured.begin()),
                            std::make_move_iterator(from.uncaptured.end()));
-    for (auto& [dir, record] : from.records) into.cache.put_dir(dir, std::move(record));
+    for (auto& [dir, record] : from.records) {
+      const DirRecord* old = gone != nullptr ? into.cache.find_dir(dir) : nullptr;
+      if (old != nullptr) add_gone(dir, *old, record, *gone);
+      into.cache.put_dir(dir, std::move(record));
+    }
     into.cache_changed = into.cache_changed || from.changed;
   }
 

@@ -193,5 +193,29 @@ TEST_F(WatchedTest, StatCacheIsWrittenForTheProcessesAfter) {
   EXPECT_EQ(last_.files_hashed, 0u) << "the watched object left its stat cache behind";
 }
 
+TEST_F(WatchedTest, RecordsOfDirectoriesThatWentAreDropped) {
+  populate();
+  write("dir9/sub/deeper/still/file", "three levels below dir9");
+  settle();
+  {
+    fsnap::HostFilesystem fs = open();
+    fs.watch();
+    fs.checkpoint({});
+    remove("dir3");  // a directory and its subdirectory
+    remove("dir2");  // one that became a file
+    write("dir2", "a file now");
+    fs::rename(ws_ / "dir9/sub", ws_ / "moved-sub");  // moved out from below dir9
+    remove("dir5/sub");                               // recreated, without what it held
+    write("dir5/sub/other", "new");
+    settle();
+    fs.checkpoint({});
+  }  // the watched object writes its cache
+  std::uintmax_t watched = fs::file_size(store_dir_ / "stat-cache");
+  fs::remove(store_dir_ / "stat-cache");
+  open().checkpoint({});  // a walk of the whole tree writes the cache it finds
+  EXPECT_EQ(watched, fs::file_size(store_dir_ / "stat-cache"))
+      << "the watched cache kept records of directories that are gone";
+}
+
 }  // namespace
 }  // namespace fsnap_test
