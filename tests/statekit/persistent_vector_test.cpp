@@ -1,6 +1,9 @@
 // statekit::PersistentVector: contents across every trie shape, versions that stay
-// untouched by later changes, and lazy leaves loaded once, when first read.
+// untouched by later changes, lazy leaves loaded once, when first read, and a front
+// that moves (drop_front) keeping the other leaves shared and releasing the ones left
+// behind, also for a vector built from a position.
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -117,6 +120,102 @@ TEST(PersistentVectorTest, LazyLeavesLoadOnceWhenFirstRead) {
   EXPECT_EQ(only.size(), 64u);
   EXPECT_EQ(only.push_back(64)[63], 63);
   EXPECT_EQ(only.set(63, 7)[63], 7);
+}
+
+TEST(PersistentVectorTest, DroppingFromTheFrontKeepsTheRestInOrder) {
+  PersistentVector<int> v;
+  for (int i = 0; i < 32 * 32 * 3 + 50; ++i) v = v.push_back(i);
+  PersistentVector<int> whole = v;
+  std::size_t dropped = 0;
+  // Steps of every size: inside a leaf, whole leaves, across the trie's nodes, into the
+  // tail.
+  for (std::size_t step : {1u, 5u, 26u, 32u, 64u, 1000u, 31u, 1u, 1900u, 50u}) {
+    v = v.drop_front(step);
+    dropped += step;
+    ASSERT_EQ(v.start(), dropped);
+    ASSERT_EQ(v.size(), whole.size() - dropped);
+    for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<int>(dropped + i));
+  }
+  // It goes on growing and changing, and the vector it came from is untouched.
+  PersistentVector<int> longer = v.push_back(-1).set(0, -2);
+  EXPECT_EQ(longer.back(), -1);
+  EXPECT_EQ(longer[0], -2);
+  EXPECT_EQ(v[0], static_cast<int>(dropped));
+  for (std::size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(whole[i], static_cast<int>(i));
+  EXPECT_THROW(v.drop_front(v.size() + 1), std::out_of_range);
+  EXPECT_TRUE(v.drop_front(v.size()).empty());
+  EXPECT_EQ(v.drop_front(v.size()).push_back(7)[0], 7);
+  EXPECT_FALSE(v.drop_front(1).shares_root_with(v));
+  EXPECT_TRUE(v.drop_front(0).shares_root_with(v));
+}
+
+TEST(PersistentVectorTest, AWindowThatSlidesKeepsExactlyTheNewestAndReleasesTheRest) {
+  for (std::size_t window : {1u, 10u, 32u, 33u, 1000u}) {
+    PersistentVector<std::shared_ptr<int>> v;
+    std::vector<std::weak_ptr<int>> made;
+    for (int i = 0; i < 3000; ++i) {
+      auto item = std::make_shared<int>(i);
+      made.push_back(item);
+      v = v.push_back(std::move(item));
+      if (v.size() > window) v = v.drop_front(v.size() - window);
+      ASSERT_EQ(v.size(), std::min<std::size_t>(window, made.size()));
+      ASSERT_EQ(*v[0], static_cast<int>(made.size() - v.size())) << window;
+      ASSERT_EQ(*v.back(), i);
+    }
+    // What the vector holds is bounded: items of leaves wholly before its start are gone
+    // (at most a leaf's worth of dropped items stay, beside the tail).
+    std::size_t alive = 0;
+    for (const std::weak_ptr<int>& w : made) alive += w.expired() ? 0 : 1;
+    EXPECT_LE(alive, window + 2 * PersistentVector<int>::kLeafSize) << window;
+  }
+}
+
+TEST(PersistentVectorTest, DroppingFromTheFrontSharesTheLeavesItKeeps) {
+  int loads = 0;
+  bool fail = false;
+  std::vector<std::shared_ptr<const statekit::LazyLeaf<int>>> leaves;
+  for (int i = 0; i < 40; ++i)
+    leaves.push_back(std::make_shared<CountingLeaf>(32 * i, &loads, &fail));
+  PersistentVector<int> v = PersistentVector<int>::from_leaves(leaves, {1280});
+  PersistentVector<int> shorter = v.drop_front(70);
+  EXPECT_EQ(loads, 0) << "dropping loads nothing";
+  EXPECT_EQ(shorter.lazy_leaf(0), leaves[2].get()) << "position 70 is in leaf 2";
+  EXPECT_EQ(shorter.lazy_leaf(1000 - 70), leaves[31].get());
+  EXPECT_EQ(shorter[0], 70);
+  EXPECT_EQ(shorter.size(), 1281u - 70);
+}
+
+TEST(PersistentVectorTest, AVectorBuiltFromAPositionReadsAndGrowsFromThere) {
+  int loads = 0;
+  bool fail = false;
+  // Positions from 32 * 1100 + 8 (leaf 1100 holds 8 placeholders first): a trie two
+  // levels deep whose first 1100 leaves are absent.
+  for (std::size_t first_leaf : {0u, 1u, 31u, 32u, 33u, 1023u, 1024u, 1100u}) {
+    for (std::size_t skip : {0u, 8u}) {
+      std::vector<std::shared_ptr<const statekit::LazyLeaf<int>>> leaves;
+      for (std::size_t i = first_leaf; i < first_leaf + 3; ++i)
+        leaves.push_back(std::make_shared<CountingLeaf>(static_cast<int>(32 * i), &loads, &fail));
+      int end = static_cast<int>(32 * (first_leaf + 3));
+      std::size_t start = 32 * first_leaf + skip;
+      PersistentVector<int> v = PersistentVector<int>::from_leaves(leaves, {end, end + 1}, start);
+      ASSERT_EQ(v.start(), start);
+      ASSERT_EQ(v.size(), 3 * 32 + 2 - skip);
+      for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<int>(start + i));
+      // Growing across leaves and trie levels, and dropping again.
+      PersistentVector<int> grown = v;
+      for (int i = end + 2; i < end + 2 + 32 * 40; ++i) grown = grown.push_back(i);
+      for (std::size_t i = 0; i < grown.size(); ++i) {
+        ASSERT_EQ(grown[i], static_cast<int>(start + i)) << first_leaf << "+" << skip << " @" << i;
+      }
+      PersistentVector<int> slid = grown.drop_front(100);
+      EXPECT_EQ(slid[0], static_cast<int>(start + 100));
+      EXPECT_EQ(slid.back(), grown.back());
+    }
+  }
+  // Placeholders before the start in the tail alone (no leaves).
+  PersistentVector<int> tail_only = PersistentVector<int>::from_leaves({}, {0, 0, 5, 6}, 66);
+  EXPECT_EQ(tail_only.to_vector(), (std::vector<int>{5, 6}));
+  EXPECT_EQ(tail_only.push_back(7).to_vector(), (std::vector<int>{5, 6, 7}));
 }
 
 }  // namespace

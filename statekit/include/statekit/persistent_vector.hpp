@@ -10,10 +10,18 @@
 // produced the first time one of its elements is read: a long log read back from
 // storage costs what is used of it, not its length.
 //
+// Elements have positions: the first element of a vector sits at start(), and a leaf
+// holds the positions [32k, 32k + 32). drop_front(n) moves start() on by n and releases
+// the leaves no position at or after it uses, so a vector that loses its oldest
+// elements (a slice window) keeps every other leaf as it was, shared with the vector it
+// came from — and storage that writes one chunk per leaf (sandbox's session trees)
+// writes again only the first and the last.
+//
 // Thread-safety: a PersistentVector is an immutable value; distinct threads may read
 // and copy the same vector concurrently (a lazy leaf is produced once).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -74,39 +82,65 @@ class PersistentVector {
   PersistentVector() = default;
 
   // A vector of the elements of leaves (each must load exactly kLeafSize of them), then
-  // tail's. No leaf is loaded here.
+  // tail's, whose first element is at position start: leaves and tail hold the
+  // positions from start rounded down to a multiple of kLeafSize, and those before start
+  // are placeholders, never read. No leaf is loaded here.
   static PersistentVector from_leaves(const std::vector<std::shared_ptr<const LazyLeaf<T>>>& leaves,
-                                      std::vector<T> tail) {
-    PersistentVector out;
+                                      std::vector<T> tail, std::size_t start = 0) {
+    PersistentVector out = positioned(start & ~kMask);
     for (const auto& leaf : leaves) {
       auto node = std::make_shared<Node>();
       node->lazy = leaf;
       out = out.with_full_tail(std::move(node));
     }
     for (T& value : tail) out = out.push_back(std::move(value));
+    out.start_ = start;
     return out;
   }
 
   // The lazy leaf that holds the element at index, if it is in one (nullptr otherwise).
   const LazyLeaf<T>* lazy_leaf(std::size_t index) const {
-    if (index >= size_) return nullptr;
-    const Node* node = index >= tail_offset() ? tail_.get() : leaf_of(index);
+    if (index >= size()) return nullptr;
+    std::size_t position = start_ + index;
+    const Node* node = position >= tail_offset() ? tail_.get() : leaf_of(position);
     return node->lazy.get();
   }
 
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_ - start_; }
+  bool empty() const { return size() == 0; }
+  // The position of the first element: how many were dropped from the front since the
+  // vector was built (drop_front), or the start given to from_leaves.
+  std::size_t start() const { return start_; }
 
   // The element at index (throws std::out_of_range past the end).
   const T& at(std::size_t index) const {
-    if (index >= size_) throw std::out_of_range("PersistentVector index out of range");
+    if (index >= size()) throw std::out_of_range("PersistentVector index out of range");
     return (*this)[index];
   }
   const T& operator[](std::size_t index) const {
-    if (index >= tail_offset()) return tail_->leaf_values()[index - tail_offset()];
-    return leaf_of(index)->leaf_values()[index & kMask];
+    std::size_t position = start_ + index;
+    if (position >= tail_offset()) return tail_->leaf_values()[position - tail_offset()];
+    return leaf_of(position)->leaf_values()[position & kMask];
   }
-  const T& back() const { return (*this)[size_ - 1]; }
+  const T& back() const { return (*this)[size() - 1]; }
+
+  // A vector without its first n elements (throws std::out_of_range if n > size()). The
+  // leaves it still uses are shared with this one; those it no longer uses are
+  // released. Dropping every element gives an empty vector that starts at position 0.
+  PersistentVector drop_front(std::size_t n) const {
+    if (n > size()) throw std::out_of_range("PersistentVector drop_front past the end");
+    if (n == 0) return *this;
+    if (n == size()) return PersistentVector();
+    PersistentVector out = *this;
+    out.start_ += n;
+    // Whole leaves below the new start go; the tail stays whatever start says.
+    std::size_t released = std::min(start_ & ~kMask, tail_offset());
+    std::size_t release = std::min(out.start_ & ~kMask, tail_offset());
+    if (release > released && root_) {
+      out.root_ = release_below(root_, shift_, release, /*is_root=*/true);
+    }
+    return out;
+  }
 
   // A vector with value appended.
   PersistentVector push_back(T value) const {
@@ -129,8 +163,9 @@ class PersistentVector {
 
   // A vector with the element at index replaced by value.
   PersistentVector set(std::size_t index, T value) const {
-    if (index >= size_) throw std::out_of_range("PersistentVector index out of range");
+    if (index >= size()) throw std::out_of_range("PersistentVector index out of range");
     PersistentVector out = *this;
+    index += start_;
     if (index >= tail_offset()) {
       auto tail = std::make_shared<Node>();
       tail->values = tail_->leaf_values();
@@ -153,14 +188,15 @@ class PersistentVector {
   // A copy of the elements, in order.
   std::vector<T> to_vector() const {
     std::vector<T> out;
-    out.reserve(size_);
-    for (std::size_t i = 0; i < size_; ++i) out.push_back((*this)[i]);
+    out.reserve(size());
+    for (std::size_t i = 0; i < size(); ++i) out.push_back((*this)[i]);
     return out;
   }
 
   // True if both vectors are the same version (not a deep comparison).
   bool shares_root_with(const PersistentVector& other) const {
-    return root_ == other.root_ && tail_ == other.tail_ && size_ == other.size_;
+    return root_ == other.root_ && tail_ == other.tail_ && size_ == other.size_ &&
+           start_ == other.start_;
   }
 
   // Forward iteration by index.
@@ -183,12 +219,38 @@ class PersistentVector {
     std::size_t i_;
   };
   const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, size_}; }
+  const_iterator end() const { return {this, size()}; }
 
  private:
+  // An empty vector whose next element goes to position base (a multiple of kWidth): the
+  // positions before it are absent from the trie, which is made deep enough to hold them.
+  static PersistentVector positioned(std::size_t base) {
+    PersistentVector out;
+    out.size_ = base;
+    out.start_ = base;
+    while ((base >> kBits) > (std::size_t{1} << out.shift_)) out.shift_ += kBits;
+    return out;
+  }
+
+  // A copy of node (of the given shift) without the leaves that hold only positions
+  // below `below` (a multiple of kWidth): the children wholly below it are released,
+  // the one that holds it is copied the same way.
+  static NodePtr release_below(const NodePtr& node, unsigned level, std::size_t below,
+                               bool is_root) {
+    auto copy = std::make_shared<Node>(*node);
+    std::size_t slot = below >> level;
+    if (!is_root) slot &= kMask;
+    std::size_t whole = std::min(slot, copy->children.size());
+    for (std::size_t i = 0; i < whole; ++i) copy->children[i].reset();
+    if (level > kBits && slot < copy->children.size() && copy->children[slot]) {
+      copy->children[slot] = release_below(copy->children[slot], level - kBits, below, false);
+    }
+    return copy;
+  }
+
   std::size_t tail_offset() const { return size_ < kWidth ? 0 : ((size_ - 1) >> kBits) << kBits; }
 
-  // The trie's leaf that holds index (below tail_offset()).
+  // The trie's leaf that holds position index (below tail_offset()).
   const Node* leaf_of(std::size_t index) const {
     const Node* node = root_.get();
     for (unsigned level = shift_; level > 0; level -= kBits) {
@@ -205,7 +267,7 @@ class PersistentVector {
       if ((size_ >> kBits) > (std::size_t{1} << shift_)) {
         auto root = std::make_shared<Node>();
         root->children.push_back(root_);
-        root->children.push_back(new_path(shift_, tail_));
+        root->children.push_back(new_path(shift_, tail_, size_));
         out.root_ = std::move(root);
         out.shift_ = shift_ + kBits;
       } else {
@@ -228,20 +290,21 @@ class PersistentVector {
     } else if (slot < node->children.size()) {
       inserted = push_tail(size, level - kBits, node->children[slot].get(), std::move(leaf));
     } else {
-      inserted = new_path(level - kBits, std::move(leaf));
+      inserted = new_path(level - kBits, std::move(leaf), size);
     }
-    if (slot < node->children.size()) {
-      node->children[slot] = std::move(inserted);
-    } else {
-      node->children.push_back(std::move(inserted));
-    }
+    // A vector built from a position (from_leaves) has no children before it.
+    if (slot >= node->children.size()) node->children.resize(slot + 1);
+    node->children[slot] = std::move(inserted);
     return node;
   }
 
-  static NodePtr new_path(unsigned level, NodePtr leaf) {
+  // The nodes from the given shift down to leaf, which holds the positions before size.
+  static NodePtr new_path(unsigned level, NodePtr leaf, std::size_t size) {
     if (level == 0) return leaf;
     auto node = std::make_shared<Node>();
-    node->children.push_back(new_path(level - kBits, std::move(leaf)));
+    std::size_t slot = ((size - 1) >> level) & kMask;
+    node->children.resize(slot + 1);
+    node->children[slot] = new_path(level - kBits, std::move(leaf), size);
     return node;
   }
 
@@ -258,7 +321,8 @@ class PersistentVector {
     return copy;
   }
 
-  std::size_t size_ = 0;
+  std::size_t size_ = 0;   // the position after the last element
+  std::size_t start_ = 0;  // the position of the first element
   unsigned shift_ = kBits;
   NodePtr root_;
   NodePtr tail_;
