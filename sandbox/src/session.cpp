@@ -83,7 +83,6 @@ void Session::set_count_window(std::type_index slice, std::size_t max_items) {
   // A count alone looks at no item: any item type will do.
   struct AnyItem {};
   statekit::SliceWindow<AnyItem> window = statekit::SliceWindow<AnyItem>::count(max_items);
-  window.whole_leaves = true;
   set_window_erased(slice, [window](const statekit::SliceItems& items,
                                     std::chrono::system_clock::time_point now) {
     return statekit::windowed(window, items, now);

@@ -1,5 +1,6 @@
 #include "sandbox/session_trees.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +28,7 @@ namespace {
 constexpr const char* kFormat = "shadowbox.session-tree.v1";
 constexpr const char* kHead = "head.json";
 constexpr std::size_t kFanout = 32;  // items per chunk, children per node
+constexpr std::size_t kMaxPosition = std::size_t{1} << 48;
 
 // The directory name of a slice type: its name, with bytes other than letters, digits,
 // '_', '-' and an inner '.' written as %XX (and each '.' too if the name is head.json's).
@@ -186,25 +188,36 @@ class StoredChunk : public statekit::LazyLeaf<statekit::Item> {
 static_assert(kFanout == statekit::SliceItems::kLeafSize,
               "a chunk is a leaf of the slice's vector");
 
-// Writes the trie of one slice.
+// Writes the trie of one slice. Chunk k holds the items at positions [32k, 32k + 32)
+// of the slice's vector (PersistentVector::start is the position of its first item),
+// so a slice whose oldest items a window dropped keeps the chunks of the items left;
+// the chunks and nodes wholly before its first item are left out.
 class SliceWriter {
  public:
   SliceWriter(fsnap::ShadowRepo& repo, RepoMemory& memory, const SliceType& codec,
               const statekit::SliceItems& items)
-      : repo_(repo), memory_(memory), codec_(codec), items_(items) {}
+      : repo_(repo),
+        memory_(memory),
+        codec_(codec),
+        items_(items),
+        first_(items.start()),
+        end_(items.start() + items.size()) {}
 
-  std::string write() { return node(root_level(items_.size()), 0); }
+  std::string write() { return node(root_level(end_), 0); }
 
  private:
-  std::string node(std::size_t level, std::size_t start) {
-    if (level == 0) return chunk(start);
+  // The node of the given level whose first position is base.
+  std::string node(std::size_t level, std::size_t base) {
+    if (level == 0) return chunk(base);
     std::vector<fsnap::ObjectEntry> children;
     std::string key = std::to_string(level);
     std::size_t span = span_of(level - 1);
-    for (std::size_t i = 0; i < kFanout && start + i * span < items_.size(); ++i) {
-      std::string oid = node(level - 1, start + i * span);
-      key += oid;
-      children.push_back(fsnap::ObjectEntry{child_name(i, level == 1), std::move(oid), level > 1});
+    for (std::size_t i = 0; i < kFanout && base + i * span < end_; ++i) {
+      if (base + (i + 1) * span <= first_) continue;  // dropped by a window
+      std::string oid = node(level - 1, base + i * span);
+      std::string name = child_name(i, level == 1);
+      key += name + oid;
+      children.push_back(fsnap::ObjectEntry{std::move(name), std::move(oid), level > 1});
     }
     auto known = memory_.nodes.find(key);
     if (known != memory_.nodes.end() && repo_.has_object(known->second.oid)) {
@@ -216,8 +229,10 @@ class SliceWriter {
     return oid;
   }
 
-  std::string chunk(std::size_t start) {
-    std::size_t end = std::min(start + kFanout, items_.size());
+  // The chunk of the positions from base: those of them the slice holds.
+  std::string chunk(std::size_t base) {
+    std::size_t start = std::max(base, first_) - first_;  // indices into items_
+    std::size_t end = std::min(base + kFanout, end_) - first_;
     // A chunk read back from this repository, decoded or not, is named by its id.
     if (const auto* stored = dynamic_cast<const StoredChunk*>(items_.lazy_leaf(start));
         stored != nullptr && end - start == kFanout && repo_.has_object(stored->oid())) {
@@ -251,64 +266,31 @@ class SliceWriter {
   RepoMemory& memory_;
   const SliceType& codec_;
   const statekit::SliceItems& items_;
+  std::size_t first_;  // the position of the first item
+  std::size_t end_;    // the position after the last
 };
 
-// Calls visit with the id of each chunk of the slice whose root node is root, in order.
-void walk_chunks(const fsnap::ShadowRepo& repo, const std::string& root, std::string_view tree,
-                 const std::function<void(const std::string&)>& visit) {
+// Calls visit with the position and id of each chunk below the node root of the given
+// level whose first position is base, in order.
+void walk_chunks(const fsnap::ShadowRepo& repo, const std::string& root, std::size_t level,
+                 std::size_t base, std::string_view tree,
+                 const std::function<void(std::size_t, const std::string&)>& visit) {
   std::vector<fsnap::ObjectEntry> children = repo.read_tree(root);
-  for (std::size_t i = 0; i < children.size(); ++i) {
-    const fsnap::ObjectEntry& child = children[i];
-    if (i >= kFanout || child.name != child_name(i, !child.is_tree)) {
+  std::size_t span = span_of(level - 1);
+  std::size_t next = 0;  // children are named by their index, in order
+  for (const fsnap::ObjectEntry& child : children) {
+    std::size_t index = next;
+    while (index < kFanout && child.name != child_name(index, level == 1)) ++index;
+    if (index == kFanout || child.is_tree != (level > 1)) {
       throw damaged(tree, "unexpected entry " + fsnap::quote_input(child.name));
     }
-    if (child.is_tree) {
-      walk_chunks(repo, child.oid, tree, visit);
+    next = index + 1;
+    if (level > 1) {
+      walk_chunks(repo, child.oid, level - 1, base + index * span, tree, visit);
     } else {
-      visit(child.oid);
+      visit(base + index * span, child.oid);
     }
   }
-}
-
-// The items of the slice whose root node is root: every chunk but the last as a lazy
-// leaf (or as remembered), the last one decoded.
-statekit::SliceItems read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
-                                const std::shared_ptr<const SliceType>& codec,
-                                const std::string& root, std::string_view tree) {
-  std::vector<std::string> chunks;
-  walk_chunks(repo, root, tree, [&](const std::string& oid) { chunks.push_back(oid); });
-  std::vector<std::shared_ptr<const statekit::LazyLeaf<statekit::Item>>> leaves;
-  leaves.reserve(chunks.size());
-  for (std::size_t i = 0; i + 1 < chunks.size(); ++i) {
-    auto known = memory.chunks_by_oid.find(chunks[i]);
-    if (known != memory.chunks_by_oid.end() && known->second->items.size() == kFanout) {
-      known->second->used = memory.op;
-      leaves.push_back(std::make_shared<StoredChunk>(chunks[i], known->second->items));
-    } else {
-      leaves.push_back(std::make_shared<StoredChunk>(chunks[i], repo.read_blob(chunks[i]), codec,
-                                                     std::string(tree)));
-    }
-  }
-  std::vector<statekit::Item> tail;
-  if (!chunks.empty()) {
-    const std::string& last = chunks.back();
-    auto known = memory.chunks_by_oid.find(last);
-    if (known != memory.chunks_by_oid.end()) {
-      known->second->used = memory.op;
-      tail = known->second->items;
-    } else {
-      auto fresh = std::make_shared<Chunk>();
-      fresh->oid = last;
-      fresh->used = memory.op;
-      Poco::JSON::Array::Ptr values = chunk_values(repo.read_blob(last), last, tree);
-      for (std::size_t i = 0; i < values->size(); ++i) {
-        fresh->items.push_back(codec->decode(values->get(static_cast<unsigned>(i))));
-      }
-      tail = fresh->items;
-      memory.remember(std::move(fresh));
-    }
-  }
-  return statekit::SliceItems::from_leaves(leaves, std::move(tail));
 }
 
 // One slice as head.json lists it.
@@ -316,8 +298,84 @@ struct SliceEntry {
   std::string type;
   SlicePolicy policy = SlicePolicy::kState;
   std::size_t count = 0;
-  std::string root;  // its root node ("" for an empty slice)
+  std::size_t first = 0;  // the position of its first item (see SliceWriter)
+  std::string root;       // its root node ("" for an empty slice)
+
+  std::size_t end() const { return first + count; }
 };
+
+// The items of the chunk oid, decoded (or as remembered).
+std::vector<statekit::Item> chunk_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
+                                        const SliceType& codec, const std::string& oid,
+                                        std::string_view tree) {
+  auto known = memory.chunks_by_oid.find(oid);
+  if (known != memory.chunks_by_oid.end()) {
+    known->second->used = memory.op;
+    return known->second->items;
+  }
+  auto fresh = std::make_shared<Chunk>();
+  fresh->oid = oid;
+  fresh->used = memory.op;
+  Poco::JSON::Array::Ptr values = chunk_values(repo.read_blob(oid), oid, tree);
+  for (std::size_t i = 0; i < values->size(); ++i) {
+    fresh->items.push_back(codec.decode(values->get(static_cast<unsigned>(i))));
+  }
+  std::vector<statekit::Item> items = fresh->items;
+  memory.remember(std::move(fresh));
+  return items;
+}
+
+// The items of slice: every full chunk but the last as a lazy leaf (or as remembered),
+// the last one, and a first one that a window cut, decoded.
+statekit::SliceItems read_items(const fsnap::ShadowRepo& repo, RepoMemory& memory,
+                                const std::shared_ptr<const SliceType>& codec,
+                                const SliceEntry& slice, std::string_view tree) {
+  std::vector<std::pair<std::size_t, std::string>> chunks;  // position, id
+  walk_chunks(
+      repo, slice.root, root_level(slice.end()), 0, tree,
+      [&](std::size_t position, const std::string& oid) { chunks.emplace_back(position, oid); });
+  std::size_t expected = slice.first / kFanout * kFanout;
+  for (const auto& [position, oid] : chunks) {
+    if (position != expected) {
+      throw damaged(
+          tree, "slice " + slice.type + " has no chunk at position " + std::to_string(expected));
+    }
+    expected += kFanout;
+  }
+  std::vector<std::shared_ptr<const statekit::LazyLeaf<statekit::Item>>> leaves;
+  std::vector<statekit::Item> tail;
+  leaves.reserve(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const auto& [position, oid] = chunks[i];
+    bool last = i + 1 == chunks.size();
+    std::size_t cut = slice.first > position ? slice.first - position : 0;
+    if (!last && cut == 0) {
+      auto known = memory.chunks_by_oid.find(oid);
+      if (known != memory.chunks_by_oid.end() && known->second->items.size() == kFanout) {
+        known->second->used = memory.op;
+        leaves.push_back(std::make_shared<StoredChunk>(oid, known->second->items));
+      } else {
+        leaves.push_back(
+            std::make_shared<StoredChunk>(oid, repo.read_blob(oid), codec, std::string(tree)));
+      }
+      continue;
+    }
+    // The positions a window dropped are placeholders, never read.
+    std::vector<statekit::Item> items(cut);
+    std::vector<statekit::Item> held = chunk_items(repo, memory, *codec, oid, tree);
+    items.insert(items.end(), held.begin(), held.end());
+    if (last) {
+      tail = std::move(items);
+    } else if (items.size() != kFanout) {
+      throw damaged(tree, "chunk " + oid + " of slice " + slice.type + " holds " +
+                              std::to_string(held.size()) + " items, not " +
+                              std::to_string(kFanout - cut));
+    } else {
+      leaves.push_back(std::make_shared<StoredChunk>(oid, std::move(items)));
+    }
+  }
+  return statekit::SliceItems::from_leaves(leaves, std::move(tail), slice.first);
+}
 
 // head.json of a session tree, and its slices.
 struct TreeHead {
@@ -357,6 +415,11 @@ TreeHead read_head(const fsnap::ShadowRepo& repo, std::string_view tree) {
     if (!policy) throw damaged(tree, "bad policy of slice " + slice.type);
     slice.policy = *policy;
     slice.count = entry->getValue<std::size_t>("items");
+    if (entry->has("first")) slice.first = entry->getValue<std::size_t>("first");
+    // Positions past 2^48 are none a slice reaches (and would overflow the trie's spans).
+    if (slice.count > kMaxPosition || slice.first > kMaxPosition - slice.count) {
+      throw damaged(tree, "slice " + slice.type + " has positions out of range");
+    }
     if (slice.count > 0) {
       auto dir = slice_dirs.find(directory_of(slice.type));
       if (dir == slice_dirs.end() || !dir->second.is_tree) {
@@ -414,6 +477,9 @@ std::string SessionTrees::write(fsnap::ShadowRepo& repo, const SessionSnapshot& 
                std::string(to_string(policy == snapshot.policies.end() ? SlicePolicy::kState
                                                                        : policy->second)));
     entry->set("items", items.size());
+    // A slice a window cut: the position of its first item (0 is not written, so a
+    // slice no window touched has the same head as before windows kept positions).
+    if (items.start() > 0 && !items.empty()) entry->set("first", items.start());
     slice_list->add(entry);
     if (items.empty()) continue;
     root.push_back(fsnap::ObjectEntry{directory_of(name),
@@ -468,7 +534,7 @@ SessionSnapshot SessionTrees::read(const fsnap::ShadowRepo& repo, std::string_vi
                                     slice.type + "', which this process has not registered");
       }
       statekit::SliceItems items;
-      if (!slice.root.empty()) items = read_items(repo, memory, codec, slice.root, tree);
+      if (!slice.root.empty()) items = read_items(repo, memory, codec, slice, tree);
       check_count(slice, items.size(), tree);
       out.slices.emplace(codec->type, std::move(items));
       out.policies.emplace(codec->type, slice.policy);
@@ -500,12 +566,13 @@ std::string SessionTrees::read_json(const fsnap::ShadowRepo& repo, std::string_v
       entry->set("policy", std::string(to_string(slice.policy)));
       Poco::JSON::Array::Ptr items = new Poco::JSON::Array;
       if (!slice.root.empty()) {
-        walk_chunks(repo, slice.root, tree, [&](const std::string& oid) {
-          Poco::JSON::Array::Ptr values = chunk_values(repo.read_blob(oid), oid, tree);
-          for (std::size_t i = 0; i < values->size(); ++i) {
-            items->add(values->get(static_cast<unsigned>(i)));
-          }
-        });
+        walk_chunks(repo, slice.root, root_level(slice.end()), 0, tree,
+                    [&](std::size_t, const std::string& oid) {
+                      Poco::JSON::Array::Ptr values = chunk_values(repo.read_blob(oid), oid, tree);
+                      for (std::size_t i = 0; i < values->size(); ++i) {
+                        items->add(values->get(static_cast<unsigned>(i)));
+                      }
+                    });
       }
       check_count(slice, items->size(), tree);
       entry->set("items", items);

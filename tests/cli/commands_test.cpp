@@ -962,33 +962,43 @@ TEST_F(CliTest, RestoreSlicesPutsBackTheNamedSessionSlicesOnly) {
                "no slice type 'no_such_slice'");
 }
 
-TEST_F(CliTest, ASessionWindowBoundsTheLogARunsSessionKeeps) {
-  const std::string config = "session:\n  windows: {tool_invoked: 33}\n";
+TEST_F(CliTest, ASessionWindowKeepsTheNewestCallsAndRunsStillCountsThemAll) {
+  const std::string config = "session:\n  windows: {tool_invoked: 10}\n";
   write("a", "0");
-  for (int i = 1; i <= 40; ++i) {
+  for (int i = 1; i <= 11; ++i) {
     std::string call = "c" + std::to_string(i);
     ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"}, config);
     write("a", call);
     ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call}, config);
   }
   auto logged = [&](const std::string& ref) {
+    std::vector<std::string> ids;
     Poco::JSON::Array::Ptr slices = object_of(ok({"show", ref, "--json"}))
                                         ->getObject("ledger")
                                         ->getObject("session")
                                         ->getArray("slices");
     for (std::size_t i = 0; i < slices->size(); ++i) {
       Poco::JSON::Object::Ptr slice = slices->getObject(static_cast<unsigned>(i));
-      if (slice->getValue<std::string>("type") == "tool_invoked") {
-        return slice->getArray("items")->size();
+      if (slice->getValue<std::string>("type") != "tool_invoked") continue;
+      Poco::JSON::Array::Ptr items = slice->getArray("items");
+      for (std::size_t j = 0; j < items->size(); ++j) {
+        ids.push_back(
+            items->getObject(static_cast<unsigned>(j))->getValue<std::string>("tool_call_id"));
       }
     }
-    return std::size_t{0};
+    return ids;
   };
-  // At call 34 the log passed 33: the oldest 32 went; the ledger's earlier sessions keep
-  // them.
-  EXPECT_EQ(logged("post:c33"), 33u);
-  EXPECT_EQ(logged("post:c34"), 2u);
-  EXPECT_EQ(logged("post:c40"), 8u);
+  // Every process read the run's session back from its tree and slid the window on.
+  EXPECT_EQ(logged("post:c10").size(), 10u);
+  std::vector<std::string> newest;
+  for (int i = 2; i <= 11; ++i) newest.push_back("c" + std::to_string(i));
+  EXPECT_EQ(logged("post:c11"), newest) << "exactly the newest 10, oldest first";
+  // The run's figures come from its tally, not from what the window kept.
+  Poco::JSON::Array::Ptr runs =
+      parse_json(ok({"--json", "runs"}, config)).extract<Poco::JSON::Array::Ptr>();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->getObject(0)->getValue<std::size_t>("calls"), 11u);
+  EXPECT_EQ(runs->getObject(0)->getValue<std::size_t>("steps"), 11u);
   expect_error(shadowbox({"snapshot"}, "session:\n  windows: {no_such_slice: 3}\n"),
                "no_such_slice");
 }

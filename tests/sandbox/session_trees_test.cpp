@@ -2,8 +2,9 @@
 // same JSON as its inline form), a snapshot that adds one item to a long LOG slice
 // writes a handful of new objects whatever the slice's length, a warm SessionTrees
 // writes the same trees as a cold one and hands back the items it has without decoding
-// them, a cold one decodes only the items used (and the last chunk), and a damaged tree
-// or an unknown slice type is a clear error.
+// them, a cold one decodes only the items used (and the last chunk), a slice a window
+// cuts reads back exactly and, sliding, writes a handful of new objects too, and a
+// damaged tree or an unknown slice type is a clear error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -200,6 +201,48 @@ TEST_F(SessionTreesTest, AWarmWriterWritesWhatAColdOneWritesAndReadsWithoutDecod
     EXPECT_EQ(back.slice<ToolInvoked>().items()[7].get(),
               snap.slice<ToolInvoked>().items()[7].get());
     EXPECT_EQ(back.slice<ToolInvoked>().size(), 301u + static_cast<std::size_t>(step));
+  }
+}
+
+TEST_F(SessionTreesTest, AWindowedSliceReadsBackExactlyAndSlidesWritingAHandfulOfObjects) {
+  for (auto [window, items] : {std::pair{10, 11}, {33, 40}, {100, 1000}, {1000, 3000}}) {
+    std::shared_ptr<Session> session = session_with(0);
+    session->set_count_window(typeid(ToolInvoked), static_cast<std::size_t>(window));
+    for (int i = 0; i < items; ++i) session->dispatch(call(i));
+    SessionSnapshot snap = session->snapshot({}, true);
+    ASSERT_EQ(snap.slice<ToolInvoked>().size(), static_cast<std::size_t>(window));
+    std::string tree = SessionTrees().write(repo_, snap);
+    // Another process reads it back: the newest `window` items, in order, at their
+    // positions, and the same JSON as the snapshot's inline form.
+    SessionTrees reader;
+    SessionSnapshot back = reader.read(repo_, tree, SessionStamp::of(snap));
+    EXPECT_EQ(back.slice<ToolInvoked>().to_vector(), snap.slice<ToolInvoked>().to_vector())
+        << window << " of " << items;
+    EXPECT_EQ(back.slice<ToolInvoked>()[0].tool_call_id, call(items - window).tool_call_id);
+    EXPECT_EQ(back.slice<ToolInvoked>().items().start(), snap.slice<ToolInvoked>().items().start());
+    EXPECT_EQ(
+        difference(SessionTrees().read_json(repo_, tree, SessionStamp::of(snap)), snap.to_json()),
+        "")
+        << window;
+    // The next process continues from what it read: one more call slides the window,
+    // and the tree it writes is the one the first process would have written, made of
+    // a handful of new objects (the root, head.json, the slice's nodes down to its first
+    // and its last chunk, and those two chunks), whatever the window.
+    std::shared_ptr<Session> next = Session::from_snapshot(back);
+    next->register_reducer<ToolInvoked, ToolInvoked>(reducers::append_all<ToolInvoked>,
+                                                     SlicePolicy::kLog);
+    next->set_count_window(typeid(ToolInvoked), static_cast<std::size_t>(window));
+    next->dispatch(call(items));
+    session->dispatch(call(items));
+    std::string after = reader.write(repo_, next->snapshot({}, true));
+    EXPECT_EQ(SessionTrees().write(repo_, session->snapshot({}, true)), after) << window;
+    std::set<std::string> old_objects = objects_of(tree);
+    std::size_t fresh = 0;
+    for (const std::string& oid : objects_of(after)) fresh += old_objects.count(oid) == 0;
+    std::size_t depth = items + 1 > 1024 ? 2 : 1;
+    EXPECT_LE(fresh, 2 + 2 * depth + 2) << window << " of " << items;
+    EXPECT_EQ(reader.read(repo_, after, SessionStamp::of(snap)).slice<ToolInvoked>().size(),
+              static_cast<std::size_t>(window));
   }
 }
 

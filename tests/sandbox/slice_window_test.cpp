@@ -1,7 +1,9 @@
 // Slice windows: after each dispatch, a windowed slice keeps its newest items (or drops
-// the newest first), those younger than its age limit, and always those it must keep;
-// a window that keeps everything changes nothing; a count window by type evicts whole
-// leaves of 32.
+// the newest first), those younger than its age limit, and those it must keep in
+// preference to the others, never more than its count; a predicate window keeps its
+// newest matches only; a window that keeps everything changes nothing; a count window
+// (by type, as the config names it, or typed) keeps exactly the newest N, in order,
+// dropped from the front of the slice's vector.
 #include <chrono>
 #include <memory>
 
@@ -80,15 +82,53 @@ TEST_F(SliceWindowTest, AnAgeWindowDropsWhatIsTooOldAndAWindowKeepingAllChangesN
       windowed(SliceWindow<ToolInvoked>::count(10), items, clock->now()).shares_root_with(items));
 }
 
-TEST_F(SliceWindowTest, ACountWindowByTypeEvictsWholeLeaves) {
-  session_.set_count_window(typeid(ToolInvoked), 40);
-  for (int i = 0; i < 41; ++i) session_.dispatch(call(i));
-  // 41 > 40: a whole leaf of 32 goes, the newest 9 stay.
-  Slice<ToolInvoked> s = session_.all<ToolInvoked>();
-  ASSERT_EQ(s.size(), 9u);
-  EXPECT_EQ(s[0].tool_call_id, "c32");
-  for (int i = 41; i < 72; ++i) session_.dispatch(call(i));
-  EXPECT_EQ(session_.all<ToolInvoked>().size(), 40u);
+TEST_F(SliceWindowTest, ACountWindowKeepsExactlyTheNewestNInOrder) {
+  for (auto [window, calls] : {std::pair{10, 11}, {33, 40}, {33, 33}, {10, 1000}, {1, 70}}) {
+    for (bool by_type : {true, false}) {
+      Session session;
+      session.register_reducer<ToolInvoked, ToolInvoked>(reducers::append_all<ToolInvoked>);
+      if (by_type) {
+        session.set_count_window(typeid(ToolInvoked), static_cast<std::size_t>(window));
+      } else {
+        session.set_window(SliceWindow<ToolInvoked>::count(static_cast<std::size_t>(window)));
+      }
+      for (int i = 0; i < calls; ++i) session.dispatch(call(i));
+      std::vector<std::string> expected;
+      for (int i = std::max(0, calls - window); i < calls; ++i)
+        expected.push_back(call(i).tool_call_id);
+      Slice<ToolInvoked> kept = session.all<ToolInvoked>();
+      EXPECT_EQ(ids(kept), expected) << window << " of " << calls;
+      // The oldest went from the front: the items left sit where they were.
+      EXPECT_EQ(kept.items().start(), static_cast<std::size_t>(std::max(0, calls - window)));
+    }
+  }
+}
+
+TEST_F(SliceWindowTest, APredicateWindowKeepsItsNewestMatchesOnly) {
+  session_.set_window(
+      SliceWindow<ToolInvoked>::predicate([](const ToolInvoked& t) { return !t.success; }, 10));
+  // 100 calls, every other one a failure: 50 failures, of which the newest 10 stay.
+  for (int i = 0; i < 100; ++i) session_.dispatch(call(i, i % 2 == 0));
+  std::vector<std::string> expected;
+  for (int i = 81; i < 100; i += 2) expected.push_back("c" + std::to_string(i));
+  EXPECT_EQ(ids(session_.all<ToolInvoked>()), expected);
+  // Without a count, every match stays and nothing else.
+  session_.set_window(
+      SliceWindow<ToolInvoked>::predicate([](const ToolInvoked& t) { return !t.success; }, 0));
+  session_.dispatch(call(100));
+  session_.dispatch(call(101, false));
+  EXPECT_EQ(session_.all<ToolInvoked>().size(), 11u);
+  EXPECT_EQ(session_.all<ToolInvoked>().latest()->tool_call_id, "c101");
+}
+
+TEST_F(SliceWindowTest, ACountWindowBoundsWhatItKeepsInPreferenceToo) {
+  SliceWindow<ToolInvoked> w = SliceWindow<ToolInvoked>::count(3);
+  w.keep = [](const ToolInvoked& t) { return !t.success; };
+  session_.set_window(w);
+  for (int i = 1; i <= 5; ++i) session_.dispatch(call(i, false));
+  session_.dispatch(call(6));
+  // Five failures and a success: the success goes first, then the oldest failures.
+  EXPECT_EQ(ids(session_.all<ToolInvoked>()), (std::vector<std::string>{"c3", "c4", "c5"}));
 }
 
 }  // namespace

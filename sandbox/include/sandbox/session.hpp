@@ -218,8 +218,8 @@ class Session {
                         return statekit::windowed(window, items, now);
                       });
   }
-  // A window of the newest max_items items of the slice type (by type alone, as the
-  // config names it), evicted in whole leaves.
+  // A window of exactly the newest max_items items of the slice type (by type alone, as
+  // the config names it); the items left keep their leaves (and session-tree chunks).
   void set_count_window(std::type_index slice, std::size_t max_items);
 
   // Adds middleware around every reducer of every dispatch (statekit/middleware.hpp),

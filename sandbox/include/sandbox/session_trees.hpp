@@ -3,18 +3,22 @@
 // tree of one snapshot:
 //
 //   head.json                  parent, children, tags and, per slice, its type,
-//                              policy and number of items
+//                              policy, number of items and, for a slice a window cut,
+//                              the position of its first item ("first")
 //   <type>/                    one tree per non-empty slice, holding its items in order
 //                              (the type's name, bytes other than [A-Za-z0-9._-] as %XX):
 //       00.json … 31.json      up to 32 blobs of up to 32 items each (a JSON array, one
-//                              item per line),
-//       00/ … 31/              or, for a slice of more than 1,024 items, subtrees of
-//                              such blobs (and so on: a trie of fan-out 32)
+//                              item per line): blob k holds the positions [32k, 32k+32),
+//       00/ … 31/              or, for positions past 1,024, subtrees of such blobs (and
+//                              so on: a trie of fan-out 32)
 //
+// Positions are those of the slice's vector (statekit::PersistentVector::start): a
+// window that drops the oldest items moves the first position on, and the blobs and
+// subtrees wholly before it are left out (the first blob holds the items from it).
 // Equal items at equal positions give equal objects, so an unchanged slice, and each
-// full chunk of a growing LOG slice, is one object shared by every snapshot that holds
-// it. What tells apart snapshots of equal contents (a SessionStamp: the snapshot's id,
-// session and time) is kept beside the tree, in the ledger record, so a checkpoint
+// full chunk of a growing (or sliding) LOG slice, is one object shared by every
+// snapshot that holds it. What tells apart snapshots of equal contents (a SessionStamp: the
+// snapshot's id, session and time) is kept beside the tree, in the ledger record, so a checkpoint
 // whose session did not change since the last one writes no session object at all. The
 // note of each checkpoint names its session tree, and anchors it beside the notes as
 // session-<run> (fsnap::Note::anchor_name): the notes' history keeps every session tree
