@@ -446,6 +446,11 @@ int run(const std::vector<std::string>& argv) {
     std::cerr << "shadowbox: workspace " << context.workspace.string() << " ("
               << context.workspace_found << ")\n";
   }
+  for (const std::string& key : context.config.embedding_only_settings()) {
+    std::cerr << "shadowbox: warning: " << context.config.source.string() << " sets " << key
+              << ", which only programs that embed shadowbox read; shadowbox keeps every "
+                 "checkpoint in its store, so it changes nothing here\n";
+  }
   if (!context.config.left_out.empty() && command->run != cmd_trust) {
     std::string lines;
     for (const std::string& l : context.config.left_out) lines += "\n  " + l;

@@ -695,4 +695,10 @@ std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text) {
   return fsnap::value_of(kPreserveNames, text);
 }
 
+std::vector<std::string> Config::embedding_only_settings() const {
+  std::vector<std::string> out;
+  if (checkpoint_ring != Config{}.checkpoint_ring) out.push_back("session.checkpoint_ring");
+  return out;
+}
+
 }  // namespace runs

@@ -962,6 +962,19 @@ TEST_F(CliTest, RestoreSlicesPutsBackTheNamedSessionSlicesOnly) {
                "no slice type 'no_such_slice'");
 }
 
+TEST_F(CliTest, ACheckpointRingInTheConfigIsSaidToChangeNothingHere) {
+  write("a", "1");
+  CommandResult ring = shadowbox({"snapshot"}, "session:\n  checkpoint_ring: 7\n");
+  EXPECT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_NE(ring.err.find("sets session.checkpoint_ring, which only programs that embed "
+                          "shadowbox read"),
+            std::string::npos)
+      << ring.err;
+  CommandResult plain = shadowbox({"snapshot"}, "session:\n  checkpoint_ring: 100\n");
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("checkpoint_ring"), std::string::npos) << plain.err;
+}
+
 TEST_F(CliTest, ASessionWindowKeepsTheNewestCallsAndRunsStillCountsThemAll) {
   const std::string config = "session:\n  windows: {tool_invoked: 10}\n";
   write("a", "0");

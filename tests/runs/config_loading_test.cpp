@@ -49,6 +49,17 @@ TEST(ConfigTest, DefaultsMatchTheDocumentation) {
   EXPECT_EQ(c.policy.execution_config(c.policy.limits).repeat, (policy::RepeatConfig{3, 4}));
 }
 
+TEST(ConfigTest, TheCheckpointRingIsAnEmbeddingOnlySetting) {
+  EXPECT_TRUE(Config::parse("", "empty.yaml").embedding_only_settings().empty());
+  EXPECT_TRUE(Config::parse("session: {checkpoint_ring: 100}\n", "c.yaml")
+                  .embedding_only_settings()
+                  .empty())
+      << "the default changes nothing, said or not";
+  Config c = Config::parse("session: {checkpoint_ring: 7}\n", "c.yaml");
+  EXPECT_EQ(c.checkpoint_ring, 7u) << "still read, for the programs that embed shadowbox";
+  EXPECT_EQ(c.embedding_only_settings(), (std::vector<std::string>{"session.checkpoint_ring"}));
+}
+
 TEST(ConfigTest, WatchDaemonSettings) {
   Config c = Config::parse("watch: {daemon: off, idle_exit: 90s}\n", "w.yaml");
   EXPECT_FALSE(c.watch.daemon);

@@ -201,7 +201,10 @@ struct Config {
   // and `shadowbox maintenance` pack the store).
   fsnap::MaintenanceOptions maintenance;
   bool auto_maintenance = true;
-  std::size_t checkpoint_ring = 100;  // session.checkpoint_ring: CheckpointStore capacity
+  // session.checkpoint_ring: the capacity of an embedding program's embed::CheckpointStore.
+  // Embedding only: shadowbox itself keeps every checkpoint in its store's ledger, and
+  // says so when a file changes this (embedding_only_settings).
+  std::size_t checkpoint_ring = 100;
   // session.windows: slice type name -> the newest items a run's session keeps of it
   // (Session::set_count_window); none by default.
   std::map<std::string, std::size_t> session_windows;
@@ -237,6 +240,10 @@ struct Config {
   // These settings as a complete configuration file, which parse reads back to the
   // same settings (source, origin and left_out apart).
   std::string to_yaml() const;
+  // The settings, by key, that differ from their defaults but that only a program
+  // embedding shadowbox reads, so they change nothing in shadowbox's own commands:
+  // session.checkpoint_ring (docs/conformance/EXECUTION_STATE.md, "Checkpoint Store").
+  std::vector<std::string> embedding_only_settings() const;
 };
 
 // The longest duration a setting holds: 36500d (100 years), which for every setting
