@@ -71,6 +71,13 @@ bool parse_copy(std::string_view value, std::vector<SkippedPath>& skipped) {
   return true;
 }
 
+// A label on one line, always in double quotes, so that spaces at its ends survive the
+// trailer's trimming.
+std::string quoted_label(std::string_view label) {
+  std::string quoted = quote_path(label);
+  return quoted.front() == '"' ? quoted : "\"" + quoted + "\"";
+}
+
 }  // namespace
 
 std::string_view to_string(Phase phase) {
@@ -101,6 +108,7 @@ std::string format_checkpoint_message(const Checkpoint& c) {
   add("Phase", to_string(c.meta.phase));
   add("Run-Id", c.meta.run);
   add("Tag", c.meta.tag);
+  if (!c.meta.label.empty()) add("Label", quoted_label(c.meta.label));
   add("Tool-Name", c.meta.tool_name);
   add("Tool-Call-Id", c.meta.tool_call_id);
   add("Created-At", format_timestamp(c.created_at));
@@ -143,6 +151,8 @@ bool parse_checkpoint_message(std::string_view message, Checkpoint& c) {
       c.meta.run = std::string(value);
     } else if (key == "Tag") {
       c.meta.tag = std::string(value);
+    } else if (key == "Label") {
+      if (std::optional<std::string> label = unquote_path(value)) c.meta.label = *label;
     } else if (key == "Tool-Name") {
       c.meta.tool_name = std::string(value);
     } else if (key == "Tool-Call-Id") {

@@ -611,14 +611,15 @@ FilesystemSnapshot to_snapshot(const Checkpoint& c) {
   s.commit = c.commit;
   s.tree = c.tree;
   s.tag = c.meta.tag;
+  s.label = c.meta.label;
   s.created_at = c.created_at;
   s.skipped = c.skipped;
   return s;
 }
 
-FilesystemSnapshot HostFilesystem::snapshot(std::string_view tag) {
+FilesystemSnapshot HostFilesystem::snapshot(std::string_view label) {
   CheckpointMeta meta;
-  meta.tag = std::string(tag);
+  meta.label = std::string(label);
   return to_snapshot(checkpoint(meta));
 }
 

@@ -315,11 +315,11 @@ void InMemoryFilesystem::set_executable(std::string_view path, bool executable) 
   });
 }
 
-FilesystemSnapshot InMemoryFilesystem::snapshot(std::string_view tag) {
+FilesystemSnapshot InMemoryFilesystem::snapshot(std::string_view label) {
   FilesystemSnapshot snap;
   snap.id = git::to_hex(root_->id());
   snap.tree = snap.id;
-  snap.tag = std::string(tag);
+  snap.label = std::string(label);
   snap.created_at = clock_->now();
   snap.state = std::make_shared<const FrozenTree>(FrozenTree{root_});
   return snap;
@@ -338,6 +338,67 @@ void InMemoryFilesystem::restore(const FilesystemSnapshot& snapshot) {
                 "snapshot " + snapshot.id + " does not match the tree it holds");
   }
   root_ = frozen->root;
+}
+
+namespace {
+
+void list_entries(const Node& dir, const std::string& prefix,
+                  std::vector<InMemoryFilesystem::FrozenEntry>& out) {
+  for (const auto& [name, child] : dir.children) {
+    std::string path = prefix.empty() ? name : prefix + "/" + name;
+    out.push_back({path, child->type, child->executable, child->data});
+    if (child->type == EntryType::kDirectory) list_entries(*child, path, out);
+  }
+}
+
+}  // namespace
+
+std::vector<InMemoryFilesystem::FrozenEntry> InMemoryFilesystem::entries_of(
+    const FilesystemSnapshot& snapshot) {
+  if (!snapshot.commit.empty() || snapshot.state == nullptr) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "snapshot " + snapshot.id + " was not taken of an in-memory filesystem");
+  }
+  std::vector<FrozenEntry> out;
+  list_entries(*static_cast<const FrozenTree*>(snapshot.state.get())->root, "", out);
+  return out;
+}
+
+FilesystemSnapshot InMemoryFilesystem::with_entries(FilesystemSnapshot snapshot,
+                                                    const std::vector<FrozenEntry>& entries) {
+  git::ensure_initialized();
+  auto bad = [&](const std::string& path, const std::string& why) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "in-memory snapshot " + snapshot.id + ": entry " + quote_input(path) + " " + why);
+  };
+  auto root = std::make_shared<Node>();
+  std::map<std::string, std::shared_ptr<Node>> dirs{{"", root}};
+  for (const FrozenEntry& e : entries) {
+    std::size_t slash = e.path.rfind('/');
+    std::string parent = slash == std::string::npos ? "" : e.path.substr(0, slash);
+    std::string name = slash == std::string::npos ? e.path : e.path.substr(slash + 1);
+    if (name.empty() || name == "." || name == ".." || name.find('\0') != std::string::npos) {
+      throw bad(e.path, "is not a path of a tree");
+    }
+    auto dir = dirs.find(parent);
+    if (dir == dirs.end()) throw bad(e.path, "comes before its directory, or has none");
+    if (dir->second->children.count(name) != 0) throw bad(e.path, "is listed twice");
+    auto node = std::make_shared<Node>();
+    node->type = e.type;
+    node->executable = e.type == EntryType::kFile && e.executable;
+    if (e.type != EntryType::kDirectory) node->data = e.data;
+    if (e.type == EntryType::kDirectory) dirs.emplace(e.path, node);
+    dir->second->children.emplace(name, node);
+  }
+  std::string id = git::to_hex(root->id());
+  if (id != snapshot.id) {
+    throw Error(ErrorCode::kInvalidArgument, "in-memory snapshot " + snapshot.id +
+                                                 ": its entries make the tree " + id +
+                                                 ", not the one its id names");
+  }
+  snapshot.commit.clear();
+  snapshot.state = std::make_shared<const FrozenTree>(FrozenTree{root});
+  return snapshot;
 }
 
 }  // namespace fsnap

@@ -123,6 +123,7 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   snap.metadata = metadata;
   std::map<std::string, std::string> tags;
   if (!metadata.tag.empty()) tags["tag"] = metadata.tag;
+  if (!metadata.label.empty()) tags["label"] = metadata.label;
   snap.session = session_->snapshot(kStatePolicies, /*include_all=*/true, std::move(tags));
 
   SessionRecords records(*session_trees_, snap.session);
@@ -321,118 +322,6 @@ std::map<std::string, std::vector<fsnap::SkippedPath>> CompositeSnapshot::file_s
     if (fs != nullptr) out.emplace(name, fs->skipped);
   }
   return out;
-}
-
-// ---- JSON ------------------------------------------------------------------------
-
-std::string CompositeSnapshot::to_json() const {
-  Poco::JSON::Object::Ptr root = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  root->set("format", "shadowbox.composite-snapshot.v1");
-  root->set("id", id);
-  root->set("created_at", fsnap::format_timestamp(created_at));
-  Poco::JSON::Object::Ptr meta = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  meta->set("tag", metadata.tag);
-  meta->set("tool_call_id", metadata.tool_call_id);
-  meta->set("tool_name", metadata.tool_name);
-  meta->set("phase", std::string(fsnap::to_string(metadata.phase)));
-  meta->set("run", metadata.run);
-  const CallOutcome& outcome = metadata.outcome;
-  if (!(outcome == CallOutcome{})) {
-    meta->set("input_summary", outcome.input_summary);
-    meta->set("success",
-              outcome.success ? Poco::Dynamic::Var(*outcome.success) : Poco::Dynamic::Var());
-    meta->set("result_summary", outcome.result_summary);
-    meta->set("elapsed_ms",
-              outcome.elapsed_ms ? Poco::Dynamic::Var(*outcome.elapsed_ms) : Poco::Dynamic::Var());
-    if (!outcome.rollback.empty()) {
-      meta->set("rollback", outcome.rollback);
-      meta->set("rollback_reason", outcome.rollback_reason);
-    }
-  }
-  root->set("metadata", meta);
-  Poco::JSON::Parser parser;
-  root->set("session", parser.parse(session.to_json()));
-  Poco::JSON::Object::Ptr resource_object = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-  for (const auto& [name, value] : resources) {
-    std::shared_ptr<const ResourceSnapshotCodecs::Codec> codec =
-        ResourceSnapshotCodecs::find(value.type);
-    if (codec == nullptr) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "resource '" + name + "' has a snapshot type with no codec");
-    }
-    Poco::JSON::Object::Ptr item = new Poco::JSON::Object(Poco::JSON_PRESERVE_KEY_ORDER);
-    item->set("type", codec->name);
-    item->set("value", codec->encode(value));
-    resource_object->set(name, item);
-  }
-  root->set("resources", resource_object);
-  std::ostringstream out;
-  root->stringify(out);
-  return out.str();
-}
-
-CompositeSnapshot CompositeSnapshot::from_json(const std::string& json) {
-  register_builtin_resource_codecs();
-  CompositeSnapshot snap;
-  try {
-    Poco::JSON::Parser parser;
-    Poco::JSON::Object::Ptr root = parser.parse(json).extract<Poco::JSON::Object::Ptr>();
-    if (!root->has("format") ||
-        root->getValue<std::string>("format") != "shadowbox.composite-snapshot.v1") {
-      throw Error(ErrorCode::kInvalidArgument, "composite snapshot: unknown format");
-    }
-    snap.id = root->getValue<std::string>("id");
-    auto created = fsnap::parse_timestamp(root->getValue<std::string>("created_at"));
-    if (!created) throw Error(ErrorCode::kInvalidArgument, "composite snapshot: bad created_at");
-    snap.created_at = *created;
-    Poco::JSON::Object::Ptr meta = root->getObject("metadata");
-    if (meta == nullptr)
-      throw Error(ErrorCode::kInvalidArgument, "composite snapshot: no metadata");
-    snap.metadata.tag = meta->getValue<std::string>("tag");
-    snap.metadata.tool_call_id = meta->getValue<std::string>("tool_call_id");
-    snap.metadata.tool_name = meta->getValue<std::string>("tool_name");
-    std::optional<fsnap::Phase> phase = fsnap::parse_phase(meta->getValue<std::string>("phase"));
-    if (!phase) throw Error(ErrorCode::kInvalidArgument, "composite snapshot: bad phase");
-    snap.metadata.phase = *phase;
-    if (meta->has("run")) snap.metadata.run = meta->getValue<std::string>("run");
-    CallOutcome& outcome = snap.metadata.outcome;
-    if (meta->has("input_summary"))
-      outcome.input_summary = meta->getValue<std::string>("input_summary");
-    if (meta->has("success") && !meta->isNull("success"))
-      outcome.success = meta->getValue<bool>("success");
-    if (meta->has("result_summary")) {
-      outcome.result_summary = meta->getValue<std::string>("result_summary");
-    }
-    if (meta->has("elapsed_ms") && !meta->isNull("elapsed_ms")) {
-      outcome.elapsed_ms = meta->getValue<std::int64_t>("elapsed_ms");
-    }
-    if (meta->has("rollback")) outcome.rollback = meta->getValue<std::string>("rollback");
-    if (meta->has("rollback_reason")) {
-      outcome.rollback_reason = meta->getValue<std::string>("rollback_reason");
-    }
-    Poco::JSON::Object::Ptr session = root->getObject("session");
-    if (session == nullptr)
-      throw Error(ErrorCode::kInvalidArgument, "composite snapshot: no session");
-    std::ostringstream session_text;
-    session->stringify(session_text);
-    snap.session = SessionSnapshot::from_json(session_text.str());
-    if (Poco::JSON::Object::Ptr resources = root->getObject("resources")) {
-      for (const auto& [name, value] : *resources) {
-        Poco::JSON::Object::Ptr item = value.extract<Poco::JSON::Object::Ptr>();
-        std::string type = item->getValue<std::string>("type");
-        std::shared_ptr<const ResourceSnapshotCodecs::Codec> codec =
-            ResourceSnapshotCodecs::find(type);
-        if (codec == nullptr) {
-          throw SnapshotMismatchError("composite snapshot " + snap.id + " holds a '" + type +
-                                      "' snapshot, a type this process has not registered");
-        }
-        snap.resources.emplace(name, codec->decode(item->get("value")));
-      }
-    }
-  } catch (const Poco::Exception& e) {
-    throw Error(ErrorCode::kInvalidArgument, "composite snapshot: " + e.displayText());
-  }
-  return snap;
 }
 
 }  // namespace sandbox

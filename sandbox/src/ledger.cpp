@@ -250,6 +250,7 @@ Boundary LedgerBoundaryLog::boundary_at(const fsnap::Checkpoint& c) const {
   b.snapshot.created_at = c.created_at;
   b.snapshot.resources.emplace(resource_, ResourceSnapshot::of(fsnap::to_snapshot(c)));
   b.snapshot.metadata.tag = c.meta.tag;
+  b.snapshot.metadata.label = c.meta.label;
   b.snapshot.metadata.tool_call_id = c.meta.tool_call_id;
   b.snapshot.metadata.tool_name = c.meta.tool_name;
   b.snapshot.metadata.phase = c.meta.phase;

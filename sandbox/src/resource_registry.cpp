@@ -1,13 +1,19 @@
 #include "sandbox/resource_registry.hpp"
 
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 
+#include <Poco/Base64Decoder.h>
+#include <Poco/Base64Encoder.h>
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
 
 #include "fsnap/checkpoint.hpp"
+#include "fsnap/in_memory_filesystem.hpp"
 
 namespace sandbox {
 
@@ -88,12 +94,70 @@ using Poco::Dynamic::Var;
 using Poco::JSON::Array;
 using Poco::JSON::Object;
 
+std::string base64(const std::string& bytes) {
+  std::ostringstream out;
+  Poco::Base64Encoder encoder(out);
+  encoder.rdbuf()->setLineLength(0);
+  encoder << bytes;
+  encoder.close();
+  return out.str();
+}
+
+std::string from_base64(const std::string& text) {
+  std::istringstream in(text);
+  Poco::Base64Decoder decoder(in);
+  return std::string(std::istreambuf_iterator<char>(decoder), std::istreambuf_iterator<char>());
+}
+
+// An in-memory filesystem's tree, entry by entry (contents in base64: any bytes).
+Array::Ptr encode_entries(const fsnap::FilesystemSnapshot& s) {
+  Array::Ptr out = new Array;
+  for (const fsnap::InMemoryFilesystem::FrozenEntry& e : fsnap::InMemoryFilesystem::entries_of(s)) {
+    Object::Ptr item = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
+    item->set("path", e.path);
+    item->set("type", std::string(fsnap::to_string(e.type)));
+    if (e.executable) item->set("executable", true);
+    if (e.type != fsnap::EntryType::kDirectory) item->set("data_base64", base64(e.data));
+    out->add(item);
+  }
+  return out;
+}
+
+std::vector<fsnap::InMemoryFilesystem::FrozenEntry> decode_entries(const Array::Ptr& entries) {
+  std::vector<fsnap::InMemoryFilesystem::FrozenEntry> out;
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    Object::Ptr item = entries->getObject(static_cast<unsigned>(i));
+    if (item == nullptr) {
+      throw Error(ErrorCode::kInvalidArgument, "filesystem snapshot: an entry is no object");
+    }
+    fsnap::InMemoryFilesystem::FrozenEntry e;
+    e.path = item->getValue<std::string>("path");
+    std::string type = item->getValue<std::string>("type");
+    std::optional<fsnap::EntryType> parsed;
+    for (fsnap::EntryType t :
+         {fsnap::EntryType::kFile, fsnap::EntryType::kDirectory, fsnap::EntryType::kSymlink}) {
+      if (fsnap::to_string(t) == type) parsed = t;
+    }
+    if (!parsed) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "filesystem snapshot: entry " + fsnap::quote_input(e.path) +
+                      " has the unknown type " + fsnap::quote_input(type));
+    }
+    e.type = *parsed;
+    e.executable = item->optValue<bool>("executable", false);
+    if (item->has("data_base64")) e.data = from_base64(item->getValue<std::string>("data_base64"));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 Var encode_fs(const fsnap::FilesystemSnapshot& s) {
   Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
   o->set("id", s.id);
   o->set("commit", s.commit);
   o->set("tree", s.tree);
   o->set("tag", s.tag);
+  if (!s.label.empty()) o->set("label", s.label);
   o->set("created_at", fsnap::format_timestamp(s.created_at));
   Array::Ptr skipped = new Array;
   for (const fsnap::SkippedPath& p : s.skipped) {
@@ -110,6 +174,8 @@ Var encode_fs(const fsnap::FilesystemSnapshot& s) {
     skipped->add(item);
   }
   o->set("skipped", skipped);
+  // An in-memory snapshot holds its tree (a host one is in its store, by commit).
+  if (s.commit.empty() && s.state != nullptr) o->set("entries", encode_entries(s));
   return o;
 }
 
@@ -120,6 +186,7 @@ fsnap::FilesystemSnapshot decode_fs(const Var& v) {
   s.commit = o->getValue<std::string>("commit");
   if (o->has("tree")) s.tree = o->getValue<std::string>("tree");
   s.tag = o->getValue<std::string>("tag");
+  if (o->has("label")) s.label = o->getValue<std::string>("label");
   auto created = fsnap::parse_timestamp(o->getValue<std::string>("created_at"));
   if (!created) throw Error(ErrorCode::kInvalidArgument, "filesystem snapshot: bad created_at");
   s.created_at = *created;
@@ -135,6 +202,9 @@ fsnap::FilesystemSnapshot decode_fs(const Var& v) {
       }
       s.skipped.push_back(std::move(path));
     }
+  }
+  if (Array::Ptr entries = o->getArray("entries")) {
+    s = fsnap::InMemoryFilesystem::with_entries(std::move(s), decode_entries(entries));
   }
   return s;
 }

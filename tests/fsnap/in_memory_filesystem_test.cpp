@@ -455,13 +455,14 @@ TEST(InMemoryFilesystemTest, SymlinksThatClimbOutAreRefused) {
 
 // ---- Snapshots --------------------------------------------------------------------------
 
-TEST(InMemorySnapshotTest, SnapshotCarriesTagIdAndState) {
+TEST(InMemorySnapshotTest, SnapshotCarriesLabelIdAndState) {
   InMemoryFilesystem fs;
   populate(fs);
   auto before = std::chrono::system_clock::now();
-  FilesystemSnapshot snap = fs.snapshot("my-tag");
+  FilesystemSnapshot snap = fs.snapshot("pre:my call");
   auto after = std::chrono::system_clock::now();
-  EXPECT_EQ(snap.tag, "my-tag");
+  EXPECT_EQ(snap.label, "pre:my call");
+  EXPECT_EQ(snap.tag, "") << "an in-memory filesystem has no git tags";
   EXPECT_TRUE(snap.commit.empty());
   EXPECT_NE(snap.state, nullptr);
   EXPECT_TRUE(snap.skipped.empty());

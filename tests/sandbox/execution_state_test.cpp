@@ -1,7 +1,8 @@
 // ExecutionState: one composite snapshot of the session and every resource, seeded
 // randomness and an injected clock, restores that either fully succeed or leave
 // everything as it was (a host restore that fails half-way included), mismatched
-// snapshots refused, and composite JSON round trips.
+// snapshots refused, composite JSON round trips field by field (an in-memory
+// filesystem's snapshot restorable after one), and labels of any text, repeated.
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
@@ -150,25 +151,156 @@ TEST(ExecutionStateTest, MismatchedSnapshotsChangeNothing) {
   EXPECT_EQ(other_fs->current().input_tokens, 1u);
 }
 
-TEST(ExecutionStateTest, InMemorySnapshotsCrossJsonAsIdsOnly) {
+// A snapshot with every field of its metadata set, and a session with a slice.
+SnapshotMetadata full_metadata() {
+  SnapshotMetadata meta;
+  meta.tag = "t-1";
+  meta.label = "pre:call_1 (second try) — données/étape: 2";
+  meta.phase = fsnap::Phase::kDenied;
+  meta.tool_call_id = "call_1";
+  meta.tool_name = "Edit";
+  meta.run = "run-x";
+  meta.move_tag = true;
+  meta.outcome.input_summary = "edit a.txt";
+  meta.outcome.success = false;
+  meta.outcome.result_summary = "refused";
+  meta.outcome.elapsed_ms = 12;
+  meta.outcome.rollback = "kept";
+  meta.outcome.rollback_reason = "configured";
+  meta.outcome.rollback_kept = {{"a.txt", "another call changed it"}};
+  meta.outcome.rollback_unrestored = {{"big.bin", "over the size limit"}};
+  meta.outcome.agent_denied = true;
+  meta.decision = "halt";
+  policy::SafetyEvent event;
+  event.type = policy::StopReason::kBudgetExceeded;
+  event.decision = policy::Decision::kHalt;
+  event.hook = "ExecutionContext";
+  event.reason = "spent 2.5 of 2";
+  event.limit = 2;
+  event.value = 2.5;
+  event.at = TimePoint(std::chrono::seconds(1'800'000'000));
+  event.node_id = "n-3";
+  event.key = "Edit";
+  meta.safety_event = event;
+  meta.paths = std::vector<std::string>{"a.txt", "dir/b"};
+  meta.parent_call_id = "call_0";
+  meta.undoes = "call_9";
+  meta.separate_outside_changes = true;
+  return meta;
+}
+
+TEST(ExecutionStateTest, ACompositeSnapshotRoundTripsThroughJsonFieldByField) {
   MemoryState m;
+  m.state.session().seed<Plan>({Plan{"objective", "active", {PlanStep{"s", true}}}});
   m.fs->write("a", "1");
   m.budget->consume(5, 5, 0);
-  CompositeSnapshot snap = m.state.snapshot();
+  SnapshotMetadata meta = full_metadata();
+  meta.tag.clear();  // an in-memory state has no store to hold a tag; the label is kept
+  meta.move_tag = false;
+  CompositeSnapshot snap = m.state.snapshot(meta);
+  snap.record.decision = "halt";  // a record as a host workspace would have written
+  snap.record.commit = std::string(40, 'a');
+  snap.record.home_commit = std::string(40, 'b');
   CompositeSnapshot back = CompositeSnapshot::from_json(snap.to_json());
-  EXPECT_EQ(back.resources.at("filesystem").get<fsnap::FilesystemSnapshot>()->id,
-            snap.resources.at("filesystem").get<fsnap::FilesystemSnapshot>()->id);
+  EXPECT_EQ(back.id, snap.id);
+  EXPECT_EQ(back.created_at, snap.created_at);
+  EXPECT_EQ(back.metadata, snap.metadata) << "decision, safety event, paths, label...";
+  EXPECT_EQ(back.metadata.safety_event->reason, "spent 2.5 of 2");
+  EXPECT_EQ(back.record, snap.record);
+  EXPECT_TRUE(back.session.equivalent(snap.session));
+  EXPECT_EQ(back.session.tags, snap.session.tags);
+  ASSERT_EQ(back.resources.size(), 2u);
+  const auto* fs_back = back.resources.at("filesystem").get<fsnap::FilesystemSnapshot>();
+  const auto* fs_snap = snap.resources.at("filesystem").get<fsnap::FilesystemSnapshot>();
+  EXPECT_EQ(fs_back->id, fs_snap->id);
+  EXPECT_EQ(fs_back->label, meta.label);
   EXPECT_EQ(*back.resources.at("budget").get<BudgetSnapshot>(), m.budget->current());
-  // The tree itself lives only in memory: restoring it from JSON is refused as a
-  // whole, and the budget restored before the failure is put back.
-  m.fs->write("a", "2");
-  m.budget->consume(1, 0, 0);
-  EXPECT_THROW(m.state.restore(back), RestoreFailedError);
-  EXPECT_EQ(m.fs->read("a"), "2");
-  EXPECT_EQ(m.budget->current().input_tokens, 6u);
-  m.state.restore(snap);  // the live snapshot still works
-  EXPECT_EQ(m.fs->read("a"), "1");
-  EXPECT_EQ(m.budget->current().input_tokens, 5u);
+  EXPECT_EQ(back.to_json(), snap.to_json());
+  // Every field of the metadata, set one at a time, survives.
+  SnapshotMetadata every = full_metadata();
+  CompositeSnapshot alone;
+  alone.id = "x";
+  alone.created_at = TimePoint(std::chrono::seconds(1'800'000'000));
+  alone.metadata = every;
+  EXPECT_EQ(CompositeSnapshot::from_json(alone.to_json()).metadata, every);
+}
+
+TEST(ExecutionStateTest, AnInMemorySnapshotReadBackFromJsonRestoresTheFiles) {
+  MemoryState m;
+  m.fs->mkdir("dir/empty");
+  m.fs->write("dir/a.txt", "one");
+  m.fs->write("bin", std::string("\0\xff\x01 bytes", 9));
+  m.fs->set_executable("bin", true);
+  m.fs->symlink("link", "dir/a.txt");
+  m.budget->consume(5, 5, 0);
+  m.state.session().seed<Plan>({Plan{"before", "", {}}});
+  std::string json = m.state.snapshot().to_json();
+
+  // A new process, with the same kind of state, restores it from the JSON alone.
+  MemoryState other;
+  other.fs->write("dir/a.txt", "changed");
+  other.fs->write("extra", "x");
+  other.state.restore(CompositeSnapshot::from_json(json));
+  EXPECT_EQ(other.fs->read("dir/a.txt"), "one");
+  EXPECT_EQ(other.fs->read("bin"), std::string("\0\xff\x01 bytes", 9));
+  EXPECT_TRUE(other.fs->stat("bin").executable);
+  EXPECT_EQ(other.fs->readlink("link"), "dir/a.txt");
+  EXPECT_TRUE(other.fs->exists("dir/empty"));
+  EXPECT_FALSE(other.fs->exists("extra"));
+  EXPECT_EQ(other.fs->snapshot("").id, m.fs->snapshot("").id) << "the very tree";
+  EXPECT_EQ(other.budget->current().input_tokens, 5u);
+  EXPECT_EQ(other.state.session().latest<Plan>()->objective, "before");
+
+  // Entries that do not make the tree the snapshot's id names are refused, saying so.
+  std::string forged = json;
+  std::size_t at = forged.find("\"data_base64\":\"b25l\"");  // "one"
+  ASSERT_NE(at, std::string::npos) << json;
+  forged.replace(at, 20, "\"data_base64\":\"dHdv\"");  // "two"
+  try {
+    CompositeSnapshot::from_json(forged);
+    FAIL() << "a forged tree was read";
+  } catch (const fsnap::Error& e) {
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("not the one its id names"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ExecutionStateTest, AnyLabelIsKeptWithAHostWorkspaceAndMayRepeat) {
+  testing_support::TempDir dir;
+  fs::create_directories(dir / "ws");
+  HostState h(dir.path());
+  const std::vector<std::string> labels = {"pre:toolu_1", "pre:toolu_1", "with spaces and / :",
+                                           " padded ",    "étiquette ✓", "two\nlines\t\"quoted\""};
+  std::vector<std::string> commits;
+  for (const std::string& label : labels) {
+    SnapshotMetadata meta;
+    meta.label = label;
+    CompositeSnapshot snap = h.state.snapshot(meta);
+    const auto* fs_snap = snap.resources.at("filesystem").get<fsnap::FilesystemSnapshot>();
+    EXPECT_EQ(fs_snap->label, label);
+    EXPECT_EQ(snap.session.tags.at("label"), label);
+    commits.push_back(fs_snap->commit);
+  }
+  // Read back from the store (another process): each checkpoint has its label, and no
+  // tag ref was made for any.
+  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(dir / "store" / "repo.git", false);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    EXPECT_EQ(repo.read_checkpoint(commits[i]).meta.label, labels[i]) << i;
+    EXPECT_EQ(repo.read_checkpoint(commits[i]).meta.tag, "");
+  }
+  testing_support::CommandResult refs =
+      testing_support::run_command({"git", "--git-dir", (dir / "store" / "repo.git").string(),
+                                    "for-each-ref", "refs/shadowbox/tags/"},
+                                   dir.path());
+  EXPECT_EQ(refs.out, "");
+  // The Snapshotable interface of the specification: fs.snapshot(tag) with such a tag.
+  EXPECT_EQ(h.host->snapshot("pre:toolu_2").label, "pre:toolu_2");
+  EXPECT_EQ(h.host->snapshot("pre:toolu_2").label, "pre:toolu_2") << "again";
+  // A tag is still a ref name, unique in the store (`snapshot --tag`).
+  SnapshotMetadata tagged;
+  tagged.tag = "pre:toolu_1";
+  EXPECT_THROW(h.state.snapshot(tagged), fsnap::Error);
 }
 
 TEST(ExecutionStateTest, CompositeJsonRoundTripWithAHostWorkspace) {

@@ -36,8 +36,10 @@ inline constexpr std::string_view kDefaultRun = "default";
 
 // What the caller says about a checkpoint it asks for.
 struct CheckpointMeta {
-  // Optional; also becomes refs/shadowbox/tags/<tag>. A checkpoint read back has its
-  // tag only while that ref names it (a tag moved elsewhere is not shown twice).
+  // Optional; also becomes refs/shadowbox/tags/<tag>, so it is a git ref name (letters,
+  // digits, '-', '_', '.'), unique in the store: `restore TAG` finds the checkpoint by
+  // it. A checkpoint read back has its tag only while that ref names it (a tag moved
+  // elsewhere is not shown twice).
   std::string tag;
   Phase phase = Phase::kManual;
   std::string tool_call_id;  // optional
@@ -46,6 +48,11 @@ struct CheckpointMeta {
   // A tag that names another checkpoint already is refused (kConflict) unless this is
   // set: then it moves here, as `git tag --force` does.
   bool move_tag = false;
+  // Optional free text about the checkpoint (any bytes: "pre:call_1", spaces, ':' '/',
+  // non-ASCII; many checkpoints may share one), kept in the commit message and read
+  // back as it was; unlike a tag it names no ref. The execution-state specification's
+  // snapshot tag is this label (docs/conformance/EXECUTION_STATE.md).
+  std::string label;
 
   friend bool operator==(const CheckpointMeta&, const CheckpointMeta&) = default;
 };
@@ -62,7 +69,8 @@ struct Checkpoint {
 };
 
 // The commit message for a checkpoint: subject "<phase> [<tool> [<call id>]]", then
-// the skipped paths and the trailers Checkpoint-Id, Phase, Run-Id, Tag, Tool-Name,
+// the skipped paths and the trailers Checkpoint-Id, Phase, Run-Id, Tag, Label (quoted:
+// fsnap/path_quoting.hpp), Tool-Name,
 // Tool-Call-Id, Created-At, and per skipped path Skipped (size, reason, path) and, if
 // the store kept a copy of it, Large-File-Copy (the copy's name, the file's mtime in ns,
 // the path).

@@ -188,8 +188,9 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   // a capture of the current state, which is not recorded as a checkpoint).
   std::vector<TreeChange> changes_to(const Checkpoint& target);
 
-  // Snapshotable: a manual checkpoint tagged tag; restore to it.
-  FilesystemSnapshot snapshot(std::string_view tag) override;
+  // Snapshotable: a manual checkpoint labelled label (free text, kept in its commit
+  // message: no tag, no ref); restore to it.
+  FilesystemSnapshot snapshot(std::string_view label) override;
   void restore(const FilesystemSnapshot& snapshot) override;
 
   struct Impl;

@@ -40,10 +40,28 @@ class InMemoryFilesystem : public Filesystem, public Snapshotable<FilesystemSnap
   void set_executable(std::string_view path, bool executable) override;
 
   // O(1): references the current tree. The id is a hash of the tree's content.
-  FilesystemSnapshot snapshot(std::string_view tag) override;
+  FilesystemSnapshot snapshot(std::string_view label) override;
   // O(1): makes the snapshot's tree current. A snapshot of another kind of
   // filesystem is kInvalidArgument.
   void restore(const FilesystemSnapshot& snapshot) override;
+
+  // One entry of an in-memory snapshot's tree: what a snapshot written out (as JSON)
+  // must hold to be restored when read back.
+  struct FrozenEntry {
+    std::string path;  // relative, '/'-separated
+    EntryType type = EntryType::kFile;
+    bool executable = false;
+    std::string data;  // a file's content or a symlink's target
+    friend bool operator==(const FrozenEntry&, const FrozenEntry&) = default;
+  };
+  // The entries of a snapshot taken of an in-memory filesystem, each directory before
+  // what it holds, in name order. A snapshot of another kind is kInvalidArgument.
+  static std::vector<FrozenEntry> entries_of(const FilesystemSnapshot& snapshot);
+  // snapshot, holding the tree entries make (as entries_of lists them), so restore()
+  // takes it. kInvalidArgument, naming the entry, if they make no tree, or not the one
+  // snapshot.id names.
+  static FilesystemSnapshot with_entries(FilesystemSnapshot snapshot,
+                                         const std::vector<FrozenEntry>& entries);
 
   struct Node;
 

@@ -64,7 +64,8 @@ struct FilesystemSnapshot {
   std::string id;      // checkpoint id (host) or content id (in memory)
   std::string commit;  // the shadow commit (host); empty for an in-memory snapshot
   std::string tree;    // git tree id of the content: equal trees, equal files
-  std::string tag;
+  std::string tag;     // a host checkpoint's tag (a git ref name; CheckpointMeta::tag)
+  std::string label;   // free text it was taken with (CheckpointMeta::label)
   std::chrono::system_clock::time_point created_at;
   std::vector<SkippedPath> skipped;
   // In-memory snapshots: the frozen tree shared with the live filesystem. Opaque.
@@ -77,8 +78,9 @@ template <typename SnapshotT>
 class Snapshotable {
  public:
   virtual ~Snapshotable() = default;
-  // Captures the current state. Never returns an older state: failure throws.
-  virtual SnapshotT snapshot(std::string_view tag) = 0;
+  // Captures the current state, labelled with free text (any bytes; labels may repeat).
+  // Never returns an older state: failure throws.
+  virtual SnapshotT snapshot(std::string_view label) = 0;
   // Makes the current state exactly the captured one.
   virtual void restore(const SnapshotT& snapshot) = 0;
 };

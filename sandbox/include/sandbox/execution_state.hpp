@@ -39,8 +39,10 @@
 namespace sandbox {
 
 // When and why a composite snapshot was taken, and what its ledger record says: what
-// its host checkpoints are asked for (the fsnap::CheckpointMeta it is: tag, phase, tool
-// call, run, move_tag), and the record's own parts.
+// its host checkpoints are asked for (the fsnap::CheckpointMeta it is: tag, label,
+// phase, tool call, run, move_tag), and the record's own parts. The specification's
+// snapshot tag ("pre:call_1", any text, repeated at will) is the label; the tag is a
+// git ref name, unique in the store (what `shadowbox snapshot --tag` sets).
 struct SnapshotMetadata : fsnap::CheckpointMeta {
   // The call's input and outcome as the record states them.
   CallOutcome outcome;
@@ -66,8 +68,7 @@ struct CompositeSnapshot {
   std::map<std::string, ResourceSnapshot> resources;  // by resource name
   SnapshotMetadata metadata;
   // The ledger record written with it (with its first host checkpoint); without a host
-  // workspace, the metadata and outcome alone (no commit, no session JSON). Not part of
-  // the JSON form.
+  // workspace, the metadata and outcome alone (no commit, no session JSON).
   LedgerRecord record;
 
   // The host checkpoints among the resources (those with a commit), by resource name.
@@ -78,9 +79,12 @@ struct CompositeSnapshot {
   // limit are in no tree: a change to one is seen here).
   std::map<std::string, std::vector<fsnap::SkippedPath>> file_skipped() const;
 
-  // JSON through the slice and resource codecs; Error kInvalidArgument if a part has
-  // no codec or the text is malformed, SnapshotMismatchError (from_json) for a type
-  // this process lacks.
+  // JSON through the slice and resource codecs, with every field (the metadata, with
+  // its decision and safety event, and the record): from_json gives back the snapshot
+  // to_json was given (times to the microsecond, as shadowbox records every time; the
+  // session's slices equal item by item), and an in-memory filesystem's part can be
+  // restored. Error kInvalidArgument if a part has no codec or the text is malformed,
+  // SnapshotMismatchError (from_json) for a type this process lacks.
   std::string to_json() const;
   static CompositeSnapshot from_json(const std::string& json);
 };

@@ -81,7 +81,7 @@ concept SnapshotableResource = requires(T* t) {
 
 // Typed container of runtime resources. A fsnap::HostFilesystem (or a type derived from
 // it) is captured as a checkpoint with metadata and ledger notes, and restored with a
-// safety checkpoint; any other fsnap::Snapshotable<S> through snapshot(tag)/restore.
+// safety checkpoint; any other fsnap::Snapshotable<S> through snapshot(label)/restore.
 class ResourceRegistry {
  public:
   // A registered resource and, if it is snapshotable, how to capture and restore it.
@@ -133,7 +133,10 @@ class ResourceRegistry {
       fsnap::Snapshotable<S>* target = resource.get();
       entry.snapshot_type = typeid(S);
       entry.snapshot = [target](const CaptureRequest& request) {
-        return ResourceSnapshot::of<S>(target->snapshot(request.meta.tag));
+        // Its label; a snapshot with a tag and no label is labelled by its tag.
+        const fsnap::CheckpointMeta& meta = request.meta;
+        return ResourceSnapshot::of<S>(
+            target->snapshot(meta.label.empty() ? meta.tag : meta.label));
       };
       entry.restore = [target, name = entry.name](const ResourceSnapshot& snap,
                                                   const RestoreContext&) {
@@ -201,9 +204,9 @@ class ResourceSnapshotCodecs {
 };
 
 // Registers the codec of fsnap::FilesystemSnapshot (a BudgetTracker registers its own).
-// Idempotent.
-// An in-memory filesystem snapshot is encoded by its id only: it can be listed after
-// a JSON round trip, not restored.
+// Idempotent. A host checkpoint is written by its commit (its files are in the store);
+// an in-memory filesystem's snapshot with its whole tree, entry by entry (contents in
+// base64), so it can be restored after a JSON round trip.
 void register_builtin_resource_codecs();
 
 }  // namespace sandbox
