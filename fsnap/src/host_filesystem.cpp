@@ -617,6 +617,11 @@ FilesystemSnapshot to_snapshot(const Checkpoint& c) {
   return s;
 }
 
+void HostFilesystem::draw_ids_from(std::shared_ptr<IdSource> ids) {
+  if (ids == nullptr) throw Error(ErrorCode::kInvalidArgument, "no id source to draw from");
+  impl_->ids = std::move(ids);
+}
+
 FilesystemSnapshot HostFilesystem::snapshot(std::string_view label) {
   CheckpointMeta meta;
   meta.label = std::string(label);

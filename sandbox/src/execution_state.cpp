@@ -14,6 +14,19 @@
 
 namespace sandbox {
 
+namespace {
+
+// The k-th stream of seed (splitmix64 of seed and k): one seed makes every id source of
+// a state, each its own, and neighbouring seeds share none.
+std::uint64_t stream_of(std::uint64_t seed, std::uint64_t k) {
+  std::uint64_t z = seed + (k + 1) * 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
 ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistry resources,
                                std::shared_ptr<const Clock> clock,
                                std::optional<std::uint64_t> seed,
@@ -22,14 +35,24 @@ ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistr
       resources_(std::move(resources)),
       clock_(std::move(clock)),
       rng_(seed ? *seed : std::random_device{}()),
-      ids_(std::make_shared<fsnap::IdSource>(seed ? std::optional<std::uint64_t>(*seed + 1)
-                                                  : std::nullopt)),
+      ids_(std::make_shared<fsnap::IdSource>(
+          seed ? std::optional<std::uint64_t>(stream_of(*seed, 0)) : std::nullopt)),
       checkpoints_(std::move(checkpoints)),
       session_trees_(std::make_shared<SessionTrees>()) {
   if (session_ == nullptr) {
     throw Error(ErrorCode::kInvalidArgument, "an ExecutionState needs a session");
   }
   if (clock_ == nullptr) clock_ = std::make_shared<SystemClock>();
+  if (seed) {
+    // The session's id and its snapshots' ids, and each host filesystem's checkpoint
+    // ids, from the same seed: one seed replays every id of the state.
+    session_->draw_ids_from(std::make_shared<fsnap::IdSource>(stream_of(*seed, 1)));
+    std::uint64_t next = 2;
+    for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
+      if (entry->host == nullptr) continue;
+      entry->host->draw_ids_from(std::make_shared<fsnap::IdSource>(stream_of(*seed, next++)));
+    }
+  }
   register_builtin_slice_types();
   register_builtin_resource_codecs();
 }

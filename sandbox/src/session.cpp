@@ -11,6 +11,13 @@ Session::Session(std::shared_ptr<const fsnap::Clock> clock, std::shared_ptr<fsna
 
 Session::~Session() = default;
 
+void Session::draw_ids_from(std::shared_ptr<fsnap::IdSource> ids) {
+  if (ids == nullptr) throw Error(ErrorCode::kInvalidArgument, "no id source to draw from");
+  std::lock_guard<std::mutex> lock(mutex_);
+  ids_ = std::move(ids);
+  id_ = ids_->hex(32);
+}
+
 void Session::declare(std::type_index slice, std::optional<SlicePolicy> policy) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = slices_.try_emplace(slice);

@@ -1,11 +1,12 @@
-// ExecutionState: one composite snapshot of the session and every resource, seeded
-// randomness and an injected clock, restores that either fully succeed or leave
-// everything as it was (a host restore that fails half-way included), mismatched
-// snapshots refused, composite JSON round trips field by field (an in-memory
+// ExecutionState: one composite snapshot of the session and every resource, one seed
+// for every id and random number, an injected clock, restores that either fully
+// succeed or leave everything as it was (a host restore that fails half-way included),
+// mismatched snapshots refused, composite JSON round trips field by field (an in-memory
 // filesystem's snapshot restorable after one), and labels of any text, repeated.
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/tool_runner.hpp"
 #include "state_fixture.hpp"
 #include "test_support.hpp"
 
@@ -301,6 +302,66 @@ TEST(ExecutionStateTest, AnyLabelIsKeptWithAHostWorkspaceAndMayRepeat) {
   SnapshotMetadata tagged;
   tagged.tag = "pre:toolu_1";
   EXPECT_THROW(h.state.snapshot(tagged), fsnap::Error);
+}
+
+TEST(ExecutionStateTest, OneSeedReplaysEveryIdOfTheState) {
+  // Two runs of the same calls from the same seed (and clock), and one from another.
+  struct Replay {
+    std::string session_id;
+    std::vector<std::string> ids;  // composite, session snapshot and checkpoint ids
+    std::uint64_t random = 0;
+  };
+  auto replay = [](std::uint64_t seed) {
+    testing_support::TempDir dir;
+    fs::create_directories(dir / "ws");
+    auto clock = std::make_shared<FixedClock>(TimePoint(std::chrono::seconds(1'800'000'000)));
+    fsnap::HostEnv env;
+    env.clock = clock;
+    auto host = std::make_shared<fsnap::HostFilesystem>(
+        fsnap::Store::open(dir / "store", dir / "ws", true), fsnap::CaptureOptions{}, env);
+    ResourceRegistry resources;
+    resources.put<fsnap::Filesystem>(host, "filesystem");
+    auto checkpoints = std::make_shared<CheckpointStore>(10);
+    ExecutionState state(make_session(), std::move(resources), clock, seed, checkpoints);
+    ToolRunner runner(state,
+                      {{"write", Tool{nullptr,
+                                      [](const ToolCall& call, ToolContext& ctx) {
+                                        ctx.state.resources().get<fsnap::Filesystem>()->write(
+                                            "f", call.params);
+                                        return ToolResult{};
+                                      }}}},
+                      "prompt");
+    Replay out;
+    out.session_id = state.session().id();
+    runner.execute({"call_1", "write", "one"});
+    runner.execute({"call_2", "write", "two"});
+    for (const ToolCheckpoint& c : checkpoints->list_checkpoints()) {
+      out.ids.push_back(c.pre_snapshot.id);
+      out.ids.push_back(c.pre_snapshot.session.id);
+      out.ids.push_back(
+          c.pre_snapshot.resources.at("filesystem").get<fsnap::FilesystemSnapshot>()->id);
+      out.ids.push_back(c.post_snapshot->id);
+      out.ids.push_back(
+          c.post_snapshot->resources.at("filesystem").get<fsnap::FilesystemSnapshot>()->id);
+    }
+    out.random = state.rng()();
+    return out;
+  };
+  Replay a = replay(42);
+  Replay b = replay(42);
+  Replay c = replay(43);
+  ASSERT_EQ(a.ids.size(), 10u);
+  EXPECT_EQ(a.session_id, b.session_id);
+  EXPECT_EQ(a.ids, b.ids);
+  EXPECT_EQ(a.random, b.random);
+  EXPECT_NE(a.session_id, c.session_id);
+  for (std::size_t i = 0; i < a.ids.size(); ++i) EXPECT_NE(a.ids[i], c.ids[i]) << i;
+  EXPECT_NE(a.random, c.random);
+  // Unseeded, a state keeps the ids its parts were given.
+  auto session = make_session();
+  std::string id = session->id();
+  ExecutionState unseeded(session, ResourceRegistry{});
+  EXPECT_EQ(unseeded.session().id(), id);
 }
 
 TEST(ExecutionStateTest, CompositeJsonRoundTripWithAHostWorkspace) {

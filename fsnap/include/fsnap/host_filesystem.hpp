@@ -121,6 +121,9 @@ class HostFilesystem : public Filesystem, public Snapshotable<FilesystemSnapshot
   const std::shared_ptr<ShadowRepo>& shared_repo() const;
   const Clock& clock() const;
   const CaptureOptions& options() const;
+  // Draws the ids of its checkpoints from ids from now on (a seeded ExecutionState
+  // gives it its own stream of the seed). Not while a checkpoint is being taken.
+  void draw_ids_from(std::shared_ptr<IdSource> ids);
 
   // Filesystem, confined to the root.
   std::string read(std::string_view path) const override;

@@ -1,7 +1,7 @@
 // ExecutionState — the single root of all mutable state of a run
 // (docs/conformance/EXECUTION_STATE.md): the session, the resource registry, an
-// injectable clock and a seeded id source and random generator, and optionally a
-// CheckpointSink that receives each finished call's checkpoints.
+// injectable clock and one seed for every id and random number of the run, and
+// optionally a CheckpointSink that receives each finished call's checkpoints.
 //
 // A CompositeSnapshot captures the session and every snapshotable resource together.
 // A host filesystem's part is a checkpoint commit, and the ledger record of the
@@ -144,7 +144,11 @@ class CheckpointSink {
 // The root of a run's mutable state.
 class ExecutionState {
  public:
-  // Snapshot times come from clock; snapshot ids (and rng()) from seed, when given.
+  // Snapshot times come from clock. With a seed, every id and random number of the state
+  // comes from it: rng() is seeded with it, and the composite snapshots' ids, the
+  // session's id and its snapshots' ids, and each host filesystem's checkpoint ids are
+  // drawn from streams of it (the session and the hosts are given theirs here), so
+  // equal seeds (and clocks) replay equal ids. Without one, each keeps its own.
   ExecutionState(std::shared_ptr<Session> session, ResourceRegistry resources,
                  std::shared_ptr<const Clock> clock = std::make_shared<SystemClock>(),
                  std::optional<std::uint64_t> seed = std::nullopt,

@@ -122,6 +122,10 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const std::string& id() const { return id_; }
+  // Draws its id again, and its snapshots' ids from now on, from ids: a session given
+  // to a seeded ExecutionState gets the id its seed makes. Before the session is shared
+  // (id() is read without a lock).
+  void draw_ids_from(std::shared_ptr<fsnap::IdSource> ids);
 
   // Declares slice S (with its registered default policy unless policy is given).
   // Declaring again may change the policy.
