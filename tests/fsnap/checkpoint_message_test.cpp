@@ -1,4 +1,5 @@
-// Checkpoint commit messages and path quoting round-trip exactly.
+// Checkpoint commit messages (labels of any bytes among them) and path quoting
+// round-trip exactly.
 
 #include <gtest/gtest.h>
 
@@ -78,6 +79,29 @@ TEST(CheckpointMessage, RoundTripsEveryField) {
   EXPECT_EQ(back.meta.tool_call_id, c.meta.tool_call_id);
   EXPECT_EQ(back.created_at, c.created_at);
   EXPECT_EQ(back.skipped, c.skipped);
+}
+
+TEST(CheckpointMessage, AnyLabelRoundTripsInItsTrailer) {
+  const std::string labels[] = {"pre:toolu_01",
+                                "with spaces / and: colons",
+                                "  spaces at the ends  ",
+                                "\"quoted\"",
+                                "two\nlines\tand a tab",
+                                "caf\xc3\xa9 \xe2\x9c\x93",
+                                std::string("nul\0and \xff", 9),
+                                "Checkpoint-Id: ffffffffffffffff"};
+  for (const std::string& label : labels) {
+    Checkpoint c;
+    c.id = "0123456789abcdef";
+    c.meta.label = label;
+    c.created_at = *parse_timestamp("2026-11-22T15:31:44.123456Z");
+    std::string message = format_checkpoint_message(c);
+    Checkpoint back;
+    ASSERT_TRUE(parse_checkpoint_message(message, back)) << message;
+    EXPECT_EQ(back.meta.label, label) << message;
+    EXPECT_EQ(back.id, c.id) << "a label never passes for another trailer";
+    EXPECT_EQ(back.meta.tag, "");
+  }
 }
 
 TEST(CheckpointMessage, ForeignMessagesAreNotCheckpoints) {
