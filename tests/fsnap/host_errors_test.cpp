@@ -231,12 +231,13 @@ TEST_F(HostTest, RestoringAForeignSnapshotIsRefused) {
   Manifest before = manifest();
   EXPECT_THROW(fs.restore(bogus), fsnap::Error);
   EXPECT_WORKSPACE(before);
-  // Through the Snapshotable protocol, a real snapshot round-trips.
-  fsnap::FilesystemSnapshot snap = fs.snapshot("proto");
+  // Through the Snapshotable protocol, a real snapshot round-trips; its label is kept
+  // with the checkpoint (free text: no tag ref is made of it).
+  fsnap::FilesystemSnapshot snap = fs.snapshot("pre:proto");
   write("a", "changed");
   fs.restore(snap);
   EXPECT_WORKSPACE(before);
-  EXPECT_EQ(fs.repo().resolve("proto").id, snap.id);
+  EXPECT_EQ(fs.repo().read_checkpoint(snap.commit).meta.label, "pre:proto");
 }
 
 }  // namespace
