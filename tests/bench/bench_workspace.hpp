@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -93,6 +94,20 @@ inline void check(const testing_support::CommandResult& r, const std::string& wh
   if (r.exit_code != 0) {
     throw std::runtime_error(what + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
   }
+}
+
+// The directory a bench works in: a new temporary one named after prefix (held by temp),
+// or dir, which must not exist yet.
+inline fs::path bench_base(const fs::path& dir, const char* prefix,
+                           std::optional<testing_support::TempDir>& temp) {
+  if (dir.empty()) {
+    temp.emplace(prefix);
+    return temp->path();
+  }
+  fs::path base = fs::absolute(dir);
+  if (fs::exists(base)) throw std::runtime_error(base.string() + " exists; give a new path");
+  fs::create_directories(base);
+  return base;
 }
 
 // git, as a user runs it in work_tree (no hooks, no auto-gc, a committer set).

@@ -558,15 +558,7 @@ int main(int argc, char** argv) {
   try {
     Settings s = parse_settings(argc, argv);
     std::optional<testing_support::TempDir> temp;
-    fs::path base;
-    if (s.dir.empty()) {
-      temp.emplace("shadowbox-ladder");
-      base = temp->path();
-    } else {
-      base = fs::absolute(s.dir);
-      if (fs::exists(base)) throw std::runtime_error(base.string() + " exists; give a new path");
-      fs::create_directories(base);
-    }
+    fs::path base = bench::bench_base(s.dir, "shadowbox-ladder", temp);
     std::printf("scale ladder: median of %zu run(s), p99 of %zu boundaries; %u hardware threads\n",
                 s.repeat, s.boundaries, std::thread::hardware_concurrency());
     std::fflush(stdout);

@@ -177,21 +177,120 @@ void checkout_first_snapshot(const fs::path& base, const fs::path& workspace,
               read_all_t.front() * 1000, read_all_t.front() / status);
 }
 
+// The five sides measured on one workspace: the library scanning, the library watched,
+// the CLI scanning (no daemon), the CLI through the watch daemon, and git.
+struct Sides {
+  Sides(const fs::path& base, const fs::path& workspace)
+      : lib(fsnap::Store::open(base / "store-lib", workspace, true), fsnap::CaptureOptions{}),
+        watched(fsnap::Store::open(base / "store-watched", workspace, true),
+                fsnap::CaptureOptions{}),
+        cli{base / "store-cli", workspace, base / "no-daemon.yaml"},
+        daemon{base / "store-daemon", workspace, {}},
+        git{base / "baseline.git", workspace} {}
+  fsnap::HostFilesystem lib;
+  fsnap::HostFilesystem watched;
+  CliRunner cli;
+  CliRunner daemon;
+  GitBaseline git;
+};
+
+// Each side's first snapshot; then the daemon is waited for and its own first capture
+// taken (a walk with the stat cache the CLI's scan wrote).
+Row first_snapshots(Sides& x) {
+  Row first{"first snapshot"};
+  first.lib = seconds_of([&] { x.lib.checkpoint({}); });
+  first.watched = seconds_of([&] { x.watched.checkpoint({}); });
+  first.cli = seconds_of([&] { x.cli.snapshot(); });
+  // The first command that captures starts the daemon and scans; the daemon's own
+  // first capture reads the stat cache that scan wrote.
+  first.daemon = seconds_of([&] { x.daemon.snapshot(); });
+  first.git = seconds_of([&] { x.git.snapshot(); });
+  for (int i = 0;
+       i < 50 && x.daemon.run({"--json", "daemon", "status"}).out.find("\"running\":true") ==
+                     std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  x.daemon.snapshot();  // the daemon's first capture: a walk with the stat cache
+  return first;
+}
+
+// The median snapshot of each side over repeat runs, change() before each run.
+Row snapshots(Sides& x, const char* name, std::size_t repeat, const std::function<void()>& change) {
+  std::vector<double> lib_t, watched_t, cli_t, daemon_t, git_t;
+  for (std::size_t i = 0; i < repeat; ++i) {
+    change();
+    lib_t.push_back(seconds_of([&] { x.lib.checkpoint({}); }));
+    watched_t.push_back(seconds_of([&] { x.watched.checkpoint({}); }));
+    cli_t.push_back(seconds_of([&] { x.cli.snapshot(); }));
+    daemon_t.push_back(seconds_of([&] { x.daemon.snapshot(); }));
+    git_t.push_back(seconds_of([&] { x.git.snapshot(); }));
+  }
+  return {name, median(lib_t), median(watched_t), median(cli_t), median(daemon_t), median(git_t)};
+}
+
+// Every side has the current state as its latest snapshot; one file is changed and put
+// back, once per side, repeat times.
+Row restores(Sides& x, const fs::path& workspace, const std::vector<std::string>& files,
+             std::size_t repeat, std::mt19937_64& rng,
+             const std::function<void(const std::string&)>& change_one) {
+  fsnap::Checkpoint lib_target = x.lib.checkpoint({});
+  fsnap::Checkpoint watched_target = x.watched.checkpoint({});
+  std::string cli_target = x.cli.snapshot();
+  std::string daemon_target = x.daemon.snapshot();
+  x.git.snapshot();
+  std::vector<double> lib_t, watched_t, cli_t, daemon_t, git_t;
+  for (std::size_t i = 0; i < repeat; ++i) {
+    const std::string& victim = files[rng() % files.size()];
+    std::string original = testing_support::read_file(workspace / victim);
+    change_one(victim);
+    lib_t.push_back(seconds_of([&] { x.lib.restore_checkpoint(lib_target, {}); }));
+    change_one(victim);
+    watched_t.push_back(seconds_of([&] { x.watched.restore_checkpoint(watched_target, {}); }));
+    change_one(victim);
+    cli_t.push_back(seconds_of([&] { check(x.cli.run({"restore", cli_target}), "restore"); }));
+    change_one(victim);
+    daemon_t.push_back(seconds_of([&] {
+      check(x.daemon.run({"restore", daemon_target}), "restore");
+    }));
+    change_one(victim);
+    git_t.push_back(seconds_of([&] { x.git.restore_head(); }));
+    if (testing_support::read_file(workspace / victim) != original) {
+      throw std::runtime_error("restore did not bring back " + victim);
+    }
+  }
+  return {"restore one changed file", median(lib_t), median(watched_t), median(cli_t),
+          median(daemon_t),           median(git_t)};
+}
+
+// The four cases on the five sides, as rows.
+std::vector<Row> measure_sides(const fs::path& base, const fs::path& workspace,
+                               const std::vector<std::string>& files, const Settings& s) {
+  testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
+  Sides x(base, workspace);
+  x.watched.watch();
+  check(run_command({"git", "init", "-q", "--bare", x.git.git_dir.string()}), "git init");
+  std::vector<Row> rows;
+  rows.push_back(first_snapshots(x));
+  std::mt19937_64 rng(7);
+  auto change_one = [&](const std::string& rel) {
+    testing_support::write_file(workspace / rel, text_of_size(rng, s.file_size));
+  };
+  rows.push_back(snapshots(x, "snapshot, one file changed", s.repeat,
+                           [&] { change_one(files[rng() % files.size()]); }));
+  rows.push_back(snapshots(x, "snapshot, nothing changed", s.repeat, [] {}));
+  rows.push_back(restores(x, workspace, files, s.repeat, rng, change_one));
+  check(x.daemon.run({"daemon", "stop"}), "shadowbox daemon stop");
+  return rows;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     Settings s = parse_settings(argc, argv);
     std::optional<testing_support::TempDir> temp;
-    fs::path base;
-    if (s.dir.empty()) {
-      temp.emplace("shadowbox-bench");
-      base = temp->path();
-    } else {
-      base = fs::absolute(s.dir);
-      if (fs::exists(base)) throw std::runtime_error(base.string() + " exists; give a new path");
-      fs::create_directories(base);
-    }
+    fs::path base = bench::bench_base(s.dir, "shadowbox-bench", temp);
     fs::path workspace = base / "workspace";
     fs::create_directories(workspace);
 
@@ -208,96 +307,7 @@ int main(int argc, char** argv) {
       checkout_first_snapshot(base, workspace, files, s);
       return 0;
     }
-
-    fsnap::HostFilesystem lib(fsnap::Store::open(base / "store-lib", workspace, true),
-                              fsnap::CaptureOptions{});
-    fsnap::HostFilesystem watched(fsnap::Store::open(base / "store-watched", workspace, true),
-                                  fsnap::CaptureOptions{});
-    watched.watch();
-    testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
-    CliRunner cli{base / "store-cli", workspace, base / "no-daemon.yaml"};
-    CliRunner daemon{base / "store-daemon", workspace, {}};
-    GitBaseline git{base / "baseline.git", workspace};
-    check(run_command({"git", "init", "-q", "--bare", git.git_dir.string()}), "git init");
-
-    std::vector<Row> rows;
-    Row first{"first snapshot"};
-    first.lib = seconds_of([&] { lib.checkpoint({}); });
-    first.watched = seconds_of([&] { watched.checkpoint({}); });
-    first.cli = seconds_of([&] { cli.snapshot(); });
-    // The first command that captures starts the daemon and scans; the daemon's own
-    // first capture reads the stat cache that scan wrote.
-    first.daemon = seconds_of([&] { daemon.snapshot(); });
-    first.git = seconds_of([&] { git.snapshot(); });
-    rows.push_back(first);
-    for (int i = 0;
-         i < 50 && daemon.run({"--json", "daemon", "status"}).out.find("\"running\":true") ==
-                       std::string::npos;
-         ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    daemon.snapshot();  // the daemon's first capture: a walk with the stat cache
-
-    std::mt19937_64 rng(7);
-    auto change_one = [&](const std::string& rel) {
-      testing_support::write_file(workspace / rel, text_of_size(rng, s.file_size));
-    };
-
-    std::vector<double> lib_t, watched_t, cli_t, daemon_t, git_t;
-    for (std::size_t i = 0; i < s.repeat; ++i) {
-      change_one(files[rng() % files.size()]);
-      lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
-      watched_t.push_back(seconds_of([&] { watched.checkpoint({}); }));
-      cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
-      daemon_t.push_back(seconds_of([&] { daemon.snapshot(); }));
-      git_t.push_back(seconds_of([&] { git.snapshot(); }));
-    }
-    rows.push_back({"snapshot, one file changed", median(lib_t), median(watched_t), median(cli_t),
-                    median(daemon_t), median(git_t)});
-
-    lib_t.clear(), watched_t.clear(), cli_t.clear(), daemon_t.clear(), git_t.clear();
-    for (std::size_t i = 0; i < s.repeat; ++i) {
-      lib_t.push_back(seconds_of([&] { lib.checkpoint({}); }));
-      watched_t.push_back(seconds_of([&] { watched.checkpoint({}); }));
-      cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
-      daemon_t.push_back(seconds_of([&] { daemon.snapshot(); }));
-      git_t.push_back(seconds_of([&] { git.snapshot(); }));
-    }
-    rows.push_back({"snapshot, nothing changed", median(lib_t), median(watched_t), median(cli_t),
-                    median(daemon_t), median(git_t)});
-
-    // Every side has the current state as its latest snapshot; change one file and
-    // put it back, once per side.
-    fsnap::Checkpoint lib_target = lib.checkpoint({});
-    fsnap::Checkpoint watched_target = watched.checkpoint({});
-    std::string cli_target = cli.snapshot();
-    std::string daemon_target = daemon.snapshot();
-    git.snapshot();
-    lib_t.clear(), watched_t.clear(), cli_t.clear(), daemon_t.clear(), git_t.clear();
-    for (std::size_t i = 0; i < s.repeat; ++i) {
-      const std::string& victim = files[rng() % files.size()];
-      std::string original = testing_support::read_file(workspace / victim);
-      change_one(victim);
-      lib_t.push_back(seconds_of([&] { lib.restore_checkpoint(lib_target, {}); }));
-      change_one(victim);
-      watched_t.push_back(seconds_of([&] { watched.restore_checkpoint(watched_target, {}); }));
-      change_one(victim);
-      cli_t.push_back(seconds_of([&] { check(cli.run({"restore", cli_target}), "restore"); }));
-      change_one(victim);
-      daemon_t.push_back(seconds_of([&] {
-        check(daemon.run({"restore", daemon_target}), "restore");
-      }));
-      change_one(victim);
-      git_t.push_back(seconds_of([&] { git.restore_head(); }));
-      if (testing_support::read_file(workspace / victim) != original) {
-        throw std::runtime_error("restore did not bring back " + victim);
-      }
-    }
-    rows.push_back({"restore one changed file", median(lib_t), median(watched_t), median(cli_t),
-                    median(daemon_t), median(git_t)});
-    check(daemon.run({"daemon", "stop"}), "shadowbox daemon stop");
-
-    print_rows(rows);
+    print_rows(measure_sides(base, workspace, files, s));
     checkout_first_snapshot(base, workspace, files, s);
     std::vector<double> floor_t;
     for (std::size_t i = 0; i < s.repeat; ++i) floor_t.push_back(stat_floor(workspace));
