@@ -153,6 +153,20 @@ inline std::string to_json(const Poco::Dynamic::Var& value) {
   return out.str();
 }
 
+// The states a run's lifecycle moved to, from `states RUN --json` output, a state
+// entered again at once (a SessionStart, a SessionEnd) once.
+inline std::vector<std::string> lifecycle_path(const std::string& states_json) {
+  Poco::JSON::Parser parser;
+  Poco::JSON::Array::Ptr moves =
+      parser.parse(states_json).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
+  std::vector<std::string> visited;
+  for (std::size_t i = 0; i < moves->size(); ++i) {
+    std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
+    if (visited.empty() || visited.back() != to) visited.push_back(to);
+  }
+  return visited;
+}
+
 // The checkpoint id (the first word) of the line of `log --checkpoints` output that holds
 // text, "" if none does (the last such line if several).
 inline std::string checkpoint_with(const std::string& log_text, const std::string& text) {

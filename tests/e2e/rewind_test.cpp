@@ -73,15 +73,8 @@ class RewindTest : public e2e::ShadowboxTest {
     // rewound run's supervisor.
     CommandResult states = shadowbox({"--json", "states", "fork"});
     ASSERT_EQ(states.exit_code, 0) << states.err;
-    Poco::JSON::Parser states_parser;
-    auto moves =
-        states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
-    std::vector<std::string> visited;
-    for (std::size_t i = 0; i < moves->size(); ++i) {
-      std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
-      if (visited.empty() || visited.back() != to) visited.push_back(to);
-    }
-    EXPECT_EQ(visited, std::vector<std::string>({"running", "complete"})) << states.out;
+    EXPECT_EQ(e2e::lifecycle_path(states.out), std::vector<std::string>({"running", "complete"}))
+        << states.out;
     CommandResult table = shadowbox({"runs"});
     EXPECT_NE(table.out.find("fork: forked from run r1 at pre:toolu_two"), std::string::npos)
         << table.out;

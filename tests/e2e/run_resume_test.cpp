@@ -228,15 +228,7 @@ class RunTest : public e2e::ShadowboxTest {
   void expect_lifecycle(const std::string& run, const std::vector<std::string>& expected) {
     CommandResult states = shadowbox({"--json", "states", run});
     ASSERT_EQ(states.exit_code, 0) << states.err;
-    Poco::JSON::Parser states_parser;
-    auto moves =
-        states_parser.parse(states.out).extract<Poco::JSON::Object::Ptr>()->getArray("moves");
-    std::vector<std::string> visited;
-    for (std::size_t i = 0; i < moves->size(); ++i) {
-      std::string to = moves->getObject(static_cast<unsigned>(i))->getValue<std::string>("to");
-      if (visited.empty() || visited.back() != to) visited.push_back(to);
-    }
-    EXPECT_EQ(visited, expected) << states.out;
+    EXPECT_EQ(e2e::lifecycle_path(states.out), expected) << states.out;
   }
 
   // --continue appends to the resumed session (forked) instead of forking it; a complete
