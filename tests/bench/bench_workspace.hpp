@@ -133,23 +133,16 @@ struct GitBaseline {
   int commits = 0;
 
   testing_support::CommandResult git(std::vector<std::string> args) const {
-    std::vector<std::string> argv = {"git",
-                                     "--git-dir=" + git_dir.string(),
+    std::vector<std::string> argv = {"--git-dir=" + git_dir.string(),
                                      "--work-tree=" + work_tree.string(),
                                      "-c",
                                      "gc.auto=0",
-                                     "-c",
-                                     "user.name=bench",
-                                     "-c",
-                                     "user.email=bench@localhost",
-                                     "-c",
-                                     "core.hooksPath=/dev/null",
                                      "-c",
                                      "feature.manyFiles=true",
                                      "-c",
                                      "core.untrackedCache=true"};
     argv.insert(argv.end(), args.begin(), args.end());
-    return testing_support::run_command(argv, work_tree, {}, "", std::chrono::seconds(3600));
+    return git_in(work_tree, std::move(argv));
   }
   void snapshot() {
     check(git({"add", "-A"}), "git add -A");

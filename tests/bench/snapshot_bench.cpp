@@ -32,6 +32,7 @@
 namespace fs = boost::filesystem;
 using bench::check;
 using bench::CliRunner;
+using bench::git_in;
 using bench::GitBaseline;
 using bench::median;
 using bench::seconds_of;
@@ -110,17 +111,7 @@ void print_rows(const std::vector<Row>& rows) {
 // a few untracked), then each shadowbox side takes a first snapshot into a fresh store.
 void checkout_first_snapshot(const fs::path& base, const fs::path& workspace,
                              const std::vector<std::string>& files, const Settings& s) {
-  auto git = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {"git",
-                                     "-c",
-                                     "user.name=bench",
-                                     "-c",
-                                     "user.email=bench@localhost",
-                                     "-c",
-                                     "core.hooksPath=/dev/null"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_command(argv, workspace, {}, "", std::chrono::seconds(3600));
-  };
+  auto git = [&](std::vector<std::string> args) { return git_in(workspace, std::move(args)); };
   double setup = seconds_of([&] {
     check(git({"init", "-q"}), "git init");
     check(git({"config", "feature.manyFiles", "true"}), "git config");
