@@ -18,6 +18,16 @@ namespace {
 constexpr int kProcesses = 3;
 constexpr int kCheckpointsEach = 15;
 
+// Replaces ws/name whole: the new content is written beside the workspace and renamed
+// over the file, so another process's snapshot reads either the old file or the new one,
+// never one half rewritten (a file truncated while being read fails that snapshot, which
+// is not what this test is about).
+void replace_file(const fs::path& ws, const std::string& name, const std::string& data) {
+  fs::path staged = ws.parent_path() / (name + ".staged");
+  testing_support::write_file(staged, data);
+  fs::rename(staged, ws / name);
+}
+
 // Forks a writer that edits its own file and checkpoints, kCheckpointsEach times,
 // alternating between its own run and the shared "default" run.
 pid_t spawn_writer(const fs::path& store, const fs::path& ws, int index) {
@@ -28,7 +38,7 @@ pid_t spawn_writer(const fs::path& store, const fs::path& ws, int index) {
   try {
     fsnap::HostFilesystem fs(fsnap::Store::open(store, ws, true), {});
     for (int i = 0; i < kCheckpointsEach; ++i) {
-      fs.write("writer" + std::to_string(index) + ".txt", std::to_string(i));
+      replace_file(ws, "writer" + std::to_string(index) + ".txt", std::to_string(i));
       fsnap::CheckpointMeta meta;
       meta.run = i % 2 == 0 ? "default" : "writer" + std::to_string(index);
       meta.tool_call_id = "w" + std::to_string(index) + "-" + std::to_string(i);
