@@ -15,6 +15,7 @@
 #include "build_commit.hpp"
 #include "commands.hpp"
 #include "context.hpp"
+#include "embed/agent_slices.hpp"
 #include "fsnap/error.hpp"
 #include "fsnap/store_layout.hpp"
 #include "fsnap/user_umask.hpp"
@@ -415,6 +416,7 @@ int error(const std::string& message) {
 
 int run(const std::vector<std::string>& argv) {
   hooks::register_agent_run_slice_types();  // so ledger sessions of agent runs decode
+  embed::register_agent_slice_types();      // and those of programs that embed the core
   std::vector<const CommandSyntax*> syntaxes;
   for (const Command& c : all_commands()) syntaxes.push_back(&c.syntax);
   CommandLine line = parse_command_line(argv, syntaxes);

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "embed/agent_slices.hpp"
+
 namespace embed {
 
 ToolRunner::ToolRunner(sandbox::ExecutionState& state, std::map<std::string, Tool> tools,
@@ -9,7 +11,9 @@ ToolRunner::ToolRunner(sandbox::ExecutionState& state, std::map<std::string, Too
     : state_(state),
       tools_(std::move(tools)),
       prompt_name_(std::move(prompt_name)),
-      transactions_(state, log_, std::move(policy), std::move(run)) {}
+      transactions_(state, log_, std::move(policy), std::move(run)) {
+  register_agent_slice_types();
+}
 
 ToolResult ToolRunner::fail(const sandbox::ToolCall& call, const ToolResult& result) {
   sandbox::FailureResult failure = transactions_.fail(call.id, result.message, result.cost_usd);

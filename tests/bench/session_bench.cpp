@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "embed/agent_slices.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/session.hpp"
 
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
   sandbox::Session session;
   session.register_reducer<sandbox::ToolInvoked, sandbox::ToolInvoked>(
       statekit::reducers::append_all<sandbox::ToolInvoked>);
-  session.seed<sandbox::Plan>({sandbox::Plan{"bench", "active", {}}});
+  session.seed<embed::Plan>({embed::Plan{"bench", "active", {}}});
   sandbox::ToolInvoked event{"toolu_bench", "Bash", "{}", true, "ok", 1};
   sandbox::Session windowed;
   windowed.register_reducer<sandbox::ToolInvoked, sandbox::ToolInvoked>(

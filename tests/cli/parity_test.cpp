@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/agent_slices.hpp"
 #include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "runs/ledger_run.hpp"
@@ -49,6 +50,7 @@ struct Side {
 
   // The starting point both sides share: a checkpoint whose record holds a Plan.
   void seed_session(const Plan& plan) const {
+    register_agent_slice_types();
     LedgerRun run(store(), {});
     run.transactions().checkpoint(
         {.tag = "start", .phase = fsnap::Phase::kManual},

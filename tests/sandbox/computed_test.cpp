@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "embed/agent_slices.hpp"
 #include "policy/execution_context.hpp"
 #include "runs/run_stats.hpp"
 #include "sandbox/builtin_slices.hpp"
@@ -15,6 +16,7 @@
 namespace {
 
 using namespace sandbox;
+using namespace embed;
 using namespace runs;
 using namespace statekit;
 
@@ -103,7 +105,7 @@ TEST_F(ComputedTest, AComputationThatThrowsIsTriedAgainOnTheNextRead) {
 }
 
 TEST(RunStatsTest, TheFiguresAreTheTallysAndTheCostContainments) {
-  register_builtin_slice_types();
+  embed::register_agent_slice_types();
   Session session;
   update_call_tally(session, [](CallTally& t) {
     t.steps = 7;
@@ -130,7 +132,7 @@ TEST(RunStatsTest, TheFiguresAreTheTallysAndTheCostContainments) {
 }
 
 TEST(RunStatsTest, ARunRecordedBeforeTheTallyIsReadFromItsLogAndContainment) {
-  register_builtin_slice_types();
+  embed::register_agent_slice_types();
   Session session;
   session.register_reducer<ToolInvoked, ToolInvoked>(reducers::append_all<ToolInvoked>);
   for (int i = 0; i < 40; ++i) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/agent_slices.hpp"
 #include "embed/tool_runner.hpp"
 #include "state_fixture.hpp"
 #include "test_support.hpp"

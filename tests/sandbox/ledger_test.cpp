@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/agent_slices.hpp"
 #include "embed/checkpoint_store.hpp"
 #include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
@@ -28,6 +29,7 @@ struct SetObjective {
 };
 
 std::shared_ptr<Session> make_session() {
+  register_agent_slice_types();
   auto session = std::make_shared<Session>();
   session->register_reducer<Plan, SetObjective>([](const Slice<Plan>& s, const SetObjective& e) {
     Plan p = s.latest() ? *s.latest() : Plan{};

@@ -5,13 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "embed/agent_slices.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/session.hpp"
 
 namespace {
 
-using sandbox::Plan;
-using sandbox::PlanStep;
+using embed::Plan;
+using embed::PlanStep;
 using sandbox::Session;
 using sandbox::SessionSnapshot;
 using sandbox::SlicePolicy;
@@ -59,7 +60,7 @@ ToolInvoked call(const std::string& id) {
 class SessionTest : public ::testing::Test {
  protected:
   SessionTest() {
-    sandbox::register_builtin_slice_types();
+    embed::register_agent_slice_types();
     register_test_types();
     session.register_reducer<Plan, SetObjective>(set_objective);
     session.register_reducer<ToolInvoked, ToolInvoked>(statekit::reducers::append_all<ToolInvoked>);
@@ -84,11 +85,11 @@ TEST_F(SessionTest, ReducersSeedLatestAll) {
 
 TEST_F(SessionTest, DefaultPoliciesFollowTheSpecTable) {
   EXPECT_EQ(session.policy<Plan>(), SlicePolicy::kState);
-  EXPECT_EQ(session.policy<sandbox::VisibilityOverrides>(), SlicePolicy::kState);
-  EXPECT_EQ(session.policy<sandbox::WorkspaceDigest>(), SlicePolicy::kCache);
+  EXPECT_EQ(session.policy<embed::VisibilityOverrides>(), SlicePolicy::kState);
+  EXPECT_EQ(session.policy<embed::WorkspaceDigest>(), SlicePolicy::kCache);
   EXPECT_EQ(session.policy<ToolInvoked>(), SlicePolicy::kLog);
-  EXPECT_EQ(session.policy<sandbox::PromptRendered>(), SlicePolicy::kLog);
-  EXPECT_EQ(session.policy<sandbox::PromptExecuted>(), SlicePolicy::kLog);
+  EXPECT_EQ(session.policy<embed::PromptRendered>(), SlicePolicy::kLog);
+  EXPECT_EQ(session.policy<embed::PromptExecuted>(), SlicePolicy::kLog);
   EXPECT_EQ(session.policy<Increment>(), SlicePolicy::kState) << "custom slices are STATE";
   session.register_slice<Note>(SlicePolicy::kCache);
   EXPECT_EQ(session.policy<Note>(), SlicePolicy::kCache);
@@ -116,16 +117,16 @@ TEST_F(SessionTest, RollbackRestoresStateAndKeepsLogs) {
 }
 
 TEST_F(SessionTest, CacheSlicesFollowTheirPolicy) {
-  session.register_slice<sandbox::WorkspaceDigest>();
-  session.seed<sandbox::WorkspaceDigest>({{"src", "d1"}});
+  session.register_slice<embed::WorkspaceDigest>();
+  session.seed<embed::WorkspaceDigest>({{"src", "d1"}});
   SessionSnapshot state_only = session.snapshot();
-  EXPECT_EQ(state_only.slices.count(typeid(sandbox::WorkspaceDigest)), 0u);
+  EXPECT_EQ(state_only.slices.count(typeid(embed::WorkspaceDigest)), 0u);
   SessionSnapshot with_cache = session.snapshot({SlicePolicy::kState, SlicePolicy::kCache});
-  session.seed<sandbox::WorkspaceDigest>({{"src", "d2"}});
+  session.seed<embed::WorkspaceDigest>({{"src", "d2"}});
   session.rollback(state_only);
-  EXPECT_EQ(session.latest<sandbox::WorkspaceDigest>()->digest, "d2");
+  EXPECT_EQ(session.latest<embed::WorkspaceDigest>()->digest, "d2");
   session.rollback(with_cache);
-  EXPECT_EQ(session.latest<sandbox::WorkspaceDigest>()->digest, "d1");
+  EXPECT_EQ(session.latest<embed::WorkspaceDigest>()->digest, "d1");
 }
 
 TEST_F(SessionTest, RollbackMakesTheCoveredSlicesExactlyTheSnapshots) {
@@ -147,14 +148,14 @@ TEST_F(SessionTest, RollbackMakesTheCoveredSlicesExactlyTheSnapshots) {
   SessionSnapshot all = fresh.snapshot({}, /*include_all=*/true);
   SessionSnapshot state_only = fresh.snapshot();
   fresh.seed<Plan>({Plan{"written by a failed call", "", {}}});
-  fresh.seed<sandbox::WorkspaceDigest>({{"src", "d1"}});
+  fresh.seed<embed::WorkspaceDigest>({{"src", "d1"}});
   fresh.dispatch(call("x"));
   fresh.rollback(state_only);
   EXPECT_FALSE(fresh.latest<Plan>().has_value());
   EXPECT_EQ(fresh.snapshot({}, true).slices.count(typeid(Plan)), 0u) << "no empty Plan slice left";
-  EXPECT_TRUE(fresh.latest<sandbox::WorkspaceDigest>().has_value()) << "CACHE not covered";
+  EXPECT_TRUE(fresh.latest<embed::WorkspaceDigest>().has_value()) << "CACHE not covered";
   fresh.rollback(all);
-  EXPECT_FALSE(fresh.latest<sandbox::WorkspaceDigest>().has_value());
+  EXPECT_FALSE(fresh.latest<embed::WorkspaceDigest>().has_value());
   EXPECT_EQ(fresh.all<ToolInvoked>().size(), 1u) << "LOG preserved";
   fresh.rollback(all, /*preserve_logs=*/false);
   EXPECT_EQ(fresh.all<ToolInvoked>().size(), 0u);

@@ -13,6 +13,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "embed/agent_slices.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "runs/run_lifecycle.hpp"
 #include "sandbox/builtin_slices.hpp"
@@ -24,6 +25,7 @@ namespace {
 
 namespace fs = boost::filesystem;
 using namespace sandbox;
+using namespace embed;
 using namespace runs;
 using namespace statekit;
 
@@ -60,7 +62,7 @@ std::string difference(const std::string& a, const std::string& b) {
 class SessionTreesTest : public ::testing::Test {
  protected:
   SessionTreesTest() : repo_(fsnap::ShadowRepo::open(temp_ / "repo.git", true)) {
-    register_builtin_slice_types();
+    embed::register_agent_slice_types();
     register_run_slice_types();
     register_odd();
   }

@@ -3,12 +3,14 @@
 // later snapshot's slices win.
 #include <gtest/gtest.h>
 
+#include "embed/agent_slices.hpp"
 #include "sandbox/builtin_slices.hpp"
 #include "sandbox/session.hpp"
 
 namespace {
 
 using namespace sandbox;
+using namespace embed;
 using namespace statekit;
 
 ToolInvoked call(int i) {
@@ -16,7 +18,7 @@ ToolInvoked call(int i) {
 }
 
 TEST(SnapshotDiffTest, SlicesAddedRemovedAndModifiedByContent) {
-  register_builtin_slice_types();
+  embed::register_agent_slice_types();
   Session session;
   session.register_reducer<ToolInvoked, ToolInvoked>(reducers::append_all<ToolInvoked>);
   session.seed<Plan>({Plan{"ship", "active", {}}});
@@ -46,7 +48,7 @@ TEST(SnapshotDiffTest, SlicesAddedRemovedAndModifiedByContent) {
 }
 
 TEST(SnapshotDiffTest, AMergeKeepsTheLaterSnapshotsSlices) {
-  register_builtin_slice_types();
+  embed::register_agent_slice_types();
   Session a;
   a.seed<Plan>({Plan{"from a", "active", {}}});
   a.seed<VisibilityOverrides>({VisibilityOverrides{}});

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "embed/agent_slices.hpp"
 #include "embed/memory_boundary_log.hpp"
 #include "embed/tool_runner.hpp"
 #include "fsnap/host_filesystem.hpp"
@@ -32,6 +33,7 @@ using namespace statekit;
 class LedgerTransactionsTest : public ::testing::Test {
  protected:
   LedgerTransactionsTest() {
+    register_agent_slice_types();  // the session holds a Plan
     fs::create_directories(ws_);
     testing_support::write_file(ws_ / "a.txt", "a\n");
     fsnap::Store::open(store_, ws_, true);

@@ -7,6 +7,7 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "embed/agent_slices.hpp"
 #include "embed/budget_tracker.hpp"
 #include "embed/checkpoint_store.hpp"
 #include "fsnap/host_filesystem.hpp"
@@ -31,6 +32,7 @@ inline Slice<Plan> set_objective(const Slice<Plan>& s, const SetObjective& e) {
 }
 
 inline std::shared_ptr<Session> make_session() {
+  register_agent_slice_types();
   auto session = std::make_shared<Session>();
   session->register_reducer<Plan, SetObjective>(set_objective);
   return session;
