@@ -52,7 +52,7 @@ Poco::JSON::Array::Ptr path_why_json(const std::vector<std::pair<std::string, st
 
 std::vector<std::pair<std::string, std::string>> conflicts_of(const sandbox::UndoResult& r) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const sandbox::UndoConflict& c : r.conflicts) out.emplace_back(c.path, c.why);
+  for (const sandbox::UndoResult::UndoConflict& c : r.conflicts) out.emplace_back(c.path, c.why);
   return out;
 }
 
@@ -142,7 +142,7 @@ int cmd_undo(const Context& context, const Args& parsed) {
     case sandbox::UndoResult::Outcome::kRefused:
       std::cerr << "shadowbox: error: cannot undo tool call " << call_id << " (" << result.tool_name
                 << "): " << result.reason << "; nothing was changed:\n";
-      for (const sandbox::UndoConflict& c : result.conflicts) {
+      for (const sandbox::UndoResult::UndoConflict& c : result.conflicts) {
         std::cerr << "  " << fsnap::quote_path(c.path) << ": " << c.why << '\n';
       }
       break;

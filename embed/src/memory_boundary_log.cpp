@@ -18,7 +18,8 @@ bool ends_call(const sandbox::Boundary& b) {
 MemoryBoundaryLog::MemoryBoundaryLog(std::size_t capacity)
     : capacity_(std::max<std::size_t>(1, capacity)) {}
 
-std::unique_ptr<sandbox::StepHold> MemoryBoundaryLog::begin_step(sandbox::ExecutionState&) {
+std::unique_ptr<sandbox::BoundaryLog::StepHold> MemoryBoundaryLog::begin_step(
+    sandbox::ExecutionState&) {
   return nullptr;  // the state is this process's own: nothing to hold or reload
 }
 
@@ -90,11 +91,12 @@ std::vector<std::string> MemoryBoundaryLog::open_calls() const {
   return out;
 }
 
-std::vector<sandbox::LaterBoundary> MemoryBoundaryLog::since(const sandbox::Boundary& pre) const {
+std::vector<sandbox::BoundaryLog::LaterBoundary> MemoryBoundaryLog::since(
+    const sandbox::Boundary& pre) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto call = calls_.find(pre.snapshot.metadata.tool_call_id);
   std::uint64_t after = call != calls_.end() ? call->second.sequence : next_sequence_;
-  std::vector<sandbox::LaterBoundary> out;
+  std::vector<sandbox::BoundaryLog::LaterBoundary> out;
   for (const Fact& f : facts_) {
     if (f.sequence > after && f.later.fact.phase != fsnap::Phase::kSafety) {
       out.push_back(f.later);

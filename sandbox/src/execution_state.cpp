@@ -76,7 +76,8 @@ class SessionRecords {
   LedgerRecord of(fsnap::ShadowRepo& repo, const fsnap::Checkpoint& c) {
     auto [it, fresh] = written_.try_emplace(&repo);
     if (fresh) it->second = trees_.write(repo, session_);
-    LedgerRecord record = LedgerRecord::for_checkpoint(c, it->second, SessionStamp::of(session_));
+    LedgerRecord record =
+        LedgerRecord::for_checkpoint(c, it->second, SessionTrees::SessionStamp::of(session_));
     // The agent's conversation as the store holds it at this boundary.
     if (!c.meta.run.empty()) {
       record.home_commit = repo.ref_target(fsnap::layout::home_ref(c.meta.run)).value_or("");

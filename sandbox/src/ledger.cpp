@@ -164,7 +164,7 @@ std::vector<std::string> slice_types_of(const Ledger& ledger, SessionTrees& tree
 }  // namespace
 
 std::vector<fsnap::Checkpoint> Ledger::find(const std::string& run,
-                                            const SnapshotQuery& query) const {
+                                            const Ledger::SnapshotQuery& query) const {
   std::vector<fsnap::Checkpoint> out;
   for (const fsnap::Checkpoint& c : repo_->log(run, 0)) {
     if (!query.tag_pattern.empty() &&
@@ -200,7 +200,7 @@ std::vector<fsnap::Checkpoint> Ledger::lineage(const fsnap::Checkpoint& checkpoi
 namespace {
 
 // A step of a ledger run: the store lock.
-class LockedStep : public StepHold {
+class LockedStep : public BoundaryLog::StepHold {
  public:
   explicit LockedStep(fsnap::StoreLock lock) : lock_(std::move(lock)) {}
 
@@ -217,7 +217,7 @@ LedgerBoundaryLog::LedgerBoundaryLog(fsnap::Store store, std::shared_ptr<Ledger>
       run_(std::move(run)),
       resource_(std::move(resource)) {}
 
-std::unique_ptr<StepHold> LedgerBoundaryLog::begin_step(ExecutionState& state) {
+std::unique_ptr<BoundaryLog::StepHold> LedgerBoundaryLog::begin_step(ExecutionState& state) {
   auto step = std::make_unique<LockedStep>(store_.lock());
   // The run's session is the one its newest record holds; other processes may have
   // added records since this one last looked.
@@ -264,7 +264,7 @@ Boundary LedgerBoundaryLog::boundary_at(const fsnap::Checkpoint& c) const {
   } else {
     // Files only: a snapshot that covers no slice leaves the session as it is.
     b.snapshot.session.covered.clear();
-    b.record = LedgerRecord::for_checkpoint(c, std::string(), SessionStamp());
+    b.record = LedgerRecord::for_checkpoint(c, std::string(), SessionTrees::SessionStamp());
   }
   // The checkpoint is the truth about where the record sits (gc rewrites commits).
   b.record.commit = c.commit;
@@ -334,14 +334,14 @@ std::vector<std::string> LedgerBoundaryLog::recent_open_calls(std::size_t newest
   return out;
 }
 
-std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
+std::vector<BoundaryLog::LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
   std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, 0);  // newest first
-  std::vector<LaterBoundary> out;
+  std::vector<BoundaryLog::LaterBoundary> out;
   std::size_t i = 0;
   for (; i < chain.size() && chain[i].commit != pre.record.commit; ++i) {
     const fsnap::Checkpoint& c = chain[i];
     if (c.meta.phase == fsnap::Phase::kSafety) continue;  // not a change, a record of one
-    LaterBoundary later;
+    BoundaryLog::LaterBoundary later;
     later.fact.phase = c.meta.phase;
     later.fact.call_id = c.meta.tool_call_id;
     later.fact.tool_name = c.meta.tool_name;
@@ -361,15 +361,16 @@ std::vector<LaterBoundary> LedgerBoundaryLog::since(const Boundary& pre) const {
   if (i == chain.size()) return out;
   // Every other run of the store works on the same workspace: what it recorded since
   // the call started is a change a rollback would undo too (put before this run's own).
-  std::vector<LaterBoundary> others = other_runs_since(chain[i].created_at);
+  std::vector<BoundaryLog::LaterBoundary> others = other_runs_since(chain[i].created_at);
   out.insert(out.begin(), std::make_move_iterator(others.begin()),
              std::make_move_iterator(others.end()));
   return out;
 }
 
-std::vector<LaterBoundary> LedgerBoundaryLog::other_runs_since(fsnap::TimePoint after) const {
+std::vector<BoundaryLog::LaterBoundary> LedgerBoundaryLog::other_runs_since(
+    fsnap::TimePoint after) const {
   const fsnap::ShadowRepo& repo = ledger_->repo();
-  std::vector<LaterBoundary> out;
+  std::vector<BoundaryLog::LaterBoundary> out;
   for (const std::string& other : repo.runs()) {
     if (other == run_) continue;
     // Commit times are whole seconds: a tip older than that cannot be newer than after.
@@ -384,7 +385,7 @@ std::vector<LaterBoundary> LedgerBoundaryLog::other_runs_since(fsnap::TimePoint 
     for (std::size_t i = 0; i < chain.size() && chain[i].created_at > after; ++i) {
       const fsnap::Checkpoint& c = chain[i];
       if (c.meta.phase == fsnap::Phase::kSafety) continue;
-      LaterBoundary later;
+      BoundaryLog::LaterBoundary later;
       later.fact.phase = c.meta.phase;
       later.fact.call_id = c.meta.tool_call_id;
       later.fact.tool_name = c.meta.tool_name;

@@ -185,7 +185,7 @@ LedgerRecord LedgerRecord::from_json(const std::string& json) {
 }
 
 LedgerRecord LedgerRecord::for_checkpoint(const fsnap::Checkpoint& c, std::string session_tree,
-                                          SessionStamp stamp) {
+                                          SessionTrees::SessionStamp stamp) {
   LedgerRecord r;
   r.checkpoint_id = c.id;
   r.commit = c.commit;

@@ -115,8 +115,9 @@ statekit::SliceItems Session::run_reducer(const ReducerEntry& entry, std::type_i
   return from(0, statekit::ReducerContext{event, value, entry.slice, before});
 }
 
-Dispatched Session::apply(std::type_index event, const void* value, bool to_children, bool queue) {
-  Dispatched out;
+Session::Dispatched Session::apply(std::type_index event, const void* value, bool to_children,
+                                   bool queue) {
+  Session::Dispatched out;
   std::vector<std::shared_ptr<Session>> children;
   {
     // Reducers run under the lock: each sees the newest slice, and the results of one

@@ -515,7 +515,7 @@ fsnap::Note SessionTrees::anchored(fsnap::Note note, const std::string& run,
 }
 
 SessionSnapshot SessionTrees::read(const fsnap::ShadowRepo& repo, std::string_view tree,
-                                   const SessionStamp& stamp) {
+                                   const SessionTrees::SessionStamp& stamp) {
   register_builtin_slice_types();
   std::lock_guard<std::mutex> lock(mutex_);
   RepoMemory& memory = memory_->of(repo);
@@ -546,7 +546,7 @@ SessionSnapshot SessionTrees::read(const fsnap::ShadowRepo& repo, std::string_vi
 }
 
 std::string SessionTrees::read_json(const fsnap::ShadowRepo& repo, std::string_view tree,
-                                    const SessionStamp& stamp) {
+                                    const SessionTrees::SessionStamp& stamp) {
   return guarded(tree, [&] {
     TreeHead head = read_head(repo, tree);
     Poco::JSON::Object::Ptr root = session_json::ordered_object();

@@ -25,8 +25,8 @@ ToolTransactions::ToolTransactions(ExecutionState& state, BoundaryLog& log, Roll
                                    std::string run)
     : state_(state), log_(log), policy_(std::move(policy)), run_(std::move(run)) {}
 
-std::unique_ptr<StepHold> ToolTransactions::begin_step() {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+std::unique_ptr<BoundaryLog::StepHold> ToolTransactions::begin_step() {
+  std::unique_ptr<BoundaryLog::StepHold> step = log_.begin_step(state_);
   if (step_hook_) step_hook_();
   return step;
 }
@@ -117,15 +117,15 @@ ToolTransactions::PathSets ToolTransactions::changed_paths(const Trees& from, co
   return paths;
 }
 
-ToolTransactions::Windows ToolTransactions::windows_since(const Boundary& pre,
-                                                          const std::vector<LaterBoundary>& later,
-                                                          std::optional<std::size_t> until) {
+ToolTransactions::Windows ToolTransactions::windows_since(
+    const Boundary& pre, const std::vector<BoundaryLog::LaterBoundary>& later,
+    std::optional<std::size_t> until) {
   Windows out;
   out.open = calls_open_after(pre, later);
   out.newest = pre.snapshot.file_trees();  // of this run
   out.newest_skipped = pre.snapshot.file_skipped();
   for (std::size_t i = 0; i < later.size(); ++i) {
-    const LaterBoundary& b = later[i];
+    const BoundaryLog::LaterBoundary& b = later[i];
     // Up to a boundary: this run's after it, and the other runs' recorded after it,
     // came later.
     if (until && (b.fact.run.empty() ? i > *until : b.recorded_at > later[*until].recorded_at)) {
@@ -193,11 +193,11 @@ ToolTransactions::ChangesSince ToolTransactions::changes_since(const Boundary& p
 }
 
 std::map<std::string, OpenCall> ToolTransactions::calls_open_after(
-    const Boundary& pre, const std::vector<LaterBoundary>& later) const {
+    const Boundary& pre, const std::vector<BoundaryLog::LaterBoundary>& later) const {
   // The failed call, those that end later without having begun later, and those still
   // open that began before it.
   std::set<std::string> begun_later, ended_later;
-  for (const LaterBoundary& b : later) {
+  for (const BoundaryLog::LaterBoundary& b : later) {
     if (!b.fact.run.empty()) continue;
     if (b.fact.phase == fsnap::Phase::kPreTool) begun_later.insert(b.fact.call_id);
     if (ends_call(b.fact)) ended_later.insert(b.fact.call_id);
@@ -307,7 +307,7 @@ StepResult ToolTransactions::begin(const ToolCall& call, const BeginOptions& opt
   if (call.id.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "a pre-tool checkpoint needs a tool call id");
   }
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   // Begun again while open (an agent that sent its pre-tool event twice, a hook run
   // twice): the first begin stands — its boundary is the call's, and the one its end
   // completes. Calls in flight are among the newest boundaries.
@@ -375,7 +375,7 @@ StepResult ToolTransactions::end_unbegun(const ToolCall& call, bool success,
   if (call.id.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "a post-tool checkpoint needs a tool call id");
   }
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   if (log_.pre_tool(call.id)) {
     throw Error(ErrorCode::kConflict, "tool call " + fsnap::quote_input(call.id) +
                                           " has a pre-tool checkpoint: end it as any other");
@@ -423,7 +423,7 @@ void ToolTransactions::complete_containment(const Boundary& pre, bool success, d
 
 StepResult ToolTransactions::succeed(const std::string& call_id, const std::string& result_summary,
                                      const std::string& tag, double cost_usd, bool move_tag) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   complete_containment(pre, true, cost_usd, "");
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
@@ -438,7 +438,7 @@ StepResult ToolTransactions::succeed(const std::string& call_id, const std::stri
 
 FailureResult ToolTransactions::fail(const std::string& call_id, const std::string& error,
                                      double cost_usd, const FailureDetails& details) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   complete_containment(pre, false, cost_usd, error);
   std::int64_t elapsed = milliseconds_between(pre.snapshot.created_at, state_.clock().now());
@@ -513,7 +513,7 @@ StepResult ToolTransactions::record_restore(const std::string& summary, StateRes
 }
 
 StepResult ToolTransactions::discard(const std::string& call_id) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   StateRestore restored = state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
   log_.forget(call_id);
@@ -522,7 +522,7 @@ StepResult ToolTransactions::discard(const std::string& call_id) {
 }
 
 StepResult ToolTransactions::agent_denied(const std::string& call_id, const std::string& why) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   if (policy::ExecutionContext* containment = state_.containment()) {
     std::string node;
@@ -547,7 +547,7 @@ StepResult ToolTransactions::agent_denied(const std::string& call_id, const std:
 }
 
 StepResult ToolTransactions::close_unexecuted(const std::string& call_id, const std::string& why) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
   return StepResult{end_call(pre, fsnap::Phase::kCheckpoint, false, "not executed: " + why, 0, ""),
                     std::nullopt};
@@ -569,7 +569,7 @@ std::vector<std::string> ToolTransactions::close_open_calls(const std::string& w
 StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
                                         const std::function<void(Session&)>& change,
                                         const std::string& summary) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   if (change) change(state_.session());
   SnapshotMetadata m{meta};  // its run is this run's (record sets it)
   m.outcome.result_summary = summary;
@@ -577,7 +577,7 @@ StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
 }
 
 StepResult ToolTransactions::restore(const Boundary& target, const std::string& summary) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   StateRestore restored =
       state_.restore(target.snapshot, {run_, "before restoring " + target.snapshot.id});
   return record_restore(summary, std::move(restored));
@@ -586,7 +586,7 @@ StepResult ToolTransactions::restore(const Boundary& target, const std::string& 
 StepResult ToolTransactions::restore_paths(const Boundary& target,
                                            const std::vector<std::string>& paths,
                                            const std::string& summary) {
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   RestoreRequest request{run_, "before restoring paths of " + target.snapshot.id};
   request.paths = paths;
   request.session = false;
@@ -608,7 +608,7 @@ StepResult ToolTransactions::restore_slices(const Boundary& target,
     }
     chosen.push_back(type->type);
   }
-  std::unique_ptr<StepHold> step = begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   Session& session = state_.session();
   SessionSnapshot now = session.snapshot(kStatePolicies, /*include_all=*/true);
   SessionSnapshot wanted = now;

@@ -64,7 +64,7 @@ struct UndoSides {
 
 // What an undo does to the workspace as it is now, or what stands in its way.
 struct UndoPlan {
-  std::vector<UndoConflict> conflicts;
+  std::vector<UndoResult::UndoConflict> conflicts;
   fsnap::Checkpoint target;    // the merged tree, and the files over the size limit
   std::set<std::string> only;  // the paths that change
 };
@@ -127,7 +127,9 @@ UndoPlan plan_undo(fsnap::ShadowRepo& repo, const UndoSides& sides, const std::s
     plan.only.insert(path);
   }
   std::sort(plan.conflicts.begin(), plan.conflicts.end(),
-            [](const UndoConflict& a, const UndoConflict& b) { return a.path < b.path; });
+            [](const UndoResult::UndoConflict& a, const UndoResult::UndoConflict& b) {
+              return a.path < b.path;
+            });
   if (!plan.conflicts.empty()) return plan;
   plan.target.tree = with_removed_directories(repo, sides, theirs, now_tree, merge.tree);
   // The merged tree is ours but at the call's paths (and holds no empty directory the
@@ -153,19 +155,21 @@ std::string changed_by(const BoundaryFact& fact) {
 // Adds to each conflict who changed its path last after the call ended: the newest
 // change among the boundaries recorded since (this run's after later[end], the other
 // runs' recorded after it), or the workspace since the newest of them.
-void name_who_changed(std::vector<UndoConflict>& conflicts, const std::vector<LaterBoundary>& later,
-                      std::size_t end, const std::string& resource, fsnap::ShadowRepo& repo,
+void name_who_changed(std::vector<UndoResult::UndoConflict>& conflicts,
+                      const std::vector<BoundaryLog::LaterBoundary>& later, std::size_t end,
+                      const std::string& resource, fsnap::ShadowRepo& repo,
                       const std::string& now_tree,
                       const std::vector<fsnap::SkippedPath>& now_skipped) {
-  std::vector<const LaterBoundary*> since;
+  std::vector<const BoundaryLog::LaterBoundary*> since;
   for (std::size_t i = 0; i < later.size(); ++i) {
     bool after =
         later[i].fact.run.empty() ? i > end : later[i].recorded_at > later[end].recorded_at;
     if (after) since.push_back(&later[i]);
   }
-  std::stable_sort(since.begin(), since.end(), [](const LaterBoundary* a, const LaterBoundary* b) {
-    return a->recorded_at > b->recorded_at;
-  });
+  std::stable_sort(since.begin(), since.end(),
+                   [](const BoundaryLog::LaterBoundary* a, const BoundaryLog::LaterBoundary* b) {
+                     return a->recorded_at > b->recorded_at;
+                   });
   auto tree_of = [&](const std::map<std::string, std::string>& trees) {
     auto it = trees.find(resource);
     return it == trees.end() ? std::string() : it->second;
@@ -194,10 +198,10 @@ void name_who_changed(std::vector<UndoConflict>& conflicts, const std::vector<La
       }
     }
   };
-  const LaterBoundary& newest = since.empty() ? later[end] : *since.front();
+  const BoundaryLog::LaterBoundary& newest = since.empty() ? later[end] : *since.front();
   name(changed(tree_of(newest.trees), now_tree, skipped_of(newest.skipped), now_skipped),
        "after the newest checkpoint");
-  for (const LaterBoundary* b : since) {
+  for (const BoundaryLog::LaterBoundary* b : since) {
     if (std::all_of(named.begin(), named.end(), [](bool n) { return n; })) break;
     if (!b->fact.changed_files) continue;
     name(changed(tree_of(b->previous_trees), tree_of(b->trees), skipped_of(b->previous_skipped),
@@ -241,12 +245,12 @@ Boundary ToolTransactions::ended_call(const std::string& call_id) const {
 }
 
 UndoResult ToolTransactions::undo(const std::string& call_id) {
-  std::unique_ptr<StepHold> step = log_.begin_step(state_);
+  std::unique_ptr<BoundaryLog::StepHold> step = log_.begin_step(state_);
   const ResourceRegistry::Entry& host = host_workspace(state_);
   fsnap::ShadowRepo& repo = host.host->repo();
   Boundary pre = ended_call(call_id);
-  std::vector<LaterBoundary> later = log_.since(pre);
-  auto ends = [&](const LaterBoundary& b) {
+  std::vector<BoundaryLog::LaterBoundary> later = log_.since(pre);
+  auto ends = [&](const BoundaryLog::LaterBoundary& b) {
     return b.fact.run.empty() && b.fact.call_id == call_id &&
            (b.fact.phase == fsnap::Phase::kPostTool || b.fact.phase == fsnap::Phase::kCheckpoint);
   };

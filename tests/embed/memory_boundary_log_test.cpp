@@ -53,7 +53,7 @@ TEST(MemoryBoundaryLogTest, WhatCameAfterAPreToolBoundary) {
   log.remember(boundary(Phase::kPreTool, "b", "t0"));
   log.remember(boundary(Phase::kPostTool, "b", "t1", true));
   log.remember(boundary(Phase::kCheckpoint, "", "t1"));
-  std::vector<LaterBoundary> later = log.since(*log.pre_tool("a"));
+  std::vector<BoundaryLog::LaterBoundary> later = log.since(*log.pre_tool("a"));
   ASSERT_EQ(later.size(), 3u);
   EXPECT_EQ(later[0].fact.call_id, "b");
   EXPECT_FALSE(later[0].fact.changed_files);

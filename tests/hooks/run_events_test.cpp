@@ -33,12 +33,13 @@ TEST(RunEvents, HookAndToolEventsArePublishedAsTheyAreAnswered) {
   std::vector<std::string> seen;
   statekit::Subscription all =
       (events.hooks | events.tools)
-          .subscribe([&](const std::variant<sandbox::HookEvent, sandbox::ToolCallEvent>& e,
+          .subscribe([&](const std::variant<sandbox::RunEvents::HookEvent,
+                                            sandbox::RunEvents::ToolCallEvent>& e,
                          const statekit::Delivery& d) {
-            if (const auto* h = std::get_if<sandbox::HookEvent>(&e)) {
+            if (const auto* h = std::get_if<sandbox::RunEvents::HookEvent>(&e)) {
               seen.push_back(d.channel + ":" + h->name);
             } else {
-              const auto& t = std::get<sandbox::ToolCallEvent>(e);
+              const auto& t = std::get<sandbox::RunEvents::ToolCallEvent>(e);
               seen.push_back(d.channel + ":" + t.tool + " " + t.phase);
             }
           });
@@ -59,7 +60,7 @@ TEST(RunEvents, HookAndToolEventsArePublishedAsTheyAreAnswered) {
 
   // A subscriber that came late catches up from the second tool event.
   std::vector<std::string> replayed;
-  events.tools.replay(2, [&](const sandbox::ToolCallEvent& t, std::uint64_t seq) {
+  events.tools.replay(2, [&](const sandbox::RunEvents::ToolCallEvent& t, std::uint64_t seq) {
     replayed.push_back(std::to_string(seq) + " " + t.call_id + " " + t.phase + " " + t.summary);
   });
   EXPECT_EQ(replayed, std::vector<std::string>({"2 toolu_1 failed exit 1"}));

@@ -223,7 +223,7 @@ TEST(EffectReducers, DispatchQueuesEffectsAndAFailedDispatchLeavesNone) {
     return s;
   });
   session.dispatch(Bump{});
-  Dispatched d = session.dispatch_effects(Bump{});
+  Session::Dispatched d = session.dispatch_effects(Bump{});
   ASSERT_EQ(d.effects.size(), 1u);
   EXPECT_EQ(d.effects[0].as<Note>()->text, "bumped to 2");
   EXPECT_THROW(session.dispatch(Bump{true}), std::runtime_error);

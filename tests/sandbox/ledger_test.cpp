@@ -190,14 +190,14 @@ TEST_F(LedgerTest, CheckpointsAreFoundByTagTimeAndSliceAndHaveALineage) {
     for (const fsnap::Checkpoint& c : cs) out.push_back(c.id);
     return out;
   };
-  SnapshotQuery by_tag;
+  Ledger::SnapshotQuery by_tag;
   by_tag.tag_pattern = "release-*";
   EXPECT_EQ(ids(fresh.find("", by_tag)), ids({chain[0]}));
   // The log of calls exists from the first call's end on.
-  SnapshotQuery by_slice;
+  Ledger::SnapshotQuery by_slice;
   by_slice.contains_slice = "tool_invoked";
   EXPECT_EQ(ids(fresh.find("default", by_slice)), ids({chain[0], chain[1], chain[2], chain[3]}));
-  SnapshotQuery by_time;
+  Ledger::SnapshotQuery by_time;
   by_time.created_after = chain[3].created_at;
   by_time.created_before = chain[0].created_at;
   EXPECT_EQ(ids(fresh.find("default", by_time)), ids({chain[1], chain[2]}));

@@ -109,7 +109,7 @@ TEST_F(SessionTreesTest, ASnapshotReadsBackExactlyAndAsItsInlineJson) {
     SessionTrees writer;
     std::string tree = writer.write(repo_, snap);
     SessionTrees reader;  // another process
-    SessionSnapshot back = reader.read(repo_, tree, SessionStamp::of(snap));
+    SessionSnapshot back = reader.read(repo_, tree, SessionTrees::SessionStamp::of(snap));
     EXPECT_TRUE(back.equivalent(snap)) << items;
     EXPECT_EQ(back.id, snap.id);
     EXPECT_EQ(back.tags, snap.tags);
@@ -117,7 +117,8 @@ TEST_F(SessionTreesTest, ASnapshotReadsBackExactlyAndAsItsInlineJson) {
     EXPECT_EQ(back.slice<ToolInvoked>().to_vector(), snap.slice<ToolInvoked>().to_vector());
     EXPECT_EQ(difference(back.to_json(), snap.to_json()), "") << items;
     EXPECT_EQ(
-        difference(SessionTrees().read_json(repo_, tree, SessionStamp::of(snap)), snap.to_json()),
+        difference(SessionTrees().read_json(repo_, tree, SessionTrees::SessionStamp::of(snap)),
+                   snap.to_json()),
         "")
         << items;
   }
@@ -186,8 +187,9 @@ TEST_F(SessionTreesTest, AnUnchangedSessionIsOneTreeThatItsNoteAnchors) {
   testing_support::CommandResult fsck = git({"fsck", "--strict", "--no-dangling"});
   EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
   // Each reads back with its own stamp.
-  EXPECT_EQ(trees.read(repo_, tree, SessionStamp::of(second)).id, second.id);
-  EXPECT_EQ(trees.read(repo_, tree, SessionStamp::of(first)).created_at, first.created_at);
+  EXPECT_EQ(trees.read(repo_, tree, SessionTrees::SessionStamp::of(second)).id, second.id);
+  EXPECT_EQ(trees.read(repo_, tree, SessionTrees::SessionStamp::of(first)).created_at,
+            first.created_at);
 }
 
 TEST_F(SessionTreesTest, AWarmWriterWritesWhatAColdOneWritesAndReadsWithoutDecoding) {
@@ -199,7 +201,7 @@ TEST_F(SessionTreesTest, AWarmWriterWritesWhatAColdOneWritesAndReadsWithoutDecod
     std::string tree = warm.write(repo_, snap);
     EXPECT_EQ(SessionTrees().write(repo_, snap), tree) << "step " << step;
     // Reading back what was just written hands back the very items.
-    SessionSnapshot back = warm.read(repo_, tree, SessionStamp::of(snap));
+    SessionSnapshot back = warm.read(repo_, tree, SessionTrees::SessionStamp::of(snap));
     EXPECT_EQ(back.slice<ToolInvoked>().items()[7].get(),
               snap.slice<ToolInvoked>().items()[7].get());
     EXPECT_EQ(back.slice<ToolInvoked>().size(), 301u + static_cast<std::size_t>(step));
@@ -217,13 +219,14 @@ TEST_F(SessionTreesTest, AWindowedSliceReadsBackExactlyAndSlidesWritingAHandfulO
     // Another process reads it back: the newest `window` items, in order, at their
     // positions, and the same JSON as the snapshot's inline form.
     SessionTrees reader;
-    SessionSnapshot back = reader.read(repo_, tree, SessionStamp::of(snap));
+    SessionSnapshot back = reader.read(repo_, tree, SessionTrees::SessionStamp::of(snap));
     EXPECT_EQ(back.slice<ToolInvoked>().to_vector(), snap.slice<ToolInvoked>().to_vector())
         << window << " of " << items;
     EXPECT_EQ(back.slice<ToolInvoked>()[0].tool_call_id, call(items - window).tool_call_id);
     EXPECT_EQ(back.slice<ToolInvoked>().items().start(), snap.slice<ToolInvoked>().items().start());
     EXPECT_EQ(
-        difference(SessionTrees().read_json(repo_, tree, SessionStamp::of(snap)), snap.to_json()),
+        difference(SessionTrees().read_json(repo_, tree, SessionTrees::SessionStamp::of(snap)),
+                   snap.to_json()),
         "")
         << window;
     // The next process continues from what it read: one more call slides the window,
@@ -243,8 +246,9 @@ TEST_F(SessionTreesTest, AWindowedSliceReadsBackExactlyAndSlidesWritingAHandfulO
     for (const std::string& oid : objects_of(after)) fresh += old_objects.count(oid) == 0;
     std::size_t depth = items + 1 > 1024 ? 2 : 1;
     EXPECT_LE(fresh, 2 + 2 * depth + 2) << window << " of " << items;
-    EXPECT_EQ(reader.read(repo_, after, SessionStamp::of(snap)).slice<ToolInvoked>().size(),
-              static_cast<std::size_t>(window));
+    EXPECT_EQ(
+        reader.read(repo_, after, SessionTrees::SessionStamp::of(snap)).slice<ToolInvoked>().size(),
+        static_cast<std::size_t>(window));
   }
 }
 
@@ -275,7 +279,7 @@ TEST_F(SessionTreesTest, AReadLongLogDecodesOnlyWhatIsUsed) {
 
   decoded_counted = 0;
   SessionTrees cold;
-  SessionSnapshot back = cold.read(repo_, tree, SessionStamp::of(snap));
+  SessionSnapshot back = cold.read(repo_, tree, SessionTrees::SessionStamp::of(snap));
   EXPECT_EQ(decoded_counted, 1000 % 32) << "the last chunk only";
   ASSERT_EQ(back.slices.at(typeid(Counted)).size(), 1000u);
   // The next snapshot (one item more) is written without decoding the rest, and is the

@@ -286,7 +286,7 @@ TEST(StateMachine, InstalledInASessionKeepsEveryMove) {
   EXPECT_EQ(session.policy<PhaseSlice>(), SlicePolicy::kLog);
 
   clock->advance(std::chrono::seconds(5));
-  Dispatched d = session.dispatch_effects(Go{});
+  Session::Dispatched d = session.dispatch_effects(Go{});
   EXPECT_EQ(d.applied, 1u);
   ASSERT_EQ(d.effects.size(), 2u);  // entering work, then setup: performed by no one here
   EXPECT_EQ(d.effects[1].as<Logged>()->what, "entered setup");

@@ -264,7 +264,7 @@ TEST(MemoryTransactionsTest, ASubscriberThatThrowsCannotBreakAToolCall) {
   MemoryBoundaryLog log;
   ToolTransactions tx(state, log, RollbackPolicy{});
   int seen = 0;
-  Subscription s = tx.events().tools.subscribe([&](const ToolCallEvent&) {
+  Subscription s = tx.events().tools.subscribe([&](const RunEvents::ToolCallEvent&) {
     ++seen;
     throw std::runtime_error("a subscriber's bug");
   });
@@ -350,6 +350,7 @@ TEST(MemoryTransactionsTest, AFailedCallThatChangedNoFileStillPutsItsStateBack) 
 }
 
 TEST(MemoryTransactionsTest, AnUndoInProcessChangesFilesOnlyAndCountsNoStep) {
+  register_agent_slice_types();  // the session holds a Plan
   auto host_dir = std::make_shared<testing_support::TempDir>();
   fs::path ws = host_dir->path() / "ws";
   testing_support::write_file(ws / "a.txt", "a\n");

@@ -20,12 +20,14 @@ class MemoryBoundaryLog : public sandbox::BoundaryLog {
  public:
   explicit MemoryBoundaryLog(std::size_t capacity = 10000);
 
-  std::unique_ptr<sandbox::StepHold> begin_step(sandbox::ExecutionState& state) override;
+  std::unique_ptr<sandbox::BoundaryLog::StepHold> begin_step(
+      sandbox::ExecutionState& state) override;
   void remember(const sandbox::Boundary& boundary) override;
   void forget(const std::string& call_id) override;
   std::optional<sandbox::Boundary> pre_tool(const std::string& call_id) const override;
   std::vector<std::string> open_calls() const override;
-  std::vector<sandbox::LaterBoundary> since(const sandbox::Boundary& pre) const override;
+  std::vector<sandbox::BoundaryLog::LaterBoundary> since(
+      const sandbox::Boundary& pre) const override;
 
  private:
   struct Call {
@@ -34,7 +36,7 @@ class MemoryBoundaryLog : public sandbox::BoundaryLog {
   };
   struct Fact {
     std::uint64_t sequence = 0;
-    sandbox::LaterBoundary later;
+    sandbox::BoundaryLog::LaterBoundary later;
   };
 
   std::size_t capacity_;

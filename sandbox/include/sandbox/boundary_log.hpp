@@ -27,28 +27,28 @@ struct Boundary {
   bool ended = false;
 };
 
-// A boundary recorded after a call's pre-tool boundary, as the rollback decision sees
-// it: the fact (changed_files: its files differ from the boundary before it), and the
-// file trees (by resource name) of it and of the boundary before it, with the paths
-// each skipped (files over capture.max_file_size, in no tree: fsnap::SkippedPath).
-struct LaterBoundary {
-  BoundaryFact fact;
-  std::map<std::string, std::string> trees;
-  std::map<std::string, std::string> previous_trees;
-  std::map<std::string, std::vector<fsnap::SkippedPath>> skipped;
-  std::map<std::string, std::vector<fsnap::SkippedPath>> previous_skipped;
-  fsnap::TimePoint recorded_at{};  // when its checkpoint was taken
-};
-
-// Held while a step runs; the step ends when it is destroyed.
-class StepHold {
- public:
-  virtual ~StepHold() = default;
-};
-
 // The tool boundaries of one run.
 class BoundaryLog {
  public:
+  // A boundary recorded after a call's pre-tool boundary, as the rollback decision sees
+  // it: the fact (changed_files: its files differ from the boundary before it), and the
+  // file trees (by resource name) of it and of the boundary before it, with the paths
+  // each skipped (files over capture.max_file_size, in no tree: fsnap::SkippedPath).
+  struct LaterBoundary {
+    BoundaryFact fact;
+    std::map<std::string, std::string> trees;
+    std::map<std::string, std::string> previous_trees;
+    std::map<std::string, std::vector<fsnap::SkippedPath>> skipped;
+    std::map<std::string, std::vector<fsnap::SkippedPath>> previous_skipped;
+    fsnap::TimePoint recorded_at{};  // when its checkpoint was taken
+  };
+
+  // Held while a step runs; the step ends when it is destroyed.
+  class StepHold {
+   public:
+    virtual ~StepHold() = default;
+  };
+
   virtual ~BoundaryLog() = default;
 
   // Starts a step: holds the run so that no other step runs meanwhile (in any process),

@@ -27,23 +27,23 @@
 
 namespace sandbox {
 
-// What Ledger::find matches (snapshot queries, docs/conformance/STATE_MANAGEMENT.md):
-// every criterion given.
-//
-//   SnapshotQuery q;
-//   q.tag_pattern = "release-*";
-//   q.contains_slice = "plan";
-//   for (const fsnap::Checkpoint& c : ledger.find("", q)) { ... }
-struct SnapshotQuery {
-  std::string tag_pattern;  // a glob (fnmatch) the checkpoint's tag matches; "" = any
-  std::optional<std::chrono::system_clock::time_point> created_after;   // exclusive
-  std::optional<std::chrono::system_clock::time_point> created_before;  // exclusive
-  std::string contains_slice;  // a slice type name the session holds items of; "" = any
-};
-
 // Reads the ledger of one store.
 class Ledger {
  public:
+  // What Ledger::find matches (snapshot queries, docs/conformance/STATE_MANAGEMENT.md):
+  // every criterion given.
+  //
+  //   Ledger::SnapshotQuery q;
+  //   q.tag_pattern = "release-*";
+  //   q.contains_slice = "plan";
+  //   for (const fsnap::Checkpoint& c : ledger.find("", q)) { ... }
+  struct SnapshotQuery {
+    std::string tag_pattern;  // a glob (fnmatch) the checkpoint's tag matches; "" = any
+    std::optional<std::chrono::system_clock::time_point> created_after;   // exclusive
+    std::optional<std::chrono::system_clock::time_point> created_before;  // exclusive
+    std::string contains_slice;  // a slice type name the session holds items of; "" = any
+  };
+
   // Sessions are read through trees (a SessionTrees of its own if not given; share the
   // ExecutionState's, so that what one writes the other need not decode again).
   explicit Ledger(std::shared_ptr<fsnap::ShadowRepo> repo,
@@ -96,7 +96,7 @@ class LedgerBoundaryLog : public BoundaryLog {
   // record (empty for a new run), and continues the state's containment from the count
   // that session holds — unless the newest checkpoint is the one this log's last step
   // recorded, whose session the state holds already.
-  std::unique_ptr<StepHold> begin_step(ExecutionState& state) override;
+  std::unique_ptr<BoundaryLog::StepHold> begin_step(ExecutionState& state) override;
   void remember(const Boundary& boundary) override;
   void forget(const std::string& call_id) override;
   std::optional<Boundary> pre_tool(const std::string& call_id) const override;
@@ -110,7 +110,7 @@ class LedgerBoundaryLog : public BoundaryLog {
   std::vector<std::string> recent_open_calls(std::size_t newest) const;
   // The run's boundaries after pre, then those every other run of the store recorded
   // after pre (fact.run names the run): they changed the same workspace.
-  std::vector<LaterBoundary> since(const Boundary& pre) const override;
+  std::vector<BoundaryLog::LaterBoundary> since(const Boundary& pre) const override;
 
   // The boundary at checkpoint c: its files, and the session and outcome of its record
   // (a checkpoint without a record restores files only).
@@ -119,7 +119,7 @@ class LedgerBoundaryLog : public BoundaryLog {
  private:
   // The boundaries of the store's other runs recorded after the time after, newest
   // first within each run (safety checkpoints left out).
-  std::vector<LaterBoundary> other_runs_since(fsnap::TimePoint after) const;
+  std::vector<BoundaryLog::LaterBoundary> other_runs_since(fsnap::TimePoint after) const;
 
   fsnap::Store store_;
   std::shared_ptr<Ledger> ledger_;

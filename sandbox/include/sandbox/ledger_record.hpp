@@ -89,7 +89,7 @@ struct LedgerRecord {
   // (SessionTrees), or (a record of format v1) SessionSnapshot::to_json() inline.
   // Ledger::session reads either.
   std::string session_tree;
-  SessionStamp session_stamp;
+  SessionTrees::SessionStamp session_stamp;
   std::string session_json;
 
   friend bool operator==(const LedgerRecord&, const LedgerRecord&) = default;
@@ -104,7 +104,7 @@ struct LedgerRecord {
   static LedgerRecord from_json(const std::string& json);
   // The record of checkpoint c with the session tree, before any outcome.
   static LedgerRecord for_checkpoint(const fsnap::Checkpoint& c, std::string session_tree,
-                                     SessionStamp stamp);
+                                     SessionTrees::SessionStamp stamp);
   // The note that stores this record on its commit.
   fsnap::Note note() const { return fsnap::Note{commit, to_json()}; }
 };

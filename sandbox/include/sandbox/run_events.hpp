@@ -7,7 +7,8 @@
 //
 //   RunEvents& events = run.transactions().events();
 //   Subscription s = (events.tools | events.safety).subscribe(
-//       [](const std::variant<ToolCallEvent, policy::SafetyEvent>& e, const Delivery& d) {
+//       [](const std::variant<RunEvents::ToolCallEvent, policy::SafetyEvent>& e, const Delivery& d)
+//       {
 //         ...
 //       });
 //
@@ -24,24 +25,24 @@
 
 namespace sandbox {
 
-// One hook event an agent sent.
-struct HookEvent {
-  std::string agent;  // "claude-code"
-  std::string name;   // PreToolUse, SessionStart, ...
-  std::string session_id;
-  std::string tool_use_id;  // tool events only
-};
-
-// One boundary of a tool call.
-struct ToolCallEvent {
-  std::string call_id;
-  std::string tool;
-  std::string phase;  // "begin", "denied", "succeeded", "failed"
-  std::string summary;
-};
-
 // The channels of one run.
 struct RunEvents {
+  // One hook event an agent sent.
+  struct HookEvent {
+    std::string agent;  // "claude-code"
+    std::string name;   // PreToolUse, SessionStart, ...
+    std::string session_id;
+    std::string tool_use_id;  // tool events only
+  };
+
+  // One boundary of a tool call.
+  struct ToolCallEvent {
+    std::string call_id;
+    std::string tool;
+    std::string phase;  // "begin", "denied", "succeeded", "failed"
+    std::string summary;
+  };
+
   statekit::Channel<HookEvent> hooks{"hooks"};
   statekit::Channel<ToolCallEvent> tools{"tools"};
   statekit::Channel<policy::SafetyEvent> safety{"safety"};

@@ -45,12 +45,6 @@
 
 namespace sandbox {
 
-// What one dispatch did.
-struct Dispatched {
-  std::size_t applied = 0;    // reducers run
-  statekit::Effects effects;  // the effects they returned, in order
-};
-
 struct SessionSnapshot;
 
 // What differs between two session snapshots, slice by slice (selective snapshots:
@@ -113,6 +107,12 @@ inline const std::set<SlicePolicy> kStatePolicies = {SlicePolicy::kState};
 // Typed slices of state with reducers, snapshots and rollback.
 class Session {
  public:
+  // What one dispatch did.
+  struct Dispatched {
+    std::size_t applied = 0;    // reducers run
+    statekit::Effects effects;  // the effects they returned, in order
+  };
+
   // Snapshot times come from clock, ids from ids (the system clock and random ids if
   // not given).
   explicit Session(std::shared_ptr<const fsnap::Clock> clock = nullptr,

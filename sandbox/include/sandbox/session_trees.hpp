@@ -17,11 +17,11 @@
 // subtrees wholly before it are left out (the first blob holds the items from it).
 // Equal items at equal positions give equal objects, so an unchanged slice, and each
 // full chunk of a growing (or sliding) LOG slice, is one object shared by every
-// snapshot that holds it. What tells apart snapshots of equal contents (a SessionStamp: the
-// snapshot's id, session and time) is kept beside the tree, in the ledger record, so a checkpoint
-// whose session did not change since the last one writes no session object at all. The
-// note of each checkpoint names its session tree, and anchors it beside the notes as
-// session-<run> (fsnap::Note::anchor_name): the notes' history keeps every session tree
+// snapshot that holds it. What tells apart snapshots of equal contents (a
+// SessionTrees::SessionStamp: the snapshot's id, session and time) is kept beside the tree, in the
+// ledger record, so a checkpoint whose session did not change since the last one writes no session
+// object at all. The note of each checkpoint names its session tree, and anchors it beside the
+// notes as session-<run> (fsnap::Note::anchor_name): the notes' history keeps every session tree
 // reachable for git and for maintenance, without a commit of its own (gc, which starts
 // that history afresh, keeps those of the kept records on refs/shadowbox/sessions/<run>):
 //
@@ -49,21 +49,21 @@
 
 namespace sandbox {
 
-// What a session tree leaves out of its snapshot.
-struct SessionStamp {
-  std::string id;          // SessionSnapshot::id
-  std::string session_id;  // SessionSnapshot::session_id
-  std::chrono::system_clock::time_point created_at;
-  friend bool operator==(const SessionStamp&, const SessionStamp&) = default;
-
-  static SessionStamp of(const SessionSnapshot& snapshot) {
-    return {snapshot.id, snapshot.session_id, snapshot.created_at};
-  }
-};
-
 // Writes and reads session snapshots as trees, remembering recent chunks.
 class SessionTrees {
  public:
+  // What a session tree leaves out of its snapshot.
+  struct SessionStamp {
+    std::string id;          // SessionSnapshot::id
+    std::string session_id;  // SessionSnapshot::session_id
+    std::chrono::system_clock::time_point created_at;
+    friend bool operator==(const SessionStamp&, const SessionStamp&) = default;
+
+    static SessionStamp of(const SessionSnapshot& snapshot) {
+      return {snapshot.id, snapshot.session_id, snapshot.created_at};
+    }
+  };
+
   SessionTrees();
   ~SessionTrees();
   SessionTrees(const SessionTrees&) = delete;

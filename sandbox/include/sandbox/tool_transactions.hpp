@@ -100,17 +100,17 @@ struct FailureResult {
   StepResult step;
 };
 
-// A path an undo cannot reverse, and why ("changed again since, in or next to the lines
-// the call changed; last changed by Edit toolu_3", "changed while Bash toolu_2 ran
-// too", ...).
-struct UndoConflict {
-  std::string path;
-  std::string why;
-  friend bool operator==(const UndoConflict&, const UndoConflict&) = default;
-};
-
 // What ToolTransactions::undo did.
 struct UndoResult {
+  // A path an undo cannot reverse, and why ("changed again since, in or next to the lines
+  // the call changed; last changed by Edit toolu_3", "changed while Bash toolu_2 ran
+  // too", ...).
+  struct UndoConflict {
+    std::string path;
+    std::string why;
+    friend bool operator==(const UndoConflict&, const UndoConflict&) = default;
+  };
+
   enum class Outcome {
     kUndone,   // the call's changes are reversed; recorded as the call undo_call_id
     kNothing,  // nothing to reverse (reason): nothing was recorded
@@ -269,7 +269,7 @@ class ToolTransactions {
   };
   // until: only up to this run's boundary later[*until] (the other runs' recorded after
   // it left out).
-  Windows windows_since(const Boundary& pre, const std::vector<LaterBoundary>& later,
+  Windows windows_since(const Boundary& pre, const std::vector<BoundaryLog::LaterBoundary>& later,
                         std::optional<std::size_t> until);
   // What changed since pre, window by window between boundaries up to now, with the
   // calls open in each (what RollbackPolicy::decide needs), and what differs now.
@@ -280,8 +280,8 @@ class ToolTransactions {
   };
   ChangesSince changes_since(const Boundary& pre);
   // The calls open right after pre, given the boundaries recorded since (later).
-  std::map<std::string, OpenCall> calls_open_after(const Boundary& pre,
-                                                   const std::vector<LaterBoundary>& later) const;
+  std::map<std::string, OpenCall> calls_open_after(
+      const Boundary& pre, const std::vector<BoundaryLog::LaterBoundary>& later) const;
   // The pre-tool boundary of call_id, ended and not rolled back (undo's errors else).
   Boundary ended_call(const std::string& call_id) const;
   // Records the undo out says of as a call of its own around the restore of target's
@@ -309,7 +309,7 @@ class ToolTransactions {
                     bool move_tag = false, const RollbackDecision* rollback = nullptr,
                     const fsnap::RestoreReport* restored = nullptr, bool agent_denied = false);
   // Holds the run for a step (BoundaryLog::begin_step), then runs the step hook.
-  std::unique_ptr<StepHold> begin_step();
+  std::unique_ptr<BoundaryLog::StepHold> begin_step();
   // Tells containment how the call ended and keeps its count in the session.
   void complete_containment(const Boundary& pre, bool success, double cost_usd,
                             const std::string& error);
