@@ -237,6 +237,7 @@ TEST_F(LedgerTransactionsTest, ARollbackNamesWhatItCouldNotPutBackInTheRecordTha
 }
 
 TEST(MemoryTransactionsTest, DiscardPutsStateBackAndRecordsNoOutcome) {
+  register_agent_slice_types();  // the session holds a Plan
   auto fs = std::make_shared<fsnap::InMemoryFilesystem>();
   fs->write("a", "1");
   ResourceRegistry resources;
@@ -328,6 +329,7 @@ TEST_F(LedgerTransactionsTest, RestorePathsPutsBackThoseFilesAndNoSessionSlice) 
 }
 
 TEST(MemoryTransactionsTest, AFailedCallThatChangedNoFileStillPutsItsStateBack) {
+  register_agent_slice_types();  // the session holds a Plan
   auto host_dir = std::make_shared<testing_support::TempDir>();
   fs::create_directories(host_dir->path() / "ws");
   auto host = std::make_shared<fsnap::HostFilesystem>(
