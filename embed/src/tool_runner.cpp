@@ -22,7 +22,7 @@ ToolResult ToolRunner::fail(const sandbox::ToolCall& call, const ToolResult& res
 }
 
 void ToolRunner::publish(const sandbox::ToolCall& call, const ToolResult& result,
-                         sandbox::TimePoint start) {
+                         fsnap::TimePoint start) {
   if (!publish_) return;
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(state_.clock().now() - start);
@@ -37,7 +37,7 @@ void ToolRunner::publish(const sandbox::ToolCall& call, const ToolResult& result
 }
 
 ToolResult ToolRunner::execute(const sandbox::ToolCall& call_in,
-                               std::optional<sandbox::TimePoint> deadline) {
+                               std::optional<fsnap::TimePoint> deadline) {
   // A call made while another runs (from its handler) is nested in it.
   sandbox::ToolCall call = call_in;
   if (call.parent.empty() && !running_.empty()) call.parent = running_.back();
@@ -47,7 +47,7 @@ ToolResult ToolRunner::execute(const sandbox::ToolCall& call_in,
     std::vector<std::string>& running;
     ~Done() { running.pop_back(); }
   } done{running_};
-  sandbox::TimePoint start = state_.clock().now();
+  fsnap::TimePoint start = state_.clock().now();
   ToolResult result;
   if (begun.decision == policy::Decision::kHalt) {
     result.success = false;

@@ -12,7 +12,7 @@ LedgerRun::LedgerRun(fsnap::Store store, LedgerRunOptions options) : run_(option
     env.repo =
         std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store.repo_dir(), false));
   }
-  if (!env.clock) env.clock = std::make_shared<sandbox::SystemClock>();
+  if (!env.clock) env.clock = std::make_shared<fsnap::SystemClock>();
   workspace_ = std::make_shared<fsnap::HostFilesystem>(store, std::move(options.capture), env);
   auto trees = std::make_shared<sandbox::SessionTrees>();
   ledger_ = std::make_shared<sandbox::Ledger>(env.repo, trees);

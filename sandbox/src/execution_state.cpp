@@ -28,7 +28,7 @@ std::uint64_t stream_of(std::uint64_t seed, std::uint64_t k) {
 }  // namespace
 
 ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistry resources,
-                               std::shared_ptr<const Clock> clock,
+                               std::shared_ptr<const fsnap::Clock> clock,
                                std::optional<std::uint64_t> seed,
                                std::shared_ptr<CheckpointSink> checkpoints)
     : session_(std::move(session)),
@@ -42,7 +42,7 @@ ExecutionState::ExecutionState(std::shared_ptr<Session> session, ResourceRegistr
   if (session_ == nullptr) {
     throw Error(ErrorCode::kInvalidArgument, "an ExecutionState needs a session");
   }
-  if (clock_ == nullptr) clock_ = std::make_shared<SystemClock>();
+  if (clock_ == nullptr) clock_ = std::make_shared<fsnap::SystemClock>();
   if (seed) {
     // The session's id and its snapshots' ids, and each host filesystem's checkpoint
     // ids, from the same seed: one seed replays every id of the state.
@@ -279,7 +279,7 @@ void ExecutionState::set_containment(policy::ExecutionConfig config, policy::Cha
 
 void ExecutionState::continue_containment(std::optional<policy::ContainmentState> state) {
   if (!containment_setup_) return;
-  std::shared_ptr<const Clock> clock = clock_;
+  std::shared_ptr<const fsnap::Clock> clock = clock_;
   containment_ = std::make_shared<policy::ExecutionContext>(
       containment_setup_->config, containment_setup_->metadata, containment_setup_->pipeline,
       [clock] { return clock->now(); }, std::move(state));

@@ -15,7 +15,7 @@ namespace sandbox {
 
 namespace {
 
-std::int64_t milliseconds_between(TimePoint from, TimePoint to) {
+std::int64_t milliseconds_between(fsnap::TimePoint from, fsnap::TimePoint to) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
 }
 

@@ -109,7 +109,7 @@ std::vector<RollbackDecision::Kind> run_in_process(const Side& a) {
   resources.put<fsnap::Filesystem>(host, "filesystem");
   Ledger ledger = Ledger::of(a.store());
   auto session = Session::from_snapshot(ledger.session(*ledger.latest("default")));
-  ExecutionState state(session, std::move(resources), std::make_shared<SystemClock>(), 7);
+  ExecutionState state(session, std::move(resources), std::make_shared<fsnap::SystemClock>(), 7);
   auto write = [](const std::string& path, const std::string& text) {
     return [path, text](const ToolCall&, ToolContext& ctx) {
       ctx.state.resources().get<fsnap::Filesystem>()->write(path, text);

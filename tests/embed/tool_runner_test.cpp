@@ -108,7 +108,7 @@ TEST_F(ToolRunnerTest, DeadlineBecomesAPromptEvaluationError) {
     return ToolResult{};
   });
   ToolRunner runner(m.state, {{"slow", slow}}, "my-prompt");
-  TimePoint deadline = m.clock->now() + std::chrono::seconds(10);
+  fsnap::TimePoint deadline = m.clock->now() + std::chrono::seconds(10);
   try {
     runner.execute({"call_1", "slow", "{}"}, deadline);
     FAIL() << "no PromptEvaluationError";

@@ -206,7 +206,7 @@ TEST(ContainmentStateTest, TheStateRoundTripsThroughTheSession) {
   state.aborted = true;
   state.abort_reason = "stop now";
   state.halted_by = policy::StopReason::kAborted;
-  state.started_at = TimePoint(std::chrono::seconds(1'800'000'000));
+  state.started_at = fsnap::TimePoint(std::chrono::seconds(1'800'000'000));
   state.repeat = policy::RepeatStreak{"Bash", "ab12", 3};
   state.circuits["Bash"] =
       policy::CircuitStatus{policy::CircuitState::kOpen, 3, state.started_at + 5s, false};

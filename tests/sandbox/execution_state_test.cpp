@@ -20,7 +20,7 @@ TEST(ExecutionStateTest, SeededRandomnessAndInjectedClock) {
   MemoryState a;
   MemoryState b;
   EXPECT_EQ(a.state.rng()(), b.state.rng()());
-  EXPECT_EQ(a.state.snapshot().created_at, TimePoint(std::chrono::seconds(1'800'000'000)));
+  EXPECT_EQ(a.state.snapshot().created_at, fsnap::TimePoint(std::chrono::seconds(1'800'000'000)));
 }
 
 // A resource whose restore fails on demand.
@@ -180,7 +180,7 @@ SnapshotMetadata full_metadata() {
   event.reason = "spent 2.5 of 2";
   event.limit = 2;
   event.value = 2.5;
-  event.at = TimePoint(std::chrono::seconds(1'800'000'000));
+  event.at = fsnap::TimePoint(std::chrono::seconds(1'800'000'000));
   event.node_id = "n-3";
   event.key = "Edit";
   meta.safety_event = event;
@@ -222,7 +222,7 @@ TEST(ExecutionStateTest, ACompositeSnapshotRoundTripsThroughJsonFieldByField) {
   SnapshotMetadata every = full_metadata();
   CompositeSnapshot alone;
   alone.id = "x";
-  alone.created_at = TimePoint(std::chrono::seconds(1'800'000'000));
+  alone.created_at = fsnap::TimePoint(std::chrono::seconds(1'800'000'000));
   alone.metadata = every;
   EXPECT_EQ(CompositeSnapshot::from_json(alone.to_json()).metadata, every);
 }
@@ -315,7 +315,8 @@ TEST(ExecutionStateTest, OneSeedReplaysEveryIdOfTheState) {
   auto replay = [](std::uint64_t seed) {
     testing_support::TempDir dir;
     fs::create_directories(dir / "ws");
-    auto clock = std::make_shared<FixedClock>(TimePoint(std::chrono::seconds(1'800'000'000)));
+    auto clock =
+        std::make_shared<fsnap::FixedClock>(fsnap::TimePoint(std::chrono::seconds(1'800'000'000)));
     fsnap::HostEnv env;
     env.clock = clock;
     auto host = std::make_shared<fsnap::HostFilesystem>(

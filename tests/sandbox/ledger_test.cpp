@@ -57,7 +57,7 @@ class LedgerTest : public ::testing::Test {
     ResourceRegistry r;
     r.put<fsnap::Filesystem>(host, "filesystem");
     return std::make_unique<ExecutionState>(make_session(), std::move(r),
-                                            std::make_shared<SystemClock>(), 1, store);
+                                            std::make_shared<fsnap::SystemClock>(), 1, store);
   }
 
   // Tool "step" writes file.txt and <call>.txt, sets the objective; "fail" does the

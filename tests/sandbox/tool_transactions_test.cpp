@@ -396,7 +396,8 @@ std::vector<std::string> ids_of_a_run(std::uint64_t seed) {
   testing_support::TempDir dir;
   fs::create_directories(dir / "ws");
   testing_support::write_file(dir / "ws/a.txt", "a\n");
-  auto clock = std::make_shared<fsnap::FixedClock>(TimePoint(std::chrono::seconds(1'800'000'000)));
+  auto clock =
+      std::make_shared<fsnap::FixedClock>(fsnap::TimePoint(std::chrono::seconds(1'800'000'000)));
   auto ids = std::make_shared<fsnap::IdSource>(seed);
   auto host = std::make_shared<fsnap::HostFilesystem>(
       fsnap::Store::open(dir / "store", dir / "ws", true), fsnap::CaptureOptions{},

@@ -42,8 +42,8 @@ inline std::shared_ptr<Session> make_session() {
 struct MemoryState {
   std::shared_ptr<fsnap::InMemoryFilesystem> fs = std::make_shared<fsnap::InMemoryFilesystem>();
   std::shared_ptr<BudgetTracker> budget = std::make_shared<BudgetTracker>();
-  std::shared_ptr<FixedClock> clock =
-      std::make_shared<FixedClock>(TimePoint(std::chrono::seconds(1'800'000'000)));
+  std::shared_ptr<fsnap::FixedClock> clock =
+      std::make_shared<fsnap::FixedClock>(fsnap::TimePoint(std::chrono::seconds(1'800'000'000)));
   std::shared_ptr<CheckpointStore> checkpoints = std::make_shared<CheckpointStore>(10);
   ExecutionState state;
 

@@ -81,7 +81,7 @@ class ToolRunner;
 struct ToolContext {
   sandbox::ExecutionState& state;
   const sandbox::ToolCall& call;
-  std::optional<sandbox::TimePoint> deadline;
+  std::optional<fsnap::TimePoint> deadline;
   ToolRunner& runner;  // for nested calls
 };
 
@@ -100,7 +100,7 @@ class ToolRunner {
 
   // Executes call; see the table above.
   ToolResult execute(const sandbox::ToolCall& call,
-                     std::optional<sandbox::TimePoint> deadline = std::nullopt);
+                     std::optional<fsnap::TimePoint> deadline = std::nullopt);
 
   // What became of the last failed call (rolled back, refused, kept), or nullopt.
   const std::optional<sandbox::RollbackDecision>& last_decision() const { return last_decision_; }
@@ -112,7 +112,7 @@ class ToolRunner {
 
  private:
   ToolResult fail(const sandbox::ToolCall& call, const ToolResult& result);
-  void publish(const sandbox::ToolCall& call, const ToolResult& result, sandbox::TimePoint start);
+  void publish(const sandbox::ToolCall& call, const ToolResult& result, fsnap::TimePoint start);
 
   sandbox::ExecutionState& state_;
   std::map<std::string, Tool> tools_;

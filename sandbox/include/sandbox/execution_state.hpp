@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "fsnap/checkpoint.hpp"
+#include "fsnap/clock.hpp"
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/id_source.hpp"
 #include "policy/execution_context.hpp"
-#include "sandbox/clock.hpp"
 #include "sandbox/ledger_record.hpp"
 #include "sandbox/resource_registry.hpp"
 #include "sandbox/session.hpp"
@@ -63,7 +63,7 @@ struct SnapshotMetadata : fsnap::CheckpointMeta {
 // A consistent snapshot of all execution state.
 struct CompositeSnapshot {
   std::string id;
-  TimePoint created_at;
+  fsnap::TimePoint created_at;
   SessionSnapshot session;  // every slice; restore keeps LOG slices as they are
   std::map<std::string, ResourceSnapshot> resources;  // by resource name
   SnapshotMetadata metadata;
@@ -128,7 +128,7 @@ struct ToolCheckpoint {
   std::string result_summary;
   bool success = false;
   std::optional<std::chrono::milliseconds> elapsed;
-  TimePoint recorded_at;
+  fsnap::TimePoint recorded_at;
 };
 
 // Where the transaction core hands each finished call's checkpoints (ToolCheckpoint),
@@ -150,15 +150,15 @@ class ExecutionState {
   // drawn from streams of it (the session and the hosts are given theirs here), so
   // equal seeds (and clocks) replay equal ids. Without one, each keeps its own.
   ExecutionState(std::shared_ptr<Session> session, ResourceRegistry resources,
-                 std::shared_ptr<const Clock> clock = std::make_shared<SystemClock>(),
+                 std::shared_ptr<const fsnap::Clock> clock = std::make_shared<fsnap::SystemClock>(),
                  std::optional<std::uint64_t> seed = std::nullopt,
                  std::shared_ptr<CheckpointSink> checkpoints = nullptr);
 
   Session& session() { return *session_; }
   const std::shared_ptr<Session>& session_ptr() const { return session_; }
   ResourceRegistry& resources() { return resources_; }
-  const Clock& clock() const { return *clock_; }
-  const std::shared_ptr<const Clock>& shared_clock() const { return clock_; }
+  const fsnap::Clock& clock() const { return *clock_; }
+  const std::shared_ptr<const fsnap::Clock>& shared_clock() const { return clock_; }
   // The run's random generator, seeded for replay when a seed was given.
   std::mt19937_64& rng() { return rng_; }
   // The source of snapshot ids (seeded like rng()).
@@ -206,7 +206,7 @@ class ExecutionState {
  private:
   std::shared_ptr<Session> session_;
   ResourceRegistry resources_;
-  std::shared_ptr<const Clock> clock_;
+  std::shared_ptr<const fsnap::Clock> clock_;
   std::mt19937_64 rng_;
   std::shared_ptr<fsnap::IdSource> ids_;
   std::shared_ptr<CheckpointSink> checkpoints_;
