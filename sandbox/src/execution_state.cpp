@@ -102,7 +102,7 @@ using RestorePart = std::pair<const ResourceRegistry::Entry*, const ResourceSnap
 // SnapshotMismatchError when a resource of it is not one of resources.
 std::vector<RestorePart> restorable_parts(const ResourceRegistry& resources,
                                           const CompositeSnapshot& snapshot,
-                                          const RestoreRequest& request) {
+                                          const ExecutionState::RestoreRequest& request) {
   std::vector<RestorePart> parts;
   for (const auto& [name, value] : snapshot.resources) {
     const ResourceRegistry::Entry* entry = resources.find(std::string_view(name));
@@ -153,7 +153,7 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   SessionRecords records(*session_trees_, snap.session);
   bool recorded = false;
   for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
-    CaptureRequest request;
+    ResourceRegistry::CaptureRequest request;
     request.meta = metadata;  // its CheckpointMeta part
     request.separate_outside_changes = metadata.separate_outside_changes;
     if (entry->host != nullptr) {
@@ -195,8 +195,12 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
   return snap;
 }
 
-StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
-                                     const RestoreRequest& request) {
+ExecutionState::StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot) {
+  return restore(snapshot, ExecutionState::RestoreRequest{});
+}
+
+ExecutionState::StateRestore ExecutionState::restore(
+    const CompositeSnapshot& snapshot, const ExecutionState::RestoreRequest& request) {
   // 1. Everything must fit before anything changes. Host filesystems go first: they
   // are the parts that can fail half-way, and they put themselves back when they do.
   std::vector<RestorePart> parts = restorable_parts(resources_, snapshot, request);
@@ -204,7 +208,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   // 2. Resources, each with a way back.
   SessionSnapshot session_before = session_->snapshot(kStatePolicies, /*include_all=*/true);
   SessionRecords before_records(*session_trees_, session_before);
-  RestoreContext context;
+  ResourceRegistry::RestoreContext context;
   context.run = request.run.empty() ? snapshot.metadata.run : request.run;
   context.tool_call_id = request.tool_call_id;
   context.tool_name = request.tool_name;
@@ -232,7 +236,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
   // last (it cannot fail once the parts fit). A part that fails is its own to leave as
   // it was — a host restore puts its files back, a resource's restore is atomic — and
   // the parts before it are put back in reverse order.
-  StateRestore out;
+  ExecutionState::StateRestore out;
   statekit::Saga saga("restore of " + snapshot.id);
   for (const auto& [entry, value] : parts) {
     saga.step<std::vector<ResourceSnapshot>>(
@@ -240,7 +244,7 @@ StateRestore ExecutionState::restore(const CompositeSnapshot& snapshot,
         [&, entry = entry, value = value](statekit::SagaContext&) {
           std::vector<ResourceSnapshot> ways_back;
           if (entry->host == nullptr) {
-            CaptureRequest request;
+            ResourceRegistry::CaptureRequest request;
             request.meta.phase = fsnap::Phase::kSafety;
             request.meta.run = context.run;
             ways_back.push_back(entry->snapshot(request));

@@ -48,10 +48,9 @@ fsnap::CheckpointMeta ResourceRegistry::outside_meta(const fsnap::CheckpointMeta
   return outside;
 }
 
-fsnap::RestoreReport ResourceRegistry::restore_host(fsnap::HostFilesystem& host,
-                                                    const std::string& name,
-                                                    const ResourceSnapshot& snap,
-                                                    const RestoreContext& context) {
+fsnap::RestoreReport ResourceRegistry::restore_host(
+    fsnap::HostFilesystem& host, const std::string& name, const ResourceSnapshot& snap,
+    const ResourceRegistry::RestoreContext& context) {
   const fsnap::FilesystemSnapshot* value = snap.get<fsnap::FilesystemSnapshot>();
   if (value == nullptr || value->commit.empty()) {
     throw SnapshotMismatchError("resource '" + name +

@@ -453,9 +453,9 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
   // What is put back: everything when the call's changes are all its own; else only its
   // own paths, and no STATE slice (another call's may have changed it); when it changed
   // no file, its STATE slices if they changed.
-  std::optional<RestoreRequest> request;
+  std::optional<ExecutionState::RestoreRequest> request;
   if (out.decision.kind == Kind::kRollBack) {
-    request = RestoreRequest{run_, "before rolling back " + call_id};
+    request = ExecutionState::RestoreRequest{run_, "before rolling back " + call_id};
     request->tool_call_id = call_id;
     request->tool_name = tool;
     if (!out.decision.complete()) {
@@ -463,12 +463,12 @@ FailureResult ToolTransactions::fail(const std::string& call_id, const std::stri
       request->session = false;
     }
   } else if (out.decision.kind == Kind::kUnchanged && changes && changes->state_changed) {
-    request = RestoreRequest{run_, "before rolling back " + call_id};
+    request = ExecutionState::RestoreRequest{run_, "before rolling back " + call_id};
     request->only.emplace();  // no file
   }
   std::optional<fsnap::RestoreReport> report;
   if (request) {
-    StateRestore restored = state_.restore(pre.snapshot, *request);
+    ExecutionState::StateRestore restored = state_.restore(pre.snapshot, *request);
     if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
   }
   out.result_summary = out.decision.reason.empty() ? error : out.decision.reason + ": " + error;
@@ -503,7 +503,8 @@ void ToolTransactions::publish(const std::string& call_id, const std::string& to
   }
 }
 
-StepResult ToolTransactions::record_restore(const std::string& summary, StateRestore restored) {
+StepResult ToolTransactions::record_restore(const std::string& summary,
+                                            ExecutionState::StateRestore restored) {
   std::optional<fsnap::RestoreReport> report;
   if (!restored.filesystems.empty()) report = std::move(restored.filesystems.begin()->second);
   SnapshotMetadata m;
@@ -515,7 +516,8 @@ StepResult ToolTransactions::record_restore(const std::string& summary, StateRes
 StepResult ToolTransactions::discard(const std::string& call_id) {
   std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
   Boundary pre = open_call(call_id);
-  StateRestore restored = state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
+  ExecutionState::StateRestore restored =
+      state_.restore(pre.snapshot, {run_, "before discarding " + call_id});
   log_.forget(call_id);
   return record_restore("discarded tool call " + call_id + ": as if it never ran",
                         std::move(restored));
@@ -578,7 +580,7 @@ StepResult ToolTransactions::checkpoint(const fsnap::CheckpointMeta& meta,
 
 StepResult ToolTransactions::restore(const Boundary& target, const std::string& summary) {
   std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
-  StateRestore restored =
+  ExecutionState::StateRestore restored =
       state_.restore(target.snapshot, {run_, "before restoring " + target.snapshot.id});
   return record_restore(summary, std::move(restored));
 }
@@ -587,10 +589,10 @@ StepResult ToolTransactions::restore_paths(const Boundary& target,
                                            const std::vector<std::string>& paths,
                                            const std::string& summary) {
   std::unique_ptr<BoundaryLog::StepHold> step = begin_step();
-  RestoreRequest request{run_, "before restoring paths of " + target.snapshot.id};
+  ExecutionState::RestoreRequest request{run_, "before restoring paths of " + target.snapshot.id};
   request.paths = paths;
   request.session = false;
-  StateRestore restored = state_.restore(target.snapshot, request);
+  ExecutionState::StateRestore restored = state_.restore(target.snapshot, request);
   return record_restore(summary, std::move(restored));
 }
 
@@ -624,7 +626,7 @@ StepResult ToolTransactions::restore_slices(const Boundary& target,
     }
   }
   session.rollback(wanted, /*preserve_logs=*/false);
-  return record_restore(summary, StateRestore{});
+  return record_restore(summary, ExecutionState::StateRestore{});
 }
 
 }  // namespace sandbox

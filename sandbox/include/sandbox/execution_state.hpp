@@ -89,32 +89,6 @@ struct CompositeSnapshot {
   static CompositeSnapshot from_json(const std::string& json);
 };
 
-// How restore treats what it replaces.
-struct RestoreRequest {
-  // The run that receives host filesystems' safety checkpoints ("" = the snapshot's).
-  std::string run;
-  // Said in the ledger record of each safety checkpoint.
-  std::string summary;
-  // Part of the snapshot only (a rollback that keeps what others changed): by resource
-  // name, the paths of a host filesystem to put back ("" alone: the whole resource);
-  // resources not named are left as they are. nullopt: everything.
-  std::optional<std::map<std::string, std::set<std::string>>> only;
-  // Host filesystems: only these paths, each with everything below it
-  // (fsnap::RestoreOptions::paths: `restore REF -- PATH...`); nullopt: all.
-  std::optional<std::vector<std::string>> paths;
-  // Whether the session's STATE slices are put back too.
-  bool session = true;
-  // A rollback: the failed tool call it undoes. Its safety checkpoint carries the call's
-  // id and tool: the workspace as the call left it (`post:<id>`, `failed:<id>`).
-  std::string tool_call_id;
-  std::string tool_name;
-};
-
-// What a restore did to each host filesystem, by resource name.
-struct StateRestore {
-  std::map<std::string, fsnap::RestoreReport> filesystems;
-};
-
 // The record of one tool call.
 struct ToolCheckpoint {
   std::string tool_call_id;
@@ -144,6 +118,32 @@ class CheckpointSink {
 // The root of a run's mutable state.
 class ExecutionState {
  public:
+  // How restore treats what it replaces.
+  struct RestoreRequest {
+    // The run that receives host filesystems' safety checkpoints ("" = the snapshot's).
+    std::string run;
+    // Said in the ledger record of each safety checkpoint.
+    std::string summary;
+    // Part of the snapshot only (a rollback that keeps what others changed): by resource
+    // name, the paths of a host filesystem to put back ("" alone: the whole resource);
+    // resources not named are left as they are. nullopt: everything.
+    std::optional<std::map<std::string, std::set<std::string>>> only;
+    // Host filesystems: only these paths, each with everything below it
+    // (fsnap::RestoreOptions::paths: `restore REF -- PATH...`); nullopt: all.
+    std::optional<std::vector<std::string>> paths;
+    // Whether the session's STATE slices are put back too.
+    bool session = true;
+    // A rollback: the failed tool call it undoes. Its safety checkpoint carries the call's
+    // id and tool: the workspace as the call left it (`post:<id>`, `failed:<id>`).
+    std::string tool_call_id;
+    std::string tool_name;
+  };
+
+  // What a restore did to each host filesystem, by resource name.
+  struct StateRestore {
+    std::map<std::string, fsnap::RestoreReport> filesystems;
+  };
+
   // Snapshot times come from clock. With a seed, every id and random number of the state
   // comes from it: rng() is seeded with it, and the composite snapshots' ids, the
   // session's id and its snapshots' ids, and each host filesystem's checkpoint ids are
@@ -177,7 +177,9 @@ class ExecutionState {
   // nothing changed); if a part fails while restoring, puts back the parts already
   // restored and throws RestoreFailedError — or Error kCorrupt, saying what, if
   // something could not be put back.
-  StateRestore restore(const CompositeSnapshot& snapshot, const RestoreRequest& request = {});
+  StateRestore restore(const CompositeSnapshot& snapshot, const RestoreRequest& request);
+  // The same, for everything, with the snapshot's run receiving the safety checkpoints.
+  StateRestore restore(const CompositeSnapshot& snapshot);
   // Rewrites earlier ledger records (a call's pre-tool record, once its outcome is
   // known) in the store of the first host filesystem; nothing without one.
   void amend_records(const std::vector<LedgerRecord>& records);

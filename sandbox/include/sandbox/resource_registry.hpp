@@ -45,31 +45,6 @@ struct ResourceSnapshot {
   }
 };
 
-// Why a resource is captured, and — for a host filesystem, which records a checkpoint
-// in its store — the notes to record with it.
-struct CaptureRequest {
-  fsnap::CheckpointMeta meta;
-  fsnap::NotesFor notes;  // recorded with the checkpoint of meta
-  // Record files changed since the run's newest checkpoint first, as their own
-  // checkpoint (attributed to no tool), with outside_notes.
-  bool separate_outside_changes = false;
-  fsnap::NotesFor outside_notes;
-};
-
-// How a resource restore treats what it replaces (a host filesystem takes a safety
-// checkpoint first).
-struct RestoreContext {
-  std::string run;               // the run that receives the safety checkpoint
-  fsnap::NotesFor safety_notes;  // recorded with it
-  // A host filesystem: only these paths are put back (fsnap::RestoreOptions::only).
-  std::optional<std::set<std::string>> only_paths;
-  // A host filesystem: only these paths and what is below them (RestoreOptions::paths).
-  std::optional<std::vector<std::string>> paths;
-  // A rollback: the failed call the safety checkpoint is the state of (RestoreOptions).
-  std::string tool_call_id;
-  std::string tool_name;
-};
-
 namespace detail {
 template <typename S>
 S snapshot_type_of(const fsnap::Snapshotable<S>*);
@@ -84,6 +59,31 @@ concept SnapshotableResource = requires(T* t) {
 // safety checkpoint; any other fsnap::Snapshotable<S> through snapshot(label)/restore.
 class ResourceRegistry {
  public:
+  // Why a resource is captured, and — for a host filesystem, which records a checkpoint
+  // in its store — the notes to record with it.
+  struct CaptureRequest {
+    fsnap::CheckpointMeta meta;
+    fsnap::NotesFor notes;  // recorded with the checkpoint of meta
+    // Record files changed since the run's newest checkpoint first, as their own
+    // checkpoint (attributed to no tool), with outside_notes.
+    bool separate_outside_changes = false;
+    fsnap::NotesFor outside_notes;
+  };
+
+  // How a resource restore treats what it replaces (a host filesystem takes a safety
+  // checkpoint first).
+  struct RestoreContext {
+    std::string run;               // the run that receives the safety checkpoint
+    fsnap::NotesFor safety_notes;  // recorded with it
+    // A host filesystem: only these paths are put back (fsnap::RestoreOptions::only).
+    std::optional<std::set<std::string>> only_paths;
+    // A host filesystem: only these paths and what is below them (RestoreOptions::paths).
+    std::optional<std::vector<std::string>> paths;
+    // A rollback: the failed call the safety checkpoint is the state of (RestoreOptions).
+    std::string tool_call_id;
+    std::string tool_name;
+  };
+
   // A registered resource and, if it is snapshotable, how to capture and restore it.
   struct Entry {
     std::string name;  // stable name, used in JSON

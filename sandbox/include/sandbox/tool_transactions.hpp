@@ -300,7 +300,7 @@ class ToolTransactions {
   Boundary record(SnapshotMetadata meta);
   // Records the checkpoint after a restore (or discard), with the summary and the report
   // of the restore's (first) filesystem.
-  StepResult record_restore(const std::string& summary, StateRestore restored);
+  StepResult record_restore(const std::string& summary, ExecutionState::StateRestore restored);
   // Records the boundary that ends call pre (post_tool or, after a rollback, checkpoint);
   // for a failed call, with what became of its changes (rollback, and what its restore
   // could not put back) in both its records.
