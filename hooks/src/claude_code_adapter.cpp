@@ -13,6 +13,7 @@
 #include "hooks/claude_code_session_cut.hpp"
 #include "hooks/claude_code_settings.hpp"
 #include "sandbox/errors.hpp"
+#include "session_lines.hpp"
 
 namespace hooks {
 
@@ -164,6 +165,9 @@ class ClaudeCodeAdapter : public AgentAdapter {
     return out;
   }
 
+  std::optional<SessionLine> read_session_line(const std::string& line) const override {
+    return claude_code_session_line(line);
+  }
   std::string silent_hooks_hint() const override {
     if (kind_ == AgentKind::kClaudeSdk) {
       return "shadowbox's hooks are in the user settings of the agent's HOME: an application "

@@ -24,6 +24,7 @@
 #include "sandbox/errors.hpp"
 #include "sandbox/sha256.hpp"
 #include "session_file.hpp"
+#include "session_lines.hpp"
 
 namespace hooks {
 
@@ -376,6 +377,9 @@ class CodexAdapter : public AgentAdapter {
     return codex_cut_session(home, point, session_file::random_uuid(7));
   }
 
+  std::optional<SessionLine> read_session_line(const std::string& line) const override {
+    return codex_session_line(line);
+  }
   std::string silent_hooks_hint() const override {
     return "shadowbox's hooks are in .codex/hooks.json of the agent's HOME, trusted in its "
            "config.toml; Codex skips hooks that are not trusted (or whose trust does not match) "

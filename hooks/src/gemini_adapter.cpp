@@ -23,6 +23,7 @@
 #include "json_object.hpp"
 #include "sandbox/errors.hpp"
 #include "session_file.hpp"
+#include "session_lines.hpp"
 
 namespace hooks {
 
@@ -359,6 +360,9 @@ class GeminiAdapter : public AgentAdapter {
     return gemini_cut_session(home, point, session_file::random_uuid(4));
   }
 
+  std::optional<SessionLine> read_session_line(const std::string& line) const override {
+    return gemini_session_line(line);
+  }
   std::string silent_hooks_hint() const override {
     return "shadowbox's hooks are in .gemini/settings.json of the agent's HOME (merged into your "
            "own settings); Gemini CLI runs no hooks when hooks are disabled in the settings, and "

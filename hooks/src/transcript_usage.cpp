@@ -6,52 +6,15 @@
 
 #include <algorithm>
 
-#include <Poco/JSON/Array.h>
-#include <Poco/JSON/Object.h>
-#include <Poco/JSON/Parser.h>
 #include <boost/filesystem/operations.hpp>
+
+#include "hooks/agent_adapter.hpp"
 
 namespace hooks {
 
 namespace fs = boost::filesystem;
-using Poco::JSON::Object;
 
 namespace {
-
-std::uint64_t tokens(const Object::Ptr& o, const char* key) {
-  if (!o || !o->has(key) || o->isNull(key)) return 0;
-  try {
-    double n = o->getValue<double>(key);
-    return n > 0 ? static_cast<std::uint64_t>(n) : 0;
-  } catch (const Poco::Exception&) {
-    return 0;
-  }
-}
-
-std::string text(const Object::Ptr& o, const char* key) {
-  if (!o || !o->has(key) || o->isNull(key)) return "";
-  try {
-    return o->getValue<std::string>(key);
-  } catch (const Poco::Exception&) {
-    return "";
-  }
-}
-
-runs::TokenUsage usage_of(const Object::Ptr& usage) {
-  runs::TokenUsage u;
-  u.input = tokens(usage, "input_tokens");
-  u.output = tokens(usage, "output_tokens");
-  u.cache_read = tokens(usage, "cache_read_input_tokens");
-  Object::Ptr split = usage->getObject("cache_creation");
-  u.cache_write_5m = tokens(split, "ephemeral_5m_input_tokens");
-  u.cache_write_1h = tokens(split, "ephemeral_1h_input_tokens");
-  std::uint64_t written = tokens(usage, "cache_creation_input_tokens");
-  // Without a split (or one that misses some), the rest is priced as 5-minute writes.
-  if (written > u.cache_write_5m + u.cache_write_1h) {
-    u.cache_write_5m = written - u.cache_write_1h;
-  }
-  return u;
-}
 
 // Reads the bytes of file from offset (at most what is there now).
 std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t& size) {
@@ -80,60 +43,13 @@ std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t&
   return out;
 }
 
-}  // namespace
-
-namespace {
-
-Object::Ptr parse_entry(const std::string& line) {
-  try {
-    Poco::JSON::Parser parser;
-    Poco::Dynamic::Var parsed = parser.parse(line);
-    if (parsed.type() == typeid(Object::Ptr)) return parsed.extract<Object::Ptr>();
-  } catch (const std::exception&) {
-  }
-  return nullptr;  // not JSON: not an entry of ours to count
-}
-
-// Tokens counted twice by an agent (cached input inside input), as the table prices them.
-std::uint64_t less(std::uint64_t total, std::uint64_t part) {
-  return total > part ? total - part : 0;
-}
+// Who reads the lines of the agents' session files. Each adapter takes only lines of its
+// own agent's shape (a file is one agent's); Claude Code's, the loosest check, is asked
+// last. Claude Agent SDK applications write Claude Code's transcripts.
+constexpr AgentKind kLineReaders[] = {AgentKind::kCodex, AgentKind::kGemini,
+                                      AgentKind::kClaudeCode};
 
 }  // namespace
-
-void TranscriptUsage::read_codex_line(const std::string& file, const std::string& line) {
-  Object::Ptr entry = parse_entry(line);
-  Object::Ptr payload = entry ? entry->getObject("payload") : nullptr;
-  if (!payload) return;
-  std::string type = text(entry, "type");
-  if (type == "turn_context") {
-    std::string model = text(payload, "model");
-    if (!model.empty()) codex_models_[file] = model;
-  } else if (type == "response_item" && text(payload, "type") == "function_call") {
-    tool_calls_.insert(text(payload, "call_id"));
-  } else if (type == "token_usage_record") {
-    Object::Ptr usage = payload->getObject("usage");
-    std::string id = text(payload, "response_id");
-    if (!usage || id.empty()) return;
-    runs::TokenUsage u;
-    u.cache_read = tokens(usage, "cached_input_tokens");
-    u.input = less(tokens(usage, "input_tokens"), u.cache_read);
-    u.cache_write_5m = tokens(usage, "cache_write_input_tokens");
-    u.output = tokens(usage, "output_tokens");  // reasoning included, as OpenAI counts it
-    count("codex " + id, Request{codex_models_[file], u});
-  }
-}
-
-void TranscriptUsage::read_gemini_line(const std::string& line) {
-  Object::Ptr entry = parse_entry(line);
-  Object::Ptr usage = entry ? entry->getObject("tokens") : nullptr;
-  if (!usage || text(entry, "type") != "gemini") return;
-  runs::TokenUsage u;
-  u.cache_read = tokens(usage, "cached");
-  u.input = less(tokens(usage, "input"), u.cache_read);
-  u.output = tokens(usage, "output") + tokens(usage, "thoughts");
-  count("gemini " + text(entry, "id"), Request{text(entry, "model"), u});
-}
 
 void TranscriptUsage::count(const std::string& key, const Request& request) {
   auto [it, added] = requests_.emplace(key, request);
@@ -146,52 +62,20 @@ void TranscriptUsage::count(const std::string& key, const Request& request) {
 }
 
 void TranscriptUsage::read_line(const std::string& file, const std::string& line) {
-  // The agents' files are told apart by their lines (each file is one agent's).
-  if (line.find("\"type\":\"token_usage_record\"") != std::string::npos ||
-      line.find("\"type\":\"turn_context\"") != std::string::npos ||
-      line.find("\"type\":\"function_call\"") != std::string::npos) {
-    read_codex_line(file, line);
-    return;
+  std::optional<SessionLine> read;
+  for (AgentKind kind : kLineReaders) {
+    if ((read = adapter_for(kind).read_session_line(line))) break;
   }
-  if (line.find("\"type\":\"gemini\"") != std::string::npos &&
-      line.find("\"tokens\"") != std::string::npos) {
-    read_gemini_line(line);
-    return;
+  if (!read) return;
+  if (!read->file_model.empty()) file_models_[file] = read->file_model;
+  if (!read->message.empty()) messages_[file].insert(read->message);
+  tool_calls_.insert(read->tool_calls.begin(), read->tool_calls.end());
+  if (read->request) {
+    const UsageRecord& r = *read->request;
+    auto named = file_models_.find(file);
+    std::string model = !r.model.empty() || named == file_models_.end() ? r.model : named->second;
+    count(r.key, Request{model, r.usage});
   }
-  // Only messages matter (and of them, assistant entries with usage for the cost); the
-  // other lines are skipped unparsed.
-  bool message_line = line.find("\"type\":\"user\"") != std::string::npos ||
-                      line.find("\"type\":\"assistant\"") != std::string::npos;
-  bool usage_line = line.find("\"usage\"") != std::string::npos &&
-                    line.find("\"assistant\"") != std::string::npos;
-  if (!message_line && !usage_line) return;
-  Object::Ptr entry;
-  try {
-    Poco::JSON::Parser parser;
-    entry = parser.parse(line).extract<Object::Ptr>();
-  } catch (const std::exception&) {
-    return;  // not JSON: not an entry of ours to count
-  }
-  std::string type = text(entry, "type");
-  Object::Ptr message = entry->getObject("message");
-  if (type == "user" || type == "assistant") {
-    // A streamed reply is written several times: its message id counts it once.
-    std::string key = type == "assistant" ? text(message, "id") : "";
-    if (key.empty()) key = text(entry, "uuid");
-    if (!key.empty()) messages_[file].insert(type + " " + key);
-  }
-  if (type != "assistant" || !message) return;
-  Object::Ptr usage = message->getObject("usage");
-  if (!usage) return;
-  std::string id = text(message, "id");
-  if (id.empty()) id = text(entry, "uuid");
-  if (Poco::JSON::Array::Ptr content = message->getArray("content")) {
-    for (std::size_t i = 0; i < content->size(); ++i) {
-      Object::Ptr block = content->getObject(static_cast<unsigned>(i));
-      if (block && text(block, "type") == "tool_use") tool_calls_.insert(text(block, "id"));
-    }
-  }
-  count(id + " " + text(entry, "requestId"), Request{text(message, "model"), usage_of(usage)});
 }
 
 TranscriptUsage::TranscriptUsage(runs::PriceTable prices) : prices_(std::move(prices)) {}

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "hooks/agent_adapter.hpp"
 #include "hooks/agent_spend.hpp"
 #include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
@@ -286,6 +287,76 @@ TEST(AgentSessionFiles, AGeminiChatFileIsPricedByMessageWithThoughtsAsOutput) {
   usage.update({chat});
   EXPECT_EQ(usage.cost().requests, 2u);
   EXPECT_NEAR(usage.cost().usd, 1.0 + 1.5 + 0.1, 1e-9);
+}
+
+}  // namespace
+
+namespace {
+
+using hooks::adapter_for;
+using hooks::AgentKind;
+using hooks::SessionLine;
+
+TEST(AgentSessionLines, ClaudeCodesAdapterReadsItsTranscriptLines) {
+  const hooks::AgentAdapter& claude = adapter_for(AgentKind::kClaudeCode);
+  std::string reply =
+      R"({"type":"assistant","requestId":"req_1","message":{"id":"msg_1","model":"claude-sonnet-4-6",)"
+      R"("content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}],)"
+      R"("usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":3,)"
+      R"("cache_creation_input_tokens":7}}})";
+  std::optional<SessionLine> read = claude.read_session_line(reply);
+  ASSERT_TRUE(read && read->request);
+  EXPECT_EQ(read->request->key, "msg_1 req_1");
+  EXPECT_EQ(read->request->model, "claude-sonnet-4-6");
+  EXPECT_EQ(read->request->usage.input, 10u);
+  EXPECT_EQ(read->request->usage.output, 5u);
+  EXPECT_EQ(read->request->usage.cache_read, 3u);
+  EXPECT_EQ(read->request->usage.cache_write_5m, 7u);
+  EXPECT_EQ(read->tool_calls, std::vector<std::string>{"toolu_1"});
+  EXPECT_EQ(read->message, "assistant msg_1");
+  // Claude Agent SDK applications write the same transcripts.
+  EXPECT_EQ(adapter_for(AgentKind::kClaudeSdk).read_session_line(reply), read);
+  read = claude.read_session_line(R"({"type":"user","uuid":"u1","message":{"content":"go"}})");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->message, "user u1");
+  EXPECT_FALSE(read->request);
+  EXPECT_FALSE(claude.read_session_line(R"({"type":"system","uuid":"s1"})"));
+  EXPECT_FALSE(claude.read_session_line(codex_usage("resp_1", 1, 0, 1)));
+}
+
+TEST(AgentSessionLines, CodexsAdapterReadsItsRolloutLines) {
+  const hooks::AgentAdapter& codex = adapter_for(AgentKind::kCodex);
+  std::optional<SessionLine> read = codex.read_session_line(codex_turn("gpt-5.1-codex"));
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->file_model, "gpt-5.1-codex");
+  EXPECT_FALSE(read->request);
+  read = codex.read_session_line(
+      R"({"type":"response_item","payload":{"type":"function_call","call_id":"call_1"}})");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->tool_calls, std::vector<std::string>{"call_1"});
+  read = codex.read_session_line(codex_usage("resp_1", 1000, 400, 100));
+  ASSERT_TRUE(read && read->request);
+  EXPECT_EQ(read->request->key, "codex resp_1");
+  EXPECT_EQ(read->request->model, "") << "the turn_context's, which the file named before";
+  EXPECT_EQ(read->request->usage.input, 600u);
+  EXPECT_EQ(read->request->usage.cache_read, 400u);
+  EXPECT_EQ(read->request->usage.output, 100u);
+  EXPECT_FALSE(codex.read_session_line(assistant("msg_1", "req_1", "claude-sonnet-4-6", 1, 1)));
+}
+
+TEST(AgentSessionLines, GeminisAdapterReadsItsChatFileLines) {
+  const hooks::AgentAdapter& gemini = adapter_for(AgentKind::kGemini);
+  std::optional<SessionLine> read = gemini.read_session_line(
+      R"({"id":"m1","type":"gemini","content":"","tokens":{"input":1000,"output":100,)"
+      R"("cached":400,"thoughts":50,"tool":0,"total":1},"model":"gemini-2.5-flash"})");
+  ASSERT_TRUE(read && read->request);
+  EXPECT_EQ(read->request->key, "gemini m1");
+  EXPECT_EQ(read->request->model, "gemini-2.5-flash");
+  EXPECT_EQ(read->request->usage.input, 600u);
+  EXPECT_EQ(read->request->usage.cache_read, 400u);
+  EXPECT_EQ(read->request->usage.output, 150u) << "thoughts are billed as output";
+  EXPECT_FALSE(gemini.read_session_line(R"({"id":"u1","type":"user","content":[]})"));
+  EXPECT_FALSE(gemini.read_session_line(codex_usage("resp_1", 1, 0, 1)));
 }
 
 }  // namespace

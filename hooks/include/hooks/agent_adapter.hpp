@@ -28,6 +28,7 @@
 #include "hooks/agent_kind.hpp"
 #include "hooks/claude_code_user_setup.hpp"
 #include "hooks/hook_answer.hpp"
+#include "hooks/session_line.hpp"
 #include "runs/config.hpp"
 
 namespace hooks {
@@ -177,6 +178,12 @@ class AgentAdapter {
   // an agent whose conversation shadowbox cannot cut.
   virtual SessionCut cut_session(const boost::filesystem::path& home,
                                  const SessionCutPoint& point) const;
+
+  // Reads one line of its session files (run_transcripts: Claude Code's transcripts,
+  // Codex's rollouts, Gemini's chat files) for the run's spend: the request it records,
+  // the calls it asks for, ... nullopt when the line is not of its agent's shape, so
+  // that TranscriptUsage, which keeps the counting, asks another adapter.
+  virtual std::optional<SessionLine> read_session_line(const std::string& line) const = 0;
 
   // Said when files changed in a run whose agent sent no hook event: why its hooks may
   // not have reached shadowbox.

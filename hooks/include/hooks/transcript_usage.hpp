@@ -1,12 +1,6 @@
 // TranscriptUsage — the tokens of every model request recorded in an agent's session
-// files, JSON lines all:
-//   - Claude Code transcripts: an assistant entry carries message.id, a top-level
-//     requestId, message.model and message.usage;
-//   - Codex CLI rollouts: a token_usage_record per response (payload.response_id,
-//     payload.usage in OpenAI's names, cached input included in input_tokens), the
-//     model in the turn_context before it;
-//   - Gemini CLI chat files: a "gemini" message record with id, model and tokens
-//     (input with cached included, output, thoughts — billed as output).
+// files, JSON lines all (Claude Code's transcripts, Codex CLI's rollouts, Gemini CLI's
+// chat files), each line read by its agent's adapter (AgentAdapter::read_session_line).
 // Streaming writes one request several times as it grows, and a resumed or forked
 // session copies earlier entries: each request counts once, with its largest token
 // total. Files are read
@@ -65,9 +59,8 @@ class TranscriptUsage {
   std::size_t messages(const boost::filesystem::path& file) const;
 
  private:
+  // Counts what line of file says, as the adapter whose agent wrote it reads it.
   void read_line(const std::string& file, const std::string& line);
-  void read_codex_line(const std::string& file, const std::string& line);
-  void read_gemini_line(const std::string& line);
   // Counts request under key once, with its largest usage.
   void count(const std::string& key, const Request& request);
   // Counts request in cost_, replacing replaced (a smaller usage of it) if not null.
@@ -80,7 +73,7 @@ class TranscriptUsage {
   double largest_usd_ = 0;
   std::set<std::string> tool_calls_;  // ids of the tool_use blocks of replies seen
   std::map<std::string, std::set<std::string>> messages_;  // file -> "<type> <id>"
-  std::map<std::string, std::string> codex_models_;        // rollout -> its current model
+  std::map<std::string, std::string> file_models_;         // file -> the model it last named
 };
 
 // The transcripts of one Claude Code session, given its transcript file: that file and
