@@ -251,9 +251,9 @@ sandbox::SessionSnapshot session_at(const sandbox::Ledger& ledger, const fsnap::
 Poco::JSON::Object::Ptr agent_sessions_json(const hooks::AdapterStateDiff& d) {
   Poco::JSON::Object::Ptr out = make_object();
   Poco::JSON::Array::Ptr added = new Poco::JSON::Array;
-  for (const hooks::ClaudeCodeSession& s : d.added) added->add(s.session_id);
+  for (const hooks::AgentSession& s : d.added) added->add(s.session_id);
   Poco::JSON::Array::Ptr removed = new Poco::JSON::Array;
-  for (const hooks::ClaudeCodeSession& s : d.removed) removed->add(s.session_id);
+  for (const hooks::AgentSession& s : d.removed) removed->add(s.session_id);
   Poco::JSON::Array::Ptr changed = new Poco::JSON::Array;
   for (const hooks::SessionChange& c : d.changed) {
     Poco::JSON::Object::Ptr item = make_object();
@@ -271,10 +271,10 @@ Poco::JSON::Object::Ptr agent_sessions_json(const hooks::AdapterStateDiff& d) {
 }
 
 void print_agent_sessions(const hooks::AdapterStateDiff& d) {
-  for (const hooks::ClaudeCodeSession& s : d.added) {
+  for (const hooks::AgentSession& s : d.added) {
     std::cout << "agent session " << s.session_id << ": started (" << s.source << ")\n";
   }
-  for (const hooks::ClaudeCodeSession& s : d.removed) {
+  for (const hooks::AgentSession& s : d.removed) {
     std::cout << "agent session " << s.session_id << ": gone\n";
   }
   for (const hooks::SessionChange& c : d.changed) {
@@ -345,8 +345,8 @@ int diff_sessions(const Context& context, const Args& parsed) {
                     count(after.size()) + ", " + std::to_string(changed->size()) + " changed)");
   }
   hooks::AdapterStateDiff agents =
-      hooks::diff_adapter_states(session_at(ledger, from).slice<hooks::ClaudeCodeSession>(),
-                                 session_at(ledger, to).slice<hooks::ClaudeCodeSession>());
+      hooks::diff_adapter_states(session_at(ledger, from).slice<hooks::AgentSession>(),
+                                 session_at(ledger, to).slice<hooks::AgentSession>());
   if (from.meta.run == to.meta.run) {
     agents.session_data =
         hooks::session_data_changes(*repo, to.meta.run, from.created_at, to.created_at);

@@ -118,7 +118,7 @@ int cmd_runs(const Context& context, const Args& parsed) {
       set_figures_json(*o, r.figures, r.unpriced_models);
       o->set("gaps", r.gaps);
       Poco::JSON::Array::Ptr sessions = new Poco::JSON::Array;
-      for (const hooks::ClaudeCodeSession& s : r.sessions) {
+      for (const hooks::AgentSession& s : r.sessions) {
         Poco::JSON::Object::Ptr item = make_object();
         item->set("session_id", s.session_id);
         item->set("source", s.source);

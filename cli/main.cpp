@@ -19,7 +19,7 @@
 #include "fsnap/error.hpp"
 #include "fsnap/store_layout.hpp"
 #include "fsnap/user_umask.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "man_page.hpp"
 #include "overview.hpp"

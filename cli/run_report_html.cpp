@@ -88,7 +88,7 @@ std::string limits_text(const runs::PolicyLimits& l) {
 std::string summary_html(const RunReport& r) {
   const hooks::RunInfo& info = r.info;
   std::string sessions;
-  for (const hooks::ClaudeCodeSession& s : info.sessions) {
+  for (const hooks::AgentSession& s : info.sessions) {
     sessions += (sessions.empty() ? "" : ", ") + s.session_id;
   }
   if (sessions.empty()) sessions = info.session_id;

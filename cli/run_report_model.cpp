@@ -281,7 +281,7 @@ Object::Ptr run_report_json(const RunReport& r) {
   out->set("halt_reason",
            info.halt_reason.empty() ? Poco::Dynamic::Var() : Poco::Dynamic::Var(info.halt_reason));
   Array::Ptr sessions = new Array;
-  for (const hooks::ClaudeCodeSession& s : info.sessions) sessions->add(s.session_id);
+  for (const hooks::AgentSession& s : info.sessions) sessions->add(s.session_id);
   out->set("session_id", info.session_id);
   out->set("sessions", sessions);
   out->set("started_at", info.started_at);

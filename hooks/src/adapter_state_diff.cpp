@@ -6,19 +6,19 @@
 
 namespace hooks {
 
-AdapterStateDiff diff_adapter_states(const statekit::Slice<ClaudeCodeSession>& before,
-                                     const statekit::Slice<ClaudeCodeSession>& after) {
-  std::map<std::string, const ClaudeCodeSession*> was;
+AdapterStateDiff diff_adapter_states(const statekit::Slice<AgentSession>& before,
+                                     const statekit::Slice<AgentSession>& after) {
+  std::map<std::string, const AgentSession*> was;
   for (std::size_t i = 0; i < before.size(); ++i) was[before[i].session_id] = &before[i];
   AdapterStateDiff out;
   for (std::size_t i = 0; i < after.size(); ++i) {
-    const ClaudeCodeSession& now = after[i];
+    const AgentSession& now = after[i];
     auto it = was.find(now.session_id);
     if (it == was.end()) {
       out.added.push_back(now);
       continue;
     }
-    const ClaudeCodeSession& then = *it->second;
+    const AgentSession& then = *it->second;
     was.erase(it);
     if (then == now) continue;
     out.changed.push_back({now.session_id, then.message_count, now.message_count,

@@ -6,8 +6,8 @@
 
 #include "fsnap/checkpoint.hpp"
 #include "hooks/agent_event.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/boundary_effects.hpp"
-#include "hooks/claude_code_state.hpp"
 #include "hooks/event_json.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "hooks/tool_call_facts.hpp"
@@ -42,9 +42,9 @@ void meter_spend(const AgentEvent& event, runs::LedgerRun& run, const HookOption
 void note_session_activity(const AgentEvent& event, runs::LedgerRun& run,
                            const HookOptions& options, bool ended) {
   sandbox::Session& session = run.state().session();
-  install_claude_code_reducers(session);
-  ClaudeCodeActivity activity{event.session_id, fsnap::format_timestamp(run.state().clock().now()),
-                              0, ended};
+  install_agent_session_reducers(session);
+  AgentSessionActivity activity{event.session_id,
+                                fsnap::format_timestamp(run.state().clock().now()), 0, ended};
   if (options.spend != nullptr && !event.transcript_path.empty()) {
     activity.message_count = options.spend->usage().messages(event.transcript_path);
   }
@@ -326,8 +326,7 @@ HookVerdict decide_event(AgentEvent& event, runs::LedgerRun& run, const HookOpti
   }
   if (name == "SessionStart") {
     std::string now = fsnap::format_timestamp(run.state().clock().now());
-    ClaudeCodeSession session{event.session_id, event.transcript_path, event.source, event.cwd,
-                              now};
+    AgentSession session{event.session_id, event.transcript_path, event.source, event.cwd, now};
     session.started_by = runs::redact(agent_command(run), options.secrets);
     if (event.source == "resume" || event.source == "fork") {
       session.resumed_from = options.resumed_session;
@@ -336,7 +335,7 @@ HookVerdict decide_event(AgentEvent& event, runs::LedgerRun& run, const HookOpti
     tx.checkpoint(
         {"", fsnap::Phase::kCheckpoint, "", "", run.run()},
         [&](sandbox::Session& s) {
-          install_claude_code_reducers(s);
+          install_agent_session_reducers(s);
           s.dispatch(session);
           // With no `shadowbox run` to start the run's count, a session that starts or
           // resumes does: what the run counted goes on (its figures are the run's), a

@@ -9,7 +9,7 @@
 #include <Poco/JSON/Object.h>
 
 #include "fsnap/error.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/reported_cost.hpp"
 #include "sandbox/slice_types.hpp"
 
@@ -24,7 +24,7 @@ void register_agent_spend_slice_type() {
   static std::once_flag once;
   std::call_once(once, [] {
     sandbox::SliceTypes::add<AgentSpend>(
-        "claude_code.spend", sandbox::SlicePolicy::kLog,
+        "agent.spend", sandbox::SlicePolicy::kLog,
         [](const AgentSpend& s) -> Var {
           Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
           o->set("transcript_usd", s.transcript_usd);
@@ -51,6 +51,8 @@ void register_agent_spend_slice_type() {
           }
           return s;
         });
+    // Sessions stored before the slice was named for every agent.
+    sandbox::SliceTypes::add_old_name("agent.spend", "claude_code.spend");
   });
 }
 
@@ -120,14 +122,14 @@ std::string unpriced_model_warning(const std::string& model) {
 }
 
 std::vector<fs::path> run_transcripts(const sandbox::Session& session, const fs::path& current) {
-  register_claude_code_slice_types();
+  register_agent_session_slice_type();
   std::set<std::string> seen;
   std::vector<fs::path> out;
   auto add = [&](const fs::path& transcript) {
     if (transcript.empty() || !seen.insert(transcript.string()).second) return;
     for (fs::path& file : session_transcripts(transcript)) out.push_back(std::move(file));
   };
-  statekit::Slice<ClaudeCodeSession> sessions = session.all<ClaudeCodeSession>();
+  statekit::Slice<AgentSession> sessions = session.all<AgentSession>();
   for (std::size_t i = 0; i < sessions.size(); ++i) add(sessions[i].transcript_path);
   add(current);
   return out;

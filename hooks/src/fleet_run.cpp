@@ -92,7 +92,7 @@ std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
     out["run_json"] = redacted_run_json(*meta, secrets);  // the agent's command line
   }
   std::string ids;
-  for (const ClaudeCodeSession& session : info.sessions) {
+  for (const AgentSession& session : info.sessions) {
     ids += (ids.empty() ? "" : ",") + session.session_id;
   }
   out["session_ids"] = ids;  // every agent session of the run, oldest first

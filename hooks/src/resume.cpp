@@ -29,7 +29,7 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
   if (!latest || !latest->has_session()) return std::nullopt;
   sandbox::SessionSnapshot session = ledger.session(*latest);
-  statekit::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
+  statekit::Slice<AgentSession> sessions = session.slice<AgentSession>();
   std::optional<ResumableState> state;
   // A session a resume forked is superseded by the fork: it holds all of it, and more.
   std::set<std::string> superseded;
@@ -38,10 +38,10 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
       superseded.insert(sessions[i].resumed_from);
     }
   }
-  const ClaudeCodeSession* chosen = nullptr;
-  const ClaudeCodeSession* newest = nullptr;
+  const AgentSession* chosen = nullptr;
+  const AgentSession* newest = nullptr;
   for (std::size_t i = sessions.size(); i-- > 0;) {
-    const ClaudeCodeSession& s = sessions[i];
+    const AgentSession& s = sessions[i];
     if (s.session_id.empty()) continue;
     if (!session_id.empty()) {
       if (s.session_id == session_id && chosen == nullptr) chosen = &s;

@@ -6,7 +6,7 @@
 
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/ledger.hpp"
@@ -28,10 +28,10 @@ std::string now_text() {
 std::string session_at(const sandbox::Ledger& ledger, const sandbox::LedgerRecord& record) {
   if (!record.has_session()) return {};
   sandbox::SessionSnapshot session = ledger.session(record);
-  statekit::Slice<ClaudeCodeSession> sessions = session.slice<ClaudeCodeSession>();
-  const ClaudeCodeSession* newest = nullptr;
+  statekit::Slice<AgentSession> sessions = session.slice<AgentSession>();
+  const AgentSession* newest = nullptr;
   for (std::size_t i = 0; i < sessions.size(); ++i) {
-    const ClaudeCodeSession& s = sessions[i];
+    const AgentSession& s = sessions[i];
     if (s.session_id.empty()) continue;
     if (newest == nullptr || s.last_activity_at >= newest->last_activity_at) newest = &s;
   }

@@ -57,6 +57,22 @@ void SliceTypes::add_entry(SliceType entry) {
   r.by_name[shared->name] = shared;
 }
 
+void SliceTypes::add_old_name(std::string_view name, std::string old_name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto current = r.by_name.find(name);
+  if (current == r.by_name.end() || current->second->name != name) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "no slice type '" + std::string(name) + "' to read '" + old_name + "' as");
+  }
+  if (auto it = r.by_name.find(old_name);
+      it != r.by_name.end() && it->second->type != current->second->type) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "slice type name '" + old_name + "' is taken by another type");
+  }
+  r.by_name[std::move(old_name)] = current->second;
+}
+
 std::shared_ptr<const SliceType> SliceTypes::find(std::type_index type) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

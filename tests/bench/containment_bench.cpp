@@ -12,8 +12,8 @@
 #include <fstream>
 #include <string>
 
+#include "hooks/agent_session_state.hpp"
 #include "hooks/agent_spend.hpp"
-#include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "sandbox/containment.hpp"
 #include "sandbox/session.hpp"

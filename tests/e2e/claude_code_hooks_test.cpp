@@ -15,7 +15,7 @@
 
 #include "agent_harness.hpp"
 #include "fsnap/shadow_repo.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "runs/run_lifecycle.hpp"
 #include "sandbox/builtin_slices.hpp"
@@ -144,8 +144,8 @@ TEST_P(ClaudeCodeHooksTest, WriteEditBashEachGetOnePreAndOnePostCheckpoint) {
   }
   // The agent's session was captured, and the run is complete.
   sandbox::SessionSnapshot session = ledger().session(*ledger().latest(run_name()));
-  ASSERT_GE(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
-  EXPECT_FALSE(session.slice<hooks::ClaudeCodeSession>()[0].session_id.empty());
+  ASSERT_GE(session.slice<hooks::AgentSession>().size(), 1u);
+  EXPECT_FALSE(session.slice<hooks::AgentSession>()[0].session_id.empty());
   EXPECT_EQ(session.slice<runs::RunStatus>().latest()->status, "complete");
   EXPECT_EQ(session.slice<sandbox::ToolInvoked>().size(), 3u);
 }

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "runs/run_halt.hpp"
 #include "runs/run_meta.hpp"

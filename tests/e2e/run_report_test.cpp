@@ -14,7 +14,7 @@
 
 #include "agent_harness.hpp"
 #include "fsnap/store.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "runs/run_stats.hpp"
 #include "sandbox/ledger.hpp"

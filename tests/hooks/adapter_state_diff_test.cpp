@@ -12,11 +12,11 @@
 namespace {
 
 namespace fs = boost::filesystem;
-using hooks::ClaudeCodeSession;
-using Sessions = statekit::Slice<ClaudeCodeSession>;
+using hooks::AgentSession;
+using Sessions = statekit::Slice<AgentSession>;
 
-ClaudeCodeSession session(const std::string& id, std::size_t messages, bool complete = false) {
-  ClaudeCodeSession s{id, "/t/" + id + ".jsonl", "startup", "/ws", "t0"};
+AgentSession session(const std::string& id, std::size_t messages, bool complete = false) {
+  AgentSession s{id, "/t/" + id + ".jsonl", "startup", "/ws", "t0"};
   s.message_count = messages;
   s.complete = complete;
   s.last_activity_at = "t" + std::to_string(messages);

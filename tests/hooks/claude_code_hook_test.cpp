@@ -14,8 +14,8 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hook_events.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/claude_code_settings.hpp"
-#include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "runs/run_lifecycle.hpp"
 #include "sandbox/builtin_slices.hpp"
@@ -272,10 +272,10 @@ TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   std::optional<sandbox::LedgerRecord> start = ledger().latest(kRun);
   ASSERT_TRUE(start.has_value());
   sandbox::SessionSnapshot session = ledger().session(*start);
-  ASSERT_EQ(session.slice<hooks::ClaudeCodeSession>().size(), 1u);
-  EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].session_id, "sess-1");
-  EXPECT_EQ(session.slice<hooks::ClaudeCodeSession>()[0].transcript_path, "/nowhere/t.jsonl");
-  EXPECT_EQ(session.policies.at(typeid(hooks::ClaudeCodeSession)), sandbox::SlicePolicy::kLog);
+  ASSERT_EQ(session.slice<hooks::AgentSession>().size(), 1u);
+  EXPECT_EQ(session.slice<hooks::AgentSession>()[0].session_id, "sess-1");
+  EXPECT_EQ(session.slice<hooks::AgentSession>()[0].transcript_path, "/nowhere/t.jsonl");
+  EXPECT_EQ(session.policies.at(typeid(hooks::AgentSession)), sandbox::SlicePolicy::kLog);
   EXPECT_EQ(session.slice<runs::RunStatus>().latest()->status, "running");
   EXPECT_EQ(session.policies.at(typeid(runs::RunStatus)), sandbox::SlicePolicy::kLog)
       << "a tool's rollback never changes where the run stands";

@@ -11,7 +11,7 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "hooks/agent_hook.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/gemini_adapter.hpp"
 #include "hooks/gemini_answers.hpp"
 #include "hooks/run_slice_types.hpp"

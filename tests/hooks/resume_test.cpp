@@ -14,8 +14,8 @@
 
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_hook.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/claude_code_home.hpp"
-#include "hooks/claude_code_state.hpp"
 #include "hooks/resume.hpp"
 #include "hooks/run_processes.hpp"
 #include "hooks/run_slice_types.hpp"

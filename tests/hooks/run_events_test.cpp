@@ -9,7 +9,7 @@
 #include <boost/filesystem.hpp>
 
 #include "hooks/agent_hook.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "runs/ledger_run.hpp"
 #include "sandbox/run_events.hpp"

@@ -1,5 +1,5 @@
 // export_run's per-call cost: where a run metered its agent's spend (the
-// claude_code.spend slice its pre-tool records hold), each call's commit carries what
+// agent.spend slice its pre-tool records hold), each call's commit carries what
 // was charged since the call before it, as a Tool-Cost-USD trailer plain git reads.
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>

@@ -6,7 +6,7 @@
 #include <boost/filesystem.hpp>
 
 #include "hooks/agent_run.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "runs/run_meta.hpp"
 #include "sandbox/ledger.hpp"

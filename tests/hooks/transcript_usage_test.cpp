@@ -9,8 +9,8 @@
 #include <boost/filesystem.hpp>
 
 #include "hooks/agent_adapter.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/agent_spend.hpp"
-#include "hooks/claude_code_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "hooks/transcript_usage.hpp"
 #include "test_support.hpp"

@@ -12,7 +12,7 @@
 #include "fsnap/store.hpp"
 #include "hook_events.hpp"
 #include "hooks/agent_hook.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "sandbox/ledger.hpp"
 #include "test_support.hpp"

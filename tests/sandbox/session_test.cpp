@@ -199,6 +199,22 @@ TEST_F(SessionTest, JsonRoundTripIncludingUserTypes) {
   EXPECT_THROW(SessionSnapshot::from_json("[]"), sandbox::Error);
 }
 
+TEST_F(SessionTest, ASliceStoredUnderAnOldNameOfItsTypeIsReadAsThatType) {
+  sandbox::SliceTypes::add_old_name("test.note", "test.former_note");
+  sandbox::SliceTypes::add_old_name("test.note", "test.former_note");  // idempotent
+  session.dispatch(Note{"kept"});
+  std::string json = session.snapshot({}, true).to_json();
+  std::string old = json;
+  old.replace(old.find("\"test.note\""), 11, "\"test.former_note\"");
+  SessionSnapshot back = SessionSnapshot::from_json(old);
+  EXPECT_EQ(back.slice<Note>()[0].text, "kept");
+  EXPECT_EQ(back.to_json(), json) << "written under the type's name from then on";
+  EXPECT_EQ(sandbox::SliceTypes::find("test.former_note")->name, "test.note");
+  // An old name for a type never registered, or one another type has, is refused.
+  EXPECT_THROW(sandbox::SliceTypes::add_old_name("test.nothing", "test.older"), sandbox::Error);
+  EXPECT_THROW(sandbox::SliceTypes::add_old_name("test.note", "test.counter"), sandbox::Error);
+}
+
 TEST_F(SessionTest, SnapshotsShareItemsWithTheLiveSession) {
   for (int i = 0; i < 1000; ++i) session.dispatch(call(std::to_string(i)));
   SessionSnapshot a = session.snapshot({}, true);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fsnap/shadow_repo.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 
 namespace hooks {
 
@@ -32,9 +32,9 @@ struct SessionChange {
 
 // What differs between two adapter states.
 struct AdapterStateDiff {
-  std::vector<ClaudeCodeSession> added;    // sessions only after has
-  std::vector<ClaudeCodeSession> removed;  // sessions only before has
-  std::vector<SessionChange> changed;      // in both, and not equal
+  std::vector<AgentSession> added;     // sessions only after has
+  std::vector<AgentSession> removed;   // sessions only before has
+  std::vector<SessionChange> changed;  // in both, and not equal
   // Files of the preserved session data that changed (session_data_changes).
   std::vector<fsnap::TreeChange> session_data;
   bool empty() const {
@@ -43,8 +43,8 @@ struct AdapterStateDiff {
 };
 
 // The sessions of two adapter states compared by session id.
-AdapterStateDiff diff_adapter_states(const statekit::Slice<ClaudeCodeSession>& before,
-                                     const statekit::Slice<ClaudeCodeSession>& after);
+AdapterStateDiff diff_adapter_states(const statekit::Slice<AgentSession>& before,
+                                     const statekit::Slice<AgentSession>& after);
 
 // The files of run's preserved session data that changed from what was preserved by
 // from to what was preserved by to (the run's home ref, to the second); none when the

@@ -4,7 +4,7 @@
 // and the total the agent reported itself (ReportedCost). The larger one counts:
 // transcripts can undercount output tokens of a streamed reply, reports can lag or be
 // switched off. The spend is kept in the run's session as the LOG slice
-// "claude_code.spend" (newest current), so every process of the run — the next hook, a
+// "agent.spend" (newest current), so every process of the run — the next hook, a
 // resumed run — continues the count, and no rollback gives money back.
 //
 //   SpendMeter meter(config.policy.prices, layout::agent_cost_file(store, run));
@@ -38,7 +38,8 @@ struct AgentSpend {
   friend bool operator==(const AgentSpend&, const AgentSpend&) = default;
 };
 
-// Registers AgentSpend as the slice type "claude_code.spend" (LOG). Idempotent;
+// Registers AgentSpend as the slice type "agent.spend" (LOG), read under its former name
+// "claude_code.spend" too. Idempotent;
 // register_agent_run_slice_types (hooks/run_slice_types.hpp) does it.
 void register_agent_spend_slice_type();
 // The spend a session snapshot holds, or nullopt.
@@ -82,7 +83,7 @@ class SpendMeter {
 std::string unpriced_model_warning(const std::string& model);
 
 // The transcripts of a run: those of every agent session its session recorded
-// (claude_code.session), and those of current (the transcript an event names), once
+// (agent.session), and those of current (the transcript an event names), once
 // each.
 std::vector<boost::filesystem::path> run_transcripts(const sandbox::Session& session,
                                                      const boost::filesystem::path& current);

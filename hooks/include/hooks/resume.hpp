@@ -17,7 +17,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/agent_kind.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "runs/run_meta.hpp"
 
 namespace hooks {
@@ -26,10 +26,10 @@ namespace hooks {
 struct ResumableState {
   // The session to resume: the one asked for, else the newest that did not end and that
   // no resume forked (the fork holds it all), else the newest.
-  ClaudeCodeSession session;
-  std::vector<ClaudeCodeSession> sessions;  // every session the run recorded, oldest first
-  std::string run_status;                   // the newest RunStatus ("" if none was recorded)
-  bool home_preserved = false;              // the session's transcript is in the preserved HOME
+  AgentSession session;
+  std::vector<AgentSession> sessions;  // every session the run recorded, oldest first
+  std::string run_status;              // the newest RunStatus ("" if none was recorded)
+  bool home_preserved = false;         // the session's transcript is in the preserved HOME
   // The run's last activity: its newest checkpoint, the last preservation of its HOME
   // (a transcript change) or the session's newest hook event, whichever is newest.
   std::optional<std::chrono::system_clock::time_point> last_activity;
@@ -64,7 +64,7 @@ std::vector<std::string> resume_problems(const ResumableState& state, ResumeVali
 
 // What a resume starts.
 struct ResumePlan {
-  ClaudeCodeSession session;     // the agent session resumed
+  AgentSession session;          // the agent session resumed
   boost::filesystem::path home;  // a fresh HOME rebuilt from the preserved data
   AgentKind agent = AgentKind::kClaudeCode;
   // The agent's adapter's resume_argv:

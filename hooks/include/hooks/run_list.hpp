@@ -13,7 +13,7 @@
 
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "runs/run_meta.hpp"
 #include "runs/run_stats.hpp"
 
@@ -40,7 +40,7 @@ struct RunInfo {
   std::string session_id;  // the session `resume` would pick (ResumableState::session)
   // Whether `resume` would resume it now, with strict validation in the run's workspace.
   bool resumable = false;
-  std::vector<ClaudeCodeSession> sessions;  // every agent session of the run, oldest first
+  std::vector<AgentSession> sessions;  // every agent session of the run, oldest first
   std::size_t checkpoints = 0;
   // ISO-8601 of when `run` started it (RunMeta::started_at), else of its oldest
   // checkpoint ("" for a run with neither).

@@ -1,6 +1,6 @@
 // Every slice type an agent run's session holds, registered in one call: the core's
 // built-in ones (sandbox/builtin_slices.hpp), the run's status and lifecycle
-// (runs/run_lifecycle.hpp), ClaudeCodeSession (hooks/claude_code_state.hpp) and
+// (runs/run_lifecycle.hpp), AgentSession (hooks/agent_session_state.hpp) and
 // AgentSpend (hooks/agent_spend.hpp). Every process that writes or reads agent runs
 // calls it first, so a ledger session of any run decodes.
 //

@@ -65,7 +65,12 @@ class SliceTypes {
     add_entry(std::move(entry));
   }
 
-  // The entry for a type or name, or nullptr.
+  // Reads slices stored under old_name (what the type registered as name was called
+  // before) as that type; they are written under name from then on. Idempotent. Error
+  // kInvalidArgument when name is not registered or old_name is another type's.
+  static void add_old_name(std::string_view name, std::string old_name);
+
+  // The entry for a type or name (or an old name of one), or nullptr.
   static std::shared_ptr<const SliceType> find(std::type_index type);
   static std::shared_ptr<const SliceType> find(std::string_view name);
   // The registered default policy of type, or kState for a type never registered.

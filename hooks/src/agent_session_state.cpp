@@ -1,4 +1,4 @@
-#include "hooks/claude_code_state.hpp"
+#include "hooks/agent_session_state.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -19,7 +19,7 @@ std::string text(const Object::Ptr& o, const std::string& key) {
 }
 
 // The index of the session with id in slice, or slice.size().
-std::size_t index_of(const statekit::Slice<ClaudeCodeSession>& slice, const std::string& id) {
+std::size_t index_of(const statekit::Slice<AgentSession>& slice, const std::string& id) {
   for (std::size_t i = slice.size(); i-- > 0;) {
     if (slice[i].session_id == id) return i;
   }
@@ -28,11 +28,11 @@ std::size_t index_of(const statekit::Slice<ClaudeCodeSession>& slice, const std:
 
 }  // namespace
 
-statekit::Slice<ClaudeCodeSession> start_session(const statekit::Slice<ClaudeCodeSession>& slice,
-                                                 const ClaudeCodeSession& started) {
+statekit::Slice<AgentSession> start_session(const statekit::Slice<AgentSession>& slice,
+                                            const AgentSession& started) {
   std::size_t at = index_of(slice, started.session_id);
   if (started.session_id.empty() || at == slice.size()) return slice.append(started);
-  ClaudeCodeSession again = started;
+  AgentSession again = started;
   again.captured_at = slice[at].captured_at;
   if (again.started_by.empty()) again.started_by = slice[at].started_by;
   if (again.resumed_from == again.session_id) again.resumed_from = slice[at].resumed_from;
@@ -40,11 +40,11 @@ statekit::Slice<ClaudeCodeSession> start_session(const statekit::Slice<ClaudeCod
   return slice.replace(at, std::move(again));
 }
 
-statekit::Slice<ClaudeCodeSession> note_activity(const statekit::Slice<ClaudeCodeSession>& slice,
-                                                 const ClaudeCodeActivity& activity) {
+statekit::Slice<AgentSession> note_activity(const statekit::Slice<AgentSession>& slice,
+                                            const AgentSessionActivity& activity) {
   std::size_t at = index_of(slice, activity.session_id);
   if (activity.session_id.empty() || at == slice.size()) return slice;
-  ClaudeCodeSession updated = slice[at];
+  AgentSession updated = slice[at];
   updated.last_activity_at = activity.at;
   updated.message_count = std::max(updated.message_count, activity.message_count);
   updated.complete = updated.complete || activity.ended;
@@ -52,21 +52,21 @@ statekit::Slice<ClaudeCodeSession> note_activity(const statekit::Slice<ClaudeCod
   return slice.replace(at, std::move(updated));
 }
 
-void install_claude_code_reducers(sandbox::Session& session) {
-  if (!session.has_reducer<ClaudeCodeSession, ClaudeCodeSession>()) {
-    session.register_reducer<ClaudeCodeSession, ClaudeCodeSession>(start_session);
+void install_agent_session_reducers(sandbox::Session& session) {
+  if (!session.has_reducer<AgentSession, AgentSession>()) {
+    session.register_reducer<AgentSession, AgentSession>(start_session);
   }
-  if (!session.has_reducer<ClaudeCodeSession, ClaudeCodeActivity>()) {
-    session.register_reducer<ClaudeCodeSession, ClaudeCodeActivity>(note_activity);
+  if (!session.has_reducer<AgentSession, AgentSessionActivity>()) {
+    session.register_reducer<AgentSession, AgentSessionActivity>(note_activity);
   }
 }
 
-void register_claude_code_slice_types() {
+void register_agent_session_slice_type() {
   static std::once_flag once;
   std::call_once(once, [] {
-    sandbox::SliceTypes::add<ClaudeCodeSession>(
-        "claude_code.session", sandbox::SlicePolicy::kLog,
-        [](const ClaudeCodeSession& s) -> Var {
+    sandbox::SliceTypes::add<AgentSession>(
+        "agent.session", sandbox::SlicePolicy::kLog,
+        [](const AgentSession& s) -> Var {
           Object::Ptr o = new Object(Poco::JSON_PRESERVE_KEY_ORDER);
           o->set("session_id", s.session_id);
           o->set("transcript_path", s.transcript_path);
@@ -82,8 +82,8 @@ void register_claude_code_slice_types() {
         },
         [](const Var& v) {
           Object::Ptr o = v.extract<Object::Ptr>();
-          ClaudeCodeSession s{text(o, "session_id"), text(o, "transcript_path"), text(o, "source"),
-                              text(o, "cwd"), text(o, "captured_at")};
+          AgentSession s{text(o, "session_id"), text(o, "transcript_path"), text(o, "source"),
+                         text(o, "cwd"), text(o, "captured_at")};
           // Sessions recorded before these fields existed have none.
           s.started_by = text(o, "started_by");
           s.last_activity_at = text(o, "last_activity_at");
@@ -92,6 +92,8 @@ void register_claude_code_slice_types() {
           s.resumed_from = text(o, "resumed_from");
           return s;
         });
+    // Sessions stored before the slice was named for every agent.
+    sandbox::SliceTypes::add_old_name("agent.session", "claude_code.session");
   });
 }
 
