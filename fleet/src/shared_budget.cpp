@@ -72,11 +72,11 @@ BudgetTotals SharedBudget::totals() {
   return out;
 }
 
-policy::HookVerdict SharedBudget::before_call(const policy::CallContext& call) {
+policy::CheckVerdict SharedBudget::before_call(const policy::CallContext& call) {
   BudgetTotals budget;
   try {
     // This call counts, as every attempted call does.
-    budget = report(call.step + 1, call.chain_cost_usd);
+    budget = report(call.step + 1, call.run_cost_usd);
   } catch (const fsnap::Error&) {
     return {};  // Redis away: the run goes on; the totals are reported with a later call
   }
@@ -91,7 +91,7 @@ policy::HookVerdict SharedBudget::before_call(const policy::CallContext& call) {
     event.at = call.at;
     event.node_id = call.node_id;
     event.key = call.key;
-    return policy::HookVerdict{policy::Decision::kHalt, event};
+    return policy::CheckVerdict{policy::Decision::kHalt, event};
   };
   if (max_cost_usd_ && budget.cost_usd >= *max_cost_usd_) {
     return halt(policy::StopReason::kBudgetExceeded,

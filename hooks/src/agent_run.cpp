@@ -517,7 +517,7 @@ void AgentRun::install_hooks() {
         [inform = spec_.inform](const policy::SafetyEvent& e) {
           inform("containment (" + std::string(policy::halt_reason_name(e.type)) +
                  "): " + e.reason +
-                 (policy::stops_chain(e.type) ? "; stopping the run" : "; the run goes on"));
+                 (policy::stops_run(e.type) ? "; stopping the run" : "; the run goes on"));
         });
   }
 }

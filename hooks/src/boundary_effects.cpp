@@ -121,7 +121,7 @@ statekit::Effects failure_effects(const AgentEvent& event, const sandbox::Failur
 }
 
 statekit::Effects denial_effects(const AgentEvent& event, const policy::SafetyEvent& safety) {
-  bool stops_run = policy::stops_chain(safety.type);
+  bool stops_run = policy::stops_run(safety.type);
   std::string halt_reason(policy::halt_reason_name(safety.type));
   DenyCall deny{"shadowbox denied this " + event.tool_name + " call: " + safety.reason +
                     (stops_run ? ". The run is stopped (" + halt_reason + ")." : "."),

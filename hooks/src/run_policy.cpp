@@ -27,7 +27,7 @@ void contain_run(runs::LedgerRun& run, const runs::Config& config,
     execution.max_cost_usd.reset();
     execution.max_steps.reset();
   }
-  run.state().set_containment(execution, {.chain_id = run.run()}, std::move(pipeline));
+  run.state().set_containment(execution, {.run_id = run.run()}, std::move(pipeline));
 }
 
 void record_abort(runs::LedgerRun& run, const runs::Config& config, const std::string& reason) {

@@ -17,14 +17,14 @@ void BudgetWindowHook::expire() {
   while (!entries_.empty() && entries_.front().at <= from) entries_.pop_front();
 }
 
-HookVerdict BudgetWindowHook::before_call(const CallContext& call) {
+CheckVerdict BudgetWindowHook::before_call(const CallContext& call) {
   std::lock_guard<std::mutex> lock(mutex_);
-  HookVerdict verdict = check_locked(call);
+  CheckVerdict verdict = check_locked(call);
   if (verdict.decision != Decision::kHalt) record_locked();
   return verdict;
 }
 
-HookVerdict BudgetWindowHook::check(const CallContext& call) {
+CheckVerdict BudgetWindowHook::check(const CallContext& call) {
   std::lock_guard<std::mutex> lock(mutex_);
   return check_locked(call);
 }
@@ -46,7 +46,7 @@ void BudgetWindowHook::record_locked() {
   }
 }
 
-HookVerdict BudgetWindowHook::check_locked(const CallContext& call) {
+CheckVerdict BudgetWindowHook::check_locked(const CallContext& call) {
   expire();
   double calls = 0;
   double cost = 0;
@@ -75,7 +75,7 @@ HookVerdict BudgetWindowHook::check_locked(const CallContext& call) {
   if (config_.max_cost_usd > 0 && cost >= config_.max_cost_usd) {
     return {Decision::kHalt, event(Decision::kHalt, config_.max_cost_usd, cost, "USD spent")};
   }
-  HookVerdict verdict;
+  CheckVerdict verdict;
   if (config_.degrade_at > 0) {
     // With this call counted.
     if (config_.max_calls != 0 &&

@@ -80,7 +80,7 @@ std::string_view halt_reason_name(StopReason reason) {
   return "unknown";
 }
 
-bool stops_chain(StopReason reason) {
+bool stops_run(StopReason reason) {
   return reason != StopReason::kCircuitOpen && reason != StopReason::kProviderRateLimit &&
          reason != StopReason::kRepeatedCall;
 }

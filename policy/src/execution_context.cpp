@@ -39,7 +39,7 @@ std::string_view to_string(NodeStatus status) {
   return "unknown";
 }
 
-ExecutionContext::ExecutionContext(ExecutionConfig config, ChainMetadata metadata,
+ExecutionContext::ExecutionContext(ExecutionConfig config, RunMetadata metadata,
                                    std::shared_ptr<ShieldPipeline> pipeline, Now now,
                                    std::optional<ContainmentState> from)
     : config_(config),
@@ -129,9 +129,9 @@ std::optional<SafetyEvent> ExecutionContext::check_deadline() {
   return event;
 }
 
-std::optional<SafetyEvent> ExecutionContext::chain_limit(const WrapOptions& options,
-                                                         std::size_t steps_before,
-                                                         const std::string& node_id) const {
+std::optional<SafetyEvent> ExecutionContext::run_limit(const WrapOptions& options,
+                                                       std::size_t steps_before,
+                                                       const std::string& node_id) const {
   TimePoint now = now_of(now_);
   auto event = [&](StopReason type, std::string reason, double limit, double value) {
     return SafetyEvent{type, Decision::kHalt, "ExecutionContext", std::move(reason), limit, value,
@@ -210,13 +210,13 @@ void ExecutionContext::stop(const SafetyEvent& event) {
 }
 
 Admission ExecutionContext::refuse(NodeRecord record, Admission out, SafetyEvent event,
-                                   NodeStatus status, bool stops_chain) {
+                                   NodeStatus status, bool stops_run) {
   record.status = status;
   record.end = record.start;
   nodes_.push_back(std::move(record));
   ++state_.refused_count;
   ++state_.refused_in_a_row;
-  if (stops_chain) {
+  if (stops_run) {
     stop(event);
   } else {
     state_.events.push_back(event);
@@ -229,7 +229,7 @@ Admission ExecutionContext::refuse(NodeRecord record, Admission out, SafetyEvent
 
 std::optional<ExecutionContext::Refusal> ExecutionContext::pipeline_check(
     const CallContext& call, const WrapOptions& options, Admission& out) {
-  HookVerdict v = pipeline_->before_call(call);
+  CheckVerdict v = pipeline_->before_call(call);
   for (SafetyEvent& e : pipeline_->take_events()) {
     if (v.decision != Decision::kHalt) state_.events.push_back(std::move(e));
   }
@@ -244,10 +244,10 @@ std::optional<ExecutionContext::Refusal> ExecutionContext::pipeline_check(
                                               call.at,
                                               out.node_id,
                                               options.key};
-    // A hook that enforces a chain-wide limit (a budget shared with other chains) stops
-    // the chain as the context's own limits do.
-    bool chain = stops_chain(event.type);
-    return Refusal{std::move(event), chain};
+    // A hook that enforces a run-wide limit (a budget shared with other runs) stops
+    // the run as the context's own limits do.
+    bool run = stops_run(event.type);
+    return Refusal{std::move(event), run};
   }
   if (v.decision == Decision::kDegrade) {
     out.decision = Decision::kDegrade;
@@ -322,7 +322,7 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   record.key = options.key;
   record.start = now_of(now_);
 
-  if (std::optional<SafetyEvent> limit = chain_limit(options, steps_before, out.node_id)) {
+  if (std::optional<SafetyEvent> limit = run_limit(options, steps_before, out.node_id)) {
     NodeStatus status = limit->type == StopReason::kAborted   ? NodeStatus::kAborted
                         : limit->type == StopReason::kTimeout ? NodeStatus::kTimeout
                                                               : NodeStatus::kHalted;
@@ -330,14 +330,14 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   }
   if (std::optional<Refusal> repeated = repeated_call(options, out.node_id)) {
     return refuse(std::move(record), std::move(out), std::move(repeated->event),
-                  NodeStatus::kHalted, repeated->stops_chain);
+                  NodeStatus::kHalted, repeated->stops_run);
   }
   CallContext call = call_context(kind, options, out.node_id, steps_before);
   // The per-call checks: the budget window, the pipeline's hooks, the circuit. The
   // window counts the call only once all have let it through.
   std::optional<SafetyEvent> window_degraded;
   if (window_) {
-    HookVerdict v = window_->check(call);
+    CheckVerdict v = window_->check(call);
     if (v.decision == Decision::kHalt) {
       return refuse(std::move(record), std::move(out), *v.event, NodeStatus::kHalted, false);
     }
@@ -350,7 +350,7 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   if (pipeline_) {
     if (std::optional<Refusal> refusal = pipeline_check(call, options, out)) {
       return refuse(std::move(record), std::move(out), std::move(refusal->event),
-                    NodeStatus::kHalted, refusal->stops_chain);
+                    NodeStatus::kHalted, refusal->stops_run);
     }
   }
   if (std::optional<SafetyEvent> open = open_circuit(call, options, out.node_id)) {
@@ -383,7 +383,7 @@ void ExecutionContext::complete(const std::string& node_id, const CallResult& re
   bool ok = result.success && !result.timed_out;
   TimePoint now = now_of(now_);
   std::optional<TimePoint> until = deadline();
-  // Cut short by the chain's own stop: the call is no failure of its tool.
+  // Cut short by the run's own stop: the call is no failure of its tool.
   bool out_of_time = !ok && until && now >= *until;
   bool cut_short = out_of_time || (!ok && state_.aborted);
   if (record != nullptr) {
@@ -484,7 +484,7 @@ Decision ExecutionContext::wrap(NodeKind kind,
     }
     complete(admission.node_id, result);
     if (result.success && !result.timed_out) return admission.decision;
-    if (token_.cancelled()) return Decision::kHalt;  // the chain's time is up, or aborted
+    if (token_.cancelled()) return Decision::kHalt;  // the run's time is up, or aborted
   }
   return Decision::kRetry;
 }
@@ -527,7 +527,7 @@ void ExecutionContext::abort(const std::string& reason) {
 
 ContextSnapshot ExecutionContext::snapshot_locked() const {
   ContextSnapshot s;
-  s.chain_id = metadata_.chain_id;
+  s.run_id = metadata_.run_id;
   s.request_id = metadata_.request_id;
   s.step_count = state_.step_count;
   s.refused_count = state_.refused_count;

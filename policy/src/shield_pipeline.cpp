@@ -10,10 +10,10 @@ void ShieldPipeline::add(std::shared_ptr<ShieldHook> hook) {
   if (hook) hooks_.push_back(std::move(hook));
 }
 
-HookVerdict ShieldPipeline::before_call(const CallContext& call) {
-  HookVerdict out;
+CheckVerdict ShieldPipeline::before_call(const CallContext& call) {
+  CheckVerdict out;
   for (const std::shared_ptr<ShieldHook>& hook : hooks_) {
-    HookVerdict v = hook->before_call(call);
+    CheckVerdict v = hook->before_call(call);
     if (v.event) {
       std::lock_guard<std::mutex> lock(mutex_);
       events_.push_back(*v.event);

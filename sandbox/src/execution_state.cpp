@@ -275,7 +275,7 @@ ExecutionState::StateRestore ExecutionState::restore(
   return out;
 }
 
-void ExecutionState::set_containment(policy::ExecutionConfig config, policy::ChainMetadata metadata,
+void ExecutionState::set_containment(policy::ExecutionConfig config, policy::RunMetadata metadata,
                                      std::shared_ptr<policy::ShieldPipeline> pipeline) {
   containment_setup_ = ContainmentSetup{config, std::move(metadata), std::move(pipeline)};
   continue_containment(std::nullopt);

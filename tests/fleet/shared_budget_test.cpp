@@ -25,7 +25,7 @@ class SharedBudgetTest : public ::testing::Test {
   static policy::CallContext call(std::size_t steps, double cost) {
     policy::CallContext c;
     c.step = steps;
-    c.chain_cost_usd = cost;
+    c.run_cost_usd = cost;
     return c;
   }
 
@@ -64,7 +64,7 @@ TEST_F(SharedBudgetTest, TheCeilingHaltsEveryRunThatSharesIt) {
   EXPECT_EQ(b.before_call(call(0, 0.0)).decision, policy::Decision::kAllow);
   EXPECT_EQ(a.before_call(call(1, 0.6)).decision, policy::Decision::kAllow);
   // run-b's own spend ($0.40) is under the ceiling, the budget's ($1.00) is not.
-  policy::HookVerdict over = b.before_call(call(1, 0.4));
+  policy::CheckVerdict over = b.before_call(call(1, 0.4));
   EXPECT_EQ(over.decision, policy::Decision::kHalt);
   ASSERT_TRUE(over.event);
   EXPECT_EQ(over.event->type, policy::StopReason::kBudgetExceeded);

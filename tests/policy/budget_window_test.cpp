@@ -20,7 +20,7 @@ TEST(BudgetWindowTest, CallsInTheWindowAreLimited) {
     EXPECT_EQ(window.before_call(call).decision, Decision::kAllow) << i;
     clock.advance(10'000ms);
   }
-  HookVerdict v = window.before_call(call);
+  CheckVerdict v = window.before_call(call);
   EXPECT_EQ(v.decision, Decision::kHalt);
   ASSERT_TRUE(v.event.has_value());
   EXPECT_EQ(v.event->type, StopReason::kProviderRateLimit);
@@ -40,7 +40,7 @@ TEST(BudgetWindowTest, SpendInTheWindowIsLimitedAndDegradesFirst) {
   CallContext call;
   EXPECT_EQ(window.before_call(call).decision, Decision::kAllow);
   window.on_charge(call, 0.6);
-  HookVerdict degraded = window.before_call(call);
+  CheckVerdict degraded = window.before_call(call);
   EXPECT_EQ(degraded.decision, Decision::kDegrade) << "past half the spend";
   window.on_charge(call, 0.4);  // exactly the limit
   EXPECT_EQ(window.before_call(call).decision, Decision::kHalt);

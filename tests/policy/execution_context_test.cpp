@@ -1,4 +1,4 @@
-// ExecutionContext, chain-level containment: every limit reached exactly and crossed by
+// ExecutionContext, run-level containment: every limit reached exactly and crossed by
 // one call, every call allowed to run counted as a step and every refused one as
 // refused, a loop of refused calls stopped by the step limit, timeout and abort tripping the
 // token, per-call timeouts and retries honoured, the circuit and the pipeline consulted
@@ -63,7 +63,7 @@ TEST(ExecutionContextTest, TheStepLimitCountsCallsAllowedToRun) {
 
 TEST(ExecutionContextTest, TheStepLimitAlsoStopsALoopOfRefusedCalls) {
   // An agent that keeps asking for a tool whose circuit is open would be refused for
-  // ever; as many refusals in a row as the limit allows steps stop the chain.
+  // ever; as many refusals in a row as the limit allows steps stop the run.
   policy_test::TestClock clock;
   ExecutionContext context(
       {.max_steps = 3, .circuit_breaker = CircuitBreakerConfig{1, 3'600'000ms}}, {}, nullptr,
@@ -113,7 +113,7 @@ TEST(ExecutionContextTest, AWithdrawnCallIsNoStep) {
   context.withdraw(first.node_id);  // the agent refused to run it
   EXPECT_EQ(context.state().step_count, 0u);
   EXPECT_EQ(context.snapshot().nodes.back().status, NodeStatus::kHalted);
-  // Another process of the chain admitted it: the step is given back all the same.
+  // Another process of the run admitted it: the step is given back all the same.
   Admission second = context.admit(NodeKind::kTool);
   ExecutionContext elsewhere({.max_steps = 2}, {}, nullptr, clock.now(), context.state());
   elsewhere.withdraw(second.node_id);
@@ -152,7 +152,7 @@ TEST(ExecutionContextTest, TheCostCeilingReachedExactlyAndCrossedByOneCall) {
   EXPECT_EQ(charged.admit(NodeKind::kTool).decision, Decision::kHalt);
 }
 
-TEST(ExecutionContextTest, TheRetryBudgetIsChainWide) {
+TEST(ExecutionContextTest, TheRetryBudgetIsRunWide) {
   policy_test::TestClock clock;
   ExecutionContext context({.max_retries_total = 2}, {}, nullptr, clock.now());
   EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
@@ -256,15 +256,15 @@ TEST(ExecutionContextTest, APerCallTimeoutOverridesForThatCall) {
     return 0.0;
   };
   EXPECT_EQ(context.wrap_tool_call(slow, {.timeout = 1'000ms}), Decision::kRetry)
-      << "past its own deadline: a failed call, the chain goes on";
+      << "past its own deadline: a failed call, the run goes on";
   EXPECT_EQ(context.snapshot().nodes[0].status, NodeStatus::kTimeout);
   EXPECT_EQ(context.wrap_tool_call(slow, {.timeout = 5'000ms}), Decision::kAllow);
   EXPECT_FALSE(context.token().cancelled());
 }
 
-TEST(ExecutionContextTest, AbortStopsTheChainAndTripsTheToken) {
+TEST(ExecutionContextTest, AbortStopsTheRunAndTripsTheToken) {
   policy_test::TestClock clock;
-  ExecutionContext context({}, {.chain_id = "run-1"}, nullptr, clock.now());
+  ExecutionContext context({}, {.run_id = "run-1"}, nullptr, clock.now());
   CancellationToken token = context.token();
   context.abort("the user pressed stop");
   EXPECT_TRUE(token.cancelled());
@@ -274,7 +274,7 @@ TEST(ExecutionContextTest, AbortStopsTheChainAndTripsTheToken) {
   EXPECT_EQ(a.event->type, StopReason::kAborted);
   ContextSnapshot s = context.snapshot();
   EXPECT_TRUE(s.aborted);
-  EXPECT_EQ(s.chain_id, "run-1");
+  EXPECT_EQ(s.run_id, "run-1");
   EXPECT_EQ(s.nodes.back().status, NodeStatus::kAborted);
 }
 
@@ -297,7 +297,7 @@ TEST(ExecutionContextTest, AnOpenCircuitRefusesOnlyItsKey) {
       << refused.event->reason;
   EXPECT_EQ(bash_runs, 2) << "the third call did not run";
   EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Read"}), Decision::kAllow);
-  EXPECT_FALSE(context.snapshot().halted_by.has_value()) << "not a stop of the chain";
+  EXPECT_FALSE(context.snapshot().halted_by.has_value()) << "not a stop of the run";
   clock.advance(30'000ms);
   EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Bash"}), Decision::kAllow)
       << "the half-open trial succeeds";
@@ -307,7 +307,7 @@ TEST(ExecutionContextTest, AnOpenCircuitRefusesOnlyItsKey) {
 struct FixedHook : ShieldHook {
   FixedHook(std::string name, Decision decision) : name_(std::move(name)), decision_(decision) {}
   std::string_view name() const override { return name_; }
-  HookVerdict before_call(const CallContext& call) override {
+  CheckVerdict before_call(const CallContext& call) override {
     ++asked;
     if (decision_ == Decision::kAllow) return {};
     return {decision_, SafetyEvent{StopReason::kProviderRateLimit, decision_, name_,
@@ -331,7 +331,7 @@ TEST(ExecutionContextTest, ThePipelineIsAskedInOrderAndTheFirstHaltWins) {
   EXPECT_EQ(a.decision, Decision::kHalt);
   EXPECT_EQ(a.event->hook, "third");
   EXPECT_EQ(never->asked, 0) << "hooks after the halt are not asked";
-  // A limit of the chain comes before the pipeline.
+  // A limit of the run comes before the pipeline.
   ExecutionContext limited({.max_steps = 1}, {}, pipeline, clock.now());
   limited.admit(NodeKind::kTool);
   int asked = halt->asked;
@@ -349,7 +349,7 @@ TEST(ExecutionContextTest, ThePipelineIsAskedInOrderAndTheFirstHaltWins) {
 // A hook that keeps what it was told of each call.
 struct RecordingHook : ShieldHook {
   std::string_view name() const override { return "Recording"; }
-  HookVerdict before_call(const CallContext& call) override {
+  CheckVerdict before_call(const CallContext& call) override {
     seen.push_back(call);
     return {};
   }
@@ -358,35 +358,35 @@ struct RecordingHook : ShieldHook {
   std::vector<CallContext> charged;
 };
 
-TEST(ExecutionContextTest, ChecksSeeTheChainsMetadata) {
+TEST(ExecutionContextTest, ChecksSeeTheRunsMetadata) {
   policy_test::TestClock clock;
   auto pipeline = std::make_shared<ShieldPipeline>();
   auto recording = std::make_shared<RecordingHook>();
   pipeline->add(recording);
-  ChainMetadata meta{.request_id = "req-1",
-                     .chain_id = "run-1",
-                     .team = "ml-platform",
-                     .model = "claude-sonnet-4-6",
-                     .tags = {{"env", "prod"}}};
+  RunMetadata meta{.request_id = "req-1",
+                   .run_id = "run-1",
+                   .team = "ml-platform",
+                   .model = "claude-sonnet-4-6",
+                   .tags = {{"env", "prod"}}};
   ExecutionContext context({}, meta, pipeline, clock.now());
   EXPECT_EQ(context.wrap_llm_call(costing(0.25), {.operation_name = "summarise"}),
             Decision::kAllow);
   ASSERT_EQ(recording->seen.size(), 1u);
   const CallContext& call = recording->seen[0];
   EXPECT_EQ(call.operation_name, "summarise");
-  EXPECT_EQ(call.chain.chain_id, "run-1");
-  EXPECT_EQ(call.chain.request_id, "req-1");
-  EXPECT_EQ(call.chain.team, "ml-platform");
-  EXPECT_EQ(call.chain.model, "claude-sonnet-4-6");
-  EXPECT_EQ(call.chain.tags, (std::map<std::string, std::string>{{"env", "prod"}}));
-  ASSERT_EQ(recording->charged.size(), 1u) << "what a call cost is told with the chain too";
-  EXPECT_EQ(recording->charged[0].chain.model, "claude-sonnet-4-6");
+  EXPECT_EQ(call.run.run_id, "run-1");
+  EXPECT_EQ(call.run.request_id, "req-1");
+  EXPECT_EQ(call.run.team, "ml-platform");
+  EXPECT_EQ(call.run.model, "claude-sonnet-4-6");
+  EXPECT_EQ(call.run.tags, (std::map<std::string, std::string>{{"env", "prod"}}));
+  ASSERT_EQ(recording->charged.size(), 1u) << "what a call cost is told with the run too";
+  EXPECT_EQ(recording->charged[0].run.model, "claude-sonnet-4-6");
 }
 
-// A hook that enforces a limit shared with other chains: over it from the third call.
+// A hook that enforces a limit shared with other runs: over it from the third call.
 struct SharedLimitHook : ShieldHook {
   std::string_view name() const override { return "SharedLimit"; }
-  HookVerdict before_call(const CallContext& call) override {
+  CheckVerdict before_call(const CallContext& call) override {
     ++asked;
     if (asked < 3) return {};
     return {Decision::kHalt,
@@ -396,7 +396,7 @@ struct SharedLimitHook : ShieldHook {
   int asked = 0;
 };
 
-TEST(ExecutionContextTest, AHookHaltingForAChainLimitStopsTheChain) {
+TEST(ExecutionContextTest, AHookHaltingForARunLimitStopsTheRun) {
   policy_test::TestClock clock;
   auto pipeline = std::make_shared<ShieldPipeline>();
   auto shared = std::make_shared<SharedLimitHook>();
@@ -411,7 +411,7 @@ TEST(ExecutionContextTest, AHookHaltingForAChainLimitStopsTheChain) {
   // Stopped: later calls halt without asking the pipeline again.
   EXPECT_EQ(context.admit(NodeKind::kTool).decision, Decision::kHalt);
   EXPECT_EQ(shared->asked, 3);
-  // A hook's halt for a reason that does not stop a chain (a full window) stays one call's.
+  // A hook's halt for a reason that does not stop a run (a full window) stays one call's.
   auto pipeline2 = std::make_shared<ShieldPipeline>();
   pipeline2->add(std::make_shared<FixedHook>("window", Decision::kHalt));
   ExecutionContext windowed({}, {}, pipeline2, clock.now());
@@ -458,7 +458,7 @@ TEST(ExecutionContextTest, TheStateContinuesInANewContext) {
   EXPECT_EQ(second.snapshot().cost_usd, 0.25);
   // The Bash circuit is half-open after its recovery time, counted from the first
   // context's failure; the window still holds the first two calls; the timeout counts
-  // from the chain's start.
+  // from the run's start.
   EXPECT_EQ(second.wrap_tool_call(costing(0), {.key = "Bash"}), Decision::kAllow);
   EXPECT_EQ(second.admit(NodeKind::kTool).event->type, StopReason::kProviderRateLimit);
   clock.advance(30'000ms);
@@ -483,7 +483,7 @@ TEST(ExecutionContextTest, AStopIsForGood) {
   ASSERT_TRUE(next.event);
   EXPECT_EQ(next.event->type, StopReason::kBudgetExceeded);
   EXPECT_EQ(next.event->key, "Read");
-  // In another context of the chain, with limits changed meanwhile, as well.
+  // In another context of the run, with limits changed meanwhile, as well.
   ExecutionContext later({.max_cost_usd = 100.0}, {}, nullptr, clock.now(), context.state());
   EXPECT_EQ(later.admit(NodeKind::kTool).decision, Decision::kHalt);
 }
@@ -505,12 +505,12 @@ TEST(ExecutionContextTest, OnlyAdmittedCallsCountInTheWindow) {
             StopReason::kProviderRateLimit);
 }
 
-TEST(ExecutionContextTest, NodeIdsStayUniqueAcrossTheContextsOfAChain) {
+TEST(ExecutionContextTest, NodeIdsStayUniqueAcrossTheContextsOfARun) {
   policy_test::TestClock clock;
   ExecutionConfig config{.circuit_breaker = CircuitBreakerConfig{1, 60'000ms}};
   ExecutionContext first(config, {}, nullptr, clock.now());
   Admission bash = first.admit(NodeKind::kTool, {.key = "Bash"});
-  // The chain goes on in a new context (another process recorded a boundary) ...
+  // The run goes on in a new context (another process recorded a boundary) ...
   ExecutionContext second(config, {}, nullptr, clock.now(), first.state());
   Admission read = second.admit(NodeKind::kTool, {.key = "Read"});
   EXPECT_NE(read.node_id, bash.node_id);
@@ -549,11 +549,11 @@ TEST(ExecutionContextTest, LimitsOutOfRangeAreRefused) {
   EXPECT_THROW(ExecutionContext({.max_retries_total = 0}), std::invalid_argument);
 }
 
-TEST(ExecutionContextTest, ATimeoutDuringACallStopsTheChainThenAndUsesNoRetry) {
+TEST(ExecutionContextTest, ATimeoutDuringACallStopsTheRunThenAndUsesNoRetry) {
   policy_test::TestClock clock;
   ExecutionContext context({.max_retries_total = 5, .timeout = 10'000ms}, {}, nullptr, clock.now());
   EXPECT_EQ(context.wrap_tool_call(costing(0), {.key = "Read"}), Decision::kAllow);
-  // The chain's time runs out while the call runs (1 ms past the deadline).
+  // The run's time runs out while the call runs (1 ms past the deadline).
   auto slow = [&](const CancellationToken&) {
     clock.advance(10'001ms);
     return 0.0;
@@ -561,7 +561,7 @@ TEST(ExecutionContextTest, ATimeoutDuringACallStopsTheChainThenAndUsesNoRetry) {
   EXPECT_EQ(context.wrap_tool_call(slow, {.key = "Bash"}), Decision::kHalt);
   // No later call is needed for the stop to be recorded.
   ContextSnapshot s = context.snapshot();
-  ASSERT_TRUE(s.halted_by.has_value()) << "the timeout is the chain's halt reason at once";
+  ASSERT_TRUE(s.halted_by.has_value()) << "the timeout is the run's halt reason at once";
   EXPECT_EQ(*s.halted_by, StopReason::kTimeout);
   ASSERT_EQ(s.events.size(), 1u);
   EXPECT_EQ(s.events[0].type, StopReason::kTimeout);
@@ -570,7 +570,7 @@ TEST(ExecutionContextTest, ATimeoutDuringACallStopsTheChainThenAndUsesNoRetry) {
   EXPECT_EQ(s.events[0].key, "Bash");
   EXPECT_EQ(s.events[0].limit, 10'000);
   EXPECT_EQ(s.events[0].value, 10'001);
-  EXPECT_EQ(s.retries_used, 0u) << "the chain's timeout is no failure of the call";
+  EXPECT_EQ(s.retries_used, 0u) << "the run's timeout is no failure of the call";
   EXPECT_EQ(s.nodes[1].status, NodeStatus::kTimeout);
   EXPECT_EQ(s.nodes[1].retries_used, 0u);
   ASSERT_TRUE(context.stop_snapshot().has_value()) << "the partial result is kept";
@@ -593,7 +593,7 @@ TEST(ExecutionContextTest, ATimeoutDuringACallStopsTheChainThenAndUsesNoRetry) {
   ASSERT_TRUE(halves.stop_snapshot());
 }
 
-TEST(ExecutionContextTest, ACallPastItsOwnDeadlineIsAFailureButTheChainGoesOn) {
+TEST(ExecutionContextTest, ACallPastItsOwnDeadlineIsAFailureButTheRunGoesOn) {
   policy_test::TestClock clock;
   ExecutionContext context({.timeout = 60'000ms}, {}, nullptr, clock.now());
   Admission a = context.admit(NodeKind::kTool, {.key = "Bash", .timeout = 1'000ms});
@@ -603,7 +603,7 @@ TEST(ExecutionContextTest, ACallPastItsOwnDeadlineIsAFailureButTheChainGoesOn) {
   EXPECT_FALSE(context.state().halted_by);
 }
 
-TEST(ExecutionContextTest, APerCallTimeoutNeverOutlastsTheChains) {
+TEST(ExecutionContextTest, APerCallTimeoutNeverOutlastsTheRuns) {
   policy_test::TestClock clock;
   ExecutionContext context({.timeout = 10'000ms}, {}, nullptr, clock.now());
   Admission a = context.admit(NodeKind::kTool, {.key = "Bash", .timeout = 60'000ms});
@@ -613,13 +613,13 @@ TEST(ExecutionContextTest, APerCallTimeoutNeverOutlastsTheChains) {
   EXPECT_TRUE(a.token.cancelled()) << "the run's time limit holds for every call in it";
 }
 
-TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheChainAsAProviderError) {
+TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheRunAsAProviderError) {
   policy_test::TestClock clock;
   ExecutionContext context({.max_retries_total = 2}, {}, nullptr, clock.now());
   EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
   EXPECT_FALSE(context.snapshot().halted_by) << "one failure of two";
   EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
-  // The failure that used the budget up stops the chain, before any other call.
+  // The failure that used the budget up stops the run, before any other call.
   ContextSnapshot s = context.snapshot();
   ASSERT_TRUE(s.halted_by.has_value());
   EXPECT_EQ(*s.halted_by, StopReason::kProviderError);
@@ -639,7 +639,7 @@ TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheChainAsAProvide
   Admission next = context.admit(NodeKind::kTool, {.key = "Read"});
   EXPECT_EQ(next.decision, Decision::kHalt);
   EXPECT_EQ(next.event->type, StopReason::kProviderError);
-  // A chain continued with its retries already at the budget and no stop (a resumed
+  // A run continued with its retries already at the budget and no stop (a resumed
   // run) finds the budget used up before its first call: retry_budget_exceeded.
   ContainmentState resumed = context.state();
   resumed.halted_by.reset();
@@ -649,7 +649,7 @@ TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheChainAsAProvide
   EXPECT_EQ(first.event->type, StopReason::kRetryBudgetExceeded);
 }
 
-TEST(ExecutionContextTest, TheSameCallRepeatedIsRefusedThenStopsTheChainAsALoop) {
+TEST(ExecutionContextTest, TheSameCallRepeatedIsRefusedThenStopsTheRunAsALoop) {
   policy_test::TestClock clock;
   ExecutionContext context({.repeat = {3, 5}}, {}, nullptr, clock.now());
   WrapOptions same{.key = "Bash", .input_fingerprint = "f-echo-same"};
@@ -665,7 +665,7 @@ TEST(ExecutionContextTest, TheSameCallRepeatedIsRefusedThenStopsTheChainAsALoop)
   EXPECT_EQ(third.event->reason,
             "the same Bash call with the same input was asked 3 times in a row, so it is "
             "refused: change the input or do something else");
-  EXPECT_FALSE(stops_chain(third.event->type));
+  EXPECT_FALSE(stops_run(third.event->type));
   EXPECT_FALSE(context.snapshot().halted_by) << "a refusal, the run goes on";
   // The state another process continues from holds the streak.
   ExecutionContext next({.repeat = {3, 5}}, {}, nullptr, clock.now(), context.state());

@@ -1,5 +1,5 @@
 // The repeat guard's decision: identical calls in a row are allowed up to the deny
-// threshold, refused from it, and stop the chain at the halt threshold; another tool,
+// threshold, refused from it, and stop the run at the halt threshold; another tool,
 // or the same tool with another input, starts the count again; a threshold of 0 never
 // trips, and both 0 turn the guard off.
 #include <gtest/gtest.h>

@@ -12,7 +12,7 @@
 //
 // Under containment (ExecutionState::set_containment) every call is admitted first: a
 // denied call runs nothing (ToolResult::denied_by says why; one `denied` boundary
-// records it), and a call's cost_usd is charged to the chain. Every failure goes to the
+// records it), and a call's cost_usd is charged to the run. Every failure goes to the
 // core's one rollback decision (RollbackPolicy): rolled back to the pre-tool boundary,
 // refused (a call nested in this one changed files since it began) or kept by
 // configuration. Every call ends with a boundary of its own —

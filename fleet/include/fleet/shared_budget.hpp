@@ -40,7 +40,7 @@ class SharedBudget : public policy::ShieldHook {
   std::string_view name() const override { return "SharedBudget"; }
   // Reports this run's totals (the call counted) and halts it when the budget's reach a
   // limit: kStepLimitExceeded past max_steps, kBudgetExceeded at max_cost_usd.
-  policy::HookVerdict before_call(const policy::CallContext& call) override;
+  policy::CheckVerdict before_call(const policy::CallContext& call) override;
 
   // Reports run's totals to the budget; returns the budget's. Throws fsnap::Error kIo
   // when Redis cannot be reached.

@@ -48,9 +48,9 @@ class BudgetWindowHook : public ShieldHook {
 
   std::string_view name() const override { return "BudgetWindowHook"; }
   // check(), and record_call() when the call may go.
-  HookVerdict before_call(const CallContext& call) override;
+  CheckVerdict before_call(const CallContext& call) override;
   // Whether the call may go (kAllow, kDegrade, kHalt), without counting it.
-  HookVerdict check(const CallContext& call);
+  CheckVerdict check(const CallContext& call);
   // Counts an admitted call.
   void record_call(const CallContext& call);
   void on_charge(const CallContext& call, double cost_usd) override;
@@ -60,9 +60,9 @@ class BudgetWindowHook : public ShieldHook {
   void restore(std::vector<WindowEntry> entries);
 
  private:
-  void expire();                                      // with mutex_ held
-  HookVerdict check_locked(const CallContext& call);  // with mutex_ held
-  void record_locked();                               // with mutex_ held
+  void expire();                                       // with mutex_ held
+  CheckVerdict check_locked(const CallContext& call);  // with mutex_ held
+  void record_locked();                                // with mutex_ held
 
   BudgetWindowConfig config_;
   Now now_;

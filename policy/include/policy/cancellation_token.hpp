@@ -1,5 +1,5 @@
 // CancellationToken — what a caller passes to its own work so that the work can stop
-// when the chain is aborted or its time is up. Copies share one state; a child token is
+// when the run is aborted or its time is up. Copies share one state; a child token is
 // cancelled with its parent, or at its own (earlier) deadline.
 //
 // Thread-safety: every method may be called from any thread.

@@ -1,4 +1,4 @@
-// ExecutionContext — chain-level containment (docs/conformance/EXECUTION_CONTEXT.md):
+// ExecutionContext — run-level containment (docs/conformance/EXECUTION_CONTEXT.md):
 // the limits of one agent run (or request) across all its model and tool calls — a cost
 // ceiling, a step limit, a total retry budget, a wall-clock timeout — plus a circuit
 // breaker per kind of call and an optional ShieldPipeline of per-call checks. Every call
@@ -15,7 +15,7 @@
 // it then succeeds or fails (counting only successes would let a failing loop run
 // forever); a call refused by a limit is no step — it is counted as refused. So that an
 // agent that keeps asking for refused calls cannot loop forever either, the step limit
-// also stops the chain once as many calls in a row were refused as it allows steps.
+// also stops the run once as many calls in a row were refused as it allows steps.
 // The state can be taken out (state()) and put into a new context (another process, a
 // resumed run).
 //
@@ -36,24 +36,24 @@
 
 #include "policy/budget_window.hpp"
 #include "policy/cancellation_token.hpp"
-#include "policy/chain_metadata.hpp"
 #include "policy/circuit_breaker.hpp"
 #include "policy/decision.hpp"
 #include "policy/repeat_guard.hpp"
+#include "policy/run_metadata.hpp"
 #include "policy/safety_event.hpp"
 #include "policy/shield_pipeline.hpp"
 
 namespace policy {
 
-// Hard limits of one chain; a limit not set does not apply.
+// Hard limits of one run; a limit not set does not apply.
 struct ExecutionConfig {
-  std::optional<double> max_cost_usd;            // cost ceiling (USD), > 0
-  std::optional<std::size_t> max_steps;          // calls allowed to run, >= 1
-  std::optional<std::size_t> max_retries_total;  // failed calls across the chain, >= 1
-  std::chrono::milliseconds timeout{0};          // wall clock from the chain's start; 0: none
+  std::optional<double> max_cost_usd;                   // cost ceiling (USD), > 0
+  std::optional<std::size_t> max_steps;                 // calls allowed to run, >= 1
+  std::optional<std::size_t> max_retries_total;         // failed calls across the run, >= 1
+  std::chrono::milliseconds timeout{0};                 // wall clock from the run's start; 0: none
   std::optional<CircuitBreakerConfig> circuit_breaker;  // per call key
   std::optional<BudgetWindowConfig> budget_window;      // calls and spend per window
-  RepeatConfig repeat;  // identical calls in a row refused, then the chain stopped (off: 0s)
+  RepeatConfig repeat;  // identical calls in a row refused, then the run stopped (off: 0s)
 };
 
 // Per-call options.
@@ -74,7 +74,7 @@ enum class NodeStatus { kInFlight, kOk, kHalted, kAborted, kTimeout, kError };
 // "in_flight", "ok", "halted", "aborted", "timeout", "error".
 std::string_view to_string(NodeStatus status);
 
-// One model or tool call of the chain.
+// One model or tool call of the run.
 struct NodeRecord {
   std::string node_id;
   std::string parent_id;
@@ -98,18 +98,18 @@ struct ContainmentState {
   double cost_usd = 0;
   bool aborted = false;
   std::string abort_reason;
-  std::optional<StopReason> halted_by;  // the first chain-wide stop
-  TimePoint started_at;                 // the chain's start (its timeout counts from it)
+  std::optional<StopReason> halted_by;  // the first run-wide stop
+  TimePoint started_at;                 // the run's start (its timeout counts from it)
   RepeatStreak repeat;                  // the newest identical calls in a row
   std::map<std::string, CircuitStatus> circuits;
   std::vector<WindowEntry> window;
   std::vector<SafetyEvent> events;
-  std::size_t next_node = 1;  // node ids stay unique across the contexts of a chain
+  std::size_t next_node = 1;  // node ids stay unique across the contexts of a run
 };
 
-// The chain at one moment (get_snapshot in the spec).
+// The run at one moment (get_snapshot in the spec).
 struct ContextSnapshot {
-  std::string chain_id;
+  std::string run_id;
   std::string request_id;
   std::size_t step_count = 0;     // calls allowed to run
   std::size_t refused_count = 0;  // calls refused
@@ -128,7 +128,7 @@ struct Admission {
   Decision decision = Decision::kAllow;  // kAllow, kDegrade or kHalt
   std::string node_id;
   std::optional<SafetyEvent> event;  // why it was halted (or degraded)
-  CancellationToken token;           // the call's: the chain's, with the call's own deadline
+  CancellationToken token;           // the call's: the run's, with the call's own deadline
 };
 
 // How a call ended (complete()).
@@ -138,25 +138,25 @@ struct CallResult {
   std::string error;    // failed: why
   bool timed_out = false;
   // The call's key: needed when the call was admitted by another context (another
-  // process of the same chain), whose node this one does not know.
+  // process of the same run), whose node this one does not know.
   std::string key;
 };
 
-// Containment of one chain.
+// Containment of one run.
 class ExecutionContext {
  public:
-  // A new chain, or — with from — one that continues a chain counted elsewhere.
+  // A new run, or — with from — one that continues a run counted elsewhere.
   // std::invalid_argument for limits out of range.
-  explicit ExecutionContext(ExecutionConfig config, ChainMetadata metadata = {},
+  explicit ExecutionContext(ExecutionConfig config, RunMetadata metadata = {},
                             std::shared_ptr<ShieldPipeline> pipeline = nullptr, Now now = {},
                             std::optional<ContainmentState> from = std::nullopt);
 
   // Before a call: checks, in order, abort, an earlier stop, timeout, the cost ceiling
   // (with the call's estimate), the step limit (steps, then refusals in a row) and the
-  // retry budget (a chain stop: this and every later call halt), the repeat guard (a
+  // retry budget (a run stop: this and every later call halt), the repeat guard (a
   // call with an input fingerprint is counted in the streak of identical calls: refused
-  // at its deny threshold, a chain stop at its halt threshold), the budget window, the
-  // pipeline (a hook's halt for a reason that stops_chain is a chain stop too), and the
+  // at its deny threshold, a run stop at its halt threshold), the budget window, the
+  // pipeline (a hook's halt for a reason that stops_run is a run stop too), and the
   // call key's circuit. An admitted call is a step and counts in the window; a halted
   // one is counted as refused.
   Admission admit(NodeKind kind, const WrapOptions& options = {});
@@ -166,71 +166,71 @@ class ExecutionContext {
   std::string count_unadmitted(NodeKind kind, const WrapOptions& options = {});
   // An admitted call that did not run after all (the agent's own permissions refused
   // it): it is no step. Its node, if this context admitted it, ends halted; the step is
-  // given back either way (another process of the chain may have admitted it). The
+  // given back either way (another process of the run may have admitted it). The
   // caller withdraws a call once.
   void withdraw(const std::string& node_id);
   // After an admitted call: its cost is charged; a success closes its circuit, a
   // failure (or a call past its own deadline) uses one retry and counts toward its
-  // circuit, and the failure that uses up the retry budget stops the chain
-  // (provider_error). A call that did not succeed because the chain's time ran out
-  // during it (or the chain was aborted) uses no retry and is no failure of its tool:
-  // it ends as timed out, and the timeout stops the chain then and there (its event,
+  // circuit, and the failure that uses up the retry budget stops the run
+  // (provider_error). A call that did not succeed because the run's time ran out
+  // during it (or the run was aborted) uses no retry and is no failure of its tool:
+  // it ends as timed out, and the timeout stops the run then and there (its event,
   // its stop snapshot), not at the next call.
   void complete(const std::string& node_id, const CallResult& result);
-  // Cost learned after the fact (a model request's usage), charged to the chain (and to
+  // Cost learned after the fact (a model request's usage), charged to the run (and to
   // node_id if it is one).
   void charge(double cost_usd, const std::string& node_id = "");
 
   // Runs fn under containment (fn returns what it cost, in USD; it throws when it
   // fails). Halted: fn is not run, kHalt. Failed: kRetry — or, with
   // retry_policy_override N, fn is tried again up to N times (each try a step) first.
-  // fn past its deadline counts as failed (kHalt when the chain's time is up).
+  // fn past its deadline counts as failed (kHalt when the run's time is up).
   Decision wrap_llm_call(const std::function<double(const CancellationToken&)>& fn,
                          const WrapOptions& options = {});
   Decision wrap_tool_call(const std::function<double(const CancellationToken&)>& fn,
                           const WrapOptions& options = {});
 
-  // Adds an event someone else detected to the chain's log.
+  // Adds an event someone else detected to the run's log.
   void record_event(SafetyEvent event);
-  // Stops the chain: every later call halts, and the token is cancelled.
+  // Stops the run: every later call halts, and the token is cancelled.
   void abort(const std::string& reason);
-  // Checks the timeout between calls (a supervisor's clock): once the chain's time is
-  // up, stops the chain (if no call did yet) and returns the timeout event; nullopt
+  // Checks the timeout between calls (a supervisor's clock): once the run's time is
+  // up, stops the run (if no call did yet) and returns the timeout event; nullopt
   // while there is time left or without a timeout.
   std::optional<SafetyEvent> check_deadline();
 
-  // The chain now (safe at any time).
+  // The run now (safe at any time).
   ContextSnapshot snapshot() const;
-  // The chain as it was just before its first chain-wide stop (partial results), or
+  // The run as it was just before its first run-wide stop (partial results), or
   // nullopt if it has not stopped.
   std::optional<ContextSnapshot> stop_snapshot() const;
   // What it has counted, to continue elsewhere.
   ContainmentState state() const;
-  // The chain's token: cancelled by abort() and at the timeout.
+  // The run's token: cancelled by abort() and at the timeout.
   CancellationToken token() const { return token_; }
-  // When the chain's time is up, if it has a timeout.
+  // When the run's time is up, if it has a timeout.
   std::optional<TimePoint> deadline() const;
   const ExecutionConfig& config() const { return config_; }
-  const ChainMetadata& metadata() const { return metadata_; }
+  const RunMetadata& metadata() const { return metadata_; }
 
  private:
   Decision wrap(NodeKind kind, const std::function<double(const CancellationToken&)>& fn,
                 const WrapOptions& options);
-  // The chain-wide limit a call would hit, with its event, or nullopt (mutex_ held).
-  std::optional<SafetyEvent> chain_limit(const WrapOptions& options, std::size_t steps_before,
-                                         const std::string& node_id) const;
+  // The run-wide limit a call would hit, with its event, or nullopt (mutex_ held).
+  std::optional<SafetyEvent> run_limit(const WrapOptions& options, std::size_t steps_before,
+                                       const std::string& node_id) const;
   // The timeout event at now (mutex_ held).
   SafetyEvent timeout_event(TimePoint now) const;
-  // Records a chain-wide stop (the first one is the chain's halt reason); mutex_ held.
+  // Records a run-wide stop (the first one is the run's halt reason); mutex_ held.
   void stop(const SafetyEvent& event);
   NodeRecord* node(const std::string& node_id);  // mutex_ held
   ContextSnapshot snapshot_locked() const;       // mutex_ held
   CallContext call_context(NodeKind kind, const WrapOptions& options, const std::string& node_id,
                            std::size_t steps_before) const;  // mutex_ held
-  // A refusal of the per-call checks: its event, and whether it stops the whole chain.
+  // A refusal of the per-call checks: its event, and whether it stops the whole run.
   struct Refusal {
     SafetyEvent event;
-    bool stops_chain = false;
+    bool stops_run = false;
   };
   // Asks the shield pipeline about call; a refusal, or nullopt with out's decision
   // degraded where it says so (mutex_ held).
@@ -241,13 +241,13 @@ class ExecutionContext {
   // The open circuit of options.key that refuses call, or nullopt (mutex_ held).
   std::optional<SafetyEvent> open_circuit(const CallContext& call, const WrapOptions& options,
                                           const std::string& node_id);
-  // Records record as refused with event (a chain-wide stop when stops_chain) and makes out
+  // Records record as refused with event (a run-wide stop when stops_run) and makes out
   // the halt it answers (mutex_ held).
   Admission refuse(NodeRecord record, Admission out, SafetyEvent event, NodeStatus status,
-                   bool stops_chain);
+                   bool stops_run);
 
   ExecutionConfig config_;
-  ChainMetadata metadata_;
+  RunMetadata metadata_;
   std::shared_ptr<ShieldPipeline> pipeline_;
   Now now_;
   std::optional<CircuitBreaker> circuits_;

@@ -2,7 +2,7 @@
 // same input again and again is stuck (a real Claude Code repeating `echo same` made
 // hundreds of model requests with nothing to stop it). The streak of identical calls in
 // a row is counted; at deny_threshold the call is refused (the agent is told why and
-// may do something else), at halt_threshold the whole chain stops (reason `loop`). Any
+// may do something else), at halt_threshold the whole run stops (reason `loop`). Any
 // other call in between starts the count again. "The same call" is the same tool and
 // the same input fingerprint (the caller's digest of the input in a canonical form).
 //
@@ -14,7 +14,7 @@
 
 namespace policy {
 
-// When a streak of identical calls is refused and when it stops the chain; 0 turns a
+// When a streak of identical calls is refused and when it stops the run; 0 turns a
 // threshold off (both 0: no repeat check). A threshold counts calls: with
 // deny_threshold 3, the third identical call in a row is the first one refused.
 struct RepeatConfig {
@@ -26,7 +26,7 @@ struct RepeatConfig {
 };
 
 // The run of identical calls that ends with the newest call checked (and persisted with
-// the chain's counts, so that every process of a run continues it).
+// the run's counts, so that every process of a run continues it).
 struct RepeatStreak {
   std::string key;          // the tool's name
   std::string fingerprint;  // the digest of its input
@@ -38,8 +38,8 @@ struct RepeatStreak {
 // What the guard says of one call.
 enum class RepeatVerdict {
   kAllow,  // not repeated often enough to matter
-  kDeny,   // refuse this call; the chain goes on
-  kHalt,   // refuse it and stop the chain
+  kDeny,   // refuse this call; the run goes on
+  kHalt,   // refuse it and stop the run
 };
 
 // The streak once a call has been counted, and the verdict on that call.

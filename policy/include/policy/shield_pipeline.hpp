@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/chain_metadata.hpp"
 #include "policy/decision.hpp"
+#include "policy/run_metadata.hpp"
 #include "policy/safety_event.hpp"
 
 namespace policy {
@@ -31,14 +31,14 @@ struct CallContext {
   std::string operation_name;
   std::string key;  // the call's circuit and window key (a tool's name); may be ""
   double cost_estimate_usd = 0;
-  std::size_t step = 0;  // the chain's step count before this call
-  double chain_cost_usd = 0;
+  std::size_t step = 0;  // the run's step count before this call
+  double run_cost_usd = 0;
   TimePoint at;
-  ChainMetadata chain;  // the chain the call is part of (its model, its tags...)
+  RunMetadata run;  // the run the call is part of (its model, its tags...)
 };
 
 // A hook's answer: the decision, and the event when it did not allow.
-struct HookVerdict {
+struct CheckVerdict {
   Decision decision = Decision::kAllow;
   std::optional<SafetyEvent> event;
 };
@@ -50,7 +50,7 @@ class ShieldHook {
   // The hook's name, as SafetyEvent::hook says it.
   virtual std::string_view name() const = 0;
   // Before a call: may it go?
-  virtual HookVerdict before_call(const CallContext& call) = 0;
+  virtual CheckVerdict before_call(const CallContext& call) = 0;
   // After a call: what it cost.
   virtual void on_charge(const CallContext& call, double cost_usd) {
     (void)call;
@@ -70,11 +70,11 @@ class ShieldPipeline {
   void add(std::shared_ptr<ShieldHook> hook);
   // Asks every hook in order; the first halt wins (later hooks are not asked), a
   // degrade is kept unless a later hook halts. Events are kept (see events()).
-  HookVerdict before_call(const CallContext& call);
+  CheckVerdict before_call(const CallContext& call);
   void on_charge(const CallContext& call, double cost_usd);
   void on_error(const CallContext& call, const std::string& error);
   // The events hooks reported, oldest first, and forgets them (the ExecutionContext
-  // moves them into the chain's log after each call).
+  // moves them into the run's log after each call).
   std::vector<SafetyEvent> take_events();
 
  private:

@@ -1,6 +1,6 @@
 // HaltRequest — a stop of an agent run that its supervisor (`shadowbox run`, `resume`)
 // carries out, kept as a file it polls (<store>/runs/<run>/halt). Whoever decides the
-// run must stop writes one: a hook whose containment halted the chain (in whatever
+// run must stop writes one: a hook whose containment halted the run (in whatever
 // process it ran) and `shadowbox abort`. The first request stands; the supervisor
 // removes it when the agent starts.
 //

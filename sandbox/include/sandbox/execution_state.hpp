@@ -187,7 +187,7 @@ class ExecutionState {
   // Puts every tool call under containment (docs/conformance/EXECUTION_CONTEXT.md) with
   // these limits: ToolTransactions admits each call first. The context runs on the
   // state's clock.
-  void set_containment(policy::ExecutionConfig config, policy::ChainMetadata metadata = {},
+  void set_containment(policy::ExecutionConfig config, policy::RunMetadata metadata = {},
                        std::shared_ptr<policy::ShieldPipeline> pipeline = nullptr);
   // The containment context, or nullptr.
   policy::ExecutionContext* containment() const { return containment_.get(); }
@@ -215,7 +215,7 @@ class ExecutionState {
   std::shared_ptr<SessionTrees> session_trees_;
   struct ContainmentSetup {
     policy::ExecutionConfig config;
-    policy::ChainMetadata metadata;
+    policy::RunMetadata metadata;
     std::shared_ptr<policy::ShieldPipeline> pipeline;
   };
   std::optional<ContainmentSetup> containment_setup_;

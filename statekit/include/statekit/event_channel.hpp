@@ -9,7 +9,7 @@
 //   Channel<policy::SafetyEvent> safety("safety");
 //   Subscription s = safety.subscribe(
 //       [](const policy::SafetyEvent& e) { std::cerr << e.reason << '\n'; },
-//       [](const policy::SafetyEvent& e) { return policy::stops_chain(e.type); });
+//       [](const policy::SafetyEvent& e) { return policy::stops_run(e.type); });
 //   Subscription both = (tools | safety).subscribe(
 //       [](const std::variant<ToolEvent, policy::SafetyEvent>& e, const Delivery& d) { ... });
 //   tools.replay(100, [](const ToolEvent& e, std::uint64_t seq) { ... });

@@ -1,5 +1,5 @@
-// ChainMetadata — who a chain (one agent run, one request) is: its ids, its owner and
-// the model and labels it runs under. The context keeps it, and every per-call check
+// RunMetadata — who a run (an agent run, or one request of an embedding program) is: its ids, its
+// owner and the model and labels it runs under. The context keeps it, and every per-call check
 // (ShieldPipeline's hooks) is shown it with each call.
 //
 // Thread-safety: a plain value.
@@ -10,11 +10,11 @@
 
 namespace policy {
 
-// Who the chain is (all optional).
-struct ChainMetadata {
+// Who the run is (all optional).
+struct RunMetadata {
   std::string request_id;
-  std::string chain_id;         // the run
-  std::string parent_chain_id;  // the chain that started this one, if any
+  std::string run_id;         // the run
+  std::string parent_run_id;  // the run that started this one, if any
   std::string org_id;
   std::string team;
   std::string service;
