@@ -9,7 +9,6 @@
 #include "hooks/agent_session_state.hpp"
 #include "hooks/boundary_effects.hpp"
 #include "hooks/event_json.hpp"
-#include "hooks/run_slice_types.hpp"
 #include "hooks/tool_call_facts.hpp"
 #include "runs/redaction.hpp"
 #include "runs/run_halt.hpp"
@@ -380,7 +379,6 @@ HookVerdict decide_event(AgentEvent& event, runs::LedgerRun& run, const HookOpti
 // Decides on one event (a call it pairs gets its id).
 HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, runs::LedgerRun& run,
                    const HookOptions& options) {
-  register_agent_run_slice_types();
   const std::string& name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
   tx.events().hooks.publish({adapter.name(), event.name, event.session_id, event.tool_use_id});

@@ -57,7 +57,6 @@ void register_agent_spend_slice_type() {
 }
 
 std::optional<AgentSpend> agent_spend(const sandbox::SessionSnapshot& session) {
-  register_agent_spend_slice_type();
   statekit::Slice<AgentSpend> slice = session.slice<AgentSpend>();
   if (slice.empty()) return std::nullopt;
   return *slice.latest();
@@ -80,7 +79,6 @@ std::vector<std::string> SpendMeter::update(sandbox::Session& session,
                                             policy::ExecutionContext* containment,
                                             const std::vector<fs::path>& transcripts,
                                             const std::string& call_id) {
-  register_agent_spend_slice_type();
   AgentSpend before = session.latest<AgentSpend>().value_or(AgentSpend{});
   usage_.update(transcripts);
   if (must_wait_for(call_id, containment)) {
@@ -122,7 +120,6 @@ std::string unpriced_model_warning(const std::string& model) {
 }
 
 std::vector<fs::path> run_transcripts(const sandbox::Session& session, const fs::path& current) {
-  register_agent_session_slice_type();
   std::set<std::string> seen;
   std::vector<fs::path> out;
   auto add = [&](const fs::path& transcript) {

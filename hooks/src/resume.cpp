@@ -9,7 +9,6 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/run_processes.hpp"
-#include "hooks/run_slice_types.hpp"
 #include "runs/home_preservation.hpp"
 #include "runs/run_lifecycle.hpp"
 #include "sandbox/errors.hpp"
@@ -24,7 +23,6 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
                                                    const std::shared_ptr<fsnap::ShadowRepo>& repo,
                                                    const std::string& run,
                                                    const std::string& session_id) {
-  register_agent_run_slice_types();
   sandbox::Ledger ledger(repo);
   std::optional<sandbox::LedgerRecord> latest = ledger.latest(run);
   if (!latest || !latest->has_session()) return std::nullopt;

@@ -7,7 +7,6 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_session_state.hpp"
-#include "hooks/run_slice_types.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/ledger.hpp"
 
@@ -123,7 +122,6 @@ SessionCut cut_home(fsnap::ShadowRepo& repo, const sandbox::Ledger& ledger,
 
 RewindPlan prepare_rewind(const fsnap::Store& store, const std::shared_ptr<fsnap::ShadowRepo>& repo,
                           const RewindRequest& request) {
-  register_agent_run_slice_types();
   const std::string& run = request.run;
   std::string why = "cannot rewind run " + fsnap::quote_input(run) + ": ";
   sandbox::Ledger ledger(repo);

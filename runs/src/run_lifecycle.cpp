@@ -107,7 +107,6 @@ void register_run_slice_types() {
 }
 
 void install_run_lifecycle(sandbox::Session& session) {
-  register_run_slice_types();
   if (session.has_reducer<RunLifecycle, AgentStarted>()) return;
   struct Annotate {
     void operator()(RunLifecycle& s, const AgentStarted& e) const { s.reason = e.summary; }
@@ -151,7 +150,6 @@ void record_run_start(sandbox::Session& session, const std::string& summary) {
 }
 
 std::optional<RunStatus> latest_run_status(const sandbox::SessionSnapshot& session) {
-  register_run_slice_types();
   statekit::Slice<RunStatus> statuses = session.slice<RunStatus>();
   if (statuses.empty()) return std::nullopt;
   return *statuses.latest();

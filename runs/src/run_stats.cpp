@@ -6,7 +6,6 @@
 namespace runs {
 
 void install_run_stats(sandbox::Session& session) {
-  sandbox::register_call_tally_slice_type();
   session.install_computed([](const statekit::Slice<sandbox::CallTally>& tally,
                               const statekit::Slice<sandbox::ToolInvoked>& invoked,
                               const statekit::Slice<policy::ContainmentState>& containment) {

@@ -314,6 +314,8 @@ TEST(StateMachine, InstalledInASessionKeepsEveryMove) {
 // The run lifecycle, as record_run_status and record_run_start move it.
 class RunLifecycleTest : public ::testing::Test {
  protected:
+  // As a program does at its start: the run's slices are written and read back.
+  RunLifecycleTest() { runs::register_run_slice_types(); }
   std::vector<std::string> states() const {
     std::vector<std::string> out;
     for (const RunLifecycle& m : session_.all<RunLifecycle>().to_vector()) out.push_back(m.state);

@@ -72,8 +72,8 @@ const RunLifecycleMachine& run_lifecycle();
 void install_run_lifecycle(sandbox::Session& session);
 
 // Registers RunStatus ("run.status") and RunLifecycle ("run.lifecycle") in SliceTypes,
-// both LOG. Idempotent and thread-safe; the functions below call it, and so does every
-// process that reads agent runs' sessions back (hooks, the CLI).
+// both LOG. Idempotent and thread-safe; a program calls it once at its start (through
+// hooks::register_agent_run_slice_types), before it writes or reads a run's session.
 void register_run_slice_types();
 
 // Appends status to the session's RunStatus slice (a LOG slice: rollbacks keep it),
