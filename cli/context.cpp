@@ -137,7 +137,7 @@ std::unique_ptr<runs::LedgerRun> Context::open_run(
   run_options.env.repo = std::move(repo);
   run_options.capture = config.capture;
   run_options.capture.on_progress = terminal_progress();
-  run_options.policy = config.hooks.policy();
+  run_options.policy = config.rollback.policy();
   run_options.run = run;
   run_options.secrets = secret_values();
   run_options.windows = config.session_windows;

@@ -344,7 +344,7 @@ AgentRunSpec logging_what_it_does(AgentRunSpec spec) {
 AgentRun::AgentRun(AgentRunSpec spec)
     : spec_(logging_what_it_does(std::move(spec))),
       run_(spec_.store,
-           {spec_.config.capture, spec_.config.hooks.policy(), spec_.run,
+           {spec_.config.capture, spec_.config.rollback.policy(), spec_.run,
             fsnap::HostEnv{spec_.repo, nullptr, nullptr}, std::nullopt,
             runs::secret_values(spec_.config.run.secrets), spec_.config.session_windows}),
       adapter_(adapter_for(recorded_agent_kind(spec_.meta.agent, spec_.meta.command))),

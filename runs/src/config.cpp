@@ -72,10 +72,12 @@ std::uint64_t as_count(const std::string& origin, const YAML::Node& node, const 
   return std::stoull(text);
 }
 
-// hooks.keep_failures: a list of {tool, command, exit_codes}, each with one at least.
-void parse_keep_failures(const std::string& origin, const YAML::Node& rules, Config& config) {
-  const std::string key = "hooks.keep_failures";
+// rollback.keep_failures (key: as written, or its older name hooks.keep_failures): a
+// list of {tool, command, exit_codes}, each with one at least.
+void parse_keep_failures(const std::string& origin, const YAML::Node& rules, const std::string& key,
+                         Config& config) {
   if (!rules.IsSequence()) fail(origin, rules, key, "expected a list");
+  const bool older = key.rfind("hooks.", 0) == 0;
   for (const YAML::Node& r : rules) {
     if (!r.IsMap()) fail(origin, r, key, "expected a mapping with tool, command or exit_codes");
     check_keys(origin, r, key + "[].", {"tool", "command", "exit_codes"});
@@ -94,10 +96,11 @@ void parse_keep_failures(const std::string& origin, const YAML::Node& rules, Con
     }
     if (rule.tool.empty() && rule.command.empty() && rule.exit_codes.empty()) {
       fail(origin, r, key,
-           "a rule names a tool, a command or exit codes (else it keeps every failure: use "
-           "rollback_on_failure: false)");
+           std::string("a rule names a tool, a command or exit codes (else it keeps every "
+                       "failure: use ") +
+               (older ? "rollback_on_failure" : "on_failure") + ": false)");
     }
-    config.hooks.keep_failures.push_back(std::move(rule));
+    config.rollback.keep_failures.push_back(std::move(rule));
   }
 }
 
@@ -479,6 +482,7 @@ void parse_maintenance(const std::string& origin, const YAML::Node& maintenance,
 
 void parse_hooks(const std::string& origin, const YAML::Node& hooks, Config& config) {
   if (!hooks.IsMap()) fail(origin, hooks, "hooks", "expected a mapping");
+  // The rollback settings' older names are read with rollback.* (parse_rollback).
   check_keys(origin, hooks, "hooks.",
              {"rollback_on_failure", "keep_failed_tools", "keep_failures", "transport"});
   if (YAML::Node transport = hooks["transport"]; transport) {
@@ -487,17 +491,52 @@ void parse_hooks(const std::string& origin, const YAML::Node& hooks, Config& con
       fail(origin, transport, "hooks.transport", "expected http or command");
     }
   }
-  if (YAML::Node flag = hooks["rollback_on_failure"]; flag) {
-    config.hooks.rollback_on_failure = as_bool(origin, flag, "hooks.rollback_on_failure");
+}
+
+// A rollback setting: its name under rollback: and its older one under hooks:.
+struct RollbackKey {
+  const char* name;
+  const char* older;
+};
+constexpr RollbackKey kRollbackKeys[] = {{"on_failure", "rollback_on_failure"},
+                                         {"keep_failed_tools", "keep_failed_tools"},
+                                         {"keep_failures", "keep_failures"}};
+
+// rollback.*, each setting also read by its older name under hooks: (a file of an older
+// version); both names for one setting are an error naming both.
+void parse_rollback(const std::string& origin, const YAML::Node& root, Config& config) {
+  YAML::Node rollback = root["rollback"];
+  if (rollback && !rollback.IsNull() && !rollback.IsMap()) {
+    fail(origin, rollback, "rollback", "expected a mapping");
   }
-  if (YAML::Node tools = hooks["keep_failed_tools"]; tools) {
-    if (!tools.IsSequence()) fail(origin, tools, "hooks.keep_failed_tools", "expected a list");
-    for (const YAML::Node& t : tools) {
-      config.hooks.keep_failed_tools.push_back(scalar(origin, t, "hooks.keep_failed_tools"));
+  std::set<std::string> names;
+  for (const RollbackKey& k : kRollbackKeys) names.insert(k.name);
+  if (rollback && rollback.IsMap()) check_keys(origin, rollback, "rollback.", names);
+  YAML::Node hooks = root["hooks"];
+  for (const RollbackKey& k : kRollbackKeys) {
+    const std::string key = std::string("rollback.") + k.name;
+    const std::string older = std::string("hooks.") + k.older;
+    // (A YAML::Node() is a null value, not an absent one: absence is said by the flags.)
+    const bool now = rollback && rollback.IsMap() && rollback[k.name];
+    const bool old = hooks && hooks.IsMap() && hooks[k.older];
+    if (now && old) {
+      fail(origin, rollback[k.name], key,
+           "also given as " + older + ", its older name: give one of them");
     }
-  }
-  if (YAML::Node rules = hooks["keep_failures"]; rules && !rules.IsNull()) {
-    parse_keep_failures(origin, rules, config);
+    if (!now && !old) continue;
+    const YAML::Node value = now ? rollback[k.name] : hooks[k.older];
+    const std::string& written = now ? key : older;
+    if (!now) config.older_names[key] = older;
+    if (std::string(k.name) == "on_failure") {
+      config.rollback.on_failure = as_bool(origin, value, written);
+    } else if (std::string(k.name) == "keep_failed_tools") {
+      if (!value.IsSequence()) fail(origin, value, written, "expected a list");
+      for (const YAML::Node& t : value) {
+        config.rollback.keep_failed_tools.push_back(scalar(origin, t, written));
+      }
+    } else if (!value.IsNull()) {
+      parse_keep_failures(origin, value, written, config);
+    }
   }
 }
 
@@ -639,8 +678,8 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   if (root.IsNull()) return config;
   if (!root.IsMap()) throw ConfigError(origin + ": expected a mapping at the top level");
   check_keys(origin, root, "",
-             {"capture", "retention", "maintenance", "session", "run", "hooks", "policy", "watch",
-              "fleet"});
+             {"capture", "retention", "maintenance", "session", "run", "hooks", "rollback",
+              "policy", "watch", "fleet"});
   if (YAML::Node watch = root["watch"]; watch && !watch.IsNull())
     parse_watch(origin, watch, config);
   if (YAML::Node fleet = root["fleet"]; fleet && !fleet.IsNull()) {
@@ -665,6 +704,7 @@ Config Config::parse(const std::string& yaml_text, const std::string& origin) {
   if (YAML::Node run = root["run"]; run && !run.IsNull()) parse_run(origin, run, config);
   if (YAML::Node hooks = root["hooks"]; hooks && !hooks.IsNull())
     parse_hooks(origin, hooks, config);
+  parse_rollback(origin, root, config);
   if (YAML::Node session = root["session"]; session && !session.IsNull())
     parse_session(origin, session, config);
   return config;
@@ -693,6 +733,11 @@ std::string_view preserve_strategy_name(PreserveStrategy strategy) {
 
 std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text) {
   return fsnap::value_of(kPreserveNames, text);
+}
+
+std::string Config::key_as_written(const std::string& key) const {
+  auto older = older_names.find(key);
+  return older == older_names.end() ? key : older->second;
 }
 
 std::vector<std::string> Config::embedding_only_settings() const {

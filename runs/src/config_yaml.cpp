@@ -47,13 +47,13 @@ void emit_run(YAML::Emitter& out, const RunSettings& run) {
   out << YAML::EndMap << YAML::EndMap;
 }
 
-// The hooks section.
-void emit_hooks(YAML::Emitter& out, const HookSettings& hooks) {
-  out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "rollback_on_failure" << YAML::Value << hooks.rollback_on_failure;
-  list(out, "keep_failed_tools", hooks.keep_failed_tools);
+// The rollback section.
+void emit_rollback(YAML::Emitter& out, const sandbox::RollbackSettings& rollback) {
+  out << YAML::Key << "rollback" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "on_failure" << YAML::Value << rollback.on_failure;
+  list(out, "keep_failed_tools", rollback.keep_failed_tools);
   out << YAML::Key << "keep_failures" << YAML::Value << YAML::BeginSeq;
-  for (const sandbox::KeepRule& rule : hooks.keep_failures) {
+  for (const sandbox::KeepRule& rule : rollback.keep_failures) {
     out << YAML::BeginMap;
     if (!rule.tool.empty()) out << YAML::Key << "tool" << YAML::Value << rule.tool;
     if (!rule.command.empty()) {
@@ -65,7 +65,6 @@ void emit_hooks(YAML::Emitter& out, const HookSettings& hooks) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
-  out << YAML::Key << "transport" << YAML::Value << hooks.transport;
   out << YAML::EndMap;
 }
 
@@ -152,7 +151,11 @@ std::string Config::to_yaml() const {
 
   emit_run(out, run);
 
-  emit_hooks(out, hooks);
+  out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "transport" << YAML::Value << hooks.transport;
+  out << YAML::EndMap;
+
+  emit_rollback(out, rollback);
 
   emit_policy(out, policy);
 

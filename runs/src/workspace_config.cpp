@@ -132,7 +132,7 @@ class Tightener {
     neutral_settings();
     session_settings();
     run_settings();
-    hook_settings();
+    rollback_settings();
     policy_settings();
     fleet_settings();
     return out_;
@@ -256,25 +256,26 @@ class Tightener {
          "false", "your setup would be carried to the agent");
   }
 
-  void hook_settings() {
-    const HookSettings& b = base_.hooks;
-    const HookSettings& p = proposed_.hooks;
-    take(out_.hooks.rollback_on_failure, b.rollback_on_failure, p.rollback_on_failure,
-         p.rollback_on_failure, "hooks.rollback_on_failure", "false",
+  // Named as the file wrote them: rollback.* or their older names under hooks:.
+  void rollback_settings() {
+    const sandbox::RollbackSettings& b = base_.rollback;
+    const sandbox::RollbackSettings& p = proposed_.rollback;
+    take(out_.rollback.on_failure, b.on_failure, p.on_failure, p.on_failure,
+         proposed_.key_as_written("rollback.on_failure"), "false",
          "failed tool calls would not be rolled back");
     if (std::vector<std::string> more = beyond(b.keep_failed_tools, p.keep_failed_tools);
         !more.empty()) {
-      left_out_.push_back("hooks.keep_failed_tools: " + list_text(more) +
-                          " (their failed calls would not be rolled back)");
+      left_out_.push_back(proposed_.key_as_written("rollback.keep_failed_tools") + ": " +
+                          list_text(more) + " (their failed calls would not be rolled back)");
     }
-    out_.hooks.keep_failed_tools = both(b.keep_failed_tools, p.keep_failed_tools);
-    out_.hooks.keep_failures = b.keep_failures;
+    out_.rollback.keep_failed_tools = both(b.keep_failed_tools, p.keep_failed_tools);
+    out_.rollback.keep_failures = b.keep_failures;
     for (const sandbox::KeepRule& rule : p.keep_failures) {
       if (std::find(b.keep_failures.begin(), b.keep_failures.end(), rule) !=
           b.keep_failures.end()) {
         continue;
       }
-      left_out_.push_back("hooks.keep_failures: a rule for " +
+      left_out_.push_back(proposed_.key_as_written("rollback.keep_failures") + ": a rule for " +
                           (rule.command.empty() ? rule.tool : "'" + rule.command + "'") +
                           " (its failed calls would not be rolled back)");
     }

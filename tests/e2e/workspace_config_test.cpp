@@ -55,7 +55,7 @@ TEST_P(WorkspaceConfigRunTest, AnAgentCannotSwitchRollbacksOffMidRun) {
   EXPECT_EQ(testing_support::read_file(ws_ / "a.txt"), "a\n") << "the failed call rolled back";
   // The run's hooks read the configuration it started with.
   std::string pinned = testing_support::read_file(store_ / "runs/r1/config.yaml");
-  EXPECT_NE(pinned.find("rollback_on_failure: true"), std::string::npos) << pinned;
+  EXPECT_NE(pinned.find("rollback:\n  on_failure: true"), std::string::npos) << pinned;
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, WorkspaceConfigRunTest, ::testing::Values("http", "command"),

@@ -31,9 +31,9 @@ inline void expect_same_settings(const runs::Config& a, const runs::Config& b) {
   EXPECT_EQ(a.run.home.carry, b.run.home.carry);
   EXPECT_EQ(a.run.home.credentials, b.run.home.credentials);
   EXPECT_EQ(a.run.home.isolate, b.run.home.isolate);
-  EXPECT_EQ(a.hooks.rollback_on_failure, b.hooks.rollback_on_failure);
-  EXPECT_EQ(a.hooks.keep_failed_tools, b.hooks.keep_failed_tools);
-  EXPECT_EQ(a.hooks.keep_failures, b.hooks.keep_failures);
+  EXPECT_EQ(a.rollback.on_failure, b.rollback.on_failure);
+  EXPECT_EQ(a.rollback.keep_failed_tools, b.rollback.keep_failed_tools);
+  EXPECT_EQ(a.rollback.keep_failures, b.rollback.keep_failures);
   EXPECT_EQ(a.hooks.transport, b.hooks.transport);
   EXPECT_EQ(a.watch.daemon, b.watch.daemon);
   EXPECT_EQ(a.watch.idle_exit, b.watch.idle_exit);

@@ -154,12 +154,13 @@ const char* const kEveryKey =
     "    credentials: false\n"
     "    isolate: true\n"
     "hooks:\n"
-    "  rollback_on_failure: false\n"
+    "  transport: command\n"
+    "rollback:\n"
+    "  on_failure: false\n"
     "  keep_failed_tools: [Bash]\n"
     "  keep_failures:\n"
     "    - {tool: Bash, command: 'npm test*', exit_codes: [1, 2]}\n"
     "    - {command: pytest}\n"
-    "  transport: command\n"
     "policy:\n"
     "  max_cost_usd: 2.50\n"
     "  max_steps: 40\n"
@@ -201,9 +202,9 @@ void expect_run_keys(const Config& c) {
   EXPECT_EQ(c.run.home.carry, (std::vector<std::string>{".claude/settings.json", ".gitconfig"}));
   EXPECT_FALSE(c.run.home.credentials);
   EXPECT_TRUE(c.run.home.isolate);
-  EXPECT_FALSE(c.hooks.rollback_on_failure);
-  EXPECT_EQ(c.hooks.keep_failed_tools, (std::vector<std::string>{"Bash"}));
-  EXPECT_EQ(c.hooks.keep_failures,
+  EXPECT_FALSE(c.rollback.on_failure);
+  EXPECT_EQ(c.rollback.keep_failed_tools, (std::vector<std::string>{"Bash"}));
+  EXPECT_EQ(c.rollback.keep_failures,
             (std::vector<sandbox::KeepRule>{{"Bash", "npm test*", {1, 2}}, {"", "pytest", {}}}));
   EXPECT_EQ(c.hooks.transport, "command");
 }
@@ -241,6 +242,61 @@ TEST(ConfigTest, EveryKeyIsRead) {
   expect_store_keys(c);
   expect_run_keys(c);
   expect_policy_keys(c);
+}
+
+// The rollback settings by the names a file of an older version gives them.
+const char* const kOlderRollbackNames =
+    "hooks:\n"
+    "  rollback_on_failure: false\n"
+    "  keep_failed_tools: [Bash]\n"
+    "  keep_failures:\n"
+    "    - {tool: Bash, command: 'npm test*', exit_codes: [1, 2]}\n"
+    "    - {command: pytest}\n";
+
+TEST(ConfigTest, TheRollbackSettingsStillReadByTheirOlderNamesUnderHooks) {
+  Config older = Config::parse(kOlderRollbackNames, "older.yaml");
+  EXPECT_FALSE(older.rollback.on_failure);
+  EXPECT_EQ(older.rollback.keep_failed_tools, (std::vector<std::string>{"Bash"}));
+  EXPECT_EQ(older.rollback.keep_failures,
+            (std::vector<sandbox::KeepRule>{{"Bash", "npm test*", {1, 2}}, {"", "pytest", {}}}));
+  EXPECT_EQ(older.key_as_written("rollback.on_failure"), "hooks.rollback_on_failure");
+  EXPECT_EQ(older.key_as_written("rollback.keep_failures"), "hooks.keep_failures");
+  // One by each name: both read.
+  Config mixed = Config::parse(
+      "hooks: {rollback_on_failure: false}\nrollback: {keep_failed_tools: [Lint]}\n", "m.yaml");
+  EXPECT_FALSE(mixed.rollback.on_failure);
+  EXPECT_EQ(mixed.rollback.keep_failed_tools, (std::vector<std::string>{"Lint"}));
+  EXPECT_EQ(mixed.key_as_written("rollback.keep_failed_tools"), "rollback.keep_failed_tools");
+  // Written back, they take their own names.
+  std::string yaml = older.to_yaml();
+  EXPECT_NE(yaml.find("rollback:\n  on_failure: false"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("rollback_on_failure"), std::string::npos) << yaml;
+  config_fields::expect_same_settings(Config::parse(yaml, "again.yaml"), older);
+}
+
+TEST(ConfigTest, ARollbackSettingGivenByBothNamesIsAnErrorNamingBoth) {
+  expect_config_error("hooks: {rollback_on_failure: false}\nrollback: {on_failure: true}\n",
+                      {"test.yaml:2", "rollback.on_failure", "hooks.rollback_on_failure"});
+  expect_config_error("rollback: {keep_failed_tools: [A]}\nhooks: {keep_failed_tools: [B]}\n",
+                      {"rollback.keep_failed_tools", "hooks.keep_failed_tools"});
+  expect_config_error(
+      "hooks: {keep_failures: [{tool: A}]}\nrollback: {keep_failures: [{tool: B}]}\n",
+      {"rollback.keep_failures", "hooks.keep_failures"});
+}
+
+TEST(ConfigTest, RollbackMistakesAreErrorsNamingTheKey) {
+  expect_config_error("rollback: [on_failure]\n", {"test.yaml:1", "rollback", "mapping"});
+  expect_config_error("rollback: {keep: [Bash]}\n",
+                      {"rollback.keep", "unknown", "rollback.keep_failed_tools"});
+  expect_config_error("rollback: {on_failure: maybe}\n", {"rollback.on_failure", "true or false"});
+  expect_config_error("rollback: {keep_failed_tools: Bash}\n",
+                      {"rollback.keep_failed_tools", "list"});
+  expect_config_error("rollback:\n  keep_failures: [{}]\n",
+                      {"rollback.keep_failures", "on_failure: false"});
+  expect_config_error("rollback:\n  keep_failures: [{exit_codes: [256]}]\n",
+                      {"rollback.keep_failures[].exit_codes", "0 to 255"});
+  expect_config_error("rollback: {on_failure: true, 'on_failure': false}\n",
+                      {"rollback.on_failure", "given twice"});
 }
 
 TEST(ConfigTest, RunFlagsOverrideConfigLimitsOneByOne) {

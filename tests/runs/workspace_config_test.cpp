@@ -75,9 +75,9 @@ TEST_F(WorkspaceConfigTest, AnUntrustedFileNeverLoosensProtectionNorSendsDataAny
   Config c = load();
   Config defaults;
   EXPECT_EQ(c.origin, Config::Origin::kUntrustedWorkspace);
-  EXPECT_TRUE(c.hooks.rollback_on_failure);
-  EXPECT_TRUE(c.hooks.keep_failed_tools.empty());
-  EXPECT_TRUE(c.hooks.keep_failures.empty());
+  EXPECT_TRUE(c.rollback.on_failure);
+  EXPECT_TRUE(c.rollback.keep_failed_tools.empty());
+  EXPECT_TRUE(c.rollback.keep_failures.empty());
   EXPECT_TRUE(c.capture.excludes.empty());
   EXPECT_EQ(c.capture.max_file_size, defaults.capture.max_file_size);
   EXPECT_FALSE(c.capture.respect_gitignore);
@@ -101,6 +101,27 @@ TEST_F(WorkspaceConfigTest, AnUntrustedFileNeverLoosensProtectionNorSendsDataAny
         "session.windows.ToolInvoked", "fleet"}) {
     EXPECT_TRUE(mentions(c, key)) << key << " is not said to be left out";
   }
+}
+
+TEST_F(WorkspaceConfigTest, AnUntrustedFileCannotSwitchRollbacksOffByTheirOwnNamesEither) {
+  write(
+      "rollback: {on_failure: false, keep_failed_tools: [Bash], keep_failures: [{command: "
+      "'*'}]}\n");
+  Config c = load();
+  EXPECT_EQ(c.origin, Config::Origin::kUntrustedWorkspace);
+  EXPECT_TRUE(c.rollback.on_failure);
+  EXPECT_TRUE(c.rollback.keep_failed_tools.empty());
+  EXPECT_TRUE(c.rollback.keep_failures.empty());
+  for (const char* key :
+       {"rollback.on_failure", "rollback.keep_failed_tools", "rollback.keep_failures"}) {
+    EXPECT_TRUE(mentions(c, key)) << key << " is not said to be left out";
+  }
+  // Trusted, the file applies.
+  trust();
+  Config trusted = load();
+  EXPECT_FALSE(trusted.rollback.on_failure);
+  EXPECT_EQ(trusted.rollback.keep_failed_tools, std::vector<std::string>{"Bash"});
+  EXPECT_EQ(trusted.rollback.keep_failures.size(), 1u);
 }
 
 TEST_F(WorkspaceConfigTest, AnUntrustedFileMayTighten) {
@@ -139,7 +160,7 @@ TEST_F(WorkspaceConfigTest, ATrustedFileAppliesWholeUntilItsContentChanges) {
   trust();
   Config trusted = load();
   EXPECT_EQ(trusted.origin, Config::Origin::kTrustedWorkspace);
-  EXPECT_FALSE(trusted.hooks.rollback_on_failure);
+  EXPECT_FALSE(trusted.rollback.on_failure);
   EXPECT_EQ(trusted.retention.keep_last, 1u);
   EXPECT_TRUE(trusted.fleet.enabled());
   EXPECT_TRUE(trusted.left_out.empty());
@@ -149,7 +170,7 @@ TEST_F(WorkspaceConfigTest, ATrustedFileAppliesWholeUntilItsContentChanges) {
   write(std::string(kLoosening) + "\n");
   Config changed = load();
   EXPECT_EQ(changed.origin, Config::Origin::kUntrustedWorkspace);
-  EXPECT_TRUE(changed.hooks.rollback_on_failure);
+  EXPECT_TRUE(changed.rollback.on_failure);
   EXPECT_FALSE(changed.fleet.enabled());
   // Revoked: untrusted again even with the content trusted.
   write(kLoosening);
@@ -163,11 +184,11 @@ TEST_F(WorkspaceConfigTest, ALinkToAFileTrustedElsewhereIsNotTrustedNorFollowed)
   fs::path other = dir_ / "other" / ".shadowbox.yaml";
   testing_support::write_file(other, "hooks: {rollback_on_failure: false}\n");
   runs::ConfigTrust().trust(other, sandbox::sha256_hex(testing_support::read_file(other)));
-  ASSERT_FALSE(Config::load(std::nullopt, other.parent_path()).hooks.rollback_on_failure);
+  ASSERT_FALSE(Config::load(std::nullopt, other.parent_path()).rollback.on_failure);
   // ...linked from this one (by a cloned repository, or the agent).
   fs::create_symlink(other, file());
   Config c = load();
-  EXPECT_TRUE(c.hooks.rollback_on_failure);
+  EXPECT_TRUE(c.rollback.on_failure);
   EXPECT_EQ(c.origin, Config::Origin::kUntrustedWorkspace);
   ASSERT_EQ(c.left_out.size(), 1u);
   EXPECT_NE(c.left_out[0].find("symbolic link"), std::string::npos) << c.left_out[0];

@@ -26,7 +26,7 @@
 #include "runs/config_error.hpp"
 #include "runs/pricing.hpp"
 #include "sandbox/errors.hpp"
-#include "sandbox/rollback_policy.hpp"
+#include "sandbox/rollback_settings.hpp"
 
 namespace runs {
 
@@ -118,23 +118,12 @@ struct RunSettings {
   HomeSettings home;                                         // run.home
 };
 
-// How the agent hooks treat failed tool calls.
+// hooks.*: how the agent hooks reach shadowbox. (What becomes of failed calls is
+// Config::rollback, rollback.*.)
 struct HookSettings {
-  // What becomes of failed tool calls: of agents (hook events) and of external tools
-  // (`shadowbox rollback`) alike.
-  bool rollback_on_failure = true;             // hooks.rollback_on_failure
-  std::vector<std::string> keep_failed_tools;  // hooks.keep_failed_tools: never rolled back
-  std::vector<sandbox::KeepRule>
-      keep_failures;  // hooks.keep_failures: kept by command, exit status
   // hooks.transport: how `shadowbox run` receives hook events — "http" (posted to the
   // run's own loopback server) or "command" (one `shadowbox hook` process per event).
   std::string transport = "http";
-
-  // The rollback policy these settings describe.
-  sandbox::RollbackPolicy policy() const {
-    return sandbox::RollbackPolicy{
-        rollback_on_failure, {keep_failed_tools.begin(), keep_failed_tools.end()}, keep_failures};
-  }
 };
 
 // Limits of an agent run that `run` flags and config policy.* both give (a limit not
@@ -208,8 +197,10 @@ struct Config {
   // session.windows: slice type name -> the newest items a run's session keeps of it
   // (Session::set_count_window); none by default.
   std::map<std::string, std::size_t> session_windows;
-  RunSettings run;                 // run.env, run.secrets, run.resume_max_age
-  HookSettings hooks;              // hooks.rollback_on_failure, .keep_failed_tools, .transport
+  RunSettings run;  // run.env, run.secrets, run.resume_max_age
+  // rollback.on_failure, .keep_failed_tools, .keep_failures (older names: hooks.*).
+  sandbox::RollbackSettings rollback;
+  HookSettings hooks;              // hooks.transport
   PolicySettings policy;           // policy.*: limits of agent runs, prices
   WatchSettings watch;             // watch.daemon, watch.idle_exit
   FleetSettings fleet;             // fleet.*
@@ -226,6 +217,12 @@ struct Config {
   // What the file said that was not applied: the settings of an untrusted workspace
   // file that would have loosened protection (workspace_config.hpp), one line each.
   std::vector<std::string> left_out;
+  // The settings the file gave by an older name: the key -> that name
+  // ("rollback.on_failure" -> "hooks.rollback_on_failure"), so that what is said of a
+  // setting names it as it was written.
+  std::map<std::string, std::string> older_names;
+  // key, or the older name the file gave it by.
+  std::string key_as_written(const std::string& key) const;
 
   // Parses YAML text (origin names it in error messages).
   static Config parse(const std::string& yaml_text, const std::string& origin);

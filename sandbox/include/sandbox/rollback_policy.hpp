@@ -98,7 +98,7 @@ struct RollbackDecision {
 std::string_view to_string(RollbackDecision::Kind kind);
 
 // What makes a failure kept rather than rolled back, beyond its tool's name (config:
-// hooks.keep_failures): every field given must match.
+// rollback.keep_failures): every field given must match.
 struct KeepRule {
   std::string tool;             // the tool's name; "" for any
   std::string command;          // a glob the call's command must match; "" for any
@@ -113,8 +113,7 @@ struct FailedCall {
   std::optional<int> exit_code;  // when the agent reports one
 };
 
-// When failed calls are rolled back (config: hooks.rollback_on_failure,
-// hooks.keep_failed_tools, hooks.keep_failures).
+// When failed calls are rolled back (config: rollback.*, RollbackSettings::policy()).
 struct RollbackPolicy {
   bool rollback_on_failure = true;
   std::set<std::string> keep_failed_tools;  // tools whose failures are never rolled back
