@@ -22,6 +22,7 @@
 #include "fsnap/capture_options.hpp"
 #include "fsnap/maintenance.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "fsnap/watch_settings.hpp"
 #include "policy/execution_context.hpp"
 #include "runs/config_error.hpp"
 #include "runs/pricing.hpp"
@@ -160,13 +161,6 @@ struct PolicySettings {
   policy::ExecutionConfig execution_config(const PolicyLimits& limits) const;
 };
 
-// watch.*: the per-workspace watch daemon the short-lived commands use.
-struct WatchSettings {
-  bool daemon = true;  // watch.daemon: auto (true) or off
-  // watch.idle_exit: the daemon exits after this long without a request (0: never).
-  std::chrono::seconds idle_exit{600};
-};
-
 // fleet.*: workers on several machines sharing runs through Redis (leases, the run
 // registry, shared budgets) and a git remote (the runs' objects). Without a fleet
 // section a run is this machine's alone.
@@ -202,7 +196,7 @@ struct Config {
   sandbox::RollbackSettings rollback;
   HookSettings hooks;              // hooks.transport
   PolicySettings policy;           // policy.*: limits of agent runs, prices
-  WatchSettings watch;             // watch.daemon, watch.idle_exit
+  fsnap::WatchSettings watch;      // watch.daemon, watch.idle_exit
   FleetSettings fleet;             // fleet.*
   boost::filesystem::path source;  // the file it came from; empty for the defaults
 
