@@ -33,7 +33,7 @@ namespace fs = boost::filesystem;
 
 namespace {
 
-const runs::FleetSettings& fleet_settings(const Context& context) {
+const fleet::FleetSettings& fleet_settings(const Context& context) {
   if (!context.config.fleet.enabled()) {
     throw fsnap::Error(fsnap::ErrorCode::kInvalidArgument,
                        "this needs a fleet: the config has no fleet section (fleet.redis, "
@@ -67,7 +67,7 @@ void check_recovery_workspace(fsnap::HostFilesystem& workspace, const fsnap::Che
 // `fleet push [RUN]`: what this worker's runs have not pushed yet (a run whose process
 // ended while the remote was away), and their records brought up to date.
 int push_runs(const Context& context, const Args& parsed, fleet::RunRegistry& registry) {
-  const runs::FleetSettings& settings = context.config.fleet;
+  const fleet::FleetSettings& settings = context.config.fleet;
   std::string me = fleet::worker_id(settings);
   fsnap::Store store = context.open_store(false);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
@@ -117,7 +117,7 @@ int cmd_fleet(const Context& context, const Args& parsed) {
   if (action != "runs" && action != "push") {
     throw parsed.usage_error("expected runs or push, not " + fsnap::quote_input(action));
   }
-  const runs::FleetSettings& settings = fleet_settings(context);
+  const fleet::FleetSettings& settings = fleet_settings(context);
   fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
   fleet::RunRegistry registry(redis);
   if (action == "push") return push_runs(context, parsed, registry);
@@ -172,7 +172,7 @@ struct FleetRecord {
   runs::RunMeta meta;
 };
 
-FleetRecord fleet_record(const runs::FleetSettings& settings, const std::string& run) {
+FleetRecord fleet_record(const fleet::FleetSettings& settings, const std::string& run) {
   fleet::RedisClient redis(fleet::RedisEndpoint::parse(settings.redis));
   std::optional<fleet::FleetRun> known = fleet::RunRegistry(redis).find(run);
   if (!known) {
@@ -246,7 +246,7 @@ int cmd_recover(const Context& context, const Args& parsed) {
   hooks::ResumeRequest request = resume_request(context, parsed, run, "relaxed");
   runs::PolicyLimits limits = limit_options(parsed);
   bool force = parsed.has("--force");
-  const runs::FleetSettings& settings = fleet_settings(context);
+  const fleet::FleetSettings& settings = fleet_settings(context);
   std::string me = fleet::worker_id(settings);
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
 

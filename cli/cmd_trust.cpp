@@ -6,9 +6,9 @@
 
 #include "commands.hpp"
 #include "fsnap/error.hpp"
+#include "hooks/config.hpp"
+#include "hooks/workspace_config.hpp"
 #include "output.hpp"
-#include "runs/config.hpp"
-#include "runs/workspace_config.hpp"
 #include "sandbox/sha256.hpp"
 
 namespace cli {
@@ -16,8 +16,8 @@ namespace cli {
 namespace fs = boost::filesystem;
 
 int cmd_trust(const Context& context, const Args& parsed) {
-  fs::path file = context.workspace / runs::kWorkspaceConfigName;
-  runs::ConfigTrust trust;
+  fs::path file = context.workspace / hooks::kWorkspaceConfigName;
+  hooks::ConfigTrust trust;
   Poco::JSON::Object::Ptr out = make_object();
   set_path(*out, "file", file.string());
   set_path(*out, "trust_file", trust.file().string());
@@ -43,14 +43,14 @@ int cmd_trust(const Context& context, const Args& parsed) {
   }
   if (!fs::is_regular_file(file, ec)) {
     throw fsnap::Error(fsnap::ErrorCode::kNotFound,
-                       "no " + std::string(runs::kWorkspaceConfigName) + " in " +
+                       "no " + std::string(hooks::kWorkspaceConfigName) + " in " +
                            context.workspace.string() + ": nothing to trust");
   }
   // What is trusted is what was read and found valid: the same bytes.
-  std::string text = runs::read_config_file(file);
-  runs::Config whole = runs::Config::parse(text, file.string());
+  std::string text = hooks::read_config_file(file);
+  hooks::Config whole = hooks::Config::parse(text, file.string());
   std::vector<std::string> loosens;
-  runs::tightened(runs::Config{}, whole, loosens);
+  hooks::tightened(hooks::Config{}, whole, loosens);
   std::string sha = sandbox::sha256_hex(text);
   trust.trust(file, sha);
   out->set("action", "trusted");

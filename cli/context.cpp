@@ -92,7 +92,7 @@ Context make_context(const GlobalOptions& options) {
   context.workspace_found = location.found;
   std::optional<fs::path> config_file;
   if (options.config) config_file = fs::path(*options.config);
-  context.config = runs::Config::load(config_file, context.workspace);
+  context.config = hooks::Config::load(config_file, context.workspace);
   return context;
 }
 
@@ -162,7 +162,7 @@ std::vector<std::string> Context::self_command() const {
   std::vector<std::string> argv = {self_path(), "--workspace", workspace.string(), "--store",
                                    store_dir.string()};
   // A file the user named; the workspace's own is found (and judged) by the child.
-  if (config.origin == runs::Config::Origin::kFile) {
+  if (config.origin == hooks::Config::Origin::kFile) {
     argv.push_back("--config");
     argv.push_back(fs::absolute(config.source).string());
   }

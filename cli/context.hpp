@@ -14,7 +14,7 @@
 #include "arguments.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 #include "runs/ledger_run.hpp"
 
 namespace cli {
@@ -27,7 +27,7 @@ struct Context {
   // How the workspace was found when it is neither named nor the directory searched
   // from ("the git work tree enclosing the current directory"), for a notice; else empty.
   std::string workspace_found;
-  runs::Config config;
+  hooks::Config config;
   // The environment of the process this command works for, when it is given (a hook
   // event's, which the watch daemon may record for a thin client); its secrets are the
   // ones redacted. Unset: this process's.

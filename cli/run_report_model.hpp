@@ -20,8 +20,8 @@
 
 #include "context.hpp"
 #include "hooks/run_list.hpp"
-#include "runs/config.hpp"
 #include "runs/run_lifecycle.hpp"
+#include "runs/run_settings.hpp"
 
 namespace cli {
 

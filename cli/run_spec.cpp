@@ -48,16 +48,16 @@ fs::path pin_config(const Context& context, const fsnap::Store& store, const std
   fs::create_directories(file.parent_path(), ec);
   std::string origin;
   switch (context.config.origin) {
-    case runs::Config::Origin::kDefaults:
+    case hooks::Config::Origin::kDefaults:
       origin = "the defaults";
       break;
-    case runs::Config::Origin::kFile:
+    case hooks::Config::Origin::kFile:
       origin = context.config.source.string();
       break;
-    case runs::Config::Origin::kTrustedWorkspace:
+    case hooks::Config::Origin::kTrustedWorkspace:
       origin = context.config.source.string() + " (trusted)";
       break;
-    case runs::Config::Origin::kUntrustedWorkspace:
+    case hooks::Config::Origin::kUntrustedWorkspace:
       origin = context.config.source.string() + " (not trusted: what it tightens)";
       break;
   }
@@ -113,7 +113,7 @@ runs::PolicyLimits limit_options(const CommandArgs& parsed) {
     }
   };
   if (parsed.has("--max-cost-usd")) {
-    limits.max_cost_usd = checked("--max-cost-usd", runs::parse_usd);
+    limits.max_cost_usd = checked("--max-cost-usd", hooks::parse_usd);
   }
   for (const char* option : {"--max-steps", "--max-retries"}) {
     if (!parsed.has(option)) continue;
@@ -122,7 +122,7 @@ runs::PolicyLimits limit_options(const CommandArgs& parsed) {
     (std::string(option) == "--max-steps" ? limits.max_steps : limits.max_retries_total) = n;
   }
   if (parsed.has("--timeout")) {
-    limits.timeout = checked("--timeout", runs::parse_duration);
+    limits.timeout = checked("--timeout", hooks::parse_duration);
     if (limits.timeout->count() == 0) throw parsed.usage_error("--timeout must be longer than 0 s");
   }
   return limits;

@@ -10,7 +10,7 @@
 #include "hooks/agent_kind.hpp"
 #include "hooks/agent_run.hpp"
 #include "hooks/resume.hpp"
-#include "runs/config.hpp"
+#include "runs/run_settings.hpp"
 
 namespace cli {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "run_report_model.hpp"
-#include "runs/config.hpp"
+#include "runs/run_settings.hpp"
 
 namespace cli {
 

@@ -26,7 +26,7 @@ std::string sanitized(std::string name) {
 
 }  // namespace
 
-std::string worker_id(const runs::FleetSettings& settings) {
+std::string worker_id(const fleet::FleetSettings& settings) {
   if (!settings.worker_id.empty()) return settings.worker_id;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) return "worker";

@@ -34,7 +34,7 @@ std::string redacted_run_json(const std::string& text, const std::vector<std::st
 }  // namespace
 
 std::unique_ptr<fleet::FleetMember> join_fleet(
-    const fsnap::Store& store, const runs::Config& config, const std::string& run,
+    const fsnap::Store& store, const Config& config, const std::string& run,
     const std::string& workspace, fleet::FleetMember::Join join,
     const std::function<void(const std::string&)>& warn) {
   if (!config.fleet.enabled()) return nullptr;
@@ -64,7 +64,7 @@ std::unique_ptr<fleet::FleetMember> join_fleet(
 
 std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
                                                 const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                                                const std::string& run, const runs::Config& config,
+                                                const std::string& run, const Config& config,
                                                 const std::vector<std::string>& secrets) {
   RunInfo info =
       describe_run(store, repo, run, config.run.resume_max_age, std::chrono::system_clock::now());
@@ -100,7 +100,7 @@ std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
   return out;
 }
 
-void record_lost_run(runs::LedgerRun& run, const runs::Config& config, const std::string& owner) {
+void record_lost_run(runs::LedgerRun& run, const Config& config, const std::string& owner) {
   std::string reason = "worker " + (owner.empty() ? std::string("(unknown)") : owner) +
                        " took run " + run.run() + " over (its lease is gone from this worker)";
   record_abort(run, config, reason);

@@ -8,13 +8,12 @@
 namespace hooks {
 
 runs::PolicyLimits run_limits(const fsnap::Store& store, const std::string& run,
-                              const runs::Config& config) {
+                              const Config& config) {
   std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run);
   return meta ? config.policy.limits.overridden_by(meta->limits) : config.policy.limits;
 }
 
-void contain_run(runs::LedgerRun& run, const runs::Config& config,
-                 const runs::PolicyLimits& limits) {
+void contain_run(runs::LedgerRun& run, const Config& config, const runs::PolicyLimits& limits) {
   policy::ExecutionConfig execution = config.policy.execution_config(limits);
   std::shared_ptr<policy::ShieldPipeline> pipeline;
   if (!config.policy.shared_budget.empty() && config.fleet.enabled()) {
@@ -30,7 +29,7 @@ void contain_run(runs::LedgerRun& run, const runs::Config& config,
   run.state().set_containment(execution, {.run_id = run.run()}, std::move(pipeline));
 }
 
-void record_abort(runs::LedgerRun& run, const runs::Config& config, const std::string& reason) {
+void record_abort(runs::LedgerRun& run, const Config& config, const std::string& reason) {
   if (run.state().containment() == nullptr) {
     contain_run(run, config, run_limits(run.store(), run.run(), config));
   }
@@ -43,7 +42,7 @@ void record_abort(runs::LedgerRun& run, const runs::Config& config, const std::s
       "aborted: " + reason);
 }
 
-void abort_run(runs::LedgerRun& run, const runs::Config& config, const std::string& reason) {
+void abort_run(runs::LedgerRun& run, const Config& config, const std::string& reason) {
   const fsnap::Store& store = run.store();
   std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run.run());
   if (!meta) {

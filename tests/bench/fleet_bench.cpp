@@ -99,7 +99,7 @@ int work(const fs::path& dir, int index, const Options& options, bool sync,
   fsnap::HostFilesystem host(store, {});
   std::string run = "bench-" + std::to_string(index);
   host.checkpoint({.phase = fsnap::Phase::kCheckpoint, .run = run});
-  runs::FleetSettings settings;
+  fleet::FleetSettings settings;
   settings.redis = redis_url;
   settings.remote = remote;
   settings.worker_id = "worker-" + std::to_string(index);

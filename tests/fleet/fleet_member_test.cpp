@@ -44,7 +44,7 @@ class FleetMemberTest : public ::testing::Test {
   void init_remote() { testing_support::init_bare_remote(remote_); }
 
   FleetMember::Options options(bool sync = false) {
-    runs::FleetSettings settings;
+    fleet::FleetSettings settings;
     settings.redis = redis_.url();
     settings.remote = remote_.string();
     settings.worker_id = "worker-a";

@@ -12,7 +12,7 @@
 
 #include "hooks/agent_home.hpp"
 #include "hooks/claude_code_user_setup.hpp"
-#include "runs/config.hpp"
+#include "runs/run_settings.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "fsnap/error.hpp"
 #include "hooks/agent_process.hpp"
 #include "hooks/process_tree.hpp"
 #include "hooks/run_processes.hpp"

@@ -15,7 +15,6 @@
 namespace {
 
 namespace fs = boost::filesystem;
-using namespace sandbox;
 using namespace runs;
 
 class RunNoticesTest : public ::testing::Test {

@@ -28,18 +28,18 @@
 #include <string>
 #include <thread>
 
+#include "fleet/fleet_settings.hpp"
 #include "fleet/redis_client.hpp"
 #include "fleet/run_mirror.hpp"
 #include "fleet/run_registry.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
-#include "runs/config.hpp"
 
 namespace fleet {
 
 // This worker's name in the fleet: fleet.worker_id, else the host name (made fit for a
 // ref name).
-std::string worker_id(const runs::FleetSettings& settings);
+std::string worker_id(const fleet::FleetSettings& settings);
 
 // The run's record as the registry shows it (status, agent, session_id, cost_usd,
 // steps, ...), read with the repository given (the member thread's own).
@@ -52,7 +52,7 @@ class FleetMember {
   enum class Join { kClaim, kTakeOver, kForce };
 
   struct Options {
-    runs::FleetSettings settings;
+    fleet::FleetSettings settings;
     fsnap::Store store;
     std::string run;
     std::string workspace;  // recorded in the run's record

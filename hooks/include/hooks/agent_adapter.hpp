@@ -29,7 +29,7 @@
 #include "hooks/claude_code_user_setup.hpp"
 #include "hooks/hook_answer.hpp"
 #include "hooks/session_line.hpp"
-#include "runs/config.hpp"
+#include "runs/run_settings.hpp"
 
 namespace hooks {
 

@@ -16,7 +16,7 @@
 
 #include "hooks/claude_code_credentials.hpp"
 #include "hooks/claude_code_user_setup.hpp"
-#include "runs/config.hpp"
+#include "runs/run_settings.hpp"
 
 namespace hooks {
 

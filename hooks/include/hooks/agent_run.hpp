@@ -54,7 +54,7 @@
 #include "fsnap/store.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_process.hpp"
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 #include "runs/run_halt.hpp"
 #include "runs/run_meta.hpp"
 
@@ -64,7 +64,7 @@ namespace hooks {
 struct AgentRunSpec {
   fsnap::Store store;
   std::shared_ptr<fsnap::ShadowRepo> repo;  // the store's repository (opened if null)
-  runs::Config config;
+  Config config;
   std::string run;
   boost::filesystem::path workspace;
   boost::filesystem::path home;   // the agent's HOME (exists)

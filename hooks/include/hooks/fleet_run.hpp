@@ -10,7 +10,7 @@
 
 #include "fleet/fleet_member.hpp"
 #include "fsnap/store.hpp"
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 #include "runs/ledger_run.hpp"
 
 namespace hooks {
@@ -19,9 +19,8 @@ namespace hooks {
 // Redis cannot be reached and fleet.required is false (a local run: warned about).
 // Throws fleet::RunOwnedElsewhere when another worker owns the run, fsnap::Error kIo
 // when Redis cannot be reached and fleet.required is true (the default).
-std::unique_ptr<fleet::FleetMember> join_fleet(const fsnap::Store& store,
-                                               const runs::Config& config, const std::string& run,
-                                               const std::string& workspace,
+std::unique_ptr<fleet::FleetMember> join_fleet(const fsnap::Store& store, const Config& config,
+                                               const std::string& run, const std::string& workspace,
                                                fleet::FleetMember::Join join,
                                                const std::function<void(const std::string&)>& warn);
 
@@ -31,11 +30,11 @@ std::unique_ptr<fleet::FleetMember> join_fleet(const fsnap::Store& store,
 // ledger), and the working directory of its newest agent session.
 std::map<std::string, std::string> fleet_record(const fsnap::Store& store,
                                                 const std::shared_ptr<fsnap::ShadowRepo>& repo,
-                                                const std::string& run, const runs::Config& config,
+                                                const std::string& run, const Config& config,
                                                 const std::vector<std::string>& secrets);
 
 // Records in the run's ledger that this worker lost the run to owner: containment's
 // abort, so that its next tool call is denied and the agent told to stop.
-void record_lost_run(runs::LedgerRun& run, const runs::Config& config, const std::string& owner);
+void record_lost_run(runs::LedgerRun& run, const Config& config, const std::string& owner);
 
 }  // namespace hooks

@@ -13,7 +13,7 @@
 #include <boost/filesystem/path.hpp>
 
 #include "fsnap/store.hpp"
-#include "runs/config.hpp"
+#include "runs/run_settings.hpp"
 
 namespace runs {
 

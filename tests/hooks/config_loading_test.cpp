@@ -1,4 +1,4 @@
-// runs::Config: every key of config/shadowbox.yaml, units, the lookup order, and
+// hooks::Config: every key of config/shadowbox.yaml, units, the lookup order, and
 // errors that name the file, line and key instead of being ignored.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,13 +12,13 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "config_fields.hpp"
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 #include "test_support.hpp"
 
 namespace {
 
-using runs::Config;
-using runs::ConfigError;
+using hooks::Config;
+using hooks::ConfigError;
 
 // Expects parse to fail with a message containing every part.
 void expect_config_error(const std::string& yaml, const std::vector<std::string>& parts) {
@@ -70,10 +70,10 @@ TEST(ConfigTest, WatchDaemonSettings) {
   try {
     Config::parse("watch: {daemon: sometimes}\n", "w.yaml");
     FAIL() << "an unknown watch.daemon value is accepted";
-  } catch (const runs::ConfigError& e) {
+  } catch (const hooks::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("watch.daemon"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(Config::parse("watch: {idle: 5m}\n", "w.yaml"), runs::ConfigError);
+  EXPECT_THROW(Config::parse("watch: {idle: 5m}\n", "w.yaml"), hooks::ConfigError);
 }
 
 TEST(ConfigTest, FleetSettings) {
@@ -310,45 +310,45 @@ TEST(ConfigTest, RunFlagsOverrideConfigLimitsOneByOne) {
 }
 
 TEST(ConfigTest, AmountsOfMoney) {
-  EXPECT_EQ(runs::parse_usd("2.50"), 2.5);
-  EXPECT_EQ(runs::parse_usd("$10"), 10.0);
-  EXPECT_EQ(runs::parse_usd("0.01"), 0.01);
-  EXPECT_EQ(runs::parse_usd_or_zero("0"), 0.0);
+  EXPECT_EQ(hooks::parse_usd("2.50"), 2.5);
+  EXPECT_EQ(hooks::parse_usd("$10"), 10.0);
+  EXPECT_EQ(hooks::parse_usd("0.01"), 0.01);
+  EXPECT_EQ(hooks::parse_usd_or_zero("0"), 0.0);
   for (const char* bad : {"", "$", "0", "-1", "ten", "2.5 USD", "nan", "inf", "1e13"}) {
-    EXPECT_THROW(runs::parse_usd(bad), ConfigError) << bad;
+    EXPECT_THROW(hooks::parse_usd(bad), ConfigError) << bad;
   }
 }
 
 TEST(ConfigTest, SizesAndDurations) {
-  EXPECT_EQ(runs::parse_size("0"), 0u);
-  EXPECT_EQ(runs::parse_size("1048576"), 1048576u);
-  EXPECT_EQ(runs::parse_size("512k"), 512u << 10);
-  EXPECT_EQ(runs::parse_size("100MiB"), 100u << 20);
-  EXPECT_EQ(runs::parse_size("2 GB"), 2ull << 30);
-  EXPECT_EQ(runs::parse_size("1TiB"), 1ull << 40);
+  EXPECT_EQ(hooks::parse_size("0"), 0u);
+  EXPECT_EQ(hooks::parse_size("1048576"), 1048576u);
+  EXPECT_EQ(hooks::parse_size("512k"), 512u << 10);
+  EXPECT_EQ(hooks::parse_size("100MiB"), 100u << 20);
+  EXPECT_EQ(hooks::parse_size("2 GB"), 2ull << 30);
+  EXPECT_EQ(hooks::parse_size("1TiB"), 1ull << 40);
   for (const char* bad :
        {"", "MiB", "-1", "1.5MiB", "12 parsecs", "99999999999999999999", "20000000TiB"}) {
-    EXPECT_THROW(runs::parse_size(bad), ConfigError) << bad;
+    EXPECT_THROW(hooks::parse_size(bad), ConfigError) << bad;
   }
-  EXPECT_EQ(runs::parse_duration("45"), std::chrono::seconds(45));
-  EXPECT_EQ(runs::parse_duration("90m"), std::chrono::minutes(90));
-  EXPECT_EQ(runs::parse_duration("12h"), std::chrono::hours(12));
-  EXPECT_EQ(runs::parse_duration("2w"), std::chrono::hours(24 * 14));
+  EXPECT_EQ(hooks::parse_duration("45"), std::chrono::seconds(45));
+  EXPECT_EQ(hooks::parse_duration("90m"), std::chrono::minutes(90));
+  EXPECT_EQ(hooks::parse_duration("12h"), std::chrono::hours(12));
+  EXPECT_EQ(hooks::parse_duration("2w"), std::chrono::hours(24 * 14));
   for (const char* bad : {"", "d", "3y", "1.5h", "-2d"}) {
-    EXPECT_THROW(runs::parse_duration(bad), ConfigError) << bad;
+    EXPECT_THROW(hooks::parse_duration(bad), ConfigError) << bad;
   }
 }
 
 TEST(ConfigTest, DurationsPastAHundredYearsAreTakenAsAHundredYears) {
   using std::chrono::seconds;
   EXPECT_EQ(runs::kMaxDuration, seconds(std::int64_t{36500} * 86400));
-  EXPECT_EQ(runs::parse_duration("36500d"), runs::kMaxDuration);
-  EXPECT_EQ(runs::parse_duration("36499d"), runs::kMaxDuration - seconds(86400));
+  EXPECT_EQ(hooks::parse_duration("36500d"), runs::kMaxDuration);
+  EXPECT_EQ(hooks::parse_duration("36499d"), runs::kMaxDuration - seconds(86400));
   // Longer ones saturate: ~292 years wrapped the nanoseconds of max_age, deleting every
   // checkpoint; 200000d wrapped prune_grace and policy.timeout into the past.
   for (const char* text : {"36501d", "106753d", "200000d", "9223372036854775807",
                            "999999999999999999w", "99999999999999999999999999d"}) {
-    EXPECT_EQ(runs::parse_duration(text), runs::kMaxDuration) << text;
+    EXPECT_EQ(hooks::parse_duration(text), runs::kMaxDuration) << text;
   }
   Config c = Config::parse(
       "retention: {max_age: 106753d, prune_grace: 200000d}\n"
@@ -374,8 +374,8 @@ TEST(ConfigTest, DurationsPastAHundredYearsAreTakenAsAHundredYears) {
 }
 
 TEST(ConfigTest, SizesAndCountsThatDoNotFitAreErrorsSayingTheLargest) {
-  EXPECT_EQ(runs::parse_size("16777215TiB"), 16777215ull << 40);
-  EXPECT_EQ(runs::parse_size("18446744073709551615"), ~0ull);
+  EXPECT_EQ(hooks::parse_size("16777215TiB"), 16777215ull << 40);
+  EXPECT_EQ(hooks::parse_size("18446744073709551615"), ~0ull);
   expect_config_error("capture:\n  max_file_size: 99999999999999999999G\n",
                       {"test.yaml:2", "capture.max_file_size", "too large", "16777215TiB"});
   expect_config_error("retention:\n  max_size: 16777216TiB\n",
@@ -554,8 +554,8 @@ TEST_F(ConfigLookupTest, AConfigIsARegularFileOfAtMostOneMiB) {
   // At most 1 MiB: a configuration is a few dozen lines.
   std::string line = "# " + std::string(61, '-') + "\n";  // 64 bytes
   std::string full;
-  for (std::size_t i = 0; i < runs::kMaxConfigBytes / line.size(); ++i) full += line;
-  ASSERT_EQ(full.size(), runs::kMaxConfigBytes);
+  for (std::size_t i = 0; i < hooks::kMaxConfigBytes / line.size(); ++i) full += line;
+  ASSERT_EQ(full.size(), hooks::kMaxConfigBytes);
   testing_support::write_file(dir_ / "full.yaml", full);
   EXPECT_EQ(load_within_deadline(dir_ / "full.yaml"), "accepted " + (dir_ / "full.yaml").string());
   testing_support::write_file(dir_ / "over.yaml", full + "\n");

@@ -18,9 +18,9 @@
 
 #include <boost/filesystem/path.hpp>
 
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 
-namespace runs {
+namespace hooks {
 
 // The name of a workspace's configuration file.
 inline constexpr const char* kWorkspaceConfigName = ".shadowbox.yaml";
@@ -54,4 +54,4 @@ class ConfigTrust {
 // maintenance, the hook transport) are taken.
 Config tightened(const Config& base, const Config& proposed, std::vector<std::string>& left_out);
 
-}  // namespace runs
+}  // namespace hooks

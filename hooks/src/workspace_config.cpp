@@ -1,4 +1,4 @@
-#include "runs/workspace_config.hpp"
+#include "hooks/workspace_config.hpp"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -17,7 +17,7 @@
 #include "fsnap/error.hpp"
 #include "sandbox/sha256.hpp"
 
-namespace runs {
+namespace hooks {
 
 namespace fs = boost::filesystem;
 
@@ -89,21 +89,21 @@ std::vector<std::string> beyond(const std::vector<std::string>& a,
   return out;
 }
 
-int preserve_rank(PreserveStrategy s) {
+int preserve_rank(runs::PreserveStrategy s) {
   switch (s) {
-    case PreserveStrategy::kOnToolUse:
+    case runs::PreserveStrategy::kOnToolUse:
       return 3;
-    case PreserveStrategy::kPeriodic:
+    case runs::PreserveStrategy::kPeriodic:
       return 2;
-    case PreserveStrategy::kOnComplete:
+    case runs::PreserveStrategy::kOnComplete:
       return 1;
-    case PreserveStrategy::kOnDemand:
+    case runs::PreserveStrategy::kOnDemand:
       return 0;
   }
   return 0;
 }
 
-bool rates_at_least(const ModelPrice& a, const ModelPrice& b) {
+bool rates_at_least(const runs::ModelPrice& a, const runs::ModelPrice& b) {
   return a.input >= b.input && a.output >= b.output && a.cache_write_5m >= b.cache_write_5m &&
          a.cache_write_1h >= b.cache_write_1h && a.cache_read >= b.cache_read;
 }
@@ -211,8 +211,8 @@ class Tightener {
   }
 
   void run_settings() {
-    const RunSettings& b = base_.run;
-    const RunSettings& p = proposed_.run;
+    const runs::RunSettings& b = base_.run;
+    const runs::RunSettings& p = proposed_.run;
     if (std::vector<std::string> more = beyond(b.env, p.env); !more.empty()) {
       left_out_.push_back("run.env: " + list_text(more) +
                           " (more of your environment would reach the agent)");
@@ -240,7 +240,7 @@ class Tightener {
          "older sessions would pass strict resume validation");
     take(out_.run.preserve, b.preserve, p.preserve,
          preserve_rank(p.preserve) >= preserve_rank(b.preserve), "run.preserve",
-         std::string(preserve_strategy_name(p.preserve)),
+         std::string(runs::preserve_strategy_name(p.preserve)),
          "the agent's session would be preserved less often");
     take(out_.run.preserve_interval, b.preserve_interval, p.preserve_interval,
          p.preserve_interval <= b.preserve_interval, "run.preserve_interval",
@@ -282,10 +282,10 @@ class Tightener {
   }
 
   void policy_settings() {
-    const PolicySettings& b = base_.policy;
-    const PolicySettings& p = proposed_.policy;
-    const PolicyLimits& bl = b.limits;
-    const PolicyLimits& pl = p.limits;
+    const runs::PolicySettings& b = base_.policy;
+    const runs::PolicySettings& p = proposed_.policy;
+    const runs::PolicyLimits& bl = b.limits;
+    const runs::PolicyLimits& pl = p.limits;
     const std::string looser = "a looser limit";
     take(out_.policy.limits.max_cost_usd, bl.max_cost_usd, pl.max_cost_usd,
          limits_at_least(pl.max_cost_usd, bl.max_cost_usd), "policy.max_cost_usd",
@@ -332,13 +332,13 @@ class Tightener {
          limit_at_least(p.repeat.halt_threshold, b.repeat.halt_threshold),
          "policy.repeat.halt_threshold", std::to_string(p.repeat.halt_threshold),
          "a looping agent would be stopped later, or never");
-    ModelPrice highest = b.prices.highest();
+    runs::ModelPrice highest = b.prices.highest();
     for (const auto& [model, price] : p.prices.entries()) {
       auto known = b.prices.entries().find(model);
       if (known != b.prices.entries().end() && known->second == price) continue;
       // A new prefix may take models the base prices at its highest rates: it may not
       // price anything lower than that.
-      const ModelPrice& floor = known != b.prices.entries().end() ? known->second : highest;
+      const runs::ModelPrice& floor = known != b.prices.entries().end() ? known->second : highest;
       if (rates_at_least(price, floor)) {
         out_.policy.prices.set(model, price);
       } else {
@@ -356,8 +356,8 @@ class Tightener {
   }
 
   void fleet_settings() {
-    const FleetSettings& b = base_.fleet;
-    const FleetSettings& p = proposed_.fleet;
+    const fleet::FleetSettings& b = base_.fleet;
+    const fleet::FleetSettings& p = proposed_.fleet;
     bool same_fleet = p.redis == b.redis && p.remote == b.remote && p.worker_id == b.worker_id &&
                       p.lease_ttl == b.lease_ttl && p.sync_push == b.sync_push &&
                       p.required == b.required;
@@ -432,7 +432,7 @@ Config tightened(const Config& base, const Config& proposed, std::vector<std::st
   return Tightener(base, proposed, left_out).run();
 }
 
-// Declared in runs/config.hpp: where the configuration comes from, and whether a
+// Declared in hooks/config.hpp: where the configuration comes from, and whether a
 // workspace's own file is trusted, is this file's business.
 Config Config::load(const std::optional<fs::path>& explicit_file, const fs::path& workspace) {
   if (explicit_file) return load_file(*explicit_file);
@@ -468,4 +468,4 @@ Config Config::load(const std::optional<fs::path>& explicit_file, const fs::path
   return config;
 }
 
-}  // namespace runs
+}  // namespace hooks

@@ -4,9 +4,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 
-namespace runs {
+namespace hooks {
 
 namespace {
 
@@ -32,13 +32,13 @@ void list(YAML::Emitter& out, const char* key, const std::vector<std::string>& i
 }
 
 // The run section.
-void emit_run(YAML::Emitter& out, const RunSettings& run) {
+void emit_run(YAML::Emitter& out, const runs::RunSettings& run) {
   out << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
   list(out, "env", run.env);
   list(out, "secrets", run.secrets);
   out << YAML::Key << "resume_max_age" << YAML::Value << seconds(run.resume_max_age);
   out << YAML::Key << "preserve" << YAML::Value
-      << std::string(preserve_strategy_name(run.preserve));
+      << std::string(runs::preserve_strategy_name(run.preserve));
   out << YAML::Key << "preserve_interval" << YAML::Value << seconds(run.preserve_interval);
   out << YAML::Key << "home" << YAML::Value << YAML::BeginMap;
   list(out, "carry", run.home.carry);
@@ -68,7 +68,7 @@ void emit_rollback(YAML::Emitter& out, const sandbox::RollbackSettings& rollback
   out << YAML::EndMap;
 }
 
-void emit_policy(YAML::Emitter& out, const PolicySettings& p) {
+void emit_policy(YAML::Emitter& out, const runs::PolicySettings& p) {
   out << YAML::Key << "policy" << YAML::Value << YAML::BeginMap;
   if (p.limits.max_cost_usd)
     out << YAML::Key << "max_cost_usd" << YAML::Value << usd(*p.limits.max_cost_usd);
@@ -179,4 +179,4 @@ std::string Config::to_yaml() const {
   return std::string(out.c_str()) + "\n";
 }
 
-}  // namespace runs
+}  // namespace hooks

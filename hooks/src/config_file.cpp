@@ -1,4 +1,4 @@
-#include "runs/config_error.hpp"
+#include "hooks/config_error.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 
 #include "fsnap/posix.hpp"
 
-namespace runs {
+namespace hooks {
 
 namespace {
 
@@ -47,4 +47,4 @@ std::string read_config_file(const boost::filesystem::path& file) {
   return text;
 }
 
-}  // namespace runs
+}  // namespace hooks

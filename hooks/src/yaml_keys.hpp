@@ -1,11 +1,11 @@
 // The keys of a configuration's YAML mappings, checked as written. yaml-cpp keeps a key
 // given twice in a mapping, and a lookup finds the first only: the second would be
-// ignored without a word (`keep_last: 1` below `keep_last: 50`). Private to sandbox.
+// ignored without a word (`keep_last: 1` below `keep_last: 50`). Private to hooks.
 #pragma once
 
 #include <string>
 
-namespace runs {
+namespace hooks {
 
 // ConfigError naming the key (its dotted path) and both lines when a mapping of
 // yaml_text, at any level, has a key twice; or naming the line of a key that is not a
@@ -13,4 +13,4 @@ namespace runs {
 // names it in messages). Reads the text as a stream of events: an alias is not expanded.
 void check_unique_keys(const std::string& yaml_text, const std::string& origin);
 
-}  // namespace runs
+}  // namespace hooks

@@ -1,4 +1,4 @@
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +14,7 @@
 #include "fsnap/error.hpp"
 #include "yaml_keys.hpp"
 
-namespace runs {
+namespace hooks {
 
 namespace fs = boost::filesystem;
 
@@ -136,7 +136,7 @@ void parse_fleet(const std::string& origin, const YAML::Node& node, Config& conf
   if (!node.IsMap()) fail(origin, node, "fleet", "expected a mapping");
   check_keys(origin, node, "fleet.",
              {"redis", "remote", "worker_id", "lease_ttl", "push", "required"});
-  FleetSettings& f = config.fleet;
+  fleet::FleetSettings& f = config.fleet;
   YAML::Node redis = node["redis"];
   YAML::Node remote = node["remote"];
   if (!redis || !remote) {
@@ -283,8 +283,8 @@ void parse_run(const std::string& origin, const YAML::Node& node, Config& config
     config.run.resume_max_age = parse_with(origin, age, "run.resume_max_age", parse_duration);
   }
   if (YAML::Node preserve = node["preserve"]; preserve) {
-    std::optional<PreserveStrategy> strategy =
-        parse_preserve_strategy(scalar(origin, preserve, "run.preserve"));
+    std::optional<runs::PreserveStrategy> strategy =
+        runs::parse_preserve_strategy(scalar(origin, preserve, "run.preserve"));
     if (!strategy) {
       fail(origin, preserve, "run.preserve",
            "expected on_tool_use, on_complete, periodic or on_demand");
@@ -353,7 +353,7 @@ policy::BudgetWindowConfig parse_budget_window(const std::string& origin, const 
   return w;
 }
 
-void parse_repeat(const std::string& origin, const YAML::Node& repeat, PolicySettings& p) {
+void parse_repeat(const std::string& origin, const YAML::Node& repeat, runs::PolicySettings& p) {
   if (!repeat.IsMap()) fail(origin, repeat, "policy.repeat", "expected a mapping");
   check_keys(origin, repeat, "policy.repeat.", {"deny_threshold", "halt_threshold"});
   for (auto [name, into] : {std::pair{"deny_threshold", &p.repeat.deny_threshold},
@@ -368,7 +368,7 @@ void parse_repeat(const std::string& origin, const YAML::Node& repeat, PolicySet
   }
 }
 
-void parse_prices(const std::string& origin, const YAML::Node& prices, PolicySettings& p) {
+void parse_prices(const std::string& origin, const YAML::Node& prices, runs::PolicySettings& p) {
   if (!prices.IsMap()) fail(origin, prices, "policy.prices", "expected a mapping of models");
   for (const auto& item : prices) {
     std::string model = item.first.as<std::string>();
@@ -382,8 +382,8 @@ void parse_prices(const std::string& origin, const YAML::Node& prices, PolicySet
       if (!v) fail(origin, rates, key + "." + name, "missing (USD per million tokens)");
       return parse_with(origin, v, key + "." + name, parse_usd_or_zero);
     };
-    p.prices.set(model, ModelPrice{rate("input"), rate("output"), rate("cache_write_5m"),
-                                   rate("cache_write_1h"), rate("cache_read")});
+    p.prices.set(model, runs::ModelPrice{rate("input"), rate("output"), rate("cache_write_5m"),
+                                         rate("cache_write_1h"), rate("cache_read")});
   }
 }
 
@@ -392,7 +392,7 @@ void parse_policy(const std::string& origin, const YAML::Node& node, Config& con
   check_keys(origin, node, "policy.",
              {"max_cost_usd", "max_steps", "max_retries_total", "timeout", "circuit_breaker",
               "budget_window", "repeat", "prices", "kill_grace", "telemetry", "shared_budget"});
-  PolicySettings& p = config.policy;
+  runs::PolicySettings& p = config.policy;
   if (YAML::Node v = node["max_cost_usd"]; v)
     p.limits.max_cost_usd = as_usd(origin, v, "policy.max_cost_usd");
   if (YAML::Node v = node["max_steps"]; v)
@@ -582,37 +582,6 @@ double parse_usd(const std::string& text) {
   return value;
 }
 
-PolicyLimits PolicyLimits::overridden_by(const PolicyLimits& other) const {
-  PolicyLimits out = *this;
-  if (other.max_cost_usd) out.max_cost_usd = other.max_cost_usd;
-  if (other.max_steps) out.max_steps = other.max_steps;
-  if (other.max_retries_total) out.max_retries_total = other.max_retries_total;
-  if (other.timeout) out.timeout = other.timeout;
-  return out;
-}
-
-bool PolicySettings::active(const PolicyLimits& l) const {
-  return l.max_cost_usd || l.max_steps || l.max_retries_total || l.timeout || circuit_breaker ||
-         budget_window;
-}
-
-policy::ExecutionConfig PolicySettings::execution_config(const PolicyLimits& l) const {
-  policy::ExecutionConfig c;
-  c.max_cost_usd = l.max_cost_usd;
-  c.max_steps = l.max_steps;
-  c.max_retries_total = l.max_retries_total;
-  // A run's own limits come from its run.json (or a fleet's record of it), which a
-  // config's parser never saw: capped here too, so that milliseconds do not wrap.
-  if (l.timeout) {
-    c.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::clamp(*l.timeout, std::chrono::seconds(0), kMaxDuration));
-  }
-  c.circuit_breaker = circuit_breaker;
-  if (budget_window) c.budget_window = budget_window;
-  c.repeat = repeat;
-  return c;
-}
-
 std::uint64_t parse_size(const std::string& text) {
   auto [value, unit] = split_quantity(text, "a size");
   std::string u;
@@ -656,9 +625,9 @@ std::chrono::seconds parse_duration(const std::string& text) {
     throw ConfigError("unknown duration unit " + fsnap::quote_input(unit) + " in " +
                       fsnap::quote_input(text) + " (use s, m, h, d or w)");
   }
-  // Longer than kMaxDuration: kMaxDuration (never, for every setting).
-  auto longest = static_cast<std::uint64_t>(kMaxDuration.count());
-  if (!value || *value > longest / factor) return kMaxDuration;
+  // Longer than runs::kMaxDuration: runs::kMaxDuration (never, for every setting).
+  auto longest = static_cast<std::uint64_t>(runs::kMaxDuration.count());
+  if (!value || *value > longest / factor) return runs::kMaxDuration;
   return std::chrono::seconds(static_cast<std::int64_t>(*value * factor));
 }
 
@@ -717,24 +686,6 @@ Config Config::load_file(const fs::path& file) {
   return config;
 }
 
-namespace {
-
-constexpr fsnap::EnumName<PreserveStrategy> kPreserveNames[] = {
-    {PreserveStrategy::kOnToolUse, "on_tool_use"},
-    {PreserveStrategy::kOnComplete, "on_complete"},
-    {PreserveStrategy::kPeriodic, "periodic"},
-    {PreserveStrategy::kOnDemand, "on_demand"}};
-
-}  // namespace
-
-std::string_view preserve_strategy_name(PreserveStrategy strategy) {
-  return fsnap::name_of(kPreserveNames, strategy, "on_tool_use");
-}
-
-std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text) {
-  return fsnap::value_of(kPreserveNames, text);
-}
-
 std::string Config::key_as_written(const std::string& key) const {
   auto older = older_names.find(key);
   return older == older_names.end() ? key : older->second;
@@ -746,4 +697,4 @@ std::vector<std::string> Config::embedding_only_settings() const {
   return out;
 }
 
-}  // namespace runs
+}  // namespace hooks

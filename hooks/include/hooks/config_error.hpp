@@ -9,7 +9,7 @@
 
 #include "sandbox/errors.hpp"
 
-namespace runs {
+namespace hooks {
 
 // The largest configuration file read (1 MiB; a configuration is a few dozen lines).
 inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
@@ -28,4 +28,4 @@ class ConfigError : public sandbox::Error {
 // naming the file and what is wrong.
 std::string read_config_file(const boost::filesystem::path& file);
 
-}  // namespace runs
+}  // namespace hooks

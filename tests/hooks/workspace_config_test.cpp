@@ -9,15 +9,15 @@
 #include <boost/filesystem/operations.hpp>
 
 #include "config_fields.hpp"
-#include "runs/config.hpp"
-#include "runs/workspace_config.hpp"
+#include "hooks/config.hpp"
+#include "hooks/workspace_config.hpp"
 #include "sandbox/sha256.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 namespace fs = boost::filesystem;
-using runs::Config;
+using hooks::Config;
 
 // A workspace, and $XDG_CONFIG_HOME (where trust is kept) in a temporary directory.
 class WorkspaceConfigTest : public ::testing::Test {
@@ -44,7 +44,7 @@ class WorkspaceConfigTest : public ::testing::Test {
   fs::path file() const { return ws_ / ".shadowbox.yaml"; }
   Config load() const { return Config::load(std::nullopt, ws_); }
   void trust() const {
-    runs::ConfigTrust().trust(file(), sandbox::sha256_hex(testing_support::read_file(file())));
+    hooks::ConfigTrust().trust(file(), sandbox::sha256_hex(testing_support::read_file(file())));
   }
   static bool mentions(const Config& c, const std::string& key) {
     for (const std::string& line : c.left_out) {
@@ -165,7 +165,7 @@ TEST_F(WorkspaceConfigTest, ATrustedFileAppliesWholeUntilItsContentChanges) {
   EXPECT_TRUE(trusted.fleet.enabled());
   EXPECT_TRUE(trusted.left_out.empty());
   // The trust is kept outside the workspace.
-  EXPECT_FALSE(runs::ConfigTrust().file().string().rfind(ws_.string(), 0) == 0);
+  EXPECT_FALSE(hooks::ConfigTrust().file().string().rfind(ws_.string(), 0) == 0);
   // One byte more (an agent's edit): not the content trusted.
   write(std::string(kLoosening) + "\n");
   Config changed = load();
@@ -175,7 +175,7 @@ TEST_F(WorkspaceConfigTest, ATrustedFileAppliesWholeUntilItsContentChanges) {
   // Revoked: untrusted again even with the content trusted.
   write(kLoosening);
   EXPECT_EQ(load().origin, Config::Origin::kTrustedWorkspace);
-  EXPECT_TRUE(runs::ConfigTrust().revoke(file()));
+  EXPECT_TRUE(hooks::ConfigTrust().revoke(file()));
   EXPECT_EQ(load().origin, Config::Origin::kUntrustedWorkspace);
 }
 
@@ -183,7 +183,7 @@ TEST_F(WorkspaceConfigTest, ALinkToAFileTrustedElsewhereIsNotTrustedNorFollowed)
   // A file the user trusted for another workspace...
   fs::path other = dir_ / "other" / ".shadowbox.yaml";
   testing_support::write_file(other, "hooks: {rollback_on_failure: false}\n");
-  runs::ConfigTrust().trust(other, sandbox::sha256_hex(testing_support::read_file(other)));
+  hooks::ConfigTrust().trust(other, sandbox::sha256_hex(testing_support::read_file(other)));
   ASSERT_FALSE(Config::load(std::nullopt, other.parent_path()).rollback.on_failure);
   // ...linked from this one (by a cloned repository, or the agent).
   fs::create_symlink(other, file());

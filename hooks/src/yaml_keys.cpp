@@ -9,9 +9,9 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
-#include "runs/config_error.hpp"
+#include "hooks/config_error.hpp"
 
-namespace runs {
+namespace hooks {
 
 namespace {
 
@@ -119,4 +119,4 @@ void check_unique_keys(const std::string& yaml_text, const std::string& origin) 
   parser.HandleNextDocument(checker);
 }
 
-}  // namespace runs
+}  // namespace hooks

@@ -4,12 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include "runs/config.hpp"
+#include "hooks/config.hpp"
 
 namespace config_fields {
 
 // Expects a and b to hold the same settings (where they came from apart).
-inline void expect_same_settings(const runs::Config& a, const runs::Config& b) {
+inline void expect_same_settings(const hooks::Config& a, const hooks::Config& b) {
   EXPECT_EQ(a.capture.excludes, b.capture.excludes);
   EXPECT_EQ(a.capture.max_file_size, b.capture.max_file_size);
   EXPECT_EQ(a.capture.respect_gitignore, b.capture.respect_gitignore);
