@@ -140,7 +140,7 @@ std::optional<std::string> RollbackPolicy::keeps(const FailedCall& call) const {
       continue;
     }
     std::string which = rule.command.empty() ? call.tool : "'" + rule.command + "'";
-    return "kept by configuration (hooks.keep_failures: " + which +
+    return "kept by configuration (rollback.keep_failures: " + which +
            (call.exit_code ? " exiting " + std::to_string(*call.exit_code) : "") + ")";
   }
   return std::nullopt;

@@ -3,7 +3,7 @@
 // `snapshot --phase post_tool` / `rollback CALL_ID` — go through the one transaction
 // core and leave identical files, identical STATE and LOG slices and identical ledger
 // records: for a success, a failure rolled back, a failure kept by configuration
-// (hooks.keep_failed_tools) and a failure whose rollback is refused because a call
+// (rollback.keep_failed_tools) and a failure whose rollback is refused because a call
 // that ran meanwhile (nested in it) changed files.
 #include <Poco/JSON/Parser.h>
 

@@ -82,7 +82,7 @@ TEST(RollbackPolicyTest, RulesKeepFailuresByCommandAndExitStatus) {
   EXPECT_FALSE(policy.keeps({"Bash", "rm -rf node_modules; npm test", 1}));
   std::optional<std::string> lint = policy.keeps({"run_shell_command", "make lint", 7});
   ASSERT_TRUE(lint);
-  EXPECT_NE(lint->find("hooks.keep_failures"), std::string::npos) << *lint;
+  EXPECT_NE(lint->find("rollback.keep_failures"), std::string::npos) << *lint;
   RollbackDecision d = policy.decide({"Bash", "npm test", 1}, "a", {}, differing({"out.log"}));
   EXPECT_EQ(d.kind, Kind::kKeep);
 }

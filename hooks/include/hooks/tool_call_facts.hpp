@@ -1,7 +1,7 @@
 // What a tool event says of its call beyond the tool's name: the workspace files an
 // editing tool names — so that a rollback of it, or of a call beside it, touches only
 // what it can have changed —, a failed shell call's command and exit status (what
-// hooks.keep_failures rules match), and its input in one canonical form (what the
+// rollback.keep_failures rules match), and its input in one canonical form (what the
 // repeat guard, policy.repeat, compares).
 //
 // Thread-safety: pure functions.
