@@ -213,6 +213,10 @@ LogRow describe(const Gathered& g, const sandbox::Ledger& ledger, const std::str
     row.outcome = std::string(fsnap::to_string(first.meta.phase));
     std::optional<sandbox::LedgerRecord> r = read_record(ledger, &first);
     row.what = r ? r->result_summary : "";
+    if (!first.meta.label.empty()) {
+      row.what = "label:" + fsnap::quote_path(first.meta.label) +
+                 (row.what.empty() ? "" : "  " + row.what);
+    }
     if (!first.meta.tag.empty()) {
       row.what = "tag:" + first.meta.tag + (row.what.empty() ? "" : "  " + row.what);
     }

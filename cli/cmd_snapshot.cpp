@@ -10,6 +10,11 @@
 
 namespace cli {
 
+namespace {
+// A label is a line of the commit message: long enough for a sentence, not for a file.
+constexpr std::size_t kMaxLabelBytes = 1024;
+}  // namespace
+
 int cmd_snapshot(const Context& context, const Args& parsed) {
   fsnap::CheckpointMeta meta;
   meta.tag = parsed.value_or("--tag", "");
@@ -31,6 +36,16 @@ int cmd_snapshot(const Context& context, const Args& parsed) {
   if (tool_phase && meta.tool_call_id.empty()) {
     throw parsed.usage_error("--phase " + std::string(fsnap::to_string(meta.phase)) +
                              " needs --tool-call-id");
+  }
+  meta.label = parsed.value_or("--label", "");
+  if (tool_phase && !meta.label.empty()) {
+    throw parsed.usage_error("--label names a checkpoint or manual snapshot; a " +
+                             std::string(fsnap::to_string(meta.phase)) +
+                             " boundary is named by its tool call");
+  }
+  if (meta.label.size() > kMaxLabelBytes) {
+    throw parsed.usage_error("--label is " + std::to_string(meta.label.size()) +
+                             " bytes long; at most " + std::to_string(kMaxLabelBytes));
   }
 
   // What goes into the ledger: never a secret (run.secrets, credential shapes).

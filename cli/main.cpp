@@ -78,6 +78,9 @@ const std::vector<Command>& all_commands() {
         "checkpoint the whole workspace (pre_tool/post_tool: a boundary of an external tool call)",
         {{"--tag", nullptr, "T", "name the checkpoint (an existing tag is refused)"},
          {"--force", nullptr, nullptr, "move an existing --tag to this checkpoint"},
+         {"--label", nullptr, "TEXT",
+          "checkpoint or manual: free text kept with it (any characters, repeats allowed; "
+          "not a ref)"},
          {"--phase", nullptr, "PHASE", "pre_tool, post_tool, checkpoint or manual (default)",
           ValueKind::kChoice, "pre_tool|post_tool|checkpoint|manual"},
          {"--tool-call-id", nullptr, "ID", "the tool call (needed by pre_tool and post_tool)"},

@@ -87,6 +87,7 @@ Poco::JSON::Object::Ptr checkpoint_json(const fsnap::Checkpoint& checkpoint) {
   object->set("tree", checkpoint.tree);
   object->set("parent", checkpoint.parent);
   object->set("tag", sanitize_utf8(checkpoint.meta.tag));
+  object->set("label", sanitize_utf8(checkpoint.meta.label));
   object->set("phase", std::string(fsnap::to_string(checkpoint.meta.phase)));
   object->set("tool_call_id", sanitize_utf8(checkpoint.meta.tool_call_id));
   object->set("tool_name", sanitize_utf8(checkpoint.meta.tool_name));
@@ -142,6 +143,9 @@ std::string checkpoint_line(const fsnap::Checkpoint& checkpoint) {
     line += " " + fsnap::quote_path(checkpoint.meta.tool_call_id);
   }
   if (!checkpoint.meta.tag.empty()) line += "  tag:" + fsnap::quote_path(checkpoint.meta.tag);
+  if (!checkpoint.meta.label.empty()) {
+    line += "  label:" + fsnap::quote_path(checkpoint.meta.label);
+  }
   if (!checkpoint.skipped.empty()) {
     line += "  (" + std::to_string(checkpoint.skipped.size()) + " skipped)";
   }

@@ -120,8 +120,8 @@ TEST_F(CliTest, SnapshotJsonHasTheDocumentedShape) {
   write("a.txt", "a");
   Poco::JSON::Object::Ptr s = snapshot_json({"--tag", "t1", "--phase", "pre_tool", "--tool-call-id",
                                              "toolu_1", "--tool-name", "Bash", "--run", "r1"});
-  for (const char* key : {"id", "commit", "tag", "phase", "tool_call_id", "tool_name", "run",
-                          "created_at", "skipped"}) {
+  for (const char* key : {"id", "commit", "tag", "label", "phase", "tool_call_id", "tool_name",
+                          "run", "created_at", "skipped"}) {
     EXPECT_TRUE(s->has(key)) << key;
   }
   EXPECT_EQ(s->getValue<std::string>("id").size(), 16u);
@@ -415,6 +415,33 @@ TEST_F(CliTest, AnExistingTagIsRefusedUnlessForcedAndShownOnlyWhereItPoints) {
   EXPECT_NE(log.find(moved), std::string::npos);
   EXPECT_LT(log.find("tag:v1"), log.find(first)) << "on the newest line only\n" << log;
   expect_usage_error(shadowbox({"snapshot", "--force"}), "--force");
+}
+
+TEST_F(CliTest, ALabelIsFreeTextKeptWithTheCheckpointAndNeverARef) {
+  write("a", "1");
+  // What a ref name could not hold: a colon, spaces, non-ASCII, the same text twice.
+  const std::string label =
+      "pre:toolu_01 before the r\xc3\xa9"
+      "factor";
+  std::string first = snapshot_json({"--label", label})->getValue<std::string>("id");
+  write("a", "2");
+  Poco::JSON::Object::Ptr second = snapshot_json({"--label", label, "--phase", "checkpoint"});
+  EXPECT_EQ(second->getValue<std::string>("label"), label);
+  EXPECT_EQ(object_of(ok({"show", first, "--json"}))->getValue<std::string>("label"), label);
+  std::string log = ok({"log"});
+  std::size_t at = log.find("label:");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_NE(log.find("label:", at + 1), std::string::npos) << "both carry it\n" << log;
+  // A label is no name to find a checkpoint by, and makes no ref.
+  EXPECT_NE(shadowbox({"show", label}).exit_code, 0);
+  CommandResult refs = testing_support::run_command(
+      {"git", "--git-dir", (store_ / "repo.git").string(), "for-each-ref", "--format=%(refname)"});
+  EXPECT_EQ(refs.out.find("toolu_01"), std::string::npos) << refs.out;
+  // A tool boundary is named by its call; a label longer than a line is refused.
+  expect_usage_error(
+      shadowbox({"snapshot", "--label", "x", "--phase", "pre_tool", "--tool-call-id", "toolu_9"}),
+      "--label names a checkpoint or manual snapshot");
+  expect_usage_error(shadowbox({"snapshot", "--label", std::string(1025, 'x')}), "at most 1024");
 }
 
 TEST_F(CliTest, SmallerMessagesSayWhatIsTrue) {
