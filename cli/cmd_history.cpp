@@ -1,6 +1,7 @@
 // `shadowbox log`, `show` and `diff`: read the history.
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <typeindex>
 
 #include <Poco/JSON/Parser.h>
@@ -287,8 +288,52 @@ void print_agent_sessions(const hooks::AdapterStateDiff& d) {
   }
 }
 
+namespace {
+
+// Where the items of two versions of a slice stand. A slice a count window bounds loses
+// its oldest items from the front, and its items keep their positions (the position of
+// the first is SliceItems::start()): two versions are compared position by position, and
+// the positions only the older one has were dropped by the window, not changed. A slice
+// rebuilt from scratch starts again at 0, and is compared index by index.
+class SlicePositions {
+ public:
+  SlicePositions(const statekit::SliceItems& before, const statekit::SliceItems& after)
+      : aligned_(after.start() >= before.start()),
+        before_start_(aligned_ ? before.start() : 0),
+        after_start_(aligned_ ? after.start() : 0),
+        before_end_(before_start_ + before.size()),
+        after_end_(after_start_ + after.size()) {}
+
+  // The first position both could hold, and the end of either.
+  std::size_t first_kept() const { return std::max(before_start_, after_start_); }
+  std::size_t end() const { return std::max(before_end_, after_end_); }
+  // How many of the older version's items the newer one dropped from its front.
+  std::size_t dropped() const {
+    return std::min(after_start_, before_end_) - std::min(before_start_, after_start_);
+  }
+  // The index of position p in each version, if it holds it.
+  std::optional<std::size_t> in_before(std::size_t p) const {
+    if (p < before_start_ || p >= before_end_) return std::nullopt;
+    return p - before_start_;
+  }
+  std::optional<std::size_t> in_after(std::size_t p) const {
+    if (p < after_start_ || p >= after_end_) return std::nullopt;
+    return p - after_start_;
+  }
+
+ private:
+  bool aligned_;
+  std::size_t before_start_;
+  std::size_t after_start_;
+  std::size_t before_end_;
+  std::size_t after_end_;
+};
+
+}  // namespace
+
 // `diff --session REF REF2`: the slices added, removed and modified between two
-// checkpoints' session snapshots; a modified slice with the positions whose items differ.
+// checkpoints' session snapshots; a modified slice with the positions whose items differ
+// and how many its window dropped.
 int diff_sessions(const Context& context, const Args& parsed) {
   if (parsed.operands().size() != 2) {
     throw parsed.usage_error("--session compares two checkpoints: give REF and REF2");
@@ -325,13 +370,16 @@ int diff_sessions(const Context& context, const Args& parsed) {
   for (const auto& [type, versions] : diff.modified) {
     const auto& [before, after] = versions;
     std::string name = sandbox::SliceTypes::name_of(type);
+    SlicePositions positions(before, after);
     Poco::JSON::Array::Ptr changed = new Poco::JSON::Array;
-    for (std::size_t i = 0; i < std::max(before.size(), after.size()); ++i) {
-      Poco::Dynamic::Var was = i < before.size() ? encode(type, before[i]) : Poco::Dynamic::Var();
-      Poco::Dynamic::Var now = i < after.size() ? encode(type, after[i]) : Poco::Dynamic::Var();
-      if (i < before.size() && i < after.size() && was.toString() == now.toString()) continue;
+    for (std::size_t p = positions.first_kept(); p < positions.end(); ++p) {
+      std::optional<std::size_t> b = positions.in_before(p);
+      std::optional<std::size_t> a = positions.in_after(p);
+      Poco::Dynamic::Var was = b ? encode(type, before[*b]) : Poco::Dynamic::Var();
+      Poco::Dynamic::Var now = a ? encode(type, after[*a]) : Poco::Dynamic::Var();
+      if (b && a && was.toString() == now.toString()) continue;
       Poco::JSON::Object::Ptr change = make_object();
-      change->set("index", i);
+      change->set("index", p);
       change->set("before", was);
       change->set("after", now);
       changed->add(change);
@@ -339,10 +387,15 @@ int diff_sessions(const Context& context, const Args& parsed) {
     Poco::JSON::Object::Ptr entry = make_object();
     entry->set("before", before.size());
     entry->set("after", after.size());
+    entry->set("dropped", positions.dropped());
     entry->set("changed", changed);
     modified->set(name, entry);
+    std::string dropped = positions.dropped() == 0 ? ""
+                                                   : ", " + std::to_string(positions.dropped()) +
+                                                         " dropped by its window";
     lines.push_back("M " + name + " (" + std::to_string(before.size()) + " -> " +
-                    count(after.size()) + ", " + std::to_string(changed->size()) + " changed)");
+                    count(after.size()) + ", " + std::to_string(changed->size()) + " changed" +
+                    dropped + ")");
   }
   hooks::AdapterStateDiff agents =
       hooks::diff_adapter_states(session_at(ledger, from).slice<hooks::AgentSession>(),

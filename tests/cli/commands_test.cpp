@@ -1002,6 +1002,42 @@ TEST_F(CliTest, ACheckpointRingInTheConfigIsSaidToChangeNothingHere) {
   EXPECT_EQ(plain.err.find("checkpoint_ring"), std::string::npos) << plain.err;
 }
 
+TEST_F(CliTest, ASessionDiffComparesAWindowedSliceByPositionAndCountsWhatItsWindowDropped) {
+  const std::string config = "session:\n  windows: {tool_invoked: 3}\n";
+  write("a", "0");
+  for (int i = 1; i <= 4; ++i) {
+    std::string call = "c" + std::to_string(i);
+    ok({"snapshot", "--phase", "pre_tool", "--tool-call-id", call, "--tool-name", "Bash"}, config);
+    write("a", call);
+    ok({"snapshot", "--phase", "post_tool", "--tool-call-id", call}, config);
+  }
+  // post:c3 holds c1 c2 c3 at positions 0-2; post:c4 holds c2 c3 c4 at 1-3. Compared
+  // index by index all three would differ; by position only c4 is new, c1 was dropped.
+  Poco::JSON::Object::Ptr diff =
+      object_of(ok({"diff", "--session", "post:c3", "post:c4", "--json"}, config));
+  Poco::JSON::Object::Ptr slice = diff->getObject("modified")->getObject("tool_invoked");
+  ASSERT_TRUE(slice) << "tool_invoked changed";
+  EXPECT_EQ(slice->getValue<std::size_t>("before"), 3u);
+  EXPECT_EQ(slice->getValue<std::size_t>("after"), 3u);
+  EXPECT_EQ(slice->getValue<std::size_t>("dropped"), 1u);
+  Poco::JSON::Array::Ptr changed = slice->getArray("changed");
+  ASSERT_EQ(changed->size(), 1u);
+  Poco::JSON::Object::Ptr change = changed->getObject(0);
+  EXPECT_EQ(change->getValue<std::size_t>("index"), 3u);
+  EXPECT_TRUE(change->get("before").isEmpty());
+  EXPECT_EQ(change->getObject("after")->getValue<std::string>("tool_call_id"), "c4");
+  std::string text = ok({"diff", "--session", "post:c3", "post:c4"}, config);
+  EXPECT_NE(text.find("M tool_invoked (3 -> 3 items, 1 changed, 1 dropped by its window)"),
+            std::string::npos)
+      << text;
+  // Without a window nothing is dropped and positions are indexes.
+  Poco::JSON::Object::Ptr early =
+      object_of(ok({"diff", "--session", "post:c1", "post:c2", "--json"}, config));
+  EXPECT_EQ(
+      early->getObject("modified")->getObject("tool_invoked")->getValue<std::size_t>("dropped"),
+      0u);
+}
+
 TEST_F(CliTest, ASessionWindowKeepsTheNewestCallsAndRunsStillCountsThemAll) {
   const std::string config = "session:\n  windows: {tool_invoked: 10}\n";
   write("a", "0");
