@@ -327,6 +327,7 @@ HookVerdict decide_event(AgentEvent& event, runs::LedgerRun& run, const HookOpti
     std::string now = fsnap::format_timestamp(run.state().clock().now());
     AgentSession session{event.session_id, event.transcript_path, event.source, event.cwd, now};
     session.started_by = runs::redact(agent_command(run), options.secrets);
+    session.agent = event.agent;
     if (event.source == "resume" || event.source == "fork") {
       session.resumed_from = options.resumed_session;
     }
@@ -381,6 +382,7 @@ HookVerdict decide(const AgentAdapter& adapter, AgentEvent& event, runs::LedgerR
                    const HookOptions& options) {
   const std::string& name = event.name;
   sandbox::ToolTransactions& tx = run.transactions();
+  event.agent = adapter.name();
   tx.events().hooks.publish({adapter.name(), event.name, event.session_id, event.tool_use_id});
   // What the records keep of the call: redacted, then cut.
   auto input = [&] {

@@ -78,6 +78,7 @@ void register_agent_session_slice_type() {
           o->set("message_count", s.message_count);
           o->set("complete", s.complete);
           o->set("resumed_from", s.resumed_from);
+          o->set("agent", s.agent);
           return o;
         },
         [](const Var& v) {
@@ -90,6 +91,7 @@ void register_agent_session_slice_type() {
           if (o->has("message_count")) s.message_count = o->getValue<std::size_t>("message_count");
           if (o->has("complete")) s.complete = o->getValue<bool>("complete");
           s.resumed_from = text(o, "resumed_from");
+          s.agent = text(o, "agent");
           return s;
         });
     // Sessions stored before the slice was named for every agent.

@@ -54,6 +54,27 @@ TEST(AgentSessionState, ASessionStartedAgainKeepsWhereItBegan) {
   EXPECT_FALSE(sessions[0].complete) << "it goes on";
 }
 
+TEST(AgentSessionState, ASessionKeepsItsAgentAndOneRecordedBeforeHasNone) {
+  hooks::register_agent_run_slice_types();
+  sandbox::Session session;
+  session.register_slice<AgentSession>(sandbox::SlicePolicy::kLog);
+  AgentSession codex = started("thread-1", "2026-11-25T10:00:00Z", "codex exec go");
+  codex.agent = "codex";
+  session.seed<AgentSession>({codex});
+  std::string json = session.snapshot({}, true).to_json();
+  sandbox::SessionSnapshot back = sandbox::SessionSnapshot::from_json(json);
+  ASSERT_EQ(back.slice<AgentSession>().size(), 1u);
+  EXPECT_EQ(back.slice<AgentSession>()[0].agent, "codex");
+  // As a store written before sessions named their agent holds it.
+  std::string stored = json;
+  std::size_t at = stored.find(",\"agent\":\"codex\"");
+  ASSERT_NE(at, std::string::npos) << stored;
+  stored.erase(at, std::string(",\"agent\":\"codex\"").size());
+  sandbox::SessionSnapshot old = sandbox::SessionSnapshot::from_json(stored);
+  EXPECT_EQ(old.slice<AgentSession>()[0].agent, "");
+  EXPECT_EQ(old.slice<AgentSession>()[0].session_id, "thread-1");
+}
+
 TEST(AgentSessionState, ASessionStoredUnderTheFormerClaudeCodeNamesIsRestored) {
   hooks::register_agent_run_slice_types();
   sandbox::Session session;

@@ -275,6 +275,8 @@ TEST_F(HookTest, SessionStartIsRecordedAndOnlySessionEndCompletesTheRun) {
   ASSERT_EQ(session.slice<hooks::AgentSession>().size(), 1u);
   EXPECT_EQ(session.slice<hooks::AgentSession>()[0].session_id, "sess-1");
   EXPECT_EQ(session.slice<hooks::AgentSession>()[0].transcript_path, "/nowhere/t.jsonl");
+  EXPECT_EQ(session.slice<hooks::AgentSession>()[0].agent, "claude-code")
+      << "each session records its agent";
   EXPECT_EQ(session.policies.at(typeid(hooks::AgentSession)), sandbox::SlicePolicy::kLog);
   EXPECT_EQ(session.slice<runs::RunStatus>().latest()->status, "running");
   EXPECT_EQ(session.policies.at(typeid(runs::RunStatus)), sandbox::SlicePolicy::kLog)

@@ -45,6 +45,7 @@ struct AgentEvent {
   // ended — or was never run: a call its permissions refused has no PostToolUse).
   std::vector<BatchCall> batch;
   std::string native_name;  // the agent's own name for the event (BeforeTool...)
+  std::string agent;        // the adapter that read it (agent_kind_name)
   // The agent gives its tool calls no ids: tool_use_id of a PreToolUse is one shadowbox
   // made up, and an after-tool event (tool_use_id empty) is paired with its call by
   // tool name and input.

@@ -25,6 +25,10 @@ struct AgentSession {
   std::size_t message_count = 0;  // user and assistant messages in its transcript
   bool complete = false;          // it ended (SessionEnd, not /clear)
   std::string resumed_from;       // the session a `shadowbox resume` started it from
+  // The agent it is a session of (agent_kind_name: claude-code, codex, gemini,
+  // claude-sdk), as the hook event that started it was read; "" for sessions recorded
+  // before this was kept (run.json's agent then says).
+  std::string agent;
 
   // Whether it can be resumed: it has an id and did not end.
   bool resumable() const { return !session_id.empty() && !complete; }
