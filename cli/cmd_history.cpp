@@ -290,44 +290,50 @@ void print_agent_sessions(const hooks::AdapterStateDiff& d) {
 
 namespace {
 
-// Where the items of two versions of a slice stand. A slice a count window bounds loses
-// its oldest items from the front, and its items keep their positions (the position of
-// the first is SliceItems::start()): two versions are compared position by position, and
-// the positions only the older one has were dropped by the window, not changed. A slice
-// rebuilt from scratch starts again at 0, and is compared index by index.
-class SlicePositions {
- public:
-  SlicePositions(const statekit::SliceItems& before, const statekit::SliceItems& after)
-      : aligned_(after.start() >= before.start()),
-        before_start_(aligned_ ? before.start() : 0),
-        after_start_(aligned_ ? after.start() : 0),
-        before_end_(before_start_ + before.size()),
-        after_end_(after_start_ + after.size()) {}
+Poco::Dynamic::Var encode_item(std::type_index type, const statekit::Item& item) {
+  return sandbox::SliceTypes::find(type)->encode(item.get());
+}
 
-  // The first position both could hold, and the end of either.
-  std::size_t first_kept() const { return std::max(before_start_, after_start_); }
-  std::size_t end() const { return std::max(before_end_, after_end_); }
-  // How many of the older version's items the newer one dropped from its front.
-  std::size_t dropped() const {
-    return std::min(after_start_, before_end_) - std::min(before_start_, after_start_);
-  }
-  // The index of position p in each version, if it holds it.
-  std::optional<std::size_t> in_before(std::size_t p) const {
-    if (p < before_start_ || p >= before_end_) return std::nullopt;
-    return p - before_start_;
-  }
-  std::optional<std::size_t> in_after(std::size_t p) const {
-    if (p < after_start_ || p >= after_end_) return std::nullopt;
-    return p - after_start_;
-  }
+std::string item_count(std::size_t n) {
+  return std::to_string(n) + (n == 1 ? " item" : " items");
+}
 
- private:
-  bool aligned_;
-  std::size_t before_start_;
-  std::size_t after_start_;
-  std::size_t before_end_;
-  std::size_t after_end_;
-};
+// A modified slice as diff --session shows it: its sizes, the positions whose items
+// differ and how many its window dropped; line is its line of text. A slice a count
+// window bounds loses its oldest items from the front while the others keep their
+// positions (the first one's is SliceItems::start()), so two versions are lined up by
+// position and the positions only the older one holds count as dropped, not changed. A
+// slice rebuilt from scratch starts again at 0, and is compared index by index.
+Poco::JSON::Object::Ptr modified_slice(std::type_index type, const statekit::SliceItems& before,
+                                       const statekit::SliceItems& after, std::string& line) {
+  bool aligned = after.start() >= before.start();
+  std::size_t shift =
+      aligned ? after.start() - before.start() : 0;   // after[i] is before[i + shift]
+  std::size_t origin = aligned ? before.start() : 0;  // the position of before[0]
+  std::size_t dropped = std::min(shift, before.size());
+  Poco::JSON::Array::Ptr changed = new Poco::JSON::Array;
+  for (std::size_t i = dropped; i < std::max(before.size(), shift + after.size()); ++i) {
+    bool in_before = i < before.size();
+    bool in_after = i >= shift && i - shift < after.size();
+    Poco::Dynamic::Var was = in_before ? encode_item(type, before[i]) : Poco::Dynamic::Var();
+    Poco::Dynamic::Var now = in_after ? encode_item(type, after[i - shift]) : Poco::Dynamic::Var();
+    if (in_before && in_after && was.toString() == now.toString()) continue;
+    Poco::JSON::Object::Ptr change = make_object();
+    change->set("index", origin + i);
+    change->set("before", was);
+    change->set("after", now);
+    changed->add(change);
+  }
+  Poco::JSON::Object::Ptr entry = make_object();
+  entry->set("before", before.size());
+  entry->set("after", after.size());
+  entry->set("dropped", dropped);
+  entry->set("changed", changed);
+  line = "M " + sandbox::SliceTypes::name_of(type) + " (" + std::to_string(before.size()) + " -> " +
+         item_count(after.size()) + ", " + std::to_string(changed->size()) + " changed" +
+         (dropped == 0 ? "" : ", " + std::to_string(dropped) + " dropped by its window") + ")";
+  return entry;
+}
 
 }  // namespace
 
@@ -342,17 +348,14 @@ int diff_sessions(const Context& context, const Args& parsed) {
   sandbox::Ledger ledger(repo);
   fsnap::Checkpoint from = ledger.resolve(parsed.operands()[0]);
   fsnap::Checkpoint to = ledger.resolve(parsed.operands()[1]);
-  sandbox::SnapshotDiff diff =
-      sandbox::SessionSnapshot::diff(session_at(ledger, from), session_at(ledger, to));
-  auto encode = [](std::type_index type, const statekit::Item& item) {
-    return sandbox::SliceTypes::find(type)->encode(item.get());
-  };
+  sandbox::SessionSnapshot before = session_at(ledger, from);
+  sandbox::SessionSnapshot after = session_at(ledger, to);
+  sandbox::SnapshotDiff diff = sandbox::SessionSnapshot::diff(before, after);
   auto items_json = [&](std::type_index type, const statekit::SliceItems& items) {
     Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
-    for (std::size_t i = 0; i < items.size(); ++i) out->add(encode(type, items[i]));
+    for (std::size_t i = 0; i < items.size(); ++i) out->add(encode_item(type, items[i]));
     return out;
   };
-  auto count = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " item" : " items"); };
   Poco::JSON::Object::Ptr added = make_object();
   Poco::JSON::Object::Ptr removed = make_object();
   Poco::JSON::Object::Ptr modified = make_object();
@@ -360,46 +363,19 @@ int diff_sessions(const Context& context, const Args& parsed) {
   for (const auto& [type, items] : diff.added) {
     std::string name = sandbox::SliceTypes::name_of(type);
     added->set(name, items_json(type, items));
-    lines.push_back("A " + name + " (" + count(items.size()) + ")");
+    lines.push_back("A " + name + " (" + item_count(items.size()) + ")");
   }
   for (const auto& [type, items] : diff.removed) {
     std::string name = sandbox::SliceTypes::name_of(type);
     removed->set(name, items_json(type, items));
-    lines.push_back("D " + name + " (" + count(items.size()) + ")");
+    lines.push_back("D " + name + " (" + item_count(items.size()) + ")");
   }
   for (const auto& [type, versions] : diff.modified) {
-    const auto& [before, after] = versions;
-    std::string name = sandbox::SliceTypes::name_of(type);
-    SlicePositions positions(before, after);
-    Poco::JSON::Array::Ptr changed = new Poco::JSON::Array;
-    for (std::size_t p = positions.first_kept(); p < positions.end(); ++p) {
-      std::optional<std::size_t> b = positions.in_before(p);
-      std::optional<std::size_t> a = positions.in_after(p);
-      Poco::Dynamic::Var was = b ? encode(type, before[*b]) : Poco::Dynamic::Var();
-      Poco::Dynamic::Var now = a ? encode(type, after[*a]) : Poco::Dynamic::Var();
-      if (b && a && was.toString() == now.toString()) continue;
-      Poco::JSON::Object::Ptr change = make_object();
-      change->set("index", p);
-      change->set("before", was);
-      change->set("after", now);
-      changed->add(change);
-    }
-    Poco::JSON::Object::Ptr entry = make_object();
-    entry->set("before", before.size());
-    entry->set("after", after.size());
-    entry->set("dropped", positions.dropped());
-    entry->set("changed", changed);
-    modified->set(name, entry);
-    std::string dropped = positions.dropped() == 0 ? ""
-                                                   : ", " + std::to_string(positions.dropped()) +
-                                                         " dropped by its window";
-    lines.push_back("M " + name + " (" + std::to_string(before.size()) + " -> " +
-                    count(after.size()) + ", " + std::to_string(changed->size()) + " changed" +
-                    dropped + ")");
+    modified->set(sandbox::SliceTypes::name_of(type),
+                  modified_slice(type, versions.first, versions.second, lines.emplace_back()));
   }
-  hooks::AdapterStateDiff agents =
-      hooks::diff_adapter_states(session_at(ledger, from).slice<hooks::AgentSession>(),
-                                 session_at(ledger, to).slice<hooks::AgentSession>());
+  hooks::AdapterStateDiff agents = hooks::diff_adapter_states(before.slice<hooks::AgentSession>(),
+                                                              after.slice<hooks::AgentSession>());
   if (from.meta.run == to.meta.run) {
     agents.session_data =
         hooks::session_data_changes(*repo, to.meta.run, from.created_at, to.created_at);
