@@ -119,6 +119,9 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
                                    bool queue) {
   Session::Dispatched out;
   std::vector<std::shared_ptr<Session>> children;
+  statekit::Effects to_perform;  // by runner, once the lock is released
+  std::shared_ptr<const statekit::EffectRunner> runner;
+  std::function<void(const statekit::EffectOutcome&)> on_outcome;
   {
     // Reducers run under the lock: each sees the newest slice, and the results of one
     // event land together. A reducer that throws leaves every slice as it was, and the
@@ -147,6 +150,12 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
     }
     if (queue) {
       for (statekit::Effect& e : dispatching_) queued_.push_back(std::move(e));
+      if (effect_runner_) {
+        to_perform = std::move(queued_);
+        queued_.clear();
+        runner = effect_runner_;
+        on_outcome = on_effect_outcome_;
+      }
     } else {
       out.effects = std::move(dispatching_);
     }
@@ -157,10 +166,21 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
       }
     }
   }
+  for (const statekit::Effect& effect : to_perform) {
+    statekit::EffectOutcome outcome = runner->run(effect);
+    if (on_outcome) on_outcome(outcome);
+  }
   for (const std::shared_ptr<Session>& child : children) {
     out.applied += child->apply(event, value, true, true).applied;
   }
   return out;
+}
+
+void Session::set_effect_runner(std::shared_ptr<const statekit::EffectRunner> runner,
+                                std::function<void(const statekit::EffectOutcome&)> on_outcome) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  effect_runner_ = std::move(runner);
+  on_effect_outcome_ = std::move(on_outcome);
 }
 
 void Session::collect_effects(statekit::Effects effects) {

@@ -9,9 +9,13 @@
 // from SliceTypes) that decides what snapshots include and what rollbacks keep.
 //
 // A reducer may also return effects (statekit/effects.hpp;
-// docs/conformance/STATE_MANAGEMENT.md): side effects as data, which the session never
-// performs itself. dispatch queues them for take_effects; dispatch_effects returns them.
-// Either way a dispatch that throws leaves no effect behind.
+// docs/conformance/STATE_MANAGEMENT.md): side effects as data, which reducers never
+// perform. dispatch_effects returns them to its caller. dispatch and broadcast hand
+// them to the session's effect runner (set_effect_runner), which performs them right
+// after the dispatch stored its slices, on the dispatching thread and outside the
+// session's lock (a handler may dispatch again), each outcome going to the runner's
+// observer; a session without a runner queues them for take_effects. Either way a
+// dispatch that throws leaves no effect behind.
 //
 // Snapshot times and ids come from the injected clock and id source, so a seeded run
 // gives the same ids every time.
@@ -183,7 +187,14 @@ class Session {
     return apply(typeid(E), &event, false, false);
   }
   // The effects dispatch and broadcast queued, oldest first; the queue is then empty.
+  // (Only a session without an effect runner queues any.)
   statekit::Effects take_effects();
+  // From now on, dispatch and broadcast perform the effects their reducers return with
+  // runner, as soon as their slices are stored, and give each outcome to on_outcome (if
+  // given); effects queued before are performed first, by the next dispatch. A null
+  // runner queues them again. A child session has a runner of its own.
+  void set_effect_runner(std::shared_ptr<const statekit::EffectRunner> runner,
+                         std::function<void(const statekit::EffectOutcome&)> on_outcome = {});
 
   // The clock the session stamps snapshots (and state machines their moves) with.
   std::shared_ptr<const fsnap::Clock> clock() const { return clock_; }
@@ -315,7 +326,9 @@ class Session {
   std::vector<statekit::Middleware> middleware_;  // outermost first
   std::map<std::type_index, ErasedWindow> windows_;
   statekit::Effects dispatching_;  // the effects of the dispatch under way
-  statekit::Effects queued_;       // for take_effects
+  statekit::Effects queued_;       // for take_effects, or the runner's next turn
+  std::shared_ptr<const statekit::EffectRunner> effect_runner_;  // null: queue them
+  std::function<void(const statekit::EffectOutcome&)> on_effect_outcome_;
   // A computed slice, with the sources' items its value was computed from.
   struct ComputedState {
     statekit::ComputedDefinition definition;
