@@ -247,14 +247,43 @@ SessionSnapshot Session::snapshot(const std::set<SlicePolicy>& policies, bool in
   return snap;
 }
 
+SessionSnapshot Session::snapshot_of(const SliceSelection& which,
+                                     std::map<std::string, std::string> tags) const {
+  SessionSnapshot snap = snapshot({}, /*include_all=*/true, std::move(tags));
+  snap.selection = which;
+  for (auto it = snap.slices.begin(); it != snap.slices.end();) {
+    if (which.contains(it->first)) {
+      ++it;
+    } else {
+      snap.policies.erase(it->first);
+      it = snap.slices.erase(it);
+    }
+  }
+  return snap;
+}
+
+void Session::restore(const SessionSnapshot& snapshot, const SliceSelection& slices) {
+  SessionSnapshot narrowed = snapshot;
+  narrowed.selection = SliceSelection::both(snapshot.selection, slices);
+  for (auto it = narrowed.slices.begin(); it != narrowed.slices.end();) {
+    if (narrowed.selection.contains(it->first)) {
+      ++it;
+    } else {
+      narrowed.policies.erase(it->first);
+      it = narrowed.slices.erase(it);
+    }
+  }
+  rollback(narrowed, /*preserve_logs=*/false);
+}
+
 void Session::rollback(const SessionSnapshot& snapshot, bool preserve_logs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto kept = [&](SlicePolicy policy) {
-    return snapshot.covered.count(policy) == 0 || (preserve_logs && policy == SlicePolicy::kLog);
+  auto kept = [&](std::type_index type, SlicePolicy policy) {
+    return !snapshot.covers(type, policy) || (preserve_logs && policy == SlicePolicy::kLog);
   };
   // Slices of the covered policies that the snapshot does not hold did not exist then.
   for (auto it = slices_.begin(); it != slices_.end();) {
-    if (!kept(it->second.policy) && snapshot.slices.count(it->first) == 0) {
+    if (!kept(it->first, it->second.policy) && snapshot.slices.count(it->first) == 0) {
       it = slices_.erase(it);
     } else {
       ++it;
@@ -266,7 +295,7 @@ void Session::rollback(const SessionSnapshot& snapshot, bool preserve_logs) {
         recorded != snapshot.policies.end() ? recorded->second : SliceTypes::default_policy(type);
     auto [it, inserted] = slices_.try_emplace(type);
     // A kept slice keeps its values, unless this session did not have it at all.
-    if (!inserted && kept(it->second.policy)) continue;
+    if (!inserted && kept(type, it->second.policy)) continue;
     it->second.policy = policy;
     it->second.items = items;
   }
@@ -302,6 +331,39 @@ SessionSnapshot SessionSnapshot::merge(const SessionSnapshot& earlier,
   for (SlicePolicy p : earlier.covered) {
     if (later.covered.count(p) != 0) out.covered.insert(p);
   }
+  out.selection = SliceSelection::either(earlier.selection, later.selection);
+  return out;
+}
+
+SliceSelection SliceSelection::either(const SliceSelection& a, const SliceSelection& b) {
+  SliceSelection out;
+  if (!a.include.empty() && !b.include.empty()) {
+    out.include = a.include;
+    out.include.insert(b.include.begin(), b.include.end());
+  }
+  for (const std::set<std::type_index>* excluded : {&a.exclude, &b.exclude}) {
+    for (std::type_index t : *excluded) {
+      if (!a.contains(t) && !b.contains(t)) out.exclude.insert(t);
+    }
+  }
+  return out;
+}
+
+SliceSelection SliceSelection::both(const SliceSelection& a, const SliceSelection& b) {
+  SliceSelection out;
+  if (a.include.empty()) {
+    out.include = b.include;
+  } else if (b.include.empty()) {
+    out.include = a.include;
+  } else {
+    for (std::type_index t : a.include) {
+      if (b.include.count(t) != 0) out.include.insert(t);
+    }
+    // Nothing in common: a type no slice has stands for "none".
+    if (out.include.empty()) out.include.insert(typeid(void));
+  }
+  out.exclude = a.exclude;
+  out.exclude.insert(b.exclude.begin(), b.exclude.end());
   return out;
 }
 

@@ -66,6 +66,35 @@ struct SnapshotDiff {
   bool empty() const { return added.empty() && removed.empty() && modified.empty(); }
 };
 
+// The slice types a selective snapshot takes or a restore puts back (selective
+// snapshots: docs/conformance/STATE_MANAGEMENT.md): those of include (every type when
+// include is empty) that exclude does not name.
+//
+//   SessionSnapshot plan_only = session.snapshot_of(SliceSelection::of<Plan, Config>());
+//   session.restore(plan_only, SliceSelection::of<Plan>());  // Config stays as it is
+struct SliceSelection {
+  std::set<std::type_index> include;  // empty: every type
+  std::set<std::type_index> exclude;
+
+  template <typename... S>
+  static SliceSelection of() {
+    return SliceSelection{{std::type_index(typeid(S))...}, {}};
+  }
+  // Every type but S...
+  template <typename... S>
+  static SliceSelection all_but() {
+    return SliceSelection{{}, {std::type_index(typeid(S))...}};
+  }
+  bool contains(std::type_index type) const {
+    return (include.empty() || include.count(type) != 0) && exclude.count(type) == 0;
+  }
+  bool everything() const { return include.empty() && exclude.empty(); }
+  // The types both contain.
+  static SliceSelection both(const SliceSelection& a, const SliceSelection& b);
+  // The types either contains.
+  static SliceSelection either(const SliceSelection& a, const SliceSelection& b);
+};
+
 // The captured state of a session's slices. Immutable and cheap to copy.
 struct SessionSnapshot {
   std::string id;          // unique per snapshot
@@ -79,6 +108,14 @@ struct SessionSnapshot {
   // The policies the snapshot captured: every slice of these policies the session had
   // is in slices, so a slice of them that is not there did not exist.
   std::set<SlicePolicy> covered = {SlicePolicy::kState, SlicePolicy::kLog, SlicePolicy::kCache};
+  // The slice types it captured (every type, unless taken by Session::snapshot_of): a
+  // type outside it says nothing of that slice, which rollback and restore leave alone.
+  SliceSelection selection;
+  // True if the snapshot speaks for slice type of policy: holding it, or not holding it
+  // because the session had none.
+  bool covers(std::type_index type, SlicePolicy policy) const {
+    return covered.count(policy) != 0 && selection.contains(type);
+  }
 
   // Typed access to an included slice (empty if it is not included).
   template <typename T>
@@ -101,7 +138,7 @@ struct SessionSnapshot {
   static SnapshotDiff diff(const SessionSnapshot& before, const SessionSnapshot& after);
   // later with the slices (and tags) only earlier has: later's values win. The merge
   // covers only the policies both cover (Session::rollback then removes no slice of
-  // another).
+  // another), and the slice types either selected.
   static SessionSnapshot merge(const SessionSnapshot& earlier, const SessionSnapshot& later);
 };
 
@@ -261,6 +298,14 @@ class Session {
   SessionSnapshot snapshot(const std::set<SlicePolicy>& policies = kStatePolicies,
                            bool include_all = false,
                            std::map<std::string, std::string> tags = {}) const;
+  // Captures the slices of the types which selects, whatever their policy, and covers
+  // exactly those types (a selected type the session lacks is recorded as absent).
+  SessionSnapshot snapshot_of(const SliceSelection& which,
+                              std::map<std::string, std::string> tags = {}) const;
+  // Makes the slices of the types slices selects that snapshot covers exactly as
+  // captured — one it lacks is removed, a LOG slice too — and leaves every other slice
+  // as it is. Atomic.
+  void restore(const SessionSnapshot& snapshot, const SliceSelection& slices = {});
   // Makes every slice of the policies the snapshot covers exactly as captured: the
   // slices it holds get its items (and its policies; slices this session lacks are
   // declared), and the slices it lacks are removed, so what happened since leaves no
