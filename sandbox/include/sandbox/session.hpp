@@ -13,8 +13,8 @@
 // perform. dispatch_effects returns them to its caller. dispatch and broadcast hand
 // them to the session's effect runner (set_effect_runner), which performs them right
 // after the dispatch stored its slices, on the dispatching thread and outside the
-// session's lock (a handler may dispatch again), each outcome going to the runner's
-// observer; a session without a runner queues them for take_effects. Either way a
+// session's lock (a handler may dispatch again), each outcome going to the observer
+// given with the runner; a session without a runner queues them for take_effects. Either way a
 // dispatch that throws leaves no effect behind.
 //
 // Snapshot times and ids come from the injected clock and id source, so a seeded run
