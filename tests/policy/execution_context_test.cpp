@@ -638,6 +638,63 @@ TEST(ExecutionContextTest, LimitsOutOfRangeAreRefused) {
   EXPECT_THROW(ExecutionContext({.max_cost_usd = 0.0}), std::invalid_argument);
   EXPECT_THROW(ExecutionContext({.max_steps = 0}), std::invalid_argument);
   EXPECT_THROW(ExecutionContext({.max_retries_total = 0}), std::invalid_argument);
+  EXPECT_THROW(ExecutionContext({.timeout = -1ms}), std::invalid_argument);
+  EXPECT_NO_THROW(ExecutionContext({.timeout = 0ms})) << "0 is no timeout";
+}
+
+// What the run keeps of each call, and of events: a call's node (parent, kind, name,
+// times, status, cost), the run's elapsed time, a check's event that did not halt, and
+// an event someone else detected.
+TEST(ExecutionContextTest, TheRunKeepsEachCallsRecordAndEveryEvent) {
+  policy_test::TestClock clock;
+  auto pipeline = std::make_shared<ShieldPipeline>();
+  pipeline->add(std::make_shared<FixedHook>("near", Decision::kDegrade));
+  ExecutionContext context({}, {.run_id = "r"}, pipeline, clock.now());
+  TimePoint started = clock.at();
+  Admission a = context.admit(NodeKind::kLlm, {.operation_name = "plan", .parent_node_id = "n0"});
+  EXPECT_EQ(a.decision, Decision::kDegrade);
+  clock.advance(250ms);
+  EXPECT_EQ(context.complete(a.node_id, {.cost_usd = 0.5}), Decision::kAllow);
+  context.record_event(SafetyEvent{StopReason::kProviderRateLimit, Decision::kDegrade, "Outside",
+                                   "the provider slowed us down", 0, 0, clock.at(), "", ""});
+  ContextSnapshot s = context.snapshot();
+  ASSERT_EQ(s.nodes.size(), 1u);
+  const NodeRecord& node = s.nodes[0];
+  EXPECT_EQ(node.node_id, a.node_id);
+  EXPECT_EQ(node.parent_id, "n0");
+  EXPECT_EQ(node.kind, NodeKind::kLlm);
+  EXPECT_EQ(node.operation_name, "plan");
+  EXPECT_EQ(node.start, started);
+  EXPECT_EQ(node.end, std::optional<TimePoint>(started + 250ms));
+  EXPECT_EQ(node.status, NodeStatus::kOk);
+  EXPECT_DOUBLE_EQ(node.cost_usd, 0.5);
+  EXPECT_EQ(s.elapsed, 250ms);
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(s.events[0].hook, "near") << "a check's event that did not halt";
+  EXPECT_EQ(s.events[1].hook, "Outside");
+  EXPECT_FALSE(s.halted_by) << "an event recorded is no stop";
+  EXPECT_NE(context.admit(NodeKind::kTool).decision, Decision::kHalt);
+}
+
+// Before a stop by the cost ceiling or an abort, the run as it was is kept.
+TEST(ExecutionContextTest, TheCostCeilingAndAnAbortKeepTheRunAsItWasBeforeTheStop) {
+  policy_test::TestClock clock;
+  ExecutionContext spent({.max_cost_usd = 1.0}, {}, nullptr, clock.now());
+  EXPECT_EQ(spent.wrap_tool_call(costing(1.0)), Decision::kAllow);
+  EXPECT_EQ(spent.admit(NodeKind::kTool).decision, Decision::kHalt);
+  ASSERT_TRUE(spent.stop_snapshot());
+  EXPECT_EQ(spent.stop_snapshot()->step_count, 1u);
+  EXPECT_DOUBLE_EQ(spent.stop_snapshot()->cost_usd, 1.0);
+  EXPECT_FALSE(spent.stop_snapshot()->halted_by);
+  EXPECT_TRUE(spent.stop_snapshot()->events.empty());
+
+  ExecutionContext aborted({}, {}, nullptr, clock.now());
+  EXPECT_EQ(aborted.wrap_tool_call(costing(0.2)), Decision::kAllow);
+  aborted.abort("enough");
+  ASSERT_TRUE(aborted.stop_snapshot());
+  EXPECT_EQ(aborted.stop_snapshot()->step_count, 1u);
+  EXPECT_FALSE(aborted.stop_snapshot()->aborted);
+  EXPECT_TRUE(aborted.snapshot().aborted);
 }
 
 TEST(ExecutionContextTest, ATimeoutDuringACallStopsTheRunThenAndUsesNoRetry) {

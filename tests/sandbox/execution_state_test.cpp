@@ -464,4 +464,19 @@ TEST(ExecutionStateTest, AHostWorkspaceIsNotForkedInProcess) {
   }
 }
 
+// A registry holds one resource per type and per name.
+TEST(ExecutionStateTest, ARegistryRefusesASecondResourceOfOneTypeOrName) {
+  ResourceRegistry r;
+  r.put<fsnap::Filesystem>(std::make_shared<fsnap::InMemoryFilesystem>(), "filesystem");
+  try {
+    r.put<fsnap::Filesystem>(std::make_shared<fsnap::InMemoryFilesystem>(), "other");
+    FAIL() << "a second filesystem was registered";
+  } catch (const fsnap::Error& e) {
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kInvalidArgument);
+  }
+  EXPECT_THROW(r.put<BudgetTracker>(std::make_shared<BudgetTracker>(), "filesystem"), fsnap::Error);
+  r.put<BudgetTracker>(std::make_shared<BudgetTracker>(), "budget");
+  EXPECT_EQ(r.snapshotable().size(), 2u);
+}
+
 }  // namespace

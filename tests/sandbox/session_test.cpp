@@ -259,6 +259,9 @@ TEST_F(SessionTest, BroadcastReachesChildren) {
   ASSERT_EQ(snap.children_ids.size(), 1u);
   EXPECT_EQ(snap.children_ids[0], child->id());
   EXPECT_EQ(child->snapshot().parent_id, session.id());
+  // Written out and read back, the family stays.
+  EXPECT_EQ(SessionSnapshot::from_json(snap.to_json()).children_ids, snap.children_ids);
+  EXPECT_EQ(SessionSnapshot::from_json(child->snapshot().to_json()).parent_id, session.id());
 }
 
 TEST_F(SessionTest, AThrowingReducerChangesNothing) {
