@@ -39,37 +39,6 @@ void Session::add_reducer(std::type_index slice, std::type_index event,
   reducers_.emplace(event, ReducerEntry{slice, policy, std::move(reducer)});
 }
 
-void Session::install(statekit::ComputedDefinition definition) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [event, entry] : reducers_) {
-    if (entry.slice == definition.type) {
-      throw Error(ErrorCode::kInvalidArgument, "slice " + SliceTypes::name_of(definition.type) +
-                                                   " has a reducer: it cannot be computed");
-    }
-  }
-  std::type_index type = definition.type;
-  computed_.insert_or_assign(type, ComputedState{std::move(definition), {}, nullptr});
-}
-
-std::shared_ptr<const void> Session::computed_value(std::type_index type) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = computed_.find(type);
-  if (it == computed_.end()) return nullptr;
-  ComputedState& state = it->second;
-  std::vector<statekit::SliceItems> now;
-  now.reserve(state.definition.sources.size());
-  for (std::type_index source : state.definition.sources) now.push_back(items_locked(source));
-  bool changed = state.value == nullptr;
-  for (std::size_t i = 0; !changed && i < now.size(); ++i) {
-    changed = !now[i].shares_root_with(state.seen[i]);
-  }
-  if (changed) {
-    state.value = state.definition.compute(now);
-    state.seen = std::move(now);
-  }
-  return state.value;
-}
-
 Session::SliceState& Session::slice_state(std::type_index slice) {
   auto [it, inserted] = slices_.try_emplace(slice);
   if (inserted) {

@@ -193,11 +193,12 @@ class Session {
   statekit::Slice<S> all() const {
     return statekit::Slice<S>(items(typeid(S)));
   }
-  // The newest value of S, or nullopt.
+  // The newest value of S, or nullopt. For a computed slice S (install_computed), its
+  // value, recomputed first if it is stale.
   template <typename S>
   std::optional<S> latest() const {
-    statekit::Slice<S> s = all<S>();
-    return s.empty() ? std::nullopt : std::optional<S>(*s.latest());
+    std::shared_ptr<const void> value = newest(typeid(S));
+    return value ? std::optional<S>(*static_cast<const S*>(value.get())) : std::nullopt;
   }
   // Replaces the values of S (declaring it).
   template <typename S>
@@ -232,17 +233,31 @@ class Session {
 
   // Installs the computed slice compute defines (statekit/computed.hpp: a function of
   // `const Slice<S>&`s returning the value), replacing one of the same type. Error
-  // kInvalidArgument if a reducer writes that type (a computed slice is read-only).
+  // kInvalidArgument if a reducer writes that type (a computed slice is read-only), or
+  // if a source is computed or the type is another computed slice's source (the sources
+  // are ordinary slices).
   template <typename F>
   void install_computed(F compute) {
     install(statekit::define_computed(std::move(compute)));
   }
-  // The value of computed slice T — recomputed first if one of its sources changed
-  // since the last read — or nullptr if T is not installed. Not in snapshots: it is
-  // derived from them.
+  // The value of computed slice T — recomputed first if it is stale — or nullptr if T
+  // is not installed; latest<T>() reads the same value as a copy. Not in snapshots: it
+  // is derived from them.
   template <typename T>
   std::shared_ptr<const T> computed() const {
     return std::static_pointer_cast<const T>(computed_value(typeid(T)));
+  }
+  // Marks computed slice T stale: the next read computes it again, even if no source
+  // changed (the function read something besides them). False if T is not installed.
+  template <typename T>
+  bool invalidate() {
+    return invalidate(typeid(T));
+  }
+  // True if reading computed slice T would compute it: never read yet, a source changed
+  // since it was computed, or invalidated. False if T is not installed.
+  template <typename T>
+  bool stale() const {
+    return stale(typeid(T));
   }
 
   // Captures the slices whose policy is in policies (all slices with include_all).
@@ -296,7 +311,13 @@ class Session {
   using ErasedWindow = std::function<statekit::SliceItems(const statekit::SliceItems&,
                                                           std::chrono::system_clock::time_point)>;
   void set_window_erased(std::type_index slice, ErasedWindow window);
+  // The value of computed slice type (nullptr if not installed).
   std::shared_ptr<const void> computed_value(std::type_index type) const;
+  std::shared_ptr<const void> computed_locked(std::type_index type) const;  // mutex_ held
+  // The newest value of slice type, computed or not, or nullptr.
+  std::shared_ptr<const void> newest(std::type_index type) const;
+  bool invalidate(std::type_index type);
+  bool stale(std::type_index type) const;
 
   struct ReducerEntry {
     std::type_index slice;
@@ -321,7 +342,10 @@ class Session {
     statekit::ComputedDefinition definition;
     std::vector<statekit::SliceItems> seen;
     std::shared_ptr<const void> value;
+    bool invalidated = false;  // by invalidate, since value was computed
   };
+  // True if state's value is to be computed again. With mutex_ held.
+  bool stale_locked(const ComputedState& state) const;
   mutable std::map<std::type_index, ComputedState> computed_;
 };
 
