@@ -50,21 +50,6 @@ Session::SliceState& Session::slice_state(std::type_index slice) {
   return it->second;
 }
 
-void Session::set_window_erased(std::type_index slice, ErasedWindow window) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  windows_.insert_or_assign(slice, std::move(window));
-}
-
-void Session::set_count_window(std::type_index slice, std::size_t max_items) {
-  // A count alone looks at no item: any item type will do.
-  struct AnyItem {};
-  statekit::SliceWindow<AnyItem> window = statekit::SliceWindow<AnyItem>::count(max_items);
-  set_window_erased(slice, [window](const statekit::SliceItems& items,
-                                    std::chrono::system_clock::time_point now) {
-    return statekit::windowed(window, items, now);
-  });
-}
-
 void Session::use(statekit::Middleware middleware) {
   std::lock_guard<std::mutex> lock(mutex_);
   middleware_.push_back(std::move(middleware));
@@ -88,6 +73,7 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
                                    bool queue) {
   Session::Dispatched out;
   std::vector<std::shared_ptr<Session>> children;
+  std::vector<PendingEviction> evictions;
   {
     // Reducers run under the lock: each sees the newest slice, and the results of one
     // event land together. A reducer that throws leaves every slice as it was, and the
@@ -109,11 +95,8 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
       dispatching_.clear();
       throw;
     }
-    for (auto& [slice, items] : results) {
-      auto window = windows_.find(slice);
-      if (window != windows_.end()) items = window->second(items, clock_->now());
-      slice_state(slice).items = std::move(items);
-    }
+    commit(results, windows_.empty() ? std::chrono::system_clock::time_point{} : clock_->now(),
+           evictions);
     if (queue) {
       for (statekit::Effect& e : dispatching_) queued_.push_back(std::move(e));
     } else {
@@ -126,6 +109,7 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
       }
     }
   }
+  notify(evictions);
   for (const std::shared_ptr<Session>& child : children) {
     out.applied += child->apply(event, value, true, true).applied;
   }

@@ -219,13 +219,31 @@ class Session {
   void set_window(statekit::SliceWindow<S> window) {
     set_window_erased(typeid(S),
                       [window = std::move(window)](const statekit::SliceItems& items,
-                                                   std::chrono::system_clock::time_point now) {
-                        return statekit::windowed(window, items, now);
+                                                   std::chrono::system_clock::time_point now,
+                                                   statekit::SliceItems* evicted) {
+                        return statekit::windowed(window, items, now, evicted);
                       });
   }
   // A window of exactly the newest max_items items of the slice type (by type alone, as
   // the config names it); the items left keep their leaves (and session-tree chunks).
   void set_count_window(std::type_index slice, std::size_t max_items);
+  // Tells observer what S's window evicted, after each dispatch that evicted something:
+  // once the dispatch's slices are in place, on the dispatching thread, outside the
+  // session's lock (it may read the session). An observer that throws changes nothing
+  // of the dispatch, which returns as usual; the observers after it still run, and its
+  // message is kept for take_observer_failures.
+  template <typename S>
+  void on_evict(statekit::EvictionObserver<S> observer) {
+    add_eviction_observer(
+        typeid(S), [observer = std::move(observer)](const statekit::SliceItems& before,
+                                                    const statekit::SliceItems& after,
+                                                    const statekit::SliceItems& evicted) {
+          observer(statekit::Eviction<S>{statekit::Slice<S>(before), statekit::Slice<S>(after),
+                                         statekit::Slice<S>(evicted)});
+        });
+  }
+  // The messages of the eviction observers that threw, oldest first; then none.
+  std::vector<std::string> take_observer_failures();
 
   // Adds middleware around every reducer of every dispatch (statekit/middleware.hpp),
   // after those added before (the first added is the outermost).
@@ -302,15 +320,32 @@ class Session {
   // entry's reducer for the event, inside the middleware. Called with mutex_ held.
   statekit::SliceItems run_reducer(const ReducerEntry& entry, std::type_index event,
                                    const void* value, const statekit::SliceItems& before) const;
+  // What a window evicted, for the observers of its slice.
+  struct PendingEviction {
+    std::type_index slice;
+    statekit::SliceItems before, after, evicted;
+  };
+  // Puts the dispatch's results in place, each through its slice's window at now; what
+  // the windows evicted, if its slice is observed, goes to evictions. With mutex_ held.
+  void commit(std::map<std::type_index, statekit::SliceItems>& results,
+              std::chrono::system_clock::time_point now, std::vector<PendingEviction>& evictions);
+  // Tells the observers of each eviction (without mutex_ held).
+  void notify(const std::vector<PendingEviction>& evictions);
   bool has_reducer(std::type_index slice, std::type_index event) const;
   statekit::SliceItems items(std::type_index slice) const;
   statekit::SliceItems items_locked(std::type_index slice) const;  // with mutex_ held
   void set_items(std::type_index slice, statekit::SliceItems items);
   SlicePolicy policy_of(std::type_index slice) const;
   void install(statekit::ComputedDefinition definition);
-  using ErasedWindow = std::function<statekit::SliceItems(const statekit::SliceItems&,
-                                                          std::chrono::system_clock::time_point)>;
+  // A window: the items it keeps at a time; those it evicts appended to the last
+  // argument if it is not null.
+  using ErasedWindow = std::function<statekit::SliceItems(
+      const statekit::SliceItems&, std::chrono::system_clock::time_point, statekit::SliceItems*)>;
   void set_window_erased(std::type_index slice, ErasedWindow window);
+  using ErasedObserver =
+      std::function<void(const statekit::SliceItems&, const statekit::SliceItems&,
+                         const statekit::SliceItems&)>;  // before, after, evicted
+  void add_eviction_observer(std::type_index slice, ErasedObserver observer);
   // The value of computed slice type (nullptr if not installed).
   std::shared_ptr<const void> computed_value(std::type_index type) const;
   std::shared_ptr<const void> computed_locked(std::type_index type) const;  // mutex_ held
@@ -335,6 +370,8 @@ class Session {
   std::vector<std::weak_ptr<Session>> children_;
   std::vector<statekit::Middleware> middleware_;  // outermost first
   std::map<std::type_index, ErasedWindow> windows_;
+  std::multimap<std::type_index, ErasedObserver> eviction_observers_;
+  std::vector<std::string> observer_failures_;
   statekit::Effects dispatching_;  // the effects of the dispatch under way
   statekit::Effects queued_;       // for take_effects
   // A computed slice, with the sources' items its value was computed from.
