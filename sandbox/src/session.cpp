@@ -35,8 +35,9 @@ void Session::add_reducer(std::type_index slice, std::type_index event,
     }
   }
   declare(slice, policy);
+  std::string name = SliceTypes::name_of(slice) + " on " + SliceTypes::name_of(event);
   std::lock_guard<std::mutex> lock(mutex_);
-  reducers_.emplace(event, ReducerEntry{slice, policy, std::move(reducer)});
+  reducers_.emplace(event, ReducerEntry{slice, policy, std::move(reducer), std::move(name)});
 }
 
 Session::SliceState& Session::slice_state(std::type_index slice) {
@@ -50,27 +51,8 @@ Session::SliceState& Session::slice_state(std::type_index slice) {
   return it->second;
 }
 
-void Session::use(statekit::Middleware middleware) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  middleware_.push_back(std::move(middleware));
-}
-
-statekit::SliceItems Session::run_reducer(const ReducerEntry& entry, std::type_index event,
-                                          const void* value,
-                                          const statekit::SliceItems& before) const {
-  if (middleware_.empty()) return entry.reducer(before, value);
-  // The chain from middleware i on: middleware i, then the rest, the reducer last.
-  std::function<statekit::SliceItems(std::size_t, const statekit::ReducerContext&)> from =
-      [&](std::size_t i, const statekit::ReducerContext& ctx) -> statekit::SliceItems {
-    if (i == middleware_.size()) return entry.reducer(ctx.previous, ctx.event);
-    return middleware_[i](ctx,
-                          [&](const statekit::ReducerContext& next) { return from(i + 1, next); });
-  };
-  return from(0, statekit::ReducerContext{event, value, entry.slice, before});
-}
-
 Session::Dispatched Session::apply(std::type_index event, const void* value, bool to_children,
-                                   bool queue) {
+                                   bool queue, const statekit::DispatchMetadata& metadata) {
   Session::Dispatched out;
   std::vector<std::shared_ptr<Session>> children;
   std::vector<PendingEviction> evictions;
@@ -82,21 +64,24 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
     dispatching_.clear();
     auto [first, last] = reducers_.equal_range(event);
     std::map<std::type_index, statekit::SliceItems> results;
+    // The clock is read only for those who look: middleware and windows.
+    bool timed = !middleware_.empty() || !slice_middleware_.empty() || !windows_.empty();
+    const DispatchFacts facts{timed ? clock_->now() : std::chrono::system_clock::time_point{},
+                              metadata};
     try {
       for (auto it = first; it != last; ++it) {
         const ReducerEntry& entry = it->second;
         auto pending = results.find(entry.slice);
         const statekit::SliceItems before =
             pending != results.end() ? pending->second : items_locked(entry.slice);
-        results[entry.slice] = run_reducer(entry, event, value, before);
+        results[entry.slice] = run_reducer(entry, event, value, before, facts);
         ++out.applied;
       }
     } catch (...) {
       dispatching_.clear();
       throw;
     }
-    commit(results, windows_.empty() ? std::chrono::system_clock::time_point{} : clock_->now(),
-           evictions);
+    commit(results, facts.at, evictions);
     if (queue) {
       for (statekit::Effect& e : dispatching_) queued_.push_back(std::move(e));
     } else {
@@ -111,7 +96,7 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
   }
   notify(evictions);
   for (const std::shared_ptr<Session>& child : children) {
-    out.applied += child->apply(event, value, true, true).applied;
+    out.applied += child->apply(event, value, true, true, metadata).applied;
   }
   return out;
 }

@@ -166,21 +166,22 @@ class Session {
   }
 
   // Applies every reducer registered for E, atomically; returns how many ran. The
-  // effects they return are queued for take_effects.
+  // effects they return are queued for take_effects. Middleware sees metadata
+  // (ReducerContext::metadata); the slices do not.
   template <typename E>
-  std::size_t dispatch(const E& event) {
-    return apply(typeid(E), &event, false, true).applied;
+  std::size_t dispatch(const E& event, const statekit::DispatchMetadata& metadata = {}) {
+    return apply(typeid(E), &event, false, true, metadata).applied;
   }
   // dispatch in this session and in every child session.
   template <typename E>
-  std::size_t broadcast(const E& event) {
-    return apply(typeid(E), &event, true, true).applied;
+  std::size_t broadcast(const E& event, const statekit::DispatchMetadata& metadata = {}) {
+    return apply(typeid(E), &event, true, true, metadata).applied;
   }
   // dispatch, returning the effects the reducers returned instead of queueing them:
   // the caller performs them (an EffectRunner) or inspects them (a test).
   template <typename E>
-  Dispatched dispatch_effects(const E& event) {
-    return apply(typeid(E), &event, false, false);
+  Dispatched dispatch_effects(const E& event, const statekit::DispatchMetadata& metadata = {}) {
+    return apply(typeid(E), &event, false, false, metadata);
   }
   // The effects dispatch and broadcast queued, oldest first; the queue is then empty.
   statekit::Effects take_effects();
@@ -248,6 +249,12 @@ class Session {
   // Adds middleware around every reducer of every dispatch (statekit/middleware.hpp),
   // after those added before (the first added is the outermost).
   void use(statekit::Middleware middleware);
+  // Adds middleware around the reducers of slice S only, inside the session-wide ones
+  // and after those added for S before.
+  template <typename S>
+  void use(statekit::Middleware middleware) {
+    use_for(typeid(S), std::move(middleware));
+  }
 
   // Installs the computed slice compute defines (statekit/computed.hpp: a function of
   // `const Slice<S>&`s returning the value), replacing one of the same type. Error
@@ -313,13 +320,21 @@ class Session {
   // The state of slice, declared (with its reducers' policy, else its default) if a
   // rollback removed it. Called with mutex_ held.
   SliceState& slice_state(std::type_index slice);
-  Dispatched apply(std::type_index event, const void* value, bool to_children, bool queue);
+  Dispatched apply(std::type_index event, const void* value, bool to_children, bool queue,
+                   const statekit::DispatchMetadata& metadata);
   // Adds effects of the reducer running now. Called with mutex_ held.
   void collect_effects(statekit::Effects effects);
   struct ReducerEntry;
+  // What every reducer of one dispatch is told besides its event and slice.
+  struct DispatchFacts {
+    std::chrono::system_clock::time_point at;
+    const statekit::DispatchMetadata& metadata;
+  };
   // entry's reducer for the event, inside the middleware. Called with mutex_ held.
   statekit::SliceItems run_reducer(const ReducerEntry& entry, std::type_index event,
-                                   const void* value, const statekit::SliceItems& before) const;
+                                   const void* value, const statekit::SliceItems& before,
+                                   const DispatchFacts& facts) const;
+  void use_for(std::type_index slice, statekit::Middleware middleware);
   // What a window evicted, for the observers of its slice.
   struct PendingEviction {
     std::type_index slice;
@@ -358,6 +373,7 @@ class Session {
     std::type_index slice;
     std::optional<SlicePolicy> policy;  // as registered
     ErasedReducer reducer;
+    std::string name;  // "<slice> on <event>", for middleware
   };
 
   std::shared_ptr<const fsnap::Clock> clock_;
@@ -369,6 +385,7 @@ class Session {
   std::multimap<std::type_index, ReducerEntry> reducers_;  // by event type
   std::vector<std::weak_ptr<Session>> children_;
   std::vector<statekit::Middleware> middleware_;  // outermost first
+  std::map<std::type_index, std::vector<statekit::Middleware>> slice_middleware_;
   std::map<std::type_index, ErasedWindow> windows_;
   std::multimap<std::type_index, ErasedObserver> eviction_observers_;
   std::vector<std::string> observer_failures_;
