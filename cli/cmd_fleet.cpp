@@ -225,7 +225,7 @@ int resume_here(const Context& context, const fsnap::Store& store,
   meta.pid = 0;
   meta.agent_pid = 0;
   meta.save(store);
-  request.now = std::chrono::system_clock::now();
+  request.checks.now = std::chrono::system_clock::now();
   hooks::ResumePlan plan = hooks::prepare_resume(store, repo, request);
   const hooks::AgentAdapter& adapter = hooks::adapter_for(plan.agent);
   std::string from = plan.session.cwd.empty() ? record.meta.workspace : plan.session.cwd;
@@ -243,7 +243,7 @@ int resume_here(const Context& context, const fsnap::Store& store,
 int cmd_recover(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   // The path differs from the owner's: validation is relaxed unless asked otherwise.
-  hooks::ResumeRequest request = resume_request(context, parsed, run, "relaxed");
+  hooks::ResumeRequest request = resume_request(context, parsed, run, hooks::ResumeValidation::kRelaxed);
   runs::PolicyLimits limits = limit_options(parsed);
   bool force = parsed.has("--force");
   const fleet::FleetSettings& settings = fleet_settings(context);

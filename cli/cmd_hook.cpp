@@ -156,7 +156,8 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
   // run.preserve on_tool_use, the default), so a crash loses at most the step in flight;
   // before the boundary is recorded, so that its record names the conversation as it is
   // now (a pre-tool boundary: with the model's turn that made the call).
-  if (!run_home.empty() && context.config.run.preserve == runs::PreserveStrategy::kOnToolUse) {
+  if (!run_home.empty() && context.config.run.capture_state &&
+      context.config.run.preserve == runs::PreserveStrategy::kOnToolUse) {
     try {
       runs::HomePreserver(run->store(), run->repo(), run_name, run_home, adapter.preserved_parts(),
                           secrets)

@@ -33,6 +33,99 @@ namespace cli {
 
 namespace fs = boost::filesystem;
 
+namespace {
+
+// What came of a resume.
+struct ResumeOutcome {
+  int code = 0;          // what the command exits with
+  bool refused = false;  // the agent did not take the session up (expired, or unknown)
+};
+
+// Resumes the run request names in this workspace (claimed), a fleet's run only by its
+// owner: prepares it (Error kConflict / kNotFound saying why it cannot go on), runs the
+// agent and reports how it ended.
+ResumeOutcome resume_run(const Context& context, const fsnap::Store& store,
+                         const hooks::ResumeRequest& request, const runs::PolicyLimits& limits) {
+  const std::string& run = request.run;
+  hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
+  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
+  // In a fleet, only the run's owner resumes it: refused before anything is prepared.
+  std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(
+      store, context.config, run, context.workspace.string(), fleet::FleetMember::Join::kClaim,
+      [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; });
+  hooks::ResumePlan plan;
+  try {
+    plan = hooks::prepare_resume(store, repo, request);
+  } catch (...) {
+    if (member) member->finish();
+    throw;
+  }
+  const std::string& session = plan.session.session_id;
+  std::cerr << "shadowbox: resuming run " << run << " from agent session " << session
+            << (request.fork ? " (forked)" : "") << '\n';
+  hooks::AgentRunSpec spec = resume_spec(context, store, repo, run, plan, limits,
+                                         "run resumed from agent session " + session);
+  spec.fleet = member;
+  hooks::AgentRunResult result = hooks::run_agent(std::move(spec));
+  ResumeOutcome outcome{report(context, store, repo, run, result), false};
+  if (result.halt || outcome.code == 0) return outcome;
+  // An agent that exits with an error before its first hook event did not get to work:
+  // it refused the session it was asked to go on with.
+  outcome.refused = !result.agent_reported;
+  std::string what =
+      outcome.refused
+          ? "the agent did not take up agent session " + session + ": it exited with status " +
+                std::to_string(outcome.code) +
+                " before it reported anything (the session may have expired, or be unknown to "
+                "it: what it printed says which); the run and its sessions are as they were"
+          : "the agent exited with status " + std::to_string(outcome.code) +
+                " while resuming session " + session;
+  runs::append_run_log(store, run, "resume: " + what);
+  std::cerr << "shadowbox: error: " << what << '\n';
+  return outcome;
+}
+
+// With run.auto_resume: the run `run` goes on with instead of starting one — the run
+// --run-id names if it exists, else the newest run of this command in the workspace —
+// and the exit status of its resume; nullopt (said why) to start a new run. A run
+// --run-id names that cannot go on is an Error (kConflict).
+std::optional<int> resume_instead(const Context& context, const Args& parsed,
+                                  const fsnap::Store& store, const runs::PolicyLimits& limits) {
+  auto fresh = [](const std::string& why) -> std::optional<int> {
+    std::cerr << "shadowbox: run.auto_resume: " << why << "; starting a new run\n";
+    return std::nullopt;
+  };
+  std::optional<std::string> named = parsed.value("--run-id");
+  std::optional<std::string> run =
+      named ? (runs::RunMeta::load(store, *named) ? named : std::nullopt)
+            : hooks::newest_run_of(store, context.workspace.string(), parsed.operands());
+  if (!run) return named ? std::nullopt : fresh("no earlier run of this command here");
+  hooks::ResumeRequest request;
+  request.run = *run;
+  request.checks = resume_checks(context);
+  request.checks.command = parsed.operands();
+  std::optional<hooks::ResumableState> state =
+      hooks::find_resumable_state(store, context.open_repo(store), *run);
+  std::vector<std::string> problems;
+  if (state) problems = hooks::resume_problems(*state, request.checks);
+  if (!state) problems.push_back("it recorded no agent session");
+  if (!problems.empty()) {
+    std::string text;
+    for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
+    if (named) {
+      throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                         "run " + fsnap::quote_input(*run) + " exists already and " +
+                             "run.auto_resume cannot go on with it: " + text);
+    }
+    return fresh("run " + *run + " cannot go on (" + text + ")");
+  }
+  ResumeOutcome outcome = resume_run(context, store, request, limits);
+  if (!outcome.refused) return outcome.code;
+  return named ? std::optional<int>(outcome.code) : fresh("the agent refused run " + *run);
+}
+
+}  // namespace
+
 int cmd_run(const Context& context, const Args& parsed) {
   std::string run = parsed.value_or("--run-id", runs::new_run_id());
   runs::PolicyLimits limits = limit_options(parsed);
@@ -57,6 +150,9 @@ int cmd_run(const Context& context, const Args& parsed) {
   }
   refuse_hooks_switched_off(context, *agent);
   fsnap::Store store = context.open_store(true);
+  if (context.config.run.auto_resume) {
+    if (std::optional<int> code = resume_instead(context, parsed, store, limits)) return *code;
+  }
   // One live run per workspace: held until the agent has ended.
   hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
   std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
@@ -171,39 +267,14 @@ int cmd_runs(const Context& context, const Args& parsed) {
 
 int cmd_resume(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
-  hooks::ResumeRequest request = resume_request(context, parsed, run, "strict");
+  hooks::ResumeRequest request = resume_request(context, parsed, run);
   runs::PolicyLimits limits = limit_options(parsed);
   context.refuse_unprotectable_workspace();  // an agent there records all the user owns
   fsnap::Store store = context.open_store(false);
   if (std::optional<runs::RunMeta> meta = runs::RunMeta::load(store, run)) {
     refuse_hooks_switched_off(context, hooks::recorded_agent_kind(meta->agent, meta->command));
   }
-  hooks::WorkspaceClaim claim = hooks::WorkspaceClaim::take(context.workspace, store, run);
-  std::shared_ptr<fsnap::ShadowRepo> repo = context.open_repo(store);
-  // In a fleet, only the run's owner resumes it: refused before anything is prepared.
-  std::shared_ptr<fleet::FleetMember> member = hooks::join_fleet(
-      store, context.config, run, context.workspace.string(), fleet::FleetMember::Join::kClaim,
-      [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; });
-  hooks::ResumePlan plan;
-  try {
-    plan = hooks::prepare_resume(store, repo, request);
-  } catch (...) {
-    if (member) member->finish();
-    throw;
-  }
-  std::cerr << "shadowbox: resuming run " << run << " from agent session "
-            << plan.session.session_id << (request.fork ? " (forked)" : "") << '\n';
-  hooks::AgentRunSpec spec =
-      resume_spec(context, store, repo, run, plan, limits,
-                  "run resumed from agent session " + plan.session.session_id);
-  spec.fleet = member;
-  hooks::AgentRunResult result = hooks::run_agent(std::move(spec));
-  int code = report(context, store, repo, run, result);
-  if (!result.halt && code != 0) {
-    std::cerr << "shadowbox: error: the agent exited with status " << code
-              << " while resuming session " << plan.session.session_id << '\n';
-  }
-  return code;
+  return resume_run(context, store, request, limits).code;
 }
 
 int cmd_abort(const Context& context, const Args& parsed) {
@@ -241,6 +312,12 @@ int cmd_preserve(const Context& context, const Args& parsed) {
     throw fsnap::Error(fsnap::ErrorCode::kNotFound,
                        "run " + fsnap::quote_input(run) +
                            " has no agent HOME to preserve (shadowbox run starts one)");
+  }
+  if (!meta->capture_state) {
+    throw fsnap::Error(fsnap::ErrorCode::kConflict,
+                       "run " + fsnap::quote_input(run) +
+                           " keeps no agent session data: it was started with run.capture_state "
+                           "false");
   }
   if (!fs::is_directory(meta->home)) {
     throw fsnap::Error(

@@ -45,6 +45,10 @@ const OptionSpec kMaxStepsInAll{"--max-steps", nullptr, "N",
                                 "halted at 3 and resumed with 6 runs 3 more calls)"};
 const OptionSpec kMaxRetries{"--max-retries", nullptr, "N", "stop after N failed tool calls"};
 const OptionSpec kTimeout{"--timeout", nullptr, "DUR", "stop after this long (90s, 10m, 2h)"};
+// resume and recover: going on with a conversation that was over.
+const OptionSpec kReopen{"--reopen", nullptr, nullptr,
+                         "resume even though the agent session ended or the run is complete "
+                         "(the other checks still apply)"};
 
 }  // namespace
 
@@ -268,8 +272,10 @@ const std::vector<Command>& all_commands() {
          {"--only-args", nullptr, nullptr,
           "give the agent only ARGS, not the options of the run's earlier command line"},
          {"--validation", nullptr, "MODE",
-          "strict (default), relaxed or none: how the session must match the workspace",
+          "strict, relaxed or none: how the session must match the workspace and the run "
+          "(default: run.resume_validation, strict)",
           ValueKind::kChoice, "strict|relaxed|none"},
+         kReopen,
          kMaxCost,
          kMaxStepsInAll,
          kMaxRetries,
@@ -330,8 +336,10 @@ const std::vector<Command>& all_commands() {
          {"--only-args", nullptr, nullptr,
           "give the agent only ARGS, not the options of the run's earlier command line"},
          {"--validation", nullptr, "MODE",
-          "relaxed (default: the workspace path may differ), strict or none", ValueKind::kChoice,
-          "relaxed|strict|none"},
+          "relaxed (default, or none if run.resume_validation says so: the workspace path may "
+          "differ), strict or none",
+          ValueKind::kChoice, "relaxed|strict|none"},
+         kReopen,
          kMaxCost,
          kMaxStepsInAll,
          kMaxRetries,

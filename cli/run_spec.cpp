@@ -144,24 +144,37 @@ int report(const Context& context, const fsnap::Store& store,
 }
 
 hooks::ResumeRequest resume_request(const Context& context, const CommandArgs& parsed,
-                                    const std::string& run, const std::string& default_validation) {
-  std::string mode = parsed.value_or("--validation", default_validation);
-  std::optional<hooks::ResumeValidation> validation = hooks::parse_resume_validation(mode);
-  if (!validation) {
-    throw parsed.usage_error("--validation must be strict, relaxed or none, not " +
-                             fsnap::quote_input(mode));
-  }
+                                    const std::string& run, hooks::ResumeValidation at_most) {
   hooks::ResumeRequest request;
   request.run = run;
-  request.validation = *validation;
+  request.checks = resume_checks(context);
+  // kStrict < kRelaxed < kNone: the greater, the looser.
+  if (static_cast<int>(request.checks.validation) < static_cast<int>(at_most)) {
+    request.checks.validation = at_most;
+  }
+  if (std::optional<std::string> mode = parsed.value("--validation")) {
+    std::optional<hooks::ResumeValidation> validation = hooks::parse_resume_validation(*mode);
+    if (!validation) {
+      throw parsed.usage_error("--validation must be strict, relaxed or none, not " +
+                               fsnap::quote_input(*mode));
+    }
+    request.checks.validation = *validation;
+  }
+  request.checks.reopen = parsed.has("--reopen");
   request.session_id = parsed.value_or("--session", "");
-  request.workspace = context.workspace.string();
-  request.max_age = context.config.run.resume_max_age;
   request.fork = !parsed.has("--continue");
   request.extra_args.assign(parsed.operands().begin() + 1, parsed.operands().end());
   request.only_extra_args = parsed.has("--only-args");
-  request.now = std::chrono::system_clock::now();
   return request;
+}
+
+hooks::ResumeChecks resume_checks(const Context& context) {
+  hooks::ResumeChecks checks;
+  checks.validation = context.config.run.resume_validation;
+  checks.workspace = context.workspace.string();
+  checks.max_age = context.config.run.resume_max_age;
+  checks.now = std::chrono::system_clock::now();
+  return checks;
 }
 
 hooks::AgentRunSpec resume_spec(const Context& context, const fsnap::Store& store,

@@ -29,10 +29,16 @@ void refuse_hooks_switched_off(const Context& context, hooks::AgentKind agent);
 runs::PolicyLimits limit_options(const CommandArgs& parsed);
 
 // The resume of run that `resume` and `recover` ask for: the agent session (--session),
-// --continue, --only-args and ARGS (the operands after RUN), in this workspace, with
-// validation (--validation, else default_validation). UsageError for a bad one.
-hooks::ResumeRequest resume_request(const Context& context, const CommandArgs& parsed,
-                                    const std::string& run, const std::string& default_validation);
+// --continue, --reopen, --only-args and ARGS (the operands after RUN), in this
+// workspace, with validation --validation, else run.resume_validation, no stricter than
+// at_most. UsageError for a bad one.
+hooks::ResumeRequest resume_request(
+    const Context& context, const CommandArgs& parsed, const std::string& run,
+    hooks::ResumeValidation at_most = hooks::ResumeValidation::kStrict);
+
+// What a resume here and now is checked against, as the configuration says
+// (run.resume_validation, run.resume_max_age).
+hooks::ResumeChecks resume_checks(const Context& context);
 
 // The spec of an agent run that resumes plan (prepare_resume's): the run's own limits
 // go on, but for those given again (limits).

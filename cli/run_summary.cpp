@@ -63,7 +63,7 @@ void print_run_summary(std::ostream& out, const hooks::RunInfo& info,
   if (info.resumable) {
     out << "shadowbox:   go on:        shadowbox resume " << info.run << '\n';
   } else if (info.status == "complete") {
-    out << "shadowbox:   go on:        shadowbox resume " << info.run << " --validation relaxed\n";
+    out << "shadowbox:   go on:        shadowbox resume " << info.run << " --reopen\n";
   }
 }
 

@@ -75,7 +75,7 @@ show "$shadowbox" restore post:toolu_demo_write -- src/main.c
 grep -q shadowbox src/main.c
 
 step "go on with the conversation (the mock answers \"done\")"
-show "$shadowbox" resume demo --validation relaxed -- -p "anything else?"
+show "$shadowbox" resume demo --reopen -- -p "anything else?"
 
 step "or rewind it, files and conversation, to just before the Bash call: a new run"
 show "$shadowbox" rewind demo --to pre:toolu_demo_bash --run-id demo-rewound -- -p "try it another way"

@@ -357,8 +357,11 @@ AgentRun::AgentRun(AgentRunSpec spec)
              fsnap::layout::agent_cost_file(spec_.store.dir(), spec_.run)),
       reported_(fsnap::layout::agent_cost_file(spec_.store.dir(), spec_.run),
                 reported_before(fsnap::layout::agent_cost_file(spec_.store.dir(), spec_.run))),
-      preserve_(spec_.config.run.preserve) {
+      // run.capture_state off: nothing of the agent's session data enters the store.
+      preserve_(spec_.config.run.capture_state ? spec_.config.run.preserve
+                                               : runs::PreserveStrategy::kOnDemand) {
   spec_.meta.agent = adapter_.name();
+  spec_.meta.capture_state = spec_.config.run.capture_state;
   const runs::PolicySettings& policy = spec_.config.policy;
   contain_run(run_, spec_.config, policy.limits.overridden_by(spec_.meta.limits));
   runs::clear_halt(spec_.store, spec_.run);
@@ -706,6 +709,7 @@ AgentRunResult AgentRun::finish() {
   // reported nothing.
   std::vector<fsnap::Checkpoint> newest = run_.repo()->log(spec_.run, 1);
   bool agent_reported = !newest.empty() && newest.front().commit != opening_commit_;
+  result_.agent_reported = agent_reported;
   runs::RunStatus status = status_of(result_.exit, result_.halt);
   sandbox::StepResult closing = run_.transactions().checkpoint(
       {"", fsnap::Phase::kCheckpoint, "", "", spec_.run},

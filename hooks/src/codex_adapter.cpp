@@ -377,6 +377,12 @@ class CodexAdapter : public AgentAdapter {
     return codex_cut_session(home, point, session_file::random_uuid(7));
   }
 
+  // A resume's fork: all of the session under a new id.
+  std::optional<SessionCut> fork_session(const fs::path& home,
+                                         const std::string& session_id) const override {
+    return codex_fork_session(home, session_id, session_file::random_uuid(7));
+  }
+
   std::optional<SessionLine> read_session_line(const std::string& line) const override {
     return codex_session_line(line);
   }

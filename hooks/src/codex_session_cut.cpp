@@ -118,12 +118,16 @@ struct CallInRollout {
 
 // The rollout of thread in home that holds call (a thread has one; a copy elsewhere
 // would be found too). Error kNotFound, kCorrupt (codex_cut_session says when).
+// The rollouts of thread in home (named as Codex names them).
+std::vector<fs::path> rollouts_of(const fs::path& home, const std::string& thread) {
+  return session_file::files_below(home, kSessions, [&](const std::string& relative) {
+    return relative.ends_with("-" + thread + ".jsonl") &&
+           fs::path(relative).filename().string().starts_with("rollout-");
+  });
+}
+
 CallInRollout find_call(const fs::path& home, const std::string& thread, const std::string& call) {
-  std::vector<fs::path> rollouts =
-      session_file::files_below(home, kSessions, [&](const std::string& relative) {
-        return relative.ends_with("-" + thread + ".jsonl") &&
-               fs::path(relative).filename().string().starts_with("rollout-");
-      });
+  std::vector<fs::path> rollouts = rollouts_of(home, thread);
   if (rollouts.empty()) {
     throw Error(ErrorCode::kNotFound, "no rollout of Codex thread " + fsnap::quote_input(thread) +
                                           " in " + (home / kSessions).string());
@@ -198,6 +202,24 @@ SessionCut codex_cut_session(const fs::path& home, const SessionCutPoint& point,
   CallInRollout original = find_call(home, point.session_id, point.tool_call_id);
   std::size_t cut = reply_start(original.lines, original.call);
   write_rollout(home, new_thread_id, fork_text(original, cut, point.session_id, new_thread_id));
+  return SessionCut{new_thread_id, {}};
+}
+
+SessionCut codex_fork_session(const fs::path& home, const std::string& thread,
+                              const std::string& new_thread_id) {
+  if (thread.empty() || new_thread_id.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "a Codex thread is forked by its id, to a new id");
+  }
+  std::vector<fs::path> rollouts = rollouts_of(home, thread);
+  if (rollouts.size() != 1) {
+    throw Error(rollouts.empty() ? ErrorCode::kNotFound : ErrorCode::kCorrupt,
+                std::to_string(rollouts.size()) + " rollouts of Codex thread " +
+                    fsnap::quote_input(thread) + " in " + (home / kSessions).string() +
+                    " (a fork copies one)");
+  }
+  CallInRollout whole{rollouts.front(), session_file::read_lines(rollouts.front()), 0};
+  std::size_t end = whole.lines.size();
+  write_rollout(home, new_thread_id, fork_text(whole, end, thread, new_thread_id));
   return SessionCut{new_thread_id, {}};
 }
 

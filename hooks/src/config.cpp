@@ -273,7 +273,8 @@ void parse_home(const std::string& origin, const YAML::Node& node, Config& confi
 void parse_run(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "run", "expected a mapping");
   check_keys(origin, node, "run.",
-             {"env", "secrets", "resume_max_age", "preserve", "preserve_interval", "home"});
+             {"env", "secrets", "resume_max_age", "preserve", "preserve_interval", "home",
+              "capture_state", "auto_resume", "resume_validation"});
   if (YAML::Node home = node["home"]; home && !home.IsNull()) parse_home(origin, home, config);
   if (YAML::Node env = node["env"]; env) config.run.env = names(origin, env, "run.env");
   if (YAML::Node secrets = node["secrets"]; secrets) {
@@ -281,6 +282,19 @@ void parse_run(const std::string& origin, const YAML::Node& node, Config& config
   }
   if (YAML::Node age = node["resume_max_age"]; age) {
     config.run.resume_max_age = parse_with(origin, age, "run.resume_max_age", parse_duration);
+  }
+  if (YAML::Node flag = node["capture_state"]; flag) {
+    config.run.capture_state = as_bool(origin, flag, "run.capture_state");
+  }
+  if (YAML::Node flag = node["auto_resume"]; flag) {
+    config.run.auto_resume = as_bool(origin, flag, "run.auto_resume");
+  }
+  if (YAML::Node mode = node["resume_validation"]; mode) {
+    std::optional<runs::ResumeValidation> validation =
+        runs::parse_resume_validation(scalar(origin, mode, "run.resume_validation"));
+    if (!validation)
+      fail(origin, mode, "run.resume_validation", "expected strict, relaxed or none");
+    config.run.resume_validation = *validation;
   }
   if (YAML::Node preserve = node["preserve"]; preserve) {
     std::optional<runs::PreserveStrategy> strategy =

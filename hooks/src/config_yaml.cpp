@@ -40,6 +40,10 @@ void emit_run(YAML::Emitter& out, const runs::RunSettings& run) {
   out << YAML::Key << "preserve" << YAML::Value
       << std::string(runs::preserve_strategy_name(run.preserve));
   out << YAML::Key << "preserve_interval" << YAML::Value << seconds(run.preserve_interval);
+  out << YAML::Key << "capture_state" << YAML::Value << run.capture_state;
+  out << YAML::Key << "auto_resume" << YAML::Value << run.auto_resume;
+  out << YAML::Key << "resume_validation" << YAML::Value
+      << std::string(runs::resume_validation_name(run.resume_validation));
   out << YAML::Key << "home" << YAML::Value << YAML::BeginMap;
   list(out, "carry", run.home.carry);
   out << YAML::Key << "credentials" << YAML::Value << run.home.credentials;

@@ -360,6 +360,12 @@ class GeminiAdapter : public AgentAdapter {
     return gemini_cut_session(home, point, session_file::random_uuid(4));
   }
 
+  // A resume's fork: all of the session under a new id.
+  std::optional<SessionCut> fork_session(const fs::path& home,
+                                         const std::string& session_id) const override {
+    return gemini_fork_session(home, session_id, session_file::random_uuid(4));
+  }
+
   std::optional<SessionLine> read_session_line(const std::string& line) const override {
     return gemini_session_line(line);
   }

@@ -284,4 +284,15 @@ SessionCut gemini_cut_session(const fs::path& home, const SessionCutPoint& point
   return SessionCut{new_session_id, {}};
 }
 
+SessionCut gemini_fork_session(const fs::path& home, const std::string& session,
+                               const std::string& new_session_id) {
+  if (session.size() < 8 || new_session_id.size() < 8) {
+    throw Error(ErrorCode::kInvalidArgument, "a Gemini session is forked by its id, to a new id");
+  }
+  Chat chat = resumed_chat(home, session);
+  write_chat(chat.file.parent_path(), new_session_id,
+             fork_text(chat, chat.order.size(), new_session_id));
+  return SessionCut{new_session_id, {}};
+}
+
 }  // namespace hooks

@@ -105,9 +105,11 @@ RunInfo describe_run(const fsnap::Store& store, const std::shared_ptr<fsnap::Sha
     info.agent = std::string(agent_kind_name(recorded_agent_kind(meta->agent, meta->command)));
   }
   if (state) {
-    std::string workspace = meta ? meta->workspace : state->session.cwd;
-    info.resumable =
-        resume_problems(*state, ResumeValidation::kStrict, workspace, resume_max_age, now).empty();
+    ResumeChecks checks;
+    checks.workspace = meta ? meta->workspace : state->session.cwd;
+    checks.max_age = resume_max_age;
+    checks.now = now;
+    info.resumable = resume_problems(*state, checks).empty();
   }
   info.gaps = runs::count_gaps(store, name);
   info.status = status_of(meta, state, recorded, run_processes(store, name, meta));

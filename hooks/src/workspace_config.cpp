@@ -245,6 +245,16 @@ class Tightener {
     take(out_.run.preserve_interval, b.preserve_interval, p.preserve_interval,
          p.preserve_interval <= b.preserve_interval, "run.preserve_interval",
          seconds_text(p.preserve_interval), "the agent's session would be preserved less often");
+    take(out_.run.capture_state, b.capture_state, p.capture_state, p.capture_state,
+         "run.capture_state", "false", "a run that crashed could not be resumed");
+    // auto_resume goes on with an earlier conversation instead of the one asked for.
+    take(out_.run.auto_resume, b.auto_resume, p.auto_resume, !p.auto_resume, "run.auto_resume",
+         "true", "run would go on with an earlier conversation of the agent");
+    // kStrict < kRelaxed < kNone: the greater, the looser.
+    take(out_.run.resume_validation, b.resume_validation, p.resume_validation,
+         p.resume_validation <= b.resume_validation, "run.resume_validation",
+         std::string(runs::resume_validation_name(p.resume_validation)),
+         "resume would check less of the session it starts from");
     if (std::vector<std::string> more = beyond(b.home.carry, p.home.carry); !more.empty()) {
       left_out_.push_back("run.home.carry: " + list_text(more) +
                           " (more of your HOME would be carried to the agent)");

@@ -369,7 +369,7 @@ Admission ExecutionContext::admit(NodeKind kind, const WrapOptions& options) {
   return out;
 }
 
-void ExecutionContext::complete(const std::string& node_id, const CallResult& result) {
+Decision ExecutionContext::complete(const std::string& node_id, const CallResult& result) {
   std::lock_guard<std::mutex> lock(mutex_);
   NodeRecord* record = node(node_id);
   // A node of another call (ids of a context that came before) is not this one's.
@@ -399,7 +399,7 @@ void ExecutionContext::complete(const std::string& node_id, const CallResult& re
   if (pipeline_ && result.cost_usd > 0) pipeline_->on_charge(call, result.cost_usd);
   if (ok) {
     if (circuits_ && !key.empty()) circuits_->record_success(key);
-    return;
+    return Decision::kAllow;
   }
   if (cut_short) {
     if (out_of_time && !state_.halted_by) {
@@ -408,11 +408,20 @@ void ExecutionContext::complete(const std::string& node_id, const CallResult& re
       timeout.key = key;
       stop(timeout);
     }
-    return;
+    return Decision::kHalt;
   }
   ++state_.retries_used;
   if (circuits_ && !key.empty()) circuits_->record_failure(key);
-  if (pipeline_) pipeline_->on_error(call, result.error);
+  if (pipeline_) {
+    if (std::optional<SafetyEvent> halt = failure_halt(call, result.error)) {
+      if (stops_run(halt->type) && !state_.halted_by) {
+        stop(*halt);
+      } else {
+        state_.events.push_back(std::move(*halt));
+      }
+      return Decision::kHalt;
+    }
+  }
   if (config_.max_retries_total && state_.retries_used >= *config_.max_retries_total &&
       !state_.halted_by) {
     // The failure's own text stays in its record: it may be long, and the event is told
@@ -423,7 +432,28 @@ void ExecutionContext::complete(const std::string& node_id, const CallResult& re
                          (key.empty() ? std::string() : " (the last: " + key + ")"),
                      static_cast<double>(*config_.max_retries_total),
                      static_cast<double>(state_.retries_used), now, node_id, key});
+    return Decision::kHalt;
   }
+  return Decision::kRetry;
+}
+
+std::optional<SafetyEvent> ExecutionContext::failure_halt(const CallContext& call,
+                                                          const std::string& error) {
+  CheckVerdict v = pipeline_->on_error(call, error);
+  if (v.decision != Decision::kHalt) return std::nullopt;
+  SafetyEvent event = v.event ? *v.event
+                              : SafetyEvent{StopReason::kProviderError,
+                                            Decision::kHalt,
+                                            "ShieldPipeline",
+                                            "a check stopped the run after a failed call",
+                                            0,
+                                            0,
+                                            call.at,
+                                            call.node_id,
+                                            call.key};
+  if (event.node_id.empty()) event.node_id = call.node_id;
+  if (event.key.empty()) event.key = call.key;
+  return event;
 }
 
 std::string ExecutionContext::count_unadmitted(NodeKind kind, const WrapOptions& options) {
@@ -482,9 +512,10 @@ Decision ExecutionContext::wrap(NodeKind kind,
       result.timed_out = true;
       result.error = "the call ran past its deadline";
     }
-    complete(admission.node_id, result);
+    Decision after = complete(admission.node_id, result);
     if (result.success && !result.timed_out) return admission.decision;
-    if (token_.cancelled()) return Decision::kHalt;  // the run's time is up, or aborted
+    // The run's time is up, it was aborted, or a check stopped it after this failure.
+    if (after == Decision::kHalt || token_.cancelled()) return Decision::kHalt;
   }
   return Decision::kRetry;
 }

@@ -6,13 +6,22 @@ std::string_view to_string(NodeKind kind) {
   return kind == NodeKind::kLlm ? "llm" : "tool";
 }
 
-void ShieldPipeline::add(std::shared_ptr<ShieldHook> hook) {
-  if (hook) hooks_.push_back(std::move(hook));
+void ShieldPipeline::add(std::shared_ptr<ShieldHook> hook, CallsChecked calls) {
+  if (hook) hooks_.emplace_back(std::move(hook), calls);
+}
+
+std::vector<ShieldHook*> ShieldPipeline::hooks_of(const CallContext& call) const {
+  CallsChecked kind = call.kind == NodeKind::kLlm ? CallsChecked::kModel : CallsChecked::kTool;
+  std::vector<ShieldHook*> out;
+  for (const auto& [hook, calls] : hooks_) {
+    if (calls == CallsChecked::kEvery || calls == kind) out.push_back(hook.get());
+  }
+  return out;
 }
 
 CheckVerdict ShieldPipeline::before_call(const CallContext& call) {
   CheckVerdict out;
-  for (const std::shared_ptr<ShieldHook>& hook : hooks_) {
+  for (ShieldHook* hook : hooks_of(call)) {
     CheckVerdict v = hook->before_call(call);
     if (v.event) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -25,11 +34,16 @@ CheckVerdict ShieldPipeline::before_call(const CallContext& call) {
 }
 
 void ShieldPipeline::on_charge(const CallContext& call, double cost_usd) {
-  for (const std::shared_ptr<ShieldHook>& hook : hooks_) hook->on_charge(call, cost_usd);
+  for (ShieldHook* hook : hooks_of(call)) hook->on_charge(call, cost_usd);
 }
 
-void ShieldPipeline::on_error(const CallContext& call, const std::string& error) {
-  for (const std::shared_ptr<ShieldHook>& hook : hooks_) hook->on_error(call, error);
+CheckVerdict ShieldPipeline::on_error(const CallContext& call, const std::string& error) {
+  CheckVerdict out{Decision::kRetry, std::nullopt};
+  for (ShieldHook* hook : hooks_of(call)) {
+    CheckVerdict v = hook->on_error(call, error);
+    if (v.decision == Decision::kHalt && out.decision != Decision::kHalt) out = std::move(v);
+  }
+  return out;
 }
 
 std::vector<SafetyEvent> ShieldPipeline::take_events() {

@@ -91,6 +91,7 @@ RunMeta RunMeta::parse(const std::string& text, const std::string& origin) {
     if (o->has("exit_code") && !o->isNull("exit_code")) m.exit_code = o->getValue<int>("exit_code");
     if (o->has("ended_at")) m.ended_at = o->getValue<std::string>("ended_at");
     if (o->has("home")) m.home = o->getValue<std::string>("home");
+    if (o->has("capture_state")) m.capture_state = o->getValue<bool>("capture_state");
     if (Object::Ptr limits = o->getObject("limits")) m.limits = limits_from_json(*limits);
     if (Poco::JSON::Array::Ptr resumes = o->getArray("resumes")) {
       for (std::size_t i = 0; i < resumes->size(); ++i) {
@@ -129,6 +130,7 @@ void RunMeta::save(const fsnap::Store& store) const {
   o->set("exit_code", exit_code ? Poco::Dynamic::Var(*exit_code) : Poco::Dynamic::Var());
   o->set("ended_at", ended_at);
   o->set("home", home);
+  o->set("capture_state", capture_state);
   o->set("limits", limits_json(limits));
   Poco::JSON::Array::Ptr resumed = new Poco::JSON::Array;
   for (const RunStart& start : resumes) {

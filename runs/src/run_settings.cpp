@@ -55,4 +55,19 @@ std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text) {
   return fsnap::value_of(kPreserveNames, text);
 }
 
+namespace {
+constexpr fsnap::EnumName<ResumeValidation> kValidationNames[] = {
+    {ResumeValidation::kStrict, "strict"},
+    {ResumeValidation::kRelaxed, "relaxed"},
+    {ResumeValidation::kNone, "none"}};
+}  // namespace
+
+std::string_view resume_validation_name(ResumeValidation validation) {
+  return fsnap::name_of(kValidationNames, validation, "strict");
+}
+
+std::optional<ResumeValidation> parse_resume_validation(std::string_view text) {
+  return fsnap::value_of(kValidationNames, text);
+}
+
 }  // namespace runs

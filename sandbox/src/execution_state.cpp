@@ -275,6 +275,39 @@ ExecutionState::StateRestore ExecutionState::restore(
   return out;
 }
 
+std::unique_ptr<ExecutionState> ExecutionState::fork(const CompositeSnapshot& snapshot,
+                                                     ForkParts parts) const {
+  if (!parts.session || parts.session == session_) {
+    throw Error(ErrorCode::kInvalidArgument, "a fork of the state needs a session of its own");
+  }
+  for (const auto& [name, checkpoint] : snapshot.host_checkpoints()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "resource " + fsnap::quote_input(name) +
+                    " is a host workspace: a run on disk is forked by `shadowbox rewind` (a "
+                    "new run, in a workspace of its own, from a checkpoint)");
+  }
+  for (const ResourceRegistry::Entry* mine : resources_.snapshotable()) {
+    for (const ResourceRegistry::Entry* theirs : parts.resources.snapshotable()) {
+      if (mine->object == theirs->object) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "resource " + fsnap::quote_input(theirs->name) +
+                        " of the fork is this state's own: a fork needs new resources");
+      }
+    }
+  }
+  auto fork = std::make_unique<ExecutionState>(parts.session, std::move(parts.resources), clock_,
+                                               parts.seed);
+  RestoreRequest request;
+  request.session = false;
+  fork->restore(snapshot, request);
+  parts.session->rollback(snapshot.session, /*preserve_logs=*/false);
+  if (containment_setup_) {
+    fork->containment_setup_ = containment_setup_;
+    fork->continue_containment(containment_state(snapshot.session));
+  }
+  return fork;
+}
+
 void ExecutionState::set_containment(policy::ExecutionConfig config, policy::RunMetadata metadata,
                                      std::shared_ptr<policy::ShieldPipeline> pipeline) {
   containment_setup_ = ContainmentSetup{config, std::move(metadata), std::move(pipeline)};

@@ -56,6 +56,9 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
   Session::Dispatched out;
   std::vector<std::shared_ptr<Session>> children;
   std::vector<PendingEviction> evictions;
+  statekit::Effects to_perform;  // by runner, once the lock is released
+  std::shared_ptr<const statekit::EffectRunner> runner;
+  std::function<void(const statekit::EffectOutcome&)> on_outcome;
   {
     // Reducers run under the lock: each sees the newest slice, and the results of one
     // event land together. A reducer that throws leaves every slice as it was, and the
@@ -84,6 +87,12 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
     commit(results, facts.at, evictions);
     if (queue) {
       for (statekit::Effect& e : dispatching_) queued_.push_back(std::move(e));
+      if (effect_runner_) {
+        to_perform = std::move(queued_);
+        queued_.clear();
+        runner = effect_runner_;
+        on_outcome = on_effect_outcome_;
+      }
     } else {
       out.effects = std::move(dispatching_);
     }
@@ -95,10 +104,21 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
     }
   }
   notify(evictions);
+  for (const statekit::Effect& effect : to_perform) {
+    statekit::EffectOutcome outcome = runner->run(effect);
+    if (on_outcome) on_outcome(outcome);
+  }
   for (const std::shared_ptr<Session>& child : children) {
     out.applied += child->apply(event, value, true, true, metadata).applied;
   }
   return out;
+}
+
+void Session::set_effect_runner(std::shared_ptr<const statekit::EffectRunner> runner,
+                                std::function<void(const statekit::EffectOutcome&)> on_outcome) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  effect_runner_ = std::move(runner);
+  on_effect_outcome_ = std::move(on_outcome);
 }
 
 void Session::collect_effects(statekit::Effects effects) {
@@ -165,14 +185,43 @@ SessionSnapshot Session::snapshot(const std::set<SlicePolicy>& policies, bool in
   return snap;
 }
 
+SessionSnapshot Session::snapshot_of(const SliceSelection& which,
+                                     std::map<std::string, std::string> tags) const {
+  SessionSnapshot snap = snapshot({}, /*include_all=*/true, std::move(tags));
+  snap.selection = which;
+  for (auto it = snap.slices.begin(); it != snap.slices.end();) {
+    if (which.contains(it->first)) {
+      ++it;
+    } else {
+      snap.policies.erase(it->first);
+      it = snap.slices.erase(it);
+    }
+  }
+  return snap;
+}
+
+void Session::restore(const SessionSnapshot& snapshot, const SliceSelection& slices) {
+  SessionSnapshot narrowed = snapshot;
+  narrowed.selection = SliceSelection::both(snapshot.selection, slices);
+  for (auto it = narrowed.slices.begin(); it != narrowed.slices.end();) {
+    if (narrowed.selection.contains(it->first)) {
+      ++it;
+    } else {
+      narrowed.policies.erase(it->first);
+      it = narrowed.slices.erase(it);
+    }
+  }
+  rollback(narrowed, /*preserve_logs=*/false);
+}
+
 void Session::rollback(const SessionSnapshot& snapshot, bool preserve_logs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto kept = [&](SlicePolicy policy) {
-    return snapshot.covered.count(policy) == 0 || (preserve_logs && policy == SlicePolicy::kLog);
+  auto kept = [&](std::type_index type, SlicePolicy policy) {
+    return !snapshot.covers(type, policy) || (preserve_logs && policy == SlicePolicy::kLog);
   };
   // Slices of the covered policies that the snapshot does not hold did not exist then.
   for (auto it = slices_.begin(); it != slices_.end();) {
-    if (!kept(it->second.policy) && snapshot.slices.count(it->first) == 0) {
+    if (!kept(it->first, it->second.policy) && snapshot.slices.count(it->first) == 0) {
       it = slices_.erase(it);
     } else {
       ++it;
@@ -184,7 +233,7 @@ void Session::rollback(const SessionSnapshot& snapshot, bool preserve_logs) {
         recorded != snapshot.policies.end() ? recorded->second : SliceTypes::default_policy(type);
     auto [it, inserted] = slices_.try_emplace(type);
     // A kept slice keeps its values, unless this session did not have it at all.
-    if (!inserted && kept(it->second.policy)) continue;
+    if (!inserted && kept(type, it->second.policy)) continue;
     it->second.policy = policy;
     it->second.items = items;
   }
@@ -220,6 +269,39 @@ SessionSnapshot SessionSnapshot::merge(const SessionSnapshot& earlier,
   for (SlicePolicy p : earlier.covered) {
     if (later.covered.count(p) != 0) out.covered.insert(p);
   }
+  out.selection = SliceSelection::either(earlier.selection, later.selection);
+  return out;
+}
+
+SliceSelection SliceSelection::either(const SliceSelection& a, const SliceSelection& b) {
+  SliceSelection out;
+  if (!a.include.empty() && !b.include.empty()) {
+    out.include = a.include;
+    out.include.insert(b.include.begin(), b.include.end());
+  }
+  for (const std::set<std::type_index>* excluded : {&a.exclude, &b.exclude}) {
+    for (std::type_index t : *excluded) {
+      if (!a.contains(t) && !b.contains(t)) out.exclude.insert(t);
+    }
+  }
+  return out;
+}
+
+SliceSelection SliceSelection::both(const SliceSelection& a, const SliceSelection& b) {
+  SliceSelection out;
+  if (a.include.empty()) {
+    out.include = b.include;
+  } else if (b.include.empty()) {
+    out.include = a.include;
+  } else {
+    for (std::type_index t : a.include) {
+      if (b.include.count(t) != 0) out.include.insert(t);
+    }
+    // Nothing in common: a type no slice has stands for "none".
+    if (out.include.empty()) out.include.insert(typeid(void));
+  }
+  out.exclude = a.exclude;
+  out.exclude.insert(b.exclude.begin(), b.exclude.end());
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "session_json.hpp"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <Poco/JSON/Array.h>
@@ -42,7 +43,51 @@ void write_header(const SessionSnapshot& snapshot, Poco::JSON::Object& out) {
   out.set("tags", tag_object);
 }
 
+namespace {
+
+// The registered names of types, in name order.
+Poco::JSON::Array::Ptr type_names(const std::set<std::type_index>& types) {
+  std::set<std::string> names;
+  for (std::type_index t : types) {
+    if (t == typeid(void)) continue;  // SliceSelection::both's "none"
+    std::shared_ptr<const SliceType> entry = SliceTypes::find(t);
+    if (entry == nullptr) {
+      throw Error(ErrorCode::kInvalidArgument, "slice type " + SliceTypes::name_of(t) +
+                                                   " is selected but has no registered name");
+    }
+    names.insert(entry->name);
+  }
+  Poco::JSON::Array::Ptr out = new Poco::JSON::Array;
+  for (const std::string& n : names) out->add(n);
+  return out;
+}
+
+std::set<std::type_index> types_named(const Poco::JSON::Array::Ptr& names) {
+  std::set<std::type_index> out;
+  for (std::size_t i = 0; names && i < names->size(); ++i) {
+    std::string name = names->getElement<std::string>(static_cast<unsigned>(i));
+    std::shared_ptr<const SliceType> entry = SliceTypes::find(std::string_view(name));
+    if (entry == nullptr) {
+      throw SnapshotMismatchError("session snapshot selects slice type " + name +
+                                  ", which this process has not registered");
+    }
+    out.insert(entry->type);
+  }
+  return out;
+}
+
+}  // namespace
+
 void write_covers(const SessionSnapshot& snapshot, Poco::JSON::Object& out) {
+  if (!snapshot.selection.everything()) {
+    Poco::JSON::Object::Ptr selects = ordered_object();
+    // No "include": every type. An empty one: none (SliceSelection::both's "none").
+    if (!snapshot.selection.include.empty()) {
+      selects->set("include", type_names(snapshot.selection.include));
+    }
+    selects->set("exclude", type_names(snapshot.selection.exclude));
+    out.set("selects", selects);
+  }
   if (snapshot.covered.size() >= 3) return;
   Poco::JSON::Array::Ptr covers = new Poco::JSON::Array;
   for (SlicePolicy p : snapshot.covered) covers->add(std::string(to_string(p)));
@@ -67,6 +112,13 @@ void read_header(const Poco::JSON::Object::Ptr& in, SessionSnapshot& snap) {
   }
   if (Poco::JSON::Object::Ptr tags = in->getObject("tags")) {
     for (const auto& [k, v] : *tags) snap.tags[k] = v.toString();
+  }
+  if (Poco::JSON::Object::Ptr selects = in->getObject("selects")) {
+    if (Poco::JSON::Array::Ptr include = selects->getArray("include")) {
+      snap.selection.include = types_named(include);
+      if (snap.selection.include.empty()) snap.selection.include.insert(typeid(void));
+    }
+    snap.selection.exclude = types_named(selects->getArray("exclude"));
   }
   if (Poco::JSON::Array::Ptr covers = in->getArray("covers")) {
     snap.covered.clear();
@@ -205,7 +257,11 @@ bool same_items(std::type_index type, const statekit::SliceItems& a,
 }  // namespace
 
 bool SessionSnapshot::equivalent(const SessionSnapshot& other) const {
-  if (policies != other.policies || slices.size() != other.slices.size()) return false;
+  if (policies != other.policies || slices.size() != other.slices.size() ||
+      selection.include != other.selection.include ||
+      selection.exclude != other.selection.exclude) {
+    return false;
+  }
   for (const auto& [type, items] : slices) {
     auto it = other.slices.find(type);
     if (it == other.slices.end() || !same_items(type, items, it->second)) return false;

@@ -28,7 +28,8 @@ using codec_json::string_field;
 void write_stamp(const SessionSnapshot& snapshot, Poco::JSON::Object& out);
 // Sets parent_id, children_ids and tags of out.
 void write_header(const SessionSnapshot& snapshot, Poco::JSON::Object& out);
-// Sets "covers" if the snapshot does not cover every policy.
+// Sets "covers" if the snapshot does not cover every policy, and "selects" if it does
+// not select every slice type (SliceSelection).
 void write_covers(const SessionSnapshot& snapshot, Poco::JSON::Object& out);
 // Reads what write_stamp sets; Error kInvalidArgument if malformed.
 void read_stamp(const Poco::JSON::Object::Ptr& in, SessionSnapshot& snapshot);

@@ -7,7 +7,10 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
+
+#include "statekit/deadline.hpp"
 
 namespace statekit {
 
@@ -59,6 +62,12 @@ Effect Effect::with_retry(RetryPolicy policy) const {
   return Effect(std::move(node));
 }
 
+Effect Effect::with_timeout(std::chrono::milliseconds timeout) const {
+  auto node = std::make_shared<Node>(*node_);
+  node->timeout = timeout;
+  return Effect(std::move(node));
+}
+
 Effect Effect::on_failure(Effect compensation) const {
   auto node = std::make_shared<Node>(*node_);
   node->compensation = std::make_shared<const Effect>(std::move(compensation));
@@ -88,8 +97,58 @@ std::string Effect::describe() const {
   return node_->name;
 }
 
+namespace {
+
+// A seeded generator of [0, 1) shared by the threads of a runner.
+std::function<double()> seeded_random() {
+  struct State {
+    std::mutex mutex;
+    std::mt19937_64 engine{std::random_device{}()};
+    std::uniform_real_distribution<double> share{0.0, 1.0};
+  };
+  auto state = std::make_shared<State>();
+  return [state] {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    return state->share(state->engine);
+  };
+}
+
+}  // namespace
+
 EffectRunner::EffectRunner()
-    : sleep_([](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }) {}
+    : sleep_([](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }),
+      random_(seeded_random()),
+      clock_([] { return std::chrono::steady_clock::now(); }) {}
+
+std::chrono::milliseconds EffectRunner::jittered(std::chrono::milliseconds delay,
+                                                 double jitter) const {
+  jitter = std::clamp(jitter, 0.0, 1.0);
+  if (jitter == 0.0) return delay;
+  const double r = std::clamp(random_(), 0.0, 1.0);
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(static_cast<double>(delay.count()) * (1.0 - jitter * r)));
+}
+
+EffectOutcome EffectRunner::run_timed(const Effect& effect, const std::stop_token& stop) const {
+  const std::chrono::milliseconds timeout = effect.timeout();
+  if (timeout.count() <= 0) return run_once(effect, stop);
+  std::stop_source source;
+  std::stop_callback forward(stop, [&] { source.request_stop(); });
+  const auto start = clock_();
+  EffectOutcome out;
+  bool fired = false;
+  {
+    Deadline deadline(source, timeout);
+    out = run_once(effect, source.get_token());
+    fired = deadline.fired();
+  }
+  if (fired || clock_() - start > timeout) {
+    out.ok = false;
+    out.value.reset();
+    out.error = out.effect + " timed out after " + std::to_string(timeout.count()) + " ms";
+  }
+  return out;
+}
 
 EffectOutcome EffectRunner::run(const Effect& effect, const std::stop_token& stop) const {
   const RetryPolicy& retry = effect.retry();
@@ -98,9 +157,9 @@ EffectOutcome EffectRunner::run(const Effect& effect, const std::stop_token& sto
   int attempts = 0;
   for (;;) {
     ++attempts;
-    outcome = run_once(effect, stop);
+    outcome = run_timed(effect, stop);
     if (outcome.ok || attempts >= retry.max_attempts || stop.stop_requested()) break;
-    sleep_(delay);
+    sleep_(jittered(delay, retry.jitter));
     delay = std::min(retry.max_delay, std::chrono::milliseconds(static_cast<std::int64_t>(
                                           static_cast<double>(delay.count()) * retry.multiplier)));
   }

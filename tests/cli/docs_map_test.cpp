@@ -258,4 +258,50 @@ TEST(DocsMapTest, TheChecksThemselvesCatchAWrongName) {
   EXPECT_TRUE(resolve("src/event_jsn.cpp", kSource / "hooks").empty());
 }
 
+// Every test a conformance page cites as the one that holds a requirement
+// (`Suite.Name`, or `Suite.*` for a whole suite) is a test of tests/: a renamed or
+// imagined test would leave a requirement claimed with nothing holding it.
+std::set<std::string> defined_tests() {
+  std::set<std::string> names;
+  std::regex test(R"(\bTEST(?:_F|_P)?\(\s*([A-Za-z0-9_]+),\s*([A-Za-z0-9_]+)\))");
+  for (fs::recursive_directory_iterator it(kSource / "tests"), end; it != end; ++it) {
+    if (it->path().extension() != ".cpp") continue;
+    std::string text = testing_support::read_file(it->path());
+    for (std::sregex_iterator m(text.begin(), text.end(), test), e; m != e; ++m) {
+      names.insert((*m)[1].str() + ".*");
+      names.insert((*m)[1].str() + "." + (*m)[2].str());
+    }
+  }
+  return names;
+}
+
+// The `Suite.Name` and `Suite.*` a text cites.
+std::vector<std::string> cited_tests(const std::string& text) {
+  std::vector<std::string> out;
+  std::regex cited(R"(`([A-Z][A-Za-z0-9]*)\.([A-Z][A-Za-z0-9]*|\*)`)");
+  for (std::sregex_iterator m(text.begin(), text.end(), cited), e; m != e; ++m) {
+    out.push_back((*m)[1].str() + "." + (*m)[2].str());
+  }
+  return out;
+}
+
+TEST(DocsMapTest, EveryTestAConformancePageCitesExists) {
+  std::set<std::string> tests = defined_tests();
+  std::size_t checked = 0;
+  for (const std::string& spec : kSpecifications) {
+    fs::path page = kSource / "docs/conformance" / (spec + ".md");
+    for (const std::string& name : cited_tests(testing_support::read_file(page))) {
+      ++checked;
+      EXPECT_EQ(tests.count(name), 1u)
+          << page.filename().string() << " cites " << name << ", which no TEST of tests/ defines";
+    }
+  }
+  EXPECT_GT(checked, 60u);
+  // The check itself: a name that is not a test is caught.
+  EXPECT_EQ(cited_tests("`ResumeProblemsTest.X` and `A.*`, not `x.y` or `A::b`"),
+            (std::vector<std::string>{"ResumeProblemsTest.X", "A.*"}));
+  EXPECT_EQ(tests.count("DocsMapTest.EveryTestAConformancePageCitesExists"), 1u);
+  EXPECT_EQ(tests.count("DocsMapTest.NoSuchTest"), 0u);
+}
+
 }  // namespace

@@ -346,15 +346,16 @@ TEST_F(RunControlTest, AHaltedRunResumesWithItsLimitsAndItsCount) {
   ASSERT_EQ(lines(ran), 3u);
   // Resumed as it was, the run is still at its limit: the first call is refused.
   start_mock(scenario);
-  CommandResult again = shadowbox({"resume", "r1", "--validation", "relaxed", "--", "-p", "go on",
-                                   "--dangerously-skip-permissions"});
+  CommandResult again = shadowbox({"resume", "r1", "--validation", "relaxed", "--reopen", "--",
+                                   "-p", "go on", "--dangerously-skip-permissions"});
   expect_halted(again, "max_steps");
   EXPECT_EQ(lines(ran), 3u);
   // --max-steps 6: six steps in all, so three more calls run; the refused calls were no
   // steps.
   start_mock(scenario);
-  CommandResult more = shadowbox({"resume", "r1", "--validation", "relaxed", "--max-steps", "6",
-                                  "--", "-p", "go on", "--dangerously-skip-permissions"});
+  CommandResult more =
+      shadowbox({"resume", "r1", "--validation", "relaxed", "--reopen", "--max-steps", "6", "--",
+                 "-p", "go on", "--dangerously-skip-permissions"});
   expect_halted(more, "max_steps");
   EXPECT_EQ(lines(ran), 6u);
   Poco::JSON::Object::Ptr info = run_info();

@@ -268,8 +268,9 @@ TEST_F(InteractiveTest, AnInteractiveRunResumesInteractively) {
   start_mock(R"({"steps":[
       {"tool":"Bash","id":"toolu_i2","input":{"command":"echo again > again.txt","description":"again"}},
       {"text":"resumed and done"}]})");
-  std::unique_ptr<e2e::Terminal> terminal = shadowbox_in_terminal(
-      {"resume", "i1", "--validation", "relaxed", "--", "--dangerously-skip-permissions"});
+  std::unique_ptr<e2e::Terminal> terminal =
+      shadowbox_in_terminal({"resume", "i1", "--validation", "relaxed", "--reopen", "--",
+                             "--dangerously-skip-permissions"});
   ASSERT_TRUE(terminal->wait_for(kPromptReady, kWait)) << terminal->screen();
   EXPECT_NE(terminal->screen().find("create the file"), std::string::npos)
       << "the conversation so far is on the screen:\n"

@@ -401,7 +401,10 @@ TEST_P(OtherAgentRunTest, AKilledRunIsResumedWithItsHistory) {
   for (std::string& a : agent_.new_prompt("second prompt")) resume.push_back(std::move(a));
   CommandResult resumed = shadowbox(resume);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
-  EXPECT_EQ(agent_.session_id(resumed.out), session) << resumed.out;
+  // A resume forks the session, as Claude Code's does: a copy of it goes on.
+  std::string forked = agent_.session_id(resumed.out);
+  EXPECT_FALSE(forked.empty()) << resumed.out;
+  EXPECT_NE(forked, session) << resumed.out;
   std::vector<Object::Ptr> main = e2e::main_requests(server_->requests());
   ASSERT_FALSE(main.empty());
   std::string history = e2e::to_json(main[0]->getArray("user_texts"));
@@ -409,7 +412,7 @@ TEST_P(OtherAgentRunTest, AKilledRunIsResumedWithItsHistory) {
   EXPECT_NE(history.find("second prompt"), std::string::npos) << history;
   EXPECT_GE(main[0]->getArray(agent_.history_key)->size(), 1u) << e2e::to_json(main[0]);
   Object::Ptr after = run_info("crash");
-  EXPECT_EQ(after->getValue<std::string>("session_id"), session);
+  EXPECT_EQ(after->getValue<std::string>("session_id"), forked) << e2e::to_json(after);
   EXPECT_EQ(after->getValue<std::string>("status"), "complete");
 }
 
@@ -473,7 +476,9 @@ TEST_P(OtherAgentRunTest, AKilledRunIsRecoveredByAnotherWorker) {
   CommandResult recovered = run_command(recover, ws_b, env(), "", std::chrono::seconds(180));
   ASSERT_EQ(recovered.exit_code, 0) << recovered.out << recovered.err;
   EXPECT_EQ(testing_support::read_file(ws_b / "one.txt"), "one\n");
-  EXPECT_EQ(agent_.session_id(recovered.out), session) << recovered.out;
+  std::string forked = agent_.session_id(recovered.out);
+  EXPECT_FALSE(forked.empty()) << recovered.out;
+  EXPECT_NE(forked, session) << "recovered as a fork of the session: " << recovered.out;
   std::vector<Object::Ptr> main = e2e::main_requests(server_->requests());
   ASSERT_FALSE(main.empty());
   std::string history = e2e::to_json(main[0]->getArray("user_texts"));

@@ -235,8 +235,9 @@ class RunTest : public e2e::ShadowboxTest {
   // run does not pass strict validation; without its preserved data no run resumes.
   void expect_continue_then_refusals(const std::string& forked) {
     start_mock("third", R"({"steps":[{"text":"continued"}]})");
-    CommandResult continued = shadowbox({"resume", "crash", "--continue", "--validation", "relaxed",
-                                         "--", "-p", "more", "--dangerously-skip-permissions"});
+    CommandResult continued =
+        shadowbox({"resume", "crash", "--continue", "--validation", "relaxed", "--reopen", "--",
+                   "-p", "more", "--dangerously-skip-permissions"});
     ASSERT_EQ(continued.exit_code, 0) << continued.err;
     EXPECT_EQ(run_info("crash")->getValue<std::string>("session_id"), forked);
 
@@ -274,7 +275,7 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("shadowbox log --run r1\n"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("shadowbox resume r1 --validation relaxed\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("shadowbox resume r1 --reopen\n"), std::string::npos) << r.err;
   // Only configured variables reach the agent, and HOME is the run's own.
   EXPECT_EQ(testing_support::read_file(ws_ / "tok.txt"), "tok=\n");
   std::string home = testing_support::read_file(ws_ / "home.txt");
@@ -284,7 +285,7 @@ TEST_F(RunTest, RunsTheAgentWithItsOwnHomeAndLeavesNoSecretInTheStore) {
   ASSERT_FALSE(info.isNull());
   EXPECT_EQ(info->getValue<std::string>("status"), "complete");
   EXPECT_FALSE(info->getValue<bool>("resumable"))
-      << "resumable means resumable now: a complete run takes --validation relaxed or none";
+      << "resumable means resumable now: a complete run takes --reopen (or --validation none)";
   EXPECT_FALSE(info->isNull("session_id"));
   expect_adapter_state(info);
   expect_session_diff_names_the_agent_session(info->getValue<std::string>("session_id"));
@@ -576,7 +577,7 @@ TEST_F(RunTest, ResumeKeepsTheAgentOptionsOfTheRunAndReplacesThePrompt) {
     {"tool":"Bash","id":"toolu_2","input":{"command":"echo two > two.txt","description":"two"}},
     {"text":"done"}]})");
   CommandResult resumed =
-      shadowbox({"resume", "opts", "--validation", "relaxed", "--", "-p", "carry on"});
+      shadowbox({"resume", "opts", "--validation", "relaxed", "--reopen", "--", "-p", "carry on"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_TRUE(fs::exists(ws_ / "two.txt")) << "the resumed agent kept --allowedTools Bash";
   // run.json keeps the run's command and records each resume's whole command line.
@@ -599,8 +600,8 @@ TEST_F(RunTest, ResumeKeepsTheAgentOptionsOfTheRunAndReplacesThePrompt) {
   start_mock("third", R"({"steps":[
     {"tool":"Bash","id":"toolu_3","input":{"command":"echo three > three.txt","description":"3"}},
     {"text":"done"}]})");
-  CommandResult bare =
-      shadowbox({"resume", "opts", "--validation", "relaxed", "--only-args", "--", "-p", "again"});
+  CommandResult bare = shadowbox({"resume", "opts", "--validation", "relaxed", "--reopen",
+                                  "--only-args", "--", "-p", "again"});
   EXPECT_EQ(bare.exit_code, 0) << bare.err;
   EXPECT_FALSE(fs::exists(ws_ / "three.txt"));
   CommandResult pre = shadowbox({"show", "pre:toolu_3", "--json"});

@@ -126,7 +126,7 @@ TEST_F(SdkAppTest, AnSdkApplicationIsRolledBackKilledAndResumedUnchanged) {
   std::string forked = after->getValue<std::string>("session_id");
   start_mock("third", R"({"steps":[{"text":"continued"}]})");
   CommandResult continued = shadowbox({"resume", "sdk", "--continue", "--validation", "relaxed",
-                                       "--", "node", app().string(), "go on"});
+                                       "--reopen", "--", "node", app().string(), "go on"});
   ASSERT_EQ(continued.exit_code, 0) << continued.err;
   EXPECT_NE(continued.out.find("resuming " + forked + "\n"), std::string::npos) << continued.out;
   EXPECT_EQ(run_info("sdk")->getValue<std::string>("session_id"), forked);

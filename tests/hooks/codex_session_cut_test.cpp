@@ -240,6 +240,29 @@ TEST_F(CodexSessionCutTest, TheAdapterForksUnderANewThreadIdItsSessionPathsName)
   EXPECT_TRUE(hooks::adapter_for(hooks::AgentKind::kCodex).has_session_data(home, cut.session_id));
 }
 
+// A resume forks the whole thread: a copy under a new id, the original as it was.
+TEST_F(CodexSessionCutTest, AResumesForkCopiesTheWholeThreadUnderANewId) {
+  fs::path home = home_at("call_c");
+  fs::path original = rollout_of(home, thread_);
+  std::string before = read_file(original);
+  const hooks::AgentAdapter& codex = hooks::adapter_for(hooks::AgentKind::kCodex);
+  std::optional<hooks::SessionCut> fork = codex.fork_session(home, thread_);
+  ASSERT_TRUE(fork.has_value());
+  ASSERT_EQ(fork->session_id.size(), 36u);
+  EXPECT_NE(fork->session_id, thread_);
+  EXPECT_EQ(read_file(original), before);
+  std::string text = read_file(rollout_of(home, fork->session_id));
+  std::vector<Object::Ptr> lines = json_lines(text);
+  ASSERT_EQ(lines.size(), json_lines(before).size()) << "every line of the original";
+  EXPECT_EQ(lines.front()->getObject("payload")->getValue<std::string>("id"), fork->session_id);
+  EXPECT_EQ(lines.front()->getObject("payload")->getValue<std::string>("forked_from_id"), thread_);
+  EXPECT_EQ(text.substr(text.find('\n')), before.substr(before.find('\n')));
+  EXPECT_TRUE(codex.has_session_data(home, fork->session_id));
+  // Claude Code forks on its own (--fork-session).
+  EXPECT_FALSE(hooks::adapter_for(hooks::AgentKind::kClaudeCode).fork_session(home, thread_));
+  EXPECT_THROW(codex.fork_session(home, "no-such-thread"), sandbox::Error);
+}
+
 TEST_F(CodexSessionCutTest, AnUnfinishedLastLineAfterTheCallIsLeftOut) {
   fs::path home = home_at("call_c");
   fs::path original = rollout_of(home, thread_);

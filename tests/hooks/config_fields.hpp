@@ -28,6 +28,9 @@ inline void expect_same_settings(const hooks::Config& a, const hooks::Config& b)
   EXPECT_EQ(a.run.resume_max_age, b.run.resume_max_age);
   EXPECT_EQ(a.run.preserve, b.run.preserve);
   EXPECT_EQ(a.run.preserve_interval, b.run.preserve_interval);
+  EXPECT_EQ(a.run.capture_state, b.run.capture_state);
+  EXPECT_EQ(a.run.auto_resume, b.run.auto_resume);
+  EXPECT_EQ(a.run.resume_validation, b.run.resume_validation);
   EXPECT_EQ(a.run.home.carry, b.run.home.carry);
   EXPECT_EQ(a.run.home.credentials, b.run.home.credentials);
   EXPECT_EQ(a.run.home.isolate, b.run.home.isolate);

@@ -149,6 +149,9 @@ const char* const kEveryKey =
     "  resume_max_age: 2h\n"
     "  preserve: periodic\n"
     "  preserve_interval: 5m\n"
+    "  capture_state: false\n"
+    "  auto_resume: true\n"
+    "  resume_validation: none\n"
     "  home:\n"
     "    carry: [.claude/settings.json, .gitconfig]\n"
     "    credentials: false\n"
@@ -199,6 +202,9 @@ void expect_run_keys(const Config& c) {
   EXPECT_EQ(c.run.resume_max_age, std::chrono::hours(2));
   EXPECT_EQ(c.run.preserve, runs::PreserveStrategy::kPeriodic);
   EXPECT_EQ(c.run.preserve_interval, std::chrono::minutes(5));
+  EXPECT_FALSE(c.run.capture_state);
+  EXPECT_TRUE(c.run.auto_resume);
+  EXPECT_EQ(c.run.resume_validation, runs::ResumeValidation::kNone);
   EXPECT_EQ(c.run.home.carry, (std::vector<std::string>{".claude/settings.json", ".gitconfig"}));
   EXPECT_FALSE(c.run.home.credentials);
   EXPECT_TRUE(c.run.home.isolate);
@@ -282,6 +288,13 @@ TEST(ConfigTest, ARollbackSettingGivenByBothNamesIsAnErrorNamingBoth) {
   expect_config_error(
       "hooks: {keep_failures: [{tool: A}]}\nrollback: {keep_failures: [{tool: B}]}\n",
       {"rollback.keep_failures", "hooks.keep_failures"});
+}
+
+TEST(ConfigTest, ResumeMistakesAreErrorsNamingTheKey) {
+  expect_config_error("run: {resume_validation: lax}\n",
+                      {"run.resume_validation", "strict, relaxed or none"});
+  expect_config_error("run: {auto_resume: sometimes}\n", {"run.auto_resume", "true or false"});
+  expect_config_error("run: {capture_state: [yes]}\n", {"run.capture_state"});
 }
 
 TEST(ConfigTest, RollbackMistakesAreErrorsNamingTheKey) {

@@ -302,6 +302,23 @@ TEST_F(GeminiSessionCutTest, TheAdapterForksUnderANewSessionIdItsSessionPathsNam
   EXPECT_TRUE(gemini.has_session_data(home, cut.session_id));
 }
 
+// A resume forks the whole session: a chat under a new id holding every message.
+TEST_F(GeminiSessionCutTest, AResumesForkCopiesTheWholeChatUnderANewId) {
+  fs::path home = home_at("c.txt", "at-c");
+  fs::path original = chat_of(home, run_->session);
+  std::string before = read_file(original);
+  const hooks::AgentAdapter& gemini = hooks::adapter_for(hooks::AgentKind::kGemini);
+  std::optional<hooks::SessionCut> fork = gemini.fork_session(home, run_->session);
+  ASSERT_TRUE(fork.has_value());
+  EXPECT_NE(fork->session_id, run_->session);
+  EXPECT_EQ(read_file(original), before);
+  std::string text = read_file(chat_of(home, fork->session_id));
+  EXPECT_EQ(calls(text), calls(before)) << "every call of the original";
+  EXPECT_NE(text.find("\"sessionId\":\"" + fork->session_id + "\""), std::string::npos) << text;
+  EXPECT_TRUE(gemini.has_session_data(home, fork->session_id));
+  EXPECT_THROW(gemini.fork_session(home, "00000000-no-such-session"), sandbox::Error);
+}
+
 // When the BeforeTool hook of the call whose input held text ran (its input's
 // "timestamp", ms): a stand-in for the pre-tool checkpoint's time.
 std::chrono::system_clock::time_point hook_time(const e2e::SessionSnapshots& snapshots,

@@ -3,7 +3,8 @@
 // still running is not resumed twice, nor one whose agent outlives its killed supervisor
 // (nor is another run started on its workspace) until its tree has ended, and a pid the
 // kernel gave to another process makes no run running — through `shadowbox hook`,
-// `runs` and `resume`.
+// `runs` and `resume`; an agent that refuses its session is said to; run.auto_resume and
+// run.capture_state; and what each validation mode checks (resume_problems).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,9 +119,10 @@ TEST_F(ResumeTest, AnInteractiveRunKilledAfterATurnStaysResumable) {
   CommandResult again = shadowbox({"resume", "r"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("the run is complete"), std::string::npos) << again.err;
-  // ...and says how to go on with it all the same.
-  EXPECT_NE(again.err.find("shadowbox resume r --validation relaxed"), std::string::npos)
-      << again.err;
+  // ...and says how to go on with it all the same: the other checks still hold.
+  EXPECT_NE(again.err.find("shadowbox resume r --reopen)"), std::string::npos) << again.err;
+  CommandResult reopened = shadowbox({"resume", "r", "--reopen"});
+  EXPECT_EQ(reopened.exit_code, 0) << reopened.err;
 }
 
 TEST_F(ResumeTest, StrictValidationMeasuresAgeFromTheLastActivity) {
@@ -144,9 +146,11 @@ TEST_F(ResumeTest, StrictValidationMeasuresAgeFromTheLastActivity) {
   std::optional<hooks::ResumableState> state = hooks::find_resumable_state(*store_, repo, "r");
   ASSERT_TRUE(state.has_value());
   ASSERT_TRUE(state->last_activity.has_value());
-  std::vector<std::string> problems =
-      hooks::resume_problems(*state, hooks::ResumeValidation::kStrict, ws_.string(),
-                             std::chrono::hours(24 * 7), now + std::chrono::hours(24 * 30));
+  hooks::ResumeChecks checks;
+  checks.workspace = ws_.string();
+  checks.max_age = std::chrono::hours(24 * 7);
+  checks.now = now + std::chrono::hours(24 * 30);
+  std::vector<std::string> problems = hooks::resume_problems(*state, checks);
   ASSERT_EQ(problems.size(), 1u) << "idle for 30 days";
   EXPECT_NE(problems[0].find("last activity"), std::string::npos) << problems[0];
 
@@ -268,6 +272,185 @@ TEST_F(ResumeTest, EverySessionOfARunIsKeptAndResumeTakesTheOneThatCanGoOn) {
   EXPECT_EQ(info->getArray("sessions")->getObject(2)->getValue<std::string>("resumed_from"),
             "sess-1");
   EXPECT_EQ(info->getValue<std::string>("session_id"), "sess-3");
+}
+
+// An agent that exits with an error before it reports anything refused the session it
+// was asked to take up (Claude Code: "No conversation found with session ID"): said so,
+// and the run stays as resumable as it was.
+TEST_F(ResumeTest, AnAgentThatRefusesTheSessionIsReportedAndTheRunStaysResumable) {
+  runs::RunMeta meta = *runs::RunMeta::load(*store_, "r");
+  meta.command = {"false"};
+  meta.save(*store_);
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  CommandResult refused = shadowbox({"resume", "r"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("the agent did not take up agent session sess-1"), std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("may have expired, or be unknown to it"), std::string::npos)
+      << refused.err;
+  Poco::JSON::Object::Ptr info = run_info();
+  EXPECT_TRUE(info->getValue<bool>("resumable"));
+  EXPECT_EQ(info->getValue<std::string>("session_id"), "sess-1");
+}
+
+// run.auto_resume: `run` with the command of a run that crashed here goes on with it;
+// with nothing to go on with, it starts a new run and says why.
+TEST_F(ResumeTest, AutoResumeGoesOnWithTheCrashedRunOfTheSameCommandElseStartsANewOne) {
+  ASSERT_EQ(send("SessionStart", ",\"source\":\"startup\"").exit_code, 0);
+  ASSERT_EQ(send("Stop", ",\"stop_hook_active\":false").exit_code, 0);
+  fs::path config = temp_ / "auto.yaml";
+  write_file(config, "run: {auto_resume: true}\n");
+  auto run = [&](std::vector<std::string> command) {
+    std::vector<std::string> args = {"--config", config.string(), "run",
+                                     "--agent",  "claude-code",   "--"};
+    args.insert(args.end(), command.begin(), command.end());
+    return shadowbox(args);
+  };
+  CommandResult resumed = run({"true"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming run r from agent session sess-1"), std::string::npos)
+      << resumed.err;
+  runs::RunMeta meta = *runs::RunMeta::load(*store_, "r");
+  ASSERT_EQ(meta.resumes.size(), 1u);
+  // (`true` is an application, claude-sdk: its own command, the session in its
+  // environment.)
+  EXPECT_EQ(meta.resumes[0].command, std::vector<std::string>{"true"});
+
+  // Now r is complete: strict validation lets it rest, and a new run starts.
+  CommandResult fresh = run({"true"});
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_NE(fresh.err.find("run.auto_resume: run r cannot go on (the run is complete); starting "
+                           "a new run"),
+            std::string::npos)
+      << fresh.err;
+  // Another command is another task.
+  CommandResult other = run({"true", "again"});
+  EXPECT_NE(other.err.find("no earlier run of this command here"), std::string::npos) << other.err;
+  CommandResult listed = shadowbox({"--json", "runs"});
+  Poco::JSON::Parser parser;
+  EXPECT_EQ(parser.parse(listed.out).extract<Poco::JSON::Array::Ptr>()->size(), 3u) << listed.out;
+  EXPECT_EQ(runs::RunMeta::load(*store_, "r")->resumes.size(), 1u);
+}
+
+// run.capture_state false: no agent session data enters the store, and a resume says why
+// it cannot go on.
+TEST_F(ResumeTest, ARunWithoutCapturedStateKeepsNoTranscriptAndSaysSoOnResume) {
+  fs::path config = temp_ / "nocapture.yaml";
+  write_file(config, "run: {capture_state: false}\n");
+  CommandResult ran = shadowbox({"--config", config.string(), "run", "--agent", "claude-code",
+                                 "--run-id", "quiet", "--", "true"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_FALSE(runs::RunMeta::load(*store_, "quiet")->capture_state);
+  std::shared_ptr<fsnap::ShadowRepo> repo =
+      std::make_shared<fsnap::ShadowRepo>(fsnap::ShadowRepo::open(store_->repo_dir(), false));
+  EXPECT_FALSE(runs::preserved_home(*repo, "quiet").has_value());
+  CommandResult preserve = shadowbox({"preserve", "quiet"});
+  EXPECT_EQ(preserve.exit_code, 1);
+  EXPECT_NE(preserve.err.find("run.capture_state"), std::string::npos) << preserve.err;
+
+  // What validation says of such a run's session, whatever else is right with it.
+  hooks::ResumableState state;
+  state.session.session_id = "s";
+  state.session.cwd = ws_.string();
+  state.capture_state = false;
+  hooks::ResumeChecks checks;
+  checks.workspace = ws_.string();
+  checks.validation = hooks::ResumeValidation::kRelaxed;
+  EXPECT_EQ(
+      hooks::resume_problems(state, checks),
+      std::vector<std::string>{"the run kept no agent session data (run.capture_state was off)"});
+}
+
+// What each validation mode asks of the state, one reason at a time.
+class ResumeProblemsTest : public ::testing::Test {
+ protected:
+  ResumeProblemsTest() {
+    state_.session.session_id = "s";
+    state_.session.cwd = "/w";
+    state_.session.agent = "codex";
+    state_.run_workspace = "/w";
+    state_.run_agent = "codex";
+    state_.run_command = {"codex", "exec", "fix it"};
+    state_.home_preserved = true;
+    checks_.workspace = "/w";
+  }
+  std::vector<std::string> problems(hooks::ResumeValidation mode) {
+    checks_.validation = mode;
+    return hooks::resume_problems(state_, checks_);
+  }
+  hooks::ResumableState state_;
+  hooks::ResumeChecks checks_;
+};
+
+TEST_F(ResumeProblemsTest, StrictNeverSkipsTheWorkspaceCheck) {
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kStrict).empty());
+  // The session did not say where it ran: the run's workspace is compared.
+  state_.session.cwd.clear();
+  state_.run_workspace = "/elsewhere";
+  std::vector<std::string> p = problems(hooks::ResumeValidation::kStrict);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], "the agent session ran in /elsewhere, not in /w");
+  // Recorded nowhere: a reason, not a pass.
+  state_.run_workspace.clear();
+  p = problems(hooks::ResumeValidation::kStrict);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], "neither agent session s nor the run recorded the workspace it ran in");
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kRelaxed).empty());
+}
+
+TEST_F(ResumeProblemsTest, StrictChecksTheTasksIdentity) {
+  state_.session.agent = "gemini";
+  std::vector<std::string> p = problems(hooks::ResumeValidation::kStrict);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], "agent session s is gemini's, and the run resumes codex");
+  state_.session.agent.clear();  // recorded before sessions kept their agent
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kStrict).empty());
+  // An Agent SDK application runs Claude Code: their sessions are one kind.
+  state_.session.agent = "claude-code";
+  state_.run_agent = "claude-sdk";
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kStrict).empty());
+  state_.session.agent = state_.run_agent = "codex";
+  checks_.command = {"codex", "exec", "something else"};
+  p = problems(hooks::ResumeValidation::kStrict);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], "the run's agent was started with another command line");
+  checks_.command = state_.run_command;
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kStrict).empty());
+}
+
+TEST_F(ResumeProblemsTest, RelaxedWantsAResumableSessionAndReopenGoesOnWithAnEndedOne) {
+  state_.session.complete = true;
+  state_.run_status = "complete";
+  EXPECT_EQ(problems(hooks::ResumeValidation::kRelaxed),
+            std::vector<std::string>{"agent session s ended"});
+  EXPECT_EQ(problems(hooks::ResumeValidation::kStrict).size(), 2u);
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kNone).empty());
+  checks_.reopen = true;
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kRelaxed).empty());
+  EXPECT_TRUE(problems(hooks::ResumeValidation::kStrict).empty());
+  // ...and keeps the other checks.
+  checks_.workspace = "/other";
+  EXPECT_EQ(problems(hooks::ResumeValidation::kStrict).size(), 1u);
+  state_.home_preserved = false;
+  EXPECT_EQ(
+      problems(hooks::ResumeValidation::kRelaxed),
+      std::vector<std::string>{"the transcript of agent session s is not in the preserved data"});
+}
+
+TEST_F(ResumeProblemsTest, EveryModeRefusesARunWhoseAgentStillRuns) {
+  for (hooks::ResumeValidation mode :
+       {hooks::ResumeValidation::kStrict, hooks::ResumeValidation::kRelaxed,
+        hooks::ResumeValidation::kNone}) {
+    state_.running_pid = 4242;
+    state_.agent_still_running = false;
+    EXPECT_EQ(problems(mode),
+              std::vector<std::string>{"the run is still running (shadowbox process 4242)"});
+    state_.running_pid = 0;
+    state_.agent_still_running = true;
+    ASSERT_EQ(problems(mode).size(), 1u);
+    EXPECT_NE(problems(mode)[0].find("processes of the run's agent are still running"),
+              std::string::npos);
+  }
 }
 
 }  // namespace

@@ -64,7 +64,8 @@ const char* kLoosening =
     "[{command: '*'}]}\n"
     "capture: {excludes: ['**'], max_file_size: 1k, respect_gitignore: true}\n"
     "retention: {keep_last: 1, max_age: 1d, prune_grace: 0s}\n"
-    "run: {env: [PATH, AWS_SECRET_ACCESS_KEY], home: {carry: [.ssh]}, preserve: on_demand}\n"
+    "run: {env: [PATH, AWS_SECRET_ACCESS_KEY], home: {carry: [.ssh]}, preserve: on_demand, "
+    "capture_state: false, auto_resume: true, resume_validation: none}\n"
     "policy: {telemetry: false, prices: {claude-opus: {input: 0, output: 0, cache_write_5m: 0, "
     "cache_write_1h: 0, cache_read: 0}}, repeat: {deny_threshold: 0, halt_threshold: 50}}\n"
     "session: {windows: {ToolInvoked: 1}}\n"
@@ -87,18 +88,35 @@ TEST_F(WorkspaceConfigTest, AnUntrustedFileNeverLoosensProtectionNorSendsDataAny
   EXPECT_EQ(c.run.env, std::vector<std::string>{"PATH"});
   EXPECT_EQ(c.run.home.carry, std::vector<std::string>{}) << "nothing beyond the defaults";
   EXPECT_EQ(c.run.preserve, runs::PreserveStrategy::kOnToolUse);
+  EXPECT_TRUE(c.run.capture_state);
+  EXPECT_FALSE(c.run.auto_resume);
+  EXPECT_EQ(c.run.resume_validation, runs::ResumeValidation::kStrict);
   EXPECT_TRUE(c.policy.telemetry);
   EXPECT_EQ(c.policy.prices.entries(), defaults.policy.prices.entries());
   EXPECT_EQ(c.policy.repeat, defaults.policy.repeat) << "the repeat guard stays as it was";
   EXPECT_TRUE(c.session_windows.empty());
   EXPECT_FALSE(c.fleet.enabled());
-  for (const char* key :
-       {"hooks.rollback_on_failure", "hooks.keep_failed_tools", "hooks.keep_failures",
-        "capture.excludes", "capture.max_file_size", "capture.respect_gitignore",
-        "retention.keep_last", "retention.max_age", "retention.prune_grace", "run.env",
-        "run.home.carry", "run.preserve", "policy.telemetry", "policy.prices.claude-opus",
-        "policy.repeat.deny_threshold", "policy.repeat.halt_threshold",
-        "session.windows.ToolInvoked", "fleet"}) {
+  for (const char* key : {"hooks.rollback_on_failure",
+                          "hooks.keep_failed_tools",
+                          "hooks.keep_failures",
+                          "capture.excludes",
+                          "capture.max_file_size",
+                          "capture.respect_gitignore",
+                          "retention.keep_last",
+                          "retention.max_age",
+                          "retention.prune_grace",
+                          "run.env",
+                          "run.home.carry",
+                          "run.preserve",
+                          "run.capture_state",
+                          "run.auto_resume",
+                          "run.resume_validation",
+                          "policy.telemetry",
+                          "policy.prices.claude-opus",
+                          "policy.repeat.deny_threshold",
+                          "policy.repeat.halt_threshold",
+                          "session.windows.ToolInvoked",
+                          "fleet"}) {
     EXPECT_TRUE(mentions(c, key)) << key << " is not said to be left out";
   }
 }
@@ -236,7 +254,8 @@ TEST(ConfigYamlTest, AConfigWrittenAsYamlReadsBackTheSame) {
       "maintenance: {auto: false, loose_objects: 10, max_packs: 2}\n"
       "session: {checkpoint_ring: 9, windows: {ToolInvoked: 4}}\n"
       "run: {env: [PATH, X], secrets: [Y], resume_max_age: 2d, preserve: periodic, "
-      "preserve_interval: 7s, home: {carry: [.claude.json], credentials: false, isolate: true}}\n"
+      "preserve_interval: 7s, capture_state: false, auto_resume: true, resume_validation: "
+      "relaxed, home: {carry: [.claude.json], credentials: false, isolate: true}}\n"
       "hooks: {rollback_on_failure: false, keep_failed_tools: [Bash], transport: command}\n"
       "policy: {max_cost_usd: 2.5, max_steps: 3, max_retries_total: 4, timeout: 90s, "
       "circuit_breaker: {failure_threshold: 2, recovery_timeout: 1m}, budget_window: {window: "

@@ -157,7 +157,8 @@ TEST(ExecutionContextTest, TheRetryBudgetIsRunWide) {
   ExecutionContext context({.max_retries_total = 2}, {}, nullptr, clock.now());
   EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
   EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kAllow);
-  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Edit"}), Decision::kRetry);
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Edit"}), Decision::kHalt)
+      << "the failure that used the budget up is not to be retried";
   EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kHalt) << "two failures, any tools";
   EXPECT_EQ(*context.snapshot().halted_by, StopReason::kProviderError)
       << "the second failure used the budget up";
@@ -381,6 +382,96 @@ TEST(ExecutionContextTest, ChecksSeeTheRunsMetadata) {
   EXPECT_EQ(call.run.tags, (std::map<std::string, std::string>{{"env", "prod"}}));
   ASSERT_EQ(recording->charged.size(), 1u) << "what a call cost is told with the run too";
   EXPECT_EQ(recording->charged[0].run.model, "claude-sonnet-4-6");
+}
+
+// A hook that knows some failures to be fatal: a revoked key stops the run, a full
+// provider queue ends this call's retries only.
+struct FailureHook : ShieldHook {
+  std::string_view name() const override { return "Failures"; }
+  CheckVerdict before_call(const CallContext&) override { return {}; }
+  CheckVerdict on_error(const CallContext& call, const std::string& error) override {
+    errors.push_back(error);
+    if (error == "revoked key" || error == "queue full") {
+      StopReason why =
+          error == "revoked key" ? StopReason::kProviderError : StopReason::kProviderRateLimit;
+      return {Decision::kHalt, SafetyEvent{why, Decision::kHalt, "Failures", error, 0, 0, call.at,
+                                           call.node_id, call.key}};
+    }
+    return {Decision::kRetry, std::nullopt};
+  }
+  std::vector<std::string> errors;
+};
+
+// A call that fails with error.
+std::function<double(const CancellationToken&)> failing_with(const std::string& error, int* tries) {
+  return [error, tries](const CancellationToken&) -> double {
+    ++*tries;
+    throw std::runtime_error(error);
+  };
+}
+
+TEST(ExecutionContextTest, AHooksAnswerToAFailureIsTheCallsDecision) {
+  policy_test::TestClock clock;
+  auto pipeline = std::make_shared<ShieldPipeline>();
+  auto hook = std::make_shared<FailureHook>();
+  pipeline->add(hook);
+  ExecutionContext context({}, {}, pipeline, clock.now());
+  int tries = 0;
+  // An ordinary failure: retried as asked, then kRetry.
+  EXPECT_EQ(context.wrap_llm_call(failing_with("timeout", &tries), {.retry_policy_override = 2}),
+            Decision::kRetry);
+  EXPECT_EQ(tries, 3);
+  // A failure a hook halts for a reason that stops no run: no more tries, the run goes on.
+  tries = 0;
+  EXPECT_EQ(context.wrap_llm_call(failing_with("queue full", &tries), {.retry_policy_override = 2}),
+            Decision::kHalt);
+  EXPECT_EQ(tries, 1);
+  EXPECT_FALSE(context.state().halted_by);
+  EXPECT_EQ(context.state().events.back().type, StopReason::kProviderRateLimit);
+  EXPECT_EQ(context.wrap_llm_call(costing(0)), Decision::kAllow);
+  // A failure a hook halts for a reason that stops runs: the run stops then.
+  tries = 0;
+  EXPECT_EQ(
+      context.wrap_llm_call(failing_with("revoked key", &tries), {.retry_policy_override = 2}),
+      Decision::kHalt);
+  EXPECT_EQ(tries, 1);
+  ASSERT_TRUE(context.state().halted_by);
+  EXPECT_EQ(*context.state().halted_by, StopReason::kProviderError);
+  EXPECT_EQ(context.wrap_tool_call(costing(0)), Decision::kHalt);
+  EXPECT_EQ(hook->errors, (std::vector<std::string>{"timeout", "timeout", "timeout", "queue full",
+                                                    "revoked key"}));
+  // complete() answers the same, for a caller that admits calls itself.
+  ExecutionContext other({}, {}, pipeline, clock.now());
+  Admission a = other.admit(NodeKind::kTool);
+  EXPECT_EQ(other.complete(a.node_id, {.success = false, .error = "timeout"}), Decision::kRetry);
+  a = other.admit(NodeKind::kTool);
+  EXPECT_EQ(other.complete(a.node_id, {}), Decision::kAllow);
+  a = other.admit(NodeKind::kTool);
+  EXPECT_EQ(other.complete(a.node_id, {.success = false, .error = "revoked key"}), Decision::kHalt);
+}
+
+TEST(ExecutionContextTest, ModelCallChecksAndToolCallChecksAreSeparate) {
+  policy_test::TestClock clock;
+  auto pipeline = std::make_shared<ShieldPipeline>();
+  auto model_only = std::make_shared<FixedHook>("models", Decision::kHalt);
+  auto tool_only = std::make_shared<RecordingHook>();
+  auto every = std::make_shared<RecordingHook>();
+  pipeline->add_model_check(model_only);
+  pipeline->add_tool_check(tool_only);
+  pipeline->add(every);
+  ExecutionContext context({}, {}, pipeline, clock.now());
+  EXPECT_EQ(context.wrap_tool_call(costing(0.5), {.key = "Bash"}), Decision::kAllow);
+  EXPECT_EQ(model_only->asked, 0) << "a model check is not asked about a tool call";
+  EXPECT_EQ(tool_only->seen.size(), 1u);
+  EXPECT_EQ(tool_only->charged.size(), 1u);
+  EXPECT_EQ(context.wrap_llm_call(costing(0)), Decision::kHalt);
+  EXPECT_EQ(model_only->asked, 1);
+  EXPECT_EQ(tool_only->seen.size(), 1u) << "a tool check is not asked about a model call";
+  EXPECT_EQ(every->seen.size(), 1u) << "the model check halted first";
+  // A model's cost learned afterwards reaches the model checks and those of every call.
+  context.charge(0.25);
+  EXPECT_EQ(tool_only->charged.size(), 1u);
+  EXPECT_EQ(every->charged.size(), 2u);
 }
 
 // A hook that enforces a limit shared with other runs: over it from the third call.
@@ -618,7 +709,7 @@ TEST(ExecutionContextTest, FailuresThatUseUpTheRetryBudgetStopTheRunAsAProviderE
   ExecutionContext context({.max_retries_total = 2}, {}, nullptr, clock.now());
   EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
   EXPECT_FALSE(context.snapshot().halted_by) << "one failure of two";
-  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kRetry);
+  EXPECT_EQ(context.wrap_tool_call(failing, {.key = "Bash"}), Decision::kHalt);
   // The failure that used the budget up stops the run, before any other call.
   ContextSnapshot s = context.snapshot();
   ASSERT_TRUE(s.halted_by.has_value());

@@ -167,6 +167,69 @@ TEST_F(EffectsTest, RetryBacksOffExponentiallyUpToMaxAttempts) {
             std::vector<milliseconds>({milliseconds(10), milliseconds(20), milliseconds(40)}));
 }
 
+TEST_F(EffectsTest, RetryJitterShortensEachDelayByTheDrawnShareWithinItsBound) {
+  std::vector<milliseconds> slept;
+  runner_.set_sleep([&](milliseconds d) { slept.push_back(d); });
+  std::vector<double> draws = {0.0, 0.5, 0.25, 0.999};
+  std::size_t next = 0;
+  runner_.set_random([&] { return draws[next++]; });
+  EffectOutcome o =
+      runner_.run(Effect::of(Fail{"down"})
+                      .with_retry(RetryPolicy::exponential(5, milliseconds(100)).with_jitter(0.5)));
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.attempts, 5);
+  // Nominal 100, 200, 400, 800; each shortened by jitter * r of itself.
+  EXPECT_EQ(slept, std::vector<milliseconds>({milliseconds(100), milliseconds(150),
+                                              milliseconds(350), milliseconds(400)}));
+  for (std::size_t i = 0; i < slept.size(); ++i) {
+    milliseconds nominal(100 << i);
+    EXPECT_LE(slept[i], nominal);
+    EXPECT_GE(slept[i], nominal / 2) << "never shorter than (1 - jitter) of the delay";
+  }
+}
+
+// An effect that moves the runner's clock on as if it took ms.
+struct TakesTime {
+  int ms;
+};
+
+TEST_F(EffectsTest, AnEffectThatOutlastsItsTimeoutFails) {
+  std::chrono::steady_clock::time_point now{};
+  runner_.set_clock([&] { return now; });
+  runner_.handle<TakesTime>([&](const TakesTime& t) {
+    now += milliseconds(t.ms);
+    return t.ms;
+  });
+  EffectOutcome quick = runner_.run(Effect::of(TakesTime{90}).with_timeout(milliseconds(100)));
+  EXPECT_TRUE(quick.ok) << quick.error;
+  EXPECT_EQ(std::any_cast<int>(quick.value), 90);
+  EffectOutcome slow = runner_.run(Effect::of(TakesTime{150}).with_timeout(milliseconds(100)));
+  EXPECT_FALSE(slow.ok);
+  EXPECT_FALSE(slow.value.has_value()) << "a late result is not the outcome's";
+  EXPECT_NE(slow.error.find("TakesTime timed out after 100 ms"), std::string::npos) << slow.error;
+  // Each attempt has its own timeout; the retry's outcome is the last attempt's.
+  runner_.set_sleep([](milliseconds) {});
+  int calls = 0;
+  runner_.handle<TakesTime>([&](const TakesTime& t) {
+    now += milliseconds(++calls == 1 ? t.ms : 10);
+    return calls;
+  });
+  EffectOutcome retried = runner_.run(Effect::of(TakesTime{150})
+                                          .with_timeout(milliseconds(100))
+                                          .with_retry(RetryPolicy::exponential(2)));
+  EXPECT_TRUE(retried.ok) << retried.error;
+  EXPECT_EQ(retried.attempts, 2);
+}
+
+TEST_F(EffectsTest, ATimeoutAsksTheHandlerToStopThroughItsToken) {
+  auto start = std::chrono::steady_clock::now();
+  EffectOutcome o = runner_.run(Effect::of(WaitForStop{}).with_timeout(milliseconds(5)));
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.error.find("timed out after 5 ms"), std::string::npos) << o.error;
+  EXPECT_EQ(stopped_.load(), 1) << "the handler saw its stop_token asked";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
 TEST_F(EffectsTest, CompensationRunsOnlyAfterAFailure) {
   EffectOutcome ok = runner_.run(Effect::of(Note{"work"}).on_failure(Effect::of(Note{"undo"})));
   EXPECT_TRUE(ok.ok);
@@ -232,6 +295,46 @@ TEST(EffectReducers, DispatchQueuesEffectsAndAFailedDispatchLeavesNone) {
   ASSERT_EQ(queued.size(), 1u) << "only the first dispatch's: the failed one's are dropped";
   EXPECT_EQ(queued[0].as<Note>()->text, "bumped to 1");
   EXPECT_TRUE(session.take_effects().empty());
+}
+
+}  // namespace
+
+namespace {
+
+// With an effect runner, the effects dispatch queues are performed at once, after the
+// slices are stored; without one they wait for take_effects.
+TEST(EffectReducers, TheSessionsRunnerPerformsQueuedEffectsAfterTheDispatch) {
+  Session session;
+  std::vector<std::string> seen;  // what each effect saw of the slice when performed
+  session.register_effect_reducer<Counter, Bump>([](const Slice<Counter>& s, const Bump& b) {
+    if (b.fail) throw std::runtime_error("refused");
+    int n = s.empty() ? 0 : s.latest()->n;
+    return Reduced<Counter>{
+        Slice<Counter>::of(Counter{n + 1}),
+        {Effect::of(Note{"bumped to " + std::to_string(n + 1)}), Effect::of(Fail{"no route"})}};
+  });
+  session.dispatch(Bump{});  // no runner yet: queued
+  auto runner = std::make_shared<EffectRunner>();
+  runner->handle<Note>([&](const Note& n) {
+    seen.push_back(n.text + " (slice at " + std::to_string(session.latest<Counter>()->n) + ")");
+  });
+  runner->handle<Fail>([](const Fail& f) { throw std::runtime_error(f.why); });
+  std::vector<EffectOutcome> outcomes;
+  session.set_effect_runner(runner, [&](const EffectOutcome& o) { outcomes.push_back(o); });
+  session.dispatch(Bump{});
+  EXPECT_EQ(seen,
+            std::vector<std::string>({"bumped to 1 (slice at 2)", "bumped to 2 (slice at 2)"}))
+      << "the queue first, then this dispatch's, each after the slice was stored";
+  ASSERT_EQ(outcomes.size(), 4u);
+  EXPECT_FALSE(outcomes[1].ok);
+  EXPECT_NE(outcomes[1].error.find("no route"), std::string::npos) << outcomes[1].error;
+  EXPECT_TRUE(session.take_effects().empty()) << "performed, not queued";
+  EXPECT_THROW(session.dispatch(Bump{true}), std::runtime_error);
+  EXPECT_EQ(outcomes.size(), 4u) << "a dispatch that throws performs nothing";
+
+  session.set_effect_runner(nullptr);
+  session.dispatch(Bump{});
+  EXPECT_EQ(session.take_effects().size(), 2u);
 }
 
 }  // namespace

@@ -402,4 +402,66 @@ TEST(ExecutionStateTest, CompositeJsonRoundTripWithAHostWorkspace) {
   EXPECT_EQ(state.session().latest<Plan>()->objective, "persisted");
 }
 
+// A fork goes on from a snapshot in parts of its own; the state forked from, and the
+// fork, then change apart.
+TEST(ExecutionStateTest, AForkStartsFromASnapshotAndGoesItsOwnWay) {
+  MemoryState m;
+  m.state.set_containment({.max_steps = 5});
+  m.fs->write("a.txt", "at the fork");
+  m.budget->consume(3, 3, 0);
+  m.state.session().dispatch(SetObjective{"before"});
+  m.state.containment()->admit(policy::NodeKind::kTool);
+  m.state.record_containment();
+  CompositeSnapshot at = m.state.snapshot();
+  // The original goes on.
+  m.fs->write("a.txt", "original, later");
+  m.fs->write("b.txt", "only in the original");
+  m.state.session().dispatch(SetObjective{"original, later"});
+
+  MemoryState parts;  // new resources and a session with the same registrations
+  std::unique_ptr<ExecutionState> fork =
+      m.state.fork(at, {parts.state.session_ptr(), parts.registry(), std::uint64_t{7}});
+  EXPECT_EQ(parts.fs->read("a.txt"), "at the fork");
+  EXPECT_FALSE(parts.fs->exists("b.txt"));
+  EXPECT_EQ(parts.budget->current().input_tokens, 3u);
+  EXPECT_EQ(fork->session().latest<Plan>()->objective, "before");
+  // Every slice as at the snapshot, LOG slices included: the containment count too.
+  ASSERT_NE(fork->containment(), nullptr);
+  EXPECT_EQ(fork->containment()->state().step_count, 1u);
+  EXPECT_EQ(fork->containment()->config().max_steps, std::optional<std::size_t>(5));
+
+  // From here on, each its own.
+  parts.fs->write("a.txt", "the fork's");
+  fork->session().dispatch(SetObjective{"the fork's"});
+  EXPECT_EQ(m.fs->read("a.txt"), "original, later");
+  EXPECT_EQ(m.state.session().latest<Plan>()->objective, "original, later");
+  EXPECT_EQ(fork->session().latest<Plan>()->objective, "the fork's");
+  // A snapshot of the fork restores in the fork.
+  CompositeSnapshot forked = fork->snapshot();
+  parts.fs->write("a.txt", "changed again");
+  fork->restore(forked);
+  EXPECT_EQ(parts.fs->read("a.txt"), "the fork's");
+
+  // A fork shares nothing with the state it comes from.
+  EXPECT_THROW(m.state.fork(at, {m.state.session_ptr(), MemoryState().registry(), {}}),
+               fsnap::Error);
+  MemoryState more;
+  EXPECT_THROW(m.state.fork(at, {more.state.session_ptr(), m.registry(), {}}), fsnap::Error);
+}
+
+TEST(ExecutionStateTest, AHostWorkspaceIsNotForkedInProcess) {
+  testing_support::TempDir dir;
+  testing_support::write_file(dir / "ws" / "a.txt", "x");
+  HostState h(dir.path());
+  CompositeSnapshot at = h.state.snapshot();
+  MemoryState parts;
+  try {
+    h.state.fork(at, {parts.state.session_ptr(), parts.registry(), {}});
+    FAIL() << "a host workspace was forked";
+  } catch (const fsnap::Error& e) {
+    EXPECT_EQ(e.code(), fsnap::ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("shadowbox rewind"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace

@@ -1,6 +1,6 @@
 // Session snapshots compared and merged (docs/conformance/STATE_MANAGEMENT.md): slices
 // added, removed and modified by content (not by identity), and a merge in which the
-// later snapshot's slices win.
+// later snapshot's slices win; snapshots and restores of chosen slice types.
 #include <gtest/gtest.h>
 
 #include "embed/agent_slices.hpp"
@@ -69,6 +69,63 @@ TEST(SnapshotDiffTest, AMergeKeepsTheLaterSnapshotsSlices) {
   target.rollback(merged, /*preserve_logs=*/false);
   EXPECT_EQ(target.all<ToolInvoked>().size(), 1u);
   EXPECT_EQ(target.latest<Plan>()->objective, "from b");
+}
+
+// Selective snapshots: only the chosen types are captured, and restoring them touches
+// no other slice; a chosen type the session lacked is restored as absent.
+TEST(SelectiveSnapshotTest, ASnapshotOfChosenTypesRestoresOnlyThoseAndLeavesTheRest) {
+  embed::register_agent_slice_types();
+  Session session;
+  session.register_reducer<ToolInvoked, ToolInvoked>(reducers::append_all<ToolInvoked>);
+  session.seed<Plan>({Plan{"ship", "active", {}}});
+  session.seed<VisibilityOverrides>({VisibilityOverrides{}});
+  session.dispatch(call(1));  // a LOG slice
+  SessionSnapshot partial = session.snapshot_of(
+      SliceSelection::of<Plan, ToolInvoked, WorkspaceDigest>(), {{"tag", "plan-checkpoint"}});
+  EXPECT_EQ(partial.slices.size(), 2u) << "Plan and the calls; no digest yet";
+  EXPECT_EQ(partial.slices.count(typeid(VisibilityOverrides)), 0u);
+  EXPECT_EQ(partial.tags.at("tag"), "plan-checkpoint");
+  EXPECT_EQ(SessionSnapshot::from_json(partial.to_json()).selection.include,
+            partial.selection.include)
+      << "the selection survives the JSON round trip";
+
+  session.seed<Plan>({Plan{"ship", "done", {}}});
+  session.dispatch(call(2));
+  session.seed<VisibilityOverrides>({VisibilityOverrides{}, VisibilityOverrides{}});
+  session.seed<WorkspaceDigest>({WorkspaceDigest{}});
+
+  // Only Plan back: the calls, the digest and the overrides stay as they are.
+  session.restore(partial, SliceSelection::of<Plan>());
+  EXPECT_EQ(session.latest<Plan>()->status, "active");
+  EXPECT_EQ(session.all<ToolInvoked>().size(), 2u);
+  EXPECT_EQ(session.all<WorkspaceDigest>().size(), 1u);
+  EXPECT_EQ(session.all<VisibilityOverrides>().size(), 2u);
+
+  // Everything the snapshot selected: the LOG slice too, and the digest it lacked goes.
+  session.restore(partial);
+  EXPECT_EQ(session.all<ToolInvoked>().size(), 1u);
+  EXPECT_TRUE(session.all<WorkspaceDigest>().empty());
+  EXPECT_EQ(session.all<VisibilityOverrides>().size(), 2u) << "not selected: left alone";
+
+  // A rollback to a selective snapshot leaves the unselected types alone too.
+  session.rollback(session.snapshot_of(SliceSelection::all_but<VisibilityOverrides>()));
+  EXPECT_EQ(session.all<VisibilityOverrides>().size(), 2u);
+}
+
+TEST(SelectiveSnapshotTest, MergedPartialSnapshotsRestoreWhatEitherHeld) {
+  embed::register_agent_slice_types();
+  Session session;
+  session.seed<Plan>({Plan{"a", "active", {}}});
+  session.seed<WorkspaceDigest>({WorkspaceDigest{}});
+  SessionSnapshot plan = session.snapshot_of(SliceSelection::of<Plan>());
+  SessionSnapshot digest = session.snapshot_of(SliceSelection::of<WorkspaceDigest>());
+  session.seed<Plan>({});
+  session.seed<WorkspaceDigest>({});
+  session.seed<VisibilityOverrides>({VisibilityOverrides{}});
+  session.restore(SessionSnapshot::merge(plan, digest));
+  EXPECT_EQ(session.all<Plan>().size(), 1u);
+  EXPECT_EQ(session.all<WorkspaceDigest>().size(), 1u);
+  EXPECT_EQ(session.all<VisibilityOverrides>().size(), 1u) << "neither selected it";
 }
 
 }  // namespace

@@ -168,6 +168,14 @@ class AgentAdapter {
   // agents that do not key sessions by it.
   virtual void rekey_session_data(const boost::filesystem::path& /*home*/,
                                   const std::string& /*from*/, const std::string& /*to*/) const {}
+  // For an agent that cannot fork a session as it resumes it (Codex, Gemini): a copy of
+  // session_id in home (a resume's fresh HOME) under a new id, which the resume then goes
+  // on with, the original left as it was. nullopt for an agent that forks on its own
+  // (Claude Code's --fork-session; an application, told by kResumeForkVariable).
+  virtual std::optional<SessionCut> fork_session(const boost::filesystem::path& /*home*/,
+                                                 const std::string& /*session_id*/) const {
+    return std::nullopt;
+  }
   // The command that resumes a session. Error kInvalidArgument for a request it cannot do.
   virtual std::vector<std::string> resume_argv(const ResumeCommand& request) const = 0;
   // Cuts the conversation of point.session_id in home (a HOME rebuilt for a new run from

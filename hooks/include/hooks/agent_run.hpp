@@ -94,6 +94,10 @@ struct AgentRunSpec {
 struct AgentRunResult {
   AgentExit exit;                         // the agent's own exit
   std::optional<runs::HaltRequest> halt;  // set when containment or an abort stopped it
+  // It sent shadowbox at least one hook event (a boundary between the run's opening and
+  // closing ones): an agent that exits with an error before any did not get to work —
+  // resuming, it refused the session (expired, or unknown to it).
+  bool agent_reported = false;
   // (Its figures are describe_run's, as every command shows them: hooks/run_list.hpp.)
   // The status `run` exits with: 3 for a stopped run, else the agent's.
   int code() const { return halt ? 3 : exit.code(); }

@@ -94,4 +94,13 @@ std::vector<std::string> codex_resume_argv(const std::vector<std::string>& comma
 SessionCut codex_cut_session(const boost::filesystem::path& home, const SessionCutPoint& point,
                              const std::string& new_thread_id);
 
+// Forks Codex thread thread in home as a resume does by default (Codex's own `fork`
+// refuses a rollout outside the HOME it runs in): writes a rollout of new_thread_id
+// beside it holding all of the original's lines, its session_meta with the new id and
+// forked_from_id, and leaves the original as it was; resuming the new thread goes on
+// from where the original stopped. Errors as codex_cut_session's (kCorrupt too when the
+// thread has more than one rollout).
+SessionCut codex_fork_session(const boost::filesystem::path& home, const std::string& thread,
+                              const std::string& new_thread_id);
+
 }  // namespace hooks

@@ -79,4 +79,11 @@ std::vector<std::string> gemini_resume_argv(const std::vector<std::string>& comm
 SessionCut gemini_cut_session(const boost::filesystem::path& home, const SessionCutPoint& point,
                               const std::string& new_session_id);
 
+// Forks Gemini session session in home as a resume does by default (the CLI's --resume
+// appends to the chat it resumes): writes a chat of new_session_id beside the original
+// holding all of its messages, and leaves the original as it was. Errors as
+// gemini_cut_session's.
+SessionCut gemini_fork_session(const boost::filesystem::path& home, const std::string& session,
+                               const std::string& new_session_id);
+
 }  // namespace hooks

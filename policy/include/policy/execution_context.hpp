@@ -175,15 +175,19 @@ class ExecutionContext {
   // (provider_error). A call that did not succeed because the run's time ran out
   // during it (or the run was aborted) uses no retry and is no failure of its tool:
   // it ends as timed out, and the timeout stops the run then and there (its event,
-  // its stop snapshot), not at the next call.
-  void complete(const std::string& node_id, const CallResult& result);
+  // its stop snapshot), not at the next call. A failure is told to the pipeline's
+  // hooks of its kind (ShieldHook::on_error), whose halt stops the run (or, for a
+  // reason that stops no run, only this call's retries). Returns kAllow for a success,
+  // kRetry for a failure that may be tried again, kHalt otherwise.
+  Decision complete(const std::string& node_id, const CallResult& result);
   // Cost learned after the fact (a model request's usage), charged to the run (and to
   // node_id if it is one).
   void charge(double cost_usd, const std::string& node_id = "");
 
   // Runs fn under containment (fn returns what it cost, in USD; it throws when it
-  // fails). Halted: fn is not run, kHalt. Failed: kRetry — or, with
-  // retry_policy_override N, fn is tried again up to N times (each try a step) first.
+  // fails). Halted: fn is not run, kHalt. Failed: kRetry, or kHalt if a hook's on_error
+  // said so — or, with retry_policy_override N, fn is tried again up to N times (each
+  // try a step) first.
   // fn past its deadline counts as failed (kHalt when the run's time is up).
   Decision wrap_llm_call(const std::function<double(const CancellationToken&)>& fn,
                          const WrapOptions& options = {});
@@ -234,6 +238,8 @@ class ExecutionContext {
   };
   // Asks the shield pipeline about call; a refusal, or nullopt with out's decision
   // degraded where it says so (mutex_ held).
+  // The pipeline's answer to a failed call: the event of a hook that halts, or nullopt.
+  std::optional<SafetyEvent> failure_halt(const CallContext& call, const std::string& error);
   std::optional<Refusal> pipeline_check(const CallContext& call, const WrapOptions& options,
                                         Admission& out);
   // The repeat guard's refusal of a call (the streak counted), or nullopt (mutex_ held).

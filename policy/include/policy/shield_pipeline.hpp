@@ -1,7 +1,9 @@
 // ShieldPipeline — ordered per-call checks (hooks) consulted before each call; the
 // first that halts wins, and a degrade is kept unless a later hook halts. Hooks also
-// hear what a call cost (on_charge) and that it failed (on_error), and report the
-// limits they tripped as SafetyEvents.
+// hear what a call cost (on_charge) and that it failed (on_error, whose answer says
+// whether the failure may be retried or stops the run), and report the limits they
+// tripped as SafetyEvents. A hook checks every call, or only model calls or only tool
+// calls (add_model_check, add_tool_check).
 //
 // Thread-safety: a pipeline may be consulted from several threads; each hook guards its
 // own state.
@@ -56,29 +58,49 @@ class ShieldHook {
     (void)call;
     (void)cost_usd;
   }
-  // After a call: it failed.
-  virtual void on_error(const CallContext& call, const std::string& error) {
+  // After a call: it failed. kRetry (the default): the call may be tried again, the
+  // retry budget counting it; kHalt, with the event that says why: a failure the hook
+  // knows no retry mends (a revoked key, an account out of credit) — the run stops if
+  // the event's reason stops a run (policy::stops_run), else the call is not retried.
+  virtual CheckVerdict on_error(const CallContext& call, const std::string& error) {
     (void)call;
     (void)error;
+    return {Decision::kRetry, std::nullopt};
   }
 };
+
+// Which calls a hook of a pipeline checks.
+enum class CallsChecked { kEvery, kModel, kTool };
 
 // Hooks in order.
 class ShieldPipeline {
  public:
-  // Adds a hook after the others.
-  void add(std::shared_ptr<ShieldHook> hook);
-  // Asks every hook in order; the first halt wins (later hooks are not asked), a
-  // degrade is kept unless a later hook halts. Events are kept (see events()).
+  // Adds a hook after the others, for the calls it checks (every call by default).
+  void add(std::shared_ptr<ShieldHook> hook, CallsChecked calls = CallsChecked::kEvery);
+  // A hook of model calls only (wrap_llm_call, a model's cost charged), of tool calls only.
+  void add_model_check(std::shared_ptr<ShieldHook> hook) {
+    add(std::move(hook), CallsChecked::kModel);
+  }
+  void add_tool_check(std::shared_ptr<ShieldHook> hook) {
+    add(std::move(hook), CallsChecked::kTool);
+  }
+  // Asks every hook of the call's kind in order; the first halt wins (later hooks are
+  // not asked), a degrade is kept unless a later hook halts. Events are kept (see
+  // take_events()).
   CheckVerdict before_call(const CallContext& call);
   void on_charge(const CallContext& call, double cost_usd);
-  void on_error(const CallContext& call, const std::string& error);
+  // Tells every hook of the call's kind; the first halt is the answer (its event kept),
+  // else kRetry.
+  CheckVerdict on_error(const CallContext& call, const std::string& error);
   // The events hooks reported, oldest first, and forgets them (the ExecutionContext
   // moves them into the run's log after each call).
   std::vector<SafetyEvent> take_events();
 
  private:
-  std::vector<std::shared_ptr<ShieldHook>> hooks_;
+  // Each hook with the calls it checks.
+  std::vector<std::pair<std::shared_ptr<ShieldHook>, CallsChecked>> hooks_;
+  // The hooks of call's kind, in order.
+  std::vector<ShieldHook*> hooks_of(const CallContext& call) const;
   std::mutex mutex_;  // guards events_
   std::vector<SafetyEvent> events_;
 };

@@ -48,6 +48,7 @@ struct RunMeta {
   std::optional<int> exit_code;   // 128 + N when a signal N ended it
   std::string ended_at;
   std::string home;                    // the HOME the agent runs (ran) with
+  bool capture_state = true;           // its session data is kept (run.capture_state)
   PolicyLimits limits;                 // the run's own limits (its run flags); `resume` keeps them
   std::optional<RunFork> forked_from;  // a run `rewind` started
 

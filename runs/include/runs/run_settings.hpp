@@ -29,6 +29,13 @@ enum class PreserveStrategy {
 std::string_view preserve_strategy_name(PreserveStrategy strategy);
 std::optional<PreserveStrategy> parse_preserve_strategy(std::string_view text);
 
+// How strictly a resume checks the agent session it starts from (run.resume_validation,
+// resume --validation; hooks::resume_problems says what each checks).
+enum class ResumeValidation { kStrict, kRelaxed, kNone };
+// "strict", "relaxed", "none".
+std::string_view resume_validation_name(ResumeValidation validation);
+std::optional<ResumeValidation> parse_resume_validation(std::string_view text);
+
 // What of the user's own HOME an agent run's ephemeral HOME starts from (run.home).
 struct HomeSettings {
   // Paths relative to HOME, copied into the run's HOME at its start (files, or
@@ -101,8 +108,17 @@ struct RunSettings {
   // Strict resume validation refuses agent sessions older than this.
   std::chrono::seconds resume_max_age{7 * 24 * 3600};
   PreserveStrategy preserve = PreserveStrategy::kOnToolUse;  // run.preserve
-  std::chrono::seconds preserve_interval{30};                // run.preserve_interval (periodic)
-  HomeSettings home;                                         // run.home
+  // Whether a run keeps its agent's session data (the HOME's transcripts) in the store,
+  // so that it can be resumed (run.capture_state). Off: no transcript enters the store;
+  // the session slice still records ids and counts.
+  bool capture_state = true;
+  // Whether `run` first resumes the newest run of the same command in the workspace that
+  // validation lets go on, starting a new run only when there is none (run.auto_resume).
+  bool auto_resume = false;
+  // The validation of `resume` (unless --validation) and of auto_resume.
+  ResumeValidation resume_validation = ResumeValidation::kStrict;
+  std::chrono::seconds preserve_interval{30};  // run.preserve_interval (periodic)
+  HomeSettings home;                           // run.home
 };
 
 // Limits of an agent run that `run` flags and config policy.* both give (a limit not

@@ -180,6 +180,26 @@ class ExecutionState {
   StateRestore restore(const CompositeSnapshot& snapshot, const RestoreRequest& request);
   // The same, for everything, with the snapshot's run receiving the safety checkpoints.
   StateRestore restore(const CompositeSnapshot& snapshot);
+  // What a fork of the state is made of (fork()): parts that snapshots do not hold.
+  struct ForkParts {
+    // The fork's session: a new one with the registrations the fork needs (reducers,
+    // middleware, windows, computed slices, which are code); its slices are replaced.
+    std::shared_ptr<Session> session;
+    // The fork's resources: for each resource of the snapshot, a new one under the same
+    // name (a new InMemoryFilesystem, a new BudgetTracker), shared with no other state.
+    ResourceRegistry resources;
+    std::optional<std::uint64_t> seed;  // the fork's ids and random numbers (see above)
+  };
+  // A second state that starts where snapshot (one of this state's) left off: each
+  // resource of parts put back as the snapshot has it, parts.session holding every slice
+  // of the snapshot (LOG slices as they were then, too), on this state's clock, and with
+  // this state's containment limits going on from the count the snapshot recorded. This
+  // state is not touched; from then on the two go their own ways. Error
+  // kInvalidArgument for a snapshot of a host workspace (a run on disk is forked by
+  // `shadowbox rewind`: a new run in a workspace of its own) or for parts that are not
+  // new ones; SnapshotMismatchError when parts lacks a resource of the snapshot.
+  std::unique_ptr<ExecutionState> fork(const CompositeSnapshot& snapshot, ForkParts parts) const;
+
   // Rewrites earlier ledger records (a call's pre-tool record, once its outcome is
   // known) in the store of the first host filesystem; nothing without one.
   void amend_records(const std::vector<LedgerRecord>& records);

@@ -9,9 +9,13 @@
 // from SliceTypes) that decides what snapshots include and what rollbacks keep.
 //
 // A reducer may also return effects (statekit/effects.hpp;
-// docs/conformance/STATE_MANAGEMENT.md): side effects as data, which the session never
-// performs itself. dispatch queues them for take_effects; dispatch_effects returns them.
-// Either way a dispatch that throws leaves no effect behind.
+// docs/conformance/STATE_MANAGEMENT.md): side effects as data, which reducers never
+// perform. dispatch_effects returns them to its caller. dispatch and broadcast hand
+// them to the session's effect runner (set_effect_runner), which performs them right
+// after the dispatch stored its slices, on the dispatching thread and outside the
+// session's lock (a handler may dispatch again), each outcome going to the observer
+// given with the runner; a session without a runner queues them for take_effects. Either way a
+// dispatch that throws leaves no effect behind.
 //
 // Snapshot times and ids come from the injected clock and id source, so a seeded run
 // gives the same ids every time.
@@ -62,6 +66,35 @@ struct SnapshotDiff {
   bool empty() const { return added.empty() && removed.empty() && modified.empty(); }
 };
 
+// The slice types a selective snapshot takes or a restore puts back (selective
+// snapshots: docs/conformance/STATE_MANAGEMENT.md): those of include (every type when
+// include is empty) that exclude does not name.
+//
+//   SessionSnapshot plan_only = session.snapshot_of(SliceSelection::of<Plan, Config>());
+//   session.restore(plan_only, SliceSelection::of<Plan>());  // Config stays as it is
+struct SliceSelection {
+  std::set<std::type_index> include;  // empty: every type
+  std::set<std::type_index> exclude;
+
+  template <typename... S>
+  static SliceSelection of() {
+    return SliceSelection{{std::type_index(typeid(S))...}, {}};
+  }
+  // Every type but S...
+  template <typename... S>
+  static SliceSelection all_but() {
+    return SliceSelection{{}, {std::type_index(typeid(S))...}};
+  }
+  bool contains(std::type_index type) const {
+    return (include.empty() || include.count(type) != 0) && exclude.count(type) == 0;
+  }
+  bool everything() const { return include.empty() && exclude.empty(); }
+  // The types both contain.
+  static SliceSelection both(const SliceSelection& a, const SliceSelection& b);
+  // The types either contains.
+  static SliceSelection either(const SliceSelection& a, const SliceSelection& b);
+};
+
 // The captured state of a session's slices. Immutable and cheap to copy.
 struct SessionSnapshot {
   std::string id;          // unique per snapshot
@@ -75,6 +108,14 @@ struct SessionSnapshot {
   // The policies the snapshot captured: every slice of these policies the session had
   // is in slices, so a slice of them that is not there did not exist.
   std::set<SlicePolicy> covered = {SlicePolicy::kState, SlicePolicy::kLog, SlicePolicy::kCache};
+  // The slice types it captured (every type, unless taken by Session::snapshot_of): a
+  // type outside it says nothing of that slice, which rollback and restore leave alone.
+  SliceSelection selection;
+  // True if the snapshot speaks for slice type of policy: holding it, or not holding it
+  // because the session had none.
+  bool covers(std::type_index type, SlicePolicy policy) const {
+    return covered.count(policy) != 0 && selection.contains(type);
+  }
 
   // Typed access to an included slice (empty if it is not included).
   template <typename T>
@@ -97,7 +138,7 @@ struct SessionSnapshot {
   static SnapshotDiff diff(const SessionSnapshot& before, const SessionSnapshot& after);
   // later with the slices (and tags) only earlier has: later's values win. The merge
   // covers only the policies both cover (Session::rollback then removes no slice of
-  // another).
+  // another), and the slice types either selected.
   static SessionSnapshot merge(const SessionSnapshot& earlier, const SessionSnapshot& later);
 };
 
@@ -184,7 +225,14 @@ class Session {
     return apply(typeid(E), &event, false, false, metadata);
   }
   // The effects dispatch and broadcast queued, oldest first; the queue is then empty.
+  // (Only a session without an effect runner queues any.)
   statekit::Effects take_effects();
+  // From now on, dispatch and broadcast perform the effects their reducers return with
+  // runner, as soon as their slices are stored, and give each outcome to on_outcome (if
+  // given); effects queued before are performed first, by the next dispatch. A null
+  // runner queues them again. A child session has a runner of its own.
+  void set_effect_runner(std::shared_ptr<const statekit::EffectRunner> runner,
+                         std::function<void(const statekit::EffectOutcome&)> on_outcome = {});
 
   // The clock the session stamps snapshots (and state machines their moves) with.
   std::shared_ptr<const fsnap::Clock> clock() const { return clock_; }
@@ -290,6 +338,14 @@ class Session {
   SessionSnapshot snapshot(const std::set<SlicePolicy>& policies = kStatePolicies,
                            bool include_all = false,
                            std::map<std::string, std::string> tags = {}) const;
+  // Captures the slices of the types which selects, whatever their policy, and covers
+  // exactly those types (a selected type the session lacks is recorded as absent).
+  SessionSnapshot snapshot_of(const SliceSelection& which,
+                              std::map<std::string, std::string> tags = {}) const;
+  // Makes the slices of the types slices selects that snapshot covers exactly as
+  // captured — one it lacks is removed, a LOG slice too — and leaves every other slice
+  // as it is. Atomic.
+  void restore(const SessionSnapshot& snapshot, const SliceSelection& slices = {});
   // Makes every slice of the policies the snapshot covers exactly as captured: the
   // slices it holds get its items (and its policies; slices this session lacks are
   // declared), and the slices it lacks are removed, so what happened since leaves no
@@ -390,7 +446,9 @@ class Session {
   std::multimap<std::type_index, ErasedObserver> eviction_observers_;
   std::vector<std::string> observer_failures_;
   statekit::Effects dispatching_;  // the effects of the dispatch under way
-  statekit::Effects queued_;       // for take_effects
+  statekit::Effects queued_;       // for take_effects, or the runner's next turn
+  std::shared_ptr<const statekit::EffectRunner> effect_runner_;  // null: queue them
+  std::function<void(const statekit::EffectOutcome&)> on_effect_outcome_;
   // A computed slice, with the sources' items its value was computed from.
   struct ComputedState {
     statekit::ComputedDefinition definition;

@@ -11,7 +11,12 @@
 //   - race({a, b}): all at once, the first to succeed wins and the others are asked to
 //     stop (through their handler's std::stop_token); fails only if all failed;
 //   - then(a, fn): a, then the effect fn makes of a's result;
-//   - e.with_retry(policy): e again after a failure, with exponential backoff;
+//   - e.with_retry(policy): e again after a failure, with exponential backoff, each
+//     delay shortened by a random share of up to policy.jitter (set_random draws it);
+//   - e.with_timeout(d): e fails if it has not ended d after it began (each attempt
+//     has its own d). Its handler's std::stop_token asks it to stop at the deadline; a
+//     handler that ignores the token still fails, when it returns (the runner cannot
+//     abandon a thread that runs the caller's code);
 //   - e.on_failure(c): c after e failed (the outcome is still e's failure).
 // A handler signals failure by throwing; an effect with no handler fails, naming its
 // type. The outcome of running an effect is a value: nothing is thrown.
@@ -23,6 +28,10 @@
 //   EffectRunner runner;
 //   runner.handle<TellAgent>([&](const TellAgent& t) { answer.context = t.text; });
 //   for (const EffectOutcome& o : runner.run_all(plan)) if (!o.ok) warn(o.error);
+//
+// Effects a reducer returns inside a sandbox::Session are queued by its dispatch and
+// performed by the runner the session was given (Session::set_effect_runner), right
+// after the dispatch stored its slices, on the dispatching thread.
 //
 // Thread-safety: Effect values are immutable. Register handlers before running; run
 // may then be called from any thread, and all_of and race call handlers concurrently.
@@ -48,11 +57,20 @@ struct RetryPolicy {
   std::chrono::milliseconds initial_delay{100};
   double multiplier = 2.0;
   std::chrono::milliseconds max_delay{10000};
+  // Each delay d is shortened to d * (1 - jitter * r), r drawn from [0, 1): between
+  // d * (1 - jitter) and d. 0: no jitter; clamped to [0, 1].
+  double jitter = 0.0;
 
   // max_attempts tries, initial_delay apart and doubling each time.
   static RetryPolicy exponential(
       int max_attempts, std::chrono::milliseconds initial_delay = std::chrono::milliseconds(100)) {
-    return RetryPolicy{max_attempts, initial_delay, 2.0, std::chrono::milliseconds(10000)};
+    return RetryPolicy{max_attempts, initial_delay, 2.0, std::chrono::milliseconds(10000), 0.0};
+  }
+  // This policy with its delays jittered by up to fraction of each.
+  RetryPolicy with_jitter(double fraction) const {
+    RetryPolicy out = *this;
+    out.jitter = fraction;
+    return out;
   }
 };
 
@@ -98,6 +116,8 @@ class Effect {
   Effect with_retry(RetryPolicy policy) const;
   // This effect, with compensation performed if it failed.
   Effect on_failure(Effect compensation) const;
+  // This effect, failed if an attempt has not ended after timeout (0: no limit).
+  Effect with_timeout(std::chrono::milliseconds timeout) const;
 
   Kind kind() const { return node_->kind; }
   // The value of a single effect of type T, or nullptr.
@@ -113,6 +133,7 @@ class Effect {
   const std::function<Effect(const std::any&)>& next() const { return node_->next; }
   const RetryPolicy& retry() const { return node_->retry; }
   const Effect* compensation() const { return node_->compensation.get(); }
+  std::chrono::milliseconds timeout() const { return node_->timeout; }
   // "TellAgent", "sequence(A, B)", ...: for outcomes and messages.
   std::string describe() const;
 
@@ -127,6 +148,7 @@ class Effect {
     std::function<Effect(const std::any&)> next;
     RetryPolicy retry;
     std::shared_ptr<const Effect> compensation;
+    std::chrono::milliseconds timeout{0};
   };
   explicit Effect(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
   static Effect composite(Kind kind, std::vector<Effect> effects);
@@ -178,6 +200,14 @@ class EffectRunner {
   void set_sleep(std::function<void(std::chrono::milliseconds)> sleep) {
     sleep_ = std::move(sleep);
   }
+  // Where retry jitter's share r comes from: numbers in [0, 1) (a seeded generator by
+  // default). Called from the threads that run effects.
+  void set_random(std::function<double()> random) { random_ = std::move(random); }
+  // The clock a timeout is measured with (std::chrono::steady_clock by default): an
+  // attempt that took longer on it than its timeout failed, whatever its handler said.
+  void set_clock(std::function<std::chrono::steady_clock::time_point()> clock) {
+    clock_ = std::move(clock);
+  }
 
  private:
   using Handler = std::function<std::any(const void*, std::stop_token)>;
@@ -194,6 +224,10 @@ class EffectRunner {
     };
   }
   EffectOutcome run_once(const Effect& effect, std::stop_token stop) const;
+  // run_once under the effect's timeout, if it has one.
+  EffectOutcome run_timed(const Effect& effect, const std::stop_token& stop) const;
+  // The wait after a failed attempt whose nominal delay is delay.
+  std::chrono::milliseconds jittered(std::chrono::milliseconds delay, double jitter) const;
   // run_once of each kind of effect; out has the effect's description.
   EffectOutcome run_single(const Effect& effect, std::stop_token stop, EffectOutcome out) const;
   EffectOutcome run_sequence(const Effect& effect, std::stop_token stop, EffectOutcome out) const;
@@ -204,6 +238,8 @@ class EffectRunner {
 
   std::map<std::type_index, Handler> handlers_;
   std::function<void(std::chrono::milliseconds)> sleep_;
+  std::function<double()> random_;
+  std::function<std::chrono::steady_clock::time_point()> clock_;
 };
 
 }  // namespace statekit
