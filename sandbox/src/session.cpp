@@ -35,39 +35,9 @@ void Session::add_reducer(std::type_index slice, std::type_index event,
     }
   }
   declare(slice, policy);
+  std::string name = SliceTypes::name_of(slice) + " on " + SliceTypes::name_of(event);
   std::lock_guard<std::mutex> lock(mutex_);
-  reducers_.emplace(event, ReducerEntry{slice, policy, std::move(reducer)});
-}
-
-void Session::install(statekit::ComputedDefinition definition) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [event, entry] : reducers_) {
-    if (entry.slice == definition.type) {
-      throw Error(ErrorCode::kInvalidArgument, "slice " + SliceTypes::name_of(definition.type) +
-                                                   " has a reducer: it cannot be computed");
-    }
-  }
-  std::type_index type = definition.type;
-  computed_.insert_or_assign(type, ComputedState{std::move(definition), {}, nullptr});
-}
-
-std::shared_ptr<const void> Session::computed_value(std::type_index type) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = computed_.find(type);
-  if (it == computed_.end()) return nullptr;
-  ComputedState& state = it->second;
-  std::vector<statekit::SliceItems> now;
-  now.reserve(state.definition.sources.size());
-  for (std::type_index source : state.definition.sources) now.push_back(items_locked(source));
-  bool changed = state.value == nullptr;
-  for (std::size_t i = 0; !changed && i < now.size(); ++i) {
-    changed = !now[i].shares_root_with(state.seen[i]);
-  }
-  if (changed) {
-    state.value = state.definition.compute(now);
-    state.seen = std::move(now);
-  }
-  return state.value;
+  reducers_.emplace(event, ReducerEntry{slice, policy, std::move(reducer), std::move(name)});
 }
 
 Session::SliceState& Session::slice_state(std::type_index slice) {
@@ -81,44 +51,11 @@ Session::SliceState& Session::slice_state(std::type_index slice) {
   return it->second;
 }
 
-void Session::set_window_erased(std::type_index slice, ErasedWindow window) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  windows_.insert_or_assign(slice, std::move(window));
-}
-
-void Session::set_count_window(std::type_index slice, std::size_t max_items) {
-  // A count alone looks at no item: any item type will do.
-  struct AnyItem {};
-  statekit::SliceWindow<AnyItem> window = statekit::SliceWindow<AnyItem>::count(max_items);
-  set_window_erased(slice, [window](const statekit::SliceItems& items,
-                                    std::chrono::system_clock::time_point now) {
-    return statekit::windowed(window, items, now);
-  });
-}
-
-void Session::use(statekit::Middleware middleware) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  middleware_.push_back(std::move(middleware));
-}
-
-statekit::SliceItems Session::run_reducer(const ReducerEntry& entry, std::type_index event,
-                                          const void* value,
-                                          const statekit::SliceItems& before) const {
-  if (middleware_.empty()) return entry.reducer(before, value);
-  // The chain from middleware i on: middleware i, then the rest, the reducer last.
-  std::function<statekit::SliceItems(std::size_t, const statekit::ReducerContext&)> from =
-      [&](std::size_t i, const statekit::ReducerContext& ctx) -> statekit::SliceItems {
-    if (i == middleware_.size()) return entry.reducer(ctx.previous, ctx.event);
-    return middleware_[i](ctx,
-                          [&](const statekit::ReducerContext& next) { return from(i + 1, next); });
-  };
-  return from(0, statekit::ReducerContext{event, value, entry.slice, before});
-}
-
 Session::Dispatched Session::apply(std::type_index event, const void* value, bool to_children,
-                                   bool queue) {
+                                   bool queue, const statekit::DispatchMetadata& metadata) {
   Session::Dispatched out;
   std::vector<std::shared_ptr<Session>> children;
+  std::vector<PendingEviction> evictions;
   statekit::Effects to_perform;  // by runner, once the lock is released
   std::shared_ptr<const statekit::EffectRunner> runner;
   std::function<void(const statekit::EffectOutcome&)> on_outcome;
@@ -130,24 +67,24 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
     dispatching_.clear();
     auto [first, last] = reducers_.equal_range(event);
     std::map<std::type_index, statekit::SliceItems> results;
+    // The clock is read only for those who look: middleware and windows.
+    bool timed = !middleware_.empty() || !slice_middleware_.empty() || !windows_.empty();
+    const DispatchFacts facts{timed ? clock_->now() : std::chrono::system_clock::time_point{},
+                              metadata};
     try {
       for (auto it = first; it != last; ++it) {
         const ReducerEntry& entry = it->second;
         auto pending = results.find(entry.slice);
         const statekit::SliceItems before =
             pending != results.end() ? pending->second : items_locked(entry.slice);
-        results[entry.slice] = run_reducer(entry, event, value, before);
+        results[entry.slice] = run_reducer(entry, event, value, before, facts);
         ++out.applied;
       }
     } catch (...) {
       dispatching_.clear();
       throw;
     }
-    for (auto& [slice, items] : results) {
-      auto window = windows_.find(slice);
-      if (window != windows_.end()) items = window->second(items, clock_->now());
-      slice_state(slice).items = std::move(items);
-    }
+    commit(results, facts.at, evictions);
     if (queue) {
       for (statekit::Effect& e : dispatching_) queued_.push_back(std::move(e));
       if (effect_runner_) {
@@ -166,12 +103,13 @@ Session::Dispatched Session::apply(std::type_index event, const void* value, boo
       }
     }
   }
+  notify(evictions);
   for (const statekit::Effect& effect : to_perform) {
     statekit::EffectOutcome outcome = runner->run(effect);
     if (on_outcome) on_outcome(outcome);
   }
   for (const std::shared_ptr<Session>& child : children) {
-    out.applied += child->apply(event, value, true, true).applied;
+    out.applied += child->apply(event, value, true, true, metadata).applied;
   }
   return out;
 }

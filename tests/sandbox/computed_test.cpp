@@ -1,6 +1,8 @@
 // Computed slices: derived from source slices by a pure function, recomputed only when
-// read after a source changed (a rollback included), read-only, and a run's statistics
+// read after a source changed (a rollback included) or it was invalidated, stale until
+// then, read with latest<T>() like any slice, read-only, and a run's statistics
 // (RunStats) as `shadowbox runs` reads them.
+#include <optional>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -80,6 +82,47 @@ TEST_F(ComputedTest, RecomputedOnlyWhenReadAfterASourceChanged) {
   EXPECT_EQ(p->calls, 2u);
 }
 
+TEST_F(ComputedTest, InvalidatedItIsComputedOnTheNextReadAndStaleSaysWhenAReadWould) {
+  EXPECT_TRUE(session_.stale<Progress>()) << "never computed";
+  session_.computed<Progress>();
+  EXPECT_FALSE(session_.stale<Progress>());
+  EXPECT_EQ(computations_, 1);
+  // Invalidated: stale, computed again on the next read (not before), though no source
+  // changed, and then fresh again.
+  EXPECT_TRUE(session_.invalidate<Progress>());
+  EXPECT_TRUE(session_.stale<Progress>());
+  EXPECT_EQ(computations_, 1) << "lazy";
+  session_.computed<Progress>();
+  EXPECT_EQ(computations_, 2);
+  EXPECT_FALSE(session_.stale<Progress>());
+  session_.computed<Progress>();
+  EXPECT_EQ(computations_, 2) << "an invalidation is for one read";
+  // A source's change makes it stale; another slice's does not.
+  session_.dispatch(Unrelated{1});
+  EXPECT_FALSE(session_.stale<Progress>());
+  session_.dispatch(ToolInvoked{"c1", "Edit", "{}", true, "ok", 1});
+  EXPECT_TRUE(session_.stale<Progress>());
+  EXPECT_EQ(computations_, 2) << "asking computes nothing";
+  // A type that is not computed is never stale, and invalidating it does nothing.
+  EXPECT_FALSE(session_.stale<Unrelated>());
+  EXPECT_FALSE(session_.invalidate<Unrelated>());
+  EXPECT_EQ(session_.latest<Unrelated>()->n, 1);
+}
+
+TEST_F(ComputedTest, AComputedValueIsReadWithLatestLikeAnySlice) {
+  session_.dispatch(Plan{"ship", "active", {{"write", true}, {"test", false}}});
+  std::optional<Progress> p = session_.latest<Progress>();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->done, 1u);
+  EXPECT_EQ(p->total, 2u);
+  EXPECT_EQ(computations_, 1);
+  session_.dispatch(Plan{"ship", "active", {{"write", true}, {"test", true}}});
+  EXPECT_EQ(session_.latest<Progress>()->done, 2u);
+  EXPECT_EQ(session_.computed<Progress>()->done, 2u) << "the same value";
+  EXPECT_EQ(computations_, 2);
+  EXPECT_EQ(session_.latest<Plan>()->steps.size(), 2u) << "an ordinary slice, as before";
+}
+
 TEST_F(ComputedTest, AComputedSliceIsReadOnly) {
   EXPECT_EQ(session_.computed<Unrelated>(), nullptr) << "not installed";
   try {
@@ -90,6 +133,25 @@ TEST_F(ComputedTest, AComputedSliceIsReadOnly) {
   }
   EXPECT_THROW(session_.install_computed([](const Slice<Plan>&) { return Unrelated{}; }), Error)
       << "Unrelated has a reducer";
+}
+
+TEST_F(ComputedTest, ItsSourcesAreOrdinarySlices) {
+  // Progress is computed: as a source it would read its own, empty, slice.
+  EXPECT_THROW(
+      session_.install_computed([](const Slice<Progress>& p) { return std::to_string(p.size()); }),
+      Error);
+  // Nor may a slice another computed slice reads become computed.
+  struct Base {
+    int n = 0;
+  };
+  struct Derived {
+    std::size_t n = 0;
+  };
+  session_.install_computed([](const Slice<Base>& b) { return Derived{b.size()}; });
+  EXPECT_THROW(session_.install_computed([](const Slice<Plan>&) { return Base{1}; }), Error)
+      << "Derived reads Base";
+  session_.seed<Base>({Base{1}, Base{2}});
+  EXPECT_EQ(session_.latest<Derived>()->n, 2u);
 }
 
 TEST_F(ComputedTest, AComputationThatThrowsIsTriedAgainOnTheNextRead) {

@@ -207,21 +207,22 @@ class Session {
   }
 
   // Applies every reducer registered for E, atomically; returns how many ran. The
-  // effects they return are queued for take_effects.
+  // effects they return are queued for take_effects. Middleware sees metadata
+  // (ReducerContext::metadata); the slices do not.
   template <typename E>
-  std::size_t dispatch(const E& event) {
-    return apply(typeid(E), &event, false, true).applied;
+  std::size_t dispatch(const E& event, const statekit::DispatchMetadata& metadata = {}) {
+    return apply(typeid(E), &event, false, true, metadata).applied;
   }
   // dispatch in this session and in every child session.
   template <typename E>
-  std::size_t broadcast(const E& event) {
-    return apply(typeid(E), &event, true, true).applied;
+  std::size_t broadcast(const E& event, const statekit::DispatchMetadata& metadata = {}) {
+    return apply(typeid(E), &event, true, true, metadata).applied;
   }
   // dispatch, returning the effects the reducers returned instead of queueing them:
   // the caller performs them (an EffectRunner) or inspects them (a test).
   template <typename E>
-  Dispatched dispatch_effects(const E& event) {
-    return apply(typeid(E), &event, false, false);
+  Dispatched dispatch_effects(const E& event, const statekit::DispatchMetadata& metadata = {}) {
+    return apply(typeid(E), &event, false, false, metadata);
   }
   // The effects dispatch and broadcast queued, oldest first; the queue is then empty.
   // (Only a session without an effect runner queues any.)
@@ -241,11 +242,12 @@ class Session {
   statekit::Slice<S> all() const {
     return statekit::Slice<S>(items(typeid(S)));
   }
-  // The newest value of S, or nullopt.
+  // The newest value of S, or nullopt. For a computed slice S (install_computed), its
+  // value, recomputed first if it is stale.
   template <typename S>
   std::optional<S> latest() const {
-    statekit::Slice<S> s = all<S>();
-    return s.empty() ? std::nullopt : std::optional<S>(*s.latest());
+    std::shared_ptr<const void> value = newest(typeid(S));
+    return value ? std::optional<S>(*static_cast<const S*>(value.get())) : std::nullopt;
   }
   // Replaces the values of S (declaring it).
   template <typename S>
@@ -266,31 +268,69 @@ class Session {
   void set_window(statekit::SliceWindow<S> window) {
     set_window_erased(typeid(S),
                       [window = std::move(window)](const statekit::SliceItems& items,
-                                                   std::chrono::system_clock::time_point now) {
-                        return statekit::windowed(window, items, now);
+                                                   std::chrono::system_clock::time_point now,
+                                                   statekit::SliceItems* evicted) {
+                        return statekit::windowed(window, items, now, evicted);
                       });
   }
   // A window of exactly the newest max_items items of the slice type (by type alone, as
   // the config names it); the items left keep their leaves (and session-tree chunks).
   void set_count_window(std::type_index slice, std::size_t max_items);
+  // Tells observer what S's window evicted, after each dispatch that evicted something:
+  // once the dispatch's slices are in place, on the dispatching thread, outside the
+  // session's lock (it may read the session). An observer that throws changes nothing
+  // of the dispatch, which returns as usual; the observers after it still run, and its
+  // message is kept for take_observer_failures.
+  template <typename S>
+  void on_evict(statekit::EvictionObserver<S> observer) {
+    add_eviction_observer(
+        typeid(S), [observer = std::move(observer)](const statekit::SliceItems& before,
+                                                    const statekit::SliceItems& after,
+                                                    const statekit::SliceItems& evicted) {
+          observer(statekit::Eviction<S>{statekit::Slice<S>(before), statekit::Slice<S>(after),
+                                         statekit::Slice<S>(evicted)});
+        });
+  }
+  // The messages of the eviction observers that threw, oldest first; then none.
+  std::vector<std::string> take_observer_failures();
 
   // Adds middleware around every reducer of every dispatch (statekit/middleware.hpp),
   // after those added before (the first added is the outermost).
   void use(statekit::Middleware middleware);
+  // Adds middleware around the reducers of slice S only, inside the session-wide ones
+  // and after those added for S before.
+  template <typename S>
+  void use(statekit::Middleware middleware) {
+    use_for(typeid(S), std::move(middleware));
+  }
 
   // Installs the computed slice compute defines (statekit/computed.hpp: a function of
   // `const Slice<S>&`s returning the value), replacing one of the same type. Error
-  // kInvalidArgument if a reducer writes that type (a computed slice is read-only).
+  // kInvalidArgument if a reducer writes that type (a computed slice is read-only), or
+  // if a source is computed or the type is another computed slice's source (the sources
+  // are ordinary slices).
   template <typename F>
   void install_computed(F compute) {
     install(statekit::define_computed(std::move(compute)));
   }
-  // The value of computed slice T — recomputed first if one of its sources changed
-  // since the last read — or nullptr if T is not installed. Not in snapshots: it is
-  // derived from them.
+  // The value of computed slice T — recomputed first if it is stale — or nullptr if T
+  // is not installed; latest<T>() reads the same value as a copy. Not in snapshots: it
+  // is derived from them.
   template <typename T>
   std::shared_ptr<const T> computed() const {
     return std::static_pointer_cast<const T>(computed_value(typeid(T)));
+  }
+  // Marks computed slice T stale: the next read computes it again, even if no source
+  // changed (the function read something besides them). False if T is not installed.
+  template <typename T>
+  bool invalidate() {
+    return invalidate(typeid(T));
+  }
+  // True if reading computed slice T would compute it: never read yet, a source changed
+  // since it was computed, or invalidated. False if T is not installed.
+  template <typename T>
+  bool stale() const {
+    return stale(typeid(T));
   }
 
   // Captures the slices whose policy is in policies (all slices with include_all).
@@ -336,28 +376,60 @@ class Session {
   // The state of slice, declared (with its reducers' policy, else its default) if a
   // rollback removed it. Called with mutex_ held.
   SliceState& slice_state(std::type_index slice);
-  Dispatched apply(std::type_index event, const void* value, bool to_children, bool queue);
+  Dispatched apply(std::type_index event, const void* value, bool to_children, bool queue,
+                   const statekit::DispatchMetadata& metadata);
   // Adds effects of the reducer running now. Called with mutex_ held.
   void collect_effects(statekit::Effects effects);
   struct ReducerEntry;
+  // What every reducer of one dispatch is told besides its event and slice.
+  struct DispatchFacts {
+    std::chrono::system_clock::time_point at;
+    const statekit::DispatchMetadata& metadata;
+  };
   // entry's reducer for the event, inside the middleware. Called with mutex_ held.
   statekit::SliceItems run_reducer(const ReducerEntry& entry, std::type_index event,
-                                   const void* value, const statekit::SliceItems& before) const;
+                                   const void* value, const statekit::SliceItems& before,
+                                   const DispatchFacts& facts) const;
+  void use_for(std::type_index slice, statekit::Middleware middleware);
+  // What a window evicted, for the observers of its slice.
+  struct PendingEviction {
+    std::type_index slice;
+    statekit::SliceItems before, after, evicted;
+  };
+  // Puts the dispatch's results in place, each through its slice's window at now; what
+  // the windows evicted, if its slice is observed, goes to evictions. With mutex_ held.
+  void commit(std::map<std::type_index, statekit::SliceItems>& results,
+              std::chrono::system_clock::time_point now, std::vector<PendingEviction>& evictions);
+  // Tells the observers of each eviction (without mutex_ held).
+  void notify(const std::vector<PendingEviction>& evictions);
   bool has_reducer(std::type_index slice, std::type_index event) const;
   statekit::SliceItems items(std::type_index slice) const;
   statekit::SliceItems items_locked(std::type_index slice) const;  // with mutex_ held
   void set_items(std::type_index slice, statekit::SliceItems items);
   SlicePolicy policy_of(std::type_index slice) const;
   void install(statekit::ComputedDefinition definition);
-  using ErasedWindow = std::function<statekit::SliceItems(const statekit::SliceItems&,
-                                                          std::chrono::system_clock::time_point)>;
+  // A window: the items it keeps at a time; those it evicts appended to the last
+  // argument if it is not null.
+  using ErasedWindow = std::function<statekit::SliceItems(
+      const statekit::SliceItems&, std::chrono::system_clock::time_point, statekit::SliceItems*)>;
   void set_window_erased(std::type_index slice, ErasedWindow window);
+  using ErasedObserver =
+      std::function<void(const statekit::SliceItems&, const statekit::SliceItems&,
+                         const statekit::SliceItems&)>;  // before, after, evicted
+  void add_eviction_observer(std::type_index slice, ErasedObserver observer);
+  // The value of computed slice type (nullptr if not installed).
   std::shared_ptr<const void> computed_value(std::type_index type) const;
+  std::shared_ptr<const void> computed_locked(std::type_index type) const;  // mutex_ held
+  // The newest value of slice type, computed or not, or nullptr.
+  std::shared_ptr<const void> newest(std::type_index type) const;
+  bool invalidate(std::type_index type);
+  bool stale(std::type_index type) const;
 
   struct ReducerEntry {
     std::type_index slice;
     std::optional<SlicePolicy> policy;  // as registered
     ErasedReducer reducer;
+    std::string name;  // "<slice> on <event>", for middleware
   };
 
   std::shared_ptr<const fsnap::Clock> clock_;
@@ -369,7 +441,10 @@ class Session {
   std::multimap<std::type_index, ReducerEntry> reducers_;  // by event type
   std::vector<std::weak_ptr<Session>> children_;
   std::vector<statekit::Middleware> middleware_;  // outermost first
+  std::map<std::type_index, std::vector<statekit::Middleware>> slice_middleware_;
   std::map<std::type_index, ErasedWindow> windows_;
+  std::multimap<std::type_index, ErasedObserver> eviction_observers_;
+  std::vector<std::string> observer_failures_;
   statekit::Effects dispatching_;  // the effects of the dispatch under way
   statekit::Effects queued_;       // for take_effects, or the runner's next turn
   std::shared_ptr<const statekit::EffectRunner> effect_runner_;  // null: queue them
@@ -379,7 +454,10 @@ class Session {
     statekit::ComputedDefinition definition;
     std::vector<statekit::SliceItems> seen;
     std::shared_ptr<const void> value;
+    bool invalidated = false;  // by invalidate, since value was computed
   };
+  // True if state's value is to be computed again. With mutex_ held.
+  bool stale_locked(const ComputedState& state) const;
   mutable std::map<std::type_index, ComputedState> computed_;
 };
 

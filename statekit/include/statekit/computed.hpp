@@ -1,10 +1,12 @@
 // Computed slices (docs/conformance/STATE_MANAGEMENT.md): a value derived from source
 // slices by a pure function, installed in a Session and read like a slice's newest
-// value. It is recomputed only when it is read and one of its sources changed since the
-// last read (a source is compared by identity, O(1): slices are persistent vectors). The
-// sources are the parameters of the function — each a `const Slice<S>&` — so installing
-// one whose parameter is anything else does not compile; a computed type takes no
-// reducer.
+// value (Session::latest<T>()). It is recomputed only when it is read and is stale: one
+// of its sources changed since it was computed (a source is compared by identity, O(1):
+// slices are persistent vectors), or Session::invalidate<T>() marked it (for a function
+// that also reads something else); Session::stale<T>() says whether a read would
+// compute. The sources are the parameters of the function — each a `const Slice<S>&` —
+// so installing one whose parameter is anything else does not compile; a computed type
+// takes no reducer, and its sources are ordinary slices.
 //
 //   struct Progress { std::size_t done, total; };
 //   session.install_computed([](const Slice<Plan>& plan) {
@@ -15,7 +17,8 @@
 //     }
 //     return p;
 //   });
-//   std::shared_ptr<const Progress> now = session.computed<Progress>();
+//   std::optional<Progress> now = session.latest<Progress>();
+//   std::shared_ptr<const Progress> shared = session.computed<Progress>();  // no copy
 #pragma once
 
 #include <cstddef>
