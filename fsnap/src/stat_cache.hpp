@@ -22,16 +22,19 @@
 
 namespace fsnap {
 
-// What the cache knows about one entry of a directory.
+// What the cache knows about one entry of a directory. A watch daemon holds one for every
+// file of the workspace: the fields are ordered so that none is padded.
 struct StatEntry {
   std::string name;
-  std::uint32_t mode = 0;  // git file mode: 0100644, 0100755, 0120000 or 040000
   std::uint64_t size = 0;
   std::int64_t mtime_ns = 0;
   std::int64_t ctime_ns = 0;
   std::uint64_t ino = 0;
   git_oid oid{};
+  std::uint32_t mode = 0;  // git file mode: 0100644, 0100755, 0120000 or 040000
 };
+static_assert(sizeof(StatEntry) == sizeof(std::string) + 4 * 8 + GIT_OID_RAWSZ + 4,
+              "a StatEntry holds no padding");
 
 // The entries of one directory (sorted by name) and the tree id they made.
 struct DirRecord {
