@@ -37,14 +37,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The blocks of every file below dir, in bytes. A file or directory a maintenance
+// removes while it is counted (a loose object packed, an old pack) makes the count start
+// again.
 std::uintmax_t disk_usage(const fs::path& dir) {
-  std::uintmax_t total = 0;
-  for (fs::recursive_directory_iterator it(dir), end; it != end; ++it) {
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) == 0)
-      total += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      std::uintmax_t total = 0;
+      for (fs::recursive_directory_iterator it(dir), end; it != end; ++it) {
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) == 0) {
+          total += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+        }
+      }
+      return total;
+    } catch (const fs::filesystem_error&) {
+      if (attempt == 20) throw;
+    }
   }
-  return total;
 }
 
 struct Args {
@@ -131,7 +141,15 @@ double ms(Clock::duration d) {
 
 // calls edits of one file each through hook processes (PreToolUse, the edit,
 // PostToolUse); each call's time in ms.
-std::vector<double> edit_calls(const fs::path& ws, const fs::path& store, int calls, int files) {
+// The largest the store was after any call, and after which (sampled after each call,
+// outside its time).
+struct Peak {
+  std::uintmax_t bytes = 0;
+  int call = 0;
+};
+
+std::vector<double> edit_calls(const fs::path& ws, const fs::path& store, int calls, int files,
+                               Peak& peak) {
   std::vector<double> call_ms;
   for (int i = 1; i <= calls; ++i) {
     std::string id = "toolu_" + std::to_string(i);
@@ -143,6 +161,7 @@ std::vector<double> edit_calls(const fs::path& ws, const fs::path& store, int ca
     testing_support::write_file(ws / file, "line " + std::to_string(i) + " edited by " + id + "\n");
     hook(ws, store, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
     call_ms.push_back(ms(Clock::now() - start));
+    if (std::uintmax_t now = disk_usage(store); now > peak.bytes) peak = {now, i};
   }
   return call_ms;
 }
@@ -188,7 +207,8 @@ int main(int argc, char** argv) try {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::uintmax_t before = disk_usage(store);
-  std::vector<double> call_ms = edit_calls(ws, store, args.calls, args.files);
+  Peak peak;
+  std::vector<double> call_ms = edit_calls(ws, store, args.calls, args.files, peak);
   // Before the session ends, once a maintenance that may be running has finished.
   wait_for_maintenance(store);
   std::uintmax_t during = disk_usage(store);
@@ -216,6 +236,9 @@ int main(int argc, char** argv) try {
   std::printf("  store at call %-6d%10.2f MB  (growth %.2f MB, before the session ends)\n",
               args.calls, static_cast<double>(during) / 1e6,
               (static_cast<double>(during) - static_cast<double>(before)) / 1e6);
+  std::printf("  store at its largest%10.2f MB  (growth %.2f MB, after call %d)\n",
+              static_cast<double>(peak.bytes) / 1e6,
+              (static_cast<double>(peak.bytes) - static_cast<double>(before)) / 1e6, peak.call);
   std::printf("  store after         %10.2f MB\n", static_cast<double>(after) / 1e6);
   double growth = static_cast<double>(after) - static_cast<double>(before);
   std::printf("  growth              %10.2f MB  (%.1f KB per call)\n", growth / 1e6,
