@@ -243,7 +243,8 @@ int resume_here(const Context& context, const fsnap::Store& store,
 int cmd_recover(const Context& context, const Args& parsed) {
   std::string run = parsed.operands()[0];
   // The path differs from the owner's: validation is relaxed unless asked otherwise.
-  hooks::ResumeRequest request = resume_request(context, parsed, run, hooks::ResumeValidation::kRelaxed);
+  hooks::ResumeRequest request =
+      resume_request(context, parsed, run, hooks::ResumeValidation::kRelaxed);
   runs::PolicyLimits limits = limit_options(parsed);
   bool force = parsed.has("--force");
   const fleet::FleetSettings& settings = fleet_settings(context);

@@ -132,6 +132,16 @@ auto parse_with(const std::string& origin, const YAML::Node& node, const std::st
   }
 }
 
+// The value a named choice's text parses to (parse gives nullopt for any other text);
+// fails naming the key and what it expected.
+template <typename Parse>
+auto choice(const std::string& origin, const YAML::Node& node, const std::string& key, Parse parse,
+            const std::string& expected) {
+  auto value = parse(scalar(origin, node, key));
+  if (!value) fail(origin, node, key, "expected " + expected);
+  return *value;
+}
+
 void parse_fleet(const std::string& origin, const YAML::Node& node, Config& config) {
   if (!node.IsMap()) fail(origin, node, "fleet", "expected a mapping");
   check_keys(origin, node, "fleet.",
@@ -290,20 +300,12 @@ void parse_run(const std::string& origin, const YAML::Node& node, Config& config
     config.run.auto_resume = as_bool(origin, flag, "run.auto_resume");
   }
   if (YAML::Node mode = node["resume_validation"]; mode) {
-    std::optional<runs::ResumeValidation> validation =
-        runs::parse_resume_validation(scalar(origin, mode, "run.resume_validation"));
-    if (!validation)
-      fail(origin, mode, "run.resume_validation", "expected strict, relaxed or none");
-    config.run.resume_validation = *validation;
+    config.run.resume_validation = choice(origin, mode, "run.resume_validation",
+                                          runs::parse_resume_validation, "strict, relaxed or none");
   }
   if (YAML::Node preserve = node["preserve"]; preserve) {
-    std::optional<runs::PreserveStrategy> strategy =
-        runs::parse_preserve_strategy(scalar(origin, preserve, "run.preserve"));
-    if (!strategy) {
-      fail(origin, preserve, "run.preserve",
-           "expected on_tool_use, on_complete, periodic or on_demand");
-    }
-    config.run.preserve = *strategy;
+    config.run.preserve = choice(origin, preserve, "run.preserve", runs::parse_preserve_strategy,
+                                 "on_tool_use, on_complete, periodic or on_demand");
   }
   if (YAML::Node interval = node["preserve_interval"]; interval) {
     config.run.preserve_interval =

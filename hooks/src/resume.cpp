@@ -109,7 +109,7 @@ const std::string& recorded_workspace(const ResumableState& state) {
 // sessions either resumes.
 std::string_view session_kind(const std::string& agent) {
   return agent == agent_kind_name(AgentKind::kClaudeSdk) ? agent_kind_name(AgentKind::kClaudeCode)
-                                                        : std::string_view(agent);
+                                                         : std::string_view(agent);
 }
 
 // What only strict validation checks: the session belongs here and now, to this task.

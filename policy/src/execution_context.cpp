@@ -7,6 +7,13 @@ namespace policy {
 
 namespace {
 
+// The event of a pipeline's halt: its hook's own, else one of the pipeline saying why.
+SafetyEvent halt_event(const CheckVerdict& v, StopReason reason, const std::string& why,
+                       TimePoint at, const std::string& node_id, const std::string& key) {
+  if (v.event) return *v.event;
+  return SafetyEvent{reason, Decision::kHalt, "ShieldPipeline", why, 0, 0, at, node_id, key};
+}
+
 std::string money(double usd) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
@@ -234,16 +241,9 @@ std::optional<ExecutionContext::Refusal> ExecutionContext::pipeline_check(
     if (v.decision != Decision::kHalt) state_.events.push_back(std::move(e));
   }
   if (v.decision == Decision::kHalt) {
-    SafetyEvent event = v.event ? *v.event
-                                : SafetyEvent{StopReason::kProviderRateLimit,
-                                              Decision::kHalt,
-                                              "ShieldPipeline",
-                                              "refused by the shield pipeline",
-                                              0,
-                                              0,
-                                              call.at,
-                                              out.node_id,
-                                              options.key};
+    SafetyEvent event =
+        halt_event(v, StopReason::kProviderRateLimit, "refused by the shield pipeline", call.at,
+                   out.node_id, options.key);
     // A hook that enforces a run-wide limit (a budget shared with other runs) stops
     // the run as the context's own limits do.
     bool run = stops_run(event.type);
@@ -441,16 +441,9 @@ std::optional<SafetyEvent> ExecutionContext::failure_halt(const CallContext& cal
                                                           const std::string& error) {
   CheckVerdict v = pipeline_->on_error(call, error);
   if (v.decision != Decision::kHalt) return std::nullopt;
-  SafetyEvent event = v.event ? *v.event
-                              : SafetyEvent{StopReason::kProviderError,
-                                            Decision::kHalt,
-                                            "ShieldPipeline",
-                                            "a check stopped the run after a failed call",
-                                            0,
-                                            0,
-                                            call.at,
-                                            call.node_id,
-                                            call.key};
+  SafetyEvent event =
+      halt_event(v, StopReason::kProviderError, "a check stopped the run after a failed call",
+                 call.at, call.node_id, call.key);
   if (event.node_id.empty()) event.node_id = call.node_id;
   if (event.key.empty()) event.key = call.key;
   return event;
