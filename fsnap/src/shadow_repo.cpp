@@ -310,6 +310,12 @@ std::optional<git_oid> ShadowRepo::Impl::ref_target(const std::string& name) con
 }
 
 Checkpoint ShadowRepo::Impl::checkpoint_of(const git_commit* commit) const {
+  Checkpoint c = parse_checkpoint_commit(commit);
+  drop_moved_tag(c);
+  return c;
+}
+
+Checkpoint ShadowRepo::Impl::parse_checkpoint_commit(const git_commit* commit) const {
   Checkpoint c;
   const char* message = git_commit_message_raw(commit);
   if (message == nullptr || !parse_checkpoint_message(message, c)) {
@@ -318,11 +324,6 @@ Checkpoint ShadowRepo::Impl::checkpoint_of(const git_commit* commit) const {
   }
   c.commit = git::to_hex(*git_commit_id(commit));
   c.tree = git::to_hex(*git_commit_tree_id(commit));
-  if (!c.meta.tag.empty()) {
-    // A tag moved since (`snapshot --force`) is shown only where it points now.
-    std::optional<git_oid> tagged = ref_target(layout::tag_ref(c.meta.tag));
-    if (!tagged || !git_oid_equal(&*tagged, git_commit_id(commit))) c.meta.tag.clear();
-  }
   if (git_commit_parentcount(commit) > 0) c.parent = git::to_hex(*git_commit_parent_id(commit, 0));
   if (c.created_at == std::chrono::system_clock::time_point{}) {
     c.created_at = std::chrono::system_clock::from_time_t(git_commit_time(commit));
@@ -330,19 +331,31 @@ Checkpoint ShadowRepo::Impl::checkpoint_of(const git_commit* commit) const {
   return c;
 }
 
+void ShadowRepo::Impl::drop_moved_tag(Checkpoint& c) const {
+  if (c.meta.tag.empty()) return;
+  // A tag moved since (`snapshot --force`) is shown only where it points now.
+  std::optional<git_oid> tagged = ref_target(layout::tag_ref(c.meta.tag));
+  if (!tagged || git::to_hex(*tagged) != c.commit) c.meta.tag.clear();
+}
+
 std::vector<Checkpoint> ShadowRepo::Impl::run_log(std::string_view run, std::size_t limit) const {
   std::vector<Checkpoint> out;
-  auto tip = ref_target(layout::run_ref(run));
-  if (!tip) return out;
-  git_oid next = *tip;
-  for (bool more = true; more && (limit == 0 || out.size() < limit);) {
-    git_commit* raw = nullptr;
-    git::check(git_commit_lookup(&raw, repo.get(), &next),
-               "cannot read checkpoint " + git::to_hex(next) + " of run " + std::string(run));
-    git::Commit commit(raw);
-    out.push_back(checkpoint_of(commit.get()));
-    more = git_commit_parentcount(commit.get()) > 0;
-    if (more) next = *git_commit_parent_id(commit.get(), 0);
+  std::optional<git_oid> next = ref_target(layout::run_ref(run));
+  while (next && (limit == 0 || out.size() < limit)) {
+    std::optional<CommitCache::Entry> entry = commits.find(*next);
+    if (!entry) {
+      git_commit* raw = nullptr;
+      git::check(git_commit_lookup(&raw, repo.get(), &*next),
+                 "cannot read checkpoint " + git::to_hex(*next) + " of run " + std::string(run));
+      git::Commit commit(raw);
+      entry = CommitCache::Entry{parse_checkpoint_commit(commit.get()), std::nullopt};
+      if (git_commit_parentcount(commit.get()) > 0)
+        entry->parent = *git_commit_parent_id(commit.get(), 0);
+      commits.put(*next, *entry);
+    }
+    next = entry->parent;
+    drop_moved_tag(entry->checkpoint);
+    out.push_back(std::move(entry->checkpoint));
   }
   return out;
 }

@@ -14,9 +14,11 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "commit_cache.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store_layout.hpp"
 #include "git_handles.hpp"
+#include "oid_hash.hpp"
 
 namespace fsnap {
 
@@ -51,18 +53,6 @@ inline bool is_hex(std::string_view s) {
 // Writes an object to odb (no-op if it exists) and returns its id.
 git_oid write_object(git_odb* odb, std::string_view data, git_object_t type);
 
-struct OidHash {
-  std::size_t operator()(const git_oid& o) const {
-    std::size_t h;
-    std::memcpy(&h, o.id, sizeof h);
-    return h;
-  }
-};
-struct OidEq {
-  bool operator()(const git_oid& a, const git_oid& b) const { return git_oid_equal(&a, &b); }
-};
-using OidSet = std::unordered_set<git_oid, OidHash, OidEq>;
-
 // Blobs larger than this are streamed when restored, in bounded memory; maintenance
 // leaves them loose, since libgit2 streams loose objects only (git's bigFileThreshold
 // plays the same part).
@@ -77,7 +67,8 @@ struct CommitOnRef {
 struct ShadowRepo::Impl {
   boost::filesystem::path git_dir;
   git::Repository repo;
-  git::Odb odb;  // the repository's object database (fast-compression loose backend)
+  git::Odb odb;                 // the repository's object database (fast-compression loose backend)
+  mutable CommitCache commits;  // the checkpoints of commits read so far (run_log)
 
   // Writes an object (no-op if it exists) and returns its id.
   git_oid write(std::string_view data, git_object_t type) {
@@ -99,6 +90,11 @@ struct ShadowRepo::Impl {
   std::vector<Checkpoint> run_log(std::string_view run, std::size_t limit) const;
   // The checkpoint recorded by a commit.
   Checkpoint checkpoint_of(const git_commit* commit) const;
+  // The checkpoint commit holds as its message says, tag included whether or not it moved
+  // since (what CommitCache keeps); drop_moved_tag then clears a tag that points
+  // elsewhere now.
+  Checkpoint parse_checkpoint_commit(const git_commit* commit) const;
+  void drop_moved_tag(Checkpoint& c) const;
   // Writes a commit of tree on top of ref's tip (one without a parent where ref does not
   // exist), signed by sig, with message; failure is what the error says could not be
   // done. The ref is not moved: move_ref does that, from the parent returned.

@@ -1,0 +1,136 @@
+// hook_event_bench — what shadowbox itself spends on one tool call under `shadowbox run`,
+// without the agent: the run's LedgerRun (its store, watched workspace, containment and
+// session, as `run` sets them up from the default config) answers a Claude Code
+// PreToolUse event, the tool edits one file, and the run answers the PostToolUse event —
+// the two answers `run`'s loopback HTTP server gives, minus the HTTP. Prints the median
+// and p90 of each answer and of the call, so the part of hook_overhead_bench's figure
+// that is shadowbox's can be read apart from the agent's own cost of two hooks.
+//
+//   hook_event_bench [--calls N] [--files F] [--scan]
+//
+// --scan: no watch (a capture walks the workspace with the stat cache), as a run whose
+// inotify limits are too low.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem.hpp>
+
+#include "fsnap/store.hpp"
+#include "hooks/agent_hook.hpp"
+#include "hooks/config.hpp"
+#include "hooks/run_policy.hpp"
+#include "hooks/run_slice_types.hpp"
+#include "runs/ledger_run.hpp"
+#include "test_support.hpp"
+
+namespace fs = boost::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Settings {
+  int calls = 200;
+  int files = 10000;
+  bool scan = false;
+};
+
+Settings parse(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--scan") {
+      s.scan = true;
+    } else if (arg == "--calls" && i + 1 < argc) {
+      s.calls = std::max(1, std::stoi(argv[++i]));
+    } else if (arg == "--files" && i + 1 < argc) {
+      s.files = std::max(1, std::stoi(argv[++i]));
+    } else {
+      throw std::invalid_argument("usage: hook_event_bench [--calls N] [--files F] [--scan]");
+    }
+  }
+  return s;
+}
+
+double ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  std::size_t i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+// A workspace of files source files (about 2 KB each) in a hundredth as many directories.
+void make_workspace(const fs::path& root, int files) {
+  int dirs = std::max(1, files / 100);
+  std::string body(2000, 'x');
+  for (int i = 0; i < files; ++i) {
+    testing_support::write_file(root / ("d" + std::to_string(i % dirs)) / ("f" + std::to_string(i)),
+                                std::to_string(i) + body);
+  }
+}
+
+// Answers one event and returns the time it took; throws if the answer blocks.
+double answer(runs::LedgerRun& run, const hooks::HookOptions& options, const fs::path& ws,
+              const std::string& name, const std::string& fields) {
+  std::string event = "{\"hook_event_name\":\"" + name +
+                      "\",\"session_id\":\"bench\",\"transcript_path\":\"\",\"cwd\":\"" +
+                      ws.string() + "\"" + fields + "}";
+  Clock::time_point start = Clock::now();
+  hooks::HookAnswer a = hooks::handle_claude_code_event(event, run, options);
+  double t = ms(Clock::now() - start);
+  if (a.exit_code != 0) throw std::runtime_error(name + " was not recorded: " + a.stderr_text);
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  Settings s = parse(argc, argv);
+  hooks::register_agent_run_slice_types();
+  testing_support::TempDir dir("shadowbox-hook-event-bench");
+  fs::path ws = dir / "ws";
+  make_workspace(ws, s.files);
+
+  hooks::Config config;  // the defaults, as a workspace with no config file has them
+  runs::LedgerRun run(fsnap::Store::open(dir / "store", ws, true),
+                      {config.capture, config.rollback.policy(), "bench-run"});
+  hooks::contain_run(run, config, config.policy.limits);
+  if (!s.scan) run.workspace().watch([](const std::string&) {});
+  hooks::HookOptions options;
+  options.supervised = true;
+  answer(run, options, ws, "SessionStart", ",\"source\":\"startup\"");
+
+  std::vector<double> pre, post, call;
+  for (int i = 1; i <= s.calls; ++i) {
+    std::string file =
+        "d" + std::to_string(i % std::max(1, s.files / 100)) + "/f" + std::to_string(i % s.files);
+    std::string tool = ",\"tool_name\":\"Edit\",\"tool_use_id\":\"toolu_" + std::to_string(i) +
+                       "\",\"tool_input\":{\"file_path\":\"" + file + "\"}";
+    double a = answer(run, options, ws, "PreToolUse", tool);
+    testing_support::write_file(ws / file, "line " + std::to_string(i) + "\n");
+    double b = answer(run, options, ws, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
+    pre.push_back(a);
+    post.push_back(b);
+    call.push_back(a + b);
+  }
+  std::printf("hook_event_bench: %d calls on %d files, %s, in process (no HTTP)\n", s.calls,
+              s.files, s.scan ? "scanning" : "watched");
+  std::printf("%-22s %10s %10s\n", "per tool call", "median", "p90");
+  std::printf("%-22s %8.2f ms %8.2f ms\n", "PreToolUse answer", percentile(pre, 50),
+              percentile(pre, 90));
+  std::printf("%-22s %8.2f ms %8.2f ms\n", "PostToolUse answer", percentile(post, 50),
+              percentile(post, 90));
+  std::printf("%-22s %8.2f ms %8.2f ms   (goal: <= 5 ms)\n", "both", percentile(call, 50),
+              percentile(call, 90));
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "hook_event_bench: %s\n", e.what());
+  return 1;
+}
