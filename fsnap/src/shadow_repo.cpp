@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <git2/sys/repository.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -406,12 +407,35 @@ git_oid ShadowRepo::Impl::empty_tree() {
 }
 
 std::int64_t ShadowRepo::Impl::generation() const {
+  // Read again only when the config file is another (libgit2 writes it anew and renames
+  // it into place) or was changed: every capture asks, and parsing it cost more than
+  // the rest of a watched capture's bookkeeping.
+  struct stat st {};
+  std::optional<ConfigStamp> stamp;
+  if (::stat((git_dir / "config").c_str(), &st) == 0) {
+    stamp =
+        ConfigStamp{static_cast<std::uint64_t>(st.st_ino), static_cast<std::int64_t>(st.st_size),
+                    st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec,
+                    st.st_ctim.tv_sec * 1'000'000'000 + st.st_ctim.tv_nsec};
+  }
+  {
+    std::lock_guard<std::mutex> lock(generation_mutex);
+    if (stamp && generation_read && generation_read->first == *stamp) {
+      return generation_read->second;
+    }
+  }
   git_config* raw = nullptr;
   git::check(git_repository_config_snapshot(&raw, repo.get()), "cannot read config");
   git::Config config(raw);
   std::int64_t value = 0;
   if (git_config_get_int64(&value, config.get(), "shadowbox.pruneGeneration") != 0) value = 0;
   git_error_clear();
+  std::lock_guard<std::mutex> lock(generation_mutex);
+  if (stamp) {
+    generation_read = std::make_pair(*stamp, value);
+  } else {
+    generation_read.reset();
+  }
   return value;
 }
 
@@ -461,6 +485,10 @@ ShadowRepo ShadowRepo::open(const fs::path& git_dir, bool create) {
     } catch (const Error&) {
     }
   }
+  // Ref updates sign their reflog entries (when a config asks for reflogs) as shadowbox:
+  // without an identity libgit2 reads the config for a default one at every update.
+  git::check(git_repository_set_ident(impl->repo.get(), "shadowbox", "shadowbox@localhost"),
+             "cannot set the repository's identity");
   impl->odb = open_odb(git_dir);
   git::check(git_repository_set_odb(impl->repo.get(), impl->odb.get()),
              "cannot attach object database");

@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <boost/filesystem/path.hpp>
@@ -116,6 +119,10 @@ struct ShadowRepo::Impl {
   // since they may name pruned objects.
   std::int64_t generation() const;
   void bump_generation();
+  // The config file as generation() last read it: inode, size, mtime and ctime (ns).
+  using ConfigStamp = std::tuple<std::uint64_t, std::int64_t, std::int64_t, std::int64_t>;
+  mutable std::mutex generation_mutex;
+  mutable std::optional<std::pair<ConfigStamp, std::int64_t>> generation_read;
 };
 
 // Flushes a file or directory to the disk; kIo naming it if it cannot.
