@@ -6,10 +6,11 @@
 // and p90 of each answer and of the call, so the part of hook_overhead_bench's figure
 // that is shadowbox's can be read apart from the agent's own cost of two hooks.
 //
-//   hook_event_bench [--calls N] [--files F] [--scan]
+//   hook_event_bench [--calls N] [--files F] [--scan] [--keep DIR]
 //
 // --scan: no watch (a capture walks the workspace with the stat cache), as a run whose
-// inotify limits are too low.
+// inotify limits are too low. --keep: the workspace and store are made in DIR (new) and
+// kept, to be looked at with git (`git --git-dir DIR/store/repo.git log --all`).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -39,6 +40,7 @@ struct Settings {
   int calls = 200;
   int files = 10000;
   bool scan = false;
+  std::string keep;
 };
 
 Settings parse(int argc, char** argv) {
@@ -47,12 +49,15 @@ Settings parse(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--scan") {
       s.scan = true;
+    } else if (arg == "--keep" && i + 1 < argc) {
+      s.keep = argv[++i];
     } else if (arg == "--calls" && i + 1 < argc) {
       s.calls = std::max(1, std::stoi(argv[++i]));
     } else if (arg == "--files" && i + 1 < argc) {
       s.files = std::max(1, std::stoi(argv[++i]));
     } else {
-      throw std::invalid_argument("usage: hook_event_bench [--calls N] [--files F] [--scan]");
+      throw std::invalid_argument(
+          "usage: hook_event_bench [--calls N] [--files F] [--scan] [--keep DIR]");
     }
   }
   return s;
@@ -105,7 +110,11 @@ double answer(runs::LedgerRun& run, const hooks::HookOptions& options, const fs:
 int main(int argc, char** argv) try {
   Settings s = parse(argc, argv);
   hooks::register_agent_run_slice_types();
-  testing_support::TempDir dir("shadowbox-hook-event-bench");
+  testing_support::TempDir temp("shadowbox-hook-event-bench");
+  fs::path dir = s.keep.empty() ? temp.path() : fs::path(s.keep);
+  if (!s.keep.empty() && !fs::create_directory(dir)) {
+    throw std::invalid_argument("--keep " + s.keep + ": give a directory that does not exist");
+  }
   fs::path ws = dir / "ws";
   make_workspace(ws, s.files);
 
