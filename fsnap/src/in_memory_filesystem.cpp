@@ -31,7 +31,7 @@ struct InMemoryFilesystem::Node {
         std::vector<TreeItem> items;
         items.reserve(children.size());
         for (const auto& [name, child] : children) {
-          items.push_back(TreeItem{&name, child->mode(), child->id()});
+          items.push_back(TreeItem{name, child->mode(), child->id()});
         }
         std::string body = encode_tree(items);
         git::check(git_odb_hash(&oid, body.data(), body.size(), GIT_OBJECT_TREE), "hash tree");

@@ -53,7 +53,7 @@ std::vector<Entry> entries_of(const ShadowRepo::Impl& impl, const git_oid& oid) 
 git_oid write_entries(ShadowRepo::Impl& impl, const std::vector<Entry>& entries) {
   std::vector<TreeItem> items;
   items.reserve(entries.size());
-  for (const Entry& e : entries) items.push_back(TreeItem{&e.name, e.mode, e.oid});
+  for (const Entry& e : entries) items.push_back(TreeItem{e.name, e.mode, e.oid});
   return impl.write(encode_tree(items), GIT_OBJECT_TREE);
 }
 

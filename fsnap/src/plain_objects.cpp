@@ -26,7 +26,7 @@ std::string ShadowRepo::write_tree(const std::vector<ObjectEntry>& entries) {
     if (!names.insert(e.name).second) {
       throw Error(ErrorCode::kInvalidArgument, "two tree entries named " + quote_input(e.name));
     }
-    items.push_back(TreeItem{&e.name, e.is_tree ? kModeTree : kModeFile, git::from_hex(e.oid)});
+    items.push_back(TreeItem{e.name, e.is_tree ? kModeTree : kModeFile, git::from_hex(e.oid)});
   }
   return git::to_hex(impl_->write(encode_tree(items), GIT_OBJECT_TREE));
 }

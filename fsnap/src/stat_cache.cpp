@@ -17,6 +17,8 @@ namespace fsnap {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'B', 'S', 'T', 'A', 'T', '0', '1'};
+// An entry's bytes in the file after its name: mode, size, mtime, ctime, inode, id.
+constexpr std::size_t kEntryStatBytes = 4 + 4 * 8 + GIT_OID_RAWSZ;
 
 // A fast 64-bit checksum over the file body (detects truncation and corruption).
 std::uint64_t checksum(std::string_view data) {
@@ -62,17 +64,28 @@ class Reader {
     pos_ += sizeof v;
     return true;
   }
-  bool get_bytes(std::string& s) {
+  bool get_bytes(std::string_view& s) {
     std::uint32_t n;
     if (!get(n) || data_.size() - pos_ < n) return false;
-    s.assign(data_.data() + pos_, n);
+    s = data_.substr(pos_, n);
     pos_ += n;
+    return true;
+  }
+  bool get_bytes(std::string& s) {
+    std::string_view v;
+    if (!get_bytes(v)) return false;
+    s.assign(v);
     return true;
   }
   bool get_oid(git_oid& oid) {
     if (data_.size() - pos_ < GIT_OID_RAWSZ) return false;
     std::memcpy(oid.id, data_.data() + pos_, GIT_OID_RAWSZ);
     pos_ += GIT_OID_RAWSZ;
+    return true;
+  }
+  bool skip(std::size_t n) {
+    if (data_.size() - pos_ < n) return false;
+    pos_ += n;
     return true;
   }
   bool at_end() const { return pos_ == data_.size(); }
@@ -101,6 +114,16 @@ bool read_whole_file(const boost::filesystem::path& file, std::string& out) {
   return ok;
 }
 
+// The bytes the names of the next n entries of r take (r is a copy: nothing is read).
+std::size_t name_bytes(Reader r, std::uint32_t n) {
+  std::size_t total = 0;
+  std::string_view name;
+  for (std::uint32_t i = 0; i < n && r.get_bytes(name) && r.skip(kEntryStatBytes); ++i) {
+    total += name.size();
+  }
+  return total;
+}
+
 bool parse(std::string_view data, const std::string& workspace, StatCache& cache,
            std::vector<std::pair<std::string, DirRecord>>& dirs) {
   if (data.size() < sizeof kMagic + 8 || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
@@ -126,12 +149,20 @@ bool parse(std::string_view data, const std::string& workspace, StatCache& cache
     DirRecord record;
     std::uint32_t n;
     if (!r.get_bytes(path) || !r.get_oid(record.tree) || !r.get(n)) return false;
-    record.entries.resize(n);
-    for (StatEntry& e : record.entries) {
-      if (!r.get_bytes(e.name) || !r.get(e.mode) || !r.get(e.size) || !r.get(e.mtime_ns) ||
+    // Every entry takes at least a name's length and its stat data: a count the rest of
+    // the file cannot hold is damage, not a size to reserve.
+    if (n > data.size() / (4 + kEntryStatBytes)) return false;
+    record.reserve(n, name_bytes(r, n));
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::string_view name;
+      StatEntry e;
+      if (!r.get_bytes(name) || !r.get(e.mode) || !r.get(e.size) || !r.get(e.mtime_ns) ||
           !r.get(e.ctime_ns) || !r.get(e.ino) || !r.get_oid(e.oid)) {
         return false;
       }
+      // Sorted and unique, as every record written is: lookups search them.
+      if (i > 0 && !(record.name(record.entries.back()) < name)) return false;
+      record.add(name, e);
     }
     dirs.emplace_back(std::move(path), std::move(record));
   }
@@ -139,6 +170,27 @@ bool parse(std::string_view data, const std::string& workspace, StatCache& cache
 }
 
 }  // namespace
+
+void DirRecord::reserve(std::size_t count, std::size_t name_bytes) {
+  entries.reserve(count);
+  names_.reserve(name_bytes);
+}
+
+StatEntry& DirRecord::add(std::string_view name, const StatEntry& stat) {
+  if (names_.size() + name.size() > UINT32_MAX) {
+    throw Error(ErrorCode::kIo, "a directory's names take more than 4 GiB");
+  }
+  StatEntry& e = entries.emplace_back(stat);
+  e.name_at = static_cast<std::uint32_t>(names_.size());
+  e.name_size = static_cast<std::uint32_t>(name.size());
+  names_.append(name);
+  return e;
+}
+
+void DirRecord::shrink_to_fit() {
+  entries.shrink_to_fit();
+  names_.shrink_to_fit();
+}
 
 StatCache StatCache::load(const boost::filesystem::path& file, const std::string& workspace) {
   StatCache cache;
@@ -166,7 +218,7 @@ void StatCache::save(const boost::filesystem::path& file) const {
     w.put_oid(record.tree);
     w.put<std::uint32_t>(static_cast<std::uint32_t>(record.entries.size()));
     for (const StatEntry& e : record.entries) {
-      w.put_bytes(e.name);
+      w.put_bytes(record.name(e));
       w.put(e.mode);
       w.put(e.size);
       w.put(e.mtime_ns);
@@ -188,9 +240,10 @@ const DirRecord* StatCache::find_dir(const std::string& dir) const {
 }
 
 const StatEntry* StatCache::find_entry(const DirRecord& record, std::string_view name) {
-  auto it = std::lower_bound(record.entries.begin(), record.entries.end(), name,
-                             [](const StatEntry& e, std::string_view n) { return e.name < n; });
-  return it != record.entries.end() && it->name == name ? &*it : nullptr;
+  auto it = std::lower_bound(
+      record.entries.begin(), record.entries.end(), name,
+      [&record](const StatEntry& e, std::string_view n) { return record.name(e) < n; });
+  return it != record.entries.end() && record.name(*it) == name ? &*it : nullptr;
 }
 
 void StatCache::drop_subtree(const std::string& dir) {
@@ -201,7 +254,9 @@ void StatCache::drop_subtree(const std::string& dir) {
     auto it = dirs_.find(at);
     if (it == dirs_.end()) continue;
     for (const StatEntry& e : it->second.entries) {
-      if (e.mode == kModeTree) pending.push_back(at.empty() ? e.name : at + "/" + e.name);
+      if (e.mode != kModeTree) continue;
+      std::string_view name = it->second.name(e);
+      pending.push_back(at.empty() ? std::string(name) : at + "/" + std::string(name));
     }
     dirs_.erase(it);
   }

@@ -23,23 +23,47 @@
 namespace fsnap {
 
 // What the cache knows about one entry of a directory. A watch daemon holds one for every
-// file of the workspace: the fields are ordered so that none is padded.
+// file of the workspace: the name is not here but in its DirRecord's names (where
+// name_at and name_size place it), and the fields are ordered so that none is padded.
 struct StatEntry {
-  std::string name;
   std::uint64_t size = 0;
   std::int64_t mtime_ns = 0;
   std::int64_t ctime_ns = 0;
   std::uint64_t ino = 0;
   git_oid oid{};
   std::uint32_t mode = 0;  // git file mode: 0100644, 0100755, 0120000 or 040000
+  std::uint32_t name_at = 0;
+  std::uint32_t name_size = 0;
 };
-static_assert(sizeof(StatEntry) == sizeof(std::string) + 4 * 8 + GIT_OID_RAWSZ + 4,
-              "a StatEntry holds no padding");
+static_assert(sizeof(StatEntry) == 4 * 8 + GIT_OID_RAWSZ + 3 * 4, "a StatEntry holds no padding");
 
-// The entries of one directory (sorted by name) and the tree id they made.
-struct DirRecord {
+// The entries of one directory (sorted by name) and the tree id they made. The entries'
+// names are held back to back in one buffer, not one string each.
+class DirRecord {
+ public:
   git_oid tree{};
+  // The entries; their names are name(e). Callers may change anything but the names'
+  // places, and may remove entries (their names' bytes stay, unused, until the record
+  // is rebuilt).
   std::vector<StatEntry> entries;
+
+  // Makes room for count entries whose names take name_bytes in all.
+  void reserve(std::size_t count, std::size_t name_bytes);
+  // Appends an entry named name with stat (whose own name_at and name_size are
+  // ignored) and returns it. Names must be added in ascending order. Throws kIo for a
+  // directory whose names do not fit 4 GiB.
+  StatEntry& add(std::string_view name, const StatEntry& stat = {});
+  // The name of e, one of this record's entries.
+  std::string_view name(const StatEntry& e) const {
+    return {names_.data() + e.name_at, e.name_size};
+  }
+  // Frees the capacity the record does not use (once it is final: it is then kept).
+  void shrink_to_fit();
+  // Bytes the names take (with those of removed entries).
+  std::size_t name_bytes() const { return names_.size(); }
+
+ private:
+  std::string names_;
 };
 
 // The stat cache of one workspace.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fsnap {
@@ -15,9 +16,9 @@ inline constexpr std::uint32_t kModeFile = 0100644;
 inline constexpr std::uint32_t kModeExec = 0100755;
 inline constexpr std::uint32_t kModeLink = 0120000;
 
-// A tree entry about to be encoded. name must outlive the item.
+// A tree entry about to be encoded. The bytes name views must outlive the item.
 struct TreeItem {
-  const std::string* name;
+  std::string_view name;
   std::uint32_t mode;
   git_oid oid;
 };

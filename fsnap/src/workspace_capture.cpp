@@ -40,8 +40,11 @@ std::int64_t ns_of(const timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
-std::string join(const std::string& dir, const std::string& name) {
-  return dir.empty() ? name : dir + "/" + name;
+std::string join(const std::string& dir, std::string_view name) {
+  std::string path = dir;
+  if (!path.empty()) path += '/';
+  path += name;
+  return path;
 }
 
 std::string parent_of(const std::string& path) {
@@ -152,7 +155,9 @@ class Walker {
     if (shared_.options.respect_gitignore) load_gitignore(dirfd, dir, names);
 
     DirRecord record;
-    record.entries.reserve(names.size());
+    std::size_t name_bytes = 0;
+    for (const std::string& name : names) name_bytes += name.size();
+    record.reserve(names.size(), name_bytes);
     bool changed = cached == nullptr;
     for (const std::string& name : names) {
       if (shared_.failed.load(std::memory_order_relaxed)) {
@@ -178,17 +183,17 @@ class Walker {
       }
       const StatEntry* c = cached ? StatCache::find_entry(*cached, name) : nullptr;
       StatEntry e;
-      e.name = name;
       bool kept = false;
       if (is_dir) {
-        kept = capture_subdir(dirfd, path, st, c, e, root_tasks, record.entries.size(), changed);
+        kept =
+            capture_subdir(dirfd, name, path, st, c, e, root_tasks, record.entries.size(), changed);
       } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
-        kept = capture_file(dirfd, path, st, c, e, changed);
+        kept = capture_file(dirfd, name, path, st, c, e, changed);
       } else {
         skip(path, kUnsupportedType, st);
       }
       if (!kept) continue;
-      record.entries.push_back(std::move(e));
+      record.add(name, e);
     }
     if (root_tasks != nullptr) {
       *pending_record = std::move(record);
@@ -198,13 +203,13 @@ class Walker {
     return finish_dir(dir, std::move(record), changed);
   }
 
-  // The subdirectory e (e.name, at path, stat st, cached as c) of the directory open at
+  // The subdirectory e (name, at path, stat st, cached as c) of the directory open at
   // dirfd: its tree, the cached one where nothing below it can have changed; with
   // root_tasks, queued there as the index-th entry instead. Sets changed when its tree is
   // not the cached one. False when it is gone.
-  bool capture_subdir(int dirfd, const std::string& path, const struct stat& st, const StatEntry* c,
-                      StatEntry& e, std::vector<RootTask>* root_tasks, std::size_t index,
-                      bool& changed) {
+  bool capture_subdir(int dirfd, const std::string& name, const std::string& path,
+                      const struct stat& st, const StatEntry* c, StatEntry& e,
+                      std::vector<RootTask>* root_tasks, std::size_t index, bool& changed) {
     e.mode = kModeTree;
     record_stat(e, st);
     if (shared_.scope != nullptr && c != nullptr && c->mode == kModeTree &&
@@ -213,10 +218,10 @@ class Walker {
       return true;
     }
     if (root_tasks != nullptr) {
-      root_tasks->push_back(RootTask{e.name, index, {}});
+      root_tasks->push_back(RootTask{name, index, {}});
       return true;
     }
-    UniqueFd sub(::openat(dirfd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (sub.get() < 0) {
       if (errno == ENOENT) return false;
       fail_io("open directory", path, errno);
@@ -226,17 +231,17 @@ class Walker {
     return true;
   }
 
-  // The regular file or symlink e (e.name, at path, stat st, cached as c) of the directory
+  // The regular file or symlink e (name, at path, stat st, cached as c) of the directory
   // open at dirfd: its blob id, from the cache where its stat is trusted, else from the
   // user's checkout or hashed. Sets changed when not from the cache. False when it is left
   // out (over the size limit, kept as a copy if configured) or gone.
-  bool capture_file(int dirfd, const std::string& path, const struct stat& st, const StatEntry* c,
-                    StatEntry& e, bool& changed) {
+  bool capture_file(int dirfd, const std::string& name, const std::string& path,
+                    const struct stat& st, const StatEntry* c, StatEntry& e, bool& changed) {
     if (S_ISREG(st.st_mode) && shared_.options.max_file_size != 0 &&
         static_cast<std::uint64_t>(st.st_size) > shared_.options.max_file_size) {
       skip(path, kOverMaxFileSize, st);
       if (shared_.copies != nullptr) {
-        out_.skipped.back().copy = shared_.copies->keep(dirfd, e.name, path, st);
+        out_.skipped.back().copy = shared_.copies->keep(dirfd, name, path, st);
       }
       return false;
     }
@@ -248,14 +253,14 @@ class Walker {
       return true;
     }
     changed = true;
-    if (std::optional<git_oid> id = from_checkout(dirfd, e.name, path, mode, st)) {
+    if (std::optional<git_oid> id = from_checkout(dirfd, name, path, mode, st)) {
       e.oid = *id;
       e.mode = mode;
       record_stat(e, st);
       return true;
     }
-    return S_ISLNK(st.st_mode) ? hash_link(dirfd, e.name, path, st, e)
-                               : hash_file(dirfd, e.name, path, e);
+    return S_ISLNK(st.st_mode) ? hash_link(dirfd, name, path, st, e)
+                               : hash_file(dirfd, name, path, e);
   }
 
   // Computes (and if new, writes) the tree of a directory and records it.
@@ -271,11 +276,14 @@ class Walker {
     } else {
       std::vector<TreeItem> items;
       items.reserve(record.entries.size());
-      for (const StatEntry& e : record.entries) items.push_back(TreeItem{&e.name, e.mode, e.oid});
+      for (const StatEntry& e : record.entries) {
+        items.push_back(TreeItem{record.name(e), e.mode, e.oid});
+      }
       tree = store_object(encode_tree(items), GIT_OBJECT_TREE);
       out_.changed = true;
     }
     record.tree = tree;
+    record.shrink_to_fit();  // kept as long as the cache: for a daemon, its life
     out_.records.emplace_back(dir, std::move(record));
     return tree;
   }
@@ -612,8 +620,8 @@ class Capture {
                        std::vector<std::string>& gone) {
     for (const StatEntry& e : old.entries) {
       if (e.mode != kModeTree) continue;
-      const StatEntry* still = StatCache::find_entry(now, e.name);
-      if (still == nullptr || still->mode != kModeTree) gone.push_back(join(dir, e.name));
+      const StatEntry* still = StatCache::find_entry(now, old.name(e));
+      if (still == nullptr || still->mode != kModeTree) gone.push_back(join(dir, old.name(e)));
     }
   }
 

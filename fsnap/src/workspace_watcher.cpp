@@ -119,11 +119,20 @@ bool WorkspaceWatcher::watch_tree(const std::string& dir, UniqueFd fd, std::size
     }
     if (wd < 0) return false;
     // The same directory may be watched already under its old name (moved, with its
-    // events not read yet): the watch now belongs to the new name only.
+    // events not read yet): the watch now belongs to the new name only. A watch the name
+    // had (another directory, gone from here) is no longer read: its old parent's
+    // events tell what became of it.
     auto known = dirs_.find(wd);
-    if (known != dirs_.end() && known->second != dir) wds_.erase(known->second);
-    dirs_[wd] = dir;
-    wds_[dir] = wd;
+    if (known != dirs_.end() && known->second->first != dir) {
+      wds_.erase(known->second);
+      dirs_.erase(known);
+    }
+    auto [named, added] = wds_.try_emplace(dir, wd);
+    if (!added && named->second != wd) {
+      dirs_.erase(named->second);
+      named->second = wd;
+    }
+    dirs_[wd] = named;
   }
   std::vector<std::string> subdirs;
   {
@@ -212,10 +221,9 @@ void WorkspaceWatcher::handle(int wd, std::uint32_t mask, const std::string& nam
   }
   auto it = dirs_.find(wd);
   if (it == dirs_.end()) return;  // a watch already forgotten
-  const std::string dir = it->second;
+  const std::string dir = it->second->first;
   if (mask & IN_IGNORED) {
-    auto named = wds_.find(dir);
-    if (named != wds_.end() && named->second == wd) wds_.erase(named);
+    wds_.erase(it->second);
     dirs_.erase(it);
     return;
   }

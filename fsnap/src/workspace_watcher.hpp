@@ -91,8 +91,11 @@ class WorkspaceWatcher {
   bool counting_ = false;    // in count_directories(): walking without watching
   std::size_t counted_ = 0;  // directories it walked
   std::string limit_message_;
-  std::unordered_map<int, std::string> dirs_;  // watch descriptor -> directory
-  std::map<std::string, int> wds_;             // directory -> watch descriptor
+  // Directory -> watch descriptor, and each descriptor's entry there (so that a daemon
+  // holds every watched directory's path once). Each maps to the other.
+  using Watched = std::map<std::string, int>;
+  Watched wds_;
+  std::unordered_map<int, Watched::iterator> dirs_;
   ChangedDirs pending_;
 };
 

@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <string>
+#include <vector>
+
 #include "host_fixture.hpp"
 
 namespace fsnap_test {
@@ -150,6 +153,42 @@ TEST_F(StatCacheTest, RestoredFilesAreTrustedAfterwards) {
   fsnap::Checkpoint again = fs.checkpoint({});
   EXPECT_EQ(hashed(), 0u);
   EXPECT_EQ(again.tree, cp.tree);
+}
+
+// Each directory's names are held in one buffer (issue 37): names of every length and
+// of bytes other than letters are looked up, trusted, and kept right when their
+// directory's record is rebuilt.
+TEST_F(StatCacheTest, LongAndOddNamesAreTrustedAndRebuilt) {
+  const std::vector<std::string> names = {std::string(255, 'n'), "a name over fifteen bytes.txt",
+                                          "new\nline",           "\x01\xff odd bytes",
+                                          "\xc3\xa9t\xc3\xa9",   "s"};
+  for (const std::string& name : names) {
+    write("d/" + name, "in d: " + name);
+    write("d/sub/" + name, "in d/sub: " + name);
+  }
+  settle();
+  fsnap::HostFilesystem fs = open(counting());
+  fsnap::Checkpoint first = fs.checkpoint({});
+  EXPECT_EQ(hashed(), 2 * names.size());
+  EXPECT_EQ(fs.checkpoint({}).tree, first.tree);
+  EXPECT_EQ(hashed(), 0u);
+  open(counting()).checkpoint({});
+  EXPECT_EQ(hashed(), 0u) << "the cache file gives every name back";
+
+  remove("d/" + names[1]);
+  write("d/m between the others", "new");
+  write("d/" + names[0], "changed");
+  remove("d/sub/" + names[3]);
+  settle();
+  fsnap::Checkpoint changed = fs.checkpoint({});
+  EXPECT_EQ(hashed(), 2u);
+  EXPECT_EQ(fs.read("d/" + names[0]), "changed");
+  EXPECT_EQ(fs.read("d/" + names[2]), "in d: " + names[2]);
+  fs.checkpoint({});
+  EXPECT_EQ(hashed(), 0u) << "the rebuilt records are trusted";
+
+  fs::remove(fsnap::Store::open(store_dir_, ws_, false).stat_cache_file());
+  EXPECT_EQ(open().checkpoint({}).tree, changed.tree) << "as a walk with no cache finds it";
 }
 
 }  // namespace

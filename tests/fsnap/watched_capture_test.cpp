@@ -108,6 +108,26 @@ TEST_F(WatchedTest, ADirectoryReachedThroughASymlinkKeepsItsOwnWatch) {
   EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
 }
 
+TEST_F(WatchedTest, ADirectoryReplacedByAnotherOfItsNameIsWatchedAsTheNewOne) {
+  populate();
+  fsnap::HostFilesystem fs = open();
+  fs.watch();
+  fs.checkpoint({});
+
+  // Both before the watcher reads the events: the watch of the name is the new one's.
+  fs::rename(ws_ / "dir1", ws_ / "dir1-old");
+  write("dir1/sub/fresh", "the new dir1");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+
+  write("dir1/sub/fresh", "changed in the new dir1");
+  write("dir1-old/sub/file2", "changed in the old dir1");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+
+  remove("dir1-old");
+  write("dir1/sub/another", "after the old one went");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+}
+
 TEST_F(WatchedTest, TypeChangesAndModes) {
   populate();
   fsnap::HostFilesystem fs = open();
