@@ -129,6 +129,9 @@ struct WalkOutput {
   std::vector<SkippedPath> skipped;
   std::vector<std::string> uncaptured;
   std::vector<std::pair<std::string, DirRecord>> records;
+  // Directories among records taken from the stat cache without being listed again
+  // (capture_known_dir): what the last capture reported in them still stands.
+  std::vector<std::string> known_dirs;
   bool changed = false;
 };
 
@@ -151,8 +154,17 @@ class Walker {
   git_oid capture_dir(int dirfd, const std::string& dir, std::vector<RootTask>* root_tasks,
                       DirRecord* pending_record) {
     const DirRecord* cached = shared_.previous.find_dir(dir);
+    if (cached != nullptr && shared_.scope != nullptr && !shared_.scope->must_read(dir)) {
+      if (std::optional<git_oid> tree =
+              capture_known_dir(dirfd, dir, *cached, root_tasks, pending_record)) {
+        return *tree;
+      }
+    }
     std::vector<std::string> names = read_names(dirfd, dir.empty() ? "." : dir);
-    if (shared_.options.respect_gitignore) load_gitignore(dirfd, dir, names);
+    if (shared_.options.respect_gitignore) {
+      load_gitignore(dirfd, dir,
+                     std::binary_search(names.begin(), names.end(), std::string(".gitignore")));
+    }
 
     DirRecord record;
     std::size_t name_bytes = 0;
@@ -195,6 +207,58 @@ class Walker {
       if (!kept) continue;
       record.add(name, e);
     }
+    if (root_tasks != nullptr) {
+      *pending_record = std::move(record);
+      pending_changed_ = changed;
+      return git_oid{};
+    }
+    return finish_dir(dir, std::move(record), changed);
+  }
+
+  // A directory whose own entries the watcher saw no change in, on the way to one below
+  // it: its entries are the cached record's, and only the subdirectories the scope names
+  // are looked at — no listing, and no stat of the other entries, so that a boundary
+  // costs what changed and not the size of the directories above it. Reports what it
+  // found (see capture_dir); nullopt, having recorded nothing, if a subdirectory the
+  // scope names is no longer a directory (the caller then reads the directory whole).
+  std::optional<git_oid> capture_known_dir(int dirfd, const std::string& dir,
+                                           const DirRecord& cached,
+                                           std::vector<RootTask>* root_tasks,
+                                           DirRecord* pending_record) {
+    if (shared_.options.respect_gitignore) {
+      load_gitignore(dirfd, dir, StatCache::find_entry(cached, ".gitignore") != nullptr);
+    }
+    // The subdirectories to walk (positions in cached, stat), each still a directory:
+    // checked before anything is recorded.
+    std::vector<std::pair<std::size_t, struct stat>> to_walk;
+    for (std::size_t i = 0; i < cached.entries.size(); ++i) {
+      const StatEntry& c = cached.entries[i];
+      if (c.mode != kModeTree || !shared_.scope->must_walk(join(dir, cached.name(c)))) continue;
+      struct stat st;
+      std::string name(cached.name(c));
+      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) {
+        return std::nullopt;
+      }
+      to_walk.emplace_back(i, st);
+    }
+    DirRecord record;
+    record.reserve(cached.entries.size(), cached.name_bytes());
+    bool changed = false;
+    auto next = to_walk.begin();
+    for (std::size_t i = 0; i < cached.entries.size(); ++i) {
+      const StatEntry& c = cached.entries[i];
+      if (next == to_walk.end() || next->first != i) {
+        record.add(cached.name(c), c);
+        continue;
+      }
+      std::string name(cached.name(c));
+      StatEntry e;
+      if (capture_subdir(dirfd, name, join(dir, name), (next++)->second, &c, e, root_tasks,
+                         record.entries.size(), changed)) {
+        record.add(name, e);
+      }
+    }
+    out_.known_dirs.push_back(dir);
     if (root_tasks != nullptr) {
       *pending_record = std::move(record);
       pending_changed_ = changed;
@@ -458,8 +522,9 @@ class Walker {
         SkippedPath{path, std::string(reason), static_cast<std::uint64_t>(st.st_size)});
   }
 
-  void load_gitignore(int dirfd, const std::string& dir, const std::vector<std::string>& names) {
-    if (!std::binary_search(names.begin(), names.end(), std::string(".gitignore"))) return;
+  // Reads dir's .gitignore into the rules if present (the directory lists one).
+  void load_gitignore(int dirfd, const std::string& dir, bool present) {
+    if (!present) return;
     UniqueFd fd(::openat(dirfd, ".gitignore", O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.get() < 0) return;
     std::string text;
@@ -542,6 +607,10 @@ class Capture {
       for (const auto& [dir, record] : main.output().records) walked.insert(dir);
       for (auto& w : workers_) {
         for (const auto& [dir, record] : w->output().records) walked.insert(dir);
+      }
+      for (const std::string& dir : main.output().known_dirs) walked.erase(dir);
+      for (auto& w : workers_) {
+        for (const std::string& dir : w->output().known_dirs) walked.erase(dir);
       }
       previous_.set_scan_started_ns(shared_.cutoff_ns);
       result.cache = std::move(previous_);
@@ -670,8 +739,17 @@ CaptureScope::CaptureScope(const ChangedDirs& changes, std::vector<SkippedPath> 
   auto add_with_ancestors = [&](std::string dir) {
     while (walk_.insert(dir).second && !dir.empty()) dir = parent_of(dir);
   };
+  read_.insert(changes.dirs.begin(), changes.dirs.end());
   for (const std::string& d : changes.dirs) add_with_ancestors(d);
   for (const std::string& d : changes.subtrees) add_with_ancestors(d);
+}
+
+bool CaptureScope::must_read(const std::string& dir) const {
+  if (everything_ || read_.count(dir) != 0) return true;
+  for (std::string d = dir;; d = parent_of(d)) {
+    if (subtrees_.count(d) != 0) return true;
+    if (d.empty()) return false;
+  }
 }
 
 bool CaptureScope::must_walk(const std::string& dir) const {

@@ -39,6 +39,9 @@ class CaptureScope {
                std::vector<std::string> uncaptured);
   // True if dir must be read again: it changed, holds a change below it, or is new.
   bool must_walk(const std::string& dir) const;
+  // True if dir's own entries must be listed again: they changed, or dir is new. A
+  // directory walked only for a change below it is taken from the stat cache.
+  bool must_read(const std::string& dir) const;
   // What the previous capture reported.
   const std::vector<SkippedPath>& skipped() const { return skipped_; }
   const std::vector<std::string>& uncaptured() const { return uncaptured_; }
@@ -46,6 +49,7 @@ class CaptureScope {
  private:
   bool everything_;
   std::unordered_set<std::string> walk_;  // changed directories and their ancestors
+  std::unordered_set<std::string> read_;  // changed directories
   std::set<std::string> subtrees_;        // new directories: everything below is walked
   std::vector<SkippedPath> skipped_;
   std::vector<std::string> uncaptured_;

@@ -53,13 +53,49 @@ TEST_F(WatchedTest, OnlyChangedDirectoriesAreRead) {
   write("dir7/sub/file3", "changed");
   fsnap::Checkpoint changed = fs.checkpoint({});
   EXPECT_EQ(last_.files_hashed, 1u);
-  // The root's 20 entries, dir7's one and dir7/sub's 50: nothing else is looked at.
-  EXPECT_LE(last_.entries_seen, 71u);
+  // dir7/sub's 50 entries: the directories above it (the root's 20 entries, dir7's one)
+  // are taken from the stat cache, not listed again.
+  EXPECT_EQ(last_.entries_seen, 50u);
   EXPECT_EQ(changed.tree, full_walk());
 
   fsnap::Checkpoint same = fs.checkpoint({});
-  EXPECT_EQ(last_.entries_seen, 20u) << "nothing changed: only the root is listed";
+  EXPECT_EQ(last_.entries_seen, 0u) << "nothing changed: nothing is listed";
   EXPECT_EQ(same.tree, changed.tree);
+}
+
+// A directory above a change is not listed again, and what the capture before reported
+// of its own entries still stands: a file over the size limit and an excluded path in
+// the root are reported as they were, and the tree is a full walk's.
+TEST_F(WatchedTest, ADirectoryAboveAChangeKeepsWhatItsEntriesWere) {
+  populate();
+  write("big.bin", std::string(4096, 'b'));
+  write("secret/key", "excluded");
+  write("dir7/sub/.gitignore", "");
+  settle();
+  fsnap::CaptureOptions options = counting();
+  options.max_file_size = 1024;
+  options.excludes = {"secret"};
+  fsnap::HostFilesystem fs = open(options);
+  fs.watch();
+  fs.checkpoint({});
+
+  write("dir7/sub/file3", "changed");
+  write("dir9/sub/new-file", "added");
+  fsnap::CaptureReport report = fs.capture_report();
+  EXPECT_EQ(last_.entries_seen, 50u + 51u + 1u) << "dir7/sub and dir9/sub, 51 entries each";
+  ASSERT_EQ(report.skipped.size(), 1u);
+  EXPECT_EQ(report.skipped[0].path, "big.bin");
+  EXPECT_EQ(report.uncaptured, std::vector<std::string>{"secret"});
+  fsnap::CaptureOptions plain;
+  plain.max_file_size = 1024;
+  plain.excludes = {"secret"};
+  EXPECT_EQ(report.tree, full_walk(plain));
+
+  // A file changed in a directory above: that directory is listed, the rest is not.
+  write("dir7/top.txt", "in dir7 itself");
+  fs.checkpoint({});
+  EXPECT_EQ(last_.entries_seen, 2u) << "dir7's two entries";
+  EXPECT_EQ(fs.capture_tree(), full_walk(plain));
 }
 
 TEST_F(WatchedTest, NewDeletedAndMovedDirectories) {
