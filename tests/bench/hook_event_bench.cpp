@@ -22,6 +22,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "bench_workspace.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/agent_hook.hpp"
 #include "hooks/config.hpp"
@@ -76,22 +77,6 @@ double cpu_ms() {
   return to_ms(u.ru_utime) + to_ms(u.ru_stime);
 }
 
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  std::size_t i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-// A workspace of files source files (about 2 KB each) in a hundredth as many directories.
-void make_workspace(const fs::path& root, int files) {
-  int dirs = std::max(1, files / 100);
-  std::string body(2000, 'x');
-  for (int i = 0; i < files; ++i) {
-    testing_support::write_file(root / ("d" + std::to_string(i % dirs)) / ("f" + std::to_string(i)),
-                                std::to_string(i) + body);
-  }
-}
-
 // Answers one event and returns the time it took; throws if the answer blocks.
 double answer(runs::LedgerRun& run, const hooks::HookOptions& options, const fs::path& ws,
               const std::string& name, const std::string& fields) {
@@ -116,7 +101,10 @@ int main(int argc, char** argv) try {
     throw std::invalid_argument("--keep " + s.keep + ": give a directory that does not exist");
   }
   fs::path ws = dir / "ws";
-  make_workspace(ws, s.files);
+  // Source-like files (2 KB on average) in a twentieth as many directories, two levels
+  // deep, as the scale ladder builds them.
+  std::vector<std::string> files =
+      bench::build_workspace(ws, s.files, std::max(1, s.files / 20), 2048);
 
   hooks::Config config;  // the defaults, as a workspace with no config file has them
   runs::LedgerRun run(fsnap::Store::open(dir / "store", ws, true),
@@ -130,8 +118,7 @@ int main(int argc, char** argv) try {
   std::vector<double> pre, post, call;
   double cpu_before = cpu_ms();
   for (int i = 1; i <= s.calls; ++i) {
-    std::string file =
-        "d" + std::to_string(i % std::max(1, s.files / 100)) + "/f" + std::to_string(i % s.files);
+    const std::string& file = files[static_cast<std::size_t>(i) % files.size()];
     std::string tool = ",\"tool_name\":\"Edit\",\"tool_use_id\":\"toolu_" + std::to_string(i) +
                        "\",\"tool_input\":{\"file_path\":\"" + file + "\"}";
     double a = answer(run, options, ws, "PreToolUse", tool);
@@ -145,12 +132,12 @@ int main(int argc, char** argv) try {
   std::printf("hook_event_bench: %d calls on %d files, %s, in process (no HTTP)\n", s.calls,
               s.files, s.scan ? "scanning" : "watched");
   std::printf("%-22s %10s %10s\n", "per tool call", "median", "p90");
-  std::printf("%-22s %8.2f ms %8.2f ms\n", "PreToolUse answer", percentile(pre, 50),
-              percentile(pre, 90));
-  std::printf("%-22s %8.2f ms %8.2f ms\n", "PostToolUse answer", percentile(post, 50),
-              percentile(post, 90));
-  std::printf("%-22s %8.2f ms %8.2f ms   (goal: <= 5 ms)\n", "both", percentile(call, 50),
-              percentile(call, 90));
+  std::printf("%-22s %8.2f ms %8.2f ms\n", "PreToolUse answer", bench::percentile(pre, 50),
+              bench::percentile(pre, 90));
+  std::printf("%-22s %8.2f ms %8.2f ms\n", "PostToolUse answer", bench::percentile(post, 50),
+              bench::percentile(post, 90));
+  std::printf("%-22s %8.2f ms %8.2f ms   (goal: <= 5 ms)\n", "both", bench::percentile(call, 50),
+              bench::percentile(call, 90));
   std::printf("%-22s %8.2f ms (mean; the wall-clock figures include waiting for a core)\n",
               "CPU per call", cpu_per_call);
   return 0;
