@@ -31,6 +31,7 @@ pid_t maintain_in_background(const Context& context, bool session_ended) {
     std::vector<std::string> argv = context.self_command();
     argv.push_back("maintenance");
     if (!session_ended) argv.push_back("--auto");
+    argv.push_back("--background");  // beside the boundaries of a run, never ahead of them
     return spawn_detached(std::move(argv));
   } catch (...) {
     // The next command tries again.

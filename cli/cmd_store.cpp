@@ -2,6 +2,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "background_priority.hpp"
 #include "commands.hpp"
 #include "fsnap/free_space.hpp"
 #include "fsnap/maintenance.hpp"
@@ -108,6 +109,7 @@ int cmd_gc(const Context& context, const Args& /*parsed*/) {
 }
 
 int cmd_maintenance(const Context& context, const Args& parsed) {
+  if (parsed.has("--background")) use_background_priority();
   fsnap::Store store = context.open_store(false);
   bool due = fsnap::maintenance_due(store, context.config.maintenance);
   std::optional<fsnap::MaintenanceReport> report;

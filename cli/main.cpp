@@ -189,7 +189,10 @@ const std::vector<Command>& all_commands() {
         "retention limits (commands start it by themselves, detached: when due, and when "
         "an agent's run or session ends)",
         {{"--auto", nullptr, nullptr,
-          "only if due (maintenance.loose_objects, .max_packs), and no retention"}}},
+          "only if due (maintenance.loose_objects, .max_packs), and no retention"},
+         {"--background", nullptr, nullptr,
+          "at the lowest CPU and I/O priority, as the commands start it, so that the "
+          "boundaries of a run beside it do not wait for it"}}},
        cmd_maintenance},
       {{"daemon",
         "the store's watch daemon, which the commands that capture start and ask (see watch.* "

@@ -493,13 +493,14 @@ class RungBench {
     rows_.push_back({"  of it heap, mapped files", mb(m.anon) + ", " + mb(m.file), "", buf, ""});
   }
 
-  // Watched boundaries while `shadowbox maintenance` runs beside them, again and again.
+  // Watched boundaries while `shadowbox maintenance` runs beside them, again and again, at
+  // the priority the commands start it at (--background).
   void boundaries_beside_maintenance() {
     std::atomic<bool> stop{false};
     std::atomic<int> maintenances{0};
     std::thread maintainer([&] {
       while (!stop) {
-        cli_.run({"maintenance"});
+        cli_.run({"maintenance", "--background"});
         ++maintenances;
       }
     });
