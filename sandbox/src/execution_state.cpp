@@ -141,6 +141,11 @@ std::vector<RestorePart> restorable_parts(const ResourceRegistry& resources,
 }  // namespace
 
 CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
+  return snapshot(metadata, {});
+}
+
+CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata,
+                                           const std::vector<LedgerRecord>& amends) {
   CompositeSnapshot snap;
   snap.id = ids_->hex(32);
   snap.created_at = clock_->now();
@@ -166,11 +171,16 @@ CompositeSnapshot ExecutionState::snapshot(const SnapshotMetadata& metadata) {
         record.paths = metadata.paths;
         record.parent_call_id = metadata.parent_call_id;
         record.undoes = metadata.undoes;
+        std::vector<fsnap::Note> notes{SessionRecords::note(record)};
         if (!recorded) {
           snap.record = record;
           recorded = true;
+          // The amendments go into the first host store, whose commits they name.
+          for (const LedgerRecord& r : amends) {
+            if (!r.commit.empty()) notes.push_back(r.note());
+          }
         }
-        return std::vector<fsnap::Note>{SessionRecords::note(record)};
+        return notes;
       };
       request.outside_notes = [&](const fsnap::Checkpoint& c) {
         LedgerRecord record = records.of(repo, c);
@@ -342,20 +352,6 @@ void ExecutionState::restart_containment(bool keep_count) {
 
 void ExecutionState::record_containment() {
   if (containment_) sandbox::record_containment(*session_, containment_->state());
-}
-
-void ExecutionState::amend_records(const std::vector<LedgerRecord>& records) {
-  std::vector<fsnap::Note> notes;
-  for (const LedgerRecord& r : records) {
-    if (!r.commit.empty()) notes.push_back(r.note());
-  }
-  if (notes.empty()) return;
-  for (const ResourceRegistry::Entry* entry : resources_.snapshotable()) {
-    if (entry->host == nullptr) continue;
-    fsnap::StoreLock lock = entry->host->store().lock();
-    entry->host->repo().write_notes(notes, clock_->now());
-    return;
-  }
 }
 
 std::map<std::string, fsnap::FilesystemSnapshot> CompositeSnapshot::host_checkpoints() const {

@@ -31,10 +31,10 @@ std::unique_ptr<BoundaryLog::StepHold> ToolTransactions::begin_step() {
   return step;
 }
 
-Boundary ToolTransactions::record(SnapshotMetadata meta) {
+Boundary ToolTransactions::record(SnapshotMetadata meta, const std::vector<LedgerRecord>& amends) {
   meta.run = run_;
   Boundary b;
-  b.snapshot = state_.snapshot(meta);
+  b.snapshot = state_.snapshot(meta, amends);
   b.record = b.snapshot.record;
   log_.remember(b);
   return b;
@@ -270,14 +270,15 @@ Boundary ToolTransactions::end_call(const Boundary& pre, fsnap::Phase phase, boo
       meta.outcome.rollback_unrestored.emplace_back(u.path, u.why);
     }
   }
-  Boundary end = record(meta);
-  // Then the pre-tool record learns the outcome too. It is written after the boundary
-  // that ends the call, so no record says a call ended that the run does not show
-  // ended (whether a call ended is the run's to say: a crash in between leaves the
-  // pre-tool record without its outcome, nothing worse).
+  // The pre-tool record learns the outcome in the notes commit of the boundary that
+  // ends the call: one commit rather than a second one after it (a notes commit
+  // rewrites the notes tree's root, 7 KB before packing). Whether a call ended is the
+  // run's to say (the chain, not a record): a crash after the notes ref moved and before
+  // the run's did leaves the outcome in the pre-tool record of a call the run shows
+  // open, which the boundary that ends it later amends again.
   LedgerRecord amended = pre.record;
   amended.set_outcome(meta.outcome);
-  state_.amend_records({amended});
+  Boundary end = record(meta, {amended});
   keep_in_store(pre, end, success, summary, elapsed_ms);
   return end;
 }

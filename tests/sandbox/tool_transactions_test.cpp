@@ -129,6 +129,28 @@ TEST_F(LedgerTransactionsTest, ARolledBackCallEndsInACheckpointOfThePreToolFiles
   EXPECT_EQ(pre_record->result_summary, "exit 1");
 }
 
+TEST_F(LedgerTransactionsTest, TheEndOfACallAndThePreToolOutcomeAreOneNotesCommit) {
+  std::unique_ptr<LedgerRun> run = open_run();
+  auto notes_commits = [&] {
+    testing_support::CommandResult r =
+        testing_support::run_command({"git", "--git-dir", (store_ / "repo.git").string(),
+                                      "rev-list", "--count", "refs/notes/shadowbox"},
+                                     temp_.path());
+    return std::stoi(r.out);
+  };
+  StepResult pre = run->transactions().begin({"call_1", "Edit", "{}"});
+  int before = notes_commits();
+  testing_support::write_file(ws_ / "a.txt", "edited\n");
+  run->transactions().succeed("call_1", "edited a.txt");
+  // Each notes commit rewrites the notes tree's root: the call's end writes one.
+  EXPECT_EQ(notes_commits(), before + 1);
+  std::optional<LedgerRecord> pre_record =
+      run->ledger().read(run->repo()->read_checkpoint(pre.boundary.record.commit));
+  ASSERT_TRUE(pre_record.has_value());
+  EXPECT_EQ(pre_record->success, true);
+  EXPECT_EQ(pre_record->result_summary, "edited a.txt");
+}
+
 TEST_F(LedgerTransactionsTest, EveryProcessKeepsTheRunsFiguresWithItsBoundaries) {
   // Two processes (hook processes of one run) take turns, under a step limit of 3.
   auto open = [&] {

@@ -172,6 +172,12 @@ class ExecutionState {
   // Captures the session (all slices) and every snapshotable resource; a host
   // filesystem records a checkpoint with the snapshot's ledger record.
   CompositeSnapshot snapshot(const SnapshotMetadata& metadata = {});
+  // The same, rewriting earlier ledger records (a call's pre-tool record, once its
+  // outcome is known) in the notes commit of the new record, in the store of the first
+  // host filesystem (nothing without one): one commit for both, so a record is amended
+  // exactly when the checkpoint the amendment follows from is recorded.
+  CompositeSnapshot snapshot(const SnapshotMetadata& metadata,
+                             const std::vector<LedgerRecord>& amends);
   // Restores every part (files, other resources, STATE and CACHE slices; LOG slices
   // keep everything). Checks that every part fits first (SnapshotMismatchError,
   // nothing changed); if a part fails while restoring, puts back the parts already
@@ -199,10 +205,6 @@ class ExecutionState {
   // `shadowbox rewind`: a new run in a workspace of its own) or for parts that are not
   // new ones; SnapshotMismatchError when parts lacks a resource of the snapshot.
   std::unique_ptr<ExecutionState> fork(const CompositeSnapshot& snapshot, ForkParts parts) const;
-
-  // Rewrites earlier ledger records (a call's pre-tool record, once its outcome is
-  // known) in the store of the first host filesystem; nothing without one.
-  void amend_records(const std::vector<LedgerRecord>& records);
 
   // Puts every tool call under containment (docs/conformance/EXECUTION_CONTEXT.md) with
   // these limits: ToolTransactions admits each call first. The context runs on the

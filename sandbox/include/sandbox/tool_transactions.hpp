@@ -10,7 +10,7 @@
 //                           (a step): files and session, and a record with the call's
 //                           input
 //   succeed(id, result)     logs ToolInvoked, then the post-tool boundary; the pre-tool
-//                           record gets the outcome too
+//                           record gets the outcome too, in the same notes commit
 //   fail(id, error)         the one rollback decision (RollbackPolicy::decide), then:
 //                             rolled back: the files and STATE slices of the pre-tool
 //                               boundary come back (LOG slices keep everything), after
@@ -296,8 +296,9 @@ class ToolTransactions {
   // Logs the call in the session's ToolInvoked slice (best effort, as telemetry).
   void log_invocation(const Boundary& pre, bool success, const std::string& summary,
                       std::int64_t elapsed_ms);
-  // Records the boundary of meta and remembers it.
-  Boundary record(SnapshotMetadata meta);
+  // Records the boundary of meta and remembers it; amends are earlier records rewritten
+  // in the same notes commit (ExecutionState::snapshot).
+  Boundary record(SnapshotMetadata meta, const std::vector<LedgerRecord>& amends = {});
   // Records the checkpoint after a restore (or discard), with the summary and the report
   // of the restore's (first) filesystem.
   StepResult record_restore(const std::string& summary, ExecutionState::StateRestore restored);
