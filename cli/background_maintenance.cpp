@@ -24,10 +24,11 @@ pid_t maintain_in_background(const Context& context, bool session_ended) {
                (session_ended && (fsnap::has_loose_objects(store) ||
                                   runs::has_retention_limits(context.config.retention)));
     if (!due) return -1;
-    // One is running already (it packs what there is): no process to start for nothing.
-    // The one at the end of a session is started all the same: it waits for the running
-    // one, then packs what came after it and applies the retention limits.
-    if (!session_ended && !fsnap::MaintenanceLock::acquire(store, false)) return -1;
+    // One is packing already (it packs what there is): no process to start for nothing.
+    // One that is merging packs does not count: what is written meanwhile is packed by
+    // another. The one at the end of a session is started all the same: it waits for the
+    // running one, then packs what came after it and applies the retention limits.
+    if (!session_ended && !fsnap::MaintenanceLock::acquire_packing(store, false)) return -1;
     std::vector<std::string> argv = context.self_command();
     argv.push_back("maintenance");
     if (!session_ended) argv.push_back("--auto");

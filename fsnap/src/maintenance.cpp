@@ -173,12 +173,22 @@ std::size_t geometric_split(const std::vector<Pack>& packs) {
   return 0;
 }
 
+// How many of packs (smallest first) weigh at most bytes together.
+std::size_t packs_within(const std::vector<Pack>& packs, std::uintmax_t bytes) {
+  std::size_t n = 0;
+  for (std::uintmax_t total = 0; n < packs.size() && total + packs[n].size <= bytes; ++n) {
+    total += packs[n].size;
+  }
+  return n;
+}
+
 // Merges the smallest packs into a geometric progression (geometric_split) when there
 // are more than max_packs, or always with options.geometric; more of the smallest if
 // that still leaves more than max_packs. A large pack is not rewritten to fold in a few
-// small ones. With consolidate, a store whose packs are small enough is repacked whole:
-// one pack compares every version of a tree with its neighbours in time, where packs
-// merged piecemeal store some whole.
+// small ones; without options.geometric (while an agent works), no more than
+// kBusyMergeBytes are merged beyond the fewest packs that bring their number down. With
+// consolidate, a store whose packs are small enough is repacked whole: one pack compares every
+// version of a tree with its neighbours in time, where packs merged piecemeal store some whole.
 std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
                         const MaintenanceOptions& options) {
   std::vector<Pack> packs = packs_of(pack_dir);
@@ -188,6 +198,7 @@ std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
   if (!whole) {
     bool too_many = packs.size() > options.max_packs;
     std::size_t split = too_many || options.geometric ? geometric_split(packs) : 0;
+    if (!options.geometric) split = std::min(split, packs_within(packs, kBusyMergeBytes));
     if (too_many) split = std::max(split, packs.size() + 1 - options.max_packs);
     packs.resize(std::min(split, packs.size()));
     if (packs.size() < 2) return 0;
@@ -251,8 +262,11 @@ bool has_loose_objects(const Store& store) {
   return any;
 }
 
-std::optional<MaintenanceLock> MaintenanceLock::acquire(const Store& store, bool wait) {
-  fs::path file = layout::maintenance_lock_file(store.dir());
+namespace {
+
+// An exclusive lock on file, waiting for its holder if wait; nullopt if another holds it
+// and !wait.
+std::optional<UniqueFd> lock_file(const fs::path& file, bool wait) {
   UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!fd.valid()) throw system_error("cannot open " + file.string(), errno);
   int rc = 0;
@@ -260,7 +274,47 @@ std::optional<MaintenanceLock> MaintenanceLock::acquire(const Store& store, bool
     rc = ::flock(fd.get(), wait ? LOCK_EX : LOCK_EX | LOCK_NB);
   } while (rc != 0 && errno == EINTR);
   if (rc != 0) return std::nullopt;
-  return MaintenanceLock(std::move(fd));
+  return fd;
+}
+
+// Whether a maintenance is merging the store's packs now.
+bool merge_running(const Store& store) {
+  return !lock_file(maintenance_merge_lock_file(store), false).has_value();
+}
+
+// Removes the fan-out directories of objects that are empty (each takes a block on
+// disk: 256 of them, 1 MiB on ext4, once loose objects have come and gone), as `git
+// prune` does. Under the store's lock: a writer of shadowbox puts an object into its
+// directory only under it (libgit2 creates the directory, then renames the object into
+// it). The caller holds no maintenance lock (a holder of the store lock may wait for one).
+void remove_empty_fanouts(const Store& store) {
+  StoreLock lock = store.lock();
+  fs::path objects = store.repo_dir() / "objects";
+  boost::system::error_code ec;
+  for (fs::directory_iterator dir(objects, ec), end; !ec && dir != end; dir.increment(ec)) {
+    std::string name = dir->path().filename().string();
+    if (name.size() == 2 && is_hex(name)) ::rmdir(dir->path().c_str());  // only if empty
+  }
+}
+
+}  // namespace
+
+fs::path maintenance_merge_lock_file(const Store& store) {
+  return store.dir() / "maintenance.merge.lock";
+}
+
+std::optional<MaintenanceLock> MaintenanceLock::acquire(const Store& store, bool wait) {
+  std::optional<UniqueFd> packing = lock_file(layout::maintenance_lock_file(store.dir()), wait);
+  if (!packing) return std::nullopt;
+  std::optional<UniqueFd> merging = lock_file(maintenance_merge_lock_file(store), wait);
+  if (!merging) return std::nullopt;
+  return MaintenanceLock(std::move(*packing), std::move(*merging));
+}
+
+std::optional<MaintenanceLock> MaintenanceLock::acquire_packing(const Store& store, bool wait) {
+  std::optional<UniqueFd> packing = lock_file(layout::maintenance_lock_file(store.dir()), wait);
+  if (!packing) return std::nullopt;
+  return MaintenanceLock(std::move(*packing), UniqueFd());
 }
 
 bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
@@ -274,11 +328,11 @@ bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
        it.increment(ec)) {
     packs += it->path().extension() == ".idx";
   }
-  return packs > options.max_packs;
+  return packs > options.max_packs && !merge_running(store);
 }
 
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options) {
-  std::optional<MaintenanceLock> lock = MaintenanceLock::acquire(store, options.wait);
+  std::optional<MaintenanceLock> lock = MaintenanceLock::acquire_packing(store, options.wait);
   if (!lock) return std::nullopt;
   fs::path git_dir = store.repo_dir();
   ShadowRepo shadow = ShadowRepo::open(git_dir, false);
@@ -334,7 +388,16 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
     if (fs::exists(file, ec)) left += file.filename().string() + "\n";
   }
   write_file_atomically(layout::maintenance_leftovers_file(store.dir()), left, 0600);
-  report.packs_merged = merge_packs(impl, pack_dir, options);
+  // A merge compares every object of the packs it merges for deltas again: seconds for a
+  // large one, during which the calls of a run go on writing objects. It holds the merge
+  // lock alone, so that a maintenance started meanwhile packs them (else they would pile
+  // up loose, a block each, until the merge ends). The locks are taken in this order
+  // only, and a merge never waits for the packing lock: no deadlock.
+  std::optional<UniqueFd> merging = lock_file(maintenance_merge_lock_file(store), options.wait);
+  lock.reset();
+  if (merging) report.packs_merged = merge_packs(impl, pack_dir, options);
+  merging.reset();
+  remove_empty_fanouts(store);
   return report;
 }
 

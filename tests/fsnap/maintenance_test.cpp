@@ -143,6 +143,39 @@ TEST_F(MaintenanceTest, PacksOverMaxPacksAreMergedGeometricallyAndTheLargeOnesSt
   expect_every_checkpoint_restores(states);
 }
 
+TEST_F(MaintenanceTest, AMergeWhileAnAgentWorksLeavesTheLargePackAlone) {
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
+  std::vector<std::pair<std::string, testing_support::Manifest>> states;
+  std::mt19937 random(11);
+  {
+    fsnap::HostFilesystem fs = open();
+    // A 2 MiB pack, then four of 300 KiB (of files that do not compress).
+    for (std::size_t round = 0; round < 5; ++round) {
+      std::string content(round == 0 ? 2u << 20 : 300u << 10, '\0');
+      for (char& c : content) c = static_cast<char>(random());
+      write("r" + std::to_string(round), content);
+      states.emplace_back(fs.snapshot("").id, manifest());
+      fsnap::maintain(store, {0, 100});
+    }
+  }
+  std::vector<std::pair<std::uintmax_t, ino_t>> before = packs_by_size(objects());
+  ASSERT_EQ(before.size(), 5u);
+  // Geometric merging would take all five (the small ones weigh more than half the large
+  // one): 3.2 MiB written while 3.2 MiB stay. The fewest that bring the packs down to
+  // four are two; three stay within 1 MiB.
+  std::optional<fsnap::MaintenanceReport> report = fsnap::maintain(store, {0, 4});
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->packs_merged, 3u);
+  std::vector<std::pair<std::uintmax_t, ino_t>> after = packs_by_size(objects());
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[2], before[4]) << "the large pack was rewritten";
+  // At the end of the session, it is.
+  report = fsnap::maintain(store, {0, 4, false, false, /*geometric=*/true});
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(packs(objects()), 1u);
+  expect_every_checkpoint_restores(states);
+}
+
 TEST_F(MaintenanceTest, AMaintenanceNobodyWaitsForMergesTheSmallPacksAndNotTheLargeOne) {
   // As the end of each run leaves the store: a large pack, and one small pack per run.
   fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
@@ -229,6 +262,55 @@ TEST_F(MaintenanceTest, OneMaintenanceAtATime) {
   waiting.join();
   ASSERT_TRUE(waited.has_value()) << "it waited for the lock";
   EXPECT_EQ(loose_files(objects()), 0u);
+}
+
+TEST_F(MaintenanceTest, LooseObjectsArePackedWhileAnotherMaintenanceMergesPacks) {
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
+  std::vector<std::pair<std::string, testing_support::Manifest>> states;
+  for (int round = 0; round < 3; ++round) {
+    auto more = history(2);
+    states.insert(states.end(), more.begin(), more.end());
+    fsnap::maintain(store, {0, 100});
+  }
+  auto more = history(2);
+  states.insert(states.end(), more.begin(), more.end());
+  ASSERT_EQ(packs(objects()), 3u);
+  int fd = ::open(fsnap::maintenance_merge_lock_file(store).c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // another process merging packs
+  EXPECT_FALSE(fsnap::maintenance_due(store, {1000, 1})) << "the packs are being merged";
+  std::optional<fsnap::MaintenanceReport> report = fsnap::maintain(store, {0, 1});
+  ASSERT_TRUE(report.has_value()) << "packing does not wait for a merge";
+  EXPECT_GT(report->objects_packed, 0u);
+  EXPECT_EQ(report->packs_merged, 0u) << "one merge at a time";
+  EXPECT_EQ(loose_files(objects()), 0u);
+  EXPECT_EQ(packs(objects()), 4u);
+  ::close(fd);
+  EXPECT_TRUE(fsnap::maintenance_due(store, {1000, 1}));
+  report = fsnap::maintain(store, {0, 1});
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->packs_merged, 4u);
+  expect_every_checkpoint_restores(states);
+}
+
+TEST_F(MaintenanceTest, TheFanOutDirectoriesAMaintenanceEmptiedGo) {
+  auto states = history(12);
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
+  auto fanouts = [&] {
+    std::size_t n = 0;
+    for (fs::directory_iterator it(objects()), end; it != end; ++it) {
+      n += it->path().filename().string().size() == 2;
+    }
+    return n;
+  };
+  ASSERT_GT(fanouts(), 10u);
+  ASSERT_TRUE(fsnap::maintain(store, {0, 8}).has_value());
+  EXPECT_EQ(loose_files(objects()), 0u);
+  EXPECT_EQ(fanouts(), 0u) << "each took a block on disk";
+  // A writer makes them again.
+  states.push_back(history(1).front());
+  EXPECT_GT(loose_files(objects()), 0u);
+  expect_every_checkpoint_restores(states);
 }
 
 TEST_F(MaintenanceTest, UnreferencedObjectsStayLooseUntilGcsGracePeriodEnds) {

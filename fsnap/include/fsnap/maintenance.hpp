@@ -11,9 +11,13 @@
 // replaces is deleted, and only objects found in it are. Readers never miss an object
 // (libgit2 looks in new packs when an object is gone from where it was).
 //
-// Thread-safety: one maintenance per store at a time (MaintenanceLock; a second one
-// returns at once, or with MaintenanceOptions::wait waits for the first to end); it runs
-// beside the store's writers without their lock.
+// Thread-safety: one maintenance packs a store's loose objects at a time, and one merges
+// its packs, each under a lock of its own (MaintenanceLock; a second one returns at once,
+// or with MaintenanceOptions::wait waits for the first to end). A merge, which can take
+// seconds, lets go of the packing lock first, so that the objects written meanwhile are
+// packed by the next maintenance rather than left loose until it ends. Maintenance runs
+// beside the store's writers without their lock, and takes it only to remove the
+// fan-out directories it emptied.
 #pragma once
 
 #include <chrono>
@@ -30,6 +34,13 @@ namespace fsnap {
 // Packs of this many bytes at most, together, are merged whole by a maintenance with
 // MaintenanceOptions::consolidate (a few seconds of one core at most): `shadowbox gc`.
 inline constexpr std::uintmax_t kConsolidateBytes = 64ull << 20;
+
+// A merge while an agent works (not MaintenanceOptions::geometric, not consolidate)
+// merges the fewest smallest packs that bring their number down to max_packs, and more
+// of them only while together they stay within this many bytes: a merge holds the packs
+// it merges twice on disk until it ends, so rewriting the large ones waits for the end of
+// the session or run.
+inline constexpr std::uintmax_t kBusyMergeBytes = 1ull << 20;
 
 // When maintenance is due, and how far it merges.
 struct MaintenanceOptions {
@@ -55,22 +66,32 @@ struct MaintenanceReport {
   std::size_t packs_merged = 0;    // packs merged into one
 };
 
-// An exclusive hold on a store's maintenance lock (a file lock, so between processes as
+// The file of the lock a maintenance holds while it merges packs (beside
+// layout::maintenance_lock_file, which it holds while it packs loose objects).
+boost::filesystem::path maintenance_merge_lock_file(const Store& store);
+
+// An exclusive hold on a store's maintenance locks (file locks, so between processes as
 // well as threads): packs are written and the objects they replace deleted only under
-// it. Whoever needs the objects on disk to stay put — gc's size estimate — holds it.
+// them. Whoever needs the objects on disk to stay put — gc's size estimate — holds both.
 // Not re-entrant: a thread that holds it passes it on rather than taking it again.
 class MaintenanceLock {
  public:
-  // Takes the lock of store, waiting for a holder to release it if wait; nullopt if
-  // another holds it and !wait. Error kIo if the lock file cannot be opened.
+  // Takes both locks of store (packing's, then merging's), waiting for their holders to
+  // release them if wait; nullopt if another holds one and !wait. Error kIo if a lock
+  // file cannot be opened.
   static std::optional<MaintenanceLock> acquire(const Store& store, bool wait);
+  // The same for the packing lock alone: no other maintenance is packing loose objects
+  // while it is held (one may be merging packs).
+  static std::optional<MaintenanceLock> acquire_packing(const Store& store, bool wait);
 
   MaintenanceLock(MaintenanceLock&&) noexcept = default;
   MaintenanceLock& operator=(MaintenanceLock&&) = delete;
 
  private:
-  explicit MaintenanceLock(UniqueFd fd) : fd_(std::move(fd)) {}
-  UniqueFd fd_;  // closing it releases the lock
+  MaintenanceLock(UniqueFd packing, UniqueFd merging)
+      : packing_(std::move(packing)), merging_(std::move(merging)) {}
+  UniqueFd packing_;  // closing it releases the lock
+  UniqueFd merging_;  // not held by acquire_packing
 };
 
 // About how many loose objects the store's repository has: one fan-out directory
@@ -81,14 +102,17 @@ std::size_t estimate_loose_objects(const Store& store);
 // until it finds one).
 bool has_loose_objects(const Store& store);
 
-// Whether maintenance is due by options.
+// Whether maintenance is due by options: about options.loose_objects are loose, or there
+// are more than options.max_packs packs and no maintenance is merging them already.
 bool maintenance_due(const Store& store, const MaintenanceOptions& options);
 
 // Packs every loose object the refs reach into a new pack, then, if there are more
 // than options.max_packs packs (or with options.geometric), merges the smallest ones
-// geometrically (with options.consolidate: every pack, if they are small enough).
-// Writes nothing when nothing is loose and the packs are as they should be. nullopt if another
-// maintenance of the store is running (unless options.wait).
+// geometrically (with options.consolidate: every pack, if they are small enough) unless
+// another maintenance is merging them (with options.wait: once it has ended); then
+// removes the fan-out directories left empty. Writes nothing when nothing is loose and
+// the packs are as they should be. nullopt if another maintenance of the store is packing
+// loose objects (unless options.wait).
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options);
 
 // Rewrites each pack older than grace that holds objects the refs no longer reach (the
