@@ -9,7 +9,10 @@
 //   the time of a call (both checkpoints), the median over the first and the last tenth
 //   of the calls (at least 10; a maintenance running beside a call slows it).
 //
-//   store_growth_bench [--calls N] [--files F] [--dir PATH]
+//   store_growth_bench [--calls N] [--files F] [--dir PATH] [--keep-peak 1]
+//
+// With --keep-peak 1 (and --dir), a copy of the store as it was at its largest is left in
+// PATH/store-peak, for a look at where its bytes go.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -38,29 +41,25 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The blocks of every file below dir, in bytes. A file or directory a maintenance
-// removes while it is counted (a loose object packed, an old pack) makes the count start
-// again.
+// removes while it is counted (a loose object packed, an old pack, an empty fan-out
+// directory) counts as gone.
 std::uintmax_t disk_usage(const fs::path& dir) {
-  for (int attempt = 0;; ++attempt) {
-    try {
-      std::uintmax_t total = 0;
-      for (fs::recursive_directory_iterator it(dir), end; it != end; ++it) {
-        struct stat st {};
-        if (::lstat(it->path().c_str(), &st) == 0) {
-          total += static_cast<std::uintmax_t>(st.st_blocks) * 512;
-        }
-      }
-      return total;
-    } catch (const fs::filesystem_error&) {
-      if (attempt == 20) throw;
-    }
+  std::uintmax_t total = 0;
+  boost::system::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    total += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+    if (S_ISDIR(st.st_mode)) total += disk_usage(it->path());
   }
+  return total;
 }
 
 struct Args {
   int calls = 1000;
   int files = 10000;
   fs::path dir;
+  bool keep_peak = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -73,6 +72,8 @@ Args parse(int argc, char** argv) {
       a.files = std::atoi(argv[i + 1]);
     } else if (k == "--dir") {
       a.dir = argv[i + 1];
+    } else if (k == "--keep-peak") {
+      a.keep_peak = std::atoi(argv[i + 1]) != 0;
     } else {
       throw std::runtime_error("unknown option " + k);
     }
@@ -127,12 +128,10 @@ bool ran_maintenance(const fs::path& ws, const fs::path& store) {
   return r.exit_code == 0 && r.out.find("\"ran\":true") != std::string::npos;
 }
 
-// Returns once no maintenance of the store is running.
-void wait_for_maintenance(const fs::path& store) {
-  int fd = ::open(fsnap::layout::maintenance_lock_file(store).c_str(), O_RDWR | O_CREAT, 0600);
-  if (fd < 0) return;
-  ::flock(fd, LOCK_EX);
-  ::close(fd);
+// Returns once no maintenance of the store is running (packing or merging).
+void wait_for_maintenance(const fs::path& store, const fs::path& ws) {
+  fsnap::Store opened = fsnap::Store::open(store, ws, false);
+  fsnap::MaintenanceLock::acquire(opened, /*wait=*/true);
 }
 
 double ms(Clock::duration d) {
@@ -146,6 +145,7 @@ double ms(Clock::duration d) {
 struct Peak {
   std::uintmax_t bytes = 0;
   int call = 0;
+  fs::path copy;  // where to copy the store at its largest, if anywhere
 };
 
 std::vector<double> edit_calls(const fs::path& ws, const fs::path& store, int calls, int files,
@@ -161,7 +161,14 @@ std::vector<double> edit_calls(const fs::path& ws, const fs::path& store, int ca
     testing_support::write_file(ws / file, "line " + std::to_string(i) + " edited by " + id + "\n");
     hook(ws, store, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
     call_ms.push_back(ms(Clock::now() - start));
-    if (std::uintmax_t now = disk_usage(store); now > peak.bytes) peak = {now, i};
+    if (std::uintmax_t now = disk_usage(store); now > peak.bytes) {
+      peak.bytes = now;
+      peak.call = i;
+      if (!peak.copy.empty()) {
+        fs::remove_all(peak.copy);
+        testing_support::run_command({"cp", "-a", store.string(), peak.copy.string()}, ws);
+      }
+    }
   }
   return call_ms;
 }
@@ -208,9 +215,10 @@ int main(int argc, char** argv) try {
   }
   std::uintmax_t before = disk_usage(store);
   Peak peak;
+  if (args.keep_peak) peak.copy = args.dir / "store-peak";
   std::vector<double> call_ms = edit_calls(ws, store, args.calls, args.files, peak);
   // Before the session ends, once a maintenance that may be running has finished.
-  wait_for_maintenance(store);
+  wait_for_maintenance(store, ws);
   std::uintmax_t during = disk_usage(store);
   hook(ws, store, "SessionEnd", ",\"reason\":\"other\"");
   // The maintenance the session's end started (detached) packs what is loose: wait for
@@ -218,7 +226,7 @@ int main(int argc, char** argv) try {
   for (int i = 0; i < 600 && loose_objects(store) > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  wait_for_maintenance(store);
+  wait_for_maintenance(store, ws);
   std::size_t loose_left = loose_objects(store);
   std::uintmax_t after = disk_usage(store);
   // The baseline: `git gc` on a copy of the same store.
