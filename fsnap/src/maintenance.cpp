@@ -217,17 +217,28 @@ std::size_t merge_packs(const ShadowRepo::Impl& impl, const fs::path& pack_dir,
   return packs.size();
 }
 
-// Loose objects spread evenly over the 256 fan-out directories: this one is counted and
-// the count scaled, as `git gc --auto` does.
-constexpr const char* kSampledFanout = "17";
+// Loose objects spread evenly over the 256 fan-out directories: these 16 ("07", "17",
+// ... "f7") are counted and the count scaled, as `git gc --auto` does with one. One
+// directory holds one object in 256: a threshold of 256 met on the first object found
+// there came anywhere from 10 to 1,000 objects late (a 4 KiB block each); 16 hold 16 of
+// the 256, which makes the count good to about a quarter.
+constexpr std::size_t kSampledFanouts = 16;
+constexpr std::size_t kSampleScale = 256 / kSampledFanouts;
 
-// The file names in the sampled fan-out directory.
+bool is_sampled_fanout(const std::string& name) {
+  return name.size() == 2 && name[1] == '7' && is_hex(name);
+}
+
+// The file names in the sampled fan-out directories.
 std::vector<std::string> sampled_loose_objects(const Store& store) {
   std::vector<std::string> names;
-  boost::system::error_code ec;
-  for (fs::directory_iterator it(store.repo_dir() / "objects" / kSampledFanout, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    names.push_back(it->path().filename().string());
+  for (std::size_t i = 0; i < kSampledFanouts; ++i) {
+    std::string fanout = {"0123456789abcdef"[i], '7'};
+    boost::system::error_code ec;
+    for (fs::directory_iterator it(store.repo_dir() / "objects" / fanout, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      names.push_back(it->path().filename().string());
+    }
   }
   return names;
 }
@@ -250,7 +261,7 @@ std::unordered_set<std::string> leftovers(const Store& store) {
 }  // namespace
 
 std::size_t estimate_loose_objects(const Store& store) {
-  return sampled_loose_objects(store).size() * 256;
+  return sampled_loose_objects(store).size() * kSampleScale;
 }
 
 bool has_loose_objects(const Store& store) {
@@ -277,9 +288,16 @@ std::optional<UniqueFd> lock_file(const fs::path& file, bool wait) {
   return fd;
 }
 
-// Whether a maintenance is merging the store's packs now.
+// Whether a maintenance is merging the store's packs now (one that merges has made the
+// lock file; nothing is created here, and a file that cannot be read means none).
 bool merge_running(const Store& store) {
-  return !lock_file(maintenance_merge_lock_file(store), false).has_value();
+  UniqueFd fd(::open(maintenance_merge_lock_file(store).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return false;
+  int rc = 0;
+  do {
+    rc = ::flock(fd.get(), LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  return rc != 0 && errno == EWOULDBLOCK;
 }
 
 // Removes the fan-out directories of objects that are empty (each takes a block on
@@ -321,7 +339,7 @@ bool maintenance_due(const Store& store, const MaintenanceOptions& options) {
   std::unordered_set<std::string> left = leftovers(store);
   std::size_t pending = 0;
   for (const std::string& name : sampled_loose_objects(store)) pending += left.count(name) == 0;
-  if (pending * 256 >= options.loose_objects) return true;
+  if (pending * kSampleScale >= options.loose_objects) return true;
   boost::system::error_code ec;
   std::size_t packs = 0;
   for (fs::directory_iterator it(store.repo_dir() / "objects" / "pack", ec), end; !ec && it != end;
@@ -352,7 +370,7 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   std::vector<std::pair<git_oid, fs::path>> loose = loose_objects(git_dir / "objects");
   std::vector<fs::path> sampled;
   for (const auto& [oid, file] : loose) {
-    if (file.parent_path().filename() == kSampledFanout) sampled.push_back(file);
+    if (is_sampled_fanout(file.parent_path().filename().string())) sampled.push_back(file);
   }
   // Only what the refs reach is packed (as `git repack` does): an object a checkpoint is
   // writing right now, or garbage waiting for gc's grace period, stays loose. Nor do
@@ -380,7 +398,8 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
       if (git_odb_exists(packed.get(), &oid) && ::unlink(file.c_str()) == 0)
         ++report.objects_packed;
     }
-    // Empty fan-out directories stay: a writer may be about to put an object there.
+    // Empty fan-out directories go at the end, under the store's lock (a writer may be
+    // about to put an object there).
   }
   std::string left;
   boost::system::error_code ec;

@@ -313,6 +313,21 @@ TEST_F(MaintenanceTest, TheFanOutDirectoriesAMaintenanceEmptiedGo) {
   expect_every_checkpoint_restores(states);
 }
 
+TEST_F(MaintenanceTest, LooseObjectsAreCountedInSixteenFanOutDirectories) {
+  fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
+  ASSERT_TRUE(fsnap::maintain(store, {0, 8}).has_value());
+  ASSERT_EQ(fsnap::estimate_loose_objects(store), 0u);
+  // Two objects where the count looks (one directory in 16), one where it does not.
+  for (const char* name :
+       {"27/00000000000000000000000000000000000001", "f7/00000000000000000000000000000000000002",
+        "28/00000000000000000000000000000000000003"}) {
+    testing_support::write_file(objects() / name, "x");
+  }
+  EXPECT_EQ(fsnap::estimate_loose_objects(store), 32u);
+  EXPECT_TRUE(fsnap::maintenance_due(store, {32, 100}));
+  EXPECT_FALSE(fsnap::maintenance_due(store, {33, 100}));
+}
+
 TEST_F(MaintenanceTest, UnreferencedObjectsStayLooseUntilGcsGracePeriodEnds) {
   history(2);
   fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
@@ -364,11 +379,11 @@ TEST_F(MaintenanceTest, WhatAMaintenanceLeftLooseDoesNotMakeItDueAgain) {
   fsnap::Store store = fsnap::Store::open(store_dir_, ws_, false);
   fsnap::maintain(store, {0, 8});
   ASSERT_EQ(loose_files(objects()), 0u);
-  fsnap::MaintenanceOptions options{256, 8};
+  fsnap::MaintenanceOptions options{16, 8};
   ASSERT_FALSE(fsnap::maintenance_due(store, options));
-  // Garbage waiting for gc's grace period in the fan-out directory the estimate counts.
+  // Garbage waiting for gc's grace period in a fan-out directory the estimate counts.
   ASSERT_FALSE(write_unreferenced_blob(store_dir_ / "repo.git", "17", "first ").empty());
-  ASSERT_TRUE(fsnap::maintenance_due(store, options)) << "one object there: about 256 loose";
+  ASSERT_TRUE(fsnap::maintenance_due(store, options)) << "one object there: about 16 loose";
   std::optional<fsnap::MaintenanceReport> report = fsnap::maintain(store, options);
   ASSERT_TRUE(report.has_value());
   EXPECT_EQ(report->objects_packed, 0u);

@@ -94,8 +94,9 @@ class MaintenanceLock {
   UniqueFd merging_;  // not held by acquire_packing
 };
 
-// About how many loose objects the store's repository has: one fan-out directory
-// counted and scaled, as `git gc --auto` does (cheap enough for every command).
+// About how many loose objects the store's repository has: 16 fan-out directories of
+// the 256 counted and scaled, as `git gc --auto` does with one (cheap enough for every
+// command).
 std::size_t estimate_loose_objects(const Store& store);
 
 // Whether the store's repository has any loose object (reads each fan-out directory
