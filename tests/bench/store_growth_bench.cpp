@@ -12,7 +12,9 @@
 //   store_growth_bench [--calls N] [--files F] [--dir PATH] [--keep-peak 1]
 //
 // With --keep-peak 1 (and --dir), a copy of the store as it was at its largest is left in
-// PATH/store-peak, for a look at where its bytes go.
+// PATH/store-peak, for a look at where its bytes go, and PATH/store-trace has a line per
+// call: the call, the store's bytes, its loose objects, the files and bytes of its pack
+// directory, and the call's time in ms.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -112,9 +114,15 @@ void hook(const fs::path& ws, const fs::path& store, const std::string& name,
 
 std::size_t loose_objects(const fs::path& store) {
   std::size_t n = 0;
-  for (fs::directory_iterator dir(store / "repo.git" / "objects"), end; dir != end; ++dir) {
+  boost::system::error_code ec;
+  fs::directory_iterator end;
+  for (fs::directory_iterator dir(store / "repo.git" / "objects", ec); !ec && dir != end;
+       dir.increment(ec)) {
     if (dir->path().filename().string().size() != 2) continue;
-    for (fs::directory_iterator it(dir->path()); it != end; ++it) ++n;
+    boost::system::error_code inner;  // a fan-out directory a maintenance removes: none
+    for (fs::directory_iterator it(dir->path(), inner); !inner && it != end; it.increment(inner)) {
+      ++n;
+    }
   }
   return n;
 }
@@ -161,7 +169,21 @@ std::vector<double> edit_calls(const fs::path& ws, const fs::path& store, int ca
     testing_support::write_file(ws / file, "line " + std::to_string(i) + " edited by " + id + "\n");
     hook(ws, store, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
     call_ms.push_back(ms(Clock::now() - start));
-    if (std::uintmax_t now = disk_usage(store); now > peak.bytes) {
+    std::uintmax_t now = disk_usage(store);
+    if (!peak.copy.empty()) {
+      // The trace: call, store, loose objects, the pack directory's files and bytes.
+      std::FILE* trace = std::fopen((peak.copy.parent_path() / "store-trace").c_str(), "a");
+      std::size_t pack_files = 0;
+      boost::system::error_code ec;
+      fs::path pack_dir = store / "repo.git" / "objects" / "pack";
+      for (fs::directory_iterator it(pack_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        ++pack_files;
+      }
+      std::fprintf(trace, "%d %ju %zu %zu %ju %.1f\n", i, now, loose_objects(store), pack_files,
+                   disk_usage(pack_dir), call_ms.back());
+      std::fclose(trace);
+    }
+    if (now > peak.bytes) {
       peak.bytes = now;
       peak.call = i;
       if (!peak.copy.empty()) {
