@@ -532,15 +532,22 @@ void move_ref_back(git_repository* repo, const std::string& ref, const git_oid& 
   git_error_clear();
 }
 
-// Writes notes as a chain of notes commits on top of the notes ref, then moves the ref
-// once. The caller holds the store lock.
-void write_notes_at(ShadowRepo::Impl& impl, const std::vector<Note>& notes,
-                    std::chrono::system_clock::time_point when) {
-  if (notes.empty()) return;
+// Where write_notes_at moved the notes ref: to tip, from old_tip.
+struct NotesMove {
+  git_oid tip;
+  std::optional<git_oid> old_tip;
+};
+
+// Writes notes as one notes commit on top of the notes ref, then moves the ref. The
+// caller holds the store lock.
+std::optional<NotesMove> write_notes_at(ShadowRepo::Impl& impl, const std::vector<Note>& notes,
+                                        std::chrono::system_clock::time_point when) {
+  if (notes.empty()) return std::nullopt;
   git::Signature sig = shadowbox_signature(when);
   std::optional<git_oid> old_tip = impl.ref_target(layout::kNotesRef);
   git_oid tip = commit_notes(impl, old_tip, notes, sig.get());
   impl.move_ref(layout::kNotesRef, tip, old_tip, "shadowbox: ledger");
+  return NotesMove{tip, old_tip};
 }
 
 }  // namespace
@@ -584,10 +591,18 @@ Checkpoint ShadowRepo::commit_checkpoint(std::string_view tree, Checkpoint draft
   // The commit and everything it references is written; its notes next, so that the
   // run never shows a checkpoint without its record. A crash before the run ref moves
   // leaves an unreferenced commit (and its note), which gc removes.
-  if (notes) write_notes_at(*impl_, notes(draft), draft.created_at);
+  std::optional<NotesMove> noted;
+  if (notes) noted = write_notes_at(*impl_, notes(draft), draft.created_at);
 
   std::string log = "shadowbox: " + std::string(to_string(draft.meta.phase));
-  impl_->move_ref(run_ref, commit_oid, parent_oid, log);
+  try {
+    impl_->move_ref(run_ref, commit_oid, parent_oid, log);
+  } catch (...) {
+    // The notes go back too: they may amend an earlier record by this checkpoint (the
+    // outcome of the call it ends), which must not stand without it.
+    if (noted) move_ref_back(repo, layout::kNotesRef, noted->tip, noted->old_tip);
+    throw;
+  }
   if (!tag_ref.empty()) {
     git_reference* raw_ref = nullptr;
     impl_->clear_stale_lock(tag_ref);
