@@ -50,6 +50,22 @@ class MaintenanceTest : public HostTest {
     }
     return out;
   }
+  // One pack per size in sizes, each of one file of that many random bytes (they do not
+  // compress), packed as it is written; returns the states by checkpoint id.
+  std::vector<std::pair<std::string, testing_support::Manifest>> packs_of(
+      const fsnap::Store& store, std::uint32_t seed, const std::vector<std::size_t>& sizes) {
+    std::vector<std::pair<std::string, testing_support::Manifest>> states;
+    std::mt19937 random(seed);
+    fsnap::HostFilesystem fs = open();
+    for (std::size_t round = 0; round < sizes.size(); ++round) {
+      std::string content(sizes[round], '\0');
+      for (char& c : content) c = static_cast<char>(random());
+      write("r" + std::to_string(round), content);
+      states.emplace_back(fs.snapshot("").id, manifest());
+      fsnap::maintain(store, {0, 100});
+    }
+    return states;
+  }
   void expect_every_checkpoint_restores(
       const std::vector<std::pair<std::string, testing_support::Manifest>>& states) {
     fsnap::HostFilesystem fs = open();
@@ -111,19 +127,8 @@ std::vector<std::pair<std::uintmax_t, ino_t>> packs_by_size(const fs::path& obje
 
 TEST_F(MaintenanceTest, PacksOverMaxPacksAreMergedGeometricallyAndTheLargeOnesStay) {
   fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
-  std::vector<std::pair<std::string, testing_support::Manifest>> states;
-  std::mt19937 random(7);
-  {
-    fsnap::HostFilesystem fs = open();
-    // Five packs, each about four times the one before (of files that do not compress).
-    for (std::size_t round = 0, size = 4096; round < 5; ++round, size *= 4) {
-      std::string content(size, '\0');
-      for (char& c : content) c = static_cast<char>(random());
-      write("r" + std::to_string(round), content);
-      states.emplace_back(fs.snapshot("").id, manifest());
-      fsnap::maintain(store, {0, 100});
-    }
-  }
+  // Five packs, each about four times the one before.
+  auto states = packs_of(store, 7, {4096, 16384, 65536, 262144, 1048576});
   std::vector<std::pair<std::uintmax_t, ino_t>> before = packs_by_size(objects());
   ASSERT_EQ(before.size(), 5u);
   // Two packs too many: the three smallest go into one (about 84 KiB written); the two
@@ -145,19 +150,8 @@ TEST_F(MaintenanceTest, PacksOverMaxPacksAreMergedGeometricallyAndTheLargeOnesSt
 
 TEST_F(MaintenanceTest, AMergeWhileAnAgentWorksLeavesTheLargePackAlone) {
   fsnap::Store store = fsnap::Store::open(store_dir_, ws_, true);
-  std::vector<std::pair<std::string, testing_support::Manifest>> states;
-  std::mt19937 random(11);
-  {
-    fsnap::HostFilesystem fs = open();
-    // A 2 MiB pack, then four of 300 KiB (of files that do not compress).
-    for (std::size_t round = 0; round < 5; ++round) {
-      std::string content(round == 0 ? 2u << 20 : 300u << 10, '\0');
-      for (char& c : content) c = static_cast<char>(random());
-      write("r" + std::to_string(round), content);
-      states.emplace_back(fs.snapshot("").id, manifest());
-      fsnap::maintain(store, {0, 100});
-    }
-  }
+  // A 2 MiB pack, then four of 300 KiB.
+  auto states = packs_of(store, 11, {2u << 20, 300u << 10, 300u << 10, 300u << 10, 300u << 10});
   std::vector<std::pair<std::uintmax_t, ino_t>> before = packs_by_size(objects());
   ASSERT_EQ(before.size(), 5u);
   // Geometric merging would take all five (the small ones weigh more than half the large
