@@ -7,18 +7,22 @@
 #endif
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <boost/filesystem/operations.hpp>
 
 #include "fsnap/enum_names.hpp"
 #include "fsnap/error.hpp"
@@ -52,6 +56,35 @@ void give_back_free_memory() {
 #ifdef __GLIBC__
   ::malloc_trim(0);
 #endif
+}
+
+// Drops this process's resident pages of the pack indexes under pack_dir (a canonical
+// path): libgit2 maps each index whole, read-only and shared, and every lookup touches a
+// few pages of it, which then stay in a long-lived process's memory. Dropped, they stay
+// in the page cache and come back on the next lookup as minor faults. Best effort.
+void release_pack_index_pages(const std::string& pack_dir) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const std::string prefix = pack_dir + "/";
+  while (std::getline(maps, line)) {
+    // start-end perms offset dev inode path
+    std::size_t path = line.find('/');
+    if (path == std::string::npos || line.compare(path, prefix.size(), prefix) != 0 ||
+        line.size() < 4 || line.compare(line.size() - 4, 4, ".idx") != 0) {
+      continue;
+    }
+    unsigned long start = 0;
+    unsigned long end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &start, &end) != 2 || end <= start) continue;
+    ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+  }
+}
+
+// path with its symlinks resolved, as the kernel names it; path itself if that fails.
+std::string canonical_or_as_is(const boost::filesystem::path& path) {
+  boost::system::error_code ec;
+  boost::filesystem::path resolved = boost::filesystem::weakly_canonical(path, ec);
+  return ec ? path.string() : resolved.string();
 }
 
 // Device and inode of a path (not following a last symlink); nullopt if absent.
@@ -105,6 +138,7 @@ class Daemon {
       : store_(store),
         options_(options),
         socket_path_(layout::watch_socket(store.dir())),
+        pack_dir_(canonical_or_as_is(layout::repo_dir(store.dir()) / "objects" / "pack")),
         started_(Steady::now()),
         last_request_(started_) {}
 
@@ -318,13 +352,19 @@ class Daemon {
       }
       auto op = static_cast<wire::Op>(r.u8());
       switch (op) {
-        case wire::Op::kCapture:
-          return capture(conn, wire::get_options(r));
+        case wire::Op::kCapture: {
+          std::optional<WatchDaemonExit> exit = capture(conn, wire::get_options(r));
+          release_pack_index_pages(pack_dir_);  // after the answer: nobody waits for it
+          return exit;
+        }
         case wire::Op::kStatus:
           send_status(conn);
           return std::nullopt;
-        case wire::Op::kMessage:
-          return message(conn, r.str());
+        case wire::Op::kMessage: {
+          std::optional<WatchDaemonExit> exit = message(conn, r.str());
+          release_pack_index_pages(pack_dir_);
+          return exit;
+        }
         case wire::Op::kStop: {
           wire::FrameWriter w;
           w.u8(static_cast<std::uint8_t>(wire::Kind::kStopping));
@@ -445,6 +485,7 @@ class Daemon {
   const Store& store_;
   const WatchDaemonOptions& options_;
   boost::filesystem::path socket_path_;
+  std::string pack_dir_;  // the store's pack directory, as /proc/self/maps names it
   Steady::time_point started_;
   Steady::time_point last_request_;
   WatchLock lock_;

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -248,6 +250,49 @@ TEST_F(WatchDaemonTest, TheCopyTheDaemonMakesOfAFileOverTheLimitIsNamedAndRestor
   fs::remove(ws_ / "big.bin");
   EXPECT_TRUE(fs.restore_checkpoint(cp, {}).unrestored.empty());
   EXPECT_EQ(testing_support::read_file(ws_ / "big.bin"), std::string(5000, 'x'));
+}
+
+// The kilobytes of pack indexes (*.idx) the process pid holds resident, and how many it
+// maps (from /proc/<pid>/smaps).
+std::pair<long, int> resident_pack_indexes(pid_t pid) {
+  std::ifstream smaps("/proc/" + std::to_string(pid) + "/smaps");
+  std::string line;
+  bool in_index = false;
+  long kb = 0;
+  int mapped = 0;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') < line.find(' ')) {
+      in_index = line.size() > 4 && line.compare(line.size() - 4, 4, ".idx") == 0;
+      if (in_index) ++mapped;
+    } else if (in_index && line.rfind("Rss:", 0) == 0) {
+      kb += std::stol(line.substr(4));
+    }
+  }
+  return {kb, mapped};
+}
+
+// libgit2 maps a pack's index whole and every lookup touches pages of it: after each
+// request it serves, the daemon drops the pages it holds (issue 37: its memory per
+// watched file).
+TEST_F(WatchDaemonTest, TheDaemonKeepsNoPackIndexPagesBetweenRequests) {
+  for (int f = 0; f < 400; ++f)
+    write("d" + std::to_string(f % 8) + "/f" + std::to_string(f), std::to_string(f));
+  start_daemon();
+  auto c = std::make_shared<fsnap::WatchDaemonClient>(client());
+  fsnap::HostFilesystem fs = served(c);
+  fs.checkpoint({});  // the first capture writes one pack
+  ASSERT_TRUE(fs::exists(store_dir_ / "repo.git" / "objects" / "pack"));
+  write("d3/f3", "changed");
+  EXPECT_EQ(fs.checkpoint({}).tree, full_walk());
+  EXPECT_EQ(c->last_fallback(), "");
+  std::pair<long, int> held{-1, 0};
+  for (int i = 0; i < 200 && held.first != 0; ++i) {  // it drops them after answering
+    std::this_thread::sleep_for(milliseconds(10));
+    held = resident_pack_indexes(daemon_);
+  }
+  EXPECT_GE(held.second, 1) << "the daemon looked objects up in the pack";
+  EXPECT_EQ(held.first, 0) << "kB of pack index resident in the daemon";
 }
 
 // A prune in another process (gc bumps shadowbox.pruneGeneration) may have deleted
