@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -60,15 +61,19 @@ class TransactionsTest : public ::testing::Test {
     EXPECT_TRUE(ledger().read(tip.front()).has_value())
         << "checkpoint " << tip.front().id << " is the run's tip without its record";
   }
-  // No pre-tool record says its call ended unless the run shows the call ended.
-  void expect_no_call_ended_without_its_end() const {
+  // No pre-tool record says its call ended unless the run shows the call ended — or the
+  // call is among killed_ends, whose ending step was killed: the outcome lands in the
+  // notes commit of the boundary that ends the call, before the run's ref moves, so a
+  // kill between the two leaves it in the record of a call the run shows open (a
+  // decision: whether a call ended is the run's to say; sandbox/src/tool_transactions.cpp).
+  void expect_no_call_ended_without_its_end(const std::set<std::string>& killed_ends = {}) const {
     std::vector<fsnap::Checkpoint> chain = repo().log("default", 0);  // newest first
     std::set<std::string> ended;
     for (const fsnap::Checkpoint& c : chain) {
       if (c.meta.phase == fsnap::Phase::kPostTool) ended.insert(c.meta.tool_call_id);
       if (c.meta.phase != fsnap::Phase::kPreTool) continue;
       std::optional<sandbox::LedgerRecord> r = ledger().read(c);
-      if (r && r->success) {
+      if (r && r->success && killed_ends.count(c.meta.tool_call_id) == 0) {
         EXPECT_EQ(ended.count(c.meta.tool_call_id), 1u)
             << "the record of " << c.meta.tool_call_id << " says it ended; the run does not";
       }
@@ -142,6 +147,7 @@ TEST_F(TransactionsTest, KilledAtAnyMomentTheRunsTipHasItsRecord) {
   }
   constexpr int kKills = 60;
   int killed = 0;
+  std::set<std::string> killed_ends;  // calls whose post_tool step was killed
   for (int i = 0; i < kKills; ++i) {
     std::vector<std::string> args = checkpoint_args(i);
     pid_t pid = ::fork();
@@ -160,9 +166,15 @@ TEST_F(TransactionsTest, KilledAtAnyMomentTheRunsTipHasItsRecord) {
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status)) ++killed;
+    if (WIFSIGNALED(status)) {
+      ++killed;
+      if (std::find(args.begin(), args.end(), "post_tool") != args.end()) {
+        killed_ends.insert(
+            args[std::find(args.begin(), args.end(), "--tool-call-id") - args.begin() + 1]);
+      }
+    }
     expect_tip_recorded();
-    expect_no_call_ended_without_its_end();
+    expect_no_call_ended_without_its_end(killed_ends);
     if (HasFailure()) break;
   }
   EXPECT_GT(killed, 0) << "no checkpoint was interrupted";
