@@ -63,10 +63,6 @@ bool mode_is_written(git_filemode_t mode) {
   }
 }
 
-std::string join(const std::string& dir, std::string_view name) {
-  return dir.empty() ? std::string(name) : dir + "/" + std::string(name);
-}
-
 void check_tree(const ShadowRepo::Impl& repo, const git_oid& oid, const std::string& path,
                 std::size_t depth, const std::string& what, OidSet& checked) {
   if (!checked.insert(oid).second) return;
@@ -143,6 +139,13 @@ void check_tree_depth(std::size_t depth, const std::string& path, const std::str
 void check_tree_names(const ShadowRepo::Impl& repo, const git_oid& tree, const std::string& what,
                       OidSet& checked) {
   check_tree(repo, tree, "", 0, what, checked);
+}
+
+std::string join(const std::string& dir, std::string_view name) {
+  std::string path = dir;
+  if (!path.empty()) path += '/';
+  path += name;
+  return path;
 }
 
 }  // namespace fsnap

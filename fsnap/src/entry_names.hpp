@@ -32,6 +32,9 @@ const char* unsafe_entry_name(std::string_view name);
 void check_tree_names(const ShadowRepo::Impl& repo, const git_oid& tree, const std::string& what,
                       OidSet& checked);
 
+// The path of the entry name in directory dir ("" is the workspace's root).
+std::string join(const std::string& dir, std::string_view name);
+
 // Directories nested deeper than this in a tree are refused (git refuses them too):
 // a tree written by someone else must not exhaust the stack of what walks it.
 inline constexpr std::size_t kMaxTreeDepth = 2048;

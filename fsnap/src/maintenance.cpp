@@ -275,29 +275,31 @@ bool has_loose_objects(const Store& store) {
 
 namespace {
 
+// Takes an exclusive lock on fd, waiting for its holder if wait; false (errno set) if it
+// is not taken.
+bool lock_exclusive(int fd, bool wait) {
+  int rc = 0;
+  do {
+    rc = ::flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  return rc == 0;
+}
+
 // An exclusive lock on file, waiting for its holder if wait; nullopt if another holds it
 // and !wait.
 std::optional<UniqueFd> lock_file(const fs::path& file, bool wait) {
   UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!fd.valid()) throw system_error("cannot open " + file.string(), errno);
-  int rc = 0;
-  do {
-    rc = ::flock(fd.get(), wait ? LOCK_EX : LOCK_EX | LOCK_NB);
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) return std::nullopt;
+  if (!lock_exclusive(fd.get(), wait)) return std::nullopt;
   return fd;
 }
 
 // Whether a maintenance is merging the store's packs now (one that merges has made the
 // lock file; nothing is created here, and a file that cannot be read means none).
 bool merge_running(const Store& store) {
-  UniqueFd fd(::open(maintenance_merge_lock_file(store).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return false;
-  int rc = 0;
-  do {
-    rc = ::flock(fd.get(), LOCK_EX | LOCK_NB);
-  } while (rc != 0 && errno == EINTR);
-  return rc != 0 && errno == EWOULDBLOCK;
+  UniqueFd fd(
+      ::open(layout::maintenance_merge_lock_file(store.dir()).c_str(), O_RDONLY | O_CLOEXEC));
+  return fd.valid() && !lock_exclusive(fd.get(), /*wait=*/false) && errno == EWOULDBLOCK;
 }
 
 // Removes the fan-out directories of objects that are empty (each takes a block on
@@ -317,14 +319,11 @@ void remove_empty_fanouts(const Store& store) {
 
 }  // namespace
 
-fs::path maintenance_merge_lock_file(const Store& store) {
-  return store.dir() / "maintenance.merge.lock";
-}
-
 std::optional<MaintenanceLock> MaintenanceLock::acquire(const Store& store, bool wait) {
   std::optional<UniqueFd> packing = lock_file(layout::maintenance_lock_file(store.dir()), wait);
   if (!packing) return std::nullopt;
-  std::optional<UniqueFd> merging = lock_file(maintenance_merge_lock_file(store), wait);
+  std::optional<UniqueFd> merging =
+      lock_file(layout::maintenance_merge_lock_file(store.dir()), wait);
   if (!merging) return std::nullopt;
   return MaintenanceLock(std::move(*packing), std::move(*merging));
 }
@@ -412,7 +411,8 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   // lock alone, so that a maintenance started meanwhile packs them (else they would pile
   // up loose, a block each, until the merge ends). The locks are taken in this order
   // only, and a merge never waits for the packing lock: no deadlock.
-  std::optional<UniqueFd> merging = lock_file(maintenance_merge_lock_file(store), options.wait);
+  std::optional<UniqueFd> merging =
+      lock_file(layout::maintenance_merge_lock_file(store.dir()), options.wait);
   lock.reset();
   if (merging) report.packs_merged = merge_packs(impl, pack_dir, options);
   merging.reset();

@@ -164,20 +164,6 @@ git::Odb ShadowRepo::Impl::open_odb() const {
   return fsnap::open_odb(git_dir);
 }
 
-void ShadowRepo::Impl::reopen_odb() {
-  // libgit2 shares an open pack between object databases (a process-wide cache by path):
-  // the old database goes first, so that its packs are closed rather than handed on.
-  git_odb* empty = nullptr;
-  git::check(git_odb_new(&empty), "cannot create object database");
-  git::Odb placeholder(empty);
-  git::check(git_repository_set_odb(repo.get(), placeholder.get()),
-             "cannot attach object database");
-  odb = std::move(placeholder);  // the old database, and the packs only it held, are freed
-  git::Odb fresh = open_odb();
-  git::check(git_repository_set_odb(repo.get(), fresh.get()), "cannot attach object database");
-  odb = std::move(fresh);
-}
-
 void fsync_path(const fs::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) throw system_error("cannot open " + path.string(), errno);

@@ -79,11 +79,6 @@ struct ShadowRepo::Impl {
   }
   // A separate handle on the same object database, for a writer thread of its own.
   git::Odb open_odb() const;
-  // Opens the repository's object database afresh and lets go of the old one, and with it
-  // of the packs' indexes it mapped: libgit2 maps an index whole and a walk of the whole
-  // workspace touches every page of it, which would then stay resident in a long-lived
-  // process (the watch daemon) for nothing. Only while nothing else uses odb.
-  void reopen_odb();
   // The raw content of an object of the given type; kNotFound / kCorrupt.
   std::string read(const git_oid& oid, git_object_t expected_type) const;
   // The content of a blob, passed to sink in pieces: a large loose blob is streamed

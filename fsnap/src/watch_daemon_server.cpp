@@ -29,7 +29,6 @@
 #include "fsnap/host_filesystem.hpp"
 #include "fsnap/posix.hpp"
 #include "fsnap/watch_daemon.hpp"
-#include "shadow_repo_impl.hpp"
 #include "watch_protocol.hpp"
 
 namespace fsnap {
@@ -46,7 +45,7 @@ constexpr std::size_t kMaxReading = 64;
 constexpr std::uint64_t kBytesPerMs = (8u << 20) / 1000;
 
 // A capture that examined at least this many entries (the first one, a rescan) is
-// followed by giving free memory back to the kernel, and the mapped pack indexes too.
+// followed by giving free memory back to the kernel.
 constexpr std::uint64_t kTrimAfterEntries = 10'000;
 
 // Gives the heap's free memory back to the kernel. A walk of the whole workspace holds the
@@ -434,10 +433,7 @@ class Daemon {
     CaptureReport report = fs_->capture_for_lock_holder();
     ++captures_;
     last_capture_entries_ = report.progress.entries_seen;
-    if (report.progress.entries_seen >= kTrimAfterEntries) {
-      fs_->repo().impl().reopen_odb();  // the pack indexes the walk mapped whole
-      give_back_free_memory();
-    }
+    if (report.progress.entries_seen >= kTrimAfterEntries) give_back_free_memory();
     return report;
   }
 

@@ -40,13 +40,6 @@ std::int64_t ns_of(const timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
-std::string join(const std::string& dir, std::string_view name) {
-  std::string path = dir;
-  if (!path.empty()) path += '/';
-  path += name;
-  return path;
-}
-
 std::string parent_of(const std::string& path) {
   std::size_t slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
@@ -207,12 +200,7 @@ class Walker {
       if (!kept) continue;
       record.add(name, e);
     }
-    if (root_tasks != nullptr) {
-      *pending_record = std::move(record);
-      pending_changed_ = changed;
-      return git_oid{};
-    }
-    return finish_dir(dir, std::move(record), changed);
+    return finish_or_hand_over(dir, std::move(record), changed, root_tasks, pending_record);
   }
 
   // A directory whose own entries the watcher saw no change in, on the way to one below
@@ -259,12 +247,7 @@ class Walker {
       }
     }
     out_.known_dirs.push_back(dir);
-    if (root_tasks != nullptr) {
-      *pending_record = std::move(record);
-      pending_changed_ = changed;
-      return git_oid{};
-    }
-    return finish_dir(dir, std::move(record), changed);
+    return finish_or_hand_over(dir, std::move(record), changed, root_tasks, pending_record);
   }
 
   // The subdirectory e (name, at path, stat st, cached as c) of the directory open at
@@ -325,6 +308,17 @@ class Walker {
     }
     return S_ISLNK(st.st_mode) ? hash_link(dirfd, name, path, st, e)
                                : hash_file(dirfd, name, path, e);
+  }
+
+  // With root_tasks (the root, whose subdirectories other threads capture), hands record
+  // over as *pending_record for Capture to finish once their trees are known; otherwise
+  // finishes it.
+  git_oid finish_or_hand_over(const std::string& dir, DirRecord record, bool changed,
+                              const std::vector<RootTask>* root_tasks, DirRecord* pending_record) {
+    if (root_tasks == nullptr) return finish_dir(dir, std::move(record), changed);
+    *pending_record = std::move(record);
+    pending_changed_ = changed;
+    return git_oid{};
   }
 
   // Computes (and if new, writes) the tree of a directory and records it.
@@ -745,15 +739,14 @@ CaptureScope::CaptureScope(const ChangedDirs& changes, std::vector<SkippedPath> 
 }
 
 bool CaptureScope::must_read(const std::string& dir) const {
-  if (everything_ || read_.count(dir) != 0) return true;
-  for (std::string d = dir;; d = parent_of(d)) {
-    if (subtrees_.count(d) != 0) return true;
-    if (d.empty()) return false;
-  }
+  return everything_ || read_.count(dir) != 0 || in_new_subtree(dir);
 }
 
 bool CaptureScope::must_walk(const std::string& dir) const {
-  if (everything_ || walk_.count(dir) != 0) return true;
+  return everything_ || walk_.count(dir) != 0 || in_new_subtree(dir);
+}
+
+bool CaptureScope::in_new_subtree(const std::string& dir) const {
   for (std::string d = dir;; d = parent_of(d)) {
     if (subtrees_.count(d) != 0) return true;
     if (d.empty()) return false;

@@ -47,6 +47,9 @@ class CaptureScope {
   const std::vector<std::string>& uncaptured() const { return uncaptured_; }
 
  private:
+  // Whether dir is one of the new directories or below one.
+  bool in_new_subtree(const std::string& dir) const;
+
   bool everything_;
   std::unordered_set<std::string> walk_;  // changed directories and their ancestors
   std::unordered_set<std::string> read_;  // changed directories

@@ -14,7 +14,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -34,8 +33,6 @@
 namespace fs = boost::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Settings {
   int calls = 200;
@@ -64,10 +61,6 @@ Settings parse(int argc, char** argv) {
   return s;
 }
 
-double ms(Clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
 // CPU time (user and system, every thread) this process has used, in ms: on a loaded
 // machine the wall-clock figures wait for a core, this does not.
 double cpu_ms() {
@@ -83,9 +76,9 @@ double answer(runs::LedgerRun& run, const hooks::HookOptions& options, const fs:
   std::string event = "{\"hook_event_name\":\"" + name +
                       "\",\"session_id\":\"bench\",\"transcript_path\":\"\",\"cwd\":\"" +
                       ws.string() + "\"" + fields + "}";
-  Clock::time_point start = Clock::now();
-  hooks::HookAnswer a = hooks::handle_claude_code_event(event, run, options);
-  double t = ms(Clock::now() - start);
+  hooks::HookAnswer a;
+  double t =
+      1e3 * bench::seconds_of([&] { a = hooks::handle_claude_code_event(event, run, options); });
   if (a.exit_code != 0) throw std::runtime_error(name + " was not recorded: " + a.stderr_text);
   return t;
 }

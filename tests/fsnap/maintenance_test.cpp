@@ -269,7 +269,8 @@ TEST_F(MaintenanceTest, LooseObjectsArePackedWhileAnotherMaintenanceMergesPacks)
   auto more = history(2);
   states.insert(states.end(), more.begin(), more.end());
   ASSERT_EQ(packs(objects()), 3u);
-  int fd = ::open(fsnap::maintenance_merge_lock_file(store).c_str(), O_RDWR | O_CREAT, 0600);
+  int fd = ::open(fsnap::layout::maintenance_merge_lock_file(store_dir_).c_str(), O_RDWR | O_CREAT,
+                  0600);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // another process merging packs
   EXPECT_FALSE(fsnap::maintenance_due(store, {1000, 1})) << "the packs are being merged";

@@ -66,10 +66,6 @@ struct MaintenanceReport {
   std::size_t packs_merged = 0;    // packs merged into one
 };
 
-// The file of the lock a maintenance holds while it merges packs (beside
-// layout::maintenance_lock_file, which it holds while it packs loose objects).
-boost::filesystem::path maintenance_merge_lock_file(const Store& store);
-
 // An exclusive hold on a store's maintenance locks (file locks, so between processes as
 // well as threads): packs are written and the objects they replace deleted only under
 // them. Whoever needs the objects on disk to stay put — gc's size estimate — holds both.

@@ -7,7 +7,8 @@
 //   <store>/workspace                   real path of the workspace the store belongs to
 //   <store>/stat-cache                  stat data of the last capture (a cache)
 //   <store>/lock                        flock(2) target serialising writers
-//   <store>/maintenance.lock            held by the one maintenance running (packing)
+//   <store>/maintenance.lock            held by the one maintenance packing loose objects
+//   <store>/maintenance.merge.lock      held by the one maintenance merging packs
 //   <store>/maintenance.leftovers       sampled loose objects the last maintenance left
 //   <store>/watch.sock                  the watch daemon's socket (0600)
 //   <store>/watch.lock                  held by the one watch daemon alive
@@ -76,6 +77,9 @@ inline Path lock_file(const Path& store) {
 }
 inline Path maintenance_lock_file(const Path& store) {
   return store / "maintenance.lock";
+}
+inline Path maintenance_merge_lock_file(const Path& store) {
+  return store / "maintenance.merge.lock";
 }
 inline Path maintenance_leftovers_file(const Path& store) {
   return store / "maintenance.leftovers";
