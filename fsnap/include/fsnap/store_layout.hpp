@@ -30,7 +30,6 @@
 //                                       for its agent's next boundary
 //       processes.lock                  locked while a process of the run lives
 //       agent-cost.json                 the agent's own cost reports (OpenTelemetry)
-//       staging.<pid>/                  HOME data on its way into the store (transient)
 //
 //   refs/shadowbox/runs/<run>           chain of checkpoint commits of one run
 //   refs/shadowbox/tags/<tag>           the newest checkpoint taken with a tag
@@ -157,9 +156,6 @@ inline Path run_processes_lock_file(const Path& store, const std::string& run) {
 }
 inline Path agent_cost_file(const Path& store, const std::string& run) {
   return run_dir(store, run) / "agent-cost.json";
-}
-inline Path staging_dir(const Path& store, const std::string& run, long pid) {
-  return run_dir(store, run) / ("staging." + std::to_string(pid));
 }
 
 // Refs of the shadow repository.

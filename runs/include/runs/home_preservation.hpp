@@ -7,6 +7,7 @@
 // ShadowRepo and takes the store lock for each write.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,28 +15,46 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "fsnap/clock.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 
 namespace runs {
 
-// Preserves one HOME: parts (directories or files relative to HOME) are copied with secrets
-// redacted and committed to the run's home ref.
+struct HomeFile;
+
+// Preserves one HOME: the regular files of parts (directories or files relative to HOME)
+// are read with secrets redacted, and their tree committed to the run's home ref. No copy
+// is made: files are read in place, never through a symbolic link below HOME. A file
+// whose stat data (size, mtime and ctime in ns, inode) is as it was at an earlier
+// preservation of this object, and was then older than two seconds, is not read again:
+// its blob from then is used (a file rewritten within the same clock tick as it was
+// read keeps its stat data, so a file that young is always read).
 class HomePreserver {
  public:
+  // clock (the system's if null) says how old a file is.
   HomePreserver(fsnap::Store store, std::shared_ptr<fsnap::ShadowRepo> repo, std::string run,
                 boost::filesystem::path home, std::vector<std::string> parts,
-                std::vector<std::string> secrets);
+                std::vector<std::string> secrets,
+                std::shared_ptr<const fsnap::Clock> clock = nullptr);
 
-  // Preserves the HOME unless no file of its parts changed (path, size, mtime in ns,
-  // inode) since the last time; returns whether it did. Throws Error (and tries again
+  // Preserves the HOME unless no file of its parts changed (path, size, mtime and
+  // ctime in ns, inode) since the last time; returns whether it did. Throws Error (and tries again
   // next time) if it cannot.
   bool preserve();
   // Preserves the HOME whether it changed or not; returns the preserved tree's id.
   std::string preserve_now();
+  // How many files the last preservation read (the others were unchanged).
+  std::size_t files_read() const { return files_read_; }
 
  private:
-  std::string signature() const;
+  // A file's blob as an earlier preservation wrote it, and the stat data it had.
+  struct KeptFile {
+    std::string stamp;
+    std::string blob;
+  };
+
+  std::string preserve_files(const std::vector<HomeFile>& files);
 
   fsnap::Store store_;
   std::shared_ptr<fsnap::ShadowRepo> repo_;
@@ -43,7 +62,10 @@ class HomePreserver {
   boost::filesystem::path home_;
   std::vector<std::string> parts_;
   std::vector<std::string> secrets_;
-  std::string last_;  // signature of the last preserved state
+  std::shared_ptr<const fsnap::Clock> clock_;
+  std::string last_;                      // signature of the last preserved state
+  std::map<std::string, KeptFile> kept_;  // by path, files old enough to be trusted
+  std::size_t files_read_ = 0;
 };
 
 // The preserved HOME tree of run (hex id), or nullopt if it has none.
