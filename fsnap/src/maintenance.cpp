@@ -22,6 +22,7 @@
 #include "pack_names.hpp"
 #include "retention_age.hpp"
 #include "shadow_repo_impl.hpp"
+#include "stored_blobs.hpp"
 
 namespace fsnap {
 
@@ -531,7 +532,7 @@ std::size_t remove_abandoned_files(const Store& store, std::chrono::seconds grac
     return abandoned_in_pack_dir(pack_dir, name);
   });
   removed += remove_old(objects, cutoff, [](const std::string& name) {
-    return starts_with(name, "tmp_object_git2_");
+    return starts_with(name, "tmp_object_git2_") || starts_with(name, kStoredObjectTempPrefix);
   });
   return removed;
 }

@@ -13,6 +13,7 @@
 
 #include "fsnap/posix.hpp"
 #include "shadow_repo_impl.hpp"
+#include "stored_blobs.hpp"
 
 namespace fsnap {
 
@@ -38,7 +39,9 @@ void validate_text(std::string_view kind, std::string_view value) {
   }
 }
 
-git::Odb open_odb(const fs::path& git_dir) {
+// The object database of the repository at git_dir; with stored_writes, the streams it
+// opens write loose objects of stored deflate blocks (stored_blobs.hpp).
+git::Odb open_odb(const fs::path& git_dir, bool stored_writes = false) {
   std::string objects = (git_dir / "objects").string();
   git_odb* raw = nullptr;
   git::check(git_odb_new(&raw), "cannot create object database");
@@ -51,6 +54,10 @@ git::Odb open_odb(const fs::path& git_dir) {
   git_odb_backend* packs = nullptr;
   git::check(git_odb_backend_pack(&packs, objects.c_str()), "cannot open packs in " + objects);
   git::check(git_odb_add_backend(odb.get(), packs, 1), "cannot add pack backend");
+  if (stored_writes) {
+    git::check(git_odb_add_backend(odb.get(), new_stored_blob_backend(objects), 3),
+               "cannot add the stored-object backend");
+  }
   return odb;
 }
 
@@ -186,12 +193,18 @@ std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_
   return data;
 }
 
-git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
+git_oid write_blob_from_fd(git_odb* odb, const fs::path& git_dir, int fd, std::uint64_t size,
                            const std::string& path_for_errors) {
   constexpr std::size_t kChunk = 1 << 20;
   auto read_fail = [&]() { return system_error("cannot read " + path_for_errors, errno); };
   if (size <= 8 * kChunk) {
     return write_object(odb, read_whole_file(fd, size, path_for_errors), GIT_OBJECT_BLOB);
+  }
+  // Content zlib cannot shrink is stored as it is, at the speed of a copy.
+  git::Odb stored;
+  if (resists_compression(fd, size)) {
+    stored = open_odb(git_dir, /*stored_writes=*/true);
+    odb = stored.get();
   }
   git_odb_stream* raw = nullptr;
   git::check(git_odb_open_wstream(&raw, odb, size, GIT_OBJECT_BLOB),

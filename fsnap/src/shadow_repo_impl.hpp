@@ -131,10 +131,12 @@ void fsync_path(const boost::filesystem::path& path);
 // The content of the file open at fd, of known size; kConflict if it has another size.
 std::string read_whole_file(int fd, std::uint64_t size, const std::string& path_for_errors);
 
-// Writes a blob read from the file descriptor fd of known size to odb, streaming
-// large files; kConflict if the file changes size meanwhile.
-git_oid write_blob_from_fd(git_odb* odb, int fd, std::uint64_t size,
-                           const std::string& path_for_errors);
+// Writes a blob read from the file descriptor fd of known size to odb (that of the
+// repository at git_dir), streaming large files, and storing those that do not
+// compress uncompressed (stored_blobs.hpp); kConflict if the file changes size
+// meanwhile.
+git_oid write_blob_from_fd(git_odb* odb, const boost::filesystem::path& git_dir, int fd,
+                           std::uint64_t size, const std::string& path_for_errors);
 
 // Validates a run or tag name as one ref component; throws kInvalidArgument.
 void validate_ref_component(std::string_view kind, std::string_view name);

@@ -86,6 +86,7 @@ struct SharedState {
   PackWriter* pack = nullptr;               // where new objects go, on a first capture
   const LargeFileCopies* copies = nullptr;  // a workspace's: where files over the limit go
   bool workspace = false;                   // a workspace: restore's temporary names reserved
+  boost::filesystem::path git_dir;          // of the store's repository
   std::atomic<std::uint64_t> entries_seen{0};
   std::atomic<std::uint64_t> files_hashed{0};
   std::atomic<std::uint64_t> bytes_hashed{0};
@@ -478,7 +479,7 @@ class Walker {
     auto size = static_cast<std::uint64_t>(st.st_size);
     e.oid = shared_.pack != nullptr && size <= kStreamedBlobSize
                 ? store_object(read_whole_file(fd.get(), size, path), GIT_OBJECT_BLOB)
-                : write_blob_from_fd(odb_, fd.get(), size, path);
+                : write_blob_from_fd(odb_, shared_.git_dir, fd.get(), size, path);
     e.mode = (st.st_mode & S_IXUSR) ? kModeExec : kModeFile;
     record_stat(e, st);
     shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
@@ -553,6 +554,7 @@ class Capture {
         shared_{options, previous_, scope, now_ns - kRacyMarginNs} {
     shared_.workspace = workspace_;
     shared_.copies = copies;
+    shared_.git_dir = repo_.git_dir;
   }
 
   CaptureResult run(const std::string& root) {

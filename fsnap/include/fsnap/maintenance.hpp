@@ -126,7 +126,8 @@ std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds gra
 // temporary packs and indexes (libgit2's `pack_git2_*`, shadowbox's and git's
 // `tmp_pack_*`, `tmp_idx_*`, `tmp_rev_*`), lock and temporary files (`*.lock`, `*.tmp`,
 // `*.tmp-<pid>`), a `pack-*.idx` or `pack-*.pack` without the other half, and
-// half-written loose objects (`objects/tmp_object_git2_*`) — each only once it is older
+// half-written loose objects (`objects/tmp_object_git2_*`, and `objects/tmp_object_stored_*`
+// of content stored uncompressed) — each only once it is older
 // than grace. Every writer of shadowbox holds the store lock (captures, fetches) or the
 // maintenance lock (packing), and the caller holds both, so none of these belongs to a
 // live writer of shadowbox; grace protects a writer that takes no lock (a `git` run on
