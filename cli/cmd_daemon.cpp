@@ -68,9 +68,12 @@ int serve(const Context& context, const fsnap::Store& store) {
     std::cerr << "shadowbox: watch daemon: " << advice << '\n';
   };
   // Hook events a thin client (`shadowbox-hook`) relays: recorded here, with this
-  // daemon's captures, by the code `shadowbox hook claude-code` runs.
-  options.on_message = [&store](std::string_view text,
-                                const std::shared_ptr<fsnap::CaptureService>& captures) {
+  // daemon's captures, by the code `shadowbox hook claude-code` runs — and with the
+  // store's repository kept open from one event to the next (its packs' indexes, the
+  // checkpoints already parsed), where a hook process opens it afresh each time.
+  std::shared_ptr<fsnap::ShadowRepo> repo;
+  options.on_message = [&store, &repo](std::string_view text,
+                                       const std::shared_ptr<fsnap::CaptureService>& captures) {
     std::optional<HookMessage> message = decode_message(text);
     if (!message) {
       HookReply unknown;
@@ -78,7 +81,7 @@ int serve(const Context& context, const fsnap::Store& store) {
       unknown.why = "not a hook event";
       return encode(unknown);
     }
-    return encode(answer_relayed_hook_event(*message, store, captures));
+    return encode(answer_relayed_hook_event(*message, store, captures, &repo));
   };
   fsnap::WatchDaemonExit exit = fsnap::serve_watch_daemon(store, options);
   std::cerr << "shadowbox: watch daemon " << ::getpid() << " for " << store.workspace().string()

@@ -131,6 +131,7 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
                                const std::string& run_name, const hooks::AgentEvent& event,
                                bool session_ends, const HookEnvironment& env,
                                const std::shared_ptr<fsnap::CaptureService>& captures,
+                               std::shared_ptr<fsnap::ShadowRepo>* warm_repo,
                                const std::string& lookalike) {
   std::string run_home = env.get("SHADOWBOX_RUN_HOME");
   std::shared_ptr<fsnap::CaptureService> capture_service = captures;
@@ -142,7 +143,13 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
     // for nothing, and be ended with the agent's processes. One already running helps.
     capture_service = watch_client(context.open_store(true), std::nullopt);
   }
-  std::unique_ptr<runs::LedgerRun> run = context.open_run(run_name, true, nullptr, capture_service);
+  std::shared_ptr<fsnap::ShadowRepo> repo;
+  if (warm_repo != nullptr) {
+    if (!*warm_repo) *warm_repo = context.open_repo(context.open_store(true));
+    repo = *warm_repo;
+  }
+  std::unique_ptr<runs::LedgerRun> run =
+      context.open_run(run_name, true, std::move(repo), capture_service);
   if (!lookalike.empty()) warn_once_in_log(run->store(), run_name, lookalike);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
@@ -220,7 +227,8 @@ HookEnvironment HookEnvironment::of_process() {
 
 HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
                             const std::string& event, const HookEnvironment& env,
-                            const std::shared_ptr<fsnap::CaptureService>& captures) {
+                            const std::shared_ptr<fsnap::CaptureService>& captures,
+                            std::shared_ptr<fsnap::ShadowRepo>* repo) {
   HookReply reply;
   const hooks::AgentAdapter& adapter = hook_adapter(parsed);
   // Under `shadowbox run`, the run's own hooks (they name their run) record every event;
@@ -272,7 +280,7 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
     hooks::HookAnswer answer =
         record_event(adapter, context, run_name, parsed_event,
                      parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env,
-                     captures, lookalike);
+                     captures, repo, lookalike);
     if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
     if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";
     reply.exit_code = answer.exit_code;
@@ -283,7 +291,8 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
 }
 
 HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Store& store,
-                                    const std::shared_ptr<fsnap::CaptureService>& captures) {
+                                    const std::shared_ptr<fsnap::CaptureService>& captures,
+                                    std::shared_ptr<fsnap::ShadowRepo>* repo) {
   HookReply fall_back;
   fall_back.fall_back = true;
   HookEnvironment env;
@@ -322,7 +331,7 @@ HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Sto
     fall_back.why = "the event is for another store";
     return fall_back;
   }
-  return answer_hook_event(global, *line.args, message.event, env, captures);
+  return answer_hook_event(global, *line.args, message.event, env, captures, repo);
 }
 
 int cmd_hook(const GlobalOptions& global, const Args& parsed) {

@@ -9,6 +9,7 @@
 
 #include "arguments.hpp"
 #include "fsnap/capture_service.hpp"
+#include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hook_message.hpp"
 
@@ -25,16 +26,20 @@ struct HookEnvironment {
 
 // Records event (the hook command's own arguments in parsed) and says what the hook
 // process answers Claude Code. captures, if given, is asked for every capture (the
-// watch daemon's own). Never throws for the event: a failure to record it is an answer.
+// watch daemon's own). repo, if given, is the store's repository kept open from one
+// event to the next (the daemon's): opened into *repo by the first event, used by every
+// later one. Never throws for the event: a failure to record it is an answer.
 HookReply answer_hook_event(const GlobalOptions& global, const CommandArgs& parsed,
                             const std::string& event, const HookEnvironment& env,
-                            const std::shared_ptr<fsnap::CaptureService>& captures);
+                            const std::shared_ptr<fsnap::CaptureService>& captures,
+                            std::shared_ptr<fsnap::ShadowRepo>* repo = nullptr);
 
 // The same for an event a thin client relayed to the watch daemon of store, whose
 // captures it uses. A command line that is not a plain `hook claude-code` for this
 // store, or an environment naming another configuration, is answered with fall_back
-// (nothing recorded; the client runs the full command).
+// (nothing recorded; the client runs the full command). repo: as answer_hook_event's.
 HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Store& store,
-                                    const std::shared_ptr<fsnap::CaptureService>& captures);
+                                    const std::shared_ptr<fsnap::CaptureService>& captures,
+                                    std::shared_ptr<fsnap::ShadowRepo>* repo);
 
 }  // namespace cli

@@ -135,6 +135,33 @@ TEST_F(HookClientTest, TheDaemonRecordsTheEventsItIsHanded) {
   EXPECT_EQ(diff[0].path, "new.txt");
 }
 
+TEST_F(HookClientTest, TheDaemonsOpenRepositoryFollowsAMaintenanceBetweenEvents) {
+  // The daemon keeps the store's repository open from one event to the next: objects
+  // packed and loose ones removed meanwhile (a maintenance), and the history rewritten
+  // (a gc), are found where they are now.
+  start_daemon();
+  for (int i = 0; i < 20; ++i) write_file(ws_ / "src" / std::to_string(i), std::to_string(i));
+  ASSERT_EQ(send("PreToolUse", tool("Write", "toolu_1")).exit_code, 0);
+  write_file(ws_ / "new.txt", "first\n");
+  ASSERT_EQ(send("PostToolUse", tool("Write", "toolu_1", ",\"tool_response\":{}")).exit_code, 0);
+  for (const char* command : {"maintenance", "gc"}) {
+    CommandResult r = shadowbox({command});
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+  }
+  ASSERT_EQ(send("PreToolUse", tool("Bash", "toolu_2")).exit_code, 0);
+  fs::remove(ws_ / "src" / "7");
+  write_file(ws_ / "new.txt", "broken\n");
+  CommandResult failed =
+      send("PostToolUseFailure", tool("Bash", "toolu_2", ",\"error\":\"exit 1\""));
+  ASSERT_EQ(failed.exit_code, 0) << failed.err;
+  EXPECT_EQ(testing_support::read_file(ws_ / "new.txt"), "first\n") << "rolled back";
+  EXPECT_EQ(testing_support::read_file(ws_ / "src" / "7"), "7");
+  std::vector<std::string> calls = shape();
+  ASSERT_GE(calls.size(), 3u);
+  EXPECT_EQ(calls[calls.size() - 3], "pre_tool toolu_2");
+  EXPECT_GE(daemon_captures(), 4u) << "the events were not recorded by the daemon";
+}
+
 TEST_F(HookClientTest, AFailedCallIsRolledBackAndTheAnswerComesBackWhole) {
   start_daemon();
   send("PreToolUse", tool("Bash", "toolu_f"));
