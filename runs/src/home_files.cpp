@@ -30,10 +30,11 @@ int open_below(int at, const std::string& name, bool directory) {
   return fd;
 }
 
-// Whether errno says that a path is gone or is (or passes through) something that is
-// not what was expected there: a link, a file where a directory was.
+// Whether errno says that a path is gone, is (or passes through) something that is not
+// what was expected there (a link, a file where a directory was), or may not be read
+// (the agent's to decide): then it is left out, and the rest is preserved.
 bool gone_or_replaced(int err) {
-  return err == ENOENT || err == ELOOP || err == ENOTDIR;
+  return err == ENOENT || err == ELOOP || err == ENOTDIR || err == EACCES || err == EPERM;
 }
 
 // The components of a '/'-separated relative path ("" and "." left out); nullopt if one

@@ -25,15 +25,15 @@ struct HomeFile {
 };
 
 // The regular files under each of parts (relative to home; a directory is walked, a
-// file is taken as it is), sorted by path. A part that is missing, or is or passes
-// through a symbolic link, contributes nothing. Throws sandbox::Error (kIo) if a
-// directory cannot be read.
+// file is taken as it is), sorted by path. A part that is missing, is or passes through
+// a symbolic link, or may not be opened contributes nothing. Throws sandbox::Error (kIo)
+// if a directory cannot be read.
 std::vector<HomeFile> list_home_files(const boost::filesystem::path& home,
                                       const std::vector<std::string>& parts);
 
 // The content of the regular file at path (relative to home) and its stat data (taken
-// before reading), or nullopt if it is gone, or is no longer a regular file reached
-// without a link. Throws sandbox::Error (kIo) if it cannot be read.
+// before reading), or nullopt if it is gone, may not be opened, or is no longer a
+// regular file reached without a link. Throws sandbox::Error (kIo) if it cannot be read.
 std::optional<std::string> read_home_file(const boost::filesystem::path& home,
                                           const std::string& path, struct stat& st);
 
