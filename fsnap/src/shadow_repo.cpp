@@ -1,7 +1,6 @@
 #include "fsnap/shadow_repo.hpp"
 
 #include <fcntl.h>
-#include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -162,34 +161,7 @@ void check_run_name(std::string_view run) {
 // ---- Impl -------------------------------------------------------------------------
 
 git_oid write_object(git_odb* odb, std::string_view data, git_object_t type) {
-  // git_odb_write looks for an object it does not find once more after rescanning the
-  // pack directory (another process may have packed it): a directory listing and the
-  // multi-pack-index looked up for every new object, fifteen times at a hook event. An
-  // object this handle does not see is written loose straight away instead — the first
-  // backend that writes, as git_odb_write would take — and at worst is a loose copy of
-  // one a maintenance packed meanwhile, which the next maintenance drops.
   git_oid oid;
-  git::check(git_odb_hash(&oid, data.data(), data.size(), type),
-             "cannot hash an object for the shadow repository");
-  if (git_odb_exists_ext(odb, &oid, GIT_ODB_LOOKUP_NO_REFRESH) == 1) {
-    // Freshened (its mtime, for gc's grace period), as git_odb_write does.
-    for (std::size_t i = 0; i < git_odb_num_backends(odb); ++i) {
-      git_odb_backend* b = nullptr;
-      if (git_odb_get_backend(&b, odb, i) == 0 && b->freshen != nullptr &&
-          b->freshen(b, &oid) == 0) {
-        return oid;
-      }
-    }
-  }
-  git_error_clear();
-  for (std::size_t i = 0; i < git_odb_num_backends(odb); ++i) {
-    git_odb_backend* b = nullptr;
-    if (git_odb_get_backend(&b, odb, i) == 0 && b->write != nullptr) {
-      git::check(b->write(b, &oid, data.data(), data.size(), type),
-                 "cannot write to the shadow repository");
-      return oid;
-    }
-  }
   git::check(git_odb_write(&oid, odb, data.data(), data.size(), type),
              "cannot write to the shadow repository");
   return oid;
