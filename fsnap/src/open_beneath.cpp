@@ -1,4 +1,4 @@
-#include "open_beneath.hpp"
+#include "fsnap/open_beneath.hpp"
 
 #include <fcntl.h>
 

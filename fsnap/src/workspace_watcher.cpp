@@ -14,7 +14,7 @@
 #include "entry_names.hpp"
 #include "fsnap/atomic_file.hpp"
 #include "fsnap/error.hpp"
-#include "open_beneath.hpp"
+#include "fsnap/open_beneath.hpp"
 
 namespace fsnap {
 

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
+#include "fsnap/open_beneath.hpp"
 #include "fsnap/posix.hpp"
 #include "sandbox/errors.hpp"
 
@@ -19,55 +21,31 @@ sandbox::Error io_error(const std::string& what, int err) {
   return sandbox::Error(sandbox::ErrorCode::kIo, fsnap::errno_message(what, err));
 }
 
-// Opens name (one component) below the directory at, never through a link: a
-// directory with O_DIRECTORY, else for reading. -1 with errno set if it cannot.
-int open_below(int at, const std::string& name, bool directory) {
-  int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (directory ? O_DIRECTORY : O_NONBLOCK);
-  int fd;
-  do {
-    fd = ::openat(at, name.c_str(), flags);
-  } while (fd < 0 && errno == EINTR);
-  return fd;
-}
-
 // Whether errno says that a path is gone, is (or passes through) something that is not
 // what was expected there (a link, a file where a directory was), or may not be read
 // (the agent's to decide): then it is left out, and the rest is preserved.
-bool gone_or_replaced(int err) {
+bool left_out(int err) {
   return err == ENOENT || err == ELOOP || err == ENOTDIR || err == EACCES || err == EPERM;
 }
 
-// The components of a '/'-separated relative path ("" and "." left out); nullopt if one
-// is "..".
-std::optional<std::vector<std::string>> components(const std::string& path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t slash = std::min(path.find('/', start), path.size());
-    std::string part = path.substr(start, slash - start);
-    if (part == "..") return std::nullopt;
-    if (!part.empty() && part != ".") out.push_back(std::move(part));
-    start = slash + 1;
-  }
-  return out;
+// The directory and the last name of a '/'-separated relative path ("" at the top).
+std::pair<std::string, std::string> split(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
 }
 
-// The directory at the end of names below home, or an invalid descriptor if one of
-// them is missing, is a link or is not a directory.
-fsnap::UniqueFd open_dirs(const fs::path& home, const std::vector<std::string>& names,
-                          std::size_t count) {
-  fsnap::UniqueFd dir(::open(home.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir.valid()) {
-    if (gone_or_replaced(errno)) return dir;
+// The directory rel below home, opened without following a link (fsnap/open_beneath.hpp);
+// invalid if it is left out, or if rel has an empty, "." or ".." component.
+fsnap::UniqueFd open_home_dir(const fs::path& home, const std::string& rel) {
+  fsnap::UniqueFd root(::open(home.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid()) {
+    if (left_out(errno)) return root;
     throw io_error("cannot open " + home.string(), errno);
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    fsnap::UniqueFd next(open_below(dir.get(), names[i], true));
-    if (!next.valid() && !gone_or_replaced(errno)) {
-      throw io_error("cannot open " + (home / names[i]).string(), errno);
-    }
-    dir = std::move(next);
-    if (!dir.valid()) break;
+  fsnap::UniqueFd dir(fsnap::open_directory_beneath(root.get(), rel));
+  if (!dir.valid() && !left_out(errno) && errno != EINVAL) {
+    throw io_error("cannot open " + (home / rel).string(), errno);
   }
   return dir;
 }
@@ -99,10 +77,10 @@ void walk(int dir, const std::string& rel, std::vector<HomeFile>& out) {
   ::closedir(stream);
   if (err != 0) throw io_error("cannot read " + rel, err);
   for (const std::string& name : subdirs) {
-    fsnap::UniqueFd sub(open_below(dir, name, true));
+    fsnap::UniqueFd sub(fsnap::open_directory_beneath(dir, name));
     if (sub.valid()) {
       walk(sub.get(), rel + "/" + name, out);
-    } else if (!gone_or_replaced(errno)) {
+    } else if (!left_out(errno)) {
       throw io_error("cannot open " + rel + "/" + name, errno);
     }
   }
@@ -113,19 +91,18 @@ void walk(int dir, const std::string& rel, std::vector<HomeFile>& out) {
 std::vector<HomeFile> list_home_files(const fs::path& home, const std::vector<std::string>& parts) {
   std::vector<HomeFile> out;
   for (const std::string& part : parts) {
-    std::optional<std::vector<std::string>> names = components(part);
-    if (!names || names->empty()) continue;
-    fsnap::UniqueFd parent = open_dirs(home, *names, names->size() - 1);
-    if (!parent.valid()) continue;
+    auto [dir, name] = split(part);
+    fsnap::UniqueFd parent = open_home_dir(home, dir);
     struct stat st {};
-    if (::fstatat(parent.get(), names->back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    std::string rel;
-    for (const std::string& name : *names) rel += (rel.empty() ? "" : "/") + name;
+    if (!parent.valid() || name.empty() || name == "." || name == ".." ||
+        ::fstatat(parent.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      continue;
+    }
     if (S_ISREG(st.st_mode)) {
-      out.push_back({rel, st});
+      out.push_back({part, st});
     } else if (S_ISDIR(st.st_mode)) {
-      fsnap::UniqueFd dir(open_below(parent.get(), names->back(), true));
-      if (dir.valid()) walk(dir.get(), rel, out);
+      fsnap::UniqueFd top(fsnap::open_directory_beneath(parent.get(), name));
+      if (top.valid()) walk(top.get(), part, out);
     }
   }
   std::sort(out.begin(), out.end(),
@@ -138,13 +115,13 @@ std::vector<HomeFile> list_home_files(const fs::path& home, const std::vector<st
 
 std::optional<std::string> read_home_file(const fs::path& home, const std::string& path,
                                           struct stat& st) {
-  std::optional<std::vector<std::string>> names = components(path);
-  if (!names || names->empty()) return std::nullopt;
-  fsnap::UniqueFd parent = open_dirs(home, *names, names->size() - 1);
-  if (!parent.valid()) return std::nullopt;
-  fsnap::UniqueFd file(open_below(parent.get(), names->back(), false));
+  auto [dir, name] = split(path);
+  fsnap::UniqueFd parent = open_home_dir(home, dir);
+  if (!parent.valid() || name.empty() || name == "." || name == "..") return std::nullopt;
+  fsnap::UniqueFd file(
+      ::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!file.valid()) {
-    if (gone_or_replaced(errno)) return std::nullopt;
+    if (left_out(errno)) return std::nullopt;
     throw io_error("cannot open " + (home / path).string(), errno);
   }
   if (::fstat(file.get(), &st) != 0) throw io_error("cannot read " + (home / path).string(), errno);

@@ -127,10 +127,10 @@ std::size_t drop_unreachable_packed(const Store& store, std::chrono::seconds gra
 // `tmp_pack_*`, `tmp_idx_*`, `tmp_rev_*`), lock and temporary files (`*.lock`, `*.tmp`,
 // `*.tmp-<pid>`), a `pack-*.idx` or `pack-*.pack` without the other half, and
 // half-written loose objects (`objects/tmp_object_git2_*`, and `objects/tmp_object_stored_*`
-// of content stored uncompressed) — each only once it is older
-// than grace. Every writer of shadowbox holds the store lock (captures, fetches) or the
-// maintenance lock (packing), and the caller holds both, so none of these belongs to a
-// live writer of shadowbox; grace protects a writer that takes no lock (a `git` run on
+// of content stored uncompressed) — each only once it is older than grace. Every writer
+// of shadowbox holds the store lock (captures, fetches) or the maintenance lock
+// (packing), and the caller holds both, so none of these belongs to a live writer of
+// shadowbox; grace protects a writer that takes no lock (a `git` run on
 // the store by hand). Nothing a reader uses is removed: a pack counts only with its
 // index, and libgit2 never reads a temporary file. Returns the number of files removed.
 std::size_t remove_abandoned_files(const Store& store, std::chrono::seconds grace,

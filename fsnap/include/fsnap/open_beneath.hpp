@@ -1,5 +1,6 @@
-// Opening a directory below another without following any symlink on the way. Private
-// to fsnap.
+// Opening a directory below another without following any symlink on the way: how the
+// watcher adds a directory of the workspace, and how an agent's HOME is read for its
+// preservation (runs/), where a link planted by the agent must lead nowhere.
 #pragma once
 
 #include <string>
