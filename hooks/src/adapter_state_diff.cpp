@@ -3,6 +3,7 @@
 #include <map>
 
 #include "fsnap/store_layout.hpp"
+#include "runs/home_preservation.hpp"
 
 namespace hooks {
 
@@ -39,7 +40,7 @@ std::vector<fsnap::TreeChange> session_data_changes(const fsnap::ShadowRepo& rep
   std::optional<std::string> was = repo.ref_tree_at(ref, from);
   std::optional<std::string> now = repo.ref_tree_at(ref, to);
   if (!now || was == now) return {};
-  return repo.diff_trees(was.value_or(""), *now);
+  return runs::home_changes(repo, was.value_or(""), *now);
 }
 
 }  // namespace hooks

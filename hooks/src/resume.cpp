@@ -74,7 +74,7 @@ std::optional<ResumableState> find_resumable_state(const fsnap::Store& store,
     state->capture_state = meta->capture_state;
   }
   if (std::optional<std::string> tree = runs::preserved_home(*repo, run)) {
-    for (const fsnap::TreeChange& c : repo->diff_trees("", *tree)) {
+    for (const fsnap::TreeChange& c : runs::home_changes(*repo, "", *tree)) {
       if (adapter.is_session_path(c.path, state->session.session_id)) {
         state->home_preserved = true;
         break;

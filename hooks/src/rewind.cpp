@@ -7,6 +7,7 @@
 #include "fsnap/store_layout.hpp"
 #include "hooks/agent_adapter.hpp"
 #include "hooks/agent_session_state.hpp"
+#include "runs/home_preservation.hpp"
 #include "sandbox/errors.hpp"
 #include "sandbox/ledger.hpp"
 
@@ -101,7 +102,7 @@ SessionCut cut_home(fsnap::ShadowRepo& repo, const sandbox::Ledger& ledger,
     boost::system::error_code ec;
     fs::remove_all(plan.home, ec);
     fs::create_directories(plan.home.parent_path());
-    repo.materialize(*tree, plan.home);
+    runs::materialize_home(repo, *tree, plan.home);
     fs::permissions(plan.home, fs::owner_all);
     try {
       SessionCut cut = adapter.cut_session(plan.home, point);

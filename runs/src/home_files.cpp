@@ -113,24 +113,19 @@ std::vector<HomeFile> list_home_files(const fs::path& home, const std::vector<st
   return out;
 }
 
-std::optional<std::string> read_home_file(const fs::path& home, const std::string& path,
-                                          struct stat& st) {
+fsnap::UniqueFd open_home_file(const fs::path& home, const std::string& path, struct stat& st) {
   auto [dir, name] = split(path);
   fsnap::UniqueFd parent = open_home_dir(home, dir);
-  if (!parent.valid() || name.empty() || name == "." || name == "..") return std::nullopt;
+  if (!parent.valid() || name.empty() || name == "." || name == "..") return fsnap::UniqueFd();
   fsnap::UniqueFd file(
       ::openat(parent.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!file.valid()) {
-    if (left_out(errno)) return std::nullopt;
+    if (left_out(errno)) return file;
     throw io_error("cannot open " + (home / path).string(), errno);
   }
   if (::fstat(file.get(), &st) != 0) throw io_error("cannot read " + (home / path).string(), errno);
-  if (!S_ISREG(st.st_mode)) return std::nullopt;  // (a fifo opens without blocking)
-  std::string content;
-  if (!fsnap::read_all(file.get(), content)) {
-    throw io_error("cannot read " + (home / path).string(), errno);
-  }
-  return content;
+  if (!S_ISREG(st.st_mode)) return fsnap::UniqueFd();  // (a fifo opens without blocking)
+  return file;
 }
 
 }  // namespace runs

@@ -10,11 +10,12 @@
 
 #include <sys/stat.h>
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/filesystem/path.hpp>
+
+#include "fsnap/posix.hpp"
 
 namespace runs {
 
@@ -31,10 +32,10 @@ struct HomeFile {
 std::vector<HomeFile> list_home_files(const boost::filesystem::path& home,
                                       const std::vector<std::string>& parts);
 
-// The content of the regular file at path (relative to home) and its stat data (taken
-// before reading), or nullopt if it is gone, may not be opened, or is no longer a
-// regular file reached without a link. Throws sandbox::Error (kIo) if it cannot be read.
-std::optional<std::string> read_home_file(const boost::filesystem::path& home,
-                                          const std::string& path, struct stat& st);
+// The regular file at path (relative to home), opened for reading, and its stat data; an
+// invalid descriptor if it is gone, may not be opened, or is no longer a regular file
+// reached without a link. Throws sandbox::Error (kIo) if it cannot be looked at.
+fsnap::UniqueFd open_home_file(const boost::filesystem::path& home, const std::string& path,
+                               struct stat& st);
 
 }  // namespace runs

@@ -4,11 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+
+#include <openssl/evp.h>
 
 #include <boost/filesystem/operations.hpp>
 
 #include "fsnap/store_layout.hpp"
+#include "home_chunks.hpp"
 #include "home_files.hpp"
 #include "runs/redaction.hpp"
 #include "sandbox/errors.hpp"
@@ -42,6 +46,16 @@ bool old_enough(const struct stat& st, std::chrono::system_clock::time_point now
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::seconds(std::max(st.st_mtim.tv_sec, st.st_ctim.tv_sec))));
   return changed + kMargin < now;
+}
+
+// The SHA-1 of bytes (20 bytes; OpenSSL's, which uses the CPU's SHA instructions).
+std::string sha1_of(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha1(), nullptr) != 1) {
+    throw sandbox::Error(sandbox::ErrorCode::kIo, "cannot compute a SHA-1 digest");
+  }
+  return std::string(reinterpret_cast<const char*>(digest), size);
 }
 
 // Writes the tree of files[begin, end) (path, blob id; sorted by path), whose paths
@@ -99,49 +113,96 @@ std::string HomePreserver::preserve_now() {
   return preserve_files(list_home_files(home_, parts_));
 }
 
+void HomePreserver::add_chunks(int fd, const std::string& path, const KeptFile* earlier,
+                               KeptFile& kept, std::vector<PendingEntry>& entries) {
+  std::string tree = path + std::string(kChunkedSuffix) + "/";
+  std::size_t end = 0;
+  for_each_chunk(fd, (home_ / path).string(), [&](std::string_view bytes) {
+    std::size_t i = kept.chunks.size();
+    end += bytes.size();
+    KeptChunk chunk{end, sha1_of(bytes), ""};
+    const KeptChunk* was =
+        earlier != nullptr && i < earlier->chunks.size() ? &earlier->chunks[i] : nullptr;
+    std::string content;
+    if (was != nullptr && was->end == chunk.end && was->digest == chunk.digest &&
+        !was->blob.empty()) {
+      chunk.blob = was->blob;
+    } else {
+      content = redact(std::string(bytes), secrets_);
+    }
+    kept.chunks.push_back(std::move(chunk));
+    entries.push_back({tree + chunk_name(i), kept.chunks.back().blob, std::move(content)});
+  });
+  // Where each entry's id is kept, now that the chunks no longer move.
+  for (std::size_t i = 0; i < kept.chunks.size(); ++i) {
+    entries[entries.size() - kept.chunks.size() + i].kept_blob = &kept.chunks[i].blob;
+  }
+}
+
 std::string HomePreserver::preserve_files(const std::vector<HomeFile>& files) {
   auto now = clock_->now();
   files_read_ = 0;
-  std::vector<std::pair<std::string, std::string>> blobs;  // path, blob id ("": to write)
-  std::vector<std::string> contents;                       // of the files to write, in order
+  std::vector<PendingEntry> entries;
   std::map<std::string, KeptFile> kept;
   for (const HomeFile& f : files) {
-    std::string stamp = stamp_of(f.st);
+    if (in_chunk_tree(f.path)) continue;  // the name of a tree of chunks: see home_chunks.hpp
     auto found = kept_.find(f.path);
-    if (found != kept_.end() && found->second.stamp == stamp) {
-      blobs.emplace_back(f.path, found->second.blob);
-      kept.insert(*found);
+    const KeptFile* earlier = found != kept_.end() ? &found->second : nullptr;
+    if (earlier != nullptr && !earlier->stamp.empty() && earlier->stamp == stamp_of(f.st)) {
+      KeptFile& same = kept[f.path] = *earlier;
+      if (same.chunks.empty()) {
+        entries.push_back({f.path, same.blob, "", &same.blob});
+      } else {
+        std::string tree = f.path + std::string(kChunkedSuffix) + "/";
+        for (std::size_t i = 0; i < same.chunks.size(); ++i) {
+          entries.push_back({tree + chunk_name(i), same.chunks[i].blob, "", &same.chunks[i].blob});
+        }
+      }
       continue;
     }
     struct stat st {};
-    std::optional<std::string> content = read_home_file(home_, f.path, st);
-    if (!content) continue;  // gone, or replaced by what is not kept
+    fsnap::UniqueFd file = open_home_file(home_, f.path, st);
+    if (!file.valid()) continue;  // gone, or replaced by what is not kept
     ++files_read_;
-    blobs.emplace_back(f.path, "");
-    contents.push_back(redact(*content, secrets_));
-    if (old_enough(st, now)) kept[f.path] = KeptFile{stamp_of(st), ""};
+    KeptFile& now_kept = kept[f.path];
+    now_kept.stamp = old_enough(st, now) ? stamp_of(st) : "";
+    if (kept_in_chunks(f.path, static_cast<std::size_t>(st.st_size), secrets_)) {
+      add_chunks(file.get(), f.path, earlier, now_kept, entries);
+      continue;
+    }
+    std::string content;
+    content.reserve(static_cast<std::size_t>(st.st_size));
+    if (!fsnap::read_all(file.get(), content)) {
+      throw sandbox::Error(sandbox::ErrorCode::kIo,
+                           fsnap::errno_message("cannot read " + (home_ / f.path).string(), errno));
+    }
+    entries.push_back({f.path, "", redact(content, secrets_), &now_kept.blob});
   }
-  fsnap::StoreLock lock = store_.lock();
-  std::size_t next = 0;
-  for (auto& [path, blob] : blobs) {
-    if (blob.empty()) {
-      blob = repo_->write_blob(contents[next++]);
-      if (auto k = kept.find(path); k != kept.end()) k->second.blob = blob;
-    } else if (!repo_->has_object(blob)) {
-      // Gone with its run's home ref since (gc of a dropped run): read again.
-      kept.erase(path);
-      struct stat st {};
-      std::optional<std::string> content = read_home_file(home_, path, st);
-      ++files_read_;
-      blob = content ? repo_->write_blob(redact(*content, secrets_)) : "";
+  std::vector<std::pair<std::string, std::string>> blobs;  // path, blob id
+  {
+    fsnap::StoreLock lock = store_.lock();
+    bool all_there = true;
+    for (PendingEntry& e : entries) {
+      if (e.blob.empty()) {
+        e.blob = repo_->write_blob(e.content);
+        *e.kept_blob = e.blob;
+      } else if (!repo_->has_object(e.blob)) {
+        all_there = false;  // gone with its run's home ref since (gc of a dropped run)
+      }
+      blobs.emplace_back(std::move(e.path), e.blob);
+    }
+    if (all_there) {
+      std::sort(blobs.begin(), blobs.end());
+      std::string tree = write_nested_tree(*repo_, blobs, 0, blobs.size(), 0);
+      std::string ref = fsnap::layout::home_ref(run_);
+      if (repo_->ref_tree(ref) != tree) repo_->commit_to_ref(ref, tree, "home of run " + run_);
+      kept_ = std::move(kept);
+      return tree;
     }
   }
-  std::erase_if(blobs, [](const auto& entry) { return entry.second.empty(); });
-  std::string tree = write_nested_tree(*repo_, blobs, 0, blobs.size(), 0);
-  std::string ref = fsnap::layout::home_ref(run_);
-  if (repo_->ref_tree(ref) != tree) repo_->commit_to_ref(ref, tree, "home of run " + run_);
-  kept_ = std::move(kept);
-  return tree;
+  // Something kept was gone: everything is read again.
+  kept_.clear();
+  return preserve_files(files);
 }
 
 std::optional<std::string> preserved_home(const fsnap::ShadowRepo& repo, const std::string& run) {
@@ -160,7 +221,17 @@ void rebuild_home(const fsnap::ShadowRepo& repo, const std::string& run, const f
                          "run " + fsnap::quote_input(run) + " has no preserved agent data (" +
                              fsnap::layout::home_ref(run) + " is missing)");
   }
-  repo.materialize(*tree, dir);
+  materialize_home(repo, *tree, dir);
+}
+
+void materialize_home(const fsnap::ShadowRepo& repo, const std::string& tree, const fs::path& dir) {
+  repo.materialize(tree, dir);
+  join_chunked_files(dir);
+}
+
+std::vector<fsnap::TreeChange> home_changes(const fsnap::ShadowRepo& repo, const std::string& from,
+                                            const std::string& to) {
+  return home_file_changes(repo.diff_trees(from, to));
 }
 
 }  // namespace runs

@@ -10,7 +10,9 @@
 
 #include "agent_harness.hpp"
 #include "hooks/agent_session_state.hpp"
+#include "fsnap/shadow_repo.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/home_preservation.hpp"
 
 namespace {
 
@@ -111,11 +113,15 @@ std::vector<std::string> strings(const Poco::JSON::Array::Ptr& a) {
 
 TEST_F(RewindTest, RewindsAThreeCallRunToTheSecondCall) {
   ASSERT_TRUE(fs::exists(e2e::claude_binary())) << "run scripts/setup.sh to install Claude Code";
+  // The second call's input makes the transcript large enough to be preserved in chunks
+  // (runs/src/home_chunks.hpp): the rewind joins them before it cuts the conversation.
+  std::string two;
+  for (int i = 0; i < 80000; ++i) two += "two\\n";
   start_mock("first", R"({"steps":[
     {"tool":"Write","id":"toolu_one","input":{"file_path":")" +
                           path("a.txt") + R"(","content":"one\n"}},
     {"tool":"Write","id":"toolu_two","input":{"file_path":")" +
-                          path("b.txt") + R"(","content":"two\n"}},
+                          path("b.txt") + R"(","content":")" + two + R"("}},
     {"tool":"Bash","id":"toolu_three","input":{"command":"echo three > c.txt","description":"c"}},
     {"text":"done"}]})");
   CommandResult r = shadowbox(
@@ -127,6 +133,14 @@ TEST_F(RewindTest, RewindsAThreeCallRunToTheSecondCall) {
   Poco::JSON::Object::Ptr pre = json_object({"--json", "show", "pre:toolu_two"});
   std::string home = pre->getObject("ledger")->getValue<std::string>("home");
   EXPECT_EQ(home.size(), 40u);
+  fsnap::ShadowRepo repo = fsnap::ShadowRepo::open(store_ / "repo.git", false);
+  std::optional<std::string> newest = runs::preserved_home(repo, "r1");
+  ASSERT_TRUE(newest.has_value());
+  bool chunked = false;
+  for (const fsnap::TreeChange& c : repo.diff_trees("", *newest)) {
+    chunked = chunked || c.path.find(".jsonl.shadowbox-chunks/000001") != std::string::npos;
+  }
+  EXPECT_TRUE(chunked) << "the transcript is kept in chunks";
 
   start_mock("second", R"({"steps":[{"text":"rewound"}]})");
   CommandResult rewound = shadowbox(
