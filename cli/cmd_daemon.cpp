@@ -68,11 +68,11 @@ int serve(const Context& context, const fsnap::Store& store) {
     std::cerr << "shadowbox: watch daemon: " << advice << '\n';
   };
   // Hook events a thin client (`shadowbox-hook`) relays: recorded here, with this
-  // daemon's captures, by the code `shadowbox hook claude-code` runs — and with the
-  // store's repository kept open from one event to the next (its packs' indexes, the
-  // checkpoints already parsed), where a hook process opens it afresh each time.
-  std::shared_ptr<fsnap::ShadowRepo> repo;
-  options.on_message = [&store, &repo](std::string_view text,
+  // daemon's captures, by the code `shadowbox hook claude-code` runs — and with what
+  // one event leaves for the next (the store's repository open, each run's HOME
+  // preserver and spend meter), where a hook process starts from nothing each time.
+  WarmHookState warm;
+  options.on_message = [&store, &warm](std::string_view text,
                                        const std::shared_ptr<fsnap::CaptureService>& captures) {
     std::optional<HookMessage> message = decode_message(text);
     if (!message) {
@@ -81,7 +81,7 @@ int serve(const Context& context, const fsnap::Store& store) {
       unknown.why = "not a hook event";
       return encode(unknown);
     }
-    return encode(answer_relayed_hook_event(*message, store, captures, &repo));
+    return encode(answer_relayed_hook_event(*message, store, captures, &warm));
   };
   fsnap::WatchDaemonExit exit = fsnap::serve_watch_daemon(store, options);
   std::cerr << "shadowbox: watch daemon " << ::getpid() << " for " << store.workspace().string()

@@ -131,8 +131,7 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
                                const std::string& run_name, const hooks::AgentEvent& event,
                                bool session_ends, const HookEnvironment& env,
                                const std::shared_ptr<fsnap::CaptureService>& captures,
-                               std::shared_ptr<fsnap::ShadowRepo>* warm_repo,
-                               const std::string& lookalike) {
+                               WarmHookState* warm, const std::string& lookalike) {
   std::string run_home = env.get("SHADOWBOX_RUN_HOME");
   std::shared_ptr<fsnap::CaptureService> capture_service = captures;
   if (!capture_service && context.config.watch.daemon && !run_home.empty() &&
@@ -144,18 +143,19 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
     capture_service = watch_client(context.open_store(true), std::nullopt);
   }
   std::shared_ptr<fsnap::ShadowRepo> repo;
-  if (warm_repo != nullptr) {
-    if (!*warm_repo) *warm_repo = context.open_repo(context.open_store(true));
-    repo = *warm_repo;
-  }
+  if (warm != nullptr)
+    repo = warm->repo([&] { return context.open_repo(context.open_store(true)); });
   std::unique_ptr<runs::LedgerRun> run =
       context.open_run(run_name, true, std::move(repo), capture_service);
   if (!lookalike.empty()) warn_once_in_log(run->store(), run_name, lookalike);
   hooks::contain_run(*run, context.config,
                      hooks::run_limits(run->store(), run_name, context.config));
   std::vector<std::string> secrets = context.secret_values();
-  hooks::SpendMeter meter(context.config.policy.prices,
-                          fsnap::layout::agent_cost_file(run->store().dir(), run_name));
+  fs::path reported = fsnap::layout::agent_cost_file(run->store().dir(), run_name);
+  std::optional<hooks::SpendMeter> own_meter;
+  hooks::SpendMeter& meter = warm != nullptr
+                                 ? warm->meter(run_name, context.config.policy.prices, reported)
+                                 : own_meter.emplace(context.config.policy.prices, reported);
   auto warn = [](const std::string& text) { std::cerr << "shadowbox: warning: " << text << '\n'; };
   // A run that `shadowbox run` started has run.json; hooks installed by hand do not.
   bool supervised = runs::RunMeta::load(run->store(), run_name).has_value();
@@ -166,9 +166,13 @@ hooks::HookAnswer record_event(const hooks::AgentAdapter& adapter, const Context
   if (!run_home.empty() && context.config.run.capture_state &&
       context.config.run.preserve == runs::PreserveStrategy::kOnToolUse) {
     try {
-      runs::HomePreserver(run->store(), run->repo(), run_name, run_home, adapter.preserved_parts(),
-                          secrets)
-          .preserve_now();
+      std::optional<runs::HomePreserver> own;
+      runs::HomePreserver& preserver =
+          warm != nullptr ? warm->preserver(run->store(), run->repo(), run_name, run_home,
+                                            adapter.preserved_parts(), secrets)
+                          : own.emplace(run->store(), run->repo(), run_name, run_home,
+                                        adapter.preserved_parts(), secrets);
+      preserver.preserve_now();
     } catch (const std::exception& e) {
       std::cerr << "shadowbox: warning: could not preserve the agent's session data: " << e.what()
                 << '\n';
@@ -228,7 +232,7 @@ HookEnvironment HookEnvironment::of_process() {
 HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
                             const std::string& event, const HookEnvironment& env,
                             const std::shared_ptr<fsnap::CaptureService>& captures,
-                            std::shared_ptr<fsnap::ShadowRepo>* repo) {
+                            WarmHookState* warm) {
   HookReply reply;
   const hooks::AgentAdapter& adapter = hook_adapter(parsed);
   // Under `shadowbox run`, the run's own hooks (they name their run) record every event;
@@ -280,7 +284,7 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
     hooks::HookAnswer answer =
         record_event(adapter, context, run_name, parsed_event,
                      parsed_event.name == "SessionEnd" && parsed_event.reason != "clear", env,
-                     captures, repo, lookalike);
+                     captures, warm, lookalike);
     if (!answer.stdout_json.empty()) reply.out = answer.stdout_json + "\n";
     if (!answer.stderr_text.empty()) reply.err = answer.stderr_text + "\n";
     reply.exit_code = answer.exit_code;
@@ -292,7 +296,7 @@ HookReply answer_hook_event(const GlobalOptions& global, const Args& parsed,
 
 HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Store& store,
                                     const std::shared_ptr<fsnap::CaptureService>& captures,
-                                    std::shared_ptr<fsnap::ShadowRepo>* repo) {
+                                    WarmHookState* warm) {
   HookReply fall_back;
   fall_back.fall_back = true;
   HookEnvironment env;
@@ -331,7 +335,7 @@ HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Sto
     fall_back.why = "the event is for another store";
     return fall_back;
   }
-  return answer_hook_event(global, *line.args, message.event, env, captures, repo);
+  return answer_hook_event(global, *line.args, message.event, env, captures, warm);
 }
 
 int cmd_hook(const GlobalOptions& global, const Args& parsed) {

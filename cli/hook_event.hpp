@@ -12,6 +12,7 @@
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hook_message.hpp"
+#include "warm_hook_state.hpp"
 
 namespace cli {
 
@@ -26,20 +27,20 @@ struct HookEnvironment {
 
 // Records event (the hook command's own arguments in parsed) and says what the hook
 // process answers Claude Code. captures, if given, is asked for every capture (the
-// watch daemon's own). repo, if given, is the store's repository kept open from one
-// event to the next (the daemon's): opened into *repo by the first event, used by every
-// later one. Never throws for the event: a failure to record it is an answer.
+// watch daemon's own). warm, if given, is what the daemon keeps from one event to the
+// next (warm_hook_state.hpp): the store's repository, each run's HOME preserver and spend
+// meter. Never throws for the event: a failure to record it is an answer.
 HookReply answer_hook_event(const GlobalOptions& global, const CommandArgs& parsed,
                             const std::string& event, const HookEnvironment& env,
                             const std::shared_ptr<fsnap::CaptureService>& captures,
-                            std::shared_ptr<fsnap::ShadowRepo>* repo = nullptr);
+                            WarmHookState* warm = nullptr);
 
 // The same for an event a thin client relayed to the watch daemon of store, whose
 // captures it uses. A command line that is not a plain `hook claude-code` for this
 // store, or an environment naming another configuration, is answered with fall_back
-// (nothing recorded; the client runs the full command). repo: as answer_hook_event's.
+// (nothing recorded; the client runs the full command). warm: as answer_hook_event's.
 HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Store& store,
                                     const std::shared_ptr<fsnap::CaptureService>& captures,
-                                    std::shared_ptr<fsnap::ShadowRepo>* repo);
+                                    WarmHookState* warm);
 
 }  // namespace cli

@@ -1,0 +1,66 @@
+// WarmHookState — what the watch daemon keeps from one relayed hook event to the next,
+// where a hook process starts from nothing each time: the store's repository open (its
+// packs' indexes, the checkpoints already parsed) and, for each run, its HOME preserver
+// (the files it kept, by stat data and chunk digests) and its spend meter (how far it
+// has read the transcripts). Without them an event reads the whole transcript twice
+// over, once to price it and once to preserve it: a cost that grows with the session.
+//
+// Thread-safety: one thread at a time (the daemon answers one request after another).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/filesystem/path.hpp>
+
+#include "fsnap/shadow_repo.hpp"
+#include "fsnap/store.hpp"
+#include "hooks/agent_spend.hpp"
+#include "runs/home_preservation.hpp"
+#include "runs/pricing.hpp"
+
+namespace cli {
+
+class WarmHookState {
+ public:
+  // Runs whose preservers and meters are kept at most; past it, all are let go.
+  static constexpr std::size_t kMaxRuns = 32;
+
+  // The store's repository, opened by open the first time.
+  template <typename Open>
+  std::shared_ptr<fsnap::ShadowRepo> repo(Open open) {
+    if (!repo_) repo_ = open();
+    return repo_;
+  }
+
+  // The preserver of run's HOME at home (the parts of it kept, and the secrets redacted
+  // from them, as given) into store, through repo (this object's): the one of an
+  // earlier event given the same, else a new one.
+  runs::HomePreserver& preserver(const fsnap::Store& store,
+                                 const std::shared_ptr<fsnap::ShadowRepo>& repo,
+                                 const std::string& run, const boost::filesystem::path& home,
+                                 const std::vector<std::string>& parts,
+                                 const std::vector<std::string>& secrets);
+
+  // The spend meter of run, pricing with prices and reading the agent's reported cost
+  // from reported: the one of an earlier event given the same, else a new one.
+  hooks::SpendMeter& meter(const std::string& run, const runs::PriceTable& prices,
+                           const boost::filesystem::path& reported);
+  // How many runs' meters are kept.
+  std::size_t meters_kept() const { return meters_.size(); }
+
+ private:
+  struct Meter {
+    runs::PriceTable prices;
+    boost::filesystem::path reported;
+    std::unique_ptr<hooks::SpendMeter> meter;
+  };
+
+  std::shared_ptr<fsnap::ShadowRepo> repo_;
+  std::map<std::string, std::unique_ptr<runs::HomePreserver>> preservers_;
+  std::map<std::string, Meter> meters_;
+};
+
+}  // namespace cli
