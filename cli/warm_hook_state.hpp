@@ -4,10 +4,13 @@
 // (the files it kept, by stat data and chunk digests) and its spend meter (how far it
 // has read the transcripts). Without them an event reads the whole transcript twice
 // over, once to price it and once to preserve it: a cost that grows with the session.
+// A meter holds what it read of each request (a megabyte or two for thousands of them),
+// so only the runs used last are kept.
 //
 // Thread-safety: one thread at a time (the daemon answers one request after another).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,8 +28,8 @@ namespace cli {
 
 class WarmHookState {
  public:
-  // Runs whose preservers and meters are kept at most; past it, all are let go.
-  static constexpr std::size_t kMaxRuns = 32;
+  // Preservers, and meters, kept at most: a new one lets go of the one used longest ago.
+  static constexpr std::size_t kMaxKept = 8;
 
   // The store's repository, opened by open the first time.
   template <typename Open>
@@ -48,18 +51,25 @@ class WarmHookState {
   // from reported: the one of an earlier event given the same, else a new one.
   hooks::SpendMeter& meter(const std::string& run, const runs::PriceTable& prices,
                            const boost::filesystem::path& reported);
-  // How many runs' meters are kept.
+  // How many preservers and meters are kept.
+  std::size_t preservers_kept() const { return preservers_.size(); }
   std::size_t meters_kept() const { return meters_.size(); }
 
  private:
+  struct Preserver {
+    std::uint64_t used = 0;
+    std::unique_ptr<runs::HomePreserver> preserver;
+  };
   struct Meter {
+    std::uint64_t used = 0;
     runs::PriceTable prices;
     boost::filesystem::path reported;
     std::unique_ptr<hooks::SpendMeter> meter;
   };
 
   std::shared_ptr<fsnap::ShadowRepo> repo_;
-  std::map<std::string, std::unique_ptr<runs::HomePreserver>> preservers_;
+  std::uint64_t uses_ = 0;
+  std::map<std::string, Preserver> preservers_;
   std::map<std::string, Meter> meters_;
 };
 
