@@ -308,23 +308,29 @@ HookReply answer_relayed_hook_event(const HookMessage& message, const fsnap::Sto
     fall_back.why = "the hook's environment names another configuration or store";
     return fall_back;
   }
-  std::vector<const CommandSyntax*> syntaxes;
-  const Command* hook = nullptr;
-  for (const Command& c : all_commands()) {
-    syntaxes.push_back(&c.syntax);
-    if (c.run_unresolved == cmd_hook) hook = &c;
-  }
+  const CommandLine* kept = warm != nullptr ? warm->command_line(message.args) : nullptr;
   CommandLine line;
-  try {
-    line = parse_command_line(message.args, syntaxes);
-  } catch (const UsageError& e) {
-    fall_back.why = e.what();
-    return fall_back;
-  }
-  if (hook == nullptr || line.command != &hook->syntax || line.help || !line.args ||
-      !hooks::parse_agent_kind(line.args->operands()[0])) {
-    fall_back.why = "not a hook event's command line";
-    return fall_back;
+  if (kept != nullptr) {
+    line = *kept;
+  } else {
+    std::vector<const CommandSyntax*> syntaxes;
+    const Command* hook = nullptr;
+    for (const Command& c : all_commands()) {
+      syntaxes.push_back(&c.syntax);
+      if (c.run_unresolved == cmd_hook) hook = &c;
+    }
+    try {
+      line = parse_command_line(message.args, syntaxes);
+    } catch (const UsageError& e) {
+      fall_back.why = e.what();
+      return fall_back;
+    }
+    if (hook == nullptr || line.command != &hook->syntax || line.help || !line.args ||
+        !hooks::parse_agent_kind(line.args->operands()[0])) {
+      fall_back.why = "not a hook event's command line";
+      return fall_back;
+    }
+    if (warm != nullptr) warm->keep_command_line(message.args, line);
   }
   GlobalOptions global = line.options;
   absolute_against(global.store, message.cwd);

@@ -2,10 +2,10 @@
 // where a hook process starts from nothing each time: the store's repository open (its
 // packs' indexes, the checkpoints already parsed) and, for each run, its HOME preserver
 // (the files it kept, by stat data and chunk digests) and its spend meter (how far it
-// has read the transcripts). Without them an event reads the whole transcript twice
-// over, once to price it and once to preserve it: a cost that grows with the session.
-// A meter holds what it read of each request (a megabyte or two for thousands of them),
-// so only the runs used last are kept.
+// has read the transcripts); and the hook command lines it has parsed. Without them an event reads
+// the whole transcript twice over, once to price it and once to preserve it: a cost that grows with
+// the session. A meter holds what it read of each request (a megabyte or two for thousands of
+// them), so only the runs used last are kept.
 //
 // Thread-safety: one thread at a time (the daemon answers one request after another).
 #pragma once
@@ -18,6 +18,7 @@
 
 #include <boost/filesystem/path.hpp>
 
+#include "arguments.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/agent_spend.hpp"
@@ -51,6 +52,18 @@ class WarmHookState {
   // from reported: the one of an earlier event given the same, else a new one.
   hooks::SpendMeter& meter(const std::string& run, const runs::PriceTable& prices,
                            const boost::filesystem::path& reported);
+  // The hook command line argv was parsed into before, or null: a thin client sends the
+  // same one with every event of its hook.
+  const CommandLine* command_line(const std::vector<std::string>& argv) const {
+    auto found = lines_.find(argv);
+    return found != lines_.end() ? &found->second : nullptr;
+  }
+  // Keeps line as what argv parses into.
+  void keep_command_line(const std::vector<std::string>& argv, const CommandLine& line) {
+    if (lines_.size() >= 4 * kMaxKept) lines_.clear();
+    lines_.insert_or_assign(argv, line);
+  }
+
   // How many preservers and meters are kept.
   std::size_t preservers_kept() const { return preservers_.size(); }
   std::size_t meters_kept() const { return meters_.size(); }
@@ -71,6 +84,7 @@ class WarmHookState {
   std::uint64_t uses_ = 0;
   std::map<std::string, Preserver> preservers_;
   std::map<std::string, Meter> meters_;
+  std::map<std::vector<std::string>, CommandLine> lines_;
 };
 
 }  // namespace cli

@@ -89,4 +89,16 @@ TEST(WarmHookStateTest, TheRunUsedLongestAgoIsLetGoFirst) {
   EXPECT_EQ(warm.meters_kept(), cli::WarmHookState::kMaxKept);
 }
 
+TEST(WarmHookStateTest, AHookCommandLineIsParsedOnce) {
+  cli::WarmHookState warm;
+  std::vector<std::string> argv = {"--store", "/s", "hook", "claude-code"};
+  EXPECT_EQ(warm.command_line(argv), nullptr);
+  cli::CommandLine line;
+  line.options.store = "/s";
+  warm.keep_command_line(argv, line);
+  ASSERT_NE(warm.command_line(argv), nullptr);
+  EXPECT_EQ(warm.command_line(argv)->options.store, std::optional<std::string>("/s"));
+  EXPECT_EQ(warm.command_line({"--store", "/t", "hook", "claude-code"}), nullptr);
+}
+
 }  // namespace
