@@ -200,7 +200,9 @@ Store Store::open(const fs::path& dir, const fs::path& workspace, bool create) {
                                                    ", not " + real_workspace.string());
     }
   }
-  if (create) {
+  // The marker is written last, under the lock, once the repository is made: with it
+  // and the repository there, the store is made already and nothing is to be opened.
+  if (create && !(fs::exists(marker, ec) && fs::exists(repo_dir / "HEAD", ec))) {
     StoreLock lock = store.lock();
     ShadowRepo::open(repo_dir, /*create=*/true);
     if (!fs::exists(marker, ec)) write_file_atomically(marker, real_workspace.string());
