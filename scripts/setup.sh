@@ -8,10 +8,12 @@ set -euo pipefail
 # tests' Redis (each test starts its own on a free loopback port); file and lintian
 # make and check the Debian packages (cpack reads the executables' dependencies with
 # file and dpkg-shlibdeps); bash-completion, zsh and fish run the shell completions' tests;
-# chromium renders the pages of `shadowbox report` in its tests (headless).
+# chromium renders the pages of `shadowbox report` in its tests (headless); libxxhash-dev
+# is a header only here (xxHash compiled in, no library linked).
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgit2-dev libboost-filesystem-dev libyaml-cpp-dev libpoco-dev libcli11-dev zlib1g-dev libssl-dev
+  libxxhash-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   tmux redis-server file lintian bash-completion zsh fish chromium
 )

@@ -13,6 +13,12 @@
 // the file. A cut depends only on the bytes up to it and the one after, so appending to
 // the file changes only its last chunk and adds new ones.
 //
+// A chunk whose end and digest are those of the same chunk at the last preservation
+// keeps its blob. The digest is xxHash's XXH3 (128 bits, a few times faster than reading
+// the file): no cryptographic digest, since the only one who could make two chunks
+// collide is the agent that writes the file, and all it would get is an older line of
+// its own transcript kept in place of a newer one — what it can write there anyway.
+//
 // Each chunk is redacted on its own. That is the same as redacting the whole file:
 // what redaction looks for never spans a newline that starts a '{' line (a PEM block's
 // lines are base64 and its markers start with '-'), and a file is not cut when a

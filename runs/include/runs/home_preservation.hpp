@@ -33,7 +33,7 @@ struct HomeFile;
 // read keeps its stat data, so a file that young is always read). A large transcript
 // (a *.jsonl file over 256 KiB) is kept in chunks of about 64 KiB cut at its lines
 // (runs/src/home_chunks.hpp): when it has grown, only the chunks whose bytes changed
-// (compared by their SHA-1) are redacted and written again, so what a preservation
+// (compared by an XXH3 digest) are redacted and written again, so what a preservation
 // costs and stores follows what the agent appended, not the length of the session.
 class HomePreserver {
  public:
@@ -53,7 +53,7 @@ class HomePreserver {
   std::size_t files_read() const { return files_read_; }
 
  private:
-  // A chunk of a file kept in chunks: where it ends, the SHA-1 of its bytes as read
+  // A chunk of a file kept in chunks: where it ends, the XXH3 digest of its bytes as read
   // (before redaction), and its blob.
   struct KeptChunk {
     std::size_t end = 0;
