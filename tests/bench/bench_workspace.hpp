@@ -216,4 +216,30 @@ inline double stat_floor(const fs::path& root) {
   });
 }
 
+// One tool call as an agent's transcript (Claude Code's JSON lines) records it: an
+// assistant turn asking for tool call id and the tool's result, about 5 KB of words
+// from a small vocabulary (text that compresses about as prose and code do).
+inline std::string transcript_call(std::mt19937& rng, const std::string& id) {
+  static const char* kWords[] = {"the",   "file",  "return", "const", "std::string", "int",
+                                 "error", "tests", "value",  "path",  "{",           "}",
+                                 "if",    "for",   "write",  "read",  "commit",      "build"};
+  auto text = [&](std::size_t bytes) {
+    std::string out;
+    while (out.size() < bytes) {
+      out += kWords[rng() % (sizeof kWords / sizeof *kWords)];
+      out += ' ';
+    }
+    return out;
+  };
+  return "{\"type\":\"assistant\",\"requestId\":\"req_" + id + "\",\"message\":{\"id\":\"msg_" +
+         id +
+         "\",\"model\":\"claude-sonnet-4-5\",\"role\":\"assistant\",\"content\":[{"
+         "\"type\":\"text\",\"text\":\"" +
+         text(1200) + "\"},{\"type\":\"tool_use\",\"id\":\"" + id +
+         "\",\"name\":\"Edit\"}],\"usage\":{\"input_tokens\":100,\"output_tokens\":300}}}\n"
+         "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":"
+         "\"tool_result\",\"tool_use_id\":\"" +
+         id + "\",\"content\":\"" + text(3500) + "\"}]}}\n";
+}
+
 }  // namespace bench

@@ -59,28 +59,9 @@ Settings parse(int argc, char** argv) {
   return s;
 }
 
-// One call's lines: an assistant turn asking for a tool and the tool's result, of words
-// drawn from a small vocabulary (text that compresses as prose and code do).
+// One call's lines (bench::transcript_call).
 std::string call_lines(std::mt19937& rng, int call) {
-  static const char* kWords[] = {"the",   "file",  "return", "const", "std::string", "int",
-                                 "error", "tests", "value",  "path",  "{",           "}",
-                                 "if",    "for",   "write",  "read",  "commit",      "build"};
-  auto text = [&](std::size_t bytes) {
-    std::string out;
-    while (out.size() < bytes) {
-      out += kWords[rng() % (sizeof kWords / sizeof *kWords)];
-      out += ' ';
-    }
-    return out;
-  };
-  std::string id = "toolu_" + std::to_string(call);
-  return "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_" + std::to_string(call) +
-         "\",\"content\":[{\"type\":\"text\",\"text\":\"" + text(1200) +
-         "\"},{\"type\":\"tool_use\",\"id\":\"" + id +
-         "\",\"name\":\"Edit\"}],\"usage\":{\"input_tokens\":100,\"output_tokens\":300}}}\n"
-         "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
-         "\"" +
-         id + "\",\"content\":\"" + text(3500) + "\"}]}}\n";
+  return bench::transcript_call(rng, "toolu_" + std::to_string(call));
 }
 
 // The bytes of the loose objects of the store at store.

@@ -6,8 +6,13 @@
 // and p90 of each answer and of the call, so the part of hook_overhead_bench's figure
 // that is shadowbox's can be read apart from the agent's own cost of two hooks.
 //
-//   hook_event_bench [--calls N] [--files F] [--scan] [--keep DIR]
+//   hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--scan] [--keep DIR]
 //
+// --transcript-kb: the agent has a transcript of K KB to begin with (Claude Code's JSON
+// lines), to which each call adds its turn and its result (about 5 KB); the answers
+// price it (the run's spend meter reads what is new), and after each answer the agent's
+// HOME is preserved, as `run` does once it has replied (a row of its own, and the call
+// with it).
 // --scan: no watch (a capture walks the workspace with the stat cache), as a run whose
 // inotify limits are too low. --keep: the workspace and store are made in DIR (new) and
 // kept, to be looked at with git (`git --git-dir DIR/store/repo.git log --all`).
@@ -15,6 +20,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,9 +31,11 @@
 #include "bench_workspace.hpp"
 #include "fsnap/store.hpp"
 #include "hooks/agent_hook.hpp"
+#include "hooks/agent_spend.hpp"
 #include "hooks/config.hpp"
 #include "hooks/run_policy.hpp"
 #include "hooks/run_slice_types.hpp"
+#include "runs/home_preservation.hpp"
 #include "runs/ledger_run.hpp"
 #include "test_support.hpp"
 
@@ -37,6 +46,7 @@ namespace {
 struct Settings {
   int calls = 200;
   int files = 10000;
+  int transcript_kb = 0;
   bool scan = false;
   std::string keep;
 };
@@ -53,9 +63,12 @@ Settings parse(int argc, char** argv) {
       s.calls = std::max(1, std::stoi(argv[++i]));
     } else if (arg == "--files" && i + 1 < argc) {
       s.files = std::max(1, std::stoi(argv[++i]));
+    } else if (arg == "--transcript-kb" && i + 1 < argc) {
+      s.transcript_kb = std::max(0, std::stoi(argv[++i]));
     } else {
       throw std::invalid_argument(
-          "usage: hook_event_bench [--calls N] [--files F] [--scan] [--keep DIR]");
+          "usage: hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--scan] "
+          "[--keep DIR]");
     }
   }
   return s;
@@ -72,10 +85,10 @@ double cpu_ms() {
 
 // Answers one event and returns the time it took; throws if the answer blocks.
 double answer(runs::LedgerRun& run, const hooks::HookOptions& options, const fs::path& ws,
-              const std::string& name, const std::string& fields) {
+              const fs::path& transcript, const std::string& name, const std::string& fields) {
   std::string event = "{\"hook_event_name\":\"" + name +
-                      "\",\"session_id\":\"bench\",\"transcript_path\":\"\",\"cwd\":\"" +
-                      ws.string() + "\"" + fields + "}";
+                      "\",\"session_id\":\"bench\",\"transcript_path\":\"" + transcript.string() +
+                      "\",\"cwd\":\"" + ws.string() + "\"" + fields + "}";
   hooks::HookAnswer a;
   double t =
       1e3 * bench::seconds_of([&] { a = hooks::handle_claude_code_event(event, run, options); });
@@ -106,31 +119,78 @@ int main(int argc, char** argv) try {
   if (!s.scan) run.workspace().watch([](const std::string&) {});
   hooks::HookOptions options;
   options.supervised = true;
-  answer(run, options, ws, "SessionStart", ",\"source\":\"startup\"");
+  // The agent's HOME, its transcript and what `run` keeps of it, with --transcript-kb.
+  fs::path home = dir / "home";
+  fs::path transcript;
+  std::mt19937 rng(7);
+  std::optional<hooks::SpendMeter> meter;
+  std::optional<runs::HomePreserver> preserver;
+  if (s.transcript_kb > 0) {
+    transcript = home / ".claude/projects/p/bench.jsonl";
+    std::string text;
+    for (int i = 0; text.size() < static_cast<std::size_t>(s.transcript_kb) * 1024; ++i) {
+      text += bench::transcript_call(rng, "toolu_old_" + std::to_string(i));
+    }
+    testing_support::write_file(transcript, text);
+    meter.emplace(config.policy.prices, dir / "agent-cost.json");
+    options.spend = &*meter;
+    preserver.emplace(run.store(), run.repo(), "bench-run", home,
+                      std::vector<std::string>{".claude/projects"}, std::vector<std::string>{});
+    preserver->preserve_now();
+  }
+  auto append = [&](const std::string& text) {
+    std::FILE* f = std::fopen(transcript.c_str(), "ab");
+    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
+        std::fclose(f) != 0) {
+      throw std::runtime_error("cannot append to " + transcript.string());
+    }
+  };
+  auto preserve = [&] {
+    return preserver ? 1e3 * bench::seconds_of([&] { preserver->preserve(); }) : 0.0;
+  };
+  answer(run, options, ws, transcript, "SessionStart", ",\"source\":\"startup\"");
 
-  std::vector<double> pre, post, call;
+  std::vector<double> pre, post, call, preserved, whole;
   double cpu_before = cpu_ms();
   for (int i = 1; i <= s.calls; ++i) {
     const std::string& file = files[static_cast<std::size_t>(i) % files.size()];
-    std::string tool = ",\"tool_name\":\"Edit\",\"tool_use_id\":\"toolu_" + std::to_string(i) +
+    std::string id = "toolu_" + std::to_string(i);
+    std::string tool = ",\"tool_name\":\"Edit\",\"tool_use_id\":\"" + id +
                        "\",\"tool_input\":{\"file_path\":\"" + file + "\"}";
-    double a = answer(run, options, ws, "PreToolUse", tool);
+    // The model's turn that asks for the call is in the transcript before the call's
+    // hook (its result after the tool: here both at once, the next call's before it).
+    if (preserver) append(bench::transcript_call(rng, id));
+    double a = answer(run, options, ws, transcript, "PreToolUse", tool);
+    double pa = preserve();
     testing_support::write_file(ws / file, "line " + std::to_string(i) + "\n");
-    double b = answer(run, options, ws, "PostToolUse", tool + ",\"tool_response\":{\"ok\":true}");
+    double b = answer(run, options, ws, transcript, "PostToolUse",
+                      tool + ",\"tool_response\":{\"ok\":true}");
+    double pb = preserve();
     pre.push_back(a);
     post.push_back(b);
     call.push_back(a + b);
+    preserved.push_back(pa + pb);
+    whole.push_back(a + b + pa + pb);
   }
   double cpu_per_call = (cpu_ms() - cpu_before) / s.calls;  // the edits' writes included
-  std::printf("hook_event_bench: %d calls on %d files, %s, in process (no HTTP)\n", s.calls,
-              s.files, s.scan ? "scanning" : "watched");
-  std::printf("%-22s %10s %10s\n", "per tool call", "median", "p90");
+  std::printf("hook_event_bench: %d calls on %d files, %s, in process (no HTTP)", s.calls, s.files,
+              s.scan ? "scanning" : "watched");
+  if (preserver) {
+    std::printf(", a transcript of %d KB growing by a call's 5 KB", s.transcript_kb);
+  }
+  std::printf("\n%-22s %10s %10s\n", "per tool call", "median", "p90");
   std::printf("%-22s %8.2f ms %8.2f ms\n", "PreToolUse answer", bench::percentile(pre, 50),
               bench::percentile(pre, 90));
   std::printf("%-22s %8.2f ms %8.2f ms\n", "PostToolUse answer", bench::percentile(post, 50),
               bench::percentile(post, 90));
   std::printf("%-22s %8.2f ms %8.2f ms   (goal: <= 5 ms)\n", "both", bench::percentile(call, 50),
               bench::percentile(call, 90));
+  if (preserver) {
+    std::printf("%-22s %8.2f ms %8.2f ms   (after each answer, as run does)\n", "HOME preserved",
+                bench::percentile(preserved, 50), bench::percentile(preserved, 90));
+    std::printf("%-22s %8.2f ms %8.2f ms\n", "both, HOME preserved", bench::percentile(whole, 50),
+                bench::percentile(whole, 90));
+  }
   std::printf("%-22s %8.2f ms (mean; the wall-clock figures include waiting for a core)\n",
               "CPU per call", cpu_per_call);
   return 0;
