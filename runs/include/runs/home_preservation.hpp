@@ -54,7 +54,8 @@ class HomePreserver {
 
  private:
   // A chunk of a file kept in chunks: where it ends, the XXH3 digest of its bytes as read
-  // (before redaction), and its blob.
+  // (before redaction), and its blob. The digest stays in memory: written to the store
+  // beside the redacted chunk, it would let a reader test guesses of a secret offline.
   struct KeptChunk {
     std::size_t end = 0;
     std::string digest;
