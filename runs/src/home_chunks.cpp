@@ -28,14 +28,16 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// The index a chunk's name gives ("000042": 42), or nullopt if it is not one.
+// The index a chunk's name gives ("000042": 42), or nullopt if it is not one: at least
+// six digits, written as chunk_name writes them.
 std::optional<std::size_t> chunk_index(std::string_view name) {
-  if (name.size() != kChunkNameLength) return std::nullopt;
+  if (name.size() < kChunkNameLength || name.size() > 12) return std::nullopt;
   std::size_t index = 0;
   for (char c : name) {
     if (c < '0' || c > '9') return std::nullopt;
     index = index * 10 + static_cast<std::size_t>(c - '0');
   }
+  if (chunk_name(index) != name) return std::nullopt;
   return index;
 }
 
@@ -46,17 +48,77 @@ std::string_view chunk_of(std::string_view path) {
   return at == std::string_view::npos ? std::string_view() : path.substr(at + marker.size());
 }
 
-// Where the chunk that starts bytes ends: past the first newline at or after from that
-// is followed by '{'; npos if bytes hold none.
-std::size_t next_cut(std::string_view bytes, std::size_t from) {
-  for (std::size_t at = from; at + 1 < bytes.size(); ++at) {
-    const void* found = std::memchr(bytes.data() + at, '\n', bytes.size() - at - 1);
-    if (found == nullptr) break;
-    at = static_cast<std::size_t>(static_cast<const char*>(found) - bytes.data());
-    if (bytes[at + 1] == '{') return at + 1;
+// Finds the cuts of one chunk as its bytes come. A cut is past a newline followed by '{',
+// at kChunkTarget bytes from the chunk's start or more, and never inside a PEM private
+// key block as redact() finds them (redaction.cpp's redact_private_keys: a "-----BEGIN
+// <label>-----" whose label says PRIVATE KEY, up to "-----END <label>-----", or to the
+// end of the text without one). A key an agent read in two tool calls has its BEGIN in
+// one JSON line and its END in a later one: cut between them, the later chunk would hold
+// the rest of the key with no BEGIN of its own, and not be redacted. What is inside a
+// block is told from the bytes before the cut alone, as the cut is, and in one pass over
+// them however often more bytes come.
+class CutFinder {
+ public:
+  // The end of the chunk that bytes (its bytes so far) begin, or npos if bytes hold
+  // none of its cuts yet.
+  std::size_t next(std::string_view bytes) {
+    for (std::size_t at = std::max(scan_from_, kChunkTarget - 1); at + 1 < bytes.size(); ++at) {
+      const void* found = std::memchr(bytes.data() + at, '\n', bytes.size() - at - 1);
+      if (found == nullptr) break;
+      at = static_cast<std::size_t>(static_cast<const char*>(found) - bytes.data());
+      if (bytes[at + 1] == '{' && outside_key(bytes, at + 1)) return at + 1;
+    }
+    // A newline that ends what came may still be followed by a '{'.
+    scan_from_ = bytes.empty() ? 0 : std::max(scan_from_, bytes.size() - 1);
+    return std::string_view::npos;
   }
-  return std::string_view::npos;
-}
+
+ private:
+  // Whether bytes[0, end) closes every private key block it opens (and has no BEGIN
+  // whose header is still to come).
+  bool outside_key(std::string_view bytes, std::size_t end) {
+    static constexpr std::string_view kBegin = "-----BEGIN ";
+    static constexpr std::string_view kDashes = "-----";
+    std::string_view text = bytes.substr(0, end);
+    while (true) {
+      if (!footer_.empty()) {
+        std::size_t f = text.find(footer_, footer_from_);
+        if (f == std::string_view::npos) {
+          footer_from_ = std::max(footer_from_, text.size() >= footer_.size()
+                                                    ? text.size() - footer_.size() + 1
+                                                    : std::size_t{0});
+          return false;
+        }
+        begin_from_ = f + footer_.size();
+        footer_.clear();
+      }
+      std::size_t b = text.find(kBegin, begin_from_);
+      if (b == std::string_view::npos) {
+        begin_from_ =
+            std::max(begin_from_, text.size() >= kBegin.size() ? text.size() - kBegin.size() + 1
+                                                               : std::size_t{0});
+        return true;
+      }
+      std::size_t header_end = text.find(kDashes, b + kBegin.size());
+      if (header_end == std::string_view::npos) {
+        begin_from_ = b;  // its label is not all here yet
+        return false;
+      }
+      std::string_view label = text.substr(b + kBegin.size(), header_end - b - kBegin.size());
+      if (label.find("PRIVATE KEY") == std::string_view::npos) {
+        begin_from_ = header_end;
+        continue;
+      }
+      footer_ = "-----END " + std::string(label) + "-----";
+      footer_from_ = header_end;
+    }
+  }
+
+  std::size_t scan_from_ = 0;    // where a newline may start a cut
+  std::size_t begin_from_ = 0;   // where the next BEGIN is looked for
+  std::string footer_;           // the END of the open block ("" when none is open)
+  std::size_t footer_from_ = 0;  // where it is looked for
+};
 
 sandbox::Error io_error(const std::string& what, int err) {
   return sandbox::Error(sandbox::ErrorCode::kIo, fsnap::errno_message(what, err));
@@ -89,15 +151,20 @@ void join(const std::vector<fs::path>& chunks, const fs::path& target) {
   fsnap::UniqueFd out(::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                              first.st_mode & 07777));
   if (!out.valid()) throw io_error("cannot create " + target.string(), errno);
-  for (const fs::path& chunk : chunks) {
-    fsnap::UniqueFd in(::open(chunk.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    std::string content;
-    if (!in.valid() || !fsnap::read_all(in.get(), content)) {
-      throw io_error("cannot read " + chunk.string(), errno);
+  try {
+    for (const fs::path& chunk : chunks) {
+      fsnap::UniqueFd in(::open(chunk.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      std::string content;
+      if (!in.valid() || !fsnap::read_all(in.get(), content)) {
+        throw io_error("cannot read " + chunk.string(), errno);
+      }
+      if (!fsnap::write_all(out.get(), content.data(), content.size())) {
+        throw io_error("cannot write " + target.string(), errno);
+      }
     }
-    if (!fsnap::write_all(out.get(), content.data(), content.size())) {
-      throw io_error("cannot write " + target.string(), errno);
-    }
+  } catch (...) {
+    ::unlink(target.c_str());  // no half file: the chunks stay, and a retry joins them
+    throw;
   }
 }
 
@@ -115,7 +182,7 @@ std::vector<std::size_t> chunk_ends(std::string_view content) {
   std::vector<std::size_t> ends;
   std::size_t start = 0;
   while (start < content.size()) {
-    std::size_t cut = next_cut(content.substr(start), kChunkTarget - 1);
+    std::size_t cut = CutFinder().next(content.substr(start));
     start = cut == std::string_view::npos ? content.size() : start + cut;
     ends.push_back(start);
   }
@@ -125,8 +192,8 @@ std::vector<std::size_t> chunk_ends(std::string_view content) {
 void for_each_chunk(int fd, const std::string& name,
                     const std::function<void(std::string_view)>& visit) {
   constexpr std::size_t kRead = std::size_t{256} << 10;
-  std::string pending;                       // the bytes read from the current chunk's start on
-  std::size_t scan_from = kChunkTarget - 1;  // where in pending a cut may still be
+  std::string pending;  // the bytes read from the current chunk's start on
+  CutFinder cuts;
   while (true) {
     std::size_t had = pending.size();
     pending.resize(had + kRead);
@@ -141,15 +208,11 @@ void for_each_chunk(int fd, const std::string& name,
     std::size_t start = 0;
     while (true) {
       std::string_view rest(pending.data() + start, pending.size() - start);
-      std::size_t cut = next_cut(rest, scan_from);
-      if (cut == std::string_view::npos) {
-        // A newline that ends what was read may still be followed by a '{'.
-        scan_from = std::max(scan_from, rest.empty() ? 0 : rest.size() - 1);
-        break;
-      }
+      std::size_t cut = cuts.next(rest);
+      if (cut == std::string_view::npos) break;
       visit(rest.substr(0, cut));
       start += cut;
-      scan_from = kChunkTarget - 1;
+      cuts = CutFinder();
     }
     pending.erase(0, start);
   }

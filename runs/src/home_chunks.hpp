@@ -9,9 +9,11 @@
 // instead as a tree named <file name><kChunkedSuffix> beside where the file would be,
 // holding its content cut into chunks "000000", "000001"... in order. A chunk ends
 // after the first newline that is followed by '{' (the start of the next JSON line) at
-// or past kChunkTarget bytes from the chunk's start; the last one runs to the end of
-// the file. A cut depends only on the bytes up to it and the one after, so appending to
-// the file changes only its last chunk and adds new ones.
+// or past kChunkTarget bytes from the chunk's start, and not inside a PEM private key
+// block (from its BEGIN line to its END, which an agent that read a key in two tool
+// calls writes into two JSON lines); the last one runs to the end of the file. A cut
+// depends only on the bytes up to it and the one after, so appending to the file
+// changes only its last chunk and adds new ones.
 //
 // A chunk whose end and digest are those of the same chunk at the last preservation
 // keeps its blob. The digest is xxHash's XXH3 (128 bits, a few times faster than reading
@@ -19,10 +21,10 @@
 // collide is the agent that writes the file, and all it would get is an older line of
 // its own transcript kept in place of a newer one — what it can write there anyway.
 //
-// Each chunk is redacted on its own. That is the same as redacting the whole file:
-// what redaction looks for never spans a newline that starts a '{' line (a PEM block's
-// lines are base64 and its markers start with '-'), and a file is not cut when a
-// secret holds a newline.
+// Each chunk is redacted on its own. That hides what redacting the whole file hides:
+// a configured secret or a credential's shape never spans a newline that starts a '{'
+// line (a file is not cut when a secret holds a newline), and no cut falls inside a
+// private key block.
 #pragma once
 
 #include <cstddef>
@@ -72,7 +74,8 @@ bool in_chunk_tree(std::string_view path);
 std::string home_file_path(std::string_view tree_path);
 
 // changes between two preserved HOME trees as changes of the files they stand for: the
-// changes of one file's chunks (and of the file kept whole before or after) are one.
+// changes of one file's chunks (and of the file kept whole before or after) are one,
+// whose before and after hold no object id (a file kept in chunks has none).
 std::vector<fsnap::TreeChange> home_file_changes(std::vector<fsnap::TreeChange> changes);
 
 // Joins every tree of chunks that a materialized HOME at dir holds into its file, and

@@ -2,10 +2,13 @@
 // file that grows rewriting only its last chunks, the same redaction as the whole
 // file's, HOME rebuilt with every file whole, changes told by file, and trees of chunks
 // that preservation did not write left as they are.
+#include <fcntl.h>
+
 #include <gtest/gtest.h>
 
 #include <boost/filesystem.hpp>
 
+#include "fsnap/posix.hpp"
 #include "fsnap/shadow_repo.hpp"
 #include "fsnap/store.hpp"
 #include "git_objects.hpp"
@@ -104,6 +107,64 @@ TEST(ChunkEndsTest, ACutFollowsANewlineBeforeAJsonLinePastTheTarget) {
   for (std::size_t i = 64; i < pem.size(); i += 65) pem[i] = '\n';
   EXPECT_EQ(runs::chunk_ends(pem), std::vector<std::size_t>{pem.size()});
   EXPECT_EQ(runs::chunk_ends(""), std::vector<std::size_t>{});
+}
+
+TEST(ChunkEndsTest, NoCutFallsInsideAPrivateKeyWhoseEndIsLinesLater) {
+  // An agent that read a key in two tool calls wrote its BEGIN into one JSON line and
+  // its END into a later one.
+  std::string before = json_lines(0, 30 * 1024, "s");
+  std::string key_start = "{\"text\":\"-----BEGIN RSA PRIVATE KEY-----\\nMIIEfirsthalf\"}\n";
+  std::string middle = json_lines(1000, 3 * runs::kChunkTarget, "s");
+  std::string key_end = "{\"text\":\"secondhalfOFTHEKEY\\n-----END RSA PRIVATE KEY-----\"}\n";
+  std::string after = json_lines(5000, 3 * runs::kChunkTarget, "s");
+  std::string content = before + key_start + middle + key_end + after;
+  std::vector<std::size_t> ends = runs::chunk_ends(content);
+  std::size_t begin_at = before.size();
+  std::size_t end_at = content.find("-----END RSA");
+  for (std::size_t e : ends) {
+    EXPECT_FALSE(e > begin_at && e <= end_at) << "a cut at " << e << " inside the key";
+  }
+  ASSERT_GE(ends.size(), 3u) << "cut again after the key";
+  std::string chunked;
+  std::size_t start = 0;
+  for (std::size_t e : ends) {
+    chunked += runs::redact(content.substr(start, e - start), {});
+    start = e;
+  }
+  EXPECT_EQ(chunked, runs::redact(content, {}));
+  EXPECT_EQ(chunked.find("secondhalfOFTHEKEY"), std::string::npos);
+
+  // A BEGIN with no END anywhere: nothing after it is cut, as redaction takes the rest.
+  std::string open = before + key_start + middle;
+  std::vector<std::size_t> open_ends = runs::chunk_ends(open);
+  EXPECT_LE(open_ends.size(), 1u + before.size() / runs::kChunkTarget);
+  EXPECT_EQ(open_ends.back(), open.size());
+}
+
+TEST(ChunkEndsTest, AFileReadInAStreamIsCutWhereItsWholeContentIs) {
+  testing_support::TempDir temp;
+  // A cut right at the streaming reader's read size (256 KiB): '\n' its last byte read,
+  // '{' the first of the next read.
+  constexpr std::size_t kRead = 256 * 1024;
+  std::string content(kRead - 1, 'x');
+  for (std::size_t i = 1000; i + 1 < content.size(); i += 70 * 1024) content[i] = '\n';
+  content += "\n{" + json_lines(0, 2 * kRead, "s");
+  content[kRead - 2] = 'y';  // no '\n' right before: the only cut near is at kRead
+  testing_support::write_file(temp / "t.jsonl", content);
+  fsnap::UniqueFd fd(::open((temp / "t.jsonl").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd.valid());
+  std::vector<std::size_t> streamed;
+  std::size_t at = 0;
+  std::string joined;
+  runs::for_each_chunk(fd.get(), "t.jsonl", [&](std::string_view chunk) {
+    at += chunk.size();
+    streamed.push_back(at);
+    joined.append(chunk);
+  });
+  EXPECT_EQ(streamed, runs::chunk_ends(content));
+  EXPECT_EQ(joined, content);
+  EXPECT_NE(std::find(streamed.begin(), streamed.end(), kRead), streamed.end())
+      << "the cut at the read's end is made";
 }
 
 TEST(ChunkEndsTest, OnlyLargeJsonLinesFilesWithoutMultiLineSecretsAreCut) {
@@ -219,12 +280,14 @@ TEST_F(HomeChunksTest, ATreeOfChunksPreservationDidNotWriteIsRebuiltAsItIs) {
   std::string gap = dir_of({{"000000", blob("a"), false}, {"000002", blob("c"), false}});
   std::string named = dir_of({{"000000", blob("a"), false}, {"1", blob("b"), false}});
   std::string nested = dir_of({{"000000", dir_of({{"x", blob("x"), false}}), true}});
+  std::string padded = dir_of({{"000000", blob("a"), false}, {"0000001", blob("b"), false}});
   std::string good =
       dir_of({{"000000", blob("{\"a\":1}\n"), false}, {"000001", blob("{\"b\":2}\n"), false}});
   std::string top = dir_of({
       {"gap.jsonl.shadowbox-chunks", gap, true},
       {"named.jsonl.shadowbox-chunks", named, true},
       {"nested.jsonl.shadowbox-chunks", nested, true},
+      {"padded.jsonl.shadowbox-chunks", padded, true},
       {"taken.jsonl", blob("already here\n"), false},
       {"taken.jsonl.shadowbox-chunks", good, true},
       {"good.jsonl.shadowbox-chunks", good, true},
@@ -235,7 +298,7 @@ TEST_F(HomeChunksTest, ATreeOfChunksPreservationDidNotWriteIsRebuiltAsItIs) {
   EXPECT_FALSE(fs::exists(dir / "good.jsonl.shadowbox-chunks"));
   EXPECT_EQ(testing_support::read_file(dir / "taken.jsonl"), "already here\n");
   EXPECT_TRUE(fs::exists(dir / "taken.jsonl.shadowbox-chunks/000001"));
-  for (const char* name : {"gap", "named", "nested"}) {
+  for (const char* name : {"gap", "named", "nested", "padded"}) {
     EXPECT_FALSE(fs::exists(dir / (std::string(name) + ".jsonl"))) << name;
     EXPECT_TRUE(fs::is_directory(dir / (std::string(name) + ".jsonl.shadowbox-chunks"))) << name;
   }
