@@ -79,7 +79,12 @@ std::vector<std::string> SpendMeter::update(sandbox::Session& session,
                                             policy::ExecutionContext* containment,
                                             const std::vector<fs::path>& transcripts,
                                             const std::string& call_id) {
-  AgentSpend before = session.latest<AgentSpend>().value_or(AgentSpend{});
+  std::optional<AgentSpend> recorded = session.latest<AgentSpend>();
+  // A session that counted nothing yet, where this meter has counted: not the session
+  // this meter read for (a run of the same name made anew, or one rolled back to before
+  // its first count). What it read is forgotten, and read again for this one.
+  if (!recorded && usage_.cost().requests > 0) usage_.reset();
+  AgentSpend before = recorded.value_or(AgentSpend{});
   usage_.update(transcripts);
   if (must_wait_for(call_id, containment)) {
     auto until = std::chrono::steady_clock::now() + max_wait_;

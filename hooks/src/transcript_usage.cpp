@@ -16,8 +16,10 @@ namespace fs = boost::filesystem;
 
 namespace {
 
-// Reads the bytes of file from offset (at most what is there now).
-std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t& size) {
+// Reads the bytes of file from offset (at most what is there now); size and id are the
+// file's size and identity (device and inode; both 0 when it cannot be opened).
+std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t& size,
+                      std::pair<std::uint64_t, std::uint64_t>& id) {
   std::string out;
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return out;
@@ -27,6 +29,7 @@ std::string read_from(const fs::path& file, std::uint64_t offset, std::uint64_t&
     return out;
   }
   size = static_cast<std::uint64_t>(st.st_size);
+  id = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
   if (size > offset) {
     out.resize(size - offset);
     std::size_t done = 0;
@@ -95,20 +98,34 @@ void TranscriptUsage::price(const Request& request, const Request* replaced) {
 
 void TranscriptUsage::update(const std::vector<fs::path>& files) {
   for (const fs::path& file : files) {
-    std::uint64_t& offset = offsets_[file.string()];
+    Position& at = offsets_[file.string()];
+    std::uint64_t& offset = at.offset;
     std::uint64_t size = 0;
-    std::string data = read_from(file, offset, size);
-    if (size < offset) {
-      // Replaced by a shorter file: read it again (requests seen count once).
+    std::pair<std::uint64_t, std::uint64_t> id{0, 0};
+    std::string data = read_from(file, offset, size, id);
+    if (size < offset || (offset > 0 && id != at.id)) {
+      // Replaced by another file, shorter or not: read it again (requests seen count
+      // once).
       offset = 0;
-      data = read_from(file, 0, size);
+      data = read_from(file, 0, size, id);
     }
+    at.id = id;
     std::size_t start = 0;
     for (std::size_t nl; (nl = data.find('\n', start)) != std::string::npos; start = nl + 1) {
       if (nl > start) read_line(file.string(), data.substr(start, nl - start));
     }
     offset += start;  // an unfinished last line is read again next time
   }
+}
+
+void TranscriptUsage::reset() {
+  offsets_.clear();
+  requests_.clear();
+  cost_ = Cost{};
+  largest_usd_ = 0;
+  tool_calls_.clear();
+  messages_.clear();
+  file_models_.clear();
 }
 
 std::size_t TranscriptUsage::messages(const fs::path& file) const {

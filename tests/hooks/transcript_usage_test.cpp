@@ -120,6 +120,45 @@ TEST_F(TranscriptUsageTest, AnUnknownModelIsPricedAtTheHighestRatesNeverAtZero) 
   EXPECT_EQ(cost.requests, 1u);
 }
 
+TEST_F(TranscriptUsageTest, AFileReplacedByALongerOneIsReadFromItsStart) {
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 10, 10));
+  TranscriptUsage usage(prices_);
+  usage.update({transcript_});
+  ASSERT_EQ(usage.requests().size(), 1u);
+  // Another file in its place (a rewound session's, say), longer than what was read:
+  // read from where the old one ended, its first requests would be missed.
+  fs::path other = dir_ / "other.jsonl";
+  write_file(other, assistant("msg_2", "req_2", "claude-sonnet-4-6", 10, 10) +
+                        assistant("msg_3", "req_3", "claude-sonnet-4-6", 10, 10));
+  fs::rename(other, transcript_);
+  usage.update({transcript_});
+  EXPECT_EQ(usage.requests().size(), 3u);
+  EXPECT_EQ(usage.requests().count("msg_2 req_2"), 1u);
+}
+
+TEST_F(TranscriptUsageTest, AMeterMeetingASessionThatCountedNothingReadsAgainForIt) {
+  // The watch daemon keeps a run's meter between events: a run made anew under the same
+  // name has a session that counted nothing, and must not be charged the old run's.
+  hooks::register_agent_run_slice_types();
+  hooks::SpendMeter meter(prices_, dir_ / "agent-cost.json");
+  append(transcript_, assistant("msg_1", "req_1", "claude-sonnet-4-6", 0, 66'667));
+  sandbox::Session first;
+  meter.update(first, nullptr, {transcript_});
+  ASSERT_EQ(first.latest<hooks::AgentSpend>()->requests, 1u);
+  fs::path mine = dir_ / "projects/-ws/sess-2.jsonl";
+  append(mine, assistant("msg_9", "req_9", "claude-sonnet-4-6", 0, 10));
+  sandbox::Session fresh;
+  meter.update(fresh, nullptr, {mine});
+  std::optional<hooks::AgentSpend> spend = fresh.latest<hooks::AgentSpend>();
+  ASSERT_TRUE(spend);
+  EXPECT_EQ(spend->requests, 1u) << "only the new run's request";
+  EXPECT_LT(spend->transcript_usd, 0.01);
+  // The same session again: the meter reads on, it does not start over.
+  append(mine, assistant("msg_10", "req_10", "claude-sonnet-4-6", 0, 10));
+  meter.update(fresh, nullptr, {mine});
+  EXPECT_EQ(fresh.latest<hooks::AgentSpend>()->requests, 2u);
+}
+
 TEST_F(TranscriptUsageTest, TheMeterChargesWhatIsNewAndTheLargerOfTranscriptAndReports) {
   hooks::register_agent_run_slice_types();
   fs::path reported = dir_ / "agent-cost.json";

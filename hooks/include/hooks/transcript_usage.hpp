@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,9 +43,11 @@ class TranscriptUsage {
   // Requests are priced with prices.
   explicit TranscriptUsage(runs::PriceTable prices);
 
-  // Reads what is new in files (a missing file is skipped; one that shrank is read
-  // again from its start).
+  // Reads what is new in files (a missing file is skipped; one that shrank, or was
+  // replaced by another file, is read again from its start).
   void update(const std::vector<boost::filesystem::path>& files);
+  // Forgets everything read: the next update reads every file from its start.
+  void reset();
   // Every request seen, by "<message id> <request id>".
   const std::map<std::string, Request>& requests() const { return requests_; }
   // What they cost.
@@ -67,7 +70,12 @@ class TranscriptUsage {
   void price(const Request& request, const Request* replaced);
 
   runs::PriceTable prices_;
-  std::map<std::string, std::uint64_t> offsets_;  // file -> bytes consumed
+  // How far a file was read, and which file it was (device, inode).
+  struct Position {
+    std::uint64_t offset = 0;
+    std::pair<std::uint64_t, std::uint64_t> id{0, 0};
+  };
+  std::map<std::string, Position> offsets_;  // file -> bytes consumed
   std::map<std::string, Request> requests_;
   Cost cost_;
   double largest_usd_ = 0;
