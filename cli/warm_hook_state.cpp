@@ -26,10 +26,13 @@ runs::HomePreserver& WarmHookState::preserver(const fsnap::Store& store,
                                               const std::string& run, const fs::path& home,
                                               const std::vector<std::string>& parts,
                                               const std::vector<std::string>& secrets) {
-  std::string key = store.dir().string() + '\0' + run + '\0' + home.string();
+  // Each item with its length before it: no two lists make the same key.
+  std::string key;
+  auto add = [&key](const std::string& item) { key += std::to_string(item.size()) + ':' + item; };
+  for (const std::string& item : {store.dir().string(), run, home.string()}) add(item);
   for (const std::vector<std::string>* list : {&parts, &secrets}) {
-    key += '\0';
-    for (const std::string& item : *list) key += item + '\n';
+    key += '|';
+    for (const std::string& item : *list) add(item);
   }
   auto found = preservers_.find(key);
   if (found == preservers_.end()) {

@@ -37,6 +37,9 @@ TEST(WarmHookStateTest, ARunsPreserverAndMeterAreKeptWhileTheirSettingsStay) {
   EXPECT_EQ(warm.preserver(store, repo, "r1", temp / "home", parts, {"secret-1"}).files_read(), 1u);
   EXPECT_EQ(warm.preserver(store, repo, "r1", temp / "home", parts, {"secret-2"}).files_read(), 0u);
   EXPECT_EQ(warm.preserver(store, repo, "r2", temp / "home", parts, {"secret-1"}).files_read(), 0u);
+  // Secrets that read the same joined are other secrets all the same.
+  warm.preserver(store, repo, "r3", temp / "home", parts, {"ab\ncd"}).preserve_now();
+  EXPECT_EQ(warm.preserver(store, repo, "r3", temp / "home", parts, {"ab", "cd"}).files_read(), 0u);
 
   // A meter kept has read what it read; one made anew (other prices, another file of
   // reported cost) has read nothing yet.
