@@ -156,10 +156,14 @@ bool parse(std::string_view data, const std::string& workspace, StatCache& cache
     for (std::uint32_t i = 0; i < n; ++i) {
       std::string_view name;
       StatEntry e;
-      if (!r.get_bytes(name) || !r.get(e.mode) || !r.get(e.size) || !r.get(e.mtime_ns) ||
-          !r.get(e.ctime_ns) || !r.get(e.ino) || !r.get_oid(e.oid)) {
+      std::uint32_t mode = 0;
+      std::uint64_t size = 0;
+      if (!r.get_bytes(name) || !r.get(mode) || !r.get(size) || !r.get(e.mtime_ns) ||
+          !r.get(e.ctime_ns) || !r.get(e.ino) || !r.get_oid(e.oid) ||
+          name.size() > StatEntry::kMaxNameSize || !e.set_mode(mode)) {
         return false;
       }
+      e.set_size(size);
       // Sorted and unique, as every record written is: lookups search them.
       if (i > 0 && !(record.name(record.entries.back()) < name)) return false;
       record.add(name, e);
@@ -171,18 +175,44 @@ bool parse(std::string_view data, const std::string& workspace, StatCache& cache
 
 }  // namespace
 
+namespace {
+
+// Git's four modes of a tree entry, by the kind a StatEntry keeps (0: none yet).
+constexpr std::uint32_t kModesByKind[] = {0, kModeFile, kModeExec, kModeLink, kModeTree};
+
+}  // namespace
+
+std::uint32_t StatEntry::mode() const {
+  std::uint64_t kind = (packed_ >> kKindShift) & 7;
+  return kind < std::size(kModesByKind) ? kModesByKind[kind] : 0;
+}
+
+bool StatEntry::set_mode(std::uint32_t mode) {
+  for (std::uint64_t kind = 1; kind < std::size(kModesByKind); ++kind) {
+    if (kModesByKind[kind] == mode) {
+      packed_ = (packed_ & ~(std::uint64_t{7} << kKindShift)) | (kind << kKindShift);
+      return true;
+    }
+  }
+  return false;
+}
+
 void DirRecord::reserve(std::size_t count, std::size_t name_bytes) {
   entries.reserve(count);
   names_.reserve(name_bytes);
 }
 
 StatEntry& DirRecord::add(std::string_view name, const StatEntry& stat) {
+  if (name.size() > StatEntry::kMaxNameSize) {
+    throw Error(ErrorCode::kIo, "a name of " + std::to_string(name.size()) +
+                                    " bytes, more than a file system holds");
+  }
   if (names_.size() + name.size() > UINT32_MAX) {
     throw Error(ErrorCode::kIo, "a directory's names take more than 4 GiB");
   }
   StatEntry& e = entries.emplace_back(stat);
   e.name_at = static_cast<std::uint32_t>(names_.size());
-  e.name_size = static_cast<std::uint32_t>(name.size());
+  e.set_name_size(name.size());
   names_.append(name);
   return e;
 }
@@ -219,8 +249,8 @@ void StatCache::save(const boost::filesystem::path& file) const {
     w.put<std::uint32_t>(static_cast<std::uint32_t>(record.entries.size()));
     for (const StatEntry& e : record.entries) {
       w.put_bytes(record.name(e));
-      w.put(e.mode);
-      w.put(e.size);
+      w.put(e.mode());
+      w.put(e.size());
       w.put(e.mtime_ns);
       w.put(e.ctime_ns);
       w.put(e.ino);
@@ -254,7 +284,7 @@ void StatCache::drop_subtree(const std::string& dir) {
     auto it = dirs_.find(at);
     if (it == dirs_.end()) continue;
     for (const StatEntry& e : it->second.entries) {
-      if (e.mode != kModeTree) continue;
+      if (e.mode() != kModeTree) continue;
       std::string_view name = it->second.name(e);
       pending.push_back(at.empty() ? std::string(name) : at + "/" + std::string(name));
     }

@@ -12,6 +12,7 @@
 
 #include <git2/oid.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,19 +24,41 @@
 namespace fsnap {
 
 // What the cache knows about one entry of a directory. A watch daemon holds one for every
-// file of the workspace: the name is not here but in its DirRecord's names (where
-// name_at and name_size place it), and the fields are ordered so that none is padded.
+// file of the workspace, so it is kept to 56 bytes: the name is not here but in its
+// DirRecord's names (where name_at and the name's length place it), and the size, the
+// kind of entry (one of git's four modes) and the name's length (at most 255 bytes, a
+// name's most on Linux) share one word.
 struct StatEntry {
-  std::uint64_t size = 0;
+  // Sizes from this one on are recorded as this one, which is never trusted: a file of
+  // 8 PiB or more is read again every time.
+  static constexpr std::uint64_t kMaxSize = (std::uint64_t{1} << 53) - 1;
+  // A name's most bytes.
+  static constexpr std::size_t kMaxNameSize = 255;
+
   std::int64_t mtime_ns = 0;
   std::int64_t ctime_ns = 0;
   std::uint64_t ino = 0;
   git_oid oid{};
-  std::uint32_t mode = 0;  // git file mode: 0100644, 0100755, 0120000 or 040000
   std::uint32_t name_at = 0;
-  std::uint32_t name_size = 0;
+
+  // The file's size (kMaxSize for kMaxSize or more).
+  std::uint64_t size() const { return packed_ & kMaxSize; }
+  void set_size(std::uint64_t size) { packed_ = (packed_ & ~kMaxSize) | std::min(size, kMaxSize); }
+  // The git mode: 0100644, 0100755, 0120000 or 040000 (0 before one is set).
+  std::uint32_t mode() const;
+  // Sets the mode; false (nothing set) for a mode that is none of the four.
+  bool set_mode(std::uint32_t mode);
+  // The length of the entry's name.
+  std::size_t name_size() const { return static_cast<std::size_t>(packed_ >> 56); }
+  void set_name_size(std::size_t n) {
+    packed_ = (packed_ & ~(std::uint64_t{0xff} << 56)) | (std::uint64_t{n & 0xff} << 56);
+  }
+
+ private:
+  static constexpr int kKindShift = 53;
+  std::uint64_t packed_ = 0;  // size (53 bits), kind (3), name length (8)
 };
-static_assert(sizeof(StatEntry) == 4 * 8 + GIT_OID_RAWSZ + 3 * 4, "a StatEntry holds no padding");
+static_assert(sizeof(StatEntry) == 4 * 8 + GIT_OID_RAWSZ + 4, "a StatEntry holds no padding");
 
 // The entries of one directory (sorted by name) and the tree id they made. The entries'
 // names are held back to back in one buffer, not one string each.
@@ -49,13 +72,13 @@ class DirRecord {
 
   // Makes room for count entries whose names take name_bytes in all.
   void reserve(std::size_t count, std::size_t name_bytes);
-  // Appends an entry named name with stat (whose own name_at and name_size are
+  // Appends an entry named name with stat (whose own name's place and length are
   // ignored) and returns it. Names must be added in ascending order. Throws kIo for a
-  // directory whose names do not fit 4 GiB.
+  // name over StatEntry::kMaxNameSize bytes, or a directory whose names do not fit 4 GiB.
   StatEntry& add(std::string_view name, const StatEntry& stat = {});
   // The name of e, one of this record's entries.
   std::string_view name(const StatEntry& e) const {
-    return {names_.data() + e.name_at, e.name_size};
+    return {names_.data() + e.name_at, e.name_size()};
   }
   // Frees the capacity the record does not use (once it is final: it is then kept).
   void shrink_to_fit();

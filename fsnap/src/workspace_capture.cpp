@@ -222,7 +222,7 @@ class Walker {
     std::vector<std::pair<std::size_t, struct stat>> to_walk;
     for (std::size_t i = 0; i < cached.entries.size(); ++i) {
       const StatEntry& c = cached.entries[i];
-      if (c.mode != kModeTree || !shared_.scope->must_walk(join(dir, cached.name(c)))) continue;
+      if (c.mode() != kModeTree || !shared_.scope->must_walk(join(dir, cached.name(c)))) continue;
       struct stat st;
       std::string name(cached.name(c));
       if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) {
@@ -258,9 +258,9 @@ class Walker {
   bool capture_subdir(int dirfd, const std::string& name, const std::string& path,
                       const struct stat& st, const StatEntry* c, StatEntry& e,
                       std::vector<RootTask>* root_tasks, std::size_t index, bool& changed) {
-    e.mode = kModeTree;
+    e.set_mode(kModeTree);
     record_stat(e, st);
-    if (shared_.scope != nullptr && c != nullptr && c->mode == kModeTree &&
+    if (shared_.scope != nullptr && c != nullptr && c->mode() == kModeTree &&
         !shared_.scope->must_walk(path) && shared_.previous.find_dir(path) != nullptr) {
       e.oid = c->oid;  // nothing changed below: the cached subtree stands
       return true;
@@ -275,7 +275,7 @@ class Walker {
       fail_io("open directory", path, errno);
     }
     e.oid = capture_dir(sub.get(), path, nullptr, nullptr);
-    if (c == nullptr || c->mode != kModeTree || !git_oid_equal(&c->oid, &e.oid)) changed = true;
+    if (c == nullptr || c->mode() != kModeTree || !git_oid_equal(&c->oid, &e.oid)) changed = true;
     return true;
   }
 
@@ -303,7 +303,7 @@ class Walker {
     changed = true;
     if (std::optional<git_oid> id = from_checkout(dirfd, name, path, mode, st)) {
       e.oid = *id;
-      e.mode = mode;
+      e.set_mode(mode);
       record_stat(e, st);
       return true;
     }
@@ -336,7 +336,7 @@ class Walker {
       std::vector<TreeItem> items;
       items.reserve(record.entries.size());
       for (const StatEntry& e : record.entries) {
-        items.push_back(TreeItem{record.name(e), e.mode, e.oid});
+        items.push_back(TreeItem{record.name(e), e.mode(), e.oid});
       }
       tree = store_object(encode_tree(items), GIT_OBJECT_TREE);
       out_.changed = true;
@@ -448,13 +448,15 @@ class Walker {
 
   bool trusted(const StatEntry* c, std::uint32_t mode, const struct stat& st) const {
     std::int64_t cutoff = shared_.previous.scan_started_ns();
-    return c != nullptr && c->mode == mode && c->size == static_cast<std::uint64_t>(st.st_size) &&
-           c->mtime_ns == ns_of(st.st_mtim) && c->ctime_ns == ns_of(st.st_ctim) &&
-           c->ino == st.st_ino && c->mtime_ns < cutoff && c->ctime_ns < cutoff;
+    return c != nullptr && c->mode() == mode &&
+           c->size() == static_cast<std::uint64_t>(st.st_size) &&
+           c->size() != StatEntry::kMaxSize && c->mtime_ns == ns_of(st.st_mtim) &&
+           c->ctime_ns == ns_of(st.st_ctim) && c->ino == st.st_ino && c->mtime_ns < cutoff &&
+           c->ctime_ns < cutoff;
   }
 
   void record_stat(StatEntry& e, const struct stat& st) const {
-    e.size = static_cast<std::uint64_t>(st.st_size);
+    e.set_size(static_cast<std::uint64_t>(st.st_size));
     e.mtime_ns = ns_of(st.st_mtim);
     e.ctime_ns = ns_of(st.st_ctim);
     e.ino = st.st_ino;
@@ -480,7 +482,7 @@ class Walker {
     e.oid = shared_.pack != nullptr && size <= kStreamedBlobSize
                 ? store_object(read_whole_file(fd.get(), size, path), GIT_OBJECT_BLOB)
                 : write_blob_from_fd(odb_, shared_.git_dir, fd.get(), size, path);
-    e.mode = (st.st_mode & S_IXUSR) ? kModeExec : kModeFile;
+    e.set_mode((st.st_mode & S_IXUSR) ? kModeExec : kModeFile);
     record_stat(e, st);
     shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
     shared_.bytes_hashed.fetch_add(static_cast<std::uint64_t>(st.st_size),
@@ -506,7 +508,7 @@ class Walker {
       target.resize(target.size() * 2);
     }
     e.oid = store_object(target, GIT_OBJECT_BLOB);
-    e.mode = kModeLink;
+    e.set_mode(kModeLink);
     record_stat(e, st);
     shared_.files_hashed.fetch_add(1, std::memory_order_relaxed);
     return true;
@@ -589,7 +591,7 @@ class Capture {
     }
     // Subdirectories that vanished before a thread reached them are dropped.
     std::erase_if(root_record.entries, [](const StatEntry& e) {
-      return e.mode == kModeTree && git_oid_is_zero(&e.oid);
+      return e.mode() == kModeTree && git_oid_is_zero(&e.oid);
     });
     result.tree = main.finish_dir("", std::move(root_record), changed);
     if (pack_) {
@@ -684,9 +686,9 @@ class Capture {
   static void add_gone(const std::string& dir, const DirRecord& old, const DirRecord& now,
                        std::vector<std::string>& gone) {
     for (const StatEntry& e : old.entries) {
-      if (e.mode != kModeTree) continue;
+      if (e.mode() != kModeTree) continue;
       const StatEntry* still = StatCache::find_entry(now, old.name(e));
-      if (still == nullptr || still->mode != kModeTree) gone.push_back(join(dir, old.name(e)));
+      if (still == nullptr || still->mode() != kModeTree) gone.push_back(join(dir, old.name(e)));
     }
   }
 

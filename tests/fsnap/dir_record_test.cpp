@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <boost/filesystem.hpp>
 
+#include "fsnap/error.hpp"
 #include "stat_cache.hpp"
 #include "test_support.hpp"
 #include "tree_encoding.hpp"
@@ -43,11 +44,11 @@ std::vector<std::string> odd_names() {
 // An entry whose stat data are derived from i, so that each is told apart.
 StatEntry stat_of(std::size_t i) {
   StatEntry e;
-  e.size = i * 3 + 1;
+  e.set_size(i * 3 + 1);
   e.mtime_ns = static_cast<std::int64_t>(i) * 1000 + 7;
   e.ctime_ns = static_cast<std::int64_t>(i) * 1000 + 9;
   e.ino = 100000 + i;
-  e.mode = i % 5 == 0 ? fsnap::kModeTree : fsnap::kModeFile;
+  e.set_mode(i % 5 == 0 ? fsnap::kModeTree : fsnap::kModeFile);
   e.oid.id[0] = static_cast<unsigned char>(i);
   e.oid.id[19] = static_cast<unsigned char>(i >> 8);
   return e;
@@ -64,18 +65,19 @@ DirRecord record_of(const std::vector<std::string>& names) {
 }
 
 void expect_same_entry(const StatEntry& a, const StatEntry& b) {
-  EXPECT_EQ(a.size, b.size);
+  EXPECT_EQ(a.size(), b.size());
   EXPECT_EQ(a.mtime_ns, b.mtime_ns);
   EXPECT_EQ(a.ctime_ns, b.ctime_ns);
   EXPECT_EQ(a.ino, b.ino);
-  EXPECT_EQ(a.mode, b.mode);
+  EXPECT_EQ(a.mode(), b.mode());
   EXPECT_TRUE(git_oid_equal(&a.oid, &b.oid));
 }
 
 TEST(DirRecordTest, AnEntryHoldsNoNameOfItsOwn) {
-  // Stat data, the id, the mode and where its name is: 64 bytes, where a std::string
-  // name made 88 (and more, on the heap, for a name over 15 bytes).
-  EXPECT_EQ(sizeof(StatEntry), 64u);
+  // Stat data, the id, the mode and where its name is: 56 bytes (64 before the size,
+  // the mode and the name's length shared a word), where a std::string name made 88
+  // (and more, on the heap, for a name over 15 bytes).
+  EXPECT_EQ(sizeof(StatEntry), 56u);
 }
 
 TEST(DirRecordTest, NamesOfAnyLengthAndBytesAreFoundAndGivenBack) {
@@ -106,6 +108,30 @@ TEST(DirRecordTest, NamesOfAnyLengthAndBytesAreFoundAndGivenBack) {
   }
 }
 
+TEST(DirRecordTest, AnEntryPacksItsSizeKindAndNameLengthIntoOneWord) {
+  StatEntry e;
+  EXPECT_EQ(e.mode(), 0u);
+  for (std::uint32_t mode :
+       {fsnap::kModeFile, fsnap::kModeExec, fsnap::kModeLink, fsnap::kModeTree}) {
+    ASSERT_TRUE(e.set_mode(mode));
+    e.set_size(123456789);
+    e.set_name_size(255);
+    EXPECT_EQ(e.mode(), mode);
+    EXPECT_EQ(e.size(), 123456789u);
+    EXPECT_EQ(e.name_size(), 255u);
+  }
+  EXPECT_FALSE(e.set_mode(0100600)) << "not one of git's modes";
+  EXPECT_EQ(e.mode(), fsnap::kModeTree);
+  e.set_size(std::uint64_t{1} << 60);
+  EXPECT_EQ(e.size(), StatEntry::kMaxSize) << "recorded as the size that is never trusted";
+  EXPECT_EQ(e.mode(), fsnap::kModeTree);
+  EXPECT_EQ(e.name_size(), 255u);
+
+  DirRecord record;
+  EXPECT_EQ(record.name(record.add(std::string(255, 'n'), e)), std::string(255, 'n'));
+  EXPECT_THROW(record.add(std::string(256, 'o'), e), fsnap::Error);
+}
+
 TEST(DirRecordTest, ManyEntriesAreEachFound) {
   std::vector<std::string> names;
   for (int i = 0; i < 20000; ++i) {
@@ -125,7 +151,7 @@ TEST(DirRecordTest, EntriesRemovedLeaveTheOthersNamed) {
   std::vector<std::string> names = odd_names();
   DirRecord record = record_of(names);
   // As a capture drops the subdirectories that vanished before it reached them.
-  std::erase_if(record.entries, [](const StatEntry& e) { return e.mode == fsnap::kModeTree; });
+  std::erase_if(record.entries, [](const StatEntry& e) { return e.mode() == fsnap::kModeTree; });
   record.shrink_to_fit();
   EXPECT_EQ(record.entries.capacity(), record.entries.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -204,8 +230,8 @@ TEST_F(StatCacheFileTest, TheFileFormatIsUnchanged) {
     std::string name = i == 0 ? "x" : "yy";
     put32(static_cast<std::uint32_t>(name.size()));
     expected += name;
-    put32(e.mode);
-    put64(e.size);
+    put32(e.mode());
+    put64(e.size());
     put64(static_cast<std::uint64_t>(e.mtime_ns));
     put64(static_cast<std::uint64_t>(e.ctime_ns));
     put64(e.ino);
@@ -214,6 +240,48 @@ TEST_F(StatCacheFileTest, TheFileFormatIsUnchanged) {
   std::string written = testing_support::read_file(file_);
   ASSERT_EQ(written.size(), expected.size() + 8);  // and its checksum
   EXPECT_EQ(written.substr(0, expected.size()), expected);
+}
+
+TEST_F(StatCacheFileTest, AnEntryOfNoGitModeOrWithAnOverlongNameMakesTheFileIgnored) {
+  // The file is the store's, which someone else may have written.
+  auto file_with = [&](std::uint32_t mode, const std::string& name) {
+    std::string body;
+    auto put32 = [&](std::uint32_t v) { body.append(reinterpret_cast<const char*>(&v), 4); };
+    auto put64 = [&](std::uint64_t v) { body.append(reinterpret_cast<const char*>(&v), 8); };
+    put32(2);
+    body += "ws";
+    put64(5);
+    put64(1);  // one directory
+    put32(1);
+    body += "d";
+    body.append(GIT_OID_RAWSZ, '\1');
+    put32(1);  // one entry
+    put32(static_cast<std::uint32_t>(name.size()));
+    body += name;
+    put32(mode);
+    for (int i = 0; i < 4; ++i) put64(7);
+    body.append(GIT_OID_RAWSZ, '\2');
+    // The checksum stat_cache.cpp writes after the body.
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ body.size();
+    std::size_t i = 0;
+    for (; i + 8 <= body.size(); i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, body.data() + i, 8);
+      h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 31;
+    }
+    for (; i < body.size(); ++i) {
+      h = (h ^ static_cast<unsigned char>(body[i])) * 0x94D049BB133111EBull;
+    }
+    h ^= h >> 29;
+    std::string data = std::string("SBSTAT01", 8) + body;
+    data.append(reinterpret_cast<const char*>(&h), 8);
+    testing_support::write_file(file_, data);
+    return StatCache::load(file_, "ws").dir_count();
+  };
+  EXPECT_EQ(file_with(fsnap::kModeFile, "a"), 1u) << "the same file, well formed, is read";
+  EXPECT_EQ(file_with(0100600, "a"), 0u);
+  EXPECT_EQ(file_with(fsnap::kModeFile, std::string(256, 'a')), 0u);
 }
 
 TEST_F(StatCacheFileTest, AFileWhoseNamesAreOutOfOrderIsIgnored) {
