@@ -357,7 +357,15 @@ std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceO
   const ShadowRepo::Impl& impl = shadow.impl();
   git_repository* repo = impl.repo.get();
   fs::path pack_dir = git_dir / "objects" / "pack";
-  fs::create_directories(pack_dir);
+  // A maintenance runs detached and may outlive its store (removed with its workspace,
+  // or by hand): what is gone is not made again. Only the pack directory is made, in
+  // the objects directory that must be there.
+  boost::system::error_code gone;
+  fs::create_directory(pack_dir, gone);
+  if (!fs::is_directory(pack_dir, gone)) {
+    throw Error(ErrorCode::kNotFound,
+                "the store " + store.dir().string() + " is gone: there is nothing to maintain");
+  }
 
   MaintenanceReport report;
   // The refs are read before the loose objects are listed, so that the listing holds

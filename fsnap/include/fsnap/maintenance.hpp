@@ -109,7 +109,8 @@ bool maintenance_due(const Store& store, const MaintenanceOptions& options);
 // another maintenance is merging them (with options.wait: once it has ended); then
 // removes the fan-out directories left empty. Writes nothing when nothing is loose and
 // the packs are as they should be. nullopt if another maintenance of the store is packing
-// loose objects (unless options.wait).
+// loose objects (unless options.wait). Throws kNotFound for a store removed meanwhile
+// (whose directories it does not make again).
 std::optional<MaintenanceReport> maintain(const Store& store, const MaintenanceOptions& options);
 
 // Rewrites each pack older than grace that holds objects the refs no longer reach (the
