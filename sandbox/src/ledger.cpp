@@ -294,6 +294,13 @@ std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& ca
   // is what the chain says (a checkpoint that ends it is newer), not what a record says.
   std::size_t seen = 0;
   bool ended = false;
+  std::string tip;  // the commit the search started from
+  if (newest == 0) {
+    std::vector<fsnap::Checkpoint> top = ledger_->repo().log(run_, 1);
+    tip = top.empty() ? "" : top.front().commit;
+    std::lock_guard<std::mutex> lock(missing_mutex_);
+    if (!call_id.empty() && call_id == missing_call_ && tip == missing_at_) return std::nullopt;
+  }
   for (std::size_t window = newest != 0 ? newest : 8;; window *= 8) {
     std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, window);
     for (std::size_t i = seen; i < chain.size(); ++i) {
@@ -304,7 +311,16 @@ std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& ca
       }
       ended = ended || ends(chain[i], call_id);
     }
-    if (chain.size() < window || window == newest) return std::nullopt;
+    if (window == newest) return std::nullopt;
+    if (chain.size() < window) {
+      // The whole chain, from a tip no older than tip: the same answer until it moves.
+      if (newest == 0) {
+        std::lock_guard<std::mutex> lock(missing_mutex_);
+        missing_call_ = call_id;
+        missing_at_ = tip;
+      }
+      return std::nullopt;
+    }
     seen = chain.size();
   }
 }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,6 +129,12 @@ class LedgerBoundaryLog : public BoundaryLog {
   // The commit of the boundary the last step recorded, while the state's session is the
   // one recorded with it; "" after a step that recorded nothing (or failed).
   std::string current_;
+  // The call the last search of the whole chain found no pre-tool boundary of, and the
+  // run's tip then: a call whose start was missed is looked for twice in one event (to
+  // end it, then to record it after the fact), and a long run's chain is long.
+  mutable std::mutex missing_mutex_;
+  mutable std::string missing_call_;
+  mutable std::string missing_at_;
 };
 
 }  // namespace sandbox
