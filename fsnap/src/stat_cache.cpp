@@ -20,21 +20,6 @@ constexpr char kMagic[8] = {'S', 'B', 'S', 'T', 'A', 'T', '0', '1'};
 // An entry's bytes in the file after its name: mode, size, mtime, ctime, inode, id.
 constexpr std::size_t kEntryStatBytes = 4 + 4 * 8 + GIT_OID_RAWSZ;
 
-// A fast 64-bit checksum over the file body (detects truncation and corruption).
-std::uint64_t checksum(std::string_view data) {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ data.size();
-  std::size_t i = 0;
-  for (; i + 8 <= data.size(); i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, data.data() + i, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  }
-  for (; i < data.size(); ++i)
-    h = (h ^ static_cast<unsigned char>(data[i])) * 0x94D049BB133111EBull;
-  return h ^ (h >> 29);
-}
-
 class Writer {
  public:
   template <typename T>
@@ -132,7 +117,7 @@ bool parse(std::string_view data, const std::string& workspace, StatCache& cache
   std::string_view body = data.substr(sizeof kMagic, data.size() - sizeof kMagic - 8);
   std::uint64_t stored;
   std::memcpy(&stored, data.data() + data.size() - 8, 8);
-  if (stored != checksum(body)) return false;
+  if (stored != stat_cache_checksum(body)) return false;
 
   Reader r(body);
   std::string recorded_workspace;
@@ -174,6 +159,20 @@ bool parse(std::string_view data, const std::string& workspace, StatCache& cache
 }
 
 }  // namespace
+
+std::uint64_t stat_cache_checksum(std::string_view data) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ data.size();
+  std::size_t i = 0;
+  for (; i + 8 <= data.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, data.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  for (; i < data.size(); ++i)
+    h = (h ^ static_cast<unsigned char>(data[i])) * 0x94D049BB133111EBull;
+  return h ^ (h >> 29);
+}
 
 namespace {
 
@@ -258,7 +257,7 @@ void StatCache::save(const boost::filesystem::path& file) const {
     }
   }
   std::string& data = w.str();
-  std::uint64_t sum = checksum(std::string_view(data).substr(sizeof kMagic));
+  std::uint64_t sum = stat_cache_checksum(std::string_view(data).substr(sizeof kMagic));
   data.append(reinterpret_cast<const char*>(&sum), sizeof sum);
 
   write_file_atomically(file, data);

@@ -23,6 +23,10 @@
 
 namespace fsnap {
 
+// The checksum a stat cache file ends with, of its bytes after the magic: fast, 64 bits,
+// to tell a file cut short or damaged. (Here for the tests, which write files of their own.)
+std::uint64_t stat_cache_checksum(std::string_view body);
+
 // What the cache knows about one entry of a directory. A watch daemon holds one for every
 // file of the workspace, so it is kept to 56 bytes: the name is not here but in its
 // DirRecord's names (where name_at and the name's length place it), and the size, the

@@ -261,19 +261,7 @@ TEST_F(StatCacheFileTest, AnEntryOfNoGitModeOrWithAnOverlongNameMakesTheFileIgno
     put32(mode);
     for (int i = 0; i < 4; ++i) put64(7);
     body.append(GIT_OID_RAWSZ, '\2');
-    // The checksum stat_cache.cpp writes after the body.
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ body.size();
-    std::size_t i = 0;
-    for (; i + 8 <= body.size(); i += 8) {
-      std::uint64_t w;
-      std::memcpy(&w, body.data() + i, 8);
-      h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-      h ^= h >> 31;
-    }
-    for (; i < body.size(); ++i) {
-      h = (h ^ static_cast<unsigned char>(body[i])) * 0x94D049BB133111EBull;
-    }
-    h ^= h >> 29;
+    std::uint64_t h = fsnap::stat_cache_checksum(body);
     std::string data = std::string("SBSTAT01", 8) + body;
     data.append(reinterpret_cast<const char*>(&h), 8);
     testing_support::write_file(file_, data);
