@@ -295,14 +295,13 @@ std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& ca
   std::size_t seen = 0;
   bool ended = false;
   std::string tip;  // the commit the search started from
-  if (newest == 0) {
-    std::vector<fsnap::Checkpoint> top = ledger_->repo().log(run_, 1);
-    tip = top.empty() ? "" : top.front().commit;
-    std::lock_guard<std::mutex> lock(missing_mutex_);
-    if (!call_id.empty() && call_id == missing_call_ && tip == missing_at_) return std::nullopt;
-  }
   for (std::size_t window = newest != 0 ? newest : 8;; window *= 8) {
     std::vector<fsnap::Checkpoint> chain = ledger_->repo().log(run_, window);
+    if (newest == 0 && seen == 0) {
+      tip = chain.empty() ? "" : chain.front().commit;
+      std::lock_guard<std::mutex> lock(missing_mutex_);
+      if (!call_id.empty() && call_id == missing_call_ && tip == missing_at_) return std::nullopt;
+    }
     for (std::size_t i = seen; i < chain.size(); ++i) {
       if (chain[i].meta.phase == fsnap::Phase::kPreTool && chain[i].meta.tool_call_id == call_id) {
         Boundary b = boundary_at(chain[i]);
@@ -313,7 +312,7 @@ std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& ca
     }
     if (window == newest) return std::nullopt;
     if (chain.size() < window) {
-      // The whole chain, from a tip no older than tip: the same answer until it moves.
+      // The whole chain, from tip or a newer one: the same answer until it moves.
       if (newest == 0) {
         std::lock_guard<std::mutex> lock(missing_mutex_);
         missing_call_ = call_id;
