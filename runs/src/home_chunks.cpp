@@ -24,6 +24,9 @@ namespace {
 
 constexpr std::size_t kChunkNameLength = 6;
 
+// A tree of chunks' name and the '/' after it, as a path holds it.
+const std::string kChunkedDir = std::string(kChunkedSuffix) + "/";
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -43,9 +46,8 @@ std::optional<std::size_t> chunk_index(std::string_view name) {
 
 // The chunk's name in path if path lies in a tree of chunks, else "".
 std::string_view chunk_of(std::string_view path) {
-  std::string marker = std::string(kChunkedSuffix) + "/";
-  std::size_t at = path.find(marker);
-  return at == std::string_view::npos ? std::string_view() : path.substr(at + marker.size());
+  std::size_t at = path.find(kChunkedDir);
+  return at == std::string_view::npos ? std::string_view() : path.substr(at + kChunkedDir.size());
 }
 
 // Finds the cuts of one chunk as its bytes come. A cut is past a newline followed by '{',
@@ -225,13 +227,16 @@ std::string chunk_name(std::size_t index) {
   return name;
 }
 
+std::string chunk_path(std::string_view path, std::size_t index) {
+  return std::string(path) + kChunkedDir + chunk_name(index);
+}
+
 bool in_chunk_tree(std::string_view path) {
-  return ends_with(path, kChunkedSuffix) ||
-         path.find(std::string(kChunkedSuffix) + "/") != std::string_view::npos;
+  return ends_with(path, kChunkedSuffix) || path.find(kChunkedDir) != std::string_view::npos;
 }
 
 std::string home_file_path(std::string_view tree_path) {
-  std::size_t at = tree_path.find(std::string(kChunkedSuffix) + "/");
+  std::size_t at = tree_path.find(kChunkedDir);
   if (at == std::string_view::npos && ends_with(tree_path, kChunkedSuffix)) {
     at = tree_path.size() - kChunkedSuffix.size();
   }

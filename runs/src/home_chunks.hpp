@@ -63,6 +63,9 @@ void for_each_chunk(int fd, const std::string& name,
 
 // The name of chunk index in its tree ("000042").
 std::string chunk_name(std::size_t index);
+// The path of chunk index of the file at path, in a preserved HOME tree
+// ("a/t.jsonl.shadowbox-chunks/000042").
+std::string chunk_path(std::string_view path, std::size_t index);
 
 // Whether path (relative to HOME) is or lies in a tree of chunks: preservation leaves a
 // file of the agent's so named out, so that no name of the tree is taken twice.

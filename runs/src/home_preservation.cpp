@@ -115,7 +115,6 @@ std::string HomePreserver::preserve_now() {
 
 void HomePreserver::add_chunks(int fd, const std::string& path, const KeptFile* earlier,
                                KeptFile& kept, std::vector<PendingEntry>& entries) {
-  std::string tree = path + std::string(kChunkedSuffix) + "/";
   std::size_t end = 0;
   for_each_chunk(fd, (home_ / path).string(), [&](std::string_view bytes) {
     std::size_t i = kept.chunks.size();
@@ -131,7 +130,7 @@ void HomePreserver::add_chunks(int fd, const std::string& path, const KeptFile* 
       content = redact(std::string(bytes), secrets_);
     }
     kept.chunks.push_back(std::move(chunk));
-    entries.push_back({tree + chunk_name(i), kept.chunks.back().blob, std::move(content)});
+    entries.push_back({chunk_path(path, i), kept.chunks.back().blob, std::move(content)});
   });
   // Where each entry's id is kept, now that the chunks no longer move.
   for (std::size_t i = 0; i < kept.chunks.size(); ++i) {
@@ -153,9 +152,8 @@ std::string HomePreserver::preserve_files(const std::vector<HomeFile>& files) {
       if (same.chunks.empty()) {
         entries.push_back({f.path, same.blob, "", &same.blob});
       } else {
-        std::string tree = f.path + std::string(kChunkedSuffix) + "/";
         for (std::size_t i = 0; i < same.chunks.size(); ++i) {
-          entries.push_back({tree + chunk_name(i), same.chunks[i].blob, "", &same.chunks[i].blob});
+          entries.push_back({chunk_path(f.path, i), same.chunks[i].blob, "", &same.chunks[i].blob});
         }
       }
       continue;
