@@ -216,6 +216,14 @@ inline double stat_floor(const fs::path& root) {
   });
 }
 
+// Appends text to file (as an agent appends to its transcript); throws if it cannot.
+inline void append_file(const fs::path& file, const std::string& text) {
+  std::FILE* f = std::fopen(file.c_str(), "ab");
+  bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok) throw std::runtime_error("cannot append to " + file.string());
+}
+
 // One tool call as an agent's transcript (Claude Code's JSON lines) records it: an
 // assistant turn asking for tool call id and the tool's result, about 5 KB of words
 // from a small vocabulary (text that compresses about as prose and code do).

@@ -90,11 +90,7 @@ class Method {
 
   // Appends lines to the transcript, then preserves the HOME as this method does.
   void boundary(const std::string& lines, bool measure) {
-    std::FILE* f = std::fopen((home_ / kTranscript).c_str(), "ab");
-    if (f == nullptr || std::fwrite(lines.data(), 1, lines.size(), f) != lines.size() ||
-        std::fclose(f) != 0) {
-      throw std::runtime_error("cannot append to the transcript");
-    }
+    bench::append_file(home_ / kTranscript, lines);
     std::uintmax_t before = measure ? loose_bytes(store_->dir()) : 0;
     double t = bench::seconds_of([&] { preserve(); });
     if (!measure) return;

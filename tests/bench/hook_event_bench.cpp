@@ -96,6 +96,69 @@ double answer(runs::LedgerRun& run, const hooks::HookOptions& options, const fs:
   return t;
 }
 
+// The agent's HOME as `run` keeps it, with --transcript-kb: a transcript of that size
+// that each call grows, priced by the run's spend meter and preserved after each answer.
+class AgentHome {
+ public:
+  AgentHome(const Settings& s, const fs::path& dir, runs::LedgerRun& run,
+            const hooks::Config& config, hooks::HookOptions& options) {
+    if (s.transcript_kb == 0) return;
+    transcript_ = dir / "home/.claude/projects/p/bench.jsonl";
+    std::string text;
+    for (int i = 0; text.size() < static_cast<std::size_t>(s.transcript_kb) * 1024; ++i) {
+      text += bench::transcript_call(rng_, "toolu_old_" + std::to_string(i));
+    }
+    testing_support::write_file(transcript_, text);
+    meter_.emplace(config.policy.prices, dir / "agent-cost.json");
+    options.spend = &*meter_;
+    preserver_.emplace(run.store(), run.repo(), "bench-run", dir / "home",
+                       std::vector<std::string>{".claude/projects"}, std::vector<std::string>{});
+    preserver_->preserve_now();
+  }
+  bool kept() const { return preserver_.has_value(); }
+  const fs::path& transcript() const { return transcript_; }
+  // The model's turn that asks for call id, and its result, appended.
+  void add_call(const std::string& id) {
+    if (kept()) bench::append_file(transcript_, bench::transcript_call(rng_, id));
+  }
+  // Preserves the HOME as `run` does after an answer; the ms it took (0 without one).
+  double preserve() {
+    return kept() ? 1e3 * bench::seconds_of([&] { preserver_->preserve(); }) : 0.0;
+  }
+
+ private:
+  fs::path transcript_;
+  std::mt19937 rng_{7};
+  std::optional<hooks::SpendMeter> meter_;
+  std::optional<runs::HomePreserver> preserver_;
+};
+
+// What each call took, in ms.
+struct Timings {
+  std::vector<double> pre, post, call, preserved, whole;
+  double cpu_per_call = 0;
+};
+
+void report(const Settings& s, const Timings& t, bool home) {
+  std::printf("hook_event_bench: %d calls on %d files, %s, in process (no HTTP)", s.calls, s.files,
+              s.scan ? "scanning" : "watched");
+  if (home) std::printf(", a transcript of %d KB growing by a call's 5 KB", s.transcript_kb);
+  auto row = [](const char* what, const std::vector<double>& v, const char* note) {
+    std::printf("%-22s %8.2f ms %8.2f ms%s\n", what, bench::percentile(v, 50),
+                bench::percentile(v, 90), note);
+  };
+  std::printf("\n%-22s %10s %10s\n", "per tool call", "median", "p90");
+  row("PreToolUse answer", t.pre, "");
+  row("PostToolUse answer", t.post, "");
+  row("both", t.call, "   (goal: <= 5 ms)");
+  if (home) {
+    row("HOME preserved", t.preserved, "   (after each answer, as run does)");
+    row("both, HOME preserved", t.whole, "");
+  }
+  std::printf("%-22s %8.2f ms (mean; the wall-clock figures include waiting for a core)\n",
+              "CPU per call", t.cpu_per_call);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -119,38 +182,10 @@ int main(int argc, char** argv) try {
   if (!s.scan) run.workspace().watch([](const std::string&) {});
   hooks::HookOptions options;
   options.supervised = true;
-  // The agent's HOME, its transcript and what `run` keeps of it, with --transcript-kb.
-  fs::path home = dir / "home";
-  fs::path transcript;
-  std::mt19937 rng(7);
-  std::optional<hooks::SpendMeter> meter;
-  std::optional<runs::HomePreserver> preserver;
-  if (s.transcript_kb > 0) {
-    transcript = home / ".claude/projects/p/bench.jsonl";
-    std::string text;
-    for (int i = 0; text.size() < static_cast<std::size_t>(s.transcript_kb) * 1024; ++i) {
-      text += bench::transcript_call(rng, "toolu_old_" + std::to_string(i));
-    }
-    testing_support::write_file(transcript, text);
-    meter.emplace(config.policy.prices, dir / "agent-cost.json");
-    options.spend = &*meter;
-    preserver.emplace(run.store(), run.repo(), "bench-run", home,
-                      std::vector<std::string>{".claude/projects"}, std::vector<std::string>{});
-    preserver->preserve_now();
-  }
-  auto append = [&](const std::string& text) {
-    std::FILE* f = std::fopen(transcript.c_str(), "ab");
-    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
-        std::fclose(f) != 0) {
-      throw std::runtime_error("cannot append to " + transcript.string());
-    }
-  };
-  auto preserve = [&] {
-    return preserver ? 1e3 * bench::seconds_of([&] { preserver->preserve(); }) : 0.0;
-  };
-  answer(run, options, ws, transcript, "SessionStart", ",\"source\":\"startup\"");
+  AgentHome home(s, dir, run, config, options);
+  answer(run, options, ws, home.transcript(), "SessionStart", ",\"source\":\"startup\"");
 
-  std::vector<double> pre, post, call, preserved, whole;
+  Timings t;
   double cpu_before = cpu_ms();
   for (int i = 1; i <= s.calls; ++i) {
     const std::string& file = files[static_cast<std::size_t>(i) % files.size()];
@@ -159,40 +194,21 @@ int main(int argc, char** argv) try {
                        "\",\"tool_input\":{\"file_path\":\"" + file + "\"}";
     // The model's turn that asks for the call is in the transcript before the call's
     // hook (its result after the tool: here both at once, the next call's before it).
-    if (preserver) append(bench::transcript_call(rng, id));
-    double a = answer(run, options, ws, transcript, "PreToolUse", tool);
-    double pa = preserve();
+    home.add_call(id);
+    double a = answer(run, options, ws, home.transcript(), "PreToolUse", tool);
+    double pa = home.preserve();
     testing_support::write_file(ws / file, "line " + std::to_string(i) + "\n");
-    double b = answer(run, options, ws, transcript, "PostToolUse",
+    double b = answer(run, options, ws, home.transcript(), "PostToolUse",
                       tool + ",\"tool_response\":{\"ok\":true}");
-    double pb = preserve();
-    pre.push_back(a);
-    post.push_back(b);
-    call.push_back(a + b);
-    preserved.push_back(pa + pb);
-    whole.push_back(a + b + pa + pb);
+    double pb = home.preserve();
+    t.pre.push_back(a);
+    t.post.push_back(b);
+    t.call.push_back(a + b);
+    t.preserved.push_back(pa + pb);
+    t.whole.push_back(a + b + pa + pb);
   }
-  double cpu_per_call = (cpu_ms() - cpu_before) / s.calls;  // the edits' writes included
-  std::printf("hook_event_bench: %d calls on %d files, %s, in process (no HTTP)", s.calls, s.files,
-              s.scan ? "scanning" : "watched");
-  if (preserver) {
-    std::printf(", a transcript of %d KB growing by a call's 5 KB", s.transcript_kb);
-  }
-  std::printf("\n%-22s %10s %10s\n", "per tool call", "median", "p90");
-  std::printf("%-22s %8.2f ms %8.2f ms\n", "PreToolUse answer", bench::percentile(pre, 50),
-              bench::percentile(pre, 90));
-  std::printf("%-22s %8.2f ms %8.2f ms\n", "PostToolUse answer", bench::percentile(post, 50),
-              bench::percentile(post, 90));
-  std::printf("%-22s %8.2f ms %8.2f ms   (goal: <= 5 ms)\n", "both", bench::percentile(call, 50),
-              bench::percentile(call, 90));
-  if (preserver) {
-    std::printf("%-22s %8.2f ms %8.2f ms   (after each answer, as run does)\n", "HOME preserved",
-                bench::percentile(preserved, 50), bench::percentile(preserved, 90));
-    std::printf("%-22s %8.2f ms %8.2f ms\n", "both, HOME preserved", bench::percentile(whole, 50),
-                bench::percentile(whole, 90));
-  }
-  std::printf("%-22s %8.2f ms (mean; the wall-clock figures include waiting for a core)\n",
-              "CPU per call", cpu_per_call);
+  t.cpu_per_call = (cpu_ms() - cpu_before) / s.calls;  // the edits' writes included
+  report(s, t, home.kept());
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "hook_event_bench: %s\n", e.what());

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "agent_harness.hpp"
-#include "hooks/agent_session_state.hpp"
 #include "fsnap/shadow_repo.hpp"
+#include "hooks/agent_session_state.hpp"
 #include "hooks/run_slice_types.hpp"
 #include "runs/home_preservation.hpp"
 
