@@ -1,13 +1,17 @@
 // hook_event_bench — what shadowbox itself spends on one tool call under `shadowbox run`,
 // without the agent: the run's LedgerRun (its store, watched workspace, containment and
 // session, as `run` sets them up from the default config) answers a Claude Code
-// PreToolUse event, the tool edits one file, and the run answers the PostToolUse event —
-// the two answers `run`'s loopback HTTP server gives, minus the HTTP. Prints the median
-// and p90 of each answer and of the call, so the part of hook_overhead_bench's figure
-// that is shadowbox's can be read apart from the agent's own cost of two hooks.
+// PreToolUse event, the tool edits one file, and the run answers the PostToolUse event
+// and the PostToolBatch that ends the batch of one call — the answers `run`'s loopback
+// HTTP server gives, minus the HTTP. Prints the median and p90 of each answer and of the
+// call, so the part of hook_overhead_bench's figure that is shadowbox's can be read apart
+// from the agent's own cost of its hooks.
 //
-//   hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--scan] [--keep DIR]
+//   hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--evict-mb M]
+//                    [--pause-ms P] [--scan] [--keep DIR]
 //
+// --evict-mb M: before each event, M MB of memory are written (the agent's own work
+// between two events takes the caches). --pause-ms P: before each event, P ms pass idle.
 // --transcript-kb: the agent has a transcript of K KB to begin with (Claude Code's JSON
 // lines), to which each call adds its turn and its result (about 5 KB); the answers
 // price it (the run's spend meter reads what is new), and after each answer the agent's
@@ -17,6 +21,7 @@
 // inotify limits are too low. --keep: the workspace and store are made in DIR (new) and
 // kept, to be looked at with git (`git --git-dir DIR/store/repo.git log --all`).
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -48,6 +53,8 @@ struct Settings {
   int files = 10000;
   int transcript_kb = 0;
   bool scan = false;
+  int evict_mb = 0;
+  int pause_ms = 0;
   std::string keep;
 };
 
@@ -63,12 +70,16 @@ Settings parse(int argc, char** argv) {
       s.calls = std::max(1, std::stoi(argv[++i]));
     } else if (arg == "--files" && i + 1 < argc) {
       s.files = std::max(1, std::stoi(argv[++i]));
+    } else if (arg == "--evict-mb" && i + 1 < argc) {
+      s.evict_mb = std::max(0, std::stoi(argv[++i]));
+    } else if (arg == "--pause-ms" && i + 1 < argc) {
+      s.pause_ms = std::max(0, std::stoi(argv[++i]));
     } else if (arg == "--transcript-kb" && i + 1 < argc) {
       s.transcript_kb = std::max(0, std::stoi(argv[++i]));
     } else {
       throw std::invalid_argument(
-          "usage: hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--scan] "
-          "[--keep DIR]");
+          "usage: hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--evict-mb M] "
+          "[--pause-ms P] [--scan] [--keep DIR]");
     }
   }
   return s;
@@ -133,6 +144,19 @@ class AgentHome {
   std::optional<runs::HomePreserver> preserver_;
 };
 
+// What the agent does between two hook events, roughly: its own work takes the caches
+// (--evict-mb) and the time it takes (--pause-ms) lets the core go idle.
+void between_events(const Settings& s) {
+  static std::vector<char> buffer;
+  if (s.evict_mb > 0) {
+    buffer.resize(static_cast<std::size_t>(s.evict_mb) << 20);
+    static char value = 0;
+    ++value;
+    for (std::size_t i = 0; i < buffer.size(); i += 64) buffer[i] = value;
+  }
+  if (s.pause_ms > 0) ::usleep(static_cast<useconds_t>(s.pause_ms) * 1000);
+}
+
 // What each call took, in ms.
 struct Timings {
   std::vector<double> pre, post, call, preserved, whole;
@@ -149,7 +173,7 @@ void report(const Settings& s, const Timings& t, bool home) {
   };
   std::printf("\n%-22s %10s %10s\n", "per tool call", "median", "p90");
   row("PreToolUse answer", t.pre, "");
-  row("PostToolUse answer", t.post, "");
+  row("PostToolUse, Batch", t.post, "");
   row("both", t.call, "   (goal: <= 5 ms)");
   if (home) {
     row("HOME preserved", t.preserved, "   (after each answer, as run does)");
@@ -195,11 +219,17 @@ int main(int argc, char** argv) try {
     // The model's turn that asks for the call is in the transcript before the call's
     // hook (its result after the tool: here both at once, the next call's before it).
     home.add_call(id);
+    between_events(s);
     double a = answer(run, options, ws, home.transcript(), "PreToolUse", tool);
     double pa = home.preserve();
     testing_support::write_file(ws / file, "line " + std::to_string(i) + "\n");
+    between_events(s);
     double b = answer(run, options, ws, home.transcript(), "PostToolUse",
                       tool + ",\"tool_response\":{\"ok\":true}");
+    // Claude Code ends each batch of calls (here one) with PostToolBatch.
+    b += answer(run, options, ws, home.transcript(), "PostToolBatch",
+                ",\"tool_calls\":[{\"tool_use_id\":\"" + id +
+                    "\",\"tool_name\":\"Edit\",\"tool_response\":{\"ok\":true}}]");
     double pb = home.preserve();
     t.pre.push_back(a);
     t.post.push_back(b);
