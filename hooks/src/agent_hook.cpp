@@ -170,8 +170,8 @@ HookVerdict on_after_tool(AgentEvent& event, runs::LedgerRun& run, const HookOpt
   // Its outcome comes later (late_outcomes): the call stays open, and a later event ends
   // it (settle_calls). A call with no open pre-tool boundary is recorded now.
   if (event.outcome_pending && !event.tool_use_id.empty()) {
-    std::optional<sandbox::Boundary> pre = run.log().pre_tool(event.tool_use_id);
-    if (pre && !pre->ended) return HookVerdict{};
+    std::optional<bool> ended = run.log().call_ended(event.tool_use_id);
+    if (ended && !*ended) return HookVerdict{};
   }
   try {
     if (event.name == "PostToolUseFailure") return on_failure(event, run, options, input);
@@ -190,8 +190,8 @@ HookVerdict on_after_tool(AgentEvent& event, runs::LedgerRun& run, const HookOpt
 // Ends call id, open, as one the agent's own permissions refused (why: what the model
 // was told). Whether it did (another process may have ended it meanwhile).
 bool end_as_agent_denied(runs::LedgerRun& run, const std::string& id, const std::string& why) {
-  std::optional<sandbox::Boundary> pre = run.log().pre_tool(id);
-  if (!pre || pre->ended) return false;
+  // (Most calls of a batch have ended: asked at every PostToolBatch, so asked cheaply.)
+  if (run.log().call_ended(id).value_or(true)) return false;
   try {
     run.transactions().agent_denied(id, why);
     return true;

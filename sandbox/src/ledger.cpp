@@ -289,6 +289,20 @@ std::optional<Boundary> LedgerBoundaryLog::pre_tool(const std::string& call_id) 
 
 std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& call_id,
                                                            std::size_t newest) const {
+  std::optional<FoundPreTool> found = find_pre_tool(call_id, newest);
+  if (!found) return std::nullopt;
+  Boundary b = boundary_at(found->checkpoint);
+  b.ended = found->ended;
+  return b;
+}
+
+std::optional<bool> LedgerBoundaryLog::call_ended(const std::string& call_id) const {
+  std::optional<FoundPreTool> found = find_pre_tool(call_id, 0);
+  return found ? std::optional<bool>(found->ended) : std::nullopt;
+}
+
+std::optional<LedgerBoundaryLog::FoundPreTool> LedgerBoundaryLog::find_pre_tool(
+    const std::string& call_id, std::size_t newest) const {
   // The call's pre-tool checkpoint is near the tip of its run: look there first, in
   // growing windows, rather than through the whole chain. Whether the call has ended
   // is what the chain says (a checkpoint that ends it is newer), not what a record says.
@@ -304,9 +318,7 @@ std::optional<Boundary> LedgerBoundaryLog::recent_pre_tool(const std::string& ca
     }
     for (std::size_t i = seen; i < chain.size(); ++i) {
       if (chain[i].meta.phase == fsnap::Phase::kPreTool && chain[i].meta.tool_call_id == call_id) {
-        Boundary b = boundary_at(chain[i]);
-        b.ended = ended;
-        return b;
+        return FoundPreTool{std::move(chain[i]), ended};
       }
       ended = ended || ends(chain[i], call_id);
     }

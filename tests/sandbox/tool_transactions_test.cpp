@@ -107,6 +107,30 @@ TEST_F(LedgerTransactionsTest, OpenCallsAreFoundAmongTheNewestBoundariesOrInAll)
   EXPECT_EQ(run->log().open_calls(), (std::vector<std::string>{"new"}));
 }
 
+TEST_F(LedgerTransactionsTest, WhetherACallEndedIsWhatItsPreToolBoundarySays) {
+  std::unique_ptr<LedgerRun> run = open_run();
+  ToolTransactions& tx = run->transactions();
+  EXPECT_EQ(run->log().call_ended("never"), std::nullopt) << "no pre-tool boundary";
+  tx.begin({"open", "Bash", "{}"});
+  tx.begin({"done", "Bash", "{}"});
+  tx.succeed("done", "ok");
+  // Further back than the first window looked at (8 boundaries).
+  for (int i = 0; i < 10; ++i) tx.checkpoint({"", fsnap::Phase::kCheckpoint, "", "", "default"});
+  for (const char* id : {"never", "open", "done"}) {
+    std::optional<Boundary> pre = run->log().pre_tool(id);
+    std::optional<bool> ended = run->log().call_ended(id);
+    ASSERT_EQ(ended.has_value(), pre.has_value()) << id;
+    if (pre) {
+      EXPECT_EQ(*ended, pre->ended) << id;
+    }
+  }
+  EXPECT_EQ(run->log().call_ended("open"), std::optional<bool>(false));
+  EXPECT_EQ(run->log().call_ended("done"), std::optional<bool>(true));
+  // Another process ends the open call: this one's log sees it at once.
+  open_run()->transactions().succeed("open", "ok");
+  EXPECT_EQ(run->log().call_ended("open"), std::optional<bool>(true));
+}
+
 TEST_F(LedgerTransactionsTest, ARolledBackCallEndsInACheckpointOfThePreToolFiles) {
   std::unique_ptr<LedgerRun> run = open_run();
   StepResult pre = run->transactions().begin({"call_1", "Bash", "{\"command\":\"x\"}"});

@@ -69,6 +69,12 @@ class BoundaryLog {
     (void)newest;
     return pre_tool(call_id);
   }
+  // Whether call_id has ended (nullopt: it has no pre-tool boundary): pre_tool's ended,
+  // without reading the boundary's record and session.
+  virtual std::optional<bool> call_ended(const std::string& call_id) const {
+    std::optional<Boundary> pre = pre_tool(call_id);
+    return pre ? std::optional<bool>(pre->ended) : std::nullopt;
+  }
   // The calls with a pre-tool boundary and none that ends them, oldest first.
   virtual std::vector<std::string> open_calls() const = 0;
   // Whether some call is open (a log that keeps many may look only among the newest

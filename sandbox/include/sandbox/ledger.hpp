@@ -103,6 +103,8 @@ class LedgerBoundaryLog : public BoundaryLog {
   std::optional<Boundary> pre_tool(const std::string& call_id) const override;
   std::optional<Boundary> recent_pre_tool(const std::string& call_id,
                                           std::size_t newest) const override;
+  // What the chain says (checkpoint messages only), no note read.
+  std::optional<bool> call_ended(const std::string& call_id) const override;
   std::vector<std::string> open_calls() const override;
   // Looks among the newest 256 boundaries: a call open longer than that is not seen.
   bool has_open_call() const override;
@@ -121,6 +123,13 @@ class LedgerBoundaryLog : public BoundaryLog {
   // The boundaries of the store's other runs recorded after the time after, newest
   // first within each run (safety checkpoints left out).
   std::vector<BoundaryLog::LaterBoundary> other_runs_since(fsnap::TimePoint after) const;
+  // The newest pre-tool checkpoint of call_id among the run's newest boundaries (all
+  // for 0), and whether a newer one ends the call; nullopt if there is none.
+  struct FoundPreTool {
+    fsnap::Checkpoint checkpoint;
+    bool ended = false;
+  };
+  std::optional<FoundPreTool> find_pre_tool(const std::string& call_id, std::size_t newest) const;
 
   fsnap::Store store_;
   std::shared_ptr<Ledger> ledger_;
