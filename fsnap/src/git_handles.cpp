@@ -4,6 +4,13 @@
 
 namespace fsnap::git {
 
+namespace {
+
+// The largest tree libgit2 keeps in its object cache (its default: 4 KiB).
+constexpr std::size_t kCachedTreeBytes = 16 << 10;
+
+}  // namespace
+
 void ensure_initialized() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -17,6 +24,10 @@ void ensure_initialized() {
     git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
     // The store is ours even when another user created the directory.
     git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+    // libgit2 keeps trees of up to 4 KiB in its object cache; the ledger notes' root
+    // (256 fan-out entries, 7 KB once a run has a few hundred checkpoints) is read at
+    // every note lookup, several times an event, and was inflated and parsed each time.
+    git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE, kCachedTreeBytes);
   });
 }
 
