@@ -43,8 +43,10 @@ namespace runs {
 inline constexpr std::string_view kChunkedSuffix = ".shadowbox-chunks";
 // The size a chunk reaches before it may end.
 inline constexpr std::size_t kChunkTarget = std::size_t{64} << 10;
-// Files up to this size are kept whole.
-inline constexpr std::size_t kChunkedFileMin = 4 * kChunkTarget;
+// Files up to this size are kept whole. (At four chunks' worth, a transcript of 60 to
+// 256 KiB, rewritten whole at each boundary, cost two to three times what a chunked
+// one of 400 KiB does: hook_event_bench --transcript-kb.)
+inline constexpr std::size_t kChunkedFileMin = kChunkTarget;
 
 // Whether the file at path (relative to HOME), of size bytes, is kept in chunks when
 // secrets are redacted from it.

@@ -31,7 +31,7 @@ struct HomeFile;
 // preservation of this object, and was then older than two seconds, is not read again:
 // its blob from then is used (a file rewritten within the same clock tick as it was
 // read keeps its stat data, so a file that young is always read). A large transcript
-// (a *.jsonl file over 256 KiB) is kept in chunks of about 64 KiB cut at its lines
+// (a *.jsonl file over 64 KiB) is kept in chunks of about 64 KiB cut at its lines
 // (runs/src/home_chunks.hpp): when it has grown, only the chunks whose bytes changed
 // (compared by an XXH3 digest) are redacted and written again, so what a preservation
 // costs and stores follows what the agent appended, not the length of the session.
