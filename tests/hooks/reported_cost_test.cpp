@@ -51,6 +51,26 @@ TEST(ReportedCostTest, SumsApiRequestEventsOnceEach) {
   EXPECT_DOUBLE_EQ(cost.usd(), 3.25);
 }
 
+TEST(ReportedCostTest, OnlyTheAttributesOfALogRecordCount) {
+  testing_support::TempDir dir;
+  hooks::ReportedCost cost(dir / "agent-cost.json", 0);
+  // The resource's attributes look like an api_request's; a record's attribute holds a
+  // nested list; one attribute has its value before its key; one record is an array's.
+  std::string body =
+      "{\"resourceLogs\":[{\"resource\":{\"attributes\":["
+      "{\"key\":\"event.name\",\"value\":{\"stringValue\":\"api_request\"}},"
+      "{\"key\":\"cost_usd\",\"value\":{\"doubleValue\":100}}]},"
+      "\"scopeLogs\":[{\"scope\":{},\"logRecords\":[" +
+      record("api_request", 1, "{\"doubleValue\":0.5}") +
+      ",{\"attributes\":[{\"value\":{\"stringValue\":\"api_request\"},\"key\":\"event.name\"},"
+      "{\"key\":\"extra\",\"value\":{\"kvlistValue\":{\"values\":[{\"key\":\"cost_usd\","
+      "\"value\":{\"doubleValue\":50}}]}}},"
+      "{\"key\":\"session.id\",\"value\":{\"stringValue\":\"s-2\"}},"
+      "{\"key\":\"cost_usd\",\"value\":{\"stringValue\":\"0.125\"}}]}]}]}]}";
+  EXPECT_EQ(cost.add_export(body), 2u);
+  EXPECT_DOUBLE_EQ(cost.usd(), 0.625);
+}
+
 TEST(ReportedCostTest, SomethingElseIsAnErrorAndChangesNothing) {
   testing_support::TempDir dir;
   hooks::ReportedCost cost(dir / "agent-cost.json", 0);
