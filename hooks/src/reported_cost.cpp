@@ -1,10 +1,9 @@
 #include "hooks/reported_cost.hpp"
 
-#include <sstream>
-
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <vector>
 
 #include <Poco/JSON/Handler.h>
