@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <boost/filesystem.hpp>
 
@@ -115,9 +117,17 @@ TempDir::TempDir(const std::string& prefix) {
 }
 
 TempDir::~TempDir() {
-  make_removable(path_.string());
-  boost::system::error_code ec;
-  fs::remove_all(path_, ec);
+  // A process the test started may still write here while it is removed (a watch daemon
+  // logging that its workspace went, a detached maintenance taking its lock), and
+  // removing stops at a directory that got a new entry meanwhile: it is tried again, for
+  // half a second at most, rather than leaving the rest behind.
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    make_removable(path_.string());
+    boost::system::error_code ec;
+    fs::remove_all(path_, ec);
+    if (!fs::exists(path_, ec) && !ec) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 Manifest take_manifest(const fs::path& root, bool include_git) {
