@@ -125,7 +125,8 @@ TempDir::~TempDir() {
     make_removable(path_.string());
     boost::system::error_code ec;
     fs::remove_all(path_, ec);
-    if (!fs::exists(path_, ec) && !ec) return;
+    struct stat st {};
+    if (::lstat(path_.c_str(), &st) != 0 && errno == ENOENT) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
