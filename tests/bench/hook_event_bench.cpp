@@ -7,11 +7,8 @@
 // call, so the part of hook_overhead_bench's figure that is shadowbox's can be read apart
 // from the agent's own cost of its hooks.
 //
-//   hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--evict-mb M]
-//                    [--pause-ms P] [--scan] [--keep DIR]
+//   hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--scan] [--keep DIR]
 //
-// --evict-mb M: before each event, M MB of memory are written (the agent's own work
-// between two events takes the caches). --pause-ms P: before each event, P ms pass idle.
 // --transcript-kb: the agent has a transcript of K KB to begin with (Claude Code's JSON
 // lines), to which each call adds its turn and its result (about 5 KB); the answers
 // price it (the run's spend meter reads what is new), and after each answer the agent's
@@ -21,7 +18,6 @@
 // inotify limits are too low. --keep: the workspace and store are made in DIR (new) and
 // kept, to be looked at with git (`git --git-dir DIR/store/repo.git log --all`).
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -53,8 +49,6 @@ struct Settings {
   int files = 10000;
   int transcript_kb = 0;
   bool scan = false;
-  int evict_mb = 0;
-  int pause_ms = 0;
   std::string keep;
 };
 
@@ -70,16 +64,12 @@ Settings parse(int argc, char** argv) {
       s.calls = std::max(1, std::stoi(argv[++i]));
     } else if (arg == "--files" && i + 1 < argc) {
       s.files = std::max(1, std::stoi(argv[++i]));
-    } else if (arg == "--evict-mb" && i + 1 < argc) {
-      s.evict_mb = std::max(0, std::stoi(argv[++i]));
-    } else if (arg == "--pause-ms" && i + 1 < argc) {
-      s.pause_ms = std::max(0, std::stoi(argv[++i]));
     } else if (arg == "--transcript-kb" && i + 1 < argc) {
       s.transcript_kb = std::max(0, std::stoi(argv[++i]));
     } else {
       throw std::invalid_argument(
-          "usage: hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--evict-mb M] "
-          "[--pause-ms P] [--scan] [--keep DIR]");
+          "usage: hook_event_bench [--calls N] [--files F] [--transcript-kb K] [--scan] "
+          "[--keep DIR]");
     }
   }
   return s;
@@ -144,19 +134,6 @@ class AgentHome {
   std::optional<runs::HomePreserver> preserver_;
 };
 
-// What the agent does between two hook events, roughly: its own work takes the caches
-// (--evict-mb) and the time it takes (--pause-ms) lets the core go idle.
-void between_events(const Settings& s) {
-  static std::vector<char> buffer;
-  if (s.evict_mb > 0) {
-    buffer.resize(static_cast<std::size_t>(s.evict_mb) << 20);
-    static char value = 0;
-    ++value;
-    for (std::size_t i = 0; i < buffer.size(); i += 64) buffer[i] = value;
-  }
-  if (s.pause_ms > 0) ::usleep(static_cast<useconds_t>(s.pause_ms) * 1000);
-}
-
 // What each call took, in ms.
 struct Timings {
   std::vector<double> pre, post, call, preserved, whole;
@@ -219,11 +196,9 @@ int main(int argc, char** argv) try {
     // The model's turn that asks for the call is in the transcript before the call's
     // hook (its result after the tool: here both at once, the next call's before it).
     home.add_call(id);
-    between_events(s);
     double a = answer(run, options, ws, home.transcript(), "PreToolUse", tool);
     double pa = home.preserve();
     testing_support::write_file(ws / file, "line " + std::to_string(i) + "\n");
-    between_events(s);
     double b = answer(run, options, ws, home.transcript(), "PostToolUse",
                       tool + ",\"tool_response\":{\"ok\":true}");
     // Claude Code ends each batch of calls (here one) with PostToolBatch.
