@@ -129,11 +129,15 @@ struct WalkOutput {
   bool changed = false;
 };
 
-// A subdirectory of the root, captured by whichever thread takes it.
-struct RootTask {
+// A subdirectory queued by the directory being split (see Capture): captured by
+// whichever thread takes it, or split in turn.
+struct SubdirTask {
   std::string name;
-  std::size_t entry_index;  // its StatEntry in the root's record
+  std::size_t entry_index;  // its StatEntry in its directory's record
   git_oid tree{};
+  std::size_t split = kNotSplit;  // the SplitDir it became, if split
+
+  static constexpr std::size_t kNotSplit = static_cast<std::size_t>(-1);
 };
 
 // Walks directories depth-first for one thread, writing objects through its own odb.
@@ -142,15 +146,15 @@ class Walker {
   Walker(SharedState& shared, git_odb* odb, IgnoreRules rules)
       : shared_(shared), odb_(odb), rules_(std::move(rules)) {}
 
-  // Captures the directory open at dirfd (path dir). With root_tasks, subdirectories
+  // Captures the directory open at dirfd (path dir). With queued, subdirectories
   // are not descended into but queued there (their tree ids are filled in later, and
   // finish_dir must be called).
-  git_oid capture_dir(int dirfd, const std::string& dir, std::vector<RootTask>* root_tasks,
+  git_oid capture_dir(int dirfd, const std::string& dir, std::vector<SubdirTask>* queued,
                       DirRecord* pending_record) {
     const DirRecord* cached = shared_.previous.find_dir(dir);
     if (cached != nullptr && shared_.scope != nullptr && !shared_.scope->must_read(dir)) {
       if (std::optional<git_oid> tree =
-              capture_known_dir(dirfd, dir, *cached, root_tasks, pending_record)) {
+              capture_known_dir(dirfd, dir, *cached, queued, pending_record)) {
         return *tree;
       }
     }
@@ -191,8 +195,7 @@ class Walker {
       StatEntry e;
       bool kept = false;
       if (is_dir) {
-        kept =
-            capture_subdir(dirfd, name, path, st, c, e, root_tasks, record.entries.size(), changed);
+        kept = capture_subdir(dirfd, name, path, st, c, e, queued, record.entries.size(), changed);
       } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
         kept = capture_file(dirfd, name, path, st, c, e, changed);
       } else {
@@ -201,7 +204,7 @@ class Walker {
       if (!kept) continue;
       record.add(name, e);
     }
-    return finish_or_hand_over(dir, std::move(record), changed, root_tasks, pending_record);
+    return finish_or_hand_over(dir, std::move(record), changed, queued, pending_record);
   }
 
   // A directory whose own entries the watcher saw no change in, on the way to one below
@@ -211,8 +214,7 @@ class Walker {
   // found (see capture_dir); nullopt, having recorded nothing, if a subdirectory the
   // scope names is no longer a directory (the caller then reads the directory whole).
   std::optional<git_oid> capture_known_dir(int dirfd, const std::string& dir,
-                                           const DirRecord& cached,
-                                           std::vector<RootTask>* root_tasks,
+                                           const DirRecord& cached, std::vector<SubdirTask>* queued,
                                            DirRecord* pending_record) {
     if (shared_.options.respect_gitignore) {
       load_gitignore(dirfd, dir, StatCache::find_entry(cached, ".gitignore") != nullptr);
@@ -242,22 +244,22 @@ class Walker {
       }
       std::string name(cached.name(c));
       StatEntry e;
-      if (capture_subdir(dirfd, name, join(dir, name), (next++)->second, &c, e, root_tasks,
+      if (capture_subdir(dirfd, name, join(dir, name), (next++)->second, &c, e, queued,
                          record.entries.size(), changed)) {
         record.add(name, e);
       }
     }
     out_.known_dirs.push_back(dir);
-    return finish_or_hand_over(dir, std::move(record), changed, root_tasks, pending_record);
+    return finish_or_hand_over(dir, std::move(record), changed, queued, pending_record);
   }
 
   // The subdirectory e (name, at path, stat st, cached as c) of the directory open at
   // dirfd: its tree, the cached one where nothing below it can have changed; with
-  // root_tasks, queued there as the index-th entry instead. Sets changed when its tree is
+  // queued, put there as the index-th entry instead. Sets changed when its tree is
   // not the cached one. False when it is gone.
   bool capture_subdir(int dirfd, const std::string& name, const std::string& path,
                       const struct stat& st, const StatEntry* c, StatEntry& e,
-                      std::vector<RootTask>* root_tasks, std::size_t index, bool& changed) {
+                      std::vector<SubdirTask>* queued, std::size_t index, bool& changed) {
     e.set_mode(kModeTree);
     record_stat(e, st);
     if (shared_.scope != nullptr && c != nullptr && c->mode() == kModeTree &&
@@ -265,8 +267,8 @@ class Walker {
       e.oid = c->oid;  // nothing changed below: the cached subtree stands
       return true;
     }
-    if (root_tasks != nullptr) {
-      root_tasks->push_back(RootTask{name, index, {}});
+    if (queued != nullptr) {
+      queued->push_back(SubdirTask{name, index});
       return true;
     }
     UniqueFd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -311,12 +313,12 @@ class Walker {
                                : hash_file(dirfd, name, path, e);
   }
 
-  // With root_tasks (the root, whose subdirectories other threads capture), hands record
-  // over as *pending_record for Capture to finish once their trees are known; otherwise
-  // finishes it.
+  // With queued (a directory being split: its subdirectories are captured as tasks),
+  // hands record over as *pending_record for Capture to finish once their trees are
+  // known; otherwise finishes it.
   git_oid finish_or_hand_over(const std::string& dir, DirRecord record, bool changed,
-                              const std::vector<RootTask>* root_tasks, DirRecord* pending_record) {
-    if (root_tasks == nullptr) return finish_dir(dir, std::move(record), changed);
+                              const std::vector<SubdirTask>* queued, DirRecord* pending_record) {
+    if (queued == nullptr) return finish_dir(dir, std::move(record), changed);
     *pending_record = std::move(record);
     pending_changed_ = changed;
     return git_oid{};
@@ -539,13 +541,37 @@ class Walker {
   bool pending_changed_ = false;
 };
 
-unsigned capture_threads() {
-  static const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  return n;
+// Threads a capture shares its directories among. A walk of the whole tree takes more
+// than the cores: where files or their inodes are not in memory (a first capture, from a
+// disk), each thread waits for its reads, and more reads in flight keep the disk busy;
+// from memory the extra threads cost nothing measurable. A capture of what the watcher
+// saw change reads little: one thread per core.
+unsigned capture_threads(bool whole_tree) {
+  static const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  return whole_tree ? std::clamp(2 * cores, 8u, 32u) : cores;
 }
 
-// Captures: the root's own entries on this thread, its subdirectories on a small
-// pool of threads (each with its own object database handle), then the root tree.
+// Directories are split (see Capture) until there are this many tasks a thread to share
+// among the threads, or this many levels below the root are split.
+constexpr std::size_t kTasksPerThread = 4;
+constexpr int kMaxSplitDepth = 4;
+
+// A directory split into tasks: its own entries captured, its subdirectories queued as
+// tasks; finished once their trees are known.
+struct SplitDir {
+  std::string path;
+  UniqueFd fd;
+  DirRecord record;
+  bool changed = false;
+  std::vector<SubdirTask> tasks;
+  git_oid tree{};
+};
+
+// Captures: the root's own entries on this thread, its subdirectories on a pool of
+// threads (each with its own object database handle), then the root tree. Where the
+// root has few subdirectories (a repository whose files are under src/), they are split
+// in turn, a level at a time — their own entries captured here, their subdirectories
+// shared — so that no one thread is left with most of the tree.
 class Capture {
  public:
   Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, StatCache previous,
@@ -576,24 +602,14 @@ class Capture {
       }
     }
     Walker main(shared_, repo_.odb.get(), exclude_rules(shared_.options));
-    std::vector<RootTask> tasks;
-    DirRecord root_record;
-    main.capture_dir(root_fd.get(), "", &tasks, &root_record);
-    bool changed = main.pending_changed();
-
-    run_tasks(root_fd.get(), main, tasks);
-    const DirRecord* cached = shared_.previous.find_dir("");
-    for (const RootTask& t : tasks) {
-      StatEntry& e = root_record.entries[t.entry_index];
-      e.oid = t.tree;
-      const StatEntry* c = cached ? StatCache::find_entry(*cached, t.name) : nullptr;
-      if (c == nullptr || !git_oid_equal(&c->oid, &e.oid)) changed = true;
-    }
-    // Subdirectories that vanished before a thread reached them are dropped.
-    std::erase_if(root_record.entries, [](const StatEntry& e) {
-      return e.mode() == kModeTree && git_oid_is_zero(&e.oid);
-    });
-    result.tree = main.finish_dir("", std::move(root_record), changed);
+    threads_ = capture_threads(shared_.scope == nullptr);
+    splits_.push_back(SplitDir{"", std::move(root_fd)});
+    split(main, splits_.front());
+    split_further(main);
+    run_tasks(main);
+    // The deeper directories come later in splits_: each is finished before its parent.
+    for (std::size_t i = splits_.size(); i-- > 0;) finish_split(main, splits_[i]);
+    result.tree = splits_.front().tree;
     if (pack_) {
       pack_->finish(repo_.odb.get());
       git_odb_refresh(repo_.odb.get());
@@ -628,21 +644,84 @@ class Capture {
   }
 
  private:
-  void run_tasks(int root_fd, Walker& main, std::vector<RootTask>& tasks) {
+  // Opens subdirectory name of the directory open at dirfd (path names it); an invalid
+  // descriptor if it is gone.
+  static UniqueFd open_subdir(int dirfd, const std::string& name, const std::string& path) {
+    UniqueFd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sub.valid() && errno != ENOENT) fail_io("open directory", path, errno);
+    return sub;
+  }
+
+  // Captures the own entries of d on this thread, queueing its subdirectories.
+  static void split(Walker& main, SplitDir& d) {
+    main.capture_dir(d.fd.get(), d.path, &d.tasks, &d.record);
+    d.changed = main.pending_changed();
+  }
+
+  // Splits the subdirectories queued, a level at a time, while they are too few to keep
+  // the threads busy.
+  void split_further(Walker& main) {
+    std::size_t level = 0;  // the first SplitDir of the deepest level
+    for (int depth = 1; depth <= kMaxSplitDepth; ++depth) {
+      std::size_t end = splits_.size();
+      std::size_t queued = 0;
+      for (std::size_t i = level; i < end; ++i) queued += splits_[i].tasks.size();
+      if (queued == 0 || queued >= kTasksPerThread * threads_) return;
+      for (std::size_t i = level; i < end; ++i) {
+        for (std::size_t t = 0; t < splits_[i].tasks.size(); ++t) {
+          std::string path = join(splits_[i].path, splits_[i].tasks[t].name);
+          UniqueFd fd = open_subdir(splits_[i].fd.get(), splits_[i].tasks[t].name, path);
+          if (!fd.valid()) continue;  // gone: left with a zero id, dropped
+          splits_[i].tasks[t].split = splits_.size();
+          splits_.push_back(SplitDir{std::move(path), std::move(fd)});
+          split(main, splits_.back());
+        }
+      }
+      level = end;
+    }
+  }
+
+  // Finishes d once the trees of its subdirectories are known.
+  void finish_split(Walker& main, SplitDir& d) {
+    const DirRecord* cached = shared_.previous.find_dir(d.path);
+    for (const SubdirTask& t : d.tasks) {
+      StatEntry& e = d.record.entries[t.entry_index];
+      e.oid = t.split == SubdirTask::kNotSplit ? t.tree : splits_[t.split].tree;
+      const StatEntry* c = cached ? StatCache::find_entry(*cached, t.name) : nullptr;
+      if (c == nullptr || c->mode() != kModeTree || !git_oid_equal(&c->oid, &e.oid)) {
+        d.changed = true;
+      }
+    }
+    // Subdirectories that vanished before a thread reached them are dropped.
+    std::erase_if(d.record.entries, [](const StatEntry& e) {
+      return e.mode() == kModeTree && git_oid_is_zero(&e.oid);
+    });
+    d.tree = main.finish_dir(d.path, std::move(d.record), d.changed);
+  }
+
+  // Captures the subdirectories queued and not split, on threads_ threads.
+  void run_tasks(Walker& main) {
+    struct Task {
+      const SplitDir* in;
+      SubdirTask* task;
+    };
+    std::vector<Task> tasks;
+    for (SplitDir& d : splits_) {
+      for (SubdirTask& t : d.tasks) {
+        if (t.split == SubdirTask::kNotSplit) tasks.push_back(Task{&d, &t});
+      }
+    }
     std::atomic<std::size_t> next{0};
     std::mutex error_mutex;
     std::exception_ptr error;
     auto work = [&](Walker& walker) {
       try {
         for (std::size_t i; (i = next.fetch_add(1)) < tasks.size();) {
-          RootTask& t = tasks[i];
-          UniqueFd sub(
-              ::openat(root_fd, t.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-          if (sub.get() < 0) {
-            if (errno == ENOENT) continue;  // left with a zero id, dropped
-            fail_io("open directory", t.name, errno);
-          }
-          t.tree = walker.capture_dir(sub.get(), t.name, nullptr, nullptr);
+          SubdirTask& t = *tasks[i].task;
+          std::string path = join(tasks[i].in->path, t.name);
+          UniqueFd sub = open_subdir(tasks[i].in->fd.get(), t.name, path);
+          if (!sub.valid()) continue;  // left with a zero id, dropped
+          t.tree = walker.capture_dir(sub.get(), path, nullptr, nullptr);
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
@@ -651,7 +730,7 @@ class Capture {
       }
     };
 
-    unsigned extra = std::min<std::size_t>(capture_threads(), tasks.size());
+    unsigned extra = std::min<std::size_t>(threads_, tasks.size());
     extra = extra > 0 ? extra - 1 : 0;
     std::vector<std::thread> threads;
     for (unsigned i = 0; i < extra; ++i) {
@@ -717,6 +796,8 @@ class Capture {
   std::unique_ptr<PackWriter> pack_;
   std::vector<git::Odb> odbs_;
   std::vector<std::unique_ptr<Walker>> workers_;
+  unsigned threads_ = 1;
+  std::vector<SplitDir> splits_;  // the root first, then each level split below it
 };
 
 }  // namespace

@@ -191,5 +191,53 @@ TEST_F(StatCacheTest, LongAndOddNamesAreTrustedAndRebuilt) {
   EXPECT_EQ(open().checkpoint({}).tree, changed.tree) << "as a walk with no cache finds it";
 }
 
+// A tree whose files are under one directory, as a repository's under src/: a capture
+// splits the directories above the wide levels among its threads (several levels deep,
+// and deeper than it splits). What it records is what git would, and every directory it
+// split has its record in the cache: nothing is read again, but what changed.
+TEST_F(StatCacheTest, ATreeUnderOneDirectoryIsCapturedWholeAndCachedWhole) {
+  const std::string deep = "src/a/b/c/d/e/f/g";
+  for (std::string dir = deep; !dir.empty(); dir = fs::path(dir).parent_path().string()) {
+    write(dir + "/at-" + fs::path(dir).filename().string() + ".txt", "in " + dir);
+  }
+  for (int i = 0; i < 60; ++i) {
+    write("src/a/wide" + std::to_string(i) + "/f.txt", "wide " + std::to_string(i));
+    write("src/a/wide" + std::to_string(i) + "/sub/g.txt", "below wide " + std::to_string(i));
+  }
+  write("src/a/b/run.sh", "#!/bin/sh\n", true);
+  link("at-c.txt", "src/a/b/c/latest");
+  write("top.txt", "at the root");
+  settle();
+  const std::size_t files = 8 + 120 + 3;
+
+  // What git makes of the same files, in a git directory of its own.
+  auto git_tree = [&] {
+    fs::path git_dir = temp_.path() / "git";
+    std::vector<std::string> env{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+                                 "GIT_DIR=" + git_dir.string(), "GIT_WORK_TREE=" + ws_.string()};
+    EXPECT_EQ(testing_support::run_command({"git", "init", "-q"}, ws_, env).exit_code, 0);
+    EXPECT_EQ(testing_support::run_command({"git", "add", "-A"}, ws_, env).exit_code, 0);
+    testing_support::CommandResult r =
+        testing_support::run_command({"git", "write-tree"}, ws_, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find('\n'));
+  };
+
+  fsnap::HostFilesystem fs = open(counting());
+  EXPECT_EQ(fs.checkpoint({}).tree, git_tree());
+  EXPECT_EQ(hashed(), files);
+  fs.checkpoint({});
+  EXPECT_EQ(hashed(), 0u);
+  open(counting()).checkpoint({});
+  EXPECT_EQ(hashed(), 0u) << "the cache file has a record of every directory";
+
+  write(deep + "/at-g.txt", "changed below every split");
+  write("src/a/at-a.txt", "changed in a directory split");
+  fs::remove_all(ws_ / "src/a/wide7");
+  settle();
+  EXPECT_EQ(open(counting()).checkpoint({}).tree, git_tree());
+  EXPECT_EQ(hashed(), 2u);
+}
+
 }  // namespace
 }  // namespace fsnap_test
