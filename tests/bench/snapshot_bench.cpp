@@ -10,8 +10,14 @@
 // Prints the median of --repeat runs per case and the ratios git / shadowbox.
 //
 //   snapshot_bench [--files N] [--dirs N] [--file-size BYTES] [--repeat N] [--dir PATH]
-//                  [--checkout-only]
-// --checkout-only times only the first snapshot of a git checkout (vs `git status`).
+//                  [--under DIR] [--checkout-only [--cold]]
+// --under puts the files in the workspace's directory DIR (as a repository's are under
+// src/), not in directories at its root.
+// --checkout-only times only the first snapshot of a git checkout (vs `git status`);
+// with --cold, each side starts with the page cache emptied (as after a reboot: the
+// files come from the disk), which needs root.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -49,6 +55,8 @@ struct Settings {
   std::size_t repeat = 5;
   std::string dir;             // where to build the workspace (default: a temporary directory)
   bool checkout_only = false;  // only the first snapshot of a git checkout
+  bool cold = false;           // the page cache emptied before each first snapshot
+  std::string under;           // the workspace's directory the files are in ("": its root)
 };
 
 Settings parse_settings(int argc, char** argv) {
@@ -71,19 +79,41 @@ Settings parse_settings(int argc, char** argv) {
       s.dir = value();
     } else if (arg == "--checkout-only") {
       s.checkout_only = true;
+    } else if (arg == "--cold") {
+      s.cold = true;
+    } else if (arg == "--under") {
+      s.under = value();
     } else {
-      throw std::invalid_argument(
-          "unknown option " + arg +
-          " (use --files, --dirs, --file-size, --repeat, --dir, --checkout-only)");
+      throw std::invalid_argument("unknown option " + arg +
+                                  " (use --files, --dirs, --file-size, --repeat, --dir, "
+                                  "--under, --checkout-only, --cold)");
     }
   }
   if (s.dirs == 0 || s.files == 0) throw std::invalid_argument("--files and --dirs must be > 0");
+  if (s.cold && !s.checkout_only) throw std::invalid_argument("--cold goes with --checkout-only");
+  if (!s.under.empty() && (s.under.front() == '/' || s.under.find("..") != std::string::npos)) {
+    throw std::invalid_argument("--under names a directory inside the workspace");
+  }
   return s;
 }
 
 // The workspace of these settings (see bench::build_workspace).
 std::vector<std::string> build_workspace(const fs::path& root, const Settings& s) {
-  return bench::build_workspace(root, s.files, s.dirs, s.file_size);
+  if (s.under.empty()) return bench::build_workspace(root, s.files, s.dirs, s.file_size);
+  std::vector<std::string> files =
+      bench::build_workspace(root / s.under, s.files, s.dirs, s.file_size);
+  for (std::string& f : files) f = s.under + "/" + f;
+  return files;
+}
+
+// Empties the page cache (dirty pages written first), so that what is read next comes
+// from the disk. Throws if this process may not.
+void drop_page_cache() {
+  ::sync();
+  std::FILE* f = std::fopen("/proc/sys/vm/drop_caches", "w");
+  if (f == nullptr || std::fputs("3\n", f) < 0 || std::fclose(f) != 0) {
+    throw std::runtime_error("--cold: cannot write /proc/sys/vm/drop_caches (run as root)");
+  }
 }
 
 struct Row {
@@ -133,24 +163,31 @@ void checkout_first_snapshot(const fs::path& base, const fs::path& workspace,
   check(git({"status", "--porcelain"}), "git status");
   std::printf(
       "\nfirst snapshot of a git checkout (committed and packed in %.1f s; 10 files "
-      "edited, 10 untracked):\n",
-      setup);
+      "edited, 10 untracked)%s:\n",
+      setup, s.cold ? ", each side with the page cache emptied" : "");
 
   std::vector<double> status_t, lib_t, cli_t, read_all_t;
   testing_support::write_file(base / "no-daemon.yaml", "watch: {daemon: off}\n");
+  auto cold = [&] {
+    if (s.cold) drop_page_cache();
+  };
   for (std::size_t i = 0; i < s.repeat; ++i) {
     std::string n = std::to_string(i);
+    cold();
     status_t.push_back(seconds_of([&] { check(git({"status", "--porcelain"}), "git status"); }));
+    cold();
     lib_t.push_back(seconds_of([&] {
       fsnap::HostFilesystem fresh(fsnap::Store::open(base / ("checkout-lib-" + n), workspace, true),
                                   fsnap::CaptureOptions{});
       fresh.checkpoint({});
     }));
     CliRunner cli{base / ("checkout-cli-" + n), workspace, base / "no-daemon.yaml"};
+    cold();
     cli_t.push_back(seconds_of([&] { cli.snapshot(); }));
     if (i == 0) {  // once: the same capture reading every file, for scale
       fsnap::CaptureOptions read_all;
       read_all.use_git_index = false;
+      cold();
       read_all_t.push_back(seconds_of([&] {
         fsnap::HostFilesystem fresh(fsnap::Store::open(base / "checkout-read-all", workspace, true),
                                     read_all);
@@ -289,8 +326,9 @@ int main(int argc, char** argv) {
     double gen = seconds_of([&] { files = build_workspace(workspace, s); });
     std::uintmax_t bytes = 0;
     for (const std::string& f : files) bytes += fs::file_size(workspace / f);
-    std::printf("workspace: %zu files in %zu directories, %.1f MB (generated in %.1f s)\n",
-                files.size(), s.dirs, static_cast<double>(bytes) / 1e6, gen);
+    std::printf("workspace: %zu files in %zu directories%s%s, %.1f MB (generated in %.1f s)\n",
+                files.size(), s.dirs, s.under.empty() ? "" : " under ", s.under.c_str(),
+                static_cast<double>(bytes) / 1e6, gen);
     std::printf("median of %zu run(s) per case; %u hardware threads\n", s.repeat,
                 std::thread::hardware_concurrency());
     std::fflush(stdout);
