@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -129,15 +131,12 @@ struct WalkOutput {
   bool changed = false;
 };
 
-// A subdirectory queued by the directory being split (see Capture): captured by
-// whichever thread takes it, or split in turn.
+// A subdirectory queued by a directory being split (see Capture): captured by whichever
+// thread takes it, or split in turn.
 struct SubdirTask {
   std::string name;
   std::size_t entry_index;  // its StatEntry in its directory's record
-  git_oid tree{};
-  std::size_t split = kNotSplit;  // the SplitDir it became, if split
-
-  static constexpr std::size_t kNotSplit = static_cast<std::size_t>(-1);
+  git_oid tree{};           // once captured; zero if it vanished first
 };
 
 // Walks directories depth-first for one thread, writing objects through its own odb.
@@ -551,27 +550,30 @@ unsigned capture_threads(bool whole_tree) {
   return whole_tree ? std::clamp(2 * cores, 8u, 32u) : cores;
 }
 
-// Directories are split (see Capture) until there are this many tasks a thread to share
-// among the threads, or this many levels below the root are split.
-constexpr std::size_t kTasksPerThread = 4;
+// Directories more than this many levels below the root are never split.
 constexpr int kMaxSplitDepth = 4;
 
-// A directory split into tasks: its own entries captured, its subdirectories queued as
-// tasks; finished once their trees are known.
+// A directory split into tasks: its own entries captured, its subdirectories queued;
+// finished by the thread that captures the last of them.
 struct SplitDir {
   std::string path;
   UniqueFd fd;
   DirRecord record;
   bool changed = false;
-  std::vector<SubdirTask> tasks;
+  std::vector<SubdirTask> tasks;  // not resized once queued
+  std::size_t remaining = 0;      // tasks not captured yet (under Capture::mutex_)
+  SplitDir* parent = nullptr;     // nullptr for the root
+  std::size_t task_in_parent = 0;
+  int depth = 0;
   git_oid tree{};
 };
 
 // Captures: the root's own entries on this thread, its subdirectories on a pool of
-// threads (each with its own object database handle), then the root tree. Where the
-// root has few subdirectories (a repository whose files are under src/), they are split
-// in turn, a level at a time — their own entries captured here, their subdirectories
-// shared — so that no one thread is left with most of the tree.
+// threads (each with its own object database handle), then the root tree. Walking the
+// whole tree, a thread that takes a directory while fewer are queued than there are
+// threads (a repository whose files are all under src/ would leave one thread with most
+// of the tree) splits it: it captures the directory's own entries and queues its
+// subdirectories, and the thread that captures the last of them finishes it.
 class Capture {
  public:
   Capture(ShadowRepo::Impl& repo, const CaptureOptions& options, StatCache previous,
@@ -602,14 +604,12 @@ class Capture {
       }
     }
     Walker main(shared_, repo_.odb.get(), exclude_rules(shared_.options));
-    threads_ = capture_threads(shared_.scope == nullptr);
-    splits_.push_back(SplitDir{"", std::move(root_fd)});
-    split(main, splits_.front());
-    split_further(main);
-    run_tasks(main);
-    // The deeper directories come later in splits_: each is finished before its parent.
-    for (std::size_t i = splits_.size(); i-- > 0;) finish_split(main, splits_[i]);
-    result.tree = splits_.front().tree;
+    SplitDir& top = splits_.emplace_back();
+    top.fd = std::move(root_fd);
+    main.capture_dir(top.fd.get(), "", &top.tasks, &top.record);
+    top.changed = main.pending_changed();
+    run_tasks(main, top);
+    result.tree = top.tree;
     if (pack_) {
       pack_->finish(repo_.odb.get());
       git_odb_refresh(repo_.odb.get());
@@ -652,41 +652,129 @@ class Capture {
     return sub;
   }
 
-  // Captures the own entries of d on this thread, queueing its subdirectories.
-  static void split(Walker& main, SplitDir& d) {
-    main.capture_dir(d.fd.get(), d.path, &d.tasks, &d.record);
-    d.changed = main.pending_changed();
+  // A subdirectory to capture: the task-th of in.
+  struct Job {
+    SplitDir* in;
+    std::size_t task;
+  };
+
+  // Captures top's queued subdirectories on up to threads_ threads (this one among them),
+  // then finishes top.
+  void run_tasks(Walker& main, SplitDir& top) {
+    // Only a walk of the whole tree is split: a capture of what the watcher saw change
+    // shares the root's subdirectories, as few as they are.
+    bool whole_tree = shared_.scope == nullptr;
+    threads_ = capture_threads(whole_tree);
+    split_ = whole_tree;
+    if (top.tasks.empty()) {
+      finish_split(main, top);
+      return;
+    }
+    queue(top);
+    unsigned extra = split_ ? threads_ - 1 : std::min<std::size_t>(threads_, top.tasks.size()) - 1;
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < extra; ++i) {
+      odbs_.push_back(repo_.open_odb());
+      workers_.push_back(std::make_unique<Walker>(shared_, odbs_.back().get(), main.rules()));
+    }
+    for (unsigned i = 0; i < extra; ++i) {
+      threads.emplace_back([this, &w = *workers_[i]] { work(w); });
+    }
+    work(main);
+    for (std::thread& t : threads) t.join();
+    if (error_) std::rethrow_exception(error_);
   }
 
-  // Splits the subdirectories queued, a level at a time, while they are too few to keep
-  // the threads busy.
-  void split_further(Walker& main) {
-    std::size_t level = 0;  // the first SplitDir of the deepest level
-    for (int depth = 1; depth <= kMaxSplitDepth; ++depth) {
-      std::size_t end = splits_.size();
-      std::size_t queued = 0;
-      for (std::size_t i = level; i < end; ++i) queued += splits_[i].tasks.size();
-      if (queued == 0 || queued >= kTasksPerThread * threads_) return;
-      for (std::size_t i = level; i < end; ++i) {
-        for (std::size_t t = 0; t < splits_[i].tasks.size(); ++t) {
-          std::string path = join(splits_[i].path, splits_[i].tasks[t].name);
-          UniqueFd fd = open_subdir(splits_[i].fd.get(), splits_[i].tasks[t].name, path);
-          if (!fd.valid()) continue;  // gone: left with a zero id, dropped
-          splits_[i].tasks[t].split = splits_.size();
-          splits_.push_back(SplitDir{std::move(path), std::move(fd)});
-          split(main, splits_.back());
+  // Queues the subdirectories of d (which has some).
+  void queue(SplitDir& d) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    d.remaining = d.tasks.size();
+    for (std::size_t t = 0; t < d.tasks.size(); ++t) jobs_.push_back(Job{&d, t});
+    ready_.notify_all();
+  }
+
+  // One thread's share: jobs until the root is finished (or a thread failed).
+  void work(Walker& walker) {
+    try {
+      for (;;) {
+        Job job{};
+        bool split = false;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          ready_.wait(lock, [&] { return !jobs_.empty() || finished_ || shared_.failed; });
+          if (jobs_.empty()) return;  // finished, or failed
+          job = jobs_.front();
+          jobs_.pop_front();
+          split = split_ && job.in->depth < kMaxSplitDepth && jobs_.size() < threads_;
         }
+        take(walker, job, split);
       }
-      level = end;
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      shared_.failed = true;
+      ready_.notify_all();
+    }
+  }
+
+  // Captures the subdirectory of job: whole, or split.
+  void take(Walker& walker, const Job& job, bool split) {
+    SubdirTask& t = job.in->tasks[job.task];
+    std::string path = join(job.in->path, t.name);
+    UniqueFd fd = open_subdir(job.in->fd.get(), t.name, path);
+    if (!fd.valid()) return captured(walker, *job.in, git_oid{});  // gone: dropped
+    if (!split) {
+      git_oid tree = walker.capture_dir(fd.get(), path, nullptr, nullptr);
+      return captured(walker, *job.in, tree, job.task);
+    }
+    SplitDir* d = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      d = &splits_.emplace_back();
+    }
+    d->path = std::move(path);
+    d->fd = std::move(fd);
+    d->parent = job.in;
+    d->task_in_parent = job.task;
+    d->depth = job.in->depth + 1;
+    walker.capture_dir(d->fd.get(), d->path, &d->tasks, &d->record);
+    d->changed = walker.pending_changed();
+    if (d->tasks.empty()) {
+      finish_split(walker, *d);
+      return captured(walker, *job.in, d->tree, job.task);
+    }
+    queue(*d);
+  }
+
+  // Records the tree of the task-th subdirectory of in; the last one to be captured
+  // finishes in, and so on up.
+  void captured(Walker& walker, SplitDir& in, const git_oid& tree,
+                std::size_t task = static_cast<std::size_t>(-1)) {
+    SplitDir* dir = &in;
+    if (task != static_cast<std::size_t>(-1)) dir->tasks[task].tree = tree;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (--dir->remaining != 0) return;
+      }
+      finish_split(walker, *dir);
+      if (dir->parent == nullptr) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        finished_ = true;
+        ready_.notify_all();
+        return;
+      }
+      dir->parent->tasks[dir->task_in_parent].tree = dir->tree;
+      dir = dir->parent;
     }
   }
 
   // Finishes d once the trees of its subdirectories are known.
-  void finish_split(Walker& main, SplitDir& d) {
+  void finish_split(Walker& walker, SplitDir& d) {
     const DirRecord* cached = shared_.previous.find_dir(d.path);
     for (const SubdirTask& t : d.tasks) {
       StatEntry& e = d.record.entries[t.entry_index];
-      e.oid = t.split == SubdirTask::kNotSplit ? t.tree : splits_[t.split].tree;
+      e.oid = t.tree;
       const StatEntry* c = cached ? StatCache::find_entry(*cached, t.name) : nullptr;
       if (c == nullptr || c->mode() != kModeTree || !git_oid_equal(&c->oid, &e.oid)) {
         d.changed = true;
@@ -696,51 +784,8 @@ class Capture {
     std::erase_if(d.record.entries, [](const StatEntry& e) {
       return e.mode() == kModeTree && git_oid_is_zero(&e.oid);
     });
-    d.tree = main.finish_dir(d.path, std::move(d.record), d.changed);
-  }
-
-  // Captures the subdirectories queued and not split, on threads_ threads.
-  void run_tasks(Walker& main) {
-    struct Task {
-      const SplitDir* in;
-      SubdirTask* task;
-    };
-    std::vector<Task> tasks;
-    for (SplitDir& d : splits_) {
-      for (SubdirTask& t : d.tasks) {
-        if (t.split == SubdirTask::kNotSplit) tasks.push_back(Task{&d, &t});
-      }
-    }
-    std::atomic<std::size_t> next{0};
-    std::mutex error_mutex;
-    std::exception_ptr error;
-    auto work = [&](Walker& walker) {
-      try {
-        for (std::size_t i; (i = next.fetch_add(1)) < tasks.size();) {
-          SubdirTask& t = *tasks[i].task;
-          std::string path = join(tasks[i].in->path, t.name);
-          UniqueFd sub = open_subdir(tasks[i].in->fd.get(), t.name, path);
-          if (!sub.valid()) continue;  // left with a zero id, dropped
-          t.tree = walker.capture_dir(sub.get(), path, nullptr, nullptr);
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        shared_.failed = true;
-      }
-    };
-
-    unsigned extra = std::min<std::size_t>(threads_, tasks.size());
-    extra = extra > 0 ? extra - 1 : 0;
-    std::vector<std::thread> threads;
-    for (unsigned i = 0; i < extra; ++i) {
-      odbs_.push_back(repo_.open_odb());
-      workers_.push_back(std::make_unique<Walker>(shared_, odbs_.back().get(), main.rules()));
-    }
-    for (unsigned i = 0; i < extra; ++i) threads.emplace_back(work, std::ref(*workers_[i]));
-    work(main);
-    for (std::thread& t : threads) t.join();
-    if (error) std::rethrow_exception(error);
+    d.tree = walker.finish_dir(d.path, std::move(d.record), d.changed);
+    d.fd.reset();  // its subdirectories are all open or done
   }
 
   // After a scoped capture: keeps what the last capture reported in the directories
@@ -797,7 +842,13 @@ class Capture {
   std::vector<git::Odb> odbs_;
   std::vector<std::unique_ptr<Walker>> workers_;
   unsigned threads_ = 1;
-  std::vector<SplitDir> splits_;  // the root first, then each level split below it
+  bool split_ = false;             // whether directories other than the root are split
+  std::mutex mutex_;               // guards what follows, and each SplitDir's remaining
+  std::condition_variable ready_;  // a job was queued, the root finished, or a thread failed
+  std::deque<SplitDir> splits_;    // the root first (never moved: a deque)
+  std::deque<Job> jobs_;
+  bool finished_ = false;
+  std::exception_ptr error_;
 };
 
 }  // namespace
