@@ -367,8 +367,9 @@ class Walker {
     std::optional<std::string> content =
         mode == kModeLink ? read_link(dirfd, name, path, st) : read_small(dirfd, name, path, st);
     if (!content) return std::nullopt;
+    const std::string& bytes = *content;
     git_oid actual;
-    git::check(git_odb_hash(&actual, content->data(), content->size(), GIT_OBJECT_BLOB),
+    git::check(git_odb_hash(&actual, bytes.data(), bytes.size(), GIT_OBJECT_BLOB),
                "cannot hash " + path);
     if (!git_oid_equal(&actual, &*id)) return std::nullopt;  // read and stored as any file
     thread_local std::string compressed;
