@@ -723,10 +723,10 @@ class Capture {
     SubdirTask& t = job.in->tasks[job.task];
     std::string path = join(job.in->path, t.name);
     UniqueFd fd = open_subdir(job.in->fd.get(), t.name, path);
-    if (!fd.valid()) return captured(walker, *job.in, git_oid{});  // gone: dropped
+    if (!fd.valid()) return captured(walker, *job.in, job.task, git_oid{});  // gone: dropped
     if (!split) {
-      git_oid tree = walker.capture_dir(fd.get(), path, nullptr, nullptr);
-      return captured(walker, *job.in, tree, job.task);
+      return captured(walker, *job.in, job.task,
+                      walker.capture_dir(fd.get(), path, nullptr, nullptr));
     }
     SplitDir* d = nullptr;
     {
@@ -742,17 +742,16 @@ class Capture {
     d->changed = walker.pending_changed();
     if (d->tasks.empty()) {
       finish_split(walker, *d);
-      return captured(walker, *job.in, d->tree, job.task);
+      return captured(walker, *job.in, job.task, d->tree);
     }
     queue(*d);
   }
 
-  // Records the tree of the task-th subdirectory of in; the last one to be captured
-  // finishes in, and so on up.
-  void captured(Walker& walker, SplitDir& in, const git_oid& tree,
-                std::size_t task = static_cast<std::size_t>(-1)) {
+  // Records the tree of the task-th subdirectory of in (zero: it is gone); the last one
+  // to be captured finishes in, and so on up.
+  void captured(Walker& walker, SplitDir& in, std::size_t task, const git_oid& tree) {
     SplitDir* dir = &in;
-    if (task != static_cast<std::size_t>(-1)) dir->tasks[task].tree = tree;
+    dir->tasks[task].tree = tree;
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
